@@ -1,0 +1,196 @@
+//! The bucket pattern: a long series (a customer's trades) stored `size` items per document.
+//!
+//! Implemented by `#[derive(Bucket)]`; the functions here are what the derived methods call,
+//! usable directly with any [`Bucket`] type.
+//!
+//! Layout (the seed's): one document per bucket,
+//! `{_id: "<key>_<epoch seconds of its first item>", <key field>: key, count: n, <items>: [...]}`.
+//!
+//! Cost on MongoDB:
+//! - push: one `update` (the seed's conditional upsert) in the common case, also when the
+//!   push opens a bucket; a rare extra read when two buckets of one key start in one second;
+//! - page `n`: one `find` on the index `{key: 1, _id: 1}`, skipping `n - 1` index entries
+//!   (the bucket's `_id` names its first item's time, not its page number, so page n can only be
+//!   found by counting); the streams ([`pages`], [`items`]) walk by range instead, so every
+//!   batch costs the same however deep;
+//! - counts: one `aggregate`.
+//!
+//! Indexes (created on first use, idempotently): `{<key>: 1, _id: 1}` for reads, and a unique
+//! index on `{<key>: 1}` partial on `{count: {$lt: size}}`, which admits one open bucket per
+//! key so that concurrent writers never split a key's series over several half-full buckets.
+
+use std::borrow::Borrow;
+
+use bson::Bson;
+use futures::stream::{Stream, StreamExt, TryStreamExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::key::{EpochSeconds, KeyPart};
+use crate::series::{self, SeriesOrder, SeriesSpec};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Documents fetched per round trip by the streams.
+pub const STREAM_BATCH: i64 = 64;
+
+/// Where and how a bucket series is stored (filled in by the derive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BucketSpec {
+    /// `#[bucket(collection = "trades")]`
+    pub collection: &'static str,
+    /// The key field's name in BSON (serde renames applied).
+    pub key_field: &'static str,
+    /// The items field's name in BSON.
+    pub items_field: &'static str,
+    /// `#[bucket(count = "count")]`
+    pub count_field: &'static str,
+    /// `#[bucket(size = 10)]`
+    pub size: u32,
+}
+
+impl BucketSpec {
+    /// The series this bucket layout is an instance of.
+    pub const fn series(&self) -> SeriesSpec {
+        SeriesSpec {
+            collection: self.collection,
+            key_field: self.key_field,
+            items_field: self.items_field,
+            count_field: self.count_field,
+            size: self.size,
+            order: SeriesOrder::TimeId,
+        }
+    }
+}
+
+/// A type stored with the bucket pattern. Derive it with `#[derive(Bucket)]`.
+pub trait Bucket {
+    /// The key field's type (`i64`, `String`, `ObjectId`...).
+    type Key: KeyPart + ?Sized;
+    /// The type of the series' items.
+    type Item: Serialize + DeserializeOwned + Send + Sync;
+    /// The storage layout.
+    const SPEC: BucketSpec;
+    /// The item's time, named by `#[bucket(time = "...")]`; `None` uses the current time.
+    fn item_time(item: &Self::Item) -> Option<i64>;
+}
+
+/// One bucket of items: a page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    /// The bucket's `_id` (`"123_1698335223"`).
+    pub id: Bson,
+    /// The items, in push order.
+    pub items: Vec<T>,
+}
+
+/// How much a key holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Items over all the key's buckets.
+    pub items: u64,
+    /// Buckets (pages).
+    pub pages: u64,
+}
+
+fn to_item_bson<T: Serialize>(item: &T) -> Result<Bson> {
+    bson::to_bson(item).map_err(|e| Error::invalid(format!("item does not serialize to BSON: {e}")))
+}
+
+fn time_of<B: Bucket + ?Sized>(item: &B::Item) -> i64 {
+    B::item_time(item).unwrap_or_else(crate::key::now_seconds)
+}
+
+/// Appends `item` to `key`'s series.
+pub async fn push<B, S, Q>(store: &S, key: &Q, item: &B::Item) -> Result<()>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = B::SPEC.series();
+    let bson = to_item_bson(item)?;
+    series::push(store, &spec, &key.to_key_bson(), &key.id_prefix(), &[bson], &[time_of::<B>(item)]).await
+}
+
+/// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
+/// buckets (one write per bucket touched).
+pub async fn push_many<B, S, Q>(store: &S, key: &Q, items: &[B::Item]) -> Result<()>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = B::SPEC.series();
+    let bsons = items.iter().map(to_item_bson).collect::<Result<Vec<_>>>()?;
+    let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
+    series::push(store, &spec, &key.to_key_bson(), &key.id_prefix(), &bsons, &times).await
+}
+
+fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
+    let spec = B::SPEC;
+    let items = series::decode_items(spec.collection, spec.items_field, &doc)?;
+    Ok(Page { id: doc.get("_id").cloned().unwrap_or(Bson::Null), items })
+}
+
+/// Page `n` (1-based) of `key`, pages in first-item time order; `None` past the last page.
+pub async fn page<B, S, Q>(store: &S, key: &Q, n: u64) -> Result<Option<Page<B::Item>>>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
+    doc.map(to_page::<B>).transpose()
+}
+
+/// Every page of `key`, in order, fetched [`STREAM_BATCH`] buckets per round trip.
+pub fn pages<'a, B, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    series::doc_stream(store, B::SPEC.series(), key.to_key_bson(), STREAM_BATCH).map(|d| d.and_then(to_page::<B>))
+}
+
+/// Every item of `key`, in order.
+pub fn items<'a, B, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<B::Item>> + Send + 'a
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    B::Item: 'a,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    pages::<B, S, Q>(store, key)
+        .map_ok(|p| futures::stream::iter(p.items.into_iter().map(Ok)))
+        .try_flatten()
+}
+
+/// How many items and pages `key` has (one aggregation).
+pub async fn counts<B, S, Q>(store: &S, key: &Q) -> Result<Counts>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
+    Ok(Counts { items: s.items, pages: s.documents })
+}
+
+/// Creates the collection's indexes now rather than on first use.
+pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
+    B::SPEC.series().ensure_indexes(store).await
+}
+
+/// Used by the derive to read an item's time field.
+#[doc(hidden)]
+pub fn __epoch_seconds<T: EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
+    t.epoch_seconds()
+}

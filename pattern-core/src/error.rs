@@ -1,0 +1,84 @@
+//! The one error type of the library.
+
+use std::fmt;
+
+/// A boxed error from a lower layer (the driver, BSON), kept as the `source()`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Every error the library returns. Match on the variant; the messages are for people.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server could not be reached, or did not answer in time. Nothing is known to have
+    /// been written by the call that returned this (it may have been, if the connection broke
+    /// after the server applied it).
+    #[error("MongoDB server unreachable or timed out: {message}")]
+    Unavailable {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
+
+    /// A stored document does not have the shape the pattern expects (written by another tool,
+    /// or by another version of the struct). Names the collection and the document's `_id`.
+    #[error("document {id} in collection `{collection}` does not decode: {reason}")]
+    Decode {
+        collection: String,
+        /// The `_id` of the document, as relaxed Extended JSON.
+        id: String,
+        reason: String,
+    },
+
+    /// An argument was rejected before anything was sent (page 0, an item that does not
+    /// serialize, a document over the 16 MiB limit...).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+
+    /// The parent document of an outlier push does not exist.
+    #[error("no document with _id {id} in collection `{collection}`")]
+    NotFound { collection: String, id: String },
+
+    /// A unique index rejected a write. The patterns retry these internally; callers see it only
+    /// from their own writes (e.g. inserting a parent that already exists).
+    #[error("duplicate key in collection `{collection}`: {message}")]
+    DuplicateKey { collection: String, message: String },
+
+    /// A retry loop gave up (a pathological number of concurrent conflicts).
+    #[error("gave up after {attempts} attempts: {what}")]
+    Contention { attempts: u32, what: String },
+
+    /// Any other error the server returned (authorization, invalid index options...).
+    #[error("MongoDB server error: {message}")]
+    Server {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
+}
+
+/// `Result` with the library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn decode(collection: &str, id: Option<&bson::Bson>, reason: impl fmt::Display) -> Self {
+        Error::Decode {
+            collection: collection.to_owned(),
+            id: id.map(display_bson).unwrap_or_else(|| "(no _id)".to_owned()),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl fmt::Display) -> Self {
+        Error::InvalidInput(msg.to_string())
+    }
+
+    /// True when the server could not be reached or timed out.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Unavailable { .. })
+    }
+}
+
+/// Relaxed Extended JSON of a value, for messages.
+pub(crate) fn display_bson(b: &bson::Bson) -> String {
+    b.clone().into_relaxed_extjson().to_string()
+}

@@ -1,0 +1,121 @@
+//! The types that may key a series or identify a parent, and the types that may time an item.
+
+use bson::oid::ObjectId;
+use bson::Bson;
+
+/// A value that keys a bucket series or identifies an outlier's parent: integers, strings and
+/// ObjectIds. It is stored as its BSON value and, for bucket `_id`s, written as text.
+pub trait KeyPart {
+    /// The BSON value stored in the key field.
+    fn to_key_bson(&self) -> Bson;
+    /// The text before `_` in a bucket's `_id` (`123` in `123_1698335223`).
+    fn id_prefix(&self) -> String;
+}
+
+macro_rules! int_key {
+    ($($t:ty => $variant:ident as $as:ty),*) => {$(
+        impl KeyPart for $t {
+            fn to_key_bson(&self) -> Bson { Bson::$variant(*self as $as) }
+            fn id_prefix(&self) -> String { self.to_string() }
+        }
+    )*};
+}
+int_key!(i32 => Int32 as i32, i64 => Int64 as i64, u32 => Int64 as i64, i16 => Int32 as i32, u16 => Int32 as i32, i8 => Int32 as i32, u8 => Int32 as i32);
+
+impl KeyPart for str {
+    fn to_key_bson(&self) -> Bson {
+        Bson::String(self.to_owned())
+    }
+    fn id_prefix(&self) -> String {
+        self.to_owned()
+    }
+}
+
+impl KeyPart for String {
+    fn to_key_bson(&self) -> Bson {
+        self.as_str().to_key_bson()
+    }
+    fn id_prefix(&self) -> String {
+        self.clone()
+    }
+}
+
+impl KeyPart for ObjectId {
+    fn to_key_bson(&self) -> Bson {
+        Bson::ObjectId(*self)
+    }
+    fn id_prefix(&self) -> String {
+        self.to_hex()
+    }
+}
+
+impl<T: KeyPart + ?Sized> KeyPart for &T {
+    fn to_key_bson(&self) -> Bson {
+        (**self).to_key_bson()
+    }
+    fn id_prefix(&self) -> String {
+        (**self).id_prefix()
+    }
+}
+
+/// A time that names a bucket: the `_id` of a bucket is `<key>_<epoch seconds of its first
+/// item>`, read from the item field named by `#[bucket(time = "...")]`.
+pub trait EpochSeconds {
+    /// Whole seconds since 1970-01-01T00:00:00Z (floored), or `None` to use the current time.
+    fn epoch_seconds(&self) -> Option<i64>;
+}
+
+impl EpochSeconds for bson::DateTime {
+    fn epoch_seconds(&self) -> Option<i64> {
+        Some(self.timestamp_millis().div_euclid(1000))
+    }
+}
+
+impl EpochSeconds for std::time::SystemTime {
+    fn epoch_seconds(&self) -> Option<i64> {
+        Some(match self.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_secs() as i64,
+            Err(e) => {
+                let d = e.duration();
+                -(d.as_secs() as i64) - i64::from(d.subsec_nanos() > 0)
+            }
+        })
+    }
+}
+
+/// An integer time field holds epoch seconds.
+impl EpochSeconds for i64 {
+    fn epoch_seconds(&self) -> Option<i64> {
+        Some(*self)
+    }
+}
+
+impl<T: EpochSeconds> EpochSeconds for Option<T> {
+    fn epoch_seconds(&self) -> Option<i64> {
+        self.as_ref().and_then(T::epoch_seconds)
+    }
+}
+
+impl<T: EpochSeconds + ?Sized> EpochSeconds for &T {
+    fn epoch_seconds(&self) -> Option<i64> {
+        (**self).epoch_seconds()
+    }
+}
+
+/// The current time in epoch seconds.
+pub(crate) fn now_seconds() -> i64 {
+    std::time::SystemTime::now().epoch_seconds().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_dates_give_utc_ids() {
+        let d = bson::DateTime::parse_rfc3339_str("2023-10-26T15:47:03.434Z").unwrap();
+        assert_eq!(d.epoch_seconds(), Some(1698335223));
+        let before = bson::DateTime::from_millis(-1500);
+        assert_eq!(before.epoch_seconds(), Some(-2));
+    }
+}

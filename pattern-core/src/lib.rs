@@ -1,0 +1,133 @@
+//! MongoDB schema design patterns as derive macros.
+//!
+//! - [`Bucket`](macro@Bucket): the bucket pattern, a long series stored `size` items per
+//!   document, pushed with one conditional upsert and read page by page ([`bucket`]).
+//! - [`Outlier`](macro@Outlier): the outlier pattern, an array capped at a threshold in the
+//!   main document with the rest in a chunked overflow collection ([`outlier`]).
+//!
+//! Both run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
+//! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
+//! the same documents and behave the same; one conformance suite runs against both.
+//!
+//! See the README for a walk-through and the attribute reference.
+
+#![warn(missing_docs)]
+#![allow(missing_docs)] // field docs on specs are given where they are not self-evident
+
+pub mod bucket;
+mod error;
+mod key;
+mod memory;
+#[cfg(feature = "mongodb")]
+mod mongo;
+pub mod outlier;
+pub mod query;
+pub mod series;
+mod store;
+
+pub use bucket::{Bucket, BucketSpec, Counts, Page};
+pub use error::{BoxError, Error, Result};
+pub use key::{EpochSeconds, KeyPart};
+pub use memory::MemoryStore;
+#[cfg(feature = "mongodb")]
+pub use mongo::{map_err as map_mongo_error, MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
+pub use outlier::{Outlier, OutlierSpec, Typical};
+pub use store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
+
+/// `#[derive(Bucket)]`: see the README's attribute reference.
+#[cfg(feature = "derive")]
+pub use pattern_derive::Bucket;
+/// `#[derive(Outlier)]`: see the README's attribute reference.
+#[cfg(feature = "derive")]
+pub use pattern_derive::Outlier;
+
+/// Either store, chosen at run time (e.g. MongoDB when `MONGODB_URI` is set).
+#[derive(Clone, Debug)]
+pub enum AnyStore {
+    /// The embedded store.
+    Memory(MemoryStore),
+    /// A MongoDB database.
+    #[cfg(feature = "mongodb")]
+    Mongo(MongoStore),
+}
+
+impl AnyStore {
+    /// MongoDB database `db` at `$MONGODB_URI` when that variable is set (and the `mongodb`
+    /// feature is on), else a new in-memory store.
+    pub async fn from_env(db: &str) -> Result<Self> {
+        #[cfg(feature = "mongodb")]
+        if let Ok(uri) = std::env::var("MONGODB_URI") {
+            return Ok(AnyStore::Mongo(MongoStore::connect(&uri, db).await?));
+        }
+        let _ = db;
+        Ok(AnyStore::Memory(MemoryStore::new()))
+    }
+
+    /// A short name of the store, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyStore::Memory(_) => "in-memory",
+            #[cfg(feature = "mongodb")]
+            AnyStore::Mongo(_) => "MongoDB",
+        }
+    }
+}
+
+macro_rules! delegate {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($s) => $call,
+            #[cfg(feature = "mongodb")]
+            AnyStore::Mongo($s) => $call,
+        }
+    };
+}
+
+impl Store for AnyStore {
+    async fn insert_one(&self, coll: &str, doc: bson::Document) -> Result<()> {
+        delegate!(self, s => s.insert_one(coll, doc).await)
+    }
+    async fn update_one(&self, coll: &str, filter: &query::Filter, update: &query::Update, upsert: bool) -> Result<UpdateOutcome> {
+        delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
+    }
+    async fn replace_one(&self, coll: &str, filter: &query::Filter, doc: bson::Document, upsert: bool) -> Result<UpdateOutcome> {
+        delegate!(self, s => s.replace_one(coll, filter, doc, upsert).await)
+    }
+    async fn find(&self, coll: &str, filter: &query::Filter, opts: &query::FindOptions) -> Result<Vec<bson::Document>> {
+        delegate!(self, s => s.find(coll, filter, opts).await)
+    }
+    async fn array_stats(&self, coll: &str, filter: &query::Filter, array_field: &str) -> Result<ArrayStats> {
+        delegate!(self, s => s.array_stats(coll, filter, array_field).await)
+    }
+    async fn delete_many(&self, coll: &str, filter: &query::Filter) -> Result<u64> {
+        delegate!(self, s => s.delete_many(coll, filter).await)
+    }
+    async fn create_index(&self, coll: &str, index: &query::IndexSpec) -> Result<()> {
+        delegate!(self, s => s.create_index(coll, index).await)
+    }
+    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
+        delegate!(self, s => s.index_names(coll).await)
+    }
+    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
+        delegate!(self, s => s.drop_index(coll, name).await)
+    }
+    fn ensured(&self) -> &EnsuredIndexes {
+        delegate!(self, s => s.ensured())
+    }
+}
+
+/// What the derives' generated code refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::bucket::__epoch_seconds;
+    pub use core::borrow::Borrow;
+    pub use core::option::Option;
+    pub use core::result::Result;
+    pub use futures::Stream;
+    pub use {bson, serde};
+}
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

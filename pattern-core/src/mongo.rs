@@ -1,0 +1,183 @@
+//! The MongoDB store, on the official `mongodb` driver (feature `mongodb`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures::TryStreamExt;
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::{ClientOptions, IndexOptions};
+use mongodb::{Client, Collection, Database, IndexModel};
+
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
+use crate::{Error, Result};
+
+/// How long an operation may wait for a reachable server before it returns
+/// [`Error::Unavailable`], when the connection string does not say (`serverSelectionTimeoutMS`).
+pub const DEFAULT_SERVER_SELECTION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Documents per reply for reads that return a whole series (all overflow chunks of a parent):
+/// the first reply carries them all unless they exceed 16 MiB.
+const READ_ALL_BATCH: u32 = 100_000;
+
+/// A MongoDB database as a pattern store. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct MongoStore {
+    db: Database,
+    ensured: Arc<EnsuredIndexes>,
+}
+
+impl MongoStore {
+    /// A store over an existing database handle (keeps the client's options as they are).
+    pub fn new(db: Database) -> Self {
+        Self { db, ensured: Arc::default() }
+    }
+
+    /// Connects to `uri` and uses database `db`. Unless the URI sets them, server selection
+    /// and connection timeouts default to [`DEFAULT_SERVER_SELECTION_TIMEOUT`], so an unreachable
+    /// server gives [`Error::Unavailable`] in bounded time.
+    pub async fn connect(uri: &str, db: &str) -> Result<Self> {
+        let mut opts = ClientOptions::parse(uri).await.map_err(|e| map_err("(connect)", e))?;
+        opts.server_selection_timeout.get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
+        opts.connect_timeout.get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
+        Self::with_options(opts, db)
+    }
+
+    /// A store from parsed client options (to add command monitoring, timeouts, ...).
+    pub fn with_options(opts: ClientOptions, db: &str) -> Result<Self> {
+        let client = Client::with_options(opts).map_err(|e| map_err("(connect)", e))?;
+        Ok(Self::new(client.database(db)))
+    }
+
+    /// The database handle.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    fn coll(&self, name: &str) -> Collection<Document> {
+        self.db.collection(name)
+    }
+}
+
+/// Maps a driver error to the library's error, for collection `coll`.
+pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
+    let message = e.to_string();
+    let dup = |code: i32| code == 11000 || code == 11001;
+    let unavailable = matches!(
+            *e.kind,
+            ErrorKind::ServerSelection { .. } | ErrorKind::ConnectionPoolCleared { .. } | ErrorKind::Io(_) | ErrorKind::DnsResolve { .. }
+        );
+    match &*e.kind {
+        ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => {
+            Error::DuplicateKey { collection: coll.to_owned(), message }
+        }
+        ErrorKind::Command(c) if dup(c.code) => Error::DuplicateKey { collection: coll.to_owned(), message },
+        _ if unavailable => Error::Unavailable { message, source: Some(Box::new(e)) },
+        _ => Error::Server { message, source: Some(Box::new(e)) },
+    }
+}
+
+impl Store for MongoStore {
+    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
+        self.coll(coll).insert_one(doc).await.map_err(|e| map_err(coll, e))?;
+        Ok(())
+    }
+
+    async fn update_one(&self, coll: &str, filter: &Filter, update: &Update, upsert: bool) -> Result<UpdateOutcome> {
+        let r = self
+            .coll(coll)
+            .update_one(filter.to_document(), update.to_document())
+            .upsert(upsert)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(UpdateOutcome { matched: r.matched_count > 0, upserted: r.upserted_id.is_some() })
+    }
+
+    async fn replace_one(&self, coll: &str, filter: &Filter, doc: Document, upsert: bool) -> Result<UpdateOutcome> {
+        let r = self
+            .coll(coll)
+            .replace_one(filter.to_document(), doc)
+            .upsert(upsert)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(UpdateOutcome { matched: r.matched_count > 0, upserted: r.upserted_id.is_some() })
+    }
+
+    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        let collection = self.coll(coll);
+        let mut action = collection.find(filter.to_document());
+        if !opts.sort.is_empty() {
+            action = action.sort(opts.sort.iter().map(|(k, d)| (k.clone(), Bson::Int32(*d))).collect::<Document>());
+        }
+        if opts.skip > 0 {
+            action = action.skip(opts.skip);
+        }
+        match opts.limit {
+            // A negative limit asks for a single batch and closes the cursor: one round trip.
+            Some(n) if n > 0 => action = action.limit(-n),
+            _ => action = action.batch_size(READ_ALL_BATCH),
+        }
+        let cursor = action.await.map_err(|e| map_err(coll, e))?;
+        cursor.try_collect().await.map_err(|e| map_err(coll, e))
+    }
+
+    async fn array_stats(&self, coll: &str, filter: &Filter, array_field: &str) -> Result<ArrayStats> {
+        let field = format!("${array_field}");
+        let pipeline = vec![
+            doc! {"$match": filter.to_document()},
+            doc! {"$group": {
+                "_id": Bson::Null,
+                "documents": {"$sum": 1},
+                "items": {"$sum": {"$cond": [{"$isArray": [&field]}, {"$size": [&field]}, 0]}},
+                "not_arrays": {"$sum": {"$cond": [
+                    {"$or": [{"$isArray": [&field]}, {"$eq": [{"$type": [&field]}, "missing"]}, {"$eq": [{"$type": [&field]}, "null"]}]},
+                    0, 1]}},
+            }},
+        ];
+        let mut cursor = self.coll(coll).aggregate(pipeline).await.map_err(|e| map_err(coll, e))?;
+        let Some(d) = cursor.try_next().await.map_err(|e| map_err(coll, e))? else {
+            return Ok(ArrayStats::default());
+        };
+        let n = |k: &str| match d.get(k) {
+            Some(Bson::Int32(x)) => *x as u64,
+            Some(Bson::Int64(x)) => *x as u64,
+            Some(Bson::Double(x)) => *x as u64,
+            _ => 0,
+        };
+        Ok(ArrayStats { documents: n("documents"), items: n("items"), not_arrays: n("not_arrays") })
+    }
+
+    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
+        let r = self.coll(coll).delete_many(filter.to_document()).await.map_err(|e| map_err(coll, e))?;
+        Ok(r.deleted_count)
+    }
+
+    async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
+        let mut opts = IndexOptions::builder().name(index.name.clone()).build();
+        if index.unique {
+            opts.unique = Some(true);
+        }
+        opts.partial_filter_expression = index.partial.as_ref().map(Filter::to_document);
+        let model = IndexModel::builder().keys(index.key_document()).options(opts).build();
+        self.coll(coll).create_index(model).await.map_err(|e| map_err(coll, e))?;
+        Ok(())
+    }
+
+    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
+        match self.coll(coll).list_index_names().await {
+            Ok(names) => Ok(names),
+            // NamespaceNotFound: no collection yet, so no index.
+            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 26) => Ok(Vec::new()),
+            Err(e) => Err(map_err(coll, e)),
+        }
+    }
+
+    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
+        self.coll(coll).drop_index(name).await.map_err(|e| map_err(coll, e))
+    }
+
+    fn ensured(&self) -> &EnsuredIndexes {
+        &self.ensured
+    }
+}

@@ -1,0 +1,408 @@
+//! The outlier pattern: an array kept at most `threshold` items in the main document; the
+//! rest in an overflow collection that references the parent, in chunks.
+//!
+//! Implemented by `#[derive(Outlier)]`; the functions here are what the derived methods call.
+//!
+//! Layout. Main document (the seed's): the struct as serde writes it, the array holding its
+//! first `threshold` items, and `"has_extras": true` once it overflowed. Overflow documents:
+//! `{_id: ObjectId, <parent ref>: id, count: n, <array>_extra: [...], seq: k}`, at most
+//! `chunk` items each (default [`DEFAULT_CHUNK`]), numbered 1, 2, 3... per parent. An overflow
+//! document in the seed's layout (`{book_id: 2, customers_purchased_extra: [...]}`, no `count`
+//! nor `seq`) is read first and never written to.
+//!
+//! Atomic push. The seed's read-then-write logic races; ours is one conditional update:
+//! push to the main array only where it has no element at index `threshold - 1` and the
+//! document is not flagged (filter `{_id, "<array>.<threshold-1>": {$exists: false},
+//! has_extras: {$ne: true}}`). When nothing matched, the flag is set, then the item goes to the
+//! overflow's open chunk. The flag is set *before* the overflow write, so an item in the
+//! overflow is always reachable from the main document; once flagged, every push goes to the
+//! overflow, which keeps push order across main + overflow even if the threshold changes.
+//!
+//! Cost on MongoDB: a push below the threshold is one `update`; above it, three writes (main
+//! miss, flag, overflow), plus a read and an insert when it opens a chunk. The typical document
+//! is one `find` on the main collection; every item of an outlier is two (`find` main + one
+//! `find` over all its chunks, in one reply while they total under 16 MiB).
+//!
+//! Indexes on the overflow collection (created on first use, idempotently):
+//! `{<parent ref>: 1, seq: 1}` unique (serves every read by parent) and a unique index on
+//! `{<parent ref>: 1}` partial on `{count: {$lt: chunk}}` (one open chunk per parent).
+
+use std::borrow::Borrow;
+use std::pin::Pin;
+
+use bson::{Bson, Document};
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::key::KeyPart;
+use crate::query::{Filter, FindOptions, Update};
+use crate::series::{self, SeriesSpec};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Items per overflow document unless `#[outlier(chunk = N)]` says otherwise.
+pub const DEFAULT_CHUNK: u32 = 500;
+
+/// Where and how an outlier type is stored (filled in by the derive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutlierSpec {
+    /// `#[outlier(collection = "sales")]`
+    pub collection: &'static str,
+    /// The array field's name in BSON.
+    pub items_field: &'static str,
+    /// `#[outlier(threshold = 50)]`
+    pub threshold: u32,
+    /// `#[outlier(flag = "has_extras")]`
+    pub flag_field: &'static str,
+    /// The overflow chunks: `collection` from `overflow = "..."`, `key_field` from
+    /// `reference = "..."` (default `<struct name in snake case>_id`), `items_field` from
+    /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
+    pub overflow: SeriesSpec,
+}
+
+/// A type stored with the outlier pattern. Derive it with `#[derive(Outlier)]`.
+pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
+    /// The id field's type (serialized as `_id`).
+    type Id: KeyPart + ?Sized;
+    /// The array's item type.
+    type Item: Serialize + DeserializeOwned + Send + Sync;
+    /// The storage layout.
+    const SPEC: OutlierSpec;
+}
+
+/// The typical document: the main document alone, its array cut at the threshold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typical<T> {
+    pub doc: T,
+    /// More items exist than the array shows (the document is an outlier).
+    pub has_extras: bool,
+}
+
+fn to_bson_item<T: Serialize>(item: &T) -> Result<Bson> {
+    bson::to_bson(item).map_err(|e| Error::invalid(format!("item does not serialize to BSON: {e}")))
+}
+
+fn by_id(id: &Bson) -> Filter {
+    Filter::Eq("_id".into(), id.clone())
+}
+
+async fn read_main<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<Option<Document>> {
+    let one = FindOptions { limit: Some(1), ..FindOptions::default() };
+    Ok(store.find(spec.collection, &by_id(id), &one).await?.into_iter().next())
+}
+
+/// The main document's array and flag.
+fn main_parts(spec: &OutlierSpec, doc: &Document) -> Result<(Vec<Bson>, bool)> {
+    let items = match doc.get(spec.items_field) {
+        Some(Bson::Array(a)) => a.clone(),
+        None | Some(Bson::Null) => Vec::new(),
+        Some(other) => {
+            return Err(Error::decode(
+                spec.collection,
+                doc.get("_id"),
+                format!("`{}` is not an array but {:?}", spec.items_field, other.element_type()),
+            ))
+        }
+    };
+    let flag = match doc.get(spec.flag_field) {
+        None | Some(Bson::Null) | Some(Bson::Boolean(false)) => false,
+        Some(Bson::Boolean(true)) => true,
+        Some(other) => {
+            return Err(Error::decode(
+                spec.collection,
+                doc.get("_id"),
+                format!("`{}` is not a boolean but {:?}", spec.flag_field, other.element_type()),
+            ))
+        }
+    };
+    Ok((items, flag))
+}
+
+fn decode_doc<T: DeserializeOwned>(coll: &str, doc: Document) -> Result<T> {
+    let id = doc.get("_id").cloned();
+    bson::from_document(doc).map_err(|e| Error::decode(coll, id.as_ref(), e))
+}
+
+fn decode_items<T: DeserializeOwned>(spec: &OutlierSpec, id: Option<&Bson>, items: Vec<Bson>) -> Result<Vec<T>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| bson::from_bson(b).map_err(|e| Error::decode(spec.collection, id, format!("`{}.{i}`: {e}", spec.items_field))))
+        .collect()
+}
+
+/// Every overflow item of parent `id`, in push order (one find).
+async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<Vec<Bson>> {
+    let ov = &spec.overflow;
+    let docs = series::all_docs(store, ov, id).await?;
+    let mut out = Vec::new();
+    for doc in docs {
+        out.extend(series::decode_items::<Bson>(ov.collection, ov.items_field, &doc)?);
+    }
+    Ok(out)
+}
+
+/// Inserts `value`, or replaces the stored document with the same `_id`: the first `threshold`
+/// items go to the main document, the rest to new overflow chunks, and the parent's previous
+/// overflow is deleted first. Not atomic as a whole: pushes to the same parent while it is
+/// being replaced may be lost with the overflow it replaces.
+pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
+    let spec = T::SPEC;
+    spec.overflow.ensure_indexes(store).await?;
+    let mut doc = bson::to_document(value).map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
+    let id = doc.get("_id").cloned().ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
+    let all = match doc.get_mut(spec.items_field) {
+        Some(Bson::Array(a)) => std::mem::take(a),
+        None => Vec::new(),
+        Some(_) => return Err(Error::invalid(format!("`{}` must serialize to an array", spec.items_field))),
+    };
+    let t = spec.threshold as usize;
+    let (main, rest) = all.split_at(all.len().min(t));
+    doc.insert(spec.items_field, main.to_vec());
+    doc.remove(spec.flag_field);
+    if !rest.is_empty() {
+        doc.insert(spec.flag_field, true);
+    }
+    store.delete_many(spec.overflow.collection, &Filter::Eq(spec.overflow.key_field.into(), id.clone())).await?;
+    store.replace_one(spec.collection, &by_id(&id), doc, true).await?;
+    if !rest.is_empty() {
+        series::push(store, &spec.overflow, &id, "", rest, &[]).await?;
+    }
+    Ok(())
+}
+
+/// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
+async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> {
+    let set = Update { set: vec![(spec.flag_field.into(), Bson::Boolean(true))], ..Update::default() };
+    if store.update_one(spec.collection, &by_id(id), &set, false).await?.matched {
+        Ok(())
+    } else {
+        Err(Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(id) })
+    }
+}
+
+/// The array holds exactly `len` items (at most `len` and at least `len`) and is not flagged:
+/// a compare-and-set on its length.
+fn main_has_len(spec: &OutlierSpec, id: &Bson, len: usize) -> Filter {
+    let mut conds = vec![
+        by_id(id),
+        Filter::Exists(format!("{}.{}", spec.items_field, len), false),
+        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+    ];
+    if len > 0 {
+        conds.push(Filter::Exists(format!("{}.{}", spec.items_field, len - 1), true));
+    }
+    Filter::And(conds)
+}
+
+/// Appends `item` to the array of parent `id`: to the main document while it is below the
+/// threshold (one round trip), else to the overflow. `NotFound` when the parent does not exist.
+pub async fn push<T, S, Q>(store: &S, id: &Q, item: &T::Item) -> Result<()>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let x = to_bson_item(item)?;
+    spec.overflow.ensure_indexes(store).await?;
+    let room = Filter::and([
+        by_id(&id),
+        Filter::Exists(format!("{}.{}", spec.items_field, spec.threshold - 1), false),
+        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+    ]);
+    let update = Update { push: vec![(spec.items_field.into(), vec![x.clone()])], ..Update::default() };
+    if store.update_one(spec.collection, &room, &update, false).await?.matched {
+        return Ok(());
+    }
+    flag(store, &spec, &id).await?;
+    series::push(store, &spec.overflow, &id, "", &[x], &[]).await
+}
+
+/// Appends `items` in order: as many as fit to the main document (one conditional update), the
+/// rest to the overflow (one write per chunk touched).
+pub async fn push_many<T, S, Q>(store: &S, id: &Q, items: &[T::Item]) -> Result<()>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let xs = items.iter().map(to_bson_item).collect::<Result<Vec<_>>>()?;
+    if xs.is_empty() {
+        return Ok(());
+    }
+    spec.overflow.ensure_indexes(store).await?;
+    let t = spec.threshold as usize;
+    let mut done = 0;
+    for _ in 0..10_000 {
+        let doc = read_main(store, &spec, &id)
+            .await?
+            .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+        let (main, flagged) = main_parts(&spec, &doc)?;
+        if flagged || main.len() >= t {
+            break;
+        }
+        let take = (t - main.len()).min(xs.len() - done);
+        let update = Update { push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())], ..Update::default() };
+        if store.update_one(spec.collection, &main_has_len(&spec, &id, main.len()), &update, false).await?.matched {
+            done += take;
+            if done == xs.len() {
+                return Ok(());
+            }
+        }
+    }
+    flag(store, &spec, &id).await?;
+    series::push(store, &spec.overflow, &id, "", &xs[done..], &[]).await
+}
+
+/// The typical document: the main document alone (the overflow is not read), its array cut
+/// at the threshold. `None` when there is no such document.
+pub async fn typical<T, S, Q>(store: &S, id: &Q) -> Result<Option<Typical<T>>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else { return Ok(None) };
+    let (mut items, flag) = main_parts(&spec, &doc)?;
+    let has_extras = flag || items.len() > spec.threshold as usize;
+    items.truncate(spec.threshold as usize);
+    doc.insert(spec.items_field, items);
+    Ok(Some(Typical { doc: decode_doc(spec.collection, doc)?, has_extras }))
+}
+
+/// The document with every item of its array (main + overflow, in push order): two finds
+/// for an outlier, one for a typical document.
+pub async fn full<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let Some(mut doc) = read_main(store, &spec, &id).await? else { return Ok(None) };
+    let (mut items, flag) = main_parts(&spec, &doc)?;
+    if flag {
+        spec.overflow.ensure_indexes(store).await?;
+        items.extend(overflow_items(store, &spec, &id).await?);
+    }
+    doc.insert(spec.items_field, items);
+    Ok(Some(decode_doc(spec.collection, doc)?))
+}
+
+/// Every item of parent `id`'s array, in push order (see [`full`]).
+pub async fn all_items<T, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<T::Item>>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let Some(doc) = read_main(store, &spec, &id).await? else { return Ok(None) };
+    let (mut items, flag) = main_parts(&spec, &doc)?;
+    if flag {
+        spec.overflow.ensure_indexes(store).await?;
+        items.extend(overflow_items(store, &spec, &id).await?);
+    }
+    decode_items(&spec, Some(&id), items).map(Some)
+}
+
+/// Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a
+/// time: for paging through a large outlier without holding it whole. Empty when there is no
+/// such document.
+pub fn items<'a, T, S, Q>(store: &'a S, id: &Q) -> impl Stream<Item = Result<T::Item>> + Send + 'a
+where
+    T: Outlier + 'a,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    type Boxed<'a, I> = Pin<Box<dyn Stream<Item = Result<I>> + Send + 'a>>;
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    stream::once(async move {
+        let main = read_main(store, &spec, &id).await?;
+        let Some(doc) = main else { return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>) };
+        let (items, flag) = main_parts(&spec, &doc)?;
+        let first = stream::iter(decode_items::<T::Item>(&spec, Some(&id), items)?.into_iter().map(Ok));
+        if !flag {
+            return Ok(Box::pin(first) as Boxed<'a, T::Item>);
+        }
+        let ov = spec.overflow;
+        let rest = series::doc_stream(store, ov, id, crate::bucket::STREAM_BATCH)
+            .map(move |d| d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, &d)))
+            .map_ok(|v| stream::iter(v.into_iter().map(Ok)))
+            .try_flatten();
+        Ok(Box::pin(first.chain(rest)) as Boxed<'a, T::Item>)
+    })
+    .try_flatten()
+}
+
+/// How many items parent `id`'s array holds, main + overflow. `NotFound` when there is no
+/// such document.
+pub async fn count<T, S, Q>(store: &S, id: &Q) -> Result<u64>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let doc = read_main(store, &spec, &id)
+        .await?
+        .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+    let (items, flag) = main_parts(&spec, &doc)?;
+    let extra = if flag { series::stats(store, &spec.overflow, &id).await?.items } else { 0 };
+    Ok(items.len() as u64 + extra)
+}
+
+/// Whether parent `id` overflowed (its main document has the flag). `NotFound` when there is
+/// no such document.
+pub async fn is_outlier<T, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let doc = read_main(store, &spec, &id)
+        .await?
+        .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+    let (items, flag) = main_parts(&spec, &doc)?;
+    Ok(flag || items.len() > spec.threshold as usize)
+}
+
+/// Deletes parent `id` and its overflow; returns whether the parent existed.
+pub async fn delete<T, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let n = store.delete_many(spec.collection, &by_id(&id)).await?;
+    store.delete_many(spec.overflow.collection, &Filter::Eq(spec.overflow.key_field.into(), id)).await?;
+    Ok(n > 0)
+}
+
+/// Creates the overflow collection's indexes now rather than on first use.
+pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
+    T::SPEC.overflow.ensure_indexes(store).await
+}

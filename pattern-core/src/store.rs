@@ -1,0 +1,133 @@
+//! The store contract: the few primitive operations the patterns are written against.
+//!
+//! Two implementations ship: [`MemoryStore`](crate::MemoryStore) (embedded, the default) and
+//! `MongoStore` (feature `mongodb`). Both keep the same collections and the same documents, and
+//! apply each single-document write atomically. The conformance suite in `tests/` runs
+//! unchanged against both.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Mutex;
+
+use bson::{Bson, Document};
+
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::Result;
+
+/// What an `update_one` did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateOutcome {
+    /// A document matched the filter (and was updated).
+    pub matched: bool,
+    /// No document matched and one was inserted (`upsert`).
+    pub upserted: bool,
+}
+
+/// Totals over the array field of the documents matching a filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArrayStats {
+    /// Documents matched.
+    pub documents: u64,
+    /// Sum of the lengths of their arrays (a missing field counts 0).
+    pub items: u64,
+    /// Documents whose field is present but not an array.
+    pub not_arrays: u64,
+}
+
+/// The primitive operations the patterns need. Every method acts on one collection by name
+/// and is atomic for each document it writes.
+pub trait Store: Send + Sync {
+    /// Inserts a document; a unique index violation is [`Error::DuplicateKey`](crate::Error::DuplicateKey).
+    fn insert_one(&self, coll: &str, doc: Document) -> impl Future<Output = Result<()>> + Send;
+
+    /// Updates the first document matching `filter`; with `upsert`, inserts one when none
+    /// matches (the filter's top-level equalities, then the update with `$setOnInsert`).
+    fn update_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+        upsert: bool,
+    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+
+    /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
+    fn replace_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+
+    /// The documents matching `filter`, sorted, skipped and limited, in one round trip where
+    /// the result fits in one reply (16 MiB).
+    fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> impl Future<Output = Result<Vec<Document>>> + Send;
+
+    /// Counts the matching documents and the elements of their `array_field`, server-side.
+    fn array_stats(&self, coll: &str, filter: &Filter, array_field: &str) -> impl Future<Output = Result<ArrayStats>> + Send;
+
+    /// Deletes every matching document; returns how many.
+    fn delete_many(&self, coll: &str, filter: &Filter) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Creates the index if no index of that name exists (idempotent).
+    fn create_index(&self, coll: &str, index: &IndexSpec) -> impl Future<Output = Result<()>> + Send;
+
+    /// Names of the collection's indexes (empty when the collection does not exist).
+    fn index_names(&self, coll: &str) -> impl Future<Output = Result<Vec<String>>> + Send;
+
+    /// Drops an index by name.
+    fn drop_index(&self, coll: &str, name: &str) -> impl Future<Output = Result<()>> + Send;
+
+    /// The per-store memo of index sets already ensured, so each is created once per process.
+    fn ensured(&self) -> &EnsuredIndexes;
+}
+
+/// Which index sets a store has already ensured in this process.
+#[derive(Debug, Default)]
+pub struct EnsuredIndexes(Mutex<HashSet<String>>);
+
+impl EnsuredIndexes {
+    pub(crate) fn contains(&self, tag: &str) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).contains(tag)
+    }
+    pub(crate) fn insert(&self, tag: String) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(tag);
+    }
+    /// Forgets everything (after a collection was dropped behind the store's back).
+    pub fn clear(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+/// Creates `indexes` on `coll` once per store, dropping indexes whose name starts with one of
+/// `stale_prefixes` and that are not in the set (an older `size`). Idempotent.
+pub(crate) async fn ensure_indexes<S: Store>(
+    store: &S,
+    coll: &str,
+    indexes: &[IndexSpec],
+    stale_prefixes: &[String],
+) -> Result<()> {
+    let tag = format!("{coll}\u{0}{}", indexes.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(","));
+    if store.ensured().contains(&tag) {
+        return Ok(());
+    }
+    if !stale_prefixes.is_empty() {
+        for name in store.index_names(coll).await? {
+            let stale = stale_prefixes.iter().any(|p| name.starts_with(p.as_str()))
+                && !indexes.iter().any(|i| i.name == name);
+            if stale {
+                store.drop_index(coll, &name).await?;
+            }
+        }
+    }
+    for index in indexes {
+        store.create_index(coll, index).await?;
+    }
+    store.ensured().insert(tag);
+    Ok(())
+}
+
+/// The `_id` of a stored document, or an error naming the collection.
+pub(crate) fn doc_id<'a>(coll: &str, doc: &'a Document) -> Result<&'a Bson> {
+    doc.get("_id").ok_or_else(|| crate::Error::decode(coll, None, "document has no _id"))
+}
