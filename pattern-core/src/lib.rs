@@ -63,6 +63,24 @@ impl AnyStore {
         Ok(AnyStore::Memory(MemoryStore::new()))
     }
 
+    /// Drops a collection and its indexes (to start an example or a test afresh).
+    pub async fn drop_collection(&self, name: &str) -> Result<()> {
+        match self {
+            AnyStore::Memory(m) => {
+                m.drop_collection(name);
+                Ok(())
+            }
+            #[cfg(feature = "mongodb")]
+            AnyStore::Mongo(m) => m.drop_collection(name).await,
+        }
+    }
+
+    /// Every document of a collection in `_id` order, as stored.
+    pub async fn documents(&self, coll: &str) -> Result<Vec<bson::Document>> {
+        let opts = query::FindOptions { sort: vec![("_id".into(), 1)], ..query::FindOptions::default() };
+        self.find(coll, &query::Filter::And(Vec::new()), &opts).await
+    }
+
     /// A short name of the store, for messages.
     pub fn kind(&self) -> &'static str {
         match self {

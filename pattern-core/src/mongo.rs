@@ -55,6 +55,13 @@ impl MongoStore {
         &self.db
     }
 
+    /// Drops a collection and its indexes.
+    pub async fn drop_collection(&self, name: &str) -> Result<()> {
+        self.coll(name).drop().await.map_err(|e| map_err(name, e))?;
+        self.ensured.clear();
+        Ok(())
+    }
+
     fn coll(&self, name: &str) -> Collection<Document> {
         self.db.collection(name)
     }

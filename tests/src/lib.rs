@@ -1,0 +1,165 @@
+//! Shared support for the integration and conformance tests: the MongoDB test server, one
+//! database per test, command counting with the driver's command monitoring, and the macro
+//! that runs one suite unchanged against both stores.
+
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bson::{Bson, Document};
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
+use mongodb::options::ClientOptions;
+use pattern_core::query::{Filter, FindOptions};
+use pattern_core::{AnyStore, MemoryStore, MongoStore, Store};
+
+/// How to get a server, for the failure message of tests that need one.
+pub const NO_SERVER: &str = "this test needs a MongoDB server and MONGODB_URI is not set. \
+Run the test command `scripts/test.sh`, which installs and starts the SecantusDB test server \
+(cargo install secantus-mdb --version 0.5.3-beta.196 --ignore-rust-version --locked) and sets \
+MONGODB_URI, or point MONGODB_URI at a mongod or Atlas cluster of your own.";
+
+/// `$MONGODB_URI`, or a panic that says how to get a server (never a silent skip).
+pub fn mongo_uri() -> String {
+    match std::env::var("MONGODB_URI") {
+        Ok(uri) if !uri.trim().is_empty() => uri,
+        _ => panic!("{NO_SERVER}"),
+    }
+}
+
+/// A database name unique to this test run (at most 63 bytes).
+pub fn unique_db(test: &str) -> String {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mut name: String = test.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').take(40).collect();
+    name = format!("pt_{name}_{:x}", nanos & 0xffff_ffff_ffff);
+    name.truncate(63);
+    name
+}
+
+async fn options() -> ClientOptions {
+    let mut opts = ClientOptions::parse(mongo_uri()).await.expect("MONGODB_URI does not parse");
+    opts.server_selection_timeout.get_or_insert(std::time::Duration::from_secs(20));
+    opts
+}
+
+/// A MongoDB store on a fresh database for `test`.
+pub async fn mongo_store(test: &str) -> MongoStore {
+    MongoStore::with_options(options().await, &unique_db(test)).expect("client")
+}
+
+/// The commands a client sent, by name, as its command monitoring saw them.
+#[derive(Clone, Debug, Default)]
+pub struct CommandLog(Arc<Mutex<Vec<String>>>);
+
+impl CommandLog {
+    /// Commands that carry data (not the driver's handshakes and monitoring).
+    fn counts(name: &str) -> bool {
+        !matches!(
+            name,
+            "hello" | "isMaster" | "ismaster" | "ping" | "buildInfo" | "buildinfo" | "endSessions" | "saslStart" | "saslContinue"
+        )
+    }
+    /// Forgets what was logged.
+    pub fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+    /// The commands since the last `clear`.
+    pub fn names(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+    /// How many commands since the last `clear`.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+    /// Whether no command was sent since the last `clear`.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// How many of them were `name`.
+    pub fn count(&self, name: &str) -> usize {
+        self.0.lock().unwrap().iter().filter(|n| *n == name).count()
+    }
+}
+
+/// A MongoDB store on a fresh database, with a log of every command its client sends.
+pub async fn counted_mongo_store(test: &str) -> (MongoStore, CommandLog) {
+    let log = CommandLog::default();
+    let sink = log.clone();
+    let mut opts = options().await;
+    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        if let CommandEvent::Started(s) = ev {
+            if CommandLog::counts(&s.command_name) {
+                sink.0.lock().unwrap().push(s.command_name);
+            }
+        }
+    }));
+    (MongoStore::with_options(opts, &unique_db(test)).expect("client"), log)
+}
+
+/// Drops a test's database (best effort: the test server's storage is temporary anyway).
+pub async fn drop_db(store: &AnyStore) {
+    if let AnyStore::Mongo(m) = store {
+        let _ = m.database().drop().await;
+    }
+}
+
+/// Every document of a collection in `_id` order, as stored.
+pub async fn documents<S: Store>(store: &S, coll: &str) -> Vec<Document> {
+    let opts = FindOptions { sort: vec![("_id".into(), 1)], ..FindOptions::default() };
+    store.find(coll, &Filter::And(vec![]), &opts).await.expect("read the collection")
+}
+
+/// A document with its fields sorted by name, recursively: stores may order the fields an
+/// upsert creates differently, and field order carries no meaning for the patterns.
+pub fn canonical(doc: &Document) -> Document {
+    let mut keys: Vec<&String> = doc.keys().collect();
+    keys.sort();
+    keys.into_iter().map(|k| (k.clone(), canonical_bson(&doc[k]))).collect()
+}
+
+fn canonical_bson(b: &Bson) -> Bson {
+    match b {
+        Bson::Document(d) => Bson::Document(canonical(d)),
+        Bson::Array(a) => Bson::Array(a.iter().map(canonical_bson).collect()),
+        Bson::Int32(x) => Bson::Int64(*x as i64),
+        other => other.clone(),
+    }
+}
+
+/// Asserts two document lists are equal up to field order and integer width.
+pub fn assert_same_documents(actual: &[Document], expected: &[Document]) {
+    let a: Vec<Document> = actual.iter().map(canonical).collect();
+    let e: Vec<Document> = expected.iter().map(canonical).collect();
+    assert_eq!(a, e, "\nactual:   {actual:#?}\nexpected: {expected:#?}");
+}
+
+/// A new in-memory store.
+pub fn memory_store() -> AnyStore {
+    AnyStore::Memory(MemoryStore::new())
+}
+
+/// Runs each listed `async fn(AnyStore)` of the calling module against both stores:
+/// `memory::<name>` on a new in-memory store, `mongo::<name>` on a fresh MongoDB database
+/// (failing with a message that says how to get a server when there is none).
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name($crate::memory_store()).await;
+                }
+            )*
+        }
+        mod mongo {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let store = ::pattern_core::AnyStore::Mongo($crate::mongo_store(stringify!($name)).await);
+                    super::$name(store.clone()).await;
+                    $crate::drop_db(&store).await;
+                }
+            )*
+        }
+    };
+}
