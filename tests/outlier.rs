@@ -24,7 +24,12 @@ struct Book {
 
 /// The same collections read and written with threshold 20 ...
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 20, overflow = "extra_sales", reference = "book_id")]
+#[outlier(
+    collection = "sales",
+    threshold = 20,
+    overflow = "extra_sales",
+    reference = "book_id"
+)]
 struct Book20 {
     #[outlier(id)]
     #[serde(rename = "_id")]
@@ -38,7 +43,12 @@ struct Book20 {
 
 /// ... and with threshold 80.
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 80, overflow = "extra_sales", reference = "book_id")]
+#[outlier(
+    collection = "sales",
+    threshold = 80,
+    overflow = "extra_sales",
+    reference = "book_id"
+)]
 struct Book80 {
     #[outlier(id)]
     #[serde(rename = "_id")]
@@ -58,8 +68,17 @@ struct Entry {
 
 /// Small threshold and chunks, String ids, every name overridden.
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "feeds", threshold = 3, overflow = "feed_overflow", chunk = 4, flag = "big",
-          reference = "feed", extra = "more", count = "n", seq = "page")]
+#[outlier(
+    collection = "feeds",
+    threshold = 3,
+    overflow = "feed_overflow",
+    chunk = 4,
+    flag = "big",
+    reference = "feed",
+    extra = "more",
+    count = "n",
+    seq = "page"
+)]
 struct Feed {
     #[outlier(id)]
     #[serde(rename = "_id")]
@@ -73,11 +92,23 @@ fn users(range: std::ops::Range<u32>) -> Vec<String> {
 }
 
 fn invisible_cities() -> Book {
-    Book { id: 1, title: "Invisible Cities".into(), year: 1972, author: "Italo Calvino".into(), customers_purchased: users(0..3) }
+    Book {
+        id: 1,
+        title: "Invisible Cities".into(),
+        year: 1972,
+        author: "Italo Calvino".into(),
+        customers_purchased: users(0..3),
+    }
 }
 
 fn wooden_amulet(buyers: Vec<String>) -> Book {
-    Book { id: 2, title: "The Wooden Amulet".into(), year: 2023, author: "Lesley Moreno".into(), customers_purchased: buyers }
+    Book {
+        id: 2,
+        title: "The Wooden Amulet".into(),
+        year: 2023,
+        author: "Lesley Moreno".into(),
+        customers_purchased: buyers,
+    }
 }
 
 fn entry(writer: u32, n: u32) -> Entry {
@@ -85,7 +116,10 @@ fn entry(writer: u32, n: u32) -> Entry {
 }
 
 fn feed(name: &str) -> Feed {
-    Feed { name: name.into(), entries: vec![] }
+    Feed {
+        name: name.into(),
+        entries: vec![],
+    }
 }
 
 /// The seed's books: a typical document as it is, and an outlier with its first 50 buyers and
@@ -98,13 +132,20 @@ async fn seed_layout(store: AnyStore) {
         &documents(&store, "sales").await,
         &[
             doc! {"_id": 1_i64, "title": "Invisible Cities", "year": 1972, "author": "Italo Calvino",
-                  "customers_purchased": ["user00", "user01", "user02"]},
+            "customers_purchased": ["user00", "user01", "user02"]},
             doc! {"_id": 2_i64, "title": "The Wooden Amulet", "year": 2023, "author": "Lesley Moreno",
-                  "customers_purchased": users(0..50), "has_extras": true},
+            "customers_purchased": users(0..50), "has_extras": true},
         ],
     );
     let overflow = documents(&store, "extra_sales").await;
-    let mut chunks: Vec<Document> = overflow.iter().map(|d| { let mut d = d.clone(); d.remove("_id"); d }).collect();
+    let mut chunks: Vec<Document> = overflow
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.remove("_id");
+            d
+        })
+        .collect();
     chunks.sort_by_key(|d| d.get_i64("seq").unwrap());
     assert_same_documents(
         &chunks,
@@ -113,22 +154,48 @@ async fn seed_layout(store: AnyStore) {
             doc! {"book_id": 2_i64, "count": 450, "customers_purchased_extra": users(550..1000), "seq": 2_i64},
         ],
     );
-    assert!(overflow.iter().all(|d| matches!(d.get("_id"), Some(Bson::ObjectId(_)))));
+    assert!(overflow
+        .iter()
+        .all(|d| matches!(d.get("_id"), Some(Bson::ObjectId(_)))));
     // Reads.
     assert_eq!(Book::full(&store, &2).await.unwrap(), Some(amulet.clone()));
-    assert_eq!(Book::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..1000)));
-    assert_eq!(Book::count_customers_purchased(&store, &2).await.unwrap(), 1000);
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..1000))
+    );
+    assert_eq!(
+        Book::count_customers_purchased(&store, &2).await.unwrap(),
+        1000
+    );
     assert!(Book::is_outlier(&store, &2).await.unwrap());
     assert!(!Book::is_outlier(&store, &1).await.unwrap());
     let typical = Book::typical(&store, &2).await.unwrap().unwrap();
-    assert_eq!(typical, Typical { doc: wooden_amulet(users(0..50)), has_extras: true });
-    assert_eq!(Book::typical(&store, &1).await.unwrap(), Some(Typical { doc: invisible_cities(), has_extras: false }));
+    assert_eq!(
+        typical,
+        Typical {
+            doc: wooden_amulet(users(0..50)),
+            has_extras: true
+        }
+    );
+    assert_eq!(
+        Book::typical(&store, &1).await.unwrap(),
+        Some(Typical {
+            doc: invisible_cities(),
+            has_extras: false
+        })
+    );
     assert_eq!(Book::typical(&store, &3).await.unwrap(), None);
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2).try_collect().await.unwrap();
+    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2)
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(streamed, users(0..1000));
     // Saving again replaces the document and its overflow.
     wooden_amulet(users(0..60)).save(&store).await.unwrap();
-    assert_eq!(Book::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..60)));
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..60))
+    );
     assert_eq!(documents(&store, "extra_sales").await.len(), 1);
     wooden_amulet(users(0..5)).save(&store).await.unwrap();
     assert!(!Book::is_outlier(&store, &2).await.unwrap());
@@ -142,45 +209,100 @@ async fn pushes_fill_main_then_chunks(store: AnyStore) {
     feed("f").save(&store).await.unwrap();
     for n in 0..30 {
         Feed::push_entries(&store, "f", entry(0, n)).await.unwrap();
-        let (main, overflow) = (documents(&store, "feeds").await, documents(&store, "feed_overflow").await);
+        let (main, overflow) = (
+            documents(&store, "feeds").await,
+            documents(&store, "feed_overflow").await,
+        );
         let flagged = main[0].get_bool("big").unwrap_or(false);
         assert!(main[0].get_array("entries").unwrap().len() <= 3);
-        assert_eq!(flagged, !overflow.is_empty(), "flag disagrees with overflow after push {n}");
+        assert_eq!(
+            flagged,
+            !overflow.is_empty(),
+            "flag disagrees with overflow after push {n}"
+        );
     }
     let overflow = documents(&store, "feed_overflow").await;
-    let mut sizes: Vec<(i64, usize)> =
-        overflow.iter().map(|d| (d.get_i64("page").unwrap(), d.get_array("more").unwrap().len())).collect();
+    let mut sizes: Vec<(i64, usize)> = overflow
+        .iter()
+        .map(|d| {
+            (
+                d.get_i64("page").unwrap(),
+                d.get_array("more").unwrap().len(),
+            )
+        })
+        .collect();
     sizes.sort();
-    assert_eq!(sizes, [(1, 4), (2, 4), (3, 4), (4, 4), (5, 4), (6, 4), (7, 3)]);
-    assert!(overflow.iter().all(|d| d.get_str("feed") == Ok("f") && pattern_core::series::as_int(d.get("n").unwrap()).is_some()));
+    assert_eq!(
+        sizes,
+        [(1, 4), (2, 4), (3, 4), (4, 4), (5, 4), (6, 4), (7, 3)]
+    );
+    assert!(overflow.iter().all(|d| d.get_str("feed") == Ok("f")
+        && pattern_core::series::as_int(d.get("n").unwrap()).is_some()));
     let want: Vec<Entry> = (0..30).map(|n| entry(0, n)).collect();
-    assert_eq!(Feed::all_entries(&store, "f").await.unwrap(), Some(want.clone()));
-    let streamed: Vec<Entry> = Feed::stream_entries(&store, "f").try_collect().await.unwrap();
+    assert_eq!(
+        Feed::all_entries(&store, "f").await.unwrap(),
+        Some(want.clone())
+    );
+    let streamed: Vec<Entry> = Feed::stream_entries(&store, "f")
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(streamed, want);
     assert_eq!(Feed::count_entries(&store, "f").await.unwrap(), 30);
-    assert_eq!(Feed::full(&store, "f").await.unwrap().unwrap().entries, want);
+    assert_eq!(
+        Feed::full(&store, "f").await.unwrap().unwrap().entries,
+        want
+    );
 }
 
 /// `push_many` splits a batch between the main document and the overflow, in order.
 async fn push_many_splits_in_order(store: AnyStore) {
     feed("g").save(&store).await.unwrap();
     let all: Vec<Entry> = (0..25).map(|n| entry(1, n)).collect();
-    Feed::push_many_entries(&store, "g", &all[..2]).await.unwrap();
-    Feed::push_many_entries(&store, "g", &all[2..11]).await.unwrap();
-    Feed::push_entries(&store, "g", all[11].clone()).await.unwrap();
-    Feed::push_many_entries(&store, "g", &all[12..]).await.unwrap();
+    Feed::push_many_entries(&store, "g", &all[..2])
+        .await
+        .unwrap();
+    Feed::push_many_entries(&store, "g", &all[2..11])
+        .await
+        .unwrap();
+    Feed::push_entries(&store, "g", all[11].clone())
+        .await
+        .unwrap();
+    Feed::push_many_entries(&store, "g", &all[12..])
+        .await
+        .unwrap();
     assert_eq!(Feed::all_entries(&store, "g").await.unwrap(), Some(all));
-    assert_eq!(documents(&store, "feeds").await[0].get_array("entries").unwrap().len(), 3);
-    assert!(documents(&store, "feed_overflow").await.iter().all(|d| d.get_array("more").unwrap().len() <= 4));
+    assert_eq!(
+        documents(&store, "feeds").await[0]
+            .get_array("entries")
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(documents(&store, "feed_overflow").await.iter().all(|d| d
+        .get_array("more")
+        .unwrap()
+        .len()
+        <= 4));
 }
 
 /// Pushing to a parent that does not exist is `NotFound`, and writes nothing.
 async fn push_to_missing_parent(store: AnyStore) {
-    let e = Feed::push_entries(&store, "ghost", entry(0, 0)).await.unwrap_err();
-    assert!(matches!(e, Error::NotFound { ref collection, .. } if collection == "feeds"), "{e:?}");
-    let e = Feed::push_many_entries(&store, "ghost", &[entry(0, 0)]).await.unwrap_err();
+    let e = Feed::push_entries(&store, "ghost", entry(0, 0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::NotFound { ref collection, .. } if collection == "feeds"),
+        "{e:?}"
+    );
+    let e = Feed::push_many_entries(&store, "ghost", &[entry(0, 0)])
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
-    assert!(matches!(Feed::count_entries(&store, "ghost").await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        Feed::count_entries(&store, "ghost").await,
+        Err(Error::NotFound { .. })
+    ));
     assert_eq!(Feed::all_entries(&store, "ghost").await.unwrap(), None);
     assert!(documents(&store, "feed_overflow").await.is_empty());
 }
@@ -193,16 +315,45 @@ async fn seed_single_overflow_document_is_read(store: AnyStore) {
                                    "customers_purchased": users(0..50), "has_extras": true})
         .await
         .unwrap();
-    store.insert_one("extra_sales", doc! {"book_id": 2_i64, "customers_purchased_extra": users(50..1000)}).await.unwrap();
-    assert_eq!(Book::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..1000)));
-    Book::push_customers_purchased(&store, &2, "user1000".into()).await.unwrap();
-    Book::push_many_customers_purchased(&store, &2, &users(1001..1003)).await.unwrap();
-    assert_eq!(Book::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..1003)));
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2).try_collect().await.unwrap();
+    store
+        .insert_one(
+            "extra_sales",
+            doc! {"book_id": 2_i64, "customers_purchased_extra": users(50..1000)},
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..1000))
+    );
+    Book::push_customers_purchased(&store, &2, "user1000".into())
+        .await
+        .unwrap();
+    Book::push_many_customers_purchased(&store, &2, &users(1001..1003))
+        .await
+        .unwrap();
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..1003))
+    );
+    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2)
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(streamed, users(0..1003));
-    assert_eq!(Book::count_customers_purchased(&store, &2).await.unwrap(), 1003);
-    let legacy = documents(&store, "extra_sales").await.into_iter().find(|d| !d.contains_key("seq")).unwrap();
-    assert_eq!(legacy.get_array("customers_purchased_extra").unwrap().len(), 950);
+    assert_eq!(
+        Book::count_customers_purchased(&store, &2).await.unwrap(),
+        1003
+    );
+    let legacy = documents(&store, "extra_sales")
+        .await
+        .into_iter()
+        .find(|d| !d.contains_key("seq"))
+        .unwrap();
+    assert_eq!(
+        legacy.get_array("customers_purchased_extra").unwrap().len(),
+        950
+    );
 }
 
 /// Written with threshold 50, then read and pushed with 20 and with 80: nothing is lost,
@@ -212,19 +363,39 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
     let mut small = wooden_amulet(users(0..30));
     small.id = 3;
     small.save(&store).await.unwrap(); // typical at 50
-    // Threshold 20.
-    assert_eq!(Book20::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..60)));
-    assert_eq!(Book20::all_customers_purchased(&store, &3).await.unwrap(), Some(users(0..30)));
+                                       // Threshold 20.
+    assert_eq!(
+        Book20::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..60))
+    );
+    assert_eq!(
+        Book20::all_customers_purchased(&store, &3).await.unwrap(),
+        Some(users(0..30))
+    );
     let t = Book20::typical(&store, &3).await.unwrap().unwrap();
     assert_eq!(t.doc.customers_purchased, users(0..20));
     assert!(t.has_extras);
     assert!(Book20::is_outlier(&store, &3).await.unwrap());
-    Book20::push_customers_purchased(&store, &3, "user30".into()).await.unwrap();
-    Book20::push_customers_purchased(&store, &2, "user60".into()).await.unwrap();
-    assert_eq!(Book20::all_customers_purchased(&store, &3).await.unwrap(), Some(users(0..31)));
-    assert_eq!(Book20::count_customers_purchased(&store, &3).await.unwrap(), 31);
+    Book20::push_customers_purchased(&store, &3, "user30".into())
+        .await
+        .unwrap();
+    Book20::push_customers_purchased(&store, &2, "user60".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        Book20::all_customers_purchased(&store, &3).await.unwrap(),
+        Some(users(0..31))
+    );
+    assert_eq!(
+        Book20::count_customers_purchased(&store, &3).await.unwrap(),
+        31
+    );
     // The main array was not grown past the old 30: the push went to the overflow.
-    let main3 = documents(&store, "sales").await.into_iter().find(|d| d.get_i64("_id") == Ok(3)).unwrap();
+    let main3 = documents(&store, "sales")
+        .await
+        .into_iter()
+        .find(|d| d.get_i64("_id") == Ok(3))
+        .unwrap();
     assert_eq!(main3.get_array("customers_purchased").unwrap().len(), 30);
     assert_eq!(main3.get_bool("has_extras"), Ok(true));
     // Threshold 80: a flagged document keeps pushing to its overflow (push order), an unflagged
@@ -233,16 +404,39 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
     fresh.id = 4;
     fresh.save(&store).await.unwrap();
     for i in 40..85 {
-        Book80::push_customers_purchased(&store, &4, format!("user{i:02}")).await.unwrap();
+        Book80::push_customers_purchased(&store, &4, format!("user{i:02}"))
+            .await
+            .unwrap();
     }
-    Book80::push_customers_purchased(&store, &2, "user61".into()).await.unwrap();
-    assert_eq!(Book80::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..62)));
-    assert_eq!(Book::all_customers_purchased(&store, &2).await.unwrap(), Some(users(0..62)));
-    assert_eq!(Book80::all_customers_purchased(&store, &3).await.unwrap(), Some(users(0..31)));
-    assert_eq!(Book80::all_customers_purchased(&store, &4).await.unwrap(), Some(users(0..85)));
-    let main4 = documents(&store, "sales").await.into_iter().find(|d| d.get_i64("_id") == Ok(4)).unwrap();
+    Book80::push_customers_purchased(&store, &2, "user61".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        Book80::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..62))
+    );
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Some(users(0..62))
+    );
+    assert_eq!(
+        Book80::all_customers_purchased(&store, &3).await.unwrap(),
+        Some(users(0..31))
+    );
+    assert_eq!(
+        Book80::all_customers_purchased(&store, &4).await.unwrap(),
+        Some(users(0..85))
+    );
+    let main4 = documents(&store, "sales")
+        .await
+        .into_iter()
+        .find(|d| d.get_i64("_id") == Ok(4))
+        .unwrap();
     assert_eq!(main4.get_array("customers_purchased").unwrap().len(), 80);
-    assert_eq!(Book::all_customers_purchased(&store, &4).await.unwrap(), Some(users(0..85)));
+    assert_eq!(
+        Book::all_customers_purchased(&store, &4).await.unwrap(),
+        Some(users(0..85))
+    );
 }
 
 /// 16 tasks × 500 pushes to one document: main array ≤ threshold, flag exactly when overflow
@@ -256,7 +450,9 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
             let store = store.clone();
             tokio::spawn(async move {
                 for n in 0..PUSHES {
-                    Feed::push_entries(&store, "hot", entry(w, n)).await.expect("push");
+                    Feed::push_entries(&store, "hot", entry(w, n))
+                        .await
+                        .expect("push");
                 }
             })
         })
@@ -267,24 +463,47 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
     let main = documents(&store, "feeds").await;
     assert!(main[0].get_array("entries").unwrap().len() <= 3);
     let overflow = documents(&store, "feed_overflow").await;
-    assert_eq!(main[0].get_bool("big").unwrap_or(false), !overflow.is_empty());
+    assert_eq!(
+        main[0].get_bool("big").unwrap_or(false),
+        !overflow.is_empty()
+    );
     let mut open = 0;
     let mut seqs = HashSet::new();
     for d in &overflow {
         let n = d.get_array("more").unwrap().len();
         assert!(n <= 4, "chunk holds {n}");
-        assert_eq!(pattern_core::series::as_int(d.get("n").unwrap()), Some(n as i64));
+        assert_eq!(
+            pattern_core::series::as_int(d.get("n").unwrap()),
+            Some(n as i64)
+        );
         open += usize::from(n < 4);
-        assert!(seqs.insert(d.get_i64("page").unwrap()), "duplicate chunk number");
+        assert!(
+            seqs.insert(d.get_i64("page").unwrap()),
+            "duplicate chunk number"
+        );
     }
     assert!(open <= 1);
     let items = Feed::all_entries(&store, "hot").await.unwrap().unwrap();
-    assert_eq!(items.len() as u32, WRITERS * PUSHES, "items lost or duplicated");
-    assert_eq!(items.iter().collect::<HashSet<_>>().len(), items.len(), "an item was stored twice");
+    assert_eq!(
+        items.len() as u32,
+        WRITERS * PUSHES,
+        "items lost or duplicated"
+    );
+    assert_eq!(
+        items.iter().collect::<HashSet<_>>().len(),
+        items.len(),
+        "an item was stored twice"
+    );
     let mut last: BTreeMap<u32, u32> = BTreeMap::new();
     for e in &items {
         if let Some(prev) = last.insert(e.writer, e.n) {
-            assert!(prev < e.n, "writer {}: {} read before {}", e.writer, prev, e.n);
+            assert!(
+                prev < e.n,
+                "writer {}: {} read before {}",
+                e.writer,
+                prev,
+                e.n
+            );
         }
     }
 }
@@ -292,16 +511,32 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
 /// Documents of the wrong shape, in the main or the overflow collection, give a decode error
 /// naming the collection and `_id`.
 async fn foreign_documents_give_decode_errors(store: AnyStore) {
-    store.insert_one("sales", doc! {"_id": 7_i64, "title": "x", "year": 1, "author": "y", "customers_purchased": "z"}).await.unwrap();
-    store.insert_one("sales", doc! {"_id": 8_i64, "title": 5, "year": 1, "author": "y", "customers_purchased": []}).await.unwrap();
+    store
+        .insert_one(
+            "sales",
+            doc! {"_id": 7_i64, "title": "x", "year": 1, "author": "y", "customers_purchased": "z"},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "sales",
+            doc! {"_id": 8_i64, "title": 5, "year": 1, "author": "y", "customers_purchased": []},
+        )
+        .await
+        .unwrap();
     store
         .insert_one("sales", doc! {"_id": 9_i64, "title": "x", "year": 1, "author": "y", "customers_purchased": [], "has_extras": true})
         .await
         .unwrap();
-    store.insert_one("extra_sales", doc! {"_id": "bad-chunk", "book_id": 9_i64, "customers_purchased_extra": 5, "seq": 1}).await.unwrap();
-    let decode = |e: &Error, coll: &str, id: &str| {
-        matches!(e, Error::Decode { collection, id: got, .. } if collection == coll && got.contains(id))
-    };
+    store
+        .insert_one(
+            "extra_sales",
+            doc! {"_id": "bad-chunk", "book_id": 9_i64, "customers_purchased_extra": 5, "seq": 1},
+        )
+        .await
+        .unwrap();
+    let decode = |e: &Error, coll: &str, id: &str| matches!(e, Error::Decode { collection, id: got, .. } if collection == coll && got.contains(id));
     let e = Book::typical(&store, &7).await.unwrap_err();
     assert!(decode(&e, "sales", "7"), "{e:?}");
     let e = Book::all_customers_purchased(&store, &7).await.unwrap_err();
@@ -310,9 +545,14 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
     assert!(decode(&e, "sales", "8"), "{e:?}");
     let e = Book::all_customers_purchased(&store, &9).await.unwrap_err();
     assert!(decode(&e, "extra_sales", "bad-chunk"), "{e:?}");
-    let e = Book::count_customers_purchased(&store, &9).await.unwrap_err();
+    let e = Book::count_customers_purchased(&store, &9)
+        .await
+        .unwrap_err();
     assert!(decode(&e, "extra_sales", "bad-chunk"), "{e:?}");
-    let e = Book::stream_customers_purchased(&store, &9).try_collect::<Vec<_>>().await.unwrap_err();
+    let e = Book::stream_customers_purchased(&store, &9)
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap_err();
     assert!(decode(&e, "extra_sales", "bad-chunk"), "{e:?}");
 }
 
@@ -323,7 +563,15 @@ async fn overflow_index_is_created_idempotently(store: AnyStore) {
     Book::ensure_indexes(&store).await.unwrap();
     let mut names = store.index_names("extra_sales").await.unwrap();
     names.sort();
-    assert_eq!(names, ["_id_", "pattern_book_id_1_seq_1", "pattern_open_book_id_count_lt_500"]);
+    assert_eq!(
+        names,
+        [
+            "_id_",
+            "pattern_book_id_1_seq_-1_unique",
+            "pattern_book_id_1_seq_1",
+            "pattern_open_book_id_count_lt_500"
+        ]
+    );
 }
 
 on_both_stores!(
@@ -346,7 +594,9 @@ async fn mongo_outlier_round_trips() {
     wooden_amulet(vec![]).save(&store).await.unwrap();
     log.clear();
     for i in 0..50 {
-        Book::push_customers_purchased(&store, &2, format!("user{i:02}")).await.unwrap();
+        Book::push_customers_purchased(&store, &2, format!("user{i:02}"))
+            .await
+            .unwrap();
     }
     assert_eq!(log.names(), vec!["update"; 50]);
     log.clear();
@@ -355,14 +605,27 @@ async fn mongo_outlier_round_trips() {
     assert_eq!(log.names(), ["find"]);
     for (extra, total) in [(200u32, 250u32), (2000, 2050)] {
         let already = Book::count_customers_purchased(&store, &2).await.unwrap() as u32;
-        Book::push_many_customers_purchased(&store, &2, &users(already..total)).await.unwrap();
+        Book::push_many_customers_purchased(&store, &2, &users(already..total))
+            .await
+            .unwrap();
         log.clear();
-        let all = Book::all_customers_purchased(&store, &2).await.unwrap().unwrap();
+        let all = Book::all_customers_purchased(&store, &2)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(all.len() as u32, total, "after {extra} extras");
-        assert_eq!(log.names(), ["find", "find"], "reading every item with {extra} extras");
+        assert_eq!(
+            log.names(),
+            ["find", "find"],
+            "reading every item with {extra} extras"
+        );
         log.clear();
         Book::typical(&store, &2).await.unwrap();
-        assert_eq!(log.names(), ["find"], "the typical read touched the overflow");
+        assert_eq!(
+            log.names(),
+            ["find"],
+            "the typical read touched the overflow"
+        );
     }
     let _ = store.database().drop().await;
 }

@@ -11,7 +11,11 @@ fn run(bin: &str, mongo: bool) -> String {
     }
     let out = cmd.output().expect("run the example");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{bin} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{bin} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
@@ -29,8 +33,14 @@ fn check_stock_trades(out: &str, store: &str) {
     assert!(out.contains(&format!("store: {store}")), "{out}");
     assert!(out.contains("\"_id\": \"123_1698335223\""), "{out}");
     assert!(out.contains("\"_id\": \"456_1698750962\""), "{out}");
-    assert!(out.contains("customer 123: 3 trades in 1 bucket(s)"), "{out}");
-    assert!(out.contains("the collection holds the page's final documents"), "{out}");
+    assert!(
+        out.contains("customer 123: 3 trades in 1 bucket(s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the collection holds the page's final documents"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -41,4 +51,43 @@ fn stock_trades_in_memory() {
 #[test]
 fn stock_trades_on_mongodb() {
     check_stock_trades(&run(env!("CARGO_BIN_EXE_stock_trades"), true), "MongoDB");
+}
+
+fn check_book_sales(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(out.contains(r#"{"_id":1,"title":"Invisible Cities","year":1972,"author":"Italo Calvino","customers_purchased":["user00","user01","user02"]}"#), "{out}");
+    assert!(out.contains(r#""customers_purchased":["user00","#), "{out}");
+    assert!(out.contains(r#""user49"],"has_extras":true}"#), "{out}");
+    assert!(
+        out.contains(r#""book_id":2,"count":500,"customers_purchased_extra":["user50","#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#""book_id":2,"count":450,"customers_purchased_extra":["user550","#),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "typical read of book 2 (main document only): 50 buyers shown, has_extras: true"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("every buyer of book 2: 1000 (user00 .. user999)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("all 1000 sales of book 2 are stored, in order"),
+        "{out}"
+    );
+}
+
+#[test]
+fn book_sales_in_memory() {
+    check_book_sales(&run(env!("CARGO_BIN_EXE_book_sales"), false), "in-memory");
+}
+
+#[test]
+fn book_sales_on_mongodb() {
+    check_book_sales(&run(env!("CARGO_BIN_EXE_book_sales"), true), "MongoDB");
 }

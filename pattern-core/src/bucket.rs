@@ -111,7 +111,15 @@ where
 {
     let spec = B::SPEC.series();
     let bson = to_item_bson(item)?;
-    series::push(store, &spec, &key.to_key_bson(), &key.id_prefix(), &[bson], &[time_of::<B>(item)]).await
+    series::push(
+        store,
+        &spec,
+        &key.to_key_bson(),
+        &key.id_prefix(),
+        &[bson],
+        &[time_of::<B>(item)],
+    )
+    .await
 }
 
 /// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
@@ -126,13 +134,24 @@ where
     let spec = B::SPEC.series();
     let bsons = items.iter().map(to_item_bson).collect::<Result<Vec<_>>>()?;
     let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
-    series::push(store, &spec, &key.to_key_bson(), &key.id_prefix(), &bsons, &times).await
+    series::push(
+        store,
+        &spec,
+        &key.to_key_bson(),
+        &key.id_prefix(),
+        &bsons,
+        &times,
+    )
+    .await
 }
 
 fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
     let spec = B::SPEC;
     let items = series::decode_items(spec.collection, spec.items_field, &doc)?;
-    Ok(Page { id: doc.get("_id").cloned().unwrap_or(Bson::Null), items })
+    Ok(Page {
+        id: doc.get("_id").cloned().unwrap_or(Bson::Null),
+        items,
+    })
 }
 
 /// Page `n` (1-based) of `key`, pages in first-item time order; `None` past the last page.
@@ -148,14 +167,18 @@ where
 }
 
 /// Every page of `key`, in order, fetched [`STREAM_BATCH`] buckets per round trip.
-pub fn pages<'a, B, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a
+pub fn pages<'a, B, S, Q>(
+    store: &'a S,
+    key: &Q,
+) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a
 where
     B: Bucket + ?Sized,
     B::Key: Borrow<Q>,
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    series::doc_stream(store, B::SPEC.series(), key.to_key_bson(), STREAM_BATCH).map(|d| d.and_then(to_page::<B>))
+    series::doc_stream(store, B::SPEC.series(), key.to_key_bson(), STREAM_BATCH)
+        .map(|d| d.and_then(to_page::<B>))
 }
 
 /// Every item of `key`, in order.
@@ -181,7 +204,10 @@ where
     Q: KeyPart + ?Sized,
 {
     let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
-    Ok(Counts { items: s.items, pages: s.documents })
+    Ok(Counts {
+        items: s.items,
+        pages: s.documents,
+    })
 }
 
 /// Creates the collection's indexes now rather than on first use.

@@ -60,10 +60,16 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn decode(collection: &str, id: Option<&bson::Bson>, reason: impl fmt::Display) -> Self {
+    pub(crate) fn decode(
+        collection: &str,
+        id: Option<&bson::Bson>,
+        reason: impl fmt::Display,
+    ) -> Self {
         Error::Decode {
             collection: collection.to_owned(),
-            id: id.map(display_bson).unwrap_or_else(|| "(no _id)".to_owned()),
+            id: id
+                .map(display_bson)
+                .unwrap_or_else(|| "(no _id)".to_owned()),
             reason: reason.to_string(),
         }
     }

@@ -34,10 +34,10 @@ pub use mongo::{map_err as map_mongo_error, MongoStore, DEFAULT_SERVER_SELECTION
 pub use outlier::{Outlier, OutlierSpec, Typical};
 pub use store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 
-/// `#[derive(Bucket)]`: see the README's attribute reference.
+#[doc = include_str!("../docs/bucket.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Bucket;
-/// `#[derive(Outlier)]`: see the README's attribute reference.
+#[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;
 
@@ -77,8 +77,12 @@ impl AnyStore {
 
     /// Every document of a collection in `_id` order, as stored.
     pub async fn documents(&self, coll: &str) -> Result<Vec<bson::Document>> {
-        let opts = query::FindOptions { sort: vec![("_id".into(), 1)], ..query::FindOptions::default() };
-        self.find(coll, &query::Filter::And(Vec::new()), &opts).await
+        let opts = query::FindOptions {
+            sort: vec![("_id".into(), 1)],
+            ..query::FindOptions::default()
+        };
+        self.find(coll, &query::Filter::And(Vec::new()), &opts)
+            .await
     }
 
     /// A short name of the store, for messages.
@@ -105,16 +109,49 @@ impl Store for AnyStore {
     async fn insert_one(&self, coll: &str, doc: bson::Document) -> Result<()> {
         delegate!(self, s => s.insert_one(coll, doc).await)
     }
-    async fn update_one(&self, coll: &str, filter: &query::Filter, update: &query::Update, upsert: bool) -> Result<UpdateOutcome> {
+    async fn update_one(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        update: &query::Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
     }
-    async fn replace_one(&self, coll: &str, filter: &query::Filter, doc: bson::Document, upsert: bool) -> Result<UpdateOutcome> {
+    async fn update_first(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        sort: &[(String, i32)],
+        hint: &str,
+        update: &query::Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        delegate!(self, s => s.update_first(coll, filter, sort, hint, update, upsert).await)
+    }
+    async fn replace_one(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        doc: bson::Document,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.replace_one(coll, filter, doc, upsert).await)
     }
-    async fn find(&self, coll: &str, filter: &query::Filter, opts: &query::FindOptions) -> Result<Vec<bson::Document>> {
+    async fn find(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        opts: &query::FindOptions,
+    ) -> Result<Vec<bson::Document>> {
         delegate!(self, s => s.find(coll, filter, opts).await)
     }
-    async fn array_stats(&self, coll: &str, filter: &query::Filter, array_field: &str) -> Result<ArrayStats> {
+    async fn array_stats(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
         delegate!(self, s => s.array_stats(coll, filter, array_field).await)
     }
     async fn delete_many(&self, coll: &str, filter: &query::Filter) -> Result<u64> {

@@ -31,16 +31,23 @@ pub struct MongoStore {
 impl MongoStore {
     /// A store over an existing database handle (keeps the client's options as they are).
     pub fn new(db: Database) -> Self {
-        Self { db, ensured: Arc::default() }
+        Self {
+            db,
+            ensured: Arc::default(),
+        }
     }
 
     /// Connects to `uri` and uses database `db`. Unless the URI sets them, server selection
     /// and connection timeouts default to [`DEFAULT_SERVER_SELECTION_TIMEOUT`], so an unreachable
     /// server gives [`Error::Unavailable`] in bounded time.
     pub async fn connect(uri: &str, db: &str) -> Result<Self> {
-        let mut opts = ClientOptions::parse(uri).await.map_err(|e| map_err("(connect)", e))?;
-        opts.server_selection_timeout.get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
-        opts.connect_timeout.get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
+        let mut opts = ClientOptions::parse(uri)
+            .await
+            .map_err(|e| map_err("(connect)", e))?;
+        opts.server_selection_timeout
+            .get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
+        opts.connect_timeout
+            .get_or_insert(DEFAULT_SERVER_SELECTION_TIMEOUT);
         Self::with_options(opts, db)
     }
 
@@ -72,50 +79,119 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     let message = e.to_string();
     let dup = |code: i32| code == 11000 || code == 11001;
     let unavailable = matches!(
-            *e.kind,
-            ErrorKind::ServerSelection { .. } | ErrorKind::ConnectionPoolCleared { .. } | ErrorKind::Io(_) | ErrorKind::DnsResolve { .. }
-        );
+        *e.kind,
+        ErrorKind::ServerSelection { .. }
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::Io(_)
+            | ErrorKind::DnsResolve { .. }
+    );
     match &*e.kind {
-        ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => {
-            Error::DuplicateKey { collection: coll.to_owned(), message }
-        }
-        ErrorKind::Command(c) if dup(c.code) => Error::DuplicateKey { collection: coll.to_owned(), message },
-        _ if unavailable => Error::Unavailable { message, source: Some(Box::new(e)) },
-        _ => Error::Server { message, source: Some(Box::new(e)) },
+        ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => Error::DuplicateKey {
+            collection: coll.to_owned(),
+            message,
+        },
+        ErrorKind::Command(c) if dup(c.code) => Error::DuplicateKey {
+            collection: coll.to_owned(),
+            message,
+        },
+        _ if unavailable => Error::Unavailable {
+            message,
+            source: Some(Box::new(e)),
+        },
+        _ => Error::Server {
+            message,
+            source: Some(Box::new(e)),
+        },
     }
 }
 
 impl Store for MongoStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        self.coll(coll).insert_one(doc).await.map_err(|e| map_err(coll, e))?;
+        self.coll(coll)
+            .insert_one(doc)
+            .await
+            .map_err(|e| map_err(coll, e))?;
         Ok(())
     }
 
-    async fn update_one(&self, coll: &str, filter: &Filter, update: &Update, upsert: bool) -> Result<UpdateOutcome> {
+    async fn update_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
         let r = self
             .coll(coll)
             .update_one(filter.to_document(), update.to_document())
             .upsert(upsert)
             .await
             .map_err(|e| map_err(coll, e))?;
-        Ok(UpdateOutcome { matched: r.matched_count > 0, upserted: r.upserted_id.is_some() })
+        Ok(UpdateOutcome {
+            matched: r.matched_count > 0,
+            upserted: r.upserted_id.is_some(),
+        })
     }
 
-    async fn replace_one(&self, coll: &str, filter: &Filter, doc: Document, upsert: bool) -> Result<UpdateOutcome> {
+    async fn update_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(String, i32)],
+        hint: &str,
+        update: &Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        let sort: Document = sort
+            .iter()
+            .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+            .collect();
+        let before = self
+            .coll(coll)
+            .find_one_and_update(filter.to_document(), update.to_document())
+            .sort(sort)
+            .hint(mongodb::options::Hint::Name(hint.to_owned()))
+            .projection(doc! {"_id": 1})
+            .upsert(upsert)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        // The pre-image: present when a document matched; absent when none did (and one was
+        // inserted, with `upsert`).
+        Ok(UpdateOutcome {
+            matched: before.is_some(),
+            upserted: before.is_none() && upsert,
+        })
+    }
+
+    async fn replace_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
         let r = self
             .coll(coll)
             .replace_one(filter.to_document(), doc)
             .upsert(upsert)
             .await
             .map_err(|e| map_err(coll, e))?;
-        Ok(UpdateOutcome { matched: r.matched_count > 0, upserted: r.upserted_id.is_some() })
+        Ok(UpdateOutcome {
+            matched: r.matched_count > 0,
+            upserted: r.upserted_id.is_some(),
+        })
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         let collection = self.coll(coll);
         let mut action = collection.find(filter.to_document());
         if !opts.sort.is_empty() {
-            action = action.sort(opts.sort.iter().map(|(k, d)| (k.clone(), Bson::Int32(*d))).collect::<Document>());
+            action = action.sort(
+                opts.sort
+                    .iter()
+                    .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+                    .collect::<Document>(),
+            );
         }
         if opts.skip > 0 {
             action = action.skip(opts.skip);
@@ -129,7 +205,12 @@ impl Store for MongoStore {
         cursor.try_collect().await.map_err(|e| map_err(coll, e))
     }
 
-    async fn array_stats(&self, coll: &str, filter: &Filter, array_field: &str) -> Result<ArrayStats> {
+    async fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
         let field = format!("${array_field}");
         let pipeline = vec![
             doc! {"$match": filter.to_document()},
@@ -142,7 +223,11 @@ impl Store for MongoStore {
                     0, 1]}},
             }},
         ];
-        let mut cursor = self.coll(coll).aggregate(pipeline).await.map_err(|e| map_err(coll, e))?;
+        let mut cursor = self
+            .coll(coll)
+            .aggregate(pipeline)
+            .await
+            .map_err(|e| map_err(coll, e))?;
         let Some(d) = cursor.try_next().await.map_err(|e| map_err(coll, e))? else {
             return Ok(ArrayStats::default());
         };
@@ -152,11 +237,19 @@ impl Store for MongoStore {
             Some(Bson::Double(x)) => *x as u64,
             _ => 0,
         };
-        Ok(ArrayStats { documents: n("documents"), items: n("items"), not_arrays: n("not_arrays") })
+        Ok(ArrayStats {
+            documents: n("documents"),
+            items: n("items"),
+            not_arrays: n("not_arrays"),
+        })
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        let r = self.coll(coll).delete_many(filter.to_document()).await.map_err(|e| map_err(coll, e))?;
+        let r = self
+            .coll(coll)
+            .delete_many(filter.to_document())
+            .await
+            .map_err(|e| map_err(coll, e))?;
         Ok(r.deleted_count)
     }
 
@@ -166,8 +259,14 @@ impl Store for MongoStore {
             opts.unique = Some(true);
         }
         opts.partial_filter_expression = index.partial.as_ref().map(Filter::to_document);
-        let model = IndexModel::builder().keys(index.key_document()).options(opts).build();
-        self.coll(coll).create_index(model).await.map_err(|e| map_err(coll, e))?;
+        let model = IndexModel::builder()
+            .keys(index.key_document())
+            .options(opts)
+            .build();
+        self.coll(coll)
+            .create_index(model)
+            .await
+            .map_err(|e| map_err(coll, e))?;
         Ok(())
     }
 
@@ -181,7 +280,10 @@ impl Store for MongoStore {
     }
 
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
-        self.coll(coll).drop_index(name).await.map_err(|e| map_err(coll, e))
+        self.coll(coll)
+            .drop_index(name)
+            .await
+            .map_err(|e| map_err(coll, e))
     }
 
     fn ensured(&self) -> &EnsuredIndexes {

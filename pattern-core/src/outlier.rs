@@ -24,7 +24,7 @@
 //! `find` over all its chunks, in one reply while they total under 16 MiB).
 //!
 //! Indexes on the overflow collection (created on first use, idempotently):
-//! `{<parent ref>: 1, seq: 1}` unique (serves every read by parent) and a unique index on
+//! `{<parent ref>: 1, seq: 1}` (serves every read by parent) and a unique index on
 //! `{<parent ref>: 1}` partial on `{count: {$lt: chunk}}` (one open chunk per parent).
 
 use std::borrow::Borrow;
@@ -88,8 +88,15 @@ fn by_id(id: &Bson) -> Filter {
 }
 
 async fn read_main<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<Option<Document>> {
-    let one = FindOptions { limit: Some(1), ..FindOptions::default() };
-    Ok(store.find(spec.collection, &by_id(id), &one).await?.into_iter().next())
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    Ok(store
+        .find(spec.collection, &by_id(id), &one)
+        .await?
+        .into_iter()
+        .next())
 }
 
 /// The main document's array and flag.
@@ -101,7 +108,11 @@ fn main_parts(spec: &OutlierSpec, doc: &Document) -> Result<(Vec<Bson>, bool)> {
             return Err(Error::decode(
                 spec.collection,
                 doc.get("_id"),
-                format!("`{}` is not an array but {:?}", spec.items_field, other.element_type()),
+                format!(
+                    "`{}` is not an array but {:?}",
+                    spec.items_field,
+                    other.element_type()
+                ),
             ))
         }
     };
@@ -112,7 +123,11 @@ fn main_parts(spec: &OutlierSpec, doc: &Document) -> Result<(Vec<Bson>, bool)> {
             return Err(Error::decode(
                 spec.collection,
                 doc.get("_id"),
-                format!("`{}` is not a boolean but {:?}", spec.flag_field, other.element_type()),
+                format!(
+                    "`{}` is not a boolean but {:?}",
+                    spec.flag_field,
+                    other.element_type()
+                ),
             ))
         }
     };
@@ -124,11 +139,23 @@ fn decode_doc<T: DeserializeOwned>(coll: &str, doc: Document) -> Result<T> {
     bson::from_document(doc).map_err(|e| Error::decode(coll, id.as_ref(), e))
 }
 
-fn decode_items<T: DeserializeOwned>(spec: &OutlierSpec, id: Option<&Bson>, items: Vec<Bson>) -> Result<Vec<T>> {
+fn decode_items<T: DeserializeOwned>(
+    spec: &OutlierSpec,
+    id: Option<&Bson>,
+    items: Vec<Bson>,
+) -> Result<Vec<T>> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, b)| bson::from_bson(b).map_err(|e| Error::decode(spec.collection, id, format!("`{}.{i}`: {e}", spec.items_field))))
+        .map(|(i, b)| {
+            bson::from_bson(b).map_err(|e| {
+                Error::decode(
+                    spec.collection,
+                    id,
+                    format!("`{}.{i}`: {e}", spec.items_field),
+                )
+            })
+        })
         .collect()
 }
 
@@ -138,7 +165,11 @@ async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> R
     let docs = series::all_docs(store, ov, id).await?;
     let mut out = Vec::new();
     for doc in docs {
-        out.extend(series::decode_items::<Bson>(ov.collection, ov.items_field, &doc)?);
+        out.extend(series::decode_items::<Bson>(
+            ov.collection,
+            ov.items_field,
+            &doc,
+        )?);
     }
     Ok(out)
 }
@@ -150,12 +181,21 @@ async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> R
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     let spec = T::SPEC;
     spec.overflow.ensure_indexes(store).await?;
-    let mut doc = bson::to_document(value).map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
-    let id = doc.get("_id").cloned().ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
+    let mut doc = bson::to_document(value)
+        .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
+    let id = doc
+        .get("_id")
+        .cloned()
+        .ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
     let all = match doc.get_mut(spec.items_field) {
         Some(Bson::Array(a)) => std::mem::take(a),
         None => Vec::new(),
-        Some(_) => return Err(Error::invalid(format!("`{}` must serialize to an array", spec.items_field))),
+        Some(_) => {
+            return Err(Error::invalid(format!(
+                "`{}` must serialize to an array",
+                spec.items_field
+            )))
+        }
     };
     let t = spec.threshold as usize;
     let (main, rest) = all.split_at(all.len().min(t));
@@ -164,8 +204,15 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     if !rest.is_empty() {
         doc.insert(spec.flag_field, true);
     }
-    store.delete_many(spec.overflow.collection, &Filter::Eq(spec.overflow.key_field.into(), id.clone())).await?;
-    store.replace_one(spec.collection, &by_id(&id), doc, true).await?;
+    store
+        .delete_many(
+            spec.overflow.collection,
+            &Filter::Eq(spec.overflow.key_field.into(), id.clone()),
+        )
+        .await?;
+    store
+        .replace_one(spec.collection, &by_id(&id), doc, true)
+        .await?;
     if !rest.is_empty() {
         series::push(store, &spec.overflow, &id, "", rest, &[]).await?;
     }
@@ -174,11 +221,21 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
 
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
 async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> {
-    let set = Update { set: vec![(spec.flag_field.into(), Bson::Boolean(true))], ..Update::default() };
-    if store.update_one(spec.collection, &by_id(id), &set, false).await?.matched {
+    let set = Update {
+        set: vec![(spec.flag_field.into(), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    if store
+        .update_one(spec.collection, &by_id(id), &set, false)
+        .await?
+        .matched
+    {
         Ok(())
     } else {
-        Err(Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(id) })
+        Err(Error::NotFound {
+            collection: spec.collection.to_owned(),
+            id: crate::error::display_bson(id),
+        })
     }
 }
 
@@ -191,7 +248,10 @@ fn main_has_len(spec: &OutlierSpec, id: &Bson, len: usize) -> Filter {
         Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
     ];
     if len > 0 {
-        conds.push(Filter::Exists(format!("{}.{}", spec.items_field, len - 1), true));
+        conds.push(Filter::Exists(
+            format!("{}.{}", spec.items_field, len - 1),
+            true,
+        ));
     }
     Filter::And(conds)
 }
@@ -211,11 +271,21 @@ where
     spec.overflow.ensure_indexes(store).await?;
     let room = Filter::and([
         by_id(&id),
-        Filter::Exists(format!("{}.{}", spec.items_field, spec.threshold - 1), false),
+        Filter::Exists(
+            format!("{}.{}", spec.items_field, spec.threshold - 1),
+            false,
+        ),
         Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
     ]);
-    let update = Update { push: vec![(spec.items_field.into(), vec![x.clone()])], ..Update::default() };
-    if store.update_one(spec.collection, &room, &update, false).await?.matched {
+    let update = Update {
+        push: vec![(spec.items_field.into(), vec![x.clone()])],
+        ..Update::default()
+    };
+    if store
+        .update_one(spec.collection, &room, &update, false)
+        .await?
+        .matched
+    {
         return Ok(());
     }
     flag(store, &spec, &id).await?;
@@ -243,14 +313,29 @@ where
     for _ in 0..10_000 {
         let doc = read_main(store, &spec, &id)
             .await?
-            .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+            .ok_or_else(|| Error::NotFound {
+                collection: spec.collection.to_owned(),
+                id: crate::error::display_bson(&id),
+            })?;
         let (main, flagged) = main_parts(&spec, &doc)?;
         if flagged || main.len() >= t {
             break;
         }
         let take = (t - main.len()).min(xs.len() - done);
-        let update = Update { push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())], ..Update::default() };
-        if store.update_one(spec.collection, &main_has_len(&spec, &id, main.len()), &update, false).await?.matched {
+        let update = Update {
+            push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
+            ..Update::default()
+        };
+        if store
+            .update_one(
+                spec.collection,
+                &main_has_len(&spec, &id, main.len()),
+                &update,
+                false,
+            )
+            .await?
+            .matched
+        {
             done += take;
             if done == xs.len() {
                 return Ok(());
@@ -271,12 +356,17 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = T::SPEC;
-    let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else { return Ok(None) };
+    let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
+        return Ok(None);
+    };
     let (mut items, flag) = main_parts(&spec, &doc)?;
     let has_extras = flag || items.len() > spec.threshold as usize;
     items.truncate(spec.threshold as usize);
     doc.insert(spec.items_field, items);
-    Ok(Some(Typical { doc: decode_doc(spec.collection, doc)?, has_extras }))
+    Ok(Some(Typical {
+        doc: decode_doc(spec.collection, doc)?,
+        has_extras,
+    }))
 }
 
 /// The document with every item of its array (main + overflow, in push order): two finds
@@ -290,7 +380,9 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(mut doc) = read_main(store, &spec, &id).await? else { return Ok(None) };
+    let Some(mut doc) = read_main(store, &spec, &id).await? else {
+        return Ok(None);
+    };
     let (mut items, flag) = main_parts(&spec, &doc)?;
     if flag {
         spec.overflow.ensure_indexes(store).await?;
@@ -310,7 +402,9 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(doc) = read_main(store, &spec, &id).await? else { return Ok(None) };
+    let Some(doc) = read_main(store, &spec, &id).await? else {
+        return Ok(None);
+    };
     let (mut items, flag) = main_parts(&spec, &doc)?;
     if flag {
         spec.overflow.ensure_indexes(store).await?;
@@ -334,15 +428,23 @@ where
     let id = id.to_key_bson();
     stream::once(async move {
         let main = read_main(store, &spec, &id).await?;
-        let Some(doc) = main else { return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>) };
+        let Some(doc) = main else {
+            return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>);
+        };
         let (items, flag) = main_parts(&spec, &doc)?;
-        let first = stream::iter(decode_items::<T::Item>(&spec, Some(&id), items)?.into_iter().map(Ok));
+        let first = stream::iter(
+            decode_items::<T::Item>(&spec, Some(&id), items)?
+                .into_iter()
+                .map(Ok),
+        );
         if !flag {
             return Ok(Box::pin(first) as Boxed<'a, T::Item>);
         }
         let ov = spec.overflow;
         let rest = series::doc_stream(store, ov, id, crate::bucket::STREAM_BATCH)
-            .map(move |d| d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, &d)))
+            .map(move |d| {
+                d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, &d))
+            })
             .map_ok(|v| stream::iter(v.into_iter().map(Ok)))
             .try_flatten();
         Ok(Box::pin(first.chain(rest)) as Boxed<'a, T::Item>)
@@ -363,9 +465,16 @@ where
     let id = id.to_key_bson();
     let doc = read_main(store, &spec, &id)
         .await?
-        .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+        .ok_or_else(|| Error::NotFound {
+            collection: spec.collection.to_owned(),
+            id: crate::error::display_bson(&id),
+        })?;
     let (items, flag) = main_parts(&spec, &doc)?;
-    let extra = if flag { series::stats(store, &spec.overflow, &id).await?.items } else { 0 };
+    let extra = if flag {
+        series::stats(store, &spec.overflow, &id).await?.items
+    } else {
+        0
+    };
     Ok(items.len() as u64 + extra)
 }
 
@@ -382,7 +491,10 @@ where
     let id = id.to_key_bson();
     let doc = read_main(store, &spec, &id)
         .await?
-        .ok_or_else(|| Error::NotFound { collection: spec.collection.to_owned(), id: crate::error::display_bson(&id) })?;
+        .ok_or_else(|| Error::NotFound {
+            collection: spec.collection.to_owned(),
+            id: crate::error::display_bson(&id),
+        })?;
     let (items, flag) = main_parts(&spec, &doc)?;
     Ok(flag || items.len() > spec.threshold as usize)
 }
@@ -398,7 +510,12 @@ where
     let spec = T::SPEC;
     let id = id.to_key_bson();
     let n = store.delete_many(spec.collection, &by_id(&id)).await?;
-    store.delete_many(spec.overflow.collection, &Filter::Eq(spec.overflow.key_field.into(), id)).await?;
+    store
+        .delete_many(
+            spec.overflow.collection,
+            &Filter::Eq(spec.overflow.key_field.into(), id),
+        )
+        .await?;
     Ok(n > 0)
 }
 

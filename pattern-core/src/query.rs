@@ -135,7 +135,11 @@ impl Update {
     /// The MongoDB update document.
     pub fn to_document(&self) -> Document {
         let mut out = Document::new();
-        let pairs = |v: &[(String, Bson)]| v.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Document>();
+        let pairs = |v: &[(String, Bson)]| {
+            v.iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Document>()
+        };
         if !self.set.is_empty() {
             out.insert("$set", pairs(&self.set));
         }
@@ -143,13 +147,24 @@ impl Update {
             out.insert("$setOnInsert", pairs(&self.set_on_insert));
         }
         if !self.inc.is_empty() {
-            out.insert("$inc", self.inc.iter().map(|(k, n)| (k.clone(), Bson::Int32(*n))).collect::<Document>());
+            out.insert(
+                "$inc",
+                self.inc
+                    .iter()
+                    .map(|(k, n)| (k.clone(), Bson::Int32(*n)))
+                    .collect::<Document>(),
+            );
         }
         if !self.push.is_empty() {
             let push: Document = self
                 .push
                 .iter()
-                .map(|(k, items)| (k.clone(), Bson::Document(bson::doc! {"$each": items.clone()})))
+                .map(|(k, items)| {
+                    (
+                        k.clone(),
+                        Bson::Document(bson::doc! {"$each": items.clone()}),
+                    )
+                })
                 .collect();
             out.insert("$push", push);
         }
@@ -178,7 +193,12 @@ impl Update {
                 },
                 Some(Bson::Int64(x)) => Bson::Int64(x.wrapping_add(*n as i64)),
                 Some(Bson::Double(x)) => Bson::Double(x + *n as f64),
-                Some(other) => return Err(format!("cannot apply $inc to `{k}` of type {:?}", other.element_type())),
+                Some(other) => {
+                    return Err(format!(
+                        "cannot apply $inc to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
+                }
             };
             next.insert(k.clone(), new);
         }
@@ -189,7 +209,10 @@ impl Update {
                 }
                 Some(Bson::Array(a)) => a.extend(items.iter().cloned()),
                 Some(other) => {
-                    return Err(format!("cannot $push to `{k}` of type {:?}", other.element_type()))
+                    return Err(format!(
+                        "cannot $push to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
                 }
             }
         }
@@ -220,7 +243,10 @@ pub struct IndexSpec {
 impl IndexSpec {
     /// The key document, e.g. `{customerId: 1, _id: 1}`.
     pub fn key_document(&self) -> Document {
-        self.keys.iter().map(|(k, d)| (k.clone(), Bson::Int32(*d))).collect()
+        self.keys
+            .iter()
+            .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+            .collect()
     }
 }
 
@@ -280,13 +306,16 @@ pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
         (Bson::Int64(x), Bson::Int32(y)) => x.cmp(&(*y as i64)),
         (x, y) if ba == 2 => {
             let (fx, fy) = (as_f64(x).unwrap_or(f64::NAN), as_f64(y).unwrap_or(f64::NAN));
-            fx.partial_cmp(&fy).unwrap_or_else(|| fx.is_nan().cmp(&fy.is_nan()).reverse())
+            fx.partial_cmp(&fy)
+                .unwrap_or_else(|| fx.is_nan().cmp(&fy.is_nan()).reverse())
         }
         (Bson::String(x), Bson::String(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bson::ObjectId(x), Bson::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
         (Bson::Boolean(x), Bson::Boolean(y)) => x.cmp(y),
         (Bson::DateTime(x), Bson::DateTime(y)) => x.cmp(y),
-        (Bson::Timestamp(x), Bson::Timestamp(y)) => (x.time, x.increment).cmp(&(y.time, y.increment)),
+        (Bson::Timestamp(x), Bson::Timestamp(y)) => {
+            (x.time, x.increment).cmp(&(y.time, y.increment))
+        }
         (Bson::Document(x), Bson::Document(y)) => {
             for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
                 let o = compare_values(vx, vy).then_with(|| kx.cmp(ky));
@@ -323,7 +352,10 @@ fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering
 /// Compares two documents by a sort specification (missing fields sort as null).
 pub fn compare_by(a: &Document, b: &Document, sort: &[(String, i32)]) -> Ordering {
     for (path, dir) in sort {
-        let (x, y) = (get_path(a, path).unwrap_or(&Bson::Null), get_path(b, path).unwrap_or(&Bson::Null));
+        let (x, y) = (
+            get_path(a, path).unwrap_or(&Bson::Null),
+            get_path(b, path).unwrap_or(&Bson::Null),
+        );
         let o = compare_values(x, y);
         let o = if *dir < 0 { o.reverse() } else { o };
         if o.is_ne() {
@@ -340,10 +372,19 @@ mod tests {
 
     #[test]
     fn filter_document_puts_values_behind_eq() {
-        let f = Filter::and([Filter::eq("k", "{\"$gt\": \"\"}"), Filter::Lt("count".into(), Bson::Int32(10))]);
-        assert_eq!(f.to_document(), doc! {"k": {"$eq": "{\"$gt\": \"\"}"}, "count": {"$lt": 10}});
+        let f = Filter::and([
+            Filter::eq("k", "{\"$gt\": \"\"}"),
+            Filter::Lt("count".into(), Bson::Int32(10)),
+        ]);
+        assert_eq!(
+            f.to_document(),
+            doc! {"k": {"$eq": "{\"$gt\": \"\"}"}, "count": {"$lt": 10}}
+        );
         let d = doc! {"k": {"$gt": ""}};
-        assert_eq!(Filter::Eq("k".into(), Bson::Document(d.clone())).to_document(), doc! {"k": {"$eq": d}});
+        assert_eq!(
+            Filter::Eq("k".into(), Bson::Document(d.clone())).to_document(),
+            doc! {"k": {"$eq": d}}
+        );
     }
 
     #[test]
@@ -365,7 +406,10 @@ mod tests {
     #[test]
     fn inc_promotes_like_mongodb() {
         let mut d = doc! {"c": i32::MAX};
-        let u = Update { inc: vec![("c".into(), 1)], ..Default::default() };
+        let u = Update {
+            inc: vec![("c".into(), 1)],
+            ..Default::default()
+        };
         u.apply(&mut d, false).unwrap();
         assert_eq!(d.get("c"), Some(&Bson::Int64(i32::MAX as i64 + 1)));
         let mut bad = doc! {"c": "x"};

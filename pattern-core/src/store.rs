@@ -50,6 +50,19 @@ pub trait Store: Send + Sync {
         upsert: bool,
     ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
 
+    /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
+    /// one round trip), using index `hint` where the server takes hints; with `upsert`, inserts
+    /// one when none matches, as [`Store::update_one`] does.
+    fn update_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(String, i32)],
+        hint: &str,
+        update: &Update,
+        upsert: bool,
+    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
     fn replace_one(
         &self,
@@ -61,16 +74,30 @@ pub trait Store: Send + Sync {
 
     /// The documents matching `filter`, sorted, skipped and limited, in one round trip where
     /// the result fits in one reply (16 MiB).
-    fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> impl Future<Output = Result<Vec<Document>>> + Send;
+    fn find(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> impl Future<Output = Result<Vec<Document>>> + Send;
 
     /// Counts the matching documents and the elements of their `array_field`, server-side.
-    fn array_stats(&self, coll: &str, filter: &Filter, array_field: &str) -> impl Future<Output = Result<ArrayStats>> + Send;
+    fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> impl Future<Output = Result<ArrayStats>> + Send;
 
     /// Deletes every matching document; returns how many.
     fn delete_many(&self, coll: &str, filter: &Filter) -> impl Future<Output = Result<u64>> + Send;
 
     /// Creates the index if no index of that name exists (idempotent).
-    fn create_index(&self, coll: &str, index: &IndexSpec) -> impl Future<Output = Result<()>> + Send;
+    fn create_index(
+        &self,
+        coll: &str,
+        index: &IndexSpec,
+    ) -> impl Future<Output = Result<()>> + Send;
 
     /// Names of the collection's indexes (empty when the collection does not exist).
     fn index_names(&self, coll: &str) -> impl Future<Output = Result<Vec<String>>> + Send;
@@ -88,7 +115,10 @@ pub struct EnsuredIndexes(Mutex<HashSet<String>>);
 
 impl EnsuredIndexes {
     pub(crate) fn contains(&self, tag: &str) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).contains(tag)
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(tag)
     }
     pub(crate) fn insert(&self, tag: String) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(tag);
@@ -107,7 +137,14 @@ pub(crate) async fn ensure_indexes<S: Store>(
     indexes: &[IndexSpec],
     stale_prefixes: &[String],
 ) -> Result<()> {
-    let tag = format!("{coll}\u{0}{}", indexes.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(","));
+    let tag = format!(
+        "{coll}\u{0}{}",
+        indexes
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
     if store.ensured().contains(&tag) {
         return Ok(());
     }
@@ -129,5 +166,6 @@ pub(crate) async fn ensure_indexes<S: Store>(
 
 /// The `_id` of a stored document, or an error naming the collection.
 pub(crate) fn doc_id<'a>(coll: &str, doc: &'a Document) -> Result<&'a Bson> {
-    doc.get("_id").ok_or_else(|| crate::Error::decode(coll, None, "document has no _id"))
+    doc.get("_id")
+        .ok_or_else(|| crate::Error::decode(coll, None, "document has no _id"))
 }

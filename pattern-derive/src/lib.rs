@@ -1,5 +1,38 @@
+//! The derive macros of [`pattern_core`](https://docs.rs/pattern-core): use them through
+//! `pattern_core::{Bucket, Outlier}`, which re-exports them with their documentation.
+//!
+//! Layout (private modules): `bucket` and `outlier` each parse their input into a model
+//! (`parse.rs`, reporting every mistake at once through `ctxt::Ctxt`) and generate code from
+//! the model alone (`expand.rs`); `attr`, `shape`, `names`, `serde_names` and `codegen` hold
+//! what the two derives share.
+
 use proc_macro::TokenStream;
-#[proc_macro_derive(Bucket, attributes(bucket))]
-pub fn derive_bucket(_input: TokenStream) -> TokenStream { TokenStream::new() }
-#[proc_macro_derive(Outlier, attributes(outlier))]
-pub fn derive_outlier(_input: TokenStream) -> TokenStream { TokenStream::new() }
+use syn::{parse_macro_input, DeriveInput};
+
+mod attr;
+mod bucket;
+mod codegen;
+mod ctxt;
+mod names;
+mod outlier;
+mod serde_names;
+mod shape;
+
+/// `#[derive(Bucket)]`: the bucket pattern. Use it as `pattern_core::Bucket`; the attribute
+/// reference is in pattern_core's documentation of the re-export (`docs/bucket.md`).
+///
+/// `serde` is a helper attribute of both derives: `#[serde(rename = "...")]` names a field's
+/// BSON name also on a struct that does not derive serde's traits.
+#[proc_macro_derive(Bucket, attributes(bucket, serde))]
+pub fn derive_bucket(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    bucket::derive(&input).into()
+}
+
+/// `#[derive(Outlier)]`: the outlier pattern. Use it as `pattern_core::Outlier`; the attribute
+/// reference is in pattern_core's documentation of the re-export (`docs/outlier.md`).
+#[proc_macro_derive(Outlier, attributes(outlier, serde))]
+pub fn derive_outlier(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    outlier::derive(&input).into()
+}

@@ -28,16 +28,26 @@ pub fn mongo_uri() -> String {
 
 /// A database name unique to this test run (at most 63 bytes).
 pub fn unique_db(test: &str) -> String {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let mut name: String = test.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').take(40).collect();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut name: String = test
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(40)
+        .collect();
     name = format!("pt_{name}_{:x}", nanos & 0xffff_ffff_ffff);
     name.truncate(63);
     name
 }
 
 async fn options() -> ClientOptions {
-    let mut opts = ClientOptions::parse(mongo_uri()).await.expect("MONGODB_URI does not parse");
-    opts.server_selection_timeout.get_or_insert(std::time::Duration::from_secs(20));
+    let mut opts = ClientOptions::parse(mongo_uri())
+        .await
+        .expect("MONGODB_URI does not parse");
+    opts.server_selection_timeout
+        .get_or_insert(std::time::Duration::from_secs(20));
     opts
 }
 
@@ -55,7 +65,15 @@ impl CommandLog {
     fn counts(name: &str) -> bool {
         !matches!(
             name,
-            "hello" | "isMaster" | "ismaster" | "ping" | "buildInfo" | "buildinfo" | "endSessions" | "saslStart" | "saslContinue"
+            "hello"
+                | "isMaster"
+                | "ismaster"
+                | "ping"
+                | "buildInfo"
+                | "buildinfo"
+                | "endSessions"
+                | "saslStart"
+                | "saslContinue"
         )
     }
     /// Forgets what was logged.
@@ -92,7 +110,10 @@ pub async fn counted_mongo_store(test: &str) -> (MongoStore, CommandLog) {
             }
         }
     }));
-    (MongoStore::with_options(opts, &unique_db(test)).expect("client"), log)
+    (
+        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
+        log,
+    )
 }
 
 /// Drops a test's database (best effort: the test server's storage is temporary anyway).
@@ -104,8 +125,14 @@ pub async fn drop_db(store: &AnyStore) {
 
 /// Every document of a collection in `_id` order, as stored.
 pub async fn documents<S: Store>(store: &S, coll: &str) -> Vec<Document> {
-    let opts = FindOptions { sort: vec![("_id".into(), 1)], ..FindOptions::default() };
-    store.find(coll, &Filter::And(vec![]), &opts).await.expect("read the collection")
+    let opts = FindOptions {
+        sort: vec![("_id".into(), 1)],
+        ..FindOptions::default()
+    };
+    store
+        .find(coll, &Filter::And(vec![]), &opts)
+        .await
+        .expect("read the collection")
 }
 
 /// A document with its fields sorted by name, recursively: stores may order the fields an
@@ -113,7 +140,9 @@ pub async fn documents<S: Store>(store: &S, coll: &str) -> Vec<Document> {
 pub fn canonical(doc: &Document) -> Document {
     let mut keys: Vec<&String> = doc.keys().collect();
     keys.sort();
-    keys.into_iter().map(|k| (k.clone(), canonical_bson(&doc[k]))).collect()
+    keys.into_iter()
+        .map(|k| (k.clone(), canonical_bson(&doc[k])))
+        .collect()
 }
 
 fn canonical_bson(b: &Bson) -> Bson {

@@ -37,7 +37,12 @@ struct TradeHistory {
 
 fn trade(kind: &str, ticker: &str, qty: i64, date: &str) -> Trade {
     let date = DateTime::parse_rfc3339_str(date).expect("a valid date");
-    Trade { kind: kind.into(), ticker: ticker.into(), qty, date }
+    Trade {
+        kind: kind.into(),
+        ticker: ticker.into(),
+        qty,
+        date,
+    }
 }
 
 fn show(title: &str, docs: &[Document]) {
@@ -66,7 +71,9 @@ fn seed_final_documents() -> Vec<Document> {
 /// Equal as JSON objects: field order and integer width aside.
 fn same(a: &[Document], b: &[Document]) -> bool {
     let json = |docs: &[Document]| -> Vec<serde_json::Value> {
-        docs.iter().map(|d| bson::Bson::Document(d.clone()).into_relaxed_extjson()).collect()
+        docs.iter()
+            .map(|d| bson::Bson::Document(d.clone()).into_relaxed_extjson())
+            .collect()
     };
     json(a) == json(b)
 }
@@ -78,30 +85,65 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     store.drop_collection("trades").await?;
 
     // Step 1: the three trades of the page, pushed one by one.
-    TradeHistory::push(&store, &123, trade("buy", "MDB", 419, "2023-10-26T15:47:03.434Z")).await?;
-    TradeHistory::push(&store, &123, trade("sell", "MDB", 29, "2023-10-30T09:32:57.765Z")).await?;
-    TradeHistory::push(&store, &456, trade("buy", "GOOG", 50, "2023-10-31T11:16:02.120Z")).await?;
-    show("\n== trades after the first three trades", &store.documents("trades").await?);
+    TradeHistory::push(
+        &store,
+        &123,
+        trade("buy", "MDB", 419, "2023-10-26T15:47:03.434Z"),
+    )
+    .await?;
+    TradeHistory::push(
+        &store,
+        &123,
+        trade("sell", "MDB", 29, "2023-10-30T09:32:57.765Z"),
+    )
+    .await?;
+    TradeHistory::push(
+        &store,
+        &456,
+        trade("buy", "GOOG", 50, "2023-10-31T11:16:02.120Z"),
+    )
+    .await?;
+    show(
+        "\n== trades after the first three trades",
+        &store.documents("trades").await?,
+    );
 
     // Step 2: the page's insert of a new MSFT trade for customer 123.
-    TradeHistory::push(&store, &123, trade("buy", "MSFT", 42, "2023-11-02T11:43:10Z")).await?;
+    TradeHistory::push(
+        &store,
+        &123,
+        trade("buy", "MSFT", 42, "2023-11-02T11:43:10Z"),
+    )
+    .await?;
     let docs = store.documents("trades").await?;
     show("\n== trades after the MSFT trade", &docs);
 
     // Reads: page 1 of customer 123, every trade, the counts.
-    let page = TradeHistory::page(&store, &123, 1).await?.expect("page 1 exists");
-    println!("\n== page 1 of customer 123: bucket {} with {} trades", page.id, page.items.len());
+    let page = TradeHistory::page(&store, &123, 1)
+        .await?
+        .expect("page 1 exists");
+    println!(
+        "\n== page 1 of customer 123: bucket {} with {} trades",
+        page.id,
+        page.items.len()
+    );
     let all: Vec<Trade> = TradeHistory::items(&store, &123).try_collect().await?;
     let tickers: Vec<&str> = all.iter().map(|t| t.ticker.as_str()).collect();
     println!("every trade of customer 123: {tickers:?}");
     let counts = TradeHistory::counts(&store, &123).await?;
-    println!("customer 123: {} trades in {} bucket(s)", counts.items, counts.pages);
+    println!(
+        "customer 123: {} trades in {} bucket(s)",
+        counts.items, counts.pages
+    );
 
     if same(&docs, &seed_final_documents()) {
         println!("\nthe collection holds the page's final documents");
         Ok(())
     } else {
-        show("\nexpected the page's final documents:", &seed_final_documents());
+        show(
+            "\nexpected the page's final documents:",
+            &seed_final_documents(),
+        );
         Err("the collection does not hold the page's final documents".into())
     }
 }

@@ -1,0 +1,170 @@
+//! The code of `#[derive(Outlier)]`, from the model alone.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+
+use super::Outlier;
+use crate::codegen::{self, Method, Wrappers};
+
+pub(crate) fn expand(o: &Outlier) -> TokenStream {
+    let Outlier {
+        ident,
+        collection,
+        overflow,
+        threshold,
+        flag,
+        reference,
+        extra,
+        count,
+        seq,
+        id_ty,
+        item_ty,
+        ..
+    } = o;
+    let items_field = &o.items_field;
+    let chunk = match o.chunk {
+        Some(n) => quote!(#n),
+        None => quote!(::pattern_core::outlier::DEFAULT_CHUNK),
+    };
+    let f = &o.items_rust;
+    let w = Wrappers {
+        key_ty: id_ty,
+        key: "id",
+        module: "outlier",
+    };
+    let methods = [
+        w.keyed(Method {
+            doc: "Appends `item` to the array of parent `id`: to the main document while it is below the threshold \
+                  (one write), else to the overflow. `NotFound` when the parent does not exist.",
+            name: format!("push_{f}"),
+            params: quote!(item: #item_ty,),
+            ret: quote!(()),
+            func: "push",
+            args: quote!(&item,),
+        }),
+        w.keyed(Method {
+            doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
+                  the rest to the overflow.",
+            name: format!("push_many_{f}"),
+            params: quote!(items: &[#item_ty],),
+            ret: quote!(()),
+            func: "push_many",
+            args: quote!(items,),
+        }),
+        w.keyed(Method {
+            doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
+                  the threshold. `None` when there is no such document.",
+            name: "typical".into(),
+            params: quote!(),
+            ret: quote!(::core::option::Option<::pattern_core::Typical<Self>>),
+            func: "typical",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "The document with every item of its array, main document and overflow, in push order.",
+            name: "full".into(),
+            params: quote!(),
+            ret: quote!(::core::option::Option<Self>),
+            func: "full",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
+            name: format!("all_{f}"),
+            params: quote!(),
+            ret: quote!(::core::option::Option<::std::vec::Vec<#item_ty>>),
+            func: "all_items",
+            args: quote!(),
+        }),
+        w.stream(
+            "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
+            format!("stream_{f}"),
+            quote!(#item_ty),
+            "items",
+        ),
+        w.keyed(Method {
+            doc: "How many items parent `id`'s array holds, main document and overflow.",
+            name: format!("count_{f}"),
+            params: quote!(),
+            ret: quote!(u64),
+            func: "count",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "Whether parent `id` overflowed its threshold.",
+            name: "is_outlier".into(),
+            params: quote!(),
+            ret: quote!(bool),
+            func: "is_outlier",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "Deletes parent `id` and its overflow; whether the parent existed.",
+            name: "delete".into(),
+            params: quote!(),
+            ret: quote!(bool),
+            func: "delete",
+            args: quote!(),
+        }),
+        w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
+    ];
+    quote! {
+        #[automatically_derived]
+        impl ::pattern_core::Outlier for #ident {
+            type Id = #id_ty;
+            type Item = #item_ty;
+            const SPEC: ::pattern_core::OutlierSpec = ::pattern_core::OutlierSpec {
+                collection: #collection,
+                items_field: #items_field,
+                threshold: #threshold,
+                flag_field: #flag,
+                overflow: ::pattern_core::series::SeriesSpec {
+                    collection: #overflow,
+                    key_field: #reference,
+                    items_field: #extra,
+                    count_field: #count,
+                    size: #chunk,
+                    order: ::pattern_core::series::SeriesOrder::Seq(#seq),
+                },
+            };
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            /// Inserts this document, or replaces the stored one with the same `_id`: the first
+            /// `threshold` items go to the main document, the rest to new overflow chunks.
+            pub async fn save<__PatternS>(&self, store: &__PatternS) -> ::pattern_core::Result<()>
+            where
+                __PatternS: ::pattern_core::Store,
+            {
+                ::pattern_core::outlier::save::<Self, __PatternS>(store, self).await
+            }
+
+            #(#methods)*
+        }
+    }
+}
+
+/// The impl emitted beside errors.
+pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
+    let body = quote! {
+        type Id = str;
+        type Item = ();
+        const SPEC: ::pattern_core::OutlierSpec = ::pattern_core::OutlierSpec {
+            collection: "",
+            items_field: "",
+            threshold: 1,
+            flag_field: "",
+            overflow: ::pattern_core::series::SeriesSpec {
+                collection: "",
+                key_field: "",
+                items_field: "",
+                count_field: "",
+                size: 1,
+                order: ::pattern_core::series::SeriesOrder::TimeId,
+            },
+        };
+    };
+    codegen::fallback(input, quote!(::pattern_core::Outlier), body)
+}

@@ -1,0 +1,38 @@
+//! `#[derive(Outlier)]`: [`parse`] reads the struct and its attributes into an [`Outlier`]
+//! model (reporting every mistake at once), [`expand`] writes the code from the model alone.
+
+mod expand;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::{Ident, TokenStream};
+use syn::{DeriveInput, Type};
+
+/// What `#[derive(Outlier)]` generates code from.
+pub(crate) struct Outlier<'a> {
+    pub ident: &'a Ident,
+    pub collection: String,
+    pub overflow: String,
+    pub threshold: u32,
+    /// `None`: `pattern_core::outlier::DEFAULT_CHUNK`.
+    pub chunk: Option<u32>,
+    pub flag: String,
+    pub reference: String,
+    pub extra: String,
+    pub count: String,
+    pub seq: String,
+    pub id_ty: &'a Type,
+    pub item_ty: &'a Type,
+    /// The items field's BSON name, and its Rust name (unraw), which names the wrappers.
+    pub items_field: String,
+    pub items_rust: String,
+}
+
+/// The derive's output: the impls, or the errors and a fallback impl.
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    crate::codegen::or_fallback(
+        parse::parse(input).map(|model| expand::expand(&model)),
+        || expand::fallback(input),
+    )
+}

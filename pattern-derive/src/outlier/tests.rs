@@ -1,0 +1,213 @@
+//! Parser tests: `parse_quote!` input in, the model or every error message out.
+
+use syn::{parse_quote, DeriveInput};
+
+use super::{expand::expand, parse::parse};
+use crate::ctxt::messages;
+
+fn errors(input: DeriveInput) -> Vec<String> {
+    messages(parse(&input))
+}
+
+#[test]
+fn reads_the_model_with_defaults() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+        struct Book {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            title: String,
+            #[outlier(items)]
+            customers_purchased: Vec<String>,
+        }
+    };
+    let o = parse(&input).unwrap();
+    assert_eq!(
+        (
+            o.collection.as_str(),
+            o.overflow.as_str(),
+            o.threshold,
+            o.chunk
+        ),
+        ("sales", "extra_sales", 50, None)
+    );
+    assert_eq!(
+        [
+            &o.flag,
+            &o.reference,
+            &o.extra,
+            &o.count,
+            &o.seq,
+            &o.items_field
+        ],
+        [
+            "has_extras",
+            "book_id",
+            "customers_purchased_extra",
+            "count",
+            "seq",
+            "customers_purchased"
+        ]
+    );
+    let code = expand(&o).to_string();
+    for part in [
+        "impl :: pattern_core :: Outlier for Book",
+        "type Id = i64",
+        "type Item = String",
+        "size : :: pattern_core :: outlier :: DEFAULT_CHUNK",
+        "SeriesOrder :: Seq (\"seq\")",
+        "pub async fn save",
+        "pub async fn push_customers_purchased",
+        "pub async fn push_many_customers_purchased",
+        "pub async fn all_customers_purchased",
+        "pub fn stream_customers_purchased",
+        "pub async fn count_customers_purchased",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+}
+
+#[test]
+fn every_key() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "c", overflow = "o", threshold = 3, chunk = 7)]
+        #[outlier(flag = "f", reference = "r", extra = "e", count = "n", seq = "s")]
+        #[serde(rename_all = "camelCase")]
+        struct TradeHistory {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: String,
+            #[outlier(items)]
+            all_trades: Vec<u8>,
+        }
+    };
+    let o = parse(&input).unwrap();
+    assert_eq!(o.chunk, Some(7));
+    assert_eq!(
+        [&o.flag, &o.reference, &o.extra, &o.count, &o.seq],
+        ["f", "r", "e", "n", "s"]
+    );
+    assert_eq!(
+        (o.items_field.as_str(), o.items_rust.as_str()),
+        ("allTrades", "all_trades")
+    );
+}
+
+#[test]
+fn default_reference_is_the_snake_case_name() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "c", overflow = "o", threshold = 3)]
+        struct TradeHistory {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            #[outlier(items)]
+            trades: Vec<u8>,
+        }
+    };
+    assert_eq!(parse(&input).unwrap().reference, "trade_history_id");
+}
+
+#[test]
+fn every_mistake_arrives_at_once() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "sales", overflow = "sales", threshold = 0, chunk = "big", limit = 3)]
+        #[outlier(threshold = 5, flag = "title", reference = "count", seq = "_id")]
+        struct Book {
+            #[outlier(id, items)]
+            id: i64,
+            title: String,
+            #[outlier(items)]
+            customers: Option<String>,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "threshold must be at least 1",
+            "chunk must be an integer, like `chunk = 10`",
+            "unknown key `limit` in #[outlier(...)]; expected one of: `collection`, `overflow`, `threshold`, `chunk`, \
+             `flag`, `reference`, `extra`, `count`, `seq`",
+            "duplicate key `threshold`",
+            "overflow must differ from the main collection",
+            "a field cannot be both #[outlier(id)] and #[outlier(items)]",
+            "the #[outlier(items)] field must be a `Vec<T>`",
+            "the flag field \"title\" is also the name of field `title`; choose another with #[outlier(flag = \"...\")]",
+            "the reference field and the count field are both stored as \"count\"",
+            "the seq field cannot be stored as `_id` (the pattern owns `_id`)",
+        ]
+    );
+}
+
+#[test]
+fn id_must_be_stored_as_id() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "c", overflow = "o", threshold = 3)]
+        struct Book {
+            #[outlier(id)]
+            id: i64,
+            has_extras: bool,
+            #[outlier(items)]
+            v: Vec<u8>,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "the id field must be stored as `_id`: add #[serde(rename = \"_id\")]",
+            "the flag field \"has_extras\" is also the name of field `has_extras`; choose another with #[outlier(flag = \"...\")]",
+        ]
+    );
+}
+
+#[test]
+fn collection_names() {
+    for (name, problem) in [
+        ("", "it must not be empty"),
+        ("a$b", "it must not contain `$`"),
+        ("a\0b", "it must not contain a NUL character"),
+        (
+            "system.x",
+            "it must not start with `system.` (reserved by MongoDB)",
+        ),
+    ] {
+        let input: DeriveInput = parse_quote! {
+            #[outlier(collection = "c", overflow = #name, threshold = 3)]
+            struct Book {
+                #[outlier(id)]
+                #[serde(rename = "_id")]
+                id: i64,
+                #[outlier(items)]
+                v: Vec<u8>,
+            }
+        };
+        assert_eq!(
+            errors(input),
+            [format!(
+                "invalid MongoDB collection name {name:?}: {problem}"
+            )]
+        );
+    }
+}
+
+#[test]
+fn checks_that_need_no_items_field_still_run() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "c", overflow = "o", threshold = 3, flag = "title", reference = "seq")]
+        struct Book {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            title: String,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "no field is marked #[outlier(items)]",
+            "the flag field \"title\" is also the name of field `title`; choose another with #[outlier(flag = \"...\")]",
+            "the reference field and the seq field are both stored as \"seq\"",
+        ]
+    );
+}

@@ -1,0 +1,261 @@
+//! The BSON name serde gives a field: `#[serde(rename = "...")]` on the field, else the
+//! container's `#[serde(rename_all = "...")]` applied to its ident, else the ident.
+//!
+//! Other serde keys are skipped without a look: serde validates its own attributes.
+
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, Ident, LitStr, Token};
+
+use crate::attr::{each_key, skip_value};
+use crate::ctxt::Ctxt;
+use crate::names::Name;
+
+/// A case convention of `#[serde(rename_all = "...")]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RenameRule {
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+const RULES: [(&str, RenameRule); 8] = [
+    ("lowercase", RenameRule::Lower),
+    ("UPPERCASE", RenameRule::Upper),
+    ("PascalCase", RenameRule::Pascal),
+    ("camelCase", RenameRule::Camel),
+    ("snake_case", RenameRule::Snake),
+    ("SCREAMING_SNAKE_CASE", RenameRule::ScreamingSnake),
+    ("kebab-case", RenameRule::Kebab),
+    ("SCREAMING-KEBAB-CASE", RenameRule::ScreamingKebab),
+];
+
+impl RenameRule {
+    /// The name of a field written in snake_case, as serde renames it.
+    pub(crate) fn apply_to_field(self, field: &str) -> String {
+        match self {
+            RenameRule::Lower | RenameRule::Snake => field.to_owned(),
+            RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
+            RenameRule::Pascal => {
+                let mut out = String::new();
+                let mut capitalize = true;
+                for ch in field.chars() {
+                    if ch == '_' {
+                        capitalize = true;
+                    } else if capitalize {
+                        out.push(ch.to_ascii_uppercase());
+                        capitalize = false;
+                    } else {
+                        out.push(ch);
+                    }
+                }
+                out
+            }
+            RenameRule::Camel => {
+                let pascal = RenameRule::Pascal.apply_to_field(field);
+                let mut chars = pascal.chars();
+                chars
+                    .next()
+                    .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+                    .unwrap_or_default()
+            }
+            RenameRule::Kebab => field.replace('_', "-"),
+            RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
+/// A type name in PascalCase, in snake_case (`TradeHistory` → `trade_history`).
+pub(crate) fn snake_case(type_name: &str) -> String {
+    let mut out = String::new();
+    for (i, ch) in type_name.chars().enumerate() {
+        if ch.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.extend(ch.to_lowercase());
+    }
+    out
+}
+
+/// An ident as written in source, without `r#`.
+pub(crate) fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+/// The container's `#[serde(rename_all = "...")]`.
+pub(crate) fn rename_all(cx: &Ctxt, attrs: &[Attribute]) -> Option<RenameRule> {
+    let lit = serde_string(cx, attrs, "rename_all", None)?;
+    let rule = RULES
+        .iter()
+        .find(|(name, _)| *name == lit.value())
+        .map(|(_, rule)| *rule);
+    if rule.is_none() {
+        let names = RULES
+            .iter()
+            .map(|(n, _)| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        cx.error_at(
+            lit.span(),
+            format!(
+                "unknown rename rule {:?}; expected one of: {names}",
+                lit.value()
+            ),
+        );
+    }
+    rule
+}
+
+/// The BSON name of a field (named fields only).
+pub(crate) fn field_name(
+    cx: &Ctxt,
+    ident: &Ident,
+    attrs: &[Attribute],
+    rule: Option<RenameRule>,
+) -> Name {
+    let default = match rule {
+        Some(rule) => rule.apply_to_field(&unraw(ident)),
+        None => unraw(ident),
+    };
+    match serde_string(cx, attrs, "rename", Some(&default)) {
+        Some(lit) => Name::given(lit.value(), lit.span()),
+        None => Name::given(default, ident.span()),
+    }
+}
+
+/// The string of `#[serde(<key> = "...")]` or `#[serde(<key>(serialize = "...", deserialize =
+/// "..."))]`, whichever comes last. The two directions must agree (the pattern reads and
+/// writes one name); a direction left out stands for `default` (`None`: nothing).
+fn serde_string(
+    cx: &Ctxt,
+    attrs: &[Attribute],
+    key: &str,
+    default: Option<&str>,
+) -> Option<LitStr> {
+    let mut found = None;
+    // A malformed serde attribute is serde's to report: the errors of the walk are dropped.
+    let quiet = Ctxt::new();
+    each_key(&quiet, attrs, "serde", |meta| {
+        if !meta.path.is_ident(key) {
+            return skip_value(meta.input);
+        }
+        // #[serde(rename = "name")]
+        if meta.input.peek(Token![=]) {
+            found = Some(meta.value()?.parse::<LitStr>()?);
+            return Ok(());
+        }
+        // #[serde(rename(serialize = "name", deserialize = "name"))]
+        let (ser, de) = directions(meta)?;
+        let text = |lit: &Option<LitStr>| {
+            lit.as_ref()
+                .map(LitStr::value)
+                .or(default.map(str::to_owned))
+        };
+        if text(&ser) != text(&de) {
+            cx.syn_error(meta.error(format!(
+                "serialize and deserialize names differ ({} vs {}): the pattern reads and writes one name",
+                text(&ser).map_or("none".into(), |s| format!("{s:?}")),
+                text(&de).map_or("none".into(), |s| format!("{s:?}")),
+            )));
+        }
+        found = ser.or(de);
+        Ok(())
+    });
+    drop(quiet.check());
+    found
+}
+
+fn directions(meta: &ParseNestedMeta) -> syn::Result<(Option<LitStr>, Option<LitStr>)> {
+    let (mut ser, mut de) = (None, None);
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("serialize") {
+            ser = Some(inner.value()?.parse()?);
+        } else if inner.path.is_ident("deserialize") {
+            de = Some(inner.value()?.parse()?);
+        } else {
+            skip_value(inner.input)?;
+        }
+        Ok(())
+    })?;
+    Ok((ser, de))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    #[test]
+    fn rules_match_serde() {
+        let cases = [
+            (RenameRule::Lower, "customer_id"),
+            (RenameRule::Upper, "CUSTOMER_ID"),
+            (RenameRule::Pascal, "CustomerId"),
+            (RenameRule::Camel, "customerId"),
+            (RenameRule::Snake, "customer_id"),
+            (RenameRule::ScreamingSnake, "CUSTOMER_ID"),
+            (RenameRule::Kebab, "customer-id"),
+            (RenameRule::ScreamingKebab, "CUSTOMER-ID"),
+        ];
+        for (rule, want) in cases {
+            assert_eq!(rule.apply_to_field("customer_id"), want, "{rule:?}");
+        }
+        assert_eq!(RenameRule::Camel.apply_to_field("_"), "");
+    }
+
+    #[test]
+    fn snake_case_of_type_names() {
+        assert_eq!(snake_case("Book"), "book");
+        assert_eq!(snake_case("TradeHistory"), "trade_history");
+    }
+
+    fn name(attrs: &[Attribute], rule: Option<RenameRule>) -> (String, syn::Result<()>) {
+        let cx = Ctxt::new();
+        let ident: Ident = parse_quote!(r#customer_id);
+        let n = field_name(&cx, &ident, attrs, rule);
+        (n.value, cx.check())
+    }
+
+    #[test]
+    fn field_names() {
+        assert_eq!(name(&[], None).0, "customer_id");
+        assert_eq!(name(&[], Some(RenameRule::Camel)).0, "customerId");
+        let renamed: Attribute =
+            parse_quote!(#[serde(default, rename = "cid", skip_serializing_if = "x")]);
+        assert_eq!(name(&[renamed], Some(RenameRule::Camel)).0, "cid");
+        let both: Attribute = parse_quote!(#[serde(rename(serialize = "c", deserialize = "c"))]);
+        assert_eq!(name(&[both], None).0, "c");
+    }
+
+    #[test]
+    fn directions_must_agree() {
+        let differ: Attribute = parse_quote!(#[serde(rename(serialize = "a", deserialize = "b"))]);
+        let err = name(&[differ], None).1.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("serialize and deserialize names differ"),
+            "{err}"
+        );
+        let one: Attribute = parse_quote!(#[serde(rename(serialize = "a"))]);
+        assert!(name(&[one], None).1.is_err());
+    }
+
+    #[test]
+    fn rename_all_rules() {
+        let cx = Ctxt::new();
+        let a: Attribute = parse_quote!(#[serde(deny_unknown_fields, rename_all = "kebab-case")]);
+        assert_eq!(rename_all(&cx, &[a]), Some(RenameRule::Kebab));
+        let bad: Attribute = parse_quote!(#[serde(rename_all = "Title Case")]);
+        assert_eq!(rename_all(&cx, &[bad]), None);
+        assert!(cx
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown rename rule"));
+    }
+}

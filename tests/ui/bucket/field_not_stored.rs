@@ -1,0 +1,21 @@
+// A field that is neither key nor items is reported at it.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub struct TradeHistory {
+    #[bucket(key)]
+    pub customer_id: i64,
+    pub name: String,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}

@@ -1,0 +1,20 @@
+// Generic structs are rejected at the generics.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub struct TradeHistory<T> {
+    #[bucket(key)]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<T>,
+}
+
+fn main() {}

@@ -1,0 +1,20 @@
+// One field cannot be both key and items.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub struct TradeHistory {
+    #[bucket(key)]
+    pub customer_id: i64,
+    #[bucket(key, items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}

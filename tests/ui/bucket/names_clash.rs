@@ -1,0 +1,21 @@
+// The key field stored as the count field's name.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename = "count")]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+// On an enum: reported at `enum`.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub enum TradeHistory {
+    Empty,
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+// serde renames that differ by direction.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10)]
+pub struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename(serialize = "cid", deserialize = "customer"))]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// The id field must be stored as `_id`: reported at the field.
+use pattern_core::Outlier;
+use serde::{Deserialize, Serialize};
+
+#[derive(Outlier, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+pub struct Book {
+    #[outlier(id)]
+    pub id: i64,
+    pub title: String,
+    #[outlier(items)]
+    pub customers_purchased: Vec<String>,
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+// The items field must be a `Vec<T>`: reported at its type.
+use pattern_core::Outlier;
+use serde::{Deserialize, Serialize};
+
+#[derive(Outlier, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+pub struct Book {
+    #[outlier(id)]
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    #[outlier(items)]
+    pub customers_purchased: std::collections::HashSet<String>,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// No `#[outlier(id)]` field: reported at the struct name.
+use pattern_core::Outlier;
+use serde::{Deserialize, Serialize};
+
+#[derive(Outlier, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+pub struct Book {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    #[outlier(items)]
+    pub customers_purchased: Vec<String>,
+}
+
+fn main() {}

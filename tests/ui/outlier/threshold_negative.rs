@@ -1,0 +1,16 @@
+// A negative threshold is reported at the value.
+use pattern_core::Outlier;
+use serde::{Deserialize, Serialize};
+
+#[derive(Outlier, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = -1, overflow = "extra_sales")]
+pub struct Book {
+    #[outlier(id)]
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    #[outlier(items)]
+    pub customers_purchased: Vec<String>,
+}
+
+fn main() {}

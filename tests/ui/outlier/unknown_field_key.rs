@@ -1,0 +1,16 @@
+// An unknown field key is reported at the key.
+use pattern_core::Outlier;
+use serde::{Deserialize, Serialize};
+
+#[derive(Outlier, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+pub struct Book {
+    #[outlier(id, key)]
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    #[outlier(items)]
+    pub customers_purchased: Vec<String>,
+}
+
+fn main() {}
