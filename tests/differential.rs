@@ -266,7 +266,13 @@ async fn stored(store: &AnyStore) -> Vec<(String, Vec<Document>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::Direct(
+            "proptest-regressions/differential.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn both_stores_agree(ops in prop::collection::vec(op(), 1..40)) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

@@ -227,8 +227,44 @@ fn cases() -> impl Strategy<Value = (Vec<Document>, Document, Vec<Document>)> {
     )
 }
 
+/// Where failing cases are kept and replayed first (relative to the tests crate).
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(
+                "proptest-regressions/hostile.txt",
+            ),
+        )),
+        ..ProptestConfig::default()
+    }
+}
+
+/// Found by the property test below: a foreign chunk numbered 2^63-1 made the next number
+/// overflow (a panic); it is a decode error naming the chunk.
+#[tokio::test]
+async fn chunk_number_at_its_maximum_is_a_decode_error() {
+    let store = pattern_tests::memory_store();
+    store.insert_one("sales", bson::doc! {"_id": 5_i64, "title": "t", "customers_purchased": ["a", "b"], "has_extras": true}).await.unwrap();
+    store
+        .insert_one("extra_sales", bson::doc! {"_id": "max", "book_id": 5_i64, "count": 2, "customers_purchased_extra": ["c", "d"], "seq": i64::MAX})
+        .await
+        .unwrap();
+    let e = Book::push_customers_purchased(&store, &5, "e".into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Decode { ref collection, ref id, .. } if collection == "extra_sales" && id.contains("max")),
+        "{e:?}"
+    );
+    assert_eq!(
+        Book::count_customers_purchased(&store, &5).await.unwrap(),
+        4
+    );
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+    #![proptest_config(config(256))]
     #[test]
     fn memory_store_survives_foreign_documents((buckets, main, chunks) in cases()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -237,7 +273,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(config(24))]
     #[test]
     fn mongo_store_survives_foreign_documents((buckets, main, chunks) in cases()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use bson::Bson;
+
 /// A boxed error from a lower layer (the driver, BSON), kept as the `source()`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -34,6 +36,12 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
 
+    /// A document would exceed MongoDB's 16 MiB limit ([`MAX_DOCUMENT_BYTES`]): an item too
+    /// large by itself (refused before anything is sent), or one that does not fit in the
+    /// document it would go to. Nothing was written.
+    #[error("document in collection `{collection}` would exceed 16 MiB: {message}")]
+    TooLarge { collection: String, message: String },
+
     /// The parent document of an outlier push does not exist.
     #[error("no document with _id {id} in collection `{collection}`")]
     NotFound { collection: String, id: String },
@@ -54,6 +62,26 @@ pub enum Error {
         #[source]
         source: Option<BoxError>,
     },
+}
+
+/// MongoDB's maximum document size, which both stores enforce.
+pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The BSON size of a value as an array element (an upper bound of what it adds to a document).
+pub(crate) fn element_bytes(b: &Bson) -> usize {
+    bson::to_vec(&bson::doc! {"0": b.clone()}).map_or(usize::MAX, |v| v.len())
+}
+
+/// Refuses an item too large for any document, before anything is sent.
+pub(crate) fn check_item_size(collection: &str, item: &Bson) -> Result<()> {
+    let n = element_bytes(item);
+    if n > MAX_DOCUMENT_BYTES - 1024 {
+        return Err(Error::TooLarge {
+            collection: collection.to_owned(),
+            message: format!("an item of {n} bytes"),
+        });
+    }
+    Ok(())
 }
 
 /// `Result` with the library's [`Error`].

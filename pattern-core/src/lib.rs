@@ -26,7 +26,7 @@ pub mod series;
 mod store;
 
 pub use bucket::{Bucket, BucketSpec, Counts, Page};
-pub use error::{BoxError, Error, Result};
+pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use memory::MemoryStore;
 #[cfg(feature = "mongodb")]

@@ -15,7 +15,7 @@ use bson::{Bson, Document};
 
 use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
-use crate::{Error, Result};
+use crate::{Error, Result, MAX_DOCUMENT_BYTES};
 
 /// A BSON value ordered by MongoDB's comparison (so `1`, `1_i64` and `1.0` are one key, as in
 /// a MongoDB index).
@@ -37,6 +37,18 @@ impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         compare_values(&self.0, &other.0)
     }
+}
+
+/// Refuses a document over [`MAX_DOCUMENT_BYTES`], as MongoDB does.
+pub(crate) fn check_document_size(coll: &str, doc: &Document) -> Result<()> {
+    let n = bson::to_vec(doc).map_or(usize::MAX, |v| v.len());
+    if n > MAX_DOCUMENT_BYTES {
+        return Err(Error::TooLarge {
+            collection: coll.to_owned(),
+            message: format!("a document of {n} bytes (the maximum is {MAX_DOCUMENT_BYTES})"),
+        });
+    }
+    Ok(())
 }
 
 #[derive(Debug)]
@@ -152,6 +164,7 @@ impl Collection {
     }
 
     fn insert(&mut self, coll: &str, mut doc: Document) -> Result<()> {
+        check_document_size(coll, &doc)?;
         if !doc.contains_key("_id") {
             doc.insert("_id", bson::oid::ObjectId::new());
         }
@@ -172,6 +185,7 @@ impl Collection {
     }
 
     fn replace(&mut self, coll: &str, id: &Key, new: Document) -> Result<()> {
+        check_document_size(coll, &new)?;
         self.check_unique(coll, &new, id)?;
         let old = self.docs.insert(id.clone(), new);
         let new = &self.docs[id];

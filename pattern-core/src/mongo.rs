@@ -78,6 +78,8 @@ impl MongoStore {
 pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     let message = e.to_string();
     let dup = |code: i32| code == 11000 || code == 11001;
+    // BSONObjectTooLarge, and "resulting document after update is larger than 16 MiB".
+    let too_large = |code: i32| code == 10334 || code == 17419 || code == 17420;
     let unavailable = matches!(
         *e.kind,
         ErrorKind::ServerSelection { .. }
@@ -87,6 +89,14 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     );
     match &*e.kind {
         ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => Error::DuplicateKey {
+            collection: coll.to_owned(),
+            message,
+        },
+        ErrorKind::Write(WriteFailure::WriteError(w)) if too_large(w.code) => Error::TooLarge {
+            collection: coll.to_owned(),
+            message,
+        },
+        ErrorKind::Command(c) if too_large(c.code) => Error::TooLarge {
             collection: coll.to_owned(),
             message,
         },
@@ -107,6 +117,7 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
 
 impl Store for MongoStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
+        crate::memory::check_document_size(coll, &doc)?;
         self.coll(coll)
             .insert_one(doc)
             .await
@@ -170,6 +181,7 @@ impl Store for MongoStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        crate::memory::check_document_size(coll, &doc)?;
         let r = self
             .coll(coll)
             .replace_one(filter.to_document(), doc)

@@ -268,6 +268,7 @@ where
     let spec = T::SPEC;
     let id = id.to_key_bson();
     let x = to_bson_item(item)?;
+    crate::error::check_item_size(spec.collection, &x)?;
     spec.overflow.ensure_indexes(store).await?;
     let room = Filter::and([
         by_id(&id),
@@ -304,6 +305,9 @@ where
     let spec = T::SPEC;
     let id = id.to_key_bson();
     let xs = items.iter().map(to_bson_item).collect::<Result<Vec<_>>>()?;
+    for x in &xs {
+        crate::error::check_item_size(spec.collection, x)?;
+    }
     if xs.is_empty() {
         return Ok(());
     }

@@ -211,6 +211,9 @@ pub(crate) async fn push<S: Store>(
     items: &[Bson],
     times: &[i64],
 ) -> Result<()> {
+    for item in items {
+        crate::error::check_item_size(spec.collection, item)?;
+    }
     spec.ensure_indexes(store).await?;
     match items {
         [] => Ok(()),
@@ -432,13 +435,19 @@ async fn next_seq<S: Store>(store: &S, spec: &SeriesSpec, key: &Bson) -> Result<
     }
     match doc.get(field) {
         None | Some(Bson::Null) => Ok(Some(1)),
-        Some(v) => as_int(v).map(|n| Some(n + 1)).ok_or_else(|| {
-            Error::decode(
-                spec.collection,
-                doc.get("_id"),
-                format!("`{field}` is not an integer: {}", display_bson(v)),
-            )
-        }),
+        Some(v) => as_int(v)
+            .and_then(|n| n.checked_add(1))
+            .map(Some)
+            .ok_or_else(|| {
+                Error::decode(
+                    spec.collection,
+                    doc.get("_id"),
+                    format!(
+                        "`{field}` is not an integer below 2^63-1: {}",
+                        display_bson(v)
+                    ),
+                )
+            }),
     }
 }
 
