@@ -11,9 +11,6 @@
 //!
 //! See the README for a walk-through and the attribute reference.
 
-#![warn(missing_docs)]
-#![allow(missing_docs)] // field docs on specs are given where they are not self-evident
-
 pub mod bucket;
 mod error;
 mod key;
