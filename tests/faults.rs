@@ -247,7 +247,7 @@ async fn kill_and_restart_while_pushing() {
         w.await.unwrap();
     }
 
-    let o = outcomes.lock().unwrap();
+    let o = std::mem::take(&mut *outcomes.lock().unwrap());
     let after = o.acked_bucket.len() + o.acked_log.len();
     println!(
         "acknowledged: {before_kill} before the kill, {after} in all; errors {:?}; slowest failed call {:?}",
