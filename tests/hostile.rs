@@ -284,3 +284,280 @@ proptest! {
         });
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Foreign documents the library tolerates, with the behaviour RELIABILITY.md documents.
+
+fn t(n: i64) -> Trade {
+    Trade {
+        ticker: format!("T{n}"),
+        qty: n,
+        date: bson::DateTime::from_millis(1_700_000_000_000 + n * 1000),
+    }
+}
+
+fn t_doc(n: i64) -> Bson {
+    bson::to_bson(&t(n)).unwrap()
+}
+
+fn names(r: std::ops::Range<u32>) -> Vec<String> {
+    r.map(|i| format!("user{i:02}")).collect()
+}
+
+/// A bucket without `count` is read, and never pushed into: a push opens a new bucket.
+async fn bucket_without_count(store: AnyStore) {
+    let foreign = bson::doc! {"_id": "7_1", "customerId": 7_i64, "history": [t_doc(1)]};
+    store.insert_one("trades", foreign.clone()).await.unwrap();
+    TradeHistory::push(&store, &7, t(2)).await.unwrap();
+    let pages: Vec<_> = TradeHistory::pages(&store, &7).try_collect().await.unwrap();
+    let items: Vec<Vec<Trade>> = pages.iter().map(|p| p.items.clone()).collect();
+    assert_eq!(items, vec![vec![t(1)], vec![t(2)]]);
+    let c = TradeHistory::counts(&store, &7).await.unwrap();
+    assert_eq!((c.items, c.pages), (2, 2));
+    let docs = pattern_tests::documents(&store, "trades").await;
+    assert_eq!(docs[0], foreign, "the foreign bucket was written to");
+}
+
+/// `count` disagreeing with the array: reads and counts follow the array; `count` alone decides
+/// whether the bucket is open (a push goes in while `count < size`).
+async fn bucket_count_disagrees_with_array(store: AnyStore) {
+    // Claims 1 item, holds 4 (size is 3): open, by its count.
+    store
+        .insert_one(
+            "trades",
+            bson::doc! {"_id": "8_1", "customerId": 8_i64, "count": 1,
+            "history": [t_doc(1), t_doc(2), t_doc(3), t_doc(4)]},
+        )
+        .await
+        .unwrap();
+    // Claims 3 items (full), holds 1: closed.
+    store
+        .insert_one(
+            "trades",
+            bson::doc! {"_id": "9_1", "customerId": 9_i64, "count": 3, "history": [t_doc(1)]},
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        TradeHistory::page(&store, &8, 1)
+            .await
+            .unwrap()
+            .unwrap()
+            .items,
+        vec![t(1), t(2), t(3), t(4)]
+    );
+    TradeHistory::push(&store, &8, t(5)).await.unwrap();
+    TradeHistory::push(&store, &9, t(2)).await.unwrap();
+    let c8 = TradeHistory::counts(&store, &8).await.unwrap();
+    let c9 = TradeHistory::counts(&store, &9).await.unwrap();
+    assert_eq!(
+        (c8.items, c8.pages),
+        (5, 1),
+        "pushed into the bucket its count calls open"
+    );
+    assert_eq!(
+        (c9.items, c9.pages),
+        (2, 2),
+        "a bucket its count calls full is left alone"
+    );
+    let all: Vec<Trade> = TradeHistory::items(&store, &8).try_collect().await.unwrap();
+    assert_eq!(all, (1..=5).map(t).collect::<Vec<_>>());
+}
+
+/// Unknown extra fields are kept by pushes and ignored by reads.
+async fn unknown_fields_are_kept(store: AnyStore) {
+    store
+        .insert_one(
+            "trades",
+            bson::doc! {"_id": "6_1", "customerId": 6_i64, "count": 1, "history": [t_doc(1)],
+            "note": "by another tool"},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 6_i64, "title": "T", "customers_purchased": ["user00"],
+            "isbn": "0-15-645380-0"},
+        )
+        .await
+        .unwrap();
+    TradeHistory::push(&store, &6, t(2)).await.unwrap();
+    for u in names(1..4) {
+        Book::push_customers_purchased(&store, &6, u).await.unwrap();
+    }
+    let trades = pattern_tests::documents(&store, "trades").await;
+    assert_eq!(trades[0].get_str("note").unwrap(), "by another tool");
+    assert_eq!(trades[0].get_array("history").unwrap().len(), 2);
+    let sales = pattern_tests::documents(&store, "sales").await;
+    assert_eq!(sales[0].get_str("isbn").unwrap(), "0-15-645380-0");
+    assert_eq!(
+        Book::all_customers_purchased(&store, &6)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..4)
+    );
+}
+
+/// A main array already over the threshold (written by another tool, or under a larger
+/// threshold): the typical read shows the first `threshold` items and says it has extras; the
+/// full read returns them all; the next push goes to the overflow and sets the flag.
+async fn main_array_over_threshold(store: AnyStore) {
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 4_i64, "title": "T", "customers_purchased": names(0..5)},
+        )
+        .await
+        .unwrap();
+    let typical = Book::typical(&store, &4).await.unwrap().unwrap();
+    assert_eq!(typical.doc.customers_purchased, names(0..2));
+    assert!(typical.has_extras);
+    assert_eq!(
+        Book::all_customers_purchased(&store, &4)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..5)
+    );
+    Book::push_customers_purchased(&store, &4, "user05".into())
+        .await
+        .unwrap();
+    let docs = pattern_tests::documents(&store, "sales").await;
+    assert_eq!(
+        docs[0].get_array("customers_purchased").unwrap().len(),
+        5,
+        "main array untouched"
+    );
+    assert_eq!(docs[0].get_bool("has_extras"), Ok(true));
+    assert_eq!(
+        Book::all_customers_purchased(&store, &4)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..6)
+    );
+    assert_eq!(
+        Book::count_customers_purchased(&store, &4).await.unwrap(),
+        6
+    );
+}
+
+/// Two overflow chunks of one parent with the same number (inserted by another tool before our
+/// unique index existed): the index that keeps chunk numbers unique cannot be built, so every
+/// read of the items and every push returns `Error::InvalidInput` saying so, until the
+/// duplicates are merged or renumbered; nothing is written meanwhile. The typical read (main
+/// document only) and the count (an aggregation, which counts both) still work.
+async fn duplicate_overflow_chunks(store: AnyStore) {
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 3_i64, "title": "T", "customers_purchased": names(0..2),
+            "has_extras": true},
+        )
+        .await
+        .unwrap();
+    for (oid, users) in [(1u8, names(2..4)), (2u8, names(4..5))] {
+        let mut id = [0u8; 12];
+        id[11] = oid;
+        store
+            .insert_one(
+                "extra_sales",
+                bson::doc! {"_id": bson::oid::ObjectId::from_bytes(id), "book_id": 3_i64,
+                "count": users.len() as i32, "customers_purchased_extra": users, "seq": 1_i64},
+            )
+            .await
+            .unwrap();
+    }
+    let before = pattern_tests::documents(&store, "extra_sales").await;
+    let refused = |r: Result<(), Error>| match r {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("same key and sequence number"), "{m}"),
+        other => panic!("expected InvalidInput, got {other:?}"),
+    };
+    refused(Book::all_customers_purchased(&store, &3).await.map(drop));
+    // The count is an aggregation that needs no index: it counts both chunks.
+    assert_eq!(Book::count_customers_purchased(&store, &3).await.unwrap(), 5);
+    refused(Book::push_customers_purchased(&store, &3, "user05".into()).await);
+    assert_eq!(
+        pattern_tests::documents(&store, "extra_sales").await,
+        before
+    );
+    let typical = Book::typical(&store, &3).await.unwrap().unwrap();
+    assert_eq!(
+        (typical.doc.customers_purchased, typical.has_extras),
+        (names(0..2), true)
+    );
+
+    // Renumbered by hand, everything works again, in order.
+    let mut second = before[1].clone();
+    second.insert("seq", 2_i64);
+    store
+        .delete_many(
+            "extra_sales",
+            &pattern_core::query::Filter::eq("_id", second.get("_id").unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    store.insert_one("extra_sales", second).await.unwrap();
+    Book::push_customers_purchased(&store, &3, "user05".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        Book::all_customers_purchased(&store, &3)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..6)
+    );
+}
+
+/// Overflow chunks of a parent whose flag is not set (a tool wrote them without the flag): the
+/// reads serve the main document alone (the flag says whether to look further); a push over
+/// the threshold sets the flag, and from then on they are read, before the new item.
+async fn overflow_without_flag(store: AnyStore) {
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 2_i64, "title": "T", "customers_purchased": names(0..2)},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "extra_sales",
+            bson::doc! {"book_id": 2_i64, "customers_purchased_extra": names(2..4)},
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..2)
+    );
+    assert_eq!(
+        Book::count_customers_purchased(&store, &2).await.unwrap(),
+        2
+    );
+    Book::push_customers_purchased(&store, &2, "user04".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        Book::all_customers_purchased(&store, &2)
+            .await
+            .unwrap()
+            .unwrap(),
+        names(0..5)
+    );
+}
+
+pattern_tests::on_both_stores!(
+    bucket_without_count,
+    bucket_count_disagrees_with_array,
+    unknown_fields_are_kept,
+    main_array_over_threshold,
+    duplicate_overflow_chunks,
+    overflow_without_flag,
+);

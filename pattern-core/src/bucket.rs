@@ -7,17 +7,17 @@
 //! `{_id: "<key>_<epoch seconds of its first item>", <key field>: key, count: n, <items>: [...]}`.
 //!
 //! Cost on MongoDB:
-//! - push: one `update` (the seed's conditional upsert) in the common case, also when the
-//!   push opens a bucket; a rare extra read when two buckets of one key start in one second;
+//! - push: one `findAndModify` (a conditional upsert into the key's newest open bucket), also
+//!   when the push opens a bucket; a rare retry when two buckets of one key start in one second;
 //! - page `n`: one `find` on the index `{key: 1, _id: 1}`, skipping `n - 1` index entries
 //!   (the bucket's `_id` names its first item's time, not its page number, so page n can only be
 //!   found by counting); the streams ([`pages`], [`items`]) walk by range instead, so every
 //!   batch costs the same however deep;
 //! - counts: one `aggregate`.
 //!
-//! Indexes (created on first use, idempotently): `{<key>: 1, _id: 1}` for reads, and a unique
-//! index on `{<key>: 1}` partial on `{count: {$lt: size}}`, which admits one open bucket per
-//! key so that concurrent writers never split a key's series over several half-full buckets.
+//! Indexes (created on first use, idempotently): `{<key>: 1, _id: 1}` for reads, and
+//! `{<key>: 1, count: 1}` partial on `{count: {$lt: size}}` (the open buckets), which the push
+//! is hinted to, so finding a key's open bucket costs the same however long its history.
 
 use std::borrow::Borrow;
 
