@@ -3,21 +3,27 @@
 //! Implemented by `#[derive(Bucket)]`; the functions here are what the derived methods call,
 //! usable directly with any [`Bucket`] type.
 //!
-//! Layout (the seed's): one document per bucket,
-//! `{_id: "<key>_<epoch seconds of its first item>", <key field>: key, count: n, <items>: [...]}`.
+//! Layout: the seed's, plus a page number. One document per bucket,
+//! `{_id: "<key>_<epoch seconds of its first item>", <key field>: key, count: n, <items>: [...],
+//! page: p}`, where `page` numbers a key's buckets 1, 2, 3... so that page `p` is one indexed
+//! lookup however deep (the seed finds page `p` with `skip(p - 1)`, which walks every page
+//! before it).
 //!
 //! Cost on MongoDB:
-//! - push: one `findAndModify` (a conditional upsert into the key's newest open bucket), also
-//!   when the push opens a bucket; a rare retry when two buckets of one key start in one second;
-//! - page `n`: one `find` on the index `{key: 1, _id: 1}`, skipping `n - 1` index entries
-//!   (the bucket's `_id` names its first item's time, not its page number, so page n can only be
-//!   found by counting); the streams ([`pages`], [`items`]) walk by range instead, so every
-//!   batch costs the same however deep;
+//! - push: one `findAndModify` on the key's newest bucket, which pushes the item if the bucket
+//!   has room (a pipeline update conditional on `count < size`) and returns the bucket's number
+//!   and count; when it was full, one `insert` opens the next bucket with the item. So at size
+//!   `s`, `1 + 1/s` round trips a push on average;
+//! - page `n`: one `find` of `{key, page: n}` on the index `{key: 1, page: 1, _id: 1}`, however
+//!   deep; buckets without a number (written by the seed's recipe, or before numbering) come
+//!   first and are counted instead, with a second `find`, only when no bucket has number `n`;
+//! - the streams ([`pages`], [`items`]) walk the same index by range, [`STREAM_BATCH`] buckets a
+//!   round trip;
 //! - counts: one `aggregate`.
 //!
-//! Indexes (created on first use, idempotently): `{<key>: 1, _id: 1}` for reads, and
-//! `{<key>: 1, count: 1}` partial on `{count: {$lt: size}}` (the open buckets), which the push
-//! is hinted to, so finding a key's open bucket costs the same however long its history.
+//! Indexes (created on first use, idempotently): `{<key>: 1, page: 1, _id: 1}` for reads and
+//! pushes, and a unique one on `{<key>: 1, page: -1}` (partial on `page` existing), which lets
+//! only one of two concurrent writers open bucket `n + 1`: the other pushes into it.
 
 use std::borrow::Borrow;
 
@@ -45,6 +51,8 @@ pub struct BucketSpec {
     pub items_field: &'static str,
     /// `#[bucket(count = "count")]`
     pub count_field: &'static str,
+    /// `#[bucket(page = "page")]`: the field numbering a key's buckets 1, 2, 3...
+    pub page_field: &'static str,
     /// `#[bucket(size = 10)]`
     pub size: u32,
 }
@@ -58,7 +66,7 @@ impl BucketSpec {
             items_field: self.items_field,
             count_field: self.count_field,
             size: self.size,
-            order: SeriesOrder::TimeId,
+            order: SeriesOrder::TimeId(self.page_field),
         }
     }
 }

@@ -115,16 +115,15 @@ impl Store for AnyStore {
     ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
     }
-    async fn update_first(
+    async fn push_to_first(
         &self,
         coll: &str,
         filter: &query::Filter,
         sort: &[(String, i32)],
         hint: &str,
-        update: &query::Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        delegate!(self, s => s.update_first(coll, filter, sort, hint, update, upsert).await)
+        push: &query::ConditionalPush,
+    ) -> Result<Option<bson::Document>> {
+        delegate!(self, s => s.push_to_first(coll, filter, sort, hint, push).await)
     }
     async fn replace_one(
         &self,

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson::{Bson, Document};
 
-use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
+use crate::query::{
+    compare_by, compare_values, get_path, ConditionalPush, Filter, FindOptions, IndexSpec, Update,
+};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
 
@@ -254,6 +256,22 @@ impl Collection {
             .cloned()
     }
 
+    /// The `_id` of the first document matching `filter` in `sort` order.
+    fn first_in_order(&self, filter: &Filter, sort: &[(String, i32)]) -> Option<Key> {
+        if sort.is_empty() {
+            return self.first_match(filter);
+        }
+        let opts = FindOptions {
+            sort: sort.to_vec(),
+            skip: 0,
+            limit: Some(1),
+        };
+        self.find(filter, &opts)
+            .first()
+            .and_then(|d| d.get("_id"))
+            .map(|id| Key(id.clone()))
+    }
+
     /// The `_id`s of every document matching `filter`.
     fn matching(&self, filter: &Filter) -> Vec<Key> {
         self.plan(filter)
@@ -437,6 +455,31 @@ impl MemoryStore {
         self.ensured.clear();
     }
 
+    fn sync_push_to_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(String, i32)],
+        push: &ConditionalPush,
+    ) -> Result<Option<Document>> {
+        let mut state = self.lock();
+        let c = state.collections.entry(coll.to_owned()).or_default();
+        let Some(id) = c.first_in_order(filter, sort) else {
+            return Ok(None);
+        };
+        let before = &c.docs[&id];
+        let projected = push.project(before);
+        if push.fits(before) {
+            let mut doc = before.clone();
+            push.update().apply(&mut doc, false).map_err(|e| Error::Server {
+                message: e,
+                source: None,
+            })?;
+            c.replace(coll, &id, doc)?;
+        }
+        Ok(Some(projected))
+    }
+
     fn sync_update(
         &self,
         coll: &str,
@@ -447,20 +490,7 @@ impl MemoryStore {
     ) -> Result<UpdateOutcome> {
         let mut state = self.lock();
         let c = state.collections.entry(coll.to_owned()).or_default();
-        let first = if sort.is_empty() {
-            c.first_match(filter)
-        } else {
-            let opts = FindOptions {
-                sort: sort.to_vec(),
-                skip: 0,
-                limit: Some(1),
-            };
-            c.find(filter, &opts)
-                .first()
-                .and_then(|d| d.get("_id"))
-                .map(|id| Key(id.clone()))
-        };
-        if let Some(id) = first {
+        if let Some(id) = c.first_in_order(filter, sort) {
             let mut doc = c.docs[&id].clone();
             update.apply(&mut doc, false).map_err(|e| Error::Server {
                 message: e,
@@ -642,16 +672,15 @@ impl Store for MemoryStore {
         self.sync_update(coll, filter, &[], update, upsert)
     }
 
-    async fn update_first(
+    async fn push_to_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         _hint: &str,
-        update: &Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        self.sync_update(coll, filter, sort, update, upsert)
+        push: &ConditionalPush,
+    ) -> Result<Option<Document>> {
+        self.sync_push_to_first(coll, filter, sort, push)
     }
 
     async fn replace_one(

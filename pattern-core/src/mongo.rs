@@ -9,7 +9,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ClientOptions, IndexOptions};
 use mongodb::{Client, Collection, Database, IndexModel};
 
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{ConditionalPush, Filter, FindOptions, IndexSpec, Update};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -144,34 +144,25 @@ impl Store for MongoStore {
         })
     }
 
-    async fn update_first(
+    async fn push_to_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         hint: &str,
-        update: &Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
+        push: &ConditionalPush,
+    ) -> Result<Option<Document>> {
         let sort: Document = sort
             .iter()
             .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
             .collect();
-        let before = self
-            .coll(coll)
-            .find_one_and_update(filter.to_document(), update.to_document())
+        self.coll(coll)
+            .find_one_and_update(filter.to_document(), push.pipeline())
             .sort(sort)
             .hint(mongodb::options::Hint::Name(hint.to_owned()))
-            .projection(doc! {"_id": 1})
-            .upsert(upsert)
+            .projection(push.projection())
             .await
-            .map_err(|e| map_err(coll, e))?;
-        // The pre-image: present when a document matched; absent when none did (and one was
-        // inserted, with `upsert`).
-        Ok(UpdateOutcome {
-            matched: before.is_some(),
-            upserted: before.is_none() && upsert,
-        })
+            .map_err(|e| map_err(coll, e))
     }
 
     async fn replace_one(

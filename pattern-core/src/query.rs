@@ -131,6 +131,94 @@ pub struct Update {
     pub push: Vec<(String, Vec<Bson>)>,
 }
 
+/// The series push: appends `items` to the array `items_field` and adds their number to
+/// `count_field`, only where the document has room: its count is a number (Int32, Int64 or
+/// Double) below `below` and its array is an array. One atomic step on either store (on
+/// MongoDB a `findAndModify` with a pipeline update, the items behind `$literal`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConditionalPush {
+    pub items_field: String,
+    pub count_field: String,
+    pub items: Vec<Bson>,
+    /// The count must be below this (`size - items.len() + 1`).
+    pub below: i64,
+    /// Fields returned with `_id`, the count and the emptied array.
+    pub fields: Vec<String>,
+}
+
+impl ConditionalPush {
+    /// Whether `doc` has room for the items: the condition both stores apply, and what tells
+    /// the caller, from the document as it was before, whether its push went in.
+    pub fn fits(&self, doc: &Document) -> bool {
+        let below = match doc.get(&self.count_field) {
+            Some(Bson::Int32(c)) => (*c as i64) < self.below,
+            Some(Bson::Int64(c)) => *c < self.below,
+            // MongoDB orders NaN below every number.
+            Some(Bson::Double(c)) => c.is_nan() || *c < self.below as f64,
+            _ => false,
+        };
+        below && matches!(doc.get(&self.items_field), Some(Bson::Array(_)))
+    }
+
+    /// The update as a plain `$push`/`$inc` (for a document that [`fits`](Self::fits)).
+    pub fn update(&self) -> Update {
+        Update {
+            push: vec![(self.items_field.clone(), self.items.clone())],
+            inc: vec![(self.count_field.clone(), self.items.len() as i32)],
+            ..Update::default()
+        }
+    }
+
+    /// The MongoDB pipeline update: the same condition, evaluated on the stored document.
+    pub fn pipeline(&self) -> Vec<Document> {
+        let (count, items) = (format!("${}", self.count_field), format!("${}", self.items_field));
+        let room = bson::doc! {"$and": [
+            {"$in": [{"$type": &count}, ["int", "long", "double"]]},
+            {"$lt": [&count, self.below]},
+            {"$isArray": &items},
+        ]};
+        let mut set = Document::new();
+        set.insert(
+            self.items_field.clone(),
+            bson::doc! {"$cond": [&room, {"$concatArrays": [&items, {"$literal": self.items.clone()}]}, &items]},
+        );
+        set.insert(
+            self.count_field.clone(),
+            bson::doc! {"$cond": [&room, {"$add": [&count, self.items.len() as i32]}, &count]},
+        );
+        vec![bson::doc! {"$set": set}]
+    }
+
+    /// What is returned of the document: `_id`, the count, `fields`, and the array emptied.
+    pub fn projection(&self) -> Document {
+        let mut p = bson::doc! {"_id": 1, self.count_field.clone(): 1};
+        for f in &self.fields {
+            p.insert(f.clone(), 1);
+        }
+        p.insert(self.items_field.clone(), bson::doc! {"$slice": 0});
+        p
+    }
+
+    /// [`projection`](Self::projection) applied to a document (the in-memory store).
+    pub fn project(&self, doc: &Document) -> Document {
+        let mut out = Document::new();
+        for (k, v) in doc {
+            if k == &self.items_field {
+                out.insert(
+                    k.clone(),
+                    match v {
+                        Bson::Array(_) => Bson::Array(Vec::new()),
+                        other => other.clone(),
+                    },
+                );
+            } else if k == "_id" || k == &self.count_field || self.fields.contains(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        out
+    }
+}
+
 impl Update {
     /// The MongoDB update document.
     pub fn to_document(&self) -> Document {

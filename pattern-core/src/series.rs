@@ -5,19 +5,15 @@
 //! - a document never holds more than `size` items (every write is conditional on `count`);
 //! - nothing is lost or duplicated: a write either applies whole or not at all, and the retry
 //!   loops only retry writes that did not apply;
-//! - a push goes to the key's newest open document (`count < size`), found through a
-//!   non-unique index partial on `count < size` that holds only open documents;
-//! - [`SeriesOrder::Seq`]: at most one document per key is open. Document `n + 1` is inserted
-//!   only after document `n` was seen full, and a unique index on `{key, seq}` lets one of two
-//!   concurrent openers win; the other retries into the winner's document. So each writer's
-//!   items are read back in the order it pushed them.
-//! - [`SeriesOrder::TimeId`]: the seed's layout has no field that two openers of the next bucket
-//!   would both write (each names its bucket after its own first item), so two writers that open
-//!   a bucket at once *in different seconds* both succeed: the key then has two open buckets,
-//!   both filled (newest first) before another is opened. In the same second, the `_id`s collide
-//!   and the loser retries into the winner's bucket. (A unique index partial on `count < size`
-//!   would prevent this on MongoDB, but the SecantusDB test server does not maintain such an
-//!   index when an update takes a document out of its filter, so the library does not rely on it.)
+//! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
+//!   at most one is open (`count < size`): the newest. A push goes to the newest document if
+//!   it has room, in one atomic step that also returns it, so a full newest document tells the
+//!   writer the next number at no extra cost. Document `n + 1` is inserted only after document
+//!   `n` was seen full, and a unique index on `{key, seq}` lets one of two concurrent openers
+//!   win; the other retries into the winner's document. So each writer's items are read back
+//!   in the order it pushed them, and page `n` is found by its number, however deep.
+//! - Documents without a number (the seed's single overflow document, buckets written before
+//!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
 
 use bson::oid::ObjectId;
 use bson::{Bson, Document};
@@ -25,7 +21,7 @@ use futures::stream::{self, Stream, TryStreamExt};
 use serde::de::DeserializeOwned;
 
 use crate::error::display_bson;
-use crate::query::{get_path, Filter, FindOptions, IndexSpec, Update};
+use crate::query::{get_path, ConditionalPush, Filter, FindOptions, IndexSpec};
 use crate::store::{doc_id, ensure_indexes, ArrayStats, Store};
 use crate::{Error, Result};
 
@@ -33,16 +29,24 @@ use crate::{Error, Result};
 /// another writer that did apply, so the loop only spins under that much concurrent traffic.
 const MAX_ATTEMPTS: u32 = 10_000;
 
-/// How the documents of one key are ordered.
+/// How the documents of one key are numbered and named. Both number them in a field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeriesOrder {
-    /// `_id = "<key>_<epoch seconds of the first item>"`, in `_id` order: the seed's bucket
-    /// layout. Two documents that would get the same `_id` (first items in the same second)
-    /// are told apart by a suffix: `123_1698335223_000001`, which sorts right after.
-    TimeId,
-    /// An integer field numbering the documents of a key 1, 2, 3...; `_id` is an ObjectId.
-    /// Documents without the field (the seed's single overflow document) come first.
+    /// Numbered in the given field; `_id = "<key>_<epoch seconds of the first item>"`: the
+    /// seed's bucket layout. Two documents that would get the same `_id` (first items in the
+    /// same second) are told apart by a suffix: `123_1698335223_000001`.
+    TimeId(&'static str),
+    /// Numbered in the given field; `_id` is an ObjectId (overflow chunks).
     Seq(&'static str),
+}
+
+impl SeriesOrder {
+    /// The field numbering the documents.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            SeriesOrder::TimeId(f) | SeriesOrder::Seq(f) => f,
+        }
+    }
 }
 
 /// Where and how a series is stored.
@@ -61,54 +65,43 @@ pub struct SeriesSpec {
 }
 
 impl SeriesSpec {
-    /// The indexes the series needs: one that orders a key's documents and serves every read by
-    /// key; one partial on `count < size` that holds only open documents (how a push finds its
-    /// document in one index probe, however long the series); for [`SeriesOrder::Seq`], a unique
+    /// The indexes the series needs: `{key, seq, _id}`, which orders a key's documents and
+    /// serves every read and push by key (the newest document is its last entry); and a unique
     /// one on `{key, seq}` (documents without `seq` aside) that admits one document `n + 1`.
+    /// `seq` never changes once written, so the partial index never sees a document leave its
+    /// filter.
     pub fn indexes(&self) -> Vec<IndexSpec> {
-        let k = self.key_field;
-        let mut out = vec![match self.order {
-            SeriesOrder::TimeId => IndexSpec {
-                name: format!("pattern_{k}_1__id_1"),
-                keys: vec![(k.into(), 1), ("_id".into(), 1)],
+        let (k, seq) = (self.key_field, self.order.field());
+        vec![
+            IndexSpec {
+                name: self.read_index_name(),
+                keys: vec![(k.into(), 1), (seq.into(), 1), ("_id".into(), 1)],
                 unique: false,
                 partial: None,
             },
-            SeriesOrder::Seq(seq) => IndexSpec {
-                name: format!("pattern_{k}_1_{seq}_1"),
-                keys: vec![(k.into(), 1), (seq.into(), 1)],
-                unique: false,
-                partial: None,
-            },
-        }];
-        out.push(IndexSpec {
-            name: self.open_index_name(),
-            keys: vec![(k.into(), 1), (self.count_field.into(), 1)],
-            unique: false,
-            partial: Some(Filter::Lt(
-                self.count_field.into(),
-                Bson::Int32(self.size as i32),
-            )),
-        });
-        if let SeriesOrder::Seq(seq) = self.order {
-            // `seq` never changes once written, so this partial index never sees a document
-            // leave its filter.
-            out.push(IndexSpec {
+            IndexSpec {
                 name: format!("pattern_{k}_1_{seq}_-1_unique"),
                 keys: vec![(k.into(), 1), (seq.into(), -1)],
                 unique: true,
                 partial: Some(Filter::Exists(seq.into(), true)),
-            });
-        }
-        out
+            },
+        ]
     }
 
-    fn open_index_name(&self) -> String {
-        format!("{}{}", self.open_index_prefix(), self.size)
+    fn read_index_name(&self) -> String {
+        format!("pattern_{}_1_{}_1__id_1", self.key_field, self.order.field())
     }
 
-    fn open_index_prefix(&self) -> String {
-        format!("pattern_open_{}_{}_lt_", self.key_field, self.count_field)
+    /// Indexes of earlier versions, dropped when found: the open-document index
+    /// (`pattern_open_<key>_<count>_lt_<size>`), the `{key, _id}` index of unnumbered buckets,
+    /// and `{key, seq}` without `_id`.
+    fn stale_prefixes(&self) -> Vec<String> {
+        let k = self.key_field;
+        vec![
+            format!("pattern_open_{}_{}_lt_", k, self.count_field),
+            format!("pattern_{k}_1__id_1"),
+            format!("pattern_{k}_1_{}_1", self.order.field()),
+        ]
     }
 
     /// Creates the indexes once per store; an open-document index for another `size` is
@@ -120,7 +113,7 @@ impl SeriesSpec {
                 self.size
             )));
         }
-        match ensure_indexes(store, self.collection, &self.indexes(), &[self.open_index_prefix()]).await {
+        match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
             Err(Error::DuplicateKey { message, .. }) => Err(Error::invalid(format!(
                 "cannot create the indexes of `{}`: two of its documents have the same key and sequence number \
                  (written by another tool?): {message}",
@@ -134,46 +127,35 @@ impl SeriesSpec {
         Filter::Eq(self.key_field.into(), key.clone())
     }
 
-    fn open(&self, key: &Bson) -> Filter {
-        Filter::and([
-            self.by_key(key),
-            Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32)),
-        ])
-    }
-
+    /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
     fn sort(&self) -> Vec<(String, i32)> {
-        match self.order {
-            SeriesOrder::TimeId => vec![("_id".into(), 1)],
-            SeriesOrder::Seq(seq) => vec![(seq.into(), 1), ("_id".into(), 1)],
-        }
+        vec![(self.order.field().into(), 1), ("_id".into(), 1)]
     }
 
     /// Newest document first.
     fn newest_first(&self) -> Vec<(String, i32)> {
-        match self.order {
-            SeriesOrder::TimeId => vec![("_id".into(), -1)],
-            SeriesOrder::Seq(seq) => vec![(seq.into(), -1), ("_id".into(), -1)],
-        }
+        vec![(self.order.field().into(), -1), ("_id".into(), -1)]
     }
 
-    fn push_update(&self, items: &[Bson]) -> Update {
-        Update {
-            push: vec![(self.items_field.into(), items.to_vec())],
-            inc: vec![(self.count_field.into(), items.len() as i32)],
-            ..Update::default()
+    /// `items` pushed where the count leaves room for all of them.
+    fn conditional_push(&self, items: &[Bson]) -> ConditionalPush {
+        ConditionalPush {
+            items_field: self.items_field.into(),
+            count_field: self.count_field.into(),
+            items: items.to_vec(),
+            below: self.size as i64 - items.len() as i64 + 1,
+            fields: vec![self.order.field().into()],
         }
     }
 
     /// A new document holding `items`: `_id`, the key, then the other fields in the
     /// lexicographic order MongoDB gives the fields an upsert creates.
-    fn new_doc(&self, key: &Bson, id: Bson, seq: Option<i64>, items: &[Bson]) -> Document {
+    fn new_doc(&self, key: &Bson, id: Bson, seq: i64, items: &[Bson]) -> Document {
         let mut fields: Vec<(&str, Bson)> = vec![
             (self.count_field, Bson::Int32(items.len() as i32)),
             (self.items_field, Bson::Array(items.to_vec())),
+            (self.order.field(), Bson::Int64(seq)),
         ];
-        if let (SeriesOrder::Seq(f), Some(s)) = (self.order, seq) {
-            fields.push((f, Bson::Int64(s)));
-        }
         fields.sort_by(|a, b| a.0.cmp(b.0));
         let mut doc = Document::new();
         doc.insert("_id", id);
@@ -232,70 +214,89 @@ async fn push_one<S: Store>(
 ) -> Result<()> {
     let coll = spec.collection;
     let items = std::slice::from_ref(item);
-    let open = spec.open(key);
-    match spec.order {
-        SeriesOrder::TimeId => {
-            // The seed's conditional upsert, with the key queried by equality (never a regex)
-            // and a unique partial index that admits one open bucket per key.
-            let seconds = time.unwrap_or_else(crate::key::now_seconds);
-            let (newest, hint) = (spec.newest_first(), spec.open_index_name());
-            let (mut suffix, mut retried) = (0, false);
-            for _ in 0..MAX_ATTEMPTS {
-                let id = bucket_id(prefix, seconds, suffix);
-                let mut update = spec.push_update(items);
-                update.set_on_insert = vec![
-                    ("_id".into(), Bson::String(id)),
-                    (spec.key_field.into(), key.clone()),
-                ];
-                match store
-                    .update_first(coll, &open, &newest, &hint, &update, true)
-                    .await
-                {
-                    Ok(_) => return Ok(()),
-                    // The `_id` is taken. Usually another writer just opened this key's bucket in
-                    // the same second: retrying pushes into it. If the retry collides too, an
-                    // older (full) bucket has this `_id`: take the next free suffix.
-                    Err(Error::DuplicateKey { .. }) if !retried => retried = true,
-                    Err(Error::DuplicateKey { .. }) => {
-                        suffix = next_suffix(store, spec, prefix, seconds, suffix).await?;
-                        retried = false;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(contention("opening a bucket"))
+    let push = spec.conditional_push(items);
+    let (by_key, newest, hint) = (spec.by_key(key), spec.newest_first(), spec.read_index_name());
+    let mut ids = NewIds::new(spec, prefix, time);
+    for _ in 0..MAX_ATTEMPTS {
+        // Into the newest document, if it has room: one round trip, the common case.
+        let seq = match store
+            .push_to_first(coll, &by_key, &newest, &hint, &push)
+            .await?
+        {
+            Some(before) if push.fits(&before) => return Ok(()),
+            Some(before) => next_number(store, spec, key, &before).await?,
+            None => 1,
+        };
+        // It is full (or the key has none): open document `seq` with the item.
+        let id = ids.next(store, seq).await?;
+        match store
+            .insert_one(coll, spec.new_doc(key, id, seq, items))
+            .await
+        {
+            Ok(()) => return Ok(()),
+            Err(Error::DuplicateKey { .. }) => ids.collided(seq),
+            Err(e) => return Err(e),
         }
-        SeriesOrder::Seq(_) => {
-            let (newest, hint) = (spec.newest_first(), spec.open_index_name());
-            for _ in 0..MAX_ATTEMPTS {
-                if store
-                    .update_first(coll, &open, &newest, &hint, &spec.push_update(items), false)
-                    .await?
-                    .matched
-                {
-                    return Ok(());
-                }
-                let Some(seq) = next_seq(store, spec, key).await? else {
-                    continue;
-                };
-                match store
-                    .insert_one(
-                        coll,
-                        spec.new_doc(key, Bson::ObjectId(ObjectId::new()), Some(seq), items),
-                    )
-                    .await
-                {
-                    Ok(()) => return Ok(()),
-                    Err(Error::DuplicateKey { .. }) => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(contention("opening an overflow chunk"))
+    }
+    Err(contention("opening a document"))
+}
+
+/// The `_id`s of the documents a push opens, and what to do when one collides.
+///
+/// A new document can collide on `{key, seq}` (another writer opened document `seq` first: the
+/// next attempt pushes into it) or, for [`SeriesOrder::TimeId`], on `_id` (an older document of
+/// the key has the same first second). The second case shows as a collision on the same `seq`
+/// twice in a row: then the next free suffix is taken.
+struct NewIds<'a> {
+    spec: &'a SeriesSpec,
+    prefix: &'a str,
+    seconds: Option<i64>,
+    suffix: u32,
+    collided: Option<i64>,
+    bump: bool,
+}
+
+impl<'a> NewIds<'a> {
+    fn new(spec: &'a SeriesSpec, prefix: &'a str, time: Option<i64>) -> Self {
+        NewIds {
+            spec,
+            prefix,
+            seconds: time,
+            suffix: 0,
+            collided: None,
+            bump: false,
         }
+    }
+
+    /// Sets the first item's time (for a batch, the time of the item that opens a document).
+    fn at(&mut self, time: Option<i64>) {
+        if self.seconds != time {
+            (self.seconds, self.suffix) = (time, 0);
+        }
+    }
+
+    async fn next<S: Store>(&mut self, store: &S, seq: i64) -> Result<Bson> {
+        match self.spec.order {
+            SeriesOrder::Seq(_) => Ok(Bson::ObjectId(ObjectId::new())),
+            SeriesOrder::TimeId(_) => {
+                let seconds = *self.seconds.get_or_insert_with(crate::key::now_seconds);
+                if std::mem::take(&mut self.bump) && self.collided == Some(seq) {
+                    self.suffix =
+                        next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
+                }
+                Ok(Bson::String(bucket_id(self.prefix, seconds, self.suffix)))
+            }
+        }
+    }
+
+    fn collided(&mut self, seq: i64) {
+        // Twice on the same number: the `_id` is taken, not the number.
+        self.bump = self.collided == Some(seq);
+        self.collided = Some(seq);
     }
 }
 
-/// Several items: fill the open document with a compare-and-set on its `count`, then open
+/// Several items: fill the newest document with a compare-and-set on its `count`, then open
 /// new documents of up to `size` items each.
 async fn push_many<S: Store>(
     store: &S,
@@ -307,55 +308,46 @@ async fn push_many<S: Store>(
 ) -> Result<()> {
     let coll = spec.collection;
     let size = spec.size as usize;
-    let (mut done, mut suffix, mut failures) = (0usize, 0u32, 0u32);
+    let (mut done, mut failures) = (0usize, 0u32);
     let newest = FindOptions {
         sort: spec.newest_first(),
         limit: Some(1),
         ..FindOptions::default()
     };
+    let mut ids = NewIds::new(spec, prefix, times.first().copied());
     while done < items.len() {
         if failures >= MAX_ATTEMPTS {
             return Err(contention("pushing several items"));
         }
         let rest = &items[done..];
-        if let Some(doc) = store
-            .find(coll, &spec.open(key), &newest)
+        let last = store
+            .find(coll, &spec.by_key(key), &newest)
             .await?
             .into_iter()
-            .next()
-        {
-            let count = read_count(spec, &doc)?;
-            let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
-            let cas = Filter::and([
-                Filter::Eq("_id".into(), doc_id(coll, &doc)?.clone()),
-                Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
-                Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
-            ]);
-            if store
-                .update_one(coll, &cas, &spec.push_update(&rest[..take]), false)
-                .await?
-                .matched
-            {
-                done += take;
-            } else {
-                failures += 1;
+            .next();
+        let seq = match &last {
+            Some(doc) if spec.conditional_push(&rest[..1]).fits(doc) => {
+                let count = read_count(spec, doc)?;
+                let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
+                let cas = Filter::and([
+                    Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
+                    Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
+                    Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
+                ]);
+                let update = spec.conditional_push(&rest[..take]).update();
+                if store.update_one(coll, &cas, &update, false).await?.matched {
+                    done += take;
+                } else {
+                    failures += 1;
+                }
+                continue;
             }
-            continue;
-        }
-        let take = size.min(rest.len());
-        let (id, seq) = match spec.order {
-            SeriesOrder::TimeId => {
-                let seconds = times
-                    .get(done)
-                    .copied()
-                    .unwrap_or_else(crate::key::now_seconds);
-                (Bson::String(bucket_id(prefix, seconds, suffix)), None)
-            }
-            SeriesOrder::Seq(_) => match next_seq(store, spec, key).await? {
-                Some(seq) => (Bson::ObjectId(ObjectId::new()), Some(seq)),
-                None => continue, // the newest document is open again: fill it
-            },
+            Some(doc) => next_number(store, spec, key, doc).await?,
+            None => 1,
         };
+        let take = size.min(rest.len());
+        ids.at(times.get(done).copied());
+        let id = ids.next(store, seq).await?;
         match store
             .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take]))
             .await
@@ -363,13 +355,7 @@ async fn push_many<S: Store>(
             Ok(()) => done += take,
             Err(Error::DuplicateKey { .. }) => {
                 failures += 1;
-                if spec.order == SeriesOrder::TimeId {
-                    let seconds = times
-                        .get(done)
-                        .copied()
-                        .unwrap_or_else(crate::key::now_seconds);
-                    suffix = next_suffix(store, spec, prefix, seconds, suffix).await?;
-                }
+                ids.collided(seq);
             }
             Err(e) => return Err(e),
         }
@@ -412,38 +398,32 @@ async fn next_suffix<S: Store>(
     Ok(highest.max(suffix) + 1)
 }
 
-/// The number of the key's next document: one past the newest (1 for the first), or `None`
-/// when the newest is open (another writer just inserted it: push there instead). A document is
-/// only ever opened after its predecessor was seen full, so at most one is open.
-async fn next_seq<S: Store>(store: &S, spec: &SeriesSpec, key: &Bson) -> Result<Option<i64>> {
-    let SeriesOrder::Seq(field) = spec.order else {
-        return Ok(Some(0));
-    };
-    let desc = FindOptions {
-        sort: spec.newest_first(),
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let last = store
-        .find(spec.collection, &spec.by_key(key), &desc)
-        .await?;
-    let Some(doc) = last.first() else {
-        return Ok(Some(1));
-    };
-    if spec.open(key).matches(doc) {
-        return Ok(None);
-    }
-    match doc.get(field) {
-        None | Some(Bson::Null) => Ok(Some(1)),
+/// The number of the document after `newest` (the key's newest document, full): one past its
+/// number; when it has none (documents written before numbering, or by other tools), one past
+/// the key's document count, so that numbering continues after them.
+async fn next_number<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    newest: &Document,
+) -> Result<i64> {
+    let field = spec.order.field();
+    match newest.get(field) {
+        None | Some(Bson::Null) => {
+            let s = store
+                .array_stats(spec.collection, &spec.by_key(key), spec.items_field)
+                .await?;
+            Ok(s.documents as i64 + 1)
+        }
         Some(v) => as_int(v)
+            .filter(|n| *n >= 0)
             .and_then(|n| n.checked_add(1))
-            .map(Some)
             .ok_or_else(|| {
                 Error::decode(
                     spec.collection,
-                    doc.get("_id"),
+                    newest.get("_id"),
                     format!(
-                        "`{field}` is not an integer below 2^63-1: {}",
+                        "`{field}` is not an integer in 0..2^63-1: {}",
                         display_bson(v)
                     ),
                 )
@@ -503,7 +483,9 @@ pub(crate) fn decode_items<T: DeserializeOwned>(
         .collect()
 }
 
-/// Page `n` (1-based) of a [`SeriesOrder::TimeId`] series: the n-th document in `_id` order.
+/// Document `n` (1-based) of a key: one indexed lookup of its number, however deep. When no
+/// document has that number, the key's unnumbered documents (written before numbering, or by
+/// other tools), which come first, are counted instead: a second round trip, only then.
 pub(crate) async fn nth_doc<S: Store>(
     store: &S,
     spec: &SeriesSpec,
@@ -514,16 +496,25 @@ pub(crate) async fn nth_doc<S: Store>(
         return Err(Error::invalid("pages are numbered from 1"));
     }
     spec.ensure_indexes(store).await?;
+    let field = spec.order.field();
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let numbered = Filter::and([
+        spec.by_key(key),
+        Filter::Eq(field.into(), Bson::Int64(n as i64)),
+    ]);
+    if let Some(doc) = store.find(spec.collection, &numbered, &one).await?.pop() {
+        return Ok(Some(doc));
+    }
+    let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
     let opts = FindOptions {
-        sort: spec.sort(),
+        sort: vec![("_id".into(), 1)],
         skip: n - 1,
         limit: Some(1),
     };
-    Ok(store
-        .find(spec.collection, &spec.by_key(key), &opts)
-        .await?
-        .into_iter()
-        .next())
+    Ok(store.find(spec.collection, &unnumbered, &opts).await?.pop())
 }
 
 /// Every document of a key, in order, in one find (one round trip below 16 MiB).
@@ -547,74 +538,57 @@ pub(crate) fn doc_stream<'a, S: Store>(
     key: Bson,
     batch: i64,
 ) -> impl Stream<Item = Result<Document>> + Send + 'a {
-    // stage 0: documents without a sequence number (Seq only); stage 1: the keyed range.
-    let start = (
-        if matches!(spec.order, SeriesOrder::Seq(_)) {
-            0u8
-        } else {
-            1
-        },
-        None::<Bson>,
-        false,
-    );
-    stream::try_unfold(start, move |(stage, after, done)| {
+    // The first batch takes the key's documents in order (unnumbered ones first, by `_id`;
+    // then by number). The next batches continue after its last document: among the
+    // unnumbered ones by `_id` (then the numbered ones from the start), or among the numbered
+    // ones by number.
+    #[derive(Clone)]
+    enum Next {
+        First,
+        Unnumbered(Bson),
+        Numbered(Option<Bson>),
+        Done,
+    }
+    let field = spec.order.field();
+    stream::try_unfold(Next::First, move |next| {
         let key = key.clone();
         async move {
-            if done {
-                return Ok(None);
-            }
-            spec.ensure_indexes(store).await?;
-            let by_key = spec.by_key(&key);
-            let (filter, opts, order_field) = match (spec.order, stage) {
-                (SeriesOrder::Seq(f), 0) => {
-                    let opts = FindOptions {
-                        sort: vec![("_id".into(), 1)],
-                        ..FindOptions::default()
-                    };
-                    let docs = store
-                        .find(
-                            spec.collection,
-                            &Filter::and([by_key, Filter::Exists(f.into(), false)]),
-                            &opts,
-                        )
-                        .await?;
-                    return Ok(Some((docs, (1, None, false))));
+            let mut filter = vec![spec.by_key(&key)];
+            let sort = match &next {
+                Next::Done => return Ok(None),
+                Next::First => spec.sort(),
+                Next::Unnumbered(after) => {
+                    filter.push(Filter::Exists(field.into(), false));
+                    filter.push(Filter::Gt("_id".into(), after.clone()));
+                    vec![("_id".into(), 1)]
                 }
-                (SeriesOrder::Seq(f), _) => {
-                    let cond = match &after {
-                        Some(a) => Filter::Gt(f.into(), a.clone()),
-                        None => Filter::Exists(f.into(), true),
-                    };
-                    (
-                        Filter::and([by_key, cond]),
-                        FindOptions {
-                            sort: vec![(f.into(), 1)],
-                            skip: 0,
-                            limit: Some(batch),
-                        },
-                        f,
-                    )
-                }
-                (SeriesOrder::TimeId, _) => {
-                    let filter = match &after {
-                        Some(a) => Filter::and([by_key, Filter::Gt("_id".into(), a.clone())]),
-                        None => by_key,
-                    };
-                    (
-                        filter,
-                        FindOptions {
-                            sort: spec.sort(),
-                            skip: 0,
-                            limit: Some(batch),
-                        },
-                        "_id",
-                    )
+                Next::Numbered(after) => {
+                    filter.push(match after {
+                        Some(a) => Filter::Gt(field.into(), a.clone()),
+                        None => Filter::Exists(field.into(), true),
+                    });
+                    vec![(field.into(), 1)]
                 }
             };
-            let docs = store.find(spec.collection, &filter, &opts).await?;
-            let last = docs.last().and_then(|d| get_path(d, order_field)).cloned();
-            let finished = (docs.len() as i64) < batch || last.is_none();
-            Ok(Some((docs, (1, last, finished))))
+            spec.ensure_indexes(store).await?;
+            let opts = FindOptions {
+                sort,
+                skip: 0,
+                limit: Some(batch),
+            };
+            let docs = store
+                .find(spec.collection, &Filter::and(filter), &opts)
+                .await?;
+            let full = docs.len() as i64 == batch;
+            let after = match (docs.last(), &next) {
+                (Some(last), _) if full => match last.get(field) {
+                    Some(seq) if !matches!(seq, Bson::Null) => Next::Numbered(Some(seq.clone())),
+                    _ => Next::Unnumbered(doc_id(spec.collection, last)?.clone()),
+                },
+                (_, Next::Unnumbered(_)) => Next::Numbered(None),
+                _ => Next::Done,
+            };
+            Ok(Some((docs, after)))
         }
     })
     .map_ok(|docs| stream::iter(docs.into_iter().map(Ok)))

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use bson::{Bson, Document};
 
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{ConditionalPush, Filter, FindOptions, IndexSpec, Update};
 use crate::Result;
 
 /// What an `update_one` did.
@@ -50,18 +50,19 @@ pub trait Store: Send + Sync {
         upsert: bool,
     ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
 
-    /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
-    /// one round trip), using index `hint` where the server takes hints; with `upsert`, inserts
-    /// one when none matches, as [`Store::update_one`] does.
-    fn update_first(
+    /// The series push: takes the first document matching `filter` in `sort` order and applies
+    /// `push` to it if it [`fits`](ConditionalPush::fits), in one atomic step (MongoDB's
+    /// `findAndModify` with a pipeline update, one round trip), using index `hint` where the
+    /// server takes hints. Returns that document as it was before, projected as
+    /// [`ConditionalPush::projection`] says, or `None` when nothing matched.
+    fn push_to_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         hint: &str,
-        update: &Update,
-        upsert: bool,
-    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+        push: &ConditionalPush,
+    ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
     fn replace_one(

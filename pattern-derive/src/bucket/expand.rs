@@ -16,6 +16,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         key_field,
         items_field,
         count_field,
+        page_field,
         key_ty,
         item_ty,
         ..
@@ -92,6 +93,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                 key_field: #key_field,
                 items_field: #items_field,
                 count_field: #count_field,
+                page_field: #page_field,
                 size: #size,
             };
             #item_time
@@ -114,6 +116,7 @@ pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
             key_field: "",
             items_field: "",
             count_field: "",
+            page_field: "",
             size: 1,
         };
         fn item_time(_: &()) -> ::core::option::Option<i64> {

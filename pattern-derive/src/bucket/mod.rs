@@ -20,6 +20,7 @@ pub(crate) struct Bucket<'a> {
     pub key_field: String,
     pub items_field: String,
     pub count_field: String,
+    pub page_field: String,
     pub key_ty: &'a Type,
     pub item_ty: &'a Type,
 }

@@ -14,7 +14,7 @@ const KIND: Kind<2> = Kind {
     derive: "Bucket",
     attr: "bucket",
     flags: ["key", "items"],
-    keys: &["collection", "size", "time", "count"],
+    keys: &["collection", "size", "time", "count", "page"],
 };
 
 #[derive(Default)]
@@ -23,6 +23,7 @@ struct Attrs {
     size: Slot<u32>,
     time: Slot<Member>,
     count: Slot<Name>,
+    page: Slot<Name>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
@@ -41,6 +42,8 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "time" => a.time.parse(cx, meta, time_field),
             // #[bucket(count = "count")]
             "count" => a.count.parse(cx, meta, attr::field_name),
+            // #[bucket(page = "page")]
+            "page" => a.page.parse(cx, meta, attr::field_name),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -69,6 +72,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Bucket<'a>> {
         .required(cx, st.ident, "#[bucket(collection = \"...\")]");
     let size = a.size.required(cx, st.ident, "#[bucket(size = ...)]");
     let count = a.count.get().unwrap_or_else(|| Name::default("count"));
+    let page = a.page.get().unwrap_or_else(|| Name::default("page"));
     let Roles {
         marked: [key, items],
         others,
@@ -90,6 +94,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Bucket<'a>> {
             ("key", &key.bson),
             ("items", &items.bson),
             ("count", &count),
+            ("page", &page),
         ],
         st.ident.span(),
     );
@@ -101,6 +106,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Bucket<'a>> {
         key_field: key.bson.value.clone(),
         items_field: items.bson.value.clone(),
         count_field: count.value,
+        page_field: page.value,
         key_ty: key.ty,
         item_ty: item_ty?,
     })

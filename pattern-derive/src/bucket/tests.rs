@@ -38,6 +38,7 @@ fn reads_the_model() {
         "type Key = i64",
         "type Item = Trade",
         "key_field : \"customerId\"",
+        "page_field : \"page\"",
         "size : 10u32",
         "__epoch_seconds (& (* __pattern_item) . date)",
         "pub async fn push_many",
@@ -50,7 +51,7 @@ fn reads_the_model() {
 #[test]
 fn rename_all_and_count() {
     let input: DeriveInput = parse_quote! {
-        #[bucket(collection = "r", size = 5, count = "n")]
+        #[bucket(collection = "r", size = 5, count = "n", page = "p")]
         #[serde(rename_all = "SCREAMING-KEBAB-CASE")]
         struct Readings {
             #[bucket(key)]
@@ -64,7 +65,7 @@ fn rename_all_and_count() {
         (b.key_field.as_str(), b.items_field.as_str()),
         ("SENSOR-NAME", "ALL-VALUES")
     );
-    assert_eq!(b.count_field, "n");
+    assert_eq!((b.count_field.as_str(), b.page_field.as_str()), ("n", "p"));
     assert!(b.time.is_none());
 }
 
@@ -85,7 +86,7 @@ fn every_mistake_arrives_at_once() {
         errors(input),
         [
             "size must be at least 1",
-            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`",
+            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`",
             "duplicate key `size`",
             "invalid MongoDB field name \"a.b\": it must not contain `.`",
             "time must be a string, like `time = \"...\"`",
@@ -137,7 +138,7 @@ fn malformed_values_do_not_stop_the_parser() {
             "expected a value after `count =`",
             "duplicate key `size`",
             "size must be at most 2147483647",
-            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`",
+            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`",
             "expected attribute arguments in parentheses: #[bucket(...)]",
             "`key` takes no value",
             "no field is marked #[bucket(key)]",

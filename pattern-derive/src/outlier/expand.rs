@@ -162,7 +162,7 @@ pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
                 items_field: "",
                 count_field: "",
                 size: 1,
-                order: ::pattern_core::series::SeriesOrder::TimeId,
+                order: ::pattern_core::series::SeriesOrder::Seq(""),
             },
         };
     };
