@@ -10,20 +10,22 @@
 //! before it).
 //!
 //! Cost on MongoDB:
-//! - push: one `findAndModify` on the key's newest bucket, which pushes the item if the bucket
-//!   has room (a pipeline update conditional on `count < size`) and returns the bucket's number
-//!   and count; when it was full, one `insert` opens the next bucket with the item. So at size
-//!   `s`, `1 + 1/s` round trips a push on average;
+//! - push: one `findAndModify`, the seed's conditional upsert (`{key, count < size}`, newest
+//!   first, through an index that holds only open buckets), also when it opens a bucket, once
+//!   this process has seen the key's newest bucket full (it then knows the next page number).
+//!   Otherwise the push that opens a bucket costs three: the miss, a read of the newest bucket,
+//!   an insert;
 //! - page `n`: one `find` of `{key, page: n}` on the index `{key: 1, page: 1, _id: 1}`, however
-//!   deep; buckets without a number (written by the seed's recipe, or before numbering) come
+//!   deep; buckets without a number (written by the seed's recipe, or by other tools) come
 //!   first and are counted instead, with a second `find`, only when no bucket has number `n`;
 //! - the streams ([`pages`], [`items`]) walk the same index by range, [`STREAM_BATCH`] buckets a
 //!   round trip;
 //! - counts: one `aggregate`.
 //!
-//! Indexes (created on first use, idempotently): `{<key>: 1, page: 1, _id: 1}` for reads and
-//! pushes, and a unique one on `{<key>: 1, page: -1}` (partial on `page` existing), which lets
-//! only one of two concurrent writers open bucket `n + 1`: the other pushes into it.
+//! Indexes (created on first use, idempotently): `{<key>: 1, page: 1, _id: 1}` for reads;
+//! `{<key>: 1, count: 1}` partial on `count < size` (the open buckets) for pushes; a unique one
+//! on `{<key>: 1, page: -1}` (partial on `page` existing), which lets only one of two concurrent
+//! writers open bucket `n + 1`: the other pushes into it.
 
 use std::borrow::Borrow;
 

@@ -115,15 +115,17 @@ impl Store for AnyStore {
     ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
     }
-    async fn push_to_first(
+    async fn update_first(
         &self,
         coll: &str,
         filter: &query::Filter,
         sort: &[(String, i32)],
         hint: &str,
-        push: &query::ConditionalPush,
+        update: &query::Update,
+        upsert: bool,
+        fields: &[&str],
     ) -> Result<Option<bson::Document>> {
-        delegate!(self, s => s.push_to_first(coll, filter, sort, hint, push).await)
+        delegate!(self, s => s.update_first(coll, filter, sort, hint, update, upsert, fields).await)
     }
     async fn replace_one(
         &self,

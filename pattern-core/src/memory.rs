@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bson::{Bson, Document};
 
 use crate::query::{
-    compare_by, compare_values, get_path, ConditionalPush, Filter, FindOptions, IndexSpec, Update,
+    compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update,
 };
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
@@ -455,31 +455,6 @@ impl MemoryStore {
         self.ensured.clear();
     }
 
-    fn sync_push_to_first(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        sort: &[(String, i32)],
-        push: &ConditionalPush,
-    ) -> Result<Option<Document>> {
-        let mut state = self.lock();
-        let c = state.collections.entry(coll.to_owned()).or_default();
-        let Some(id) = c.first_in_order(filter, sort) else {
-            return Ok(None);
-        };
-        let before = &c.docs[&id];
-        let projected = push.project(before);
-        if push.fits(before) {
-            let mut doc = before.clone();
-            push.update().apply(&mut doc, false).map_err(|e| Error::Server {
-                message: e,
-                source: None,
-            })?;
-            c.replace(coll, &id, doc)?;
-        }
-        Ok(Some(projected))
-    }
-
     fn sync_update(
         &self,
         coll: &str,
@@ -487,11 +462,12 @@ impl MemoryStore {
         sort: &[(String, i32)],
         update: &Update,
         upsert: bool,
-    ) -> Result<UpdateOutcome> {
+    ) -> Result<(UpdateOutcome, Option<Document>)> {
         let mut state = self.lock();
         let c = state.collections.entry(coll.to_owned()).or_default();
         if let Some(id) = c.first_in_order(filter, sort) {
-            let mut doc = c.docs[&id].clone();
+            let before = c.docs[&id].clone();
+            let mut doc = before.clone();
             update.apply(&mut doc, false).map_err(|e| Error::Server {
                 message: e,
                 source: None,
@@ -500,13 +476,14 @@ impl MemoryStore {
                 return Err(Error::invalid("an update may not change _id"));
             }
             c.replace(coll, &id, doc)?;
-            return Ok(UpdateOutcome {
+            let outcome = UpdateOutcome {
                 matched: true,
                 upserted: false,
-            });
+            };
+            return Ok((outcome, Some(before)));
         }
         if !upsert {
-            return Ok(UpdateOutcome::default());
+            return Ok((UpdateOutcome::default(), None));
         }
         let mut doc = Document::new();
         for (k, v) in filter.equalities() {
@@ -530,10 +507,11 @@ impl MemoryStore {
             .collect();
         ordered.extend(created);
         c.insert(coll, ordered)?;
-        Ok(UpdateOutcome {
+        let outcome = UpdateOutcome {
             matched: false,
             upserted: true,
-        })
+        };
+        Ok((outcome, None))
     }
 
     fn sync_replace(
@@ -669,18 +647,25 @@ impl Store for MemoryStore {
         update: &Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        self.sync_update(coll, filter, &[], update, upsert)
+        Ok(self.sync_update(coll, filter, &[], update, upsert)?.0)
     }
 
-    async fn push_to_first(
+    async fn update_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         _hint: &str,
-        push: &ConditionalPush,
+        update: &Update,
+        upsert: bool,
+        fields: &[&str],
     ) -> Result<Option<Document>> {
-        self.sync_push_to_first(coll, filter, sort, push)
+        let before = self.sync_update(coll, filter, sort, update, upsert)?.1;
+        Ok(before.map(|doc| {
+            doc.into_iter()
+                .filter(|(k, _)| k == "_id" || fields.contains(&k.as_str()))
+                .collect()
+        }))
     }
 
     async fn replace_one(

@@ -9,7 +9,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ClientOptions, IndexOptions};
 use mongodb::{Client, Collection, Database, IndexModel};
 
-use crate::query::{ConditionalPush, Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -144,23 +144,32 @@ impl Store for MongoStore {
         })
     }
 
-    async fn push_to_first(
+    async fn update_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         hint: &str,
-        push: &ConditionalPush,
+        update: &Update,
+        upsert: bool,
+        fields: &[&str],
     ) -> Result<Option<Document>> {
         let sort: Document = sort
             .iter()
             .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
             .collect();
+        let mut projection = doc! {"_id": 1};
+        for f in fields {
+            projection.insert(*f, 1);
+        }
+        // The pre-image: present when a document matched; absent when none did (and one was
+        // inserted, with `upsert`).
         self.coll(coll)
-            .find_one_and_update(filter.to_document(), push.pipeline())
+            .find_one_and_update(filter.to_document(), update.to_document())
             .sort(sort)
             .hint(mongodb::options::Hint::Name(hint.to_owned()))
-            .projection(push.projection())
+            .projection(projection)
+            .upsert(upsert)
             .await
             .map_err(|e| map_err(coll, e))
     }

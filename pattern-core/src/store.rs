@@ -5,13 +5,13 @@
 //! apply each single-document write atomically. The conformance suite in `tests/` runs
 //! unchanged against both.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Mutex;
 
 use bson::{Bson, Document};
 
-use crate::query::{ConditionalPush, Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::Result;
 
 /// What an `update_one` did.
@@ -50,18 +50,20 @@ pub trait Store: Send + Sync {
         upsert: bool,
     ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
 
-    /// The series push: takes the first document matching `filter` in `sort` order and applies
-    /// `push` to it if it [`fits`](ConditionalPush::fits), in one atomic step (MongoDB's
-    /// `findAndModify` with a pipeline update, one round trip), using index `hint` where the
-    /// server takes hints. Returns that document as it was before, projected as
-    /// [`ConditionalPush::projection`] says, or `None` when nothing matched.
-    fn push_to_first(
+    /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
+    /// one round trip), using index `hint` where the server takes hints; with `upsert`, inserts
+    /// one when none matches, as [`Store::update_one`] does. Returns the matched document as it
+    /// was before the update, with only `_id` and the top-level `fields`; `None` when none
+    /// matched (and one was inserted, with `upsert`).
+    fn update_first(
         &self,
         coll: &str,
         filter: &Filter,
         sort: &[(String, i32)],
         hint: &str,
-        push: &ConditionalPush,
+        update: &Update,
+        upsert: bool,
+        fields: &[&str],
     ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
@@ -110,24 +112,47 @@ pub trait Store: Send + Sync {
     fn ensured(&self) -> &EnsuredIndexes;
 }
 
-/// Which index sets a store has already ensured in this process.
+/// What a store remembers in this process: which index sets it has already ensured, and,
+/// per series key whose newest document a push of this process saw full, the number the next
+/// document gets (so that the push that opens it is one upsert, not a miss, a read and an
+/// insert).
 #[derive(Debug, Default)]
-pub struct EnsuredIndexes(Mutex<HashSet<String>>);
+pub struct EnsuredIndexes {
+    indexes: Mutex<HashSet<String>>,
+    next_numbers: Mutex<HashMap<(String, String), i64>>,
+}
+
+/// At most this many next numbers are remembered; past it a push that opens a document takes
+/// the slower path (a read of the newest document, then an insert).
+const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl EnsuredIndexes {
     pub(crate) fn contains(&self, tag: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(tag)
+        lock(&self.indexes).contains(tag)
     }
     pub(crate) fn insert(&self, tag: String) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(tag);
+        lock(&self.indexes).insert(tag);
+    }
+    /// Takes the remembered number of `key`'s next document in `coll`.
+    pub(crate) fn take_next_number(&self, coll: &str, key: &str) -> Option<i64> {
+        lock(&self.next_numbers).remove(&(coll.to_owned(), key.to_owned()))
+    }
+    /// Remembers the number of `key`'s next document in `coll`.
+    pub(crate) fn set_next_number(&self, coll: &str, key: &str, n: i64) {
+        let mut m = lock(&self.next_numbers);
+        if m.len() < MAX_NEXT_NUMBERS {
+            m.insert((coll.to_owned(), key.to_owned()), n);
+        }
     }
     /// Forgets everything (after a collection was dropped behind the store's back).
     pub fn clear(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        lock(&self.indexes).clear();
+        lock(&self.next_numbers).clear();
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Creates `indexes` on `coll` once per store, dropping indexes whose name starts with one of
