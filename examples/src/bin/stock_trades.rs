@@ -1,6 +1,7 @@
 //! Replays the MongoDB manual's bucket-pattern page step by step: three stock trades, then the
 //! MSFT trade of 2023-11-02, and checks that the collection ends with the page's final
-//! documents (ids computed from the UTC dates, see the README).
+//! documents (ids computed from the UTC dates, see the README), plus the page number the library
+//! adds to each bucket so that any page is one indexed lookup.
 //!
 //! In memory by default; on MongoDB (database `pattern_examples`) when `MONGODB_URI` is set:
 //!
@@ -53,7 +54,7 @@ fn show(title: &str, docs: &[Document]) {
     }
 }
 
-/// The page's final documents, with the ids computed from the UTC dates.
+/// The page's final documents, with the ids computed from the UTC dates, and page numbers.
 fn seed_final_documents() -> Vec<Document> {
     let d = |s: &str| DateTime::parse_rfc3339_str(s).unwrap();
     vec![
@@ -61,10 +62,10 @@ fn seed_final_documents() -> Vec<Document> {
             {"type": "buy", "ticker": "MDB", "qty": 419, "date": d("2023-10-26T15:47:03.434Z")},
             {"type": "sell", "ticker": "MDB", "qty": 29, "date": d("2023-10-30T09:32:57.765Z")},
             {"type": "buy", "ticker": "MSFT", "qty": 42, "date": d("2023-11-02T11:43:10.000Z")},
-        ]},
+        ], "page": 1},
         doc! {"_id": "456_1698750962", "customerId": 456, "count": 1, "history": [
             {"type": "buy", "ticker": "GOOG", "qty": 50, "date": d("2023-10-31T11:16:02.120Z")},
-        ]},
+        ], "page": 1},
     ]
 }
 
