@@ -164,7 +164,8 @@ fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
     })
 }
 
-/// Page `n` (1-based) of `key`, pages in first-item time order; `None` past the last page.
+/// Page `n` (1-based) of `key`, pages in push order; `None` past the last page. One indexed
+/// lookup of the page number, however deep.
 pub async fn page<B, S, Q>(store: &S, key: &Q, n: u64) -> Result<Option<Page<B::Item>>>
 where
     B: Bucket + ?Sized,
