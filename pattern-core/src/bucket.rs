@@ -40,7 +40,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 
 /// Documents fetched per round trip by the streams.
-pub const STREAM_BATCH: i64 = 64;
+pub const STREAM_BATCH: i64 = 512;
 
 /// Where and how a bucket series is stored (filled in by the derive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
