@@ -1,0 +1,156 @@
+//! Deep pages on MongoDB: page 1, 1,000 and 10,000 of one key (100,000 items in buckets of 10),
+//! read with the library's `page(n)` (one lookup of `{key, page: n}`), against the seed's own
+//! query written by hand with the driver (`find({customerId}).sort({_id: 1}).skip(n - 1)
+//! .limit(1)`; the seed filters with the regex `/^123_/`, a leak between keys, so the
+//! equality on the key is used), on the same collection in the same run.
+//!
+//!     cargo bench -p pattern-bench --bench deep_pages
+//!
+//! Target (issue 5): page 10,000 within 1.5x of page 1. Under `cargo test` it runs once at a
+//! smaller scale (pages 1, 10 and 100 of 1,000 buckets).
+
+use std::time::Duration;
+
+use bson::doc;
+use criterion::{BenchmarkId, Criterion};
+use pattern_bench::{full_scale, scale};
+use pattern_core::{Bucket, MongoStore};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Trade {
+    ticker: String,
+    qty: i64,
+    date: bson::DateTime,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, time = "date")]
+#[allow(dead_code)]
+struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let items: i64 = scale(100_000, 10_000);
+    let pages: [u64; 3] = if full_scale() {
+        [1, 1_000, 10_000]
+    } else {
+        [1, 10, 1_000]
+    };
+    let store = rt.block_on(async {
+        let store = pattern_tests::mongo_store("bench_deep_pages").await;
+        let start = std::time::Instant::now();
+        let all: Vec<Trade> = (0..items)
+            .map(|i| Trade {
+                ticker: "MDB".into(),
+                qty: i,
+                date: bson::DateTime::from_millis(1_600_000_000_000 + i * 60_000),
+            })
+            .collect();
+        for chunk in all.chunks(1_000) {
+            TradeHistory::push_many(&store, &123, chunk).await.unwrap();
+        }
+        println!("loaded {items} items for one key in {:?}", start.elapsed());
+        store
+    });
+    let trades = store.database().collection::<bson::Document>("trades");
+    // The seed's page query needs `{customerId: 1, _id: 1}` to sort without a scan.
+    rt.block_on(async {
+        trades
+            .create_index(
+                mongodb::IndexModel::builder()
+                    .keys(doc! {"customerId": 1, "_id": 1})
+                    .build(),
+            )
+            .await
+            .unwrap();
+    });
+
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .sample_size(21)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    let mut group = c.benchmark_group("deep_pages");
+    for n in pages {
+        group.bench_with_input(BenchmarkId::new("library", n), &n, |b, &n| {
+            b.to_async(&rt).iter(|| async {
+                let p = TradeHistory::page(&store, &123, n).await.unwrap().unwrap();
+                assert_eq!(p.items.len(), 10);
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("driver_skip", n), &n, |b, &n| {
+            b.to_async(&rt).iter(|| async {
+                let mut cur = trades
+                    .find(doc! {"customerId": 123_i64})
+                    .sort(doc! {"_id": 1})
+                    .skip(n - 1)
+                    .limit(1)
+                    .await
+                    .unwrap();
+                assert!(cur.advance().await.unwrap());
+            })
+        });
+    }
+    group.finish();
+    report(&rt, &store, &trades, pages);
+    rt.block_on(async { store.database().drop().await.unwrap() });
+    c.final_summary();
+}
+
+/// Medians of 21 timed reads of each page, outside criterion, and the ratio deep/first.
+fn report(
+    rt: &tokio::runtime::Runtime,
+    store: &MongoStore,
+    trades: &mongodb::Collection<bson::Document>,
+    pages: [u64; 3],
+) {
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let repeat = scale(21, 3);
+    let mut lib = Vec::new();
+    let mut drv = Vec::new();
+    for n in pages {
+        let (l, d) = rt.block_on(async {
+            let (mut l, mut d) = (Vec::new(), Vec::new());
+            for _ in 0..repeat {
+                let t = std::time::Instant::now();
+                TradeHistory::page(store, &123, n).await.unwrap().unwrap();
+                l.push(t.elapsed());
+                let t = std::time::Instant::now();
+                let mut cur = trades
+                    .find(doc! {"customerId": 123_i64})
+                    .sort(doc! {"_id": 1})
+                    .skip(n - 1)
+                    .limit(1)
+                    .await
+                    .unwrap();
+                cur.advance().await.unwrap();
+                d.push(t.elapsed());
+            }
+            (median(l), median(d))
+        });
+        lib.push(l);
+        drv.push(d);
+    }
+    println!("\ndeep pages, median of {repeat}:");
+    println!("| page | library page(n) | seed skip (driver) |");
+    println!("|---|---|---|");
+    for (i, n) in pages.iter().enumerate() {
+        println!("| {n} | {:?} | {:?} |", lib[i], drv[i]);
+    }
+    println!(
+        "| page {} / page 1 | {:.2}x | {:.2}x |",
+        pages[2],
+        lib[2].as_secs_f64() / lib[0].as_secs_f64(),
+        drv[2].as_secs_f64() / drv[0].as_secs_f64()
+    );
+}

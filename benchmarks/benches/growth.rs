@@ -1,0 +1,464 @@
+//! Growth: the cost of a bucket push stays flat as the stored history grows.
+//!
+//! For each store (the in-memory `MemoryStore`, then MongoDB at `MONGODB_URI`) and each shape
+//! (the history spread over 1,000 keys; all of it under one key), the history of a
+//! `#[derive(Bucket)]` trade series (size 10) is grown to 10,000, then 100,000, then 1,000,000
+//! items (smoke scale: 1,000 and 10,000 over 100 keys), and at each level a fixed batch of
+//! single `push` calls is timed: 2,000 pushes (smoke: 200) spread round-robin over the keys, run by
+//! [`MONGO_TASKS`] concurrent pushers on MongoDB and one at a time on the in-memory store
+//! (whose futures never wait). Reported: pushes per second (the batch over its wall time), and
+//! the median and 99th percentile of the single pushes' latencies.
+//!
+//! Between levels the history is preloaded with `push_many`, 1,000 items per call (whole
+//! buckets, one insert each), by [`LOADERS`] concurrent loaders on MongoDB (one for the one-key
+//! shape, whose concurrent loaders would race for the same next bucket); how long each
+//! preload took is printed. A level is measured with exactly that many items stored (the
+//! pushes of the previous levels count towards it).
+//!
+//! At the end it checks that key 0 of each run holds every item pushed to it (every push
+//! returned `Ok`), and fails after printing the table if not.
+//!
+//! MongoDB budget: on a slow server (the SecantusDB test server takes ~1-50 ms per operation)
+//! 1,000,000 items is ~100,000 bucket documents per shape. Before preloading a level, the time
+//! it would take is estimated from the previous preload's rate; a level that would take the
+//! shape past half the budget (`GROWTH_MONGO_BUDGET_SECS`, default 1200 s for both shapes; 20 s
+//! at smoke scale) is skipped, and a preload still running when only the measurement's time is
+//! left of the budget stops short of its level (the row shows the items reached); the table
+//! says so. The pushes of one level stop after 120 s
+//! (5 s at smoke scale); the rate is then over the pushes done, and the table says so.
+//!
+//! Needs `MONGODB_URI` (the SecantusDB test server, see `scripts/test.sh`, or any MongoDB).
+//! Run: `cargo bench -p pattern-bench --bench growth` (full scale, up to ~25 minutes).
+//! `cargo test -p pattern-bench --bench growth` runs it at a smoke scale.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use pattern_core::{Bucket, MemoryStore, MongoStore, Store};
+use serde::{Deserialize, Serialize};
+
+/// Epoch seconds of a key's trade 0; trade `i` is `i` seconds later, so every bucket of a key
+/// starts in its own second.
+const T0: i64 = 1_600_000_000;
+/// Items per `push_many` call while preloading.
+const PRELOAD_CALL: i64 = 1_000;
+/// Concurrent `push_many` callers preloading MongoDB.
+const LOADERS: usize = 8;
+/// Concurrent pushers measuring MongoDB.
+const MONGO_TASKS: usize = 8;
+
+/// Keys of the spread shape.
+fn keys() -> i64 {
+    pattern_bench::scale(1_000, 100)
+}
+
+/// How long the pushes of one level may run on MongoDB before the rest of the batch is
+/// skipped (the rate is then taken over the pushes done).
+fn measure_limit() -> Duration {
+    Duration::from_secs(pattern_bench::scale(120, 5))
+}
+
+/// Single pushes timed at each level.
+fn batch() -> i64 {
+    pattern_bench::scale(2_000, 200)
+}
+
+/// Items stored at each measured level.
+fn levels() -> Vec<i64> {
+    pattern_bench::scale(vec![10_000, 100_000, 1_000_000], vec![1_000, 10_000])
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Trade {
+    #[serde(rename = "type")]
+    kind: String,
+    ticker: String,
+    qty: i64,
+    price: f64,
+    date: bson::DateTime,
+}
+
+/// A customer's trades, 10 per bucket.
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, time = "date")]
+#[allow(dead_code)]
+struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+/// Trade number `i` of a key's series.
+fn trade(i: i64) -> Trade {
+    Trade {
+        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
+        ticker: "MDB".into(),
+        qty: 1 + i % 500,
+        price: 250.0 + (i % 100) as f64 / 4.0,
+        date: bson::DateTime::from_millis((T0 + i) * 1000),
+    }
+}
+
+/// The history being grown: how many items each key holds.
+struct Series {
+    stored: Vec<i64>,
+}
+
+impl Series {
+    fn new(keys: i64) -> Self {
+        Series {
+            stored: vec![0; keys as usize],
+        }
+    }
+    fn keys(&self) -> i64 {
+        self.stored.len() as i64
+    }
+    fn total(&self) -> i64 {
+        self.stored.iter().sum()
+    }
+}
+
+/// Grows every key to `level / keys` items with `push_many`, [`PRELOAD_CALL`] items per call,
+/// `concurrency` calls at a time; no call starts after `deadline`. Returns the items written.
+async fn preload<S: Store>(
+    store: &S,
+    series: &mut Series,
+    level: i64,
+    concurrency: usize,
+    deadline: Option<Instant>,
+) -> i64 {
+    let target = level / series.keys();
+    let calls: Vec<(i64, i64, i64)> = series
+        .stored
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &from)| {
+            (from..target)
+                .step_by(PRELOAD_CALL as usize)
+                .map(move |a| (k as i64, a, (a + PRELOAD_CALL).min(target)))
+        })
+        .collect();
+    let done: Vec<(i64, i64)> = futures::stream::iter(calls)
+        .map(|(k, a, b)| async move {
+            if deadline.is_some_and(|d| Instant::now() > d) {
+                return None;
+            }
+            let items: Vec<Trade> = (a..b).map(trade).collect();
+            TradeHistory::push_many(store, &k, &items)
+                .await
+                .expect("preload");
+            Some((k, b))
+        })
+        .buffer_unordered(concurrency)
+        .filter_map(|r| async move { r })
+        .collect()
+        .await;
+    // The calls that started are a prefix of the list, which holds each key's calls in order:
+    // each key holds everything up to the end of its last call.
+    let before = series.total();
+    for (k, b) in done {
+        let s = &mut series.stored[k as usize];
+        *s = (*s).max(b);
+    }
+    series.total() - before
+}
+
+/// Times up to `n` single pushes, round-robin over the keys, `concurrency` at a time; no push
+/// starts after `deadline`. Returns the batch's wall time and each push's latency.
+async fn measure<S: Store>(
+    store: &S,
+    series: &mut Series,
+    n: i64,
+    concurrency: usize,
+    deadline: Instant,
+) -> (Duration, Vec<Duration>) {
+    let keys = series.keys();
+    let base = series.stored.clone();
+    let start = Instant::now();
+    let pushed: Vec<(i64, Duration)> = futures::stream::iter(0..n)
+        .map(|j| {
+            let key = j % keys;
+            let item = trade(base[key as usize] + j / keys);
+            async move {
+                if Instant::now() > deadline {
+                    return None;
+                }
+                let t = Instant::now();
+                TradeHistory::push(store, &key, item).await.expect("push");
+                Some((key, t.elapsed()))
+            }
+        })
+        .buffer_unordered(concurrency)
+        .filter_map(|r| async move { r })
+        .collect()
+        .await;
+    let wall = start.elapsed();
+    // The pushes that started are a prefix of the batch: each key got the next items in order.
+    for (key, _) in &pushed {
+        series.stored[*key as usize] += 1;
+    }
+    (wall, pushed.into_iter().map(|(_, d)| d).collect())
+}
+
+/// One line of the table.
+struct Row {
+    store: &'static str,
+    shape: String,
+    items: i64,
+    preload: Option<(i64, Duration)>,
+    measured: Option<Measured>,
+    note: String,
+}
+
+struct Measured {
+    pushes: usize,
+    per_second: f64,
+    median: Duration,
+    p99: Duration,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+/// Which store, and how hard to drive it.
+struct Target<'a, S> {
+    name: &'static str,
+    store: &'a S,
+    loaders: usize,
+    pushers: usize,
+    /// Time allowed for this shape, preloads and measurements together (None: no limit).
+    budget: Option<Duration>,
+}
+
+/// What one shape gave: its rows, and the items key 0 should hold against what it holds.
+struct ShapeRun {
+    rows: Vec<Row>,
+    pushed_to_key0: u64,
+    held_by_key0: u64,
+}
+
+/// Grows one shape through every level on one store, measuring at each.
+async fn run_shape<S: Store>(target: Target<'_, S>, keys: i64) -> ShapeRun {
+    let shape = if keys == 1 {
+        "1 key".to_owned()
+    } else {
+        format!("{keys} keys")
+    };
+    let started = Instant::now();
+    let mut series = Series::new(keys);
+    let mut rows = Vec::new();
+    // Preload rate seen so far (items per second) and the last measurement's wall time, for
+    // the budget.
+    let mut rate: Option<f64> = None;
+    let mut last_measure = Duration::ZERO;
+    for level in levels() {
+        let todo = level - series.total();
+        if let (Some(budget), Some(rate)) = (target.budget, rate) {
+            let estimate = Duration::from_secs_f64(todo as f64 / rate) + last_measure;
+            if started.elapsed() + estimate > budget {
+                let note = format!(
+                    "not run: preloading {todo} more items at {rate:.0} items/s and measuring would \
+                     take ~{:.0} s, past this shape's MongoDB budget of {} s",
+                    estimate.as_secs_f64(),
+                    budget.as_secs()
+                );
+                println!("growth: {} / {shape} / {level}: {note}", target.name);
+                rows.push(Row {
+                    store: target.name,
+                    shape: shape.clone(),
+                    items: level,
+                    preload: None,
+                    measured: None,
+                    note,
+                });
+                continue;
+            }
+        }
+        let t = Instant::now();
+        // One key is preloaded by one caller: concurrent `push_many` calls into one key all
+        // race for its next bucket and mostly retry.
+        let loaders = if keys == 1 { 1 } else { target.loaders };
+        // Stop preloading in time to measure within the budget.
+        let preload_deadline = target
+            .budget
+            .map(|b| started + b.saturating_sub(measure_limit()));
+        let written = preload(target.store, &mut series, level, loaders, preload_deadline).await;
+        let took = t.elapsed();
+        rate = Some(written as f64 / took.as_secs_f64().max(1e-9));
+        println!(
+            "growth: {} / {shape}: preloaded {written} items in {took:.1?} ({:.0} items/s), {} stored",
+            target.name,
+            rate.unwrap(),
+            series.total()
+        );
+
+        // No push starts after the shape's budget (and at most MEASURE_LIMIT after now).
+        let mut deadline = Instant::now() + measure_limit();
+        if let Some(budget) = target.budget {
+            deadline = deadline
+                .min(started + budget)
+                .max(Instant::now() + Duration::from_secs(10));
+        }
+        let items = series.total();
+        let (wall, mut latencies) =
+            measure(target.store, &mut series, batch(), target.pushers, deadline).await;
+        last_measure = wall;
+        latencies.sort();
+        let m = Measured {
+            pushes: latencies.len(),
+            per_second: latencies.len() as f64 / wall.as_secs_f64(),
+            median: percentile(&latencies, 0.5),
+            p99: percentile(&latencies, 0.99),
+        };
+        let mut notes = Vec::new();
+        if items < level {
+            notes.push(format!("preload stopped by the budget short of {level}"));
+        }
+        if m.pushes < batch() as usize {
+            notes.push(format!(
+                "pushes stopped at the time limit after {}",
+                m.pushes
+            ));
+        }
+        let note = notes.join("; ");
+        println!(
+            "growth: {} / {shape} / {items}: {} pushes in {wall:.2?}: {:.0}/s, median {:?}, p99 {:?} {note}",
+            target.name, m.pushes, m.per_second, m.median, m.p99
+        );
+        rows.push(Row {
+            store: target.name,
+            shape: shape.clone(),
+            items,
+            preload: Some((written, took)),
+            measured: Some(m),
+            note,
+        });
+    }
+    let held = TradeHistory::counts(target.store, &0)
+        .await
+        .expect("counts")
+        .items;
+    ShapeRun {
+        rows,
+        pushed_to_key0: series.stored[0] as u64,
+        held_by_key0: held,
+    }
+}
+
+fn main() {
+    let full = pattern_bench::full_scale();
+    let budget_secs: u64 = std::env::var("GROWTH_MONGO_BUDGET_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(pattern_bench::scale(1_200, 20));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let all = Instant::now();
+    let mut runs = Vec::new();
+
+    for keys in [keys(), 1] {
+        let store = MemoryStore::new();
+        let target = Target {
+            name: "memory",
+            store: &store,
+            loaders: 1,
+            pushers: 1,
+            budget: None,
+        };
+        runs.push(rt.block_on(run_shape(target, keys)));
+    }
+    let memory_took = all.elapsed();
+
+    let mongo_start = Instant::now();
+    for keys in [keys(), 1] {
+        runs.push(rt.block_on(async {
+            let store: MongoStore = pattern_tests::mongo_store("growth").await;
+            let target = Target {
+                name: "mongodb",
+                store: &store,
+                loaders: LOADERS,
+                pushers: MONGO_TASKS,
+                budget: Some(Duration::from_secs(budget_secs / 2)),
+            };
+            let run = run_shape(target, keys).await;
+            store.database().drop().await.ok();
+            run
+        }));
+    }
+    let mongo_took = mongo_start.elapsed();
+
+    let scale = if full { "full scale" } else { "smoke scale" };
+    println!(
+        "\ngrowth ({scale}): bucket size 10; {} single pushes per level (MongoDB: {MONGO_TASKS} \
+         concurrent pushers, at most {} s; memory: one at a time); preload by push_many, \
+         {PRELOAD_CALL} items per call (MongoDB: {LOADERS} concurrent callers over the keys, one for 1 key)",
+        batch(),
+        measure_limit().as_secs()
+    );
+    println!(
+        "{:<8} {:<10} {:>13} {:>7} {:>9} {:>12} {:>12} {:>21}  note",
+        "store",
+        "shape",
+        "items stored",
+        "pushes",
+        "pushes/s",
+        "median push",
+        "p99 push",
+        "preload (items, time)"
+    );
+    for r in runs.iter().flat_map(|r| &r.rows) {
+        let preload = r
+            .preload
+            .map(|(n, d)| format!("{n}, {:.1} s", d.as_secs_f64()))
+            .unwrap_or_default();
+        match &r.measured {
+            Some(m) => println!(
+                "{:<8} {:<10} {:>13} {:>7} {:>9.0} {:>12} {:>12} {:>21}  {}",
+                r.store,
+                r.shape,
+                r.items,
+                m.pushes,
+                m.per_second,
+                format!("{:.2?}", m.median),
+                format!("{:.2?}", m.p99),
+                preload,
+                r.note
+            ),
+            None => println!("{:<8} {:<10} {:>13}  {}", r.store, r.shape, r.items, r.note),
+        }
+    }
+    println!(
+        "growth: memory store {:.1?}, MongoDB {:.1?} (budget {budget_secs} s), total {:.1?}",
+        memory_took,
+        mongo_took,
+        all.elapsed()
+    );
+
+    // Every push returned Ok: key 0 must hold every item pushed to it.
+    let mut lost = Vec::new();
+    for run in &runs {
+        let r = &run.rows[0];
+        println!(
+            "growth: {} / {}: key 0 holds {} items, {} were pushed to it",
+            r.store, r.shape, run.held_by_key0, run.pushed_to_key0
+        );
+        if run.held_by_key0 != run.pushed_to_key0 {
+            lost.push(format!(
+                "{} / {}: {} pushed, {} held",
+                r.store, r.shape, run.pushed_to_key0, run.held_by_key0
+            ));
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "items lost (every push returned Ok): {}",
+        lost.join("; ")
+    );
+}
