@@ -1,79 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, starts the MongoDB test server, runs every test.
+# The test command: installs what the tests need, starts the MongoDB test server, runs every test
+# (see scripts/server.sh).
 #
-# - Installs cmake (Debian package) and the SecantusDB test server (crate secantus-mdb, a
-#   MongoDB-wire-compatible server, GPL-2.0, run as a separate process) when missing.
-# - Unless MONGODB_URI is set, starts it on a free loopback port with a temporary storage
-#   directory, exports MONGODB_URI, and stops it on exit. With MONGODB_URI set, the same tests
-#   run against that server (a real mongod or Atlas) and nothing is installed or started.
-# - Runs `cargo test --workspace` (unit, integration, conformance, compile-fail, doc tests and
-#   the examples' tests). Extra arguments go to cargo test.
+# Runs `cargo test --workspace`: unit, integration, conformance, compile-fail, doc tests, the
+# examples' tests, and a smoke run of every benchmark (each once, small). Extra arguments go to
+# cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-SECANTUS_CRATE=secantus-mdb
-SECANTUS_VERSION=0.5.3-beta.196
-export PATH="$HOME/.cargo/bin:$PATH"
-
-log() { printf '== %s\n' "$*" >&2; }
-
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-
-install_server() {
-  if cargo install --list 2>/dev/null | grep -q "^$SECANTUS_CRATE v$SECANTUS_VERSION:"; then
-    return
-  fi
-  if ! command -v cmake >/dev/null 2>&1; then
-    log "installing cmake"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake >/dev/null
-  fi
-  log "installing the test server: cargo install $SECANTUS_CRATE $SECANTUS_VERSION (about 5 minutes)"
-  cargo install "$SECANTUS_CRATE" --version "$SECANTUS_VERSION" --ignore-rust-version --locked
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-start_server() {
-  SECANTUS_PORT=$(free_port)
-  SECANTUS_STORAGE=$(mktemp -d -t pattern-secantus.XXXXXX)
-  SECANTUS_LOG="$SECANTUS_STORAGE.log"
-  export SECANTUS_BIN SECANTUS_PORT SECANTUS_STORAGE
-  SECANTUS_BIN=$(command -v secantusd-rs)
-  log "starting $SECANTUS_BIN on 127.0.0.1:$SECANTUS_PORT (storage $SECANTUS_STORAGE, log $SECANTUS_LOG)"
-  "$SECANTUS_BIN" --host 127.0.0.1 --port "$SECANTUS_PORT" --storage-path "$SECANTUS_STORAGE" \
-    --log-file-max 16MB --cache-size 256M >"$SECANTUS_LOG" 2>&1 &
-  SERVER_PID=$!
-  trap stop_server EXIT
-  for _ in $(seq 1 120); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$SECANTUS_PORT") 2>/dev/null; then
-      export MONGODB_URI="mongodb://127.0.0.1:$SECANTUS_PORT/?directConnection=true"
-      return
-    fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      log "the test server exited at start; its log:"; tail -n 50 "$SECANTUS_LOG" >&2; exit 1
-    fi
-    sleep 0.5
-  done
-  log "the test server did not listen within 60 s; its log:"; tail -n 50 "$SECANTUS_LOG" >&2; exit 1
-}
-
-stop_server() {
-  # The fault tests may have restarted the server: stop whatever listens in our storage dir.
-  kill "$SERVER_PID" 2>/dev/null || true
-  pkill -f -- "--storage-path $SECANTUS_STORAGE" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  rm -rf "$SECANTUS_STORAGE" "$SECANTUS_LOG"
-}
-
-if [ -n "${MONGODB_URI:-}" ]; then
-  log "MONGODB_URI is set: testing against that server"
-else
-  install_server
-  start_server
-fi
+source scripts/server.sh
 
 log "cargo test --workspace $*"
 cargo test --workspace "$@"

@@ -209,8 +209,15 @@ impl Store for MongoStore {
             action = action.skip(opts.skip);
         }
         match opts.limit {
-            // A negative limit asks for a single batch and closes the cursor: one round trip.
-            Some(n) if n > 0 => action = action.limit(-n),
+            // The whole limit in the first batch where it fits (one round trip: the cursor is
+            // closed once the limit is reached). Not a negative limit: that returns a single
+            // batch, which a server may cut short (at 16 MiB, or 101 documents on SecantusDB),
+            // silently dropping the rest.
+            Some(n) if n > 0 => {
+                action = action
+                    .limit(n)
+                    .batch_size(u32::try_from(n).unwrap_or(u32::MAX))
+            }
             _ => action = action.batch_size(READ_ALL_BATCH),
         }
         let cursor = action.await.map_err(|e| map_err(coll, e))?;
