@@ -100,6 +100,8 @@ fn main() {
     }
     group.finish();
     report(&rt, &store, &trades, pages);
+    explain(&rt, &store, pages);
+    in_memory(&rt, items, pages);
     rt.block_on(async { store.database().drop().await.unwrap() });
     c.final_summary();
 }
@@ -153,4 +155,98 @@ fn report(
         lib[2].as_secs_f64() / lib[0].as_secs_f64(),
         drv[2].as_secs_f64() / drv[0].as_secs_f64()
     );
+}
+
+/// What the server reads for each page, from `explain` (executionStats): index keys and
+/// documents examined. This is the cost that grows with depth on a server whose per-query
+/// overhead does not hide it.
+fn explain(rt: &tokio::runtime::Runtime, store: &MongoStore, pages: [u64; 3]) {
+    let db = store.database();
+    let stats = |cmd: bson::Document| {
+        rt.block_on(async {
+            let r = db
+                .run_command(doc! {"explain": cmd, "verbosity": "executionStats"})
+                .await;
+            match r {
+                Ok(r) => {
+                    let s = r.get_document("executionStats").ok();
+                    let get = |k: &str| {
+                        s.and_then(|s| s.get(k))
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "?".into())
+                    };
+                    format!(
+                        "{} keys, {} docs",
+                        get("totalKeysExamined"),
+                        get("totalDocsExamined")
+                    )
+                }
+                Err(e) => format!("explain failed: {e}"),
+            }
+        })
+    };
+    println!("\nexplain (executionStats):");
+    println!("| page | library page(n) | seed skip (driver) |");
+    println!("|---|---|---|");
+    for n in pages {
+        let lib = stats(
+            doc! {"find": "trades", "filter": {"customerId": 123_i64, "page": n as i64}, "limit": 1},
+        );
+        let drv = stats(
+            doc! {"find": "trades", "filter": {"customerId": 123_i64}, "sort": {"_id": 1}, "skip": n as i64 - 1, "limit": 1},
+        );
+        println!("| {n} | {lib} | {drv} |");
+    }
+}
+
+/// The same pages on the in-memory store (library only): the lookup by number against a skip
+/// over the same index, to show the algorithmic cost without a server's overhead.
+fn in_memory(rt: &tokio::runtime::Runtime, items: i64, pages: [u64; 3]) {
+    use pattern_core::query::{Filter, FindOptions};
+    use pattern_core::Store;
+    let store = pattern_core::MemoryStore::new();
+    rt.block_on(async {
+        let all: Vec<Trade> = (0..items)
+            .map(|i| Trade {
+                ticker: "MDB".into(),
+                qty: i,
+                date: bson::DateTime::from_millis(1_600_000_000_000 + i * 60_000),
+            })
+            .collect();
+        for chunk in all.chunks(1_000) {
+            TradeHistory::push_many(&store, &123, chunk).await.unwrap();
+        }
+    });
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let repeat = scale(201, 3);
+    println!("\nin memory, median of {repeat}:");
+    println!("| page | library page(n) | skip over the same index |");
+    println!("|---|---|---|");
+    for n in pages {
+        let (l, d) = rt.block_on(async {
+            let (mut l, mut d) = (Vec::new(), Vec::new());
+            for _ in 0..repeat {
+                let t = std::time::Instant::now();
+                TradeHistory::page(&store, &123, n).await.unwrap().unwrap();
+                l.push(t.elapsed());
+                let t = std::time::Instant::now();
+                let opts = FindOptions {
+                    sort: vec![("page".into(), 1), ("_id".into(), 1)],
+                    skip: n - 1,
+                    limit: Some(1),
+                };
+                let got = store
+                    .find("trades", &Filter::eq("customerId", 123_i64), &opts)
+                    .await
+                    .unwrap();
+                assert_eq!(got.len(), 1);
+                d.push(t.elapsed());
+            }
+            (median(l), median(d))
+        });
+        println!("| {n} | {l:?} | {d:?} |");
+    }
 }
