@@ -508,7 +508,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
             "_id_",
             "pattern_customerId_1_page_-1_unique",
             "pattern_customerId_1_page_1__id_1",
-            "pattern_open_customerId_count_lt_10",
+            "pattern_open_customerId_page_count_lt_10",
         ]
     );
 }

@@ -23,7 +23,8 @@
 //! - counts: one `aggregate`.
 //!
 //! Indexes (created on first use, idempotently): `{<key>: 1, page: 1, _id: 1}` for reads;
-//! `{<key>: 1, count: 1}` partial on `count < size` (the open buckets) for pushes; a unique one
+//! `{<key>: 1, page: -1, _id: -1}` partial on `count < size` (the open buckets, newest first)
+//! for pushes; a unique one
 //! on `{<key>: 1, page: -1}` (partial on `page` existing), which lets only one of two concurrent
 //! writers open bucket `n + 1`: the other pushes into it.
 

@@ -164,14 +164,16 @@ impl Store for MongoStore {
         }
         // The pre-image: present when a document matched; absent when none did (and one was
         // inserted, with `upsert`).
-        self.coll(coll)
+        let collection = self.coll(coll);
+        let mut action = collection
             .find_one_and_update(filter.to_document(), update.to_document())
             .sort(sort)
-            .hint(mongodb::options::Hint::Name(hint.to_owned()))
             .projection(projection)
-            .upsert(upsert)
-            .await
-            .map_err(|e| map_err(coll, e))
+            .upsert(upsert);
+        if !hint.is_empty() {
+            action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
+        }
+        action.await.map_err(|e| map_err(coll, e))
     }
 
     async fn replace_one(

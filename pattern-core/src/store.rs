@@ -51,7 +51,7 @@ pub trait Store: Send + Sync {
     ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
 
     /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
-    /// one round trip), using index `hint` where the server takes hints; with `upsert`, inserts
+    /// one round trip), using index `hint` (unless empty) where the server takes hints; with `upsert`, inserts
     /// one when none matches, as [`Store::update_one`] does. Returns the matched document as it
     /// was before the update, with only `_id` and the top-level `fields`; `None` when none
     /// matched (and one was inserted, with `upsert`).
