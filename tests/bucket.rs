@@ -128,7 +128,7 @@ async fn seed_layout_without_page_numbers(store: AnyStore) {
     let t2 = trade("sell", "MDB", 29, "2023-10-30T09:32:57.765Z");
     let seed = doc! {"_id": "123_1698335223", "customerId": 123_i64, "count": 2, "history": [trade_doc(&t1), trade_doc(&t2)]};
     let older = doc! {"_id": "123_1600000000", "customerId": 123_i64, "count": 10,
-        "history": (0..10).map(|_| trade_doc(&t1)).collect::<Vec<_>>()};
+    "history": (0..10).map(|_| trade_doc(&t1)).collect::<Vec<_>>()};
     store.insert_one("trades", seed).await.unwrap();
     store.insert_one("trades", older).await.unwrap();
     let more: Vec<Trade> = (0..9)
@@ -140,7 +140,10 @@ async fn seed_layout_without_page_numbers(store: AnyStore) {
     let docs = documents(&store, "trades").await;
     assert_eq!(docs.len(), 3);
     // The seed's bucket took 8 (to 10), without gaining a number; the 9th opened page 3.
-    let seed_after = docs.iter().find(|d| d.get_str("_id") == Ok("123_1698335223")).unwrap();
+    let seed_after = docs
+        .iter()
+        .find(|d| d.get_str("_id") == Ok("123_1698335223"))
+        .unwrap();
     assert_eq!(seed_after.get_i32("count"), Ok(10));
     assert!(!seed_after.contains_key("page"));
     let new = docs.iter().find(|d| d.contains_key("page")).unwrap();
@@ -153,7 +156,10 @@ async fn seed_layout_without_page_numbers(store: AnyStore) {
     assert_eq!(p2.items[2..], more[..8]);
     assert_eq!(p3.items, more[8..]);
     assert!(TradeHistory::page(&store, &123, 4).await.unwrap().is_none());
-    let pages: Vec<_> = TradeHistory::pages(&store, &123).try_collect().await.unwrap();
+    let pages: Vec<_> = TradeHistory::pages(&store, &123)
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(pages, [p1, p2, p3]);
 }
 
@@ -391,12 +397,21 @@ async fn check_invariants(store: &AnyStore, key: &str, writers: u32, per_writer:
     let mut last: BTreeMap<u32, u32> = BTreeMap::new();
     for t in &items {
         if let Some(prev) = last.insert(t.writer, t.n) {
-            assert!(prev < t.n, "writer {} pushed {} after {}", t.writer, prev, t.n);
+            assert!(
+                prev < t.n,
+                "writer {} pushed {} after {}",
+                t.writer,
+                prev,
+                t.n
+            );
         }
     }
     let pages: Vec<_> = Ticks::pages(store, key).try_collect().await.unwrap();
     for (i, page) in pages.iter().enumerate() {
-        let direct = Ticks::page(store, key, i as u64 + 1).await.unwrap().unwrap();
+        let direct = Ticks::page(store, key, i as u64 + 1)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(direct, *page, "page {} read directly differs", i + 1);
     }
     assert_eq!(
@@ -535,7 +550,9 @@ async fn streams_cross_batches(store: AnyStore) {
     let got: Vec<String> = Blobs::items(&store, &1).try_collect().await.unwrap();
     assert_eq!(got, small);
     // 200 buckets of 100 KiB: 20 MiB, more than one reply holds.
-    let big: Vec<String> = (0..200).map(|i| format!("{i:03}{}", "x".repeat(100 * 1024))).collect();
+    let big: Vec<String> = (0..200)
+        .map(|i| format!("{i:03}{}", "x".repeat(100 * 1024)))
+        .collect();
     Blobs::push_many(&store, &2, &big).await.unwrap();
     let pages: Vec<_> = Blobs::pages(&store, &2).try_collect().await.unwrap();
     assert_eq!(pages.len(), 200);
@@ -621,7 +638,10 @@ async fn mongo_push_and_page_round_trips() {
         .unwrap();
     assert_eq!(log.names(), ["findAndModify"]);
     let last = Ticks::page(&store, "rt", 102).await.unwrap().unwrap();
-    assert_eq!(last.items.iter().map(|t| t.n).collect::<Vec<_>>(), [303, 304]);
+    assert_eq!(
+        last.items.iter().map(|t| t.n).collect::<Vec<_>>(),
+        [303, 304]
+    );
     let _ = store.database().drop().await;
 }
 

@@ -477,7 +477,10 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
     };
     refused(Book::all_customers_purchased(&store, &3).await.map(drop));
     // The count is an aggregation that needs no index: it counts both chunks.
-    assert_eq!(Book::count_customers_purchased(&store, &3).await.unwrap(), 5);
+    assert_eq!(
+        Book::count_customers_purchased(&store, &3).await.unwrap(),
+        5
+    );
     refused(Book::push_customers_purchased(&store, &3, "user05".into()).await);
     assert_eq!(
         pattern_tests::documents(&store, "extra_sales").await,

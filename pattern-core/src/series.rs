@@ -102,7 +102,11 @@ impl SeriesSpec {
     }
 
     fn read_index_name(&self) -> String {
-        format!("pattern_{}_1_{}_1__id_1", self.key_field, self.order.field())
+        format!(
+            "pattern_{}_1_{}_1__id_1",
+            self.key_field,
+            self.order.field()
+        )
     }
 
     fn open_index_name(&self) -> String {
@@ -309,7 +313,11 @@ async fn push_one<S: Store>(
 }
 
 /// The key's newest document.
-async fn newest_doc<S: Store>(store: &S, spec: &SeriesSpec, key: &Bson) -> Result<Option<Document>> {
+async fn newest_doc<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+) -> Result<Option<Document>> {
     let opts = FindOptions {
         sort: spec.newest_first(),
         limit: Some(1),
