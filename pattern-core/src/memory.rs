@@ -13,9 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson::{Bson, Document};
 
-use crate::query::{
-    compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update,
-};
+use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
 
