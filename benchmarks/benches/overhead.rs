@@ -238,10 +238,12 @@ impl Side {
     }
 }
 
+type Traced = Vec<(String, Document)>;
+
 /// Which commands the client sends, recorded only while `recording` (the driver's command
 /// monitoring): name and body, the session and cluster-time fields left out.
 #[derive(Clone, Default)]
-struct Trace(Arc<Mutex<Option<Vec<(String, Document)>>>>);
+struct Trace(Arc<Mutex<Option<Traced>>>);
 
 impl Trace {
     fn start(&self) {
@@ -293,10 +295,12 @@ fn abbreviate(b: &Bson) -> Bson {
     }
 }
 
+type Timings = BTreeMap<String, Vec<(u64, Duration)>>;
+
 /// Per benchmark, the (iterations, time) of every call criterion made; the last
 /// `sample_size` calls are its measured samples.
 #[derive(Clone, Default)]
-struct Samples(Arc<Mutex<BTreeMap<String, Vec<(u64, Duration)>>>>);
+struct Samples(Arc<Mutex<Timings>>);
 
 impl Samples {
     fn record(&self, id: &str, iters: u64, took: Duration) {

@@ -55,6 +55,7 @@ pub trait Store: Send + Sync {
     /// one when none matches, as [`Store::update_one`] does. Returns the matched document as it
     /// was before the update, with only `_id` and the top-level `fields`; `None` when none
     /// matched (and one was inserted, with `upsert`).
+    #[allow(clippy::too_many_arguments)] // findAndModify's own parameters, each one used
     fn update_first(
         &self,
         coll: &str,
