@@ -158,11 +158,9 @@ where
 
 fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
     let spec = B::SPEC;
-    let items = series::decode_items(spec.collection, spec.items_field, &doc)?;
-    Ok(Page {
-        id: doc.get("_id").cloned().unwrap_or(Bson::Null),
-        items,
-    })
+    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+    let items = series::decode_items(spec.collection, spec.items_field, doc)?;
+    Ok(Page { id, items })
 }
 
 /// Page `n` (1-based) of `key`, pages in push order; `None` past the last page. One indexed

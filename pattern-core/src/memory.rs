@@ -7,12 +7,14 @@
 //! key's documents.
 
 use std::cmp::Ordering;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bson::{Bson, Document};
 
+use crate::error::document_bytes;
 use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
@@ -35,13 +37,26 @@ impl PartialOrd for Key {
 }
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
-        compare_values(&self.0, &other.0)
+        match (&self.0, &other.0) {
+            // The usual `_id`s and index keys, straight to what `compare_values` would do.
+            (Bson::String(a), Bson::String(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Bson::Int32(a), Bson::Int32(b)) => a.cmp(b),
+            (Bson::Int64(a), Bson::Int64(b)) => a.cmp(b),
+            (a, b) => compare_values(a, b),
+        }
     }
 }
 
 /// Refuses a document over [`MAX_DOCUMENT_BYTES`], as MongoDB does.
+#[cfg(feature = "mongodb")]
 pub(crate) fn check_document_size(coll: &str, doc: &Document) -> Result<()> {
-    let n = bson::to_vec(doc).map_or(usize::MAX, |v| v.len());
+    check_size(coll, document_bytes(doc))
+}
+
+/// Refuses a document of `bytes` (`None`: one that does not serialize) over
+/// [`MAX_DOCUMENT_BYTES`].
+fn check_size(coll: &str, bytes: Option<usize>) -> Result<()> {
+    let n = bytes.unwrap_or(usize::MAX);
     if n > MAX_DOCUMENT_BYTES {
         return Err(Error::TooLarge {
             collection: coll.to_owned(),
@@ -75,13 +90,21 @@ impl MemIndex {
     }
 
     fn add(&mut self, doc: &Document, id: &Key) {
-        if let Some(k) = self.key_of(doc) {
+        self.add_key(self.key_of(doc), id);
+    }
+
+    fn remove(&mut self, doc: &Document, id: &Key) {
+        self.remove_key(self.key_of(doc), id);
+    }
+
+    fn add_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
+        if let Some(k) = key {
             self.entries.entry(k).or_default().insert(id.clone());
         }
     }
 
-    fn remove(&mut self, doc: &Document, id: &Key) {
-        if let Some(k) = self.key_of(doc) {
+    fn remove_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
+        if let Some(k) = key {
             if let Some(set) = self.entries.get_mut(&k) {
                 set.remove(id);
                 if set.is_empty() {
@@ -91,11 +114,57 @@ impl MemIndex {
         }
     }
 
+    /// Moves document `id` from its entry under `old` to the one under `new` (keys as
+    /// [`MemIndex::key_of`] gives them); nothing to do when they are equal.
+    fn rekey(&mut self, old: Option<Vec<Key>>, new: Option<Vec<Key>>, id: &Key) {
+        if old == new {
+            return;
+        }
+        // Out of the old entry, keeping the `_id` it held and, when the document was alone
+        // there, the emptied set: both go to the new entry (no copy, no allocation).
+        let (mut held, mut spare) = (None, None);
+        if let Some(k) = old {
+            if let Some(set) = self.entries.get_mut(&k) {
+                held = set.take(id);
+                if set.is_empty() {
+                    spare = self.entries.remove(&k);
+                }
+            }
+        }
+        if let Some(k) = new {
+            let id = held.unwrap_or_else(|| id.clone());
+            match self.entries.entry(k) {
+                Entry::Vacant(e) => {
+                    let mut set = spare.unwrap_or_default();
+                    set.insert(id);
+                    e.insert(set);
+                }
+                Entry::Occupied(e) => {
+                    e.into_mut().insert(id);
+                }
+            }
+        }
+    }
+
+    /// Whether `update` writes a top-level field that the index's keys or partial filter read:
+    /// only then can it move a document's entry (or make it conflict).
+    fn moved_by(&self, update: &Update) -> bool {
+        let writes = |path: &str| update.writes(path.split('.').next().unwrap_or(path));
+        fn filter_reads(f: &Filter, writes: &dyn Fn(&str) -> bool) -> bool {
+            match f {
+                Filter::And(fs) => fs.iter().any(|f| filter_reads(f, writes)),
+                leaf => writes(leaf_path(leaf)),
+            }
+        }
+        self.spec.keys.iter().any(|(path, _)| writes(path))
+            || (self.spec.partial.as_ref()).is_some_and(|p| filter_reads(p, &writes))
+    }
+
     /// A plan over this index: equalities on a prefix of its keys, then at most a range on
     /// the next key. `None` when the query constrains no prefix of the index.
     fn plan<'a>(&'a self, leaves: &[&Filter]) -> Option<Plan<'a>> {
         let keys = &self.spec.keys;
-        let mut prefix: Vec<Key> = Vec::new();
+        let mut prefix: Vec<Key> = Vec::with_capacity(keys.len());
         for (path, _) in keys {
             match eq_on(leaves, path) {
                 Some(v) => prefix.push(v),
@@ -111,62 +180,77 @@ impl MemIndex {
         }
         // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
         // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
-        let mut start = prefix.clone();
-        start.extend(lo);
+        let mut start = Vec::with_capacity(m + 1);
+        start.extend(prefix.iter().cloned().chain(lo));
         let mut end = prefix;
         end.push(hi.unwrap_or(Key(Bson::MaxKey)));
         // Entries iterate in ascending order of their values, whatever the declared direction.
-        let mut order: Vec<(String, i32)> = keys[m..].iter().map(|(k, _)| (k.clone(), 1)).collect();
-        if order.last().is_none_or(|(k, _)| k != "_id") {
-            order.push(("_id".into(), 1));
+        let mut order: Vec<(&str, i32)> = Vec::with_capacity(keys.len() - m + 1);
+        order.extend(keys[m..].iter().map(|(k, _)| (k.as_str(), 1)));
+        if order.last().is_none_or(|(k, _)| *k != "_id") {
+            order.push(("_id", 1));
         }
-        let entries = &self.entries;
-        let ids = move || -> Ids<'a> {
-            Box::new(
-                entries
-                    .range((Bound::Included(start.clone()), Bound::Included(end.clone())))
-                    .flat_map(|(_, ids)| ids.iter()),
-            )
-        };
-        Some(Plan::new(ids, order))
+        Some(Plan {
+            source: Source::Index {
+                entries: &self.entries,
+                start,
+                end,
+            },
+            order,
+        })
     }
 
     /// Another document (not `id`) already holds `doc`'s key in this unique index.
     fn conflicts(&self, doc: &Document, id: &Key) -> bool {
+        self.spec.unique && self.holds_other(self.key_of(doc).as_deref(), id)
+    }
+
+    /// In a unique index, another document than `id` holds `key` (as [`MemIndex::key_of`]
+    /// gives it).
+    fn holds_other(&self, key: Option<&[Key]>, id: &Key) -> bool {
         self.spec.unique
-            && self
-                .key_of(doc)
-                .and_then(|k| self.entries.get(&k))
+            && key
+                .and_then(|k| self.entries.get(k))
                 .is_some_and(|ids| ids.iter().any(|x| x != id))
+    }
+
+    /// The error of a write this unique index refuses.
+    fn duplicate(&self, coll: &str) -> Error {
+        Error::DuplicateKey {
+            collection: coll.to_owned(),
+            message: format!(
+                "E11000 duplicate key error collection: {coll} index: {}",
+                self.spec.name
+            ),
+        }
     }
 }
 
 #[derive(Debug, Default)]
 struct Collection {
-    docs: BTreeMap<Key, Document>,
+    docs: Docs,
     indexes: Vec<MemIndex>,
 }
 
-impl Collection {
-    fn check_unique(&self, coll: &str, doc: &Document, id: &Key) -> Result<()> {
-        for index in &self.indexes {
-            if index.conflicts(doc, id) {
-                return Err(Error::DuplicateKey {
-                    collection: coll.to_owned(),
-                    message: format!(
-                        "E11000 duplicate key error collection: {coll} index: {}",
-                        index.spec.name
-                    ),
-                });
-            }
-        }
-        Ok(())
-    }
+/// A collection's documents by `_id`.
+type Docs = BTreeMap<Key, Stored>;
 
+/// A stored document and its BSON size (`None`: it does not serialize), kept so that an
+/// update checks the size limit from what it changed rather than by measuring everything.
+#[derive(Debug)]
+struct Stored {
+    doc: Document,
+    bytes: Option<usize>,
+}
+
+impl Collection {
     fn insert(&mut self, coll: &str, mut doc: Document) -> Result<()> {
-        check_document_size(coll, &doc)?;
+        let mut bytes = document_bytes(&doc);
+        check_size(coll, bytes)?;
         if !doc.contains_key("_id") {
             doc.insert("_id", bson::oid::ObjectId::new());
+            // Type byte, "_id" and its NUL, 12 bytes of ObjectId.
+            bytes = bytes.map(|n| n + 1 + 4 + 12);
         }
         let doc = id_first(doc);
         let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
@@ -176,81 +260,147 @@ impl Collection {
                 message: format!("E11000 duplicate key error collection: {coll} index: _id_"),
             });
         }
-        self.check_unique(coll, &doc, &id)?;
-        for index in &mut self.indexes {
-            index.add(&doc, &id);
+        let keys: Vec<_> = self.indexes.iter().map(|ix| ix.key_of(&doc)).collect();
+        for (index, key) in self.indexes.iter().zip(&keys) {
+            if index.holds_other(key.as_deref(), &id) {
+                return Err(index.duplicate(coll));
+            }
         }
-        self.docs.insert(id, doc);
+        for (index, key) in self.indexes.iter_mut().zip(keys) {
+            index.add_key(key, &id);
+        }
+        self.docs.insert(id, Stored { doc, bytes });
         Ok(())
     }
 
+    /// Replaces document `id` (which exists) by `new`.
     fn replace(&mut self, coll: &str, id: &Key, new: Document) -> Result<()> {
-        check_document_size(coll, &new)?;
-        self.check_unique(coll, &new, id)?;
-        let old = self.docs.insert(id.clone(), new);
-        let new = &self.docs[id];
-        for index in &mut self.indexes {
-            if let Some(old) = &old {
-                index.remove(old, id);
+        let bytes = document_bytes(&new);
+        check_size(coll, bytes)?;
+        let Collection { docs, indexes } = self;
+        let slot = docs.get_mut(id).expect("replace: the document exists");
+        // Each index's key for the old document and for the new one: an entry moves only
+        // when they differ (and only then can a unique index conflict).
+        let keys: Vec<_> = indexes
+            .iter()
+            .map(|ix| (ix.key_of(&slot.doc), ix.key_of(&new)))
+            .collect();
+        for (index, (old, key)) in indexes.iter().zip(&keys) {
+            if old != key && index.holds_other(key.as_deref(), id) {
+                return Err(index.duplicate(coll));
             }
-            index.add(new, id);
+        }
+        *slot = Stored { doc: new, bytes };
+        for (index, (old, new)) in indexes.iter_mut().zip(keys) {
+            index.rekey(old, new, id);
         }
         Ok(())
+    }
+
+    /// Applies `update` to document `id` (which exists) in place. On error the document and
+    /// the indexes are unchanged. Returns, when `fields` is given, the document's `_id` and
+    /// those top-level fields as they were before.
+    fn update(
+        &mut self,
+        coll: &str,
+        id: &Key,
+        update: &Update,
+        fields: Option<&[&str]>,
+    ) -> Result<Option<Document>> {
+        let Collection { docs, indexes } = self;
+        let Stored { doc, bytes } = docs.get_mut(id).expect("update: the document exists");
+        let before = fields.map(|fields| {
+            doc.iter()
+                .filter(|(k, _)| *k == "_id" || fields.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Document>()
+        });
+        // The indexes whose entry for the document the update may move (those reading a
+        // field it writes), with the document's key in them before the update.
+        let moving: Vec<(usize, Option<Vec<Key>>)> = indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, ix)| ix.moved_by(update))
+            .map(|(i, ix)| (i, ix.key_of(doc)))
+            .collect();
+        let undo = update.undo_log(doc, false);
+        update.apply(doc, false).map_err(|e| Error::Server {
+            message: e,
+            source: None,
+        })?;
+        // Its size: the old one plus what changed, else (the old document, or a value it
+        // replaced, did not serialize) measured whole.
+        let size = bytes
+            .zip(undo.size_change(doc))
+            .and_then(|(n, change)| n.checked_add_signed(change))
+            .or_else(|| document_bytes(doc));
+        debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
+        // The checks a replacement by the updated document would make; a refusal undoes it.
+        match check_updated(coll, doc, size, id, indexes, moving) {
+            Ok(moves) => {
+                for (i, old, new) in moves {
+                    indexes[i].rekey(old, new, id);
+                }
+                *bytes = size;
+                Ok(before)
+            }
+            Err(e) => {
+                undo.restore(doc);
+                Err(e)
+            }
+        }
     }
 
     /// The cheapest plan for `filter`: an `_id` equality or range on the documents themselves,
     /// an index (a partial one only when the query carries its partial filter), or a scan.
     fn plan<'a>(&'a self, filter: &Filter) -> Plan<'a> {
-        let mut leaves = Vec::new();
+        let mut leaves = Vec::with_capacity(8);
         flatten(filter, &mut leaves);
-        let by_id = vec![("_id".to_owned(), 1)];
         let docs = &self.docs;
+        let by_id = |source| Plan {
+            source,
+            order: vec![("_id", 1)],
+        };
         if let Some(id) = eq_on(&leaves, "_id") {
-            return Plan::new(
-                move || -> Ids<'a> {
-                    Box::new(docs.get_key_value(&id).map(|(k, _)| k).into_iter())
-                },
-                by_id,
-            );
+            return by_id(Source::Id(docs, id));
         }
         let (lo, hi) = range_on(&leaves, "_id");
-        let mut best: Option<Plan<'a>> = (lo.is_some() || hi.is_some()).then(|| {
+        // The best plan so far, with its estimate.
+        let mut best: Option<(Plan<'a>, usize)> = (lo.is_some() || hi.is_some()).then(|| {
             let lower = lo.map_or(Bound::Unbounded, Bound::Included);
             let upper = hi.map_or(Bound::Unbounded, Bound::Included);
-            Plan::new(
-                move || -> Ids<'a> {
-                    Box::new(docs.range((lower.clone(), upper.clone())).map(|(k, _)| k))
-                },
-                by_id.clone(),
-            )
+            let plan = by_id(Source::IdRange(docs, lower, upper));
+            let estimate = plan.estimate();
+            (plan, estimate)
         });
         // Partial indexes first: they hold one open document per key.
-        let mut indexes: Vec<&MemIndex> = self.indexes.iter().collect();
-        indexes.sort_by_key(|i| i.spec.partial.is_none());
-        for index in indexes {
-            if best.as_ref().is_some_and(|b| b.estimate() <= 1) {
+        let partial = self.indexes.iter().filter(|i| i.spec.partial.is_some());
+        let full = self.indexes.iter().filter(|i| i.spec.partial.is_none());
+        for index in partial.chain(full) {
+            if best.as_ref().is_some_and(|(_, estimate)| *estimate <= 1) {
                 break;
             }
-            let usable = index.spec.partial.as_ref().is_none_or(|p| {
-                let mut need = Vec::new();
-                flatten(p, &mut need);
-                need.iter().all(|n| leaves.contains(n))
-            });
+            let usable = index
+                .spec
+                .partial
+                .as_ref()
+                .is_none_or(|p| implied(p, &leaves));
             if let Some(plan) = usable.then(|| index.plan(&leaves)).flatten() {
-                if best.as_ref().is_none_or(|b| plan.estimate() < b.estimate()) {
-                    best = Some(plan);
+                let estimate = plan.estimate();
+                if best.as_ref().is_none_or(|(_, b)| estimate < *b) {
+                    best = Some((plan, estimate));
                 }
             }
         }
         // No index fits: scan every document in `_id` order.
-        best.unwrap_or_else(|| Plan::new(move || -> Ids<'a> { Box::new(docs.keys()) }, by_id))
+        best.map_or_else(|| by_id(Source::Scan(docs)), |(plan, _)| plan)
     }
 
     /// The `_id` of the first document matching `filter`.
     fn first_match(&self, filter: &Filter) -> Option<Key> {
         self.plan(filter)
             .ids()
-            .find(|id| filter.matches(&self.docs[*id]))
+            .find(|id| filter.matches(&self.docs[*id].doc))
             .cloned()
     }
 
@@ -259,97 +409,187 @@ impl Collection {
         if sort.is_empty() {
             return self.first_match(filter);
         }
-        let opts = FindOptions {
-            sort: sort.to_vec(),
-            skip: 0,
-            limit: Some(1),
-        };
-        self.find(filter, &opts)
+        self.find_refs(filter, sort, 0, Some(1))
             .first()
-            .and_then(|d| d.get("_id"))
-            .map(|id| Key(id.clone()))
+            .map(|(id, _)| (*id).clone())
     }
 
     /// The `_id`s of every document matching `filter`.
     fn matching(&self, filter: &Filter) -> Vec<Key> {
         self.plan(filter)
             .ids()
-            .filter(|id| filter.matches(&self.docs[*id]))
+            .filter(|id| filter.matches(&self.docs[*id].doc))
             .cloned()
             .collect()
     }
 
-    /// The documents matching `filter`, sorted, skipped and limited. When the plan already
-    /// yields the sort order (forwards or backwards), it stops after `skip + limit` matches.
+    /// The documents matching `filter`, sorted, skipped and limited.
     fn find(&self, filter: &Filter, opts: &FindOptions) -> Vec<Document> {
+        self.find_refs(filter, &opts.sort, opts.skip, opts.limit)
+            .into_iter()
+            .map(|(_, doc)| doc.clone())
+            .collect()
+    }
+
+    /// [`Collection::find`] without copying: the `_id`s and documents. When the plan already
+    /// yields the sort order (forwards or backwards), it stops after `skip + limit` matches.
+    fn find_refs<'a>(
+        &'a self,
+        filter: &Filter,
+        sort: &[(String, i32)],
+        skip: u64,
+        limit: Option<i64>,
+    ) -> Vec<(&'a Key, &'a Document)> {
         let plan = self.plan(filter);
-        let limit = match opts.limit {
+        let limit = match limit {
             Some(n) if n != 0 => n.unsigned_abs() as usize,
             _ => usize::MAX,
         };
-        let skip = opts.skip as usize;
-        let sort = &opts.sort;
-        let matches = |id: &&Key| filter.matches(&self.docs[*id]);
-        let forward = sort.is_empty() || plan.order.starts_with(sort);
-        let backward = !forward && {
-            let reversed: Vec<(String, i32)> =
-                plan.order.iter().map(|(k, d)| (k.clone(), -d)).collect();
-            reversed.starts_with(sort)
-        };
+        let skip = skip as usize;
+        let with_doc = |id: &'a Key| (id, &self.docs[id].doc);
+        let matches = |(_, doc): &(&Key, &Document)| filter.matches(doc);
+        let forward = plan.sorted_by(sort, false);
+        let backward = !forward && plan.sorted_by(sort, true);
         if forward {
             return plan
                 .ids()
+                .map(with_doc)
                 .filter(matches)
                 .skip(skip)
                 .take(limit)
-                .map(|id| self.docs[id].clone())
                 .collect();
         }
         if backward {
             return plan
                 .ids()
                 .rev()
+                .map(with_doc)
                 .filter(matches)
                 .skip(skip)
                 .take(limit)
-                .map(|id| self.docs[id].clone())
                 .collect();
         }
-        let mut docs: Vec<&Document> = plan
-            .ids()
-            .filter(matches)
-            .map(|id| &self.docs[id])
-            .collect();
-        docs.sort_by(|a, b| compare_by(a, b, sort));
-        docs.into_iter().skip(skip).take(limit).cloned().collect()
+        let candidates = plan.ids().map(with_doc).filter(matches);
+        if (skip, limit) == (0, 1) {
+            // The first in sort order (of equals, the first found, as a stable sort keeps).
+            let first = candidates.min_by(|(_, a), (_, b)| compare_by(a, b, sort));
+            return first.into_iter().collect();
+        }
+        let mut docs: Vec<(&Key, &Document)> = candidates.collect();
+        docs.sort_by(|(_, a), (_, b)| compare_by(a, b, sort));
+        docs.into_iter().skip(skip).take(limit).collect()
     }
 }
 
-/// `_id`s in the order of a plan.
-type Ids<'a> = Box<dyn DoubleEndedIterator<Item = &'a Key> + 'a>;
+/// An index entry that moves: the index (its position), the old key, the new key.
+type Move = (usize, Option<Vec<Key>>, Option<Vec<Key>>);
+
+/// Checks document `id` once updated (`doc`, of `bytes`) as a replacement would: its `_id`
+/// is unchanged, its size within the limit, and no unique index among `moving` (an index's position and
+/// the document's key in it before the update) holds its new key for another document.
+/// Returns the entries to move.
+fn check_updated(
+    coll: &str,
+    doc: &Document,
+    bytes: Option<usize>,
+    id: &Key,
+    indexes: &[MemIndex],
+    moving: Vec<(usize, Option<Vec<Key>>)>,
+) -> Result<Vec<Move>> {
+    if !doc
+        .get("_id")
+        .is_some_and(|x| compare_values(x, &id.0).is_eq())
+    {
+        return Err(Error::invalid("an update may not change _id"));
+    }
+    check_size(coll, bytes)?;
+    let mut moves = Vec::with_capacity(moving.len());
+    for (i, old) in moving {
+        let index = &indexes[i];
+        let new = index.key_of(doc);
+        if old != new {
+            if index.holds_other(new.as_deref(), id) {
+                return Err(index.duplicate(coll));
+            }
+            moves.push((i, old, new));
+        }
+    }
+    Ok(moves)
+}
+
+/// `_id`s (of documents borrowed for `'a`) in the order of a plan (borrowed for `'p`).
+type Ids<'p, 'a> = Box<dyn DoubleEndedIterator<Item = &'a Key> + 'p>;
 
 /// How to enumerate the candidates of a query (a superset of its matches), and the sort
 /// order they come in.
 struct Plan<'a> {
-    ids: Box<dyn Fn() -> Ids<'a> + 'a>,
-    order: Vec<(String, i32)>,
+    source: Source<'a>,
+    /// Paths and directions (`1`, `-1`).
+    order: Vec<(&'a str, i32)>,
+}
+
+/// Where a plan's candidates come from.
+enum Source<'a> {
+    /// The document with this `_id`, if any.
+    Id(&'a Docs, Key),
+    /// The documents with an `_id` within bounds, in `_id` order.
+    IdRange(&'a Docs, Bound<Key>, Bound<Key>),
+    /// The entries of an index from `start` to `end`, both included.
+    Index {
+        entries: &'a BTreeMap<Vec<Key>, BTreeSet<Key>>,
+        start: Vec<Key>,
+        end: Vec<Key>,
+    },
+    /// Every document, in `_id` order.
+    Scan(&'a Docs),
 }
 
 impl<'a> Plan<'a> {
-    fn new(ids: impl Fn() -> Ids<'a> + 'a, order: Vec<(String, i32)>) -> Self {
-        Plan {
-            ids: Box::new(ids),
-            order,
+    fn ids(&self) -> Ids<'_, 'a> {
+        match self.source {
+            Source::Id(docs, ref id) => {
+                Box::new(docs.get_key_value(id).map(|(k, _)| k).into_iter())
+            }
+            Source::IdRange(docs, ref lower, ref upper) => Box::new(
+                docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
+                    .map(|(k, _)| k),
+            ),
+            Source::Index {
+                entries,
+                ref start,
+                ref end,
+            } => {
+                let range = (Bound::Included(&start[..]), Bound::Included(&end[..]));
+                Box::new(
+                    entries
+                        .range::<[Key], _>(range)
+                        .flat_map(|(_, ids)| ids.iter()),
+                )
+            }
+            Source::Scan(docs) => Box::new(docs.keys()),
         }
-    }
-
-    fn ids(&self) -> Ids<'a> {
-        (self.ids)()
     }
 
     /// Candidates, counted up to a cap (enough to tell a point lookup from a range).
     fn estimate(&self) -> usize {
         self.ids().take(64).count()
+    }
+
+    /// Whether the candidates come in `sort` order (`reversed`: when iterated backwards).
+    fn sorted_by(&self, sort: &[(String, i32)], reversed: bool) -> bool {
+        let sign = if reversed { -1 } else { 1 };
+        sort.len() <= self.order.len()
+            && (self.order.iter().zip(sort))
+                .all(|((k, d), (path, dir))| k == path && d * sign == *dir)
+    }
+}
+
+/// Whether `partial` (an index's partial filter) is among the query's conditions: then every
+/// match of the query is in the index.
+fn implied(partial: &Filter, leaves: &[&Filter]) -> bool {
+    match partial {
+        Filter::And(fs) => fs.iter().all(|f| implied(f, leaves)),
+        leaf => leaves.contains(&leaf),
     }
 }
 
@@ -372,6 +612,21 @@ fn range_on(leaves: &[&Filter], path: &str) -> (Option<Key>, Option<Key>) {
         }
     }
     (lo, hi)
+}
+
+/// The path a leaf of a filter reads (`""` for a conjunction, which [`flatten`] never yields).
+fn leaf_path(f: &Filter) -> &str {
+    match f {
+        Filter::Eq(p, _)
+        | Filter::Ne(p, _)
+        | Filter::Lt(p, _)
+        | Filter::Lte(p, _)
+        | Filter::Gt(p, _)
+        | Filter::Gte(p, _)
+        | Filter::Exists(p, _)
+        | Filter::NotArray(p) => p,
+        Filter::And(_) => "",
+    }
 }
 
 fn flatten<'a>(f: &'a Filter, out: &mut Vec<&'a Filter>) {
@@ -398,6 +653,17 @@ struct State {
     collections: BTreeMap<String, Collection>,
 }
 
+impl State {
+    /// Collection `coll`, created empty if need be (its name is copied only then).
+    fn collection(&mut self, coll: &str) -> &mut Collection {
+        if !self.collections.contains_key(coll) {
+            self.collections
+                .insert(coll.to_owned(), Collection::default());
+        }
+        self.collections.get_mut(coll).expect("inserted above")
+    }
+}
+
 /// The embedded store. Cheap to clone: clones share the same data.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
@@ -413,7 +679,9 @@ impl MemoryStore {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave a half-applied write: every write
-        // builds the new document first and swaps it in last.
+        // builds the new document first and swaps it in last, except updates, which check
+        // whatever can refuse them before changing the document (and undo the change if a
+        // check that needs the result refuses it).
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -427,7 +695,7 @@ impl MemoryStore {
         self.lock()
             .collections
             .get(coll)
-            .map(|c| c.docs.values().cloned().collect())
+            .map(|c| c.docs.values().map(|s| s.doc.clone()).collect())
             .unwrap_or_default()
     }
 
@@ -443,7 +711,7 @@ impl MemoryStore {
     /// Inserts documents as another tool would, bypassing the patterns (for imports and tests).
     pub fn insert_raw(&self, coll: &str, docs: impl IntoIterator<Item = Document>) -> Result<()> {
         let mut state = self.lock();
-        let c = state.collections.entry(coll.to_owned()).or_default();
+        let c = state.collection(coll);
         docs.into_iter().try_for_each(|d| c.insert(coll, d))
     }
 
@@ -453,6 +721,8 @@ impl MemoryStore {
         self.ensured.clear();
     }
 
+    /// Updates the first document matching `filter` in `sort` order, or upserts. With
+    /// `fields`, also returns the matched document's `_id` and those fields, as they were.
     fn sync_update(
         &self,
         coll: &str,
@@ -460,25 +730,17 @@ impl MemoryStore {
         sort: &[(String, i32)],
         update: &Update,
         upsert: bool,
+        fields: Option<&[&str]>,
     ) -> Result<(UpdateOutcome, Option<Document>)> {
         let mut state = self.lock();
-        let c = state.collections.entry(coll.to_owned()).or_default();
+        let c = state.collection(coll);
         if let Some(id) = c.first_in_order(filter, sort) {
-            let before = c.docs[&id].clone();
-            let mut doc = before.clone();
-            update.apply(&mut doc, false).map_err(|e| Error::Server {
-                message: e,
-                source: None,
-            })?;
-            if doc.get("_id").map(|x| Key(x.clone())) != Some(id.clone()) {
-                return Err(Error::invalid("an update may not change _id"));
-            }
-            c.replace(coll, &id, doc)?;
+            let before = c.update(coll, &id, update, fields)?;
             let outcome = UpdateOutcome {
                 matched: true,
                 upserted: false,
             };
-            return Ok((outcome, Some(before)));
+            return Ok((outcome, before));
         }
         if !upsert {
             return Ok((UpdateOutcome::default(), None));
@@ -487,23 +749,18 @@ impl MemoryStore {
         for (k, v) in filter.equalities() {
             doc.insert(k, v.clone());
         }
-        let before: Vec<String> = doc.keys().cloned().collect();
+        let copied = doc.len();
         update.apply(&mut doc, true).map_err(|e| Error::Server {
             message: e,
             source: None,
         })?;
-        // MongoDB (5.0+) adds the fields an update creates in lexicographic order.
-        let mut created: Vec<(String, Bson)> = doc
-            .iter()
-            .filter(|(k, _)| !before.contains(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        // MongoDB (5.0+) adds the fields an update creates in lexicographic order. The update
+        // appended them after the fields copied from the filter (whose values it may have
+        // changed in place).
+        let mut all: Vec<(String, Bson)> = doc.into_iter().collect();
+        let mut created = all.split_off(copied);
         created.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut ordered: Document = before
-            .iter()
-            .map(|k| (k.clone(), doc.get(k).cloned().unwrap_or(Bson::Null)))
-            .collect();
-        ordered.extend(created);
+        let ordered: Document = all.into_iter().chain(created).collect();
         c.insert(coll, ordered)?;
         let outcome = UpdateOutcome {
             matched: false,
@@ -520,7 +777,7 @@ impl MemoryStore {
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         let mut state = self.lock();
-        let c = state.collections.entry(coll.to_owned()).or_default();
+        let c = state.collection(coll);
         if let Some(id) = c.first_match(filter) {
             let mut doc = doc;
             doc.insert("_id", id.0.clone());
@@ -564,7 +821,7 @@ impl MemoryStore {
         };
         for id in c.matching(filter) {
             stats.documents += 1;
-            match c.docs[&id].get(field) {
+            match c.docs[&id].doc.get(field) {
                 Some(Bson::Array(a)) => stats.items += a.len() as u64,
                 None | Some(Bson::Null) => {}
                 Some(_) => stats.not_arrays += 1,
@@ -580,7 +837,7 @@ impl MemoryStore {
         };
         let ids = c.matching(filter);
         for id in &ids {
-            if let Some(doc) = c.docs.remove(id) {
+            if let Some(Stored { doc, .. }) = c.docs.remove(id) {
                 for index in &mut c.indexes {
                     index.remove(&doc, id);
                 }
@@ -594,7 +851,7 @@ impl MemoryStore {
             return Err(Error::invalid("an index needs at least one key"));
         }
         let mut state = self.lock();
-        let c = state.collections.entry(coll.to_owned()).or_default();
+        let c = state.collection(coll);
         if let Some(existing) = c.indexes.iter().find(|i| i.spec.name == spec.name) {
             if existing.spec != *spec {
                 return Err(Error::Server {
@@ -611,7 +868,7 @@ impl MemoryStore {
             spec: spec.clone(),
             entries: BTreeMap::new(),
         };
-        for (id, doc) in &c.docs {
+        for (id, Stored { doc, .. }) in &c.docs {
             if index.conflicts(doc, id) {
                 return Err(Error::DuplicateKey {
                     collection: coll.to_owned(),
@@ -630,12 +887,7 @@ impl MemoryStore {
 
 impl Store for MemoryStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        let mut state = self.lock();
-        state
-            .collections
-            .entry(coll.to_owned())
-            .or_default()
-            .insert(coll, doc)
+        self.lock().collection(coll).insert(coll, doc)
     }
 
     async fn update_one(
@@ -645,7 +897,7 @@ impl Store for MemoryStore {
         update: &Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        Ok(self.sync_update(coll, filter, &[], update, upsert)?.0)
+        Ok(self.sync_update(coll, filter, &[], update, upsert, None)?.0)
     }
 
     async fn update_first(
@@ -658,12 +910,8 @@ impl Store for MemoryStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
-        let before = self.sync_update(coll, filter, sort, update, upsert)?.1;
-        Ok(before.map(|doc| {
-            doc.into_iter()
-                .filter(|(k, _)| k == "_id" || fields.contains(&k.as_str()))
-                .collect()
-        }))
+        let (_, before) = self.sync_update(coll, filter, sort, update, upsert, Some(fields))?;
+        Ok(before)
     }
 
     async fn replace_one(

@@ -168,7 +168,7 @@ async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> R
         out.extend(series::decode_items::<Bson>(
             ov.collection,
             ov.items_field,
-            &doc,
+            doc,
         )?);
     }
     Ok(out)
@@ -447,7 +447,7 @@ where
         let ov = spec.overflow;
         let rest = series::doc_stream(store, ov, id, crate::bucket::STREAM_BATCH)
             .map(move |d| {
-                d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, &d))
+                d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, d))
             })
             .map_ok(|v| stream::iter(v.into_iter().map(Ok)))
             .try_flatten();

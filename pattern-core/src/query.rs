@@ -10,6 +10,8 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
+use crate::error::{element_at_bytes, field_bytes};
+
 /// A query predicate.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Filter {
@@ -174,18 +176,15 @@ impl Update {
     /// Applies the update to `doc` in place (`inserting`: whether `$setOnInsert` applies).
     /// Fails, leaving `doc` unchanged, where MongoDB would refuse the update (`$inc` of a
     /// non-number, `$push` to a non-array).
+    ///
+    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc`, `$push`, each seeing
+    /// what the ones before it wrote. Everything that can fail is checked before `doc` is
+    /// touched, so `doc` is never copied.
     pub fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
-        let mut next = doc.clone();
-        for (k, v) in &self.set {
-            next.insert(k.clone(), v.clone());
-        }
-        if inserting {
-            for (k, v) in &self.set_on_insert {
-                next.insert(k.clone(), v.clone());
-            }
-        }
+        // What each `$inc` writes, from the value its field has by then.
+        let mut incs: Vec<(&str, Bson)> = Vec::with_capacity(self.inc.len());
         for (k, n) in &self.inc {
-            let new = match next.get(k) {
+            let new = match self.value_seen(doc, &incs, k, inserting) {
                 None => Bson::Int32(*n),
                 Some(Bson::Int32(x)) => match x.checked_add(*n) {
                     Some(s) => Bson::Int32(s),
@@ -200,14 +199,14 @@ impl Update {
                     ))
                 }
             };
-            next.insert(k.clone(), new);
+            incs.push((k, new));
         }
-        for (k, items) in &self.push {
-            match next.get_mut(k) {
-                None => {
-                    next.insert(k.clone(), Bson::Array(items.clone()));
-                }
-                Some(Bson::Array(a)) => a.extend(items.iter().cloned()),
+        for (i, (k, _)) in self.push.iter().enumerate() {
+            if self.push[..i].iter().any(|(p, _)| p == k) {
+                continue; // an array by then: an earlier `$push` made sure of it
+            }
+            match self.value_seen(doc, &incs, k, inserting) {
+                None | Some(Bson::Array(_)) => {}
                 Some(other) => {
                     return Err(format!(
                         "cannot $push to `{k}` of type {:?}",
@@ -216,8 +215,153 @@ impl Update {
                 }
             }
         }
-        *doc = next;
+        // Nothing fails from here on.
+        for (k, v) in &self.set {
+            set_field(doc, k, v.clone());
+        }
+        if inserting {
+            for (k, v) in &self.set_on_insert {
+                set_field(doc, k, v.clone());
+            }
+        }
+        for (k, v) in incs {
+            set_field(doc, k, v);
+        }
+        for (k, items) in &self.push {
+            match doc.get_mut(k) {
+                Some(Bson::Array(a)) => a.extend(items.iter().cloned()),
+                _ => {
+                    doc.insert(k.clone(), Bson::Array(items.clone()));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The value field `k` has once `$set`, `$setOnInsert` and the `$inc`s computed so far
+    /// (`incs`) applied: what a later `$inc` or a `$push` of `k` sees.
+    fn value_seen<'a>(
+        &'a self,
+        doc: &'a Document,
+        incs: &'a [(&str, Bson)],
+        k: &str,
+        inserting: bool,
+    ) -> Option<&'a Bson> {
+        let last = |ops: &'a [(String, Bson)]| ops.iter().rev().find(|(f, _)| f == k);
+        incs.iter()
+            .rev()
+            .find(|(f, _)| *f == k)
+            .map(|(_, v)| v)
+            .or_else(|| {
+                inserting
+                    .then(|| last(&self.set_on_insert))
+                    .flatten()
+                    .map(|(_, v)| v)
+            })
+            .or_else(|| last(&self.set).map(|(_, v)| v))
+            .or_else(|| doc.get(k))
+    }
+
+    /// Whether the update (on an existing document: `$setOnInsert` aside) writes field `k`.
+    pub(crate) fn writes(&self, k: &str) -> bool {
+        self.set.iter().any(|(f, _)| f == k)
+            || self.inc.iter().any(|(f, _)| f == k)
+            || self.push.iter().any(|(f, _)| f == k)
+    }
+
+    /// Saves what [`Update::apply`] would change in `doc` (`inserting` as there), so that
+    /// [`Undo::restore`] can put it back. A `$push` target costs its length, not a copy.
+    pub(crate) fn undo_log(&self, doc: &Document, inserting: bool) -> Undo<'_> {
+        let mut saved: Vec<(&str, Saved)> = Vec::new();
+        let soi = if inserting {
+            &self.set_on_insert[..]
+        } else {
+            &[]
+        };
+        let written =
+            (self.set.iter().chain(soi).map(|(k, _)| k)).chain(self.inc.iter().map(|(k, _)| k));
+        for k in written {
+            if !saved.iter().any(|(f, _)| f == k) {
+                saved.push((k, Saved::Value(doc.get(k).cloned())));
+            }
+        }
+        for (k, _) in &self.push {
+            if !saved.iter().any(|(f, _)| f == k) {
+                let was = match doc.get(k) {
+                    Some(Bson::Array(a)) => Saved::Len(a.len()),
+                    other => Saved::Value(other.cloned()),
+                };
+                saved.push((k, was));
+            }
+        }
+        Undo { saved }
+    }
+}
+
+/// Replaces the value of field `k` where it stands, or appends the field.
+fn set_field(doc: &mut Document, k: &str, v: Bson) {
+    match doc.get_mut(k) {
+        Some(slot) => *slot = v,
+        None => {
+            doc.insert(k, v);
+        }
+    }
+}
+
+/// The fields an update writes, as they were before it: see [`Update::undo_log`].
+pub(crate) struct Undo<'u> {
+    saved: Vec<(&'u str, Saved)>,
+}
+
+enum Saved {
+    /// The field's value (`None`: it did not exist).
+    Value(Option<Bson>),
+    /// The length of the array the update appends to.
+    Len(usize),
+}
+
+impl Undo<'_> {
+    /// How many bytes the update added to `doc`'s BSON size (negative: removed), from the
+    /// fields it changed only; `None` when a value involved does not serialize.
+    pub(crate) fn size_change(&self, doc: &Document) -> Option<isize> {
+        let field = |k: &str, v: Option<&Bson>| v.map_or(Some(0), |v| field_bytes(k, v));
+        let mut change = 0_isize;
+        for (k, was) in &self.saved {
+            match was {
+                Saved::Value(old) => {
+                    change += field(k, doc.get(*k))? as isize;
+                    change -= field(k, old.as_ref())? as isize;
+                }
+                // An array grows by its new elements.
+                Saved::Len(n) => {
+                    let Some(Bson::Array(a)) = doc.get(*k) else {
+                        return None;
+                    };
+                    for (i, v) in a.iter().enumerate().skip(*n) {
+                        change += element_at_bytes(i, v)? as isize;
+                    }
+                }
+            }
+        }
+        Some(change)
+    }
+
+    /// Puts `doc` back as it was before the update, field order included: an update only
+    /// replaces values in place or appends fields, and the appended ones are removed.
+    pub(crate) fn restore(self, doc: &mut Document) {
+        for (k, was) in self.saved {
+            match was {
+                Saved::Value(Some(v)) => set_field(doc, k, v),
+                Saved::Value(None) => {
+                    doc.remove(k);
+                }
+                Saved::Len(n) => {
+                    if let Some(Bson::Array(a)) = doc.get_mut(k) {
+                        a.truncate(n);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -401,6 +545,139 @@ mod tests {
         assert!(Filter::eq("c", 3.0).matches(&d));
         assert!(!Filter::Lt("c".into(), Bson::String("z".into())).matches(&d));
         assert!(Filter::Ne("missing".into(), Bson::Boolean(true)).matches(&d));
+    }
+
+    /// The former `Update::apply`: applies to a copy, kept when every operator applied.
+    fn apply_to_copy(u: &Update, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        let mut next = doc.clone();
+        for (k, v) in &u.set {
+            next.insert(k.clone(), v.clone());
+        }
+        if inserting {
+            for (k, v) in &u.set_on_insert {
+                next.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, n) in &u.inc {
+            let new = match next.get(k) {
+                None => Bson::Int32(*n),
+                Some(Bson::Int32(x)) => match x.checked_add(*n) {
+                    Some(s) => Bson::Int32(s),
+                    None => Bson::Int64(*x as i64 + *n as i64),
+                },
+                Some(Bson::Int64(x)) => Bson::Int64(x.wrapping_add(*n as i64)),
+                Some(Bson::Double(x)) => Bson::Double(x + *n as f64),
+                Some(other) => {
+                    return Err(format!(
+                        "cannot apply $inc to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
+                }
+            };
+            next.insert(k.clone(), new);
+        }
+        for (k, items) in &u.push {
+            match next.get_mut(k) {
+                None => {
+                    next.insert(k.clone(), Bson::Array(items.clone()));
+                }
+                Some(Bson::Array(a)) => a.extend(items.iter().cloned()),
+                Some(other) => {
+                    return Err(format!(
+                        "cannot $push to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
+                }
+            }
+        }
+        *doc = next;
+        Ok(())
+    }
+
+    /// Fields and values in order (`Document`'s `==` ignores the order).
+    fn fields(d: &Document) -> Vec<(&String, &Bson)> {
+        d.iter().collect()
+    }
+
+    #[test]
+    fn apply_in_place_is_applying_to_a_copy_and_undoes() {
+        let pairs = |v: &[(&str, Bson)]| -> Vec<(String, Bson)> {
+            v.iter().map(|(k, b)| (k.to_string(), b.clone())).collect()
+        };
+        let arr = |v: &[i32]| Bson::Array(v.iter().map(|x| Bson::Int32(*x)).collect());
+        let docs = [
+            doc! {},
+            doc! {"a": 1, "b": [1], "c": "x"},
+            doc! {"a": i32::MAX, "b": "s", "c": [], "d": 1.5},
+            doc! {"c": {"x": 1}, "a": 2_i64, "_id": 3},
+        ];
+        let sets = [
+            vec![],
+            pairs(&[("b", Bson::Int32(7))]),
+            pairs(&[("c", arr(&[9])), ("e", "new".into())]),
+        ];
+        let on_insert = [
+            vec![],
+            pairs(&[("d", "v".into())]),
+            pairs(&[("a", arr(&[])), ("b", Bson::Double(0.5))]),
+        ];
+        let incs: [Vec<(String, i32)>; 5] = [
+            vec![],
+            vec![("a".into(), 1)],
+            vec![("b".into(), 1)],
+            vec![("a".into(), 1), ("a".into(), i32::MAX)],
+            vec![("d".into(), -1), ("f".into(), 2)],
+        ];
+        let pushes: [Vec<(String, Vec<Bson>)>; 6] = [
+            vec![],
+            vec![("b".into(), vec![Bson::Int32(1)])],
+            vec![("c".into(), vec![Bson::Int32(1), "two".into()])],
+            vec![
+                ("c".into(), vec![Bson::Int32(1)]),
+                ("c".into(), vec![arr(&[2])]),
+            ],
+            vec![("a".into(), vec![Bson::Int32(1)])],
+            vec![("g".into(), vec![Bson::Int32(1)])],
+        ];
+        let mut applied = 0;
+        for doc in &docs {
+            for set in &sets {
+                for set_on_insert in &on_insert {
+                    for inc in &incs {
+                        for push in &pushes {
+                            let u = Update {
+                                set: set.clone(),
+                                set_on_insert: set_on_insert.clone(),
+                                inc: inc.clone(),
+                                push: push.clone(),
+                            };
+                            for inserting in [false, true] {
+                                let (mut a, mut b) = (doc.clone(), doc.clone());
+                                let r = u.apply(&mut a, inserting);
+                                assert_eq!(r, apply_to_copy(&u, &mut b, inserting), "{u:?}");
+                                assert_eq!(fields(&a), fields(&b), "{u:?} on {doc:?}");
+                                if r.is_err() {
+                                    continue;
+                                }
+                                applied += 1;
+                                let mut c = doc.clone();
+                                let undo = u.undo_log(&c, inserting);
+                                u.apply(&mut c, inserting).unwrap();
+                                let size = |d: &Document| bson::to_vec(d).unwrap().len() as isize;
+                                assert_eq!(
+                                    undo.size_change(&c),
+                                    Some(size(&c) - size(doc)),
+                                    "{u:?} on {doc:?}"
+                                );
+                                undo.restore(&mut c);
+                                assert_eq!(fields(&c), fields(doc), "{u:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(applied > 500, "{applied}");
     }
 
     #[test]

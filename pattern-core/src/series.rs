@@ -556,31 +556,29 @@ fn read_count(spec: &SeriesSpec, doc: &Document) -> Result<u64> {
     }
 }
 
-/// The items of one stored document, decoded.
+/// The items of one stored document, decoded (taken out of the document, not copied).
 pub(crate) fn decode_items<T: DeserializeOwned>(
     coll: &str,
     items_field: &str,
-    doc: &Document,
+    mut doc: Document,
 ) -> Result<Vec<T>> {
-    let id = doc.get("_id");
-    let arr = match doc.get(items_field) {
-        Some(Bson::Array(a)) => a,
+    let arr = match doc.get_mut(items_field) {
+        Some(Bson::Array(a)) => std::mem::take(a),
         None | Some(Bson::Null) => return Ok(Vec::new()),
         Some(other) => {
+            let found = other.element_type();
             return Err(Error::decode(
                 coll,
-                id,
-                format!(
-                    "`{items_field}` is not an array but {:?}",
-                    other.element_type()
-                ),
-            ))
+                doc.get("_id"),
+                format!("`{items_field}` is not an array but {found:?}"),
+            ));
         }
     };
-    arr.iter()
+    let id = doc.get("_id");
+    arr.into_iter()
         .enumerate()
         .map(|(i, b)| {
-            bson::from_bson(b.clone())
+            bson::from_bson(b)
                 .map_err(|e| Error::decode(coll, id, format!("`{items_field}.{i}`: {e}")))
         })
         .collect()

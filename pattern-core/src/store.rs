@@ -5,6 +5,7 @@
 //! apply each single-document write atomically. The conformance suite in `tests/` runs
 //! unchanged against both.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Mutex;
@@ -164,15 +165,27 @@ pub(crate) async fn ensure_indexes<S: Store>(
     indexes: &[IndexSpec],
     stale_prefixes: &[String],
 ) -> Result<()> {
-    let tag = format!(
-        "{coll}\u{0}{}",
-        indexes
-            .iter()
-            .map(|i| i.name.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    if store.ensured().contains(&tag) {
+    // The set's tag, `<coll> NUL <name>,<name>...`. This runs before every push and read, so
+    // the tag is built in a buffer of the thread, reused (the set is remembered once only).
+    fn write_tag(tag: &mut String, coll: &str, indexes: &[IndexSpec]) {
+        tag.clear();
+        tag.push_str(coll);
+        tag.push('\u{0}');
+        for (i, index) in indexes.iter().enumerate() {
+            if i > 0 {
+                tag.push(',');
+            }
+            tag.push_str(&index.name);
+        }
+    }
+    thread_local! {
+        static TAG: RefCell<String> = const { RefCell::new(String::new()) };
+    }
+    let ensured = TAG.with_borrow_mut(|tag| {
+        write_tag(tag, coll, indexes);
+        store.ensured().contains(tag)
+    });
+    if ensured {
         return Ok(());
     }
     if !stale_prefixes.is_empty() {
@@ -187,6 +200,8 @@ pub(crate) async fn ensure_indexes<S: Store>(
     for index in indexes {
         store.create_index(coll, index).await?;
     }
+    let mut tag = String::new();
+    write_tag(&mut tag, coll, indexes);
     store.ensured().insert(tag);
     Ok(())
 }
