@@ -216,6 +216,26 @@ fn main() {
         start.elapsed()
     );
 
+    // Instruction counts: `MEMORY_STORE_PROFILE=<library|baseline>:<pushes>` runs that many
+    // pushes on one side and exits, for `valgrind --tool=callgrind` (instructions per push =
+    // difference between two counts / difference in pushes). See BENCHMARKS.md.
+    if let Ok(profile) = std::env::var("MEMORY_STORE_PROFILE") {
+        let (side, n) = profile
+            .split_once(':')
+            .and_then(|(s, n)| Some((s.to_owned(), n.parse::<i64>().ok()?)))
+            .expect("MEMORY_STORE_PROFILE=<library|baseline>:<pushes>");
+        for i in 0..n {
+            let (key, item) = (i % KEYS, trade(history + i / KEYS));
+            match side.as_str() {
+                "library" => now(TradeHistory::push(&store, &key, black_box(item))).unwrap(),
+                "baseline" => baseline.push(key, black_box(&item)),
+                other => panic!("MEMORY_STORE_PROFILE: unknown side {other}"),
+            }
+        }
+        println!("memory_store: {n} {side} pushes");
+        return;
+    }
+
     // The `_id` of a key's last loaded bucket: every bucket after it was opened by a push
     // benchmark, and is removed (untimed) after each batch.
     let last_loaded = |key: i64| {

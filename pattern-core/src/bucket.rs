@@ -10,11 +10,11 @@
 //! before it).
 //!
 //! Cost on MongoDB:
-//! - push: one `findAndModify`, the seed's conditional upsert (`{key, count < size}`, newest
-//!   first, through an index that holds only open buckets), also when it opens a bucket, once
-//!   this process has seen the key's newest bucket full (it then knows the next page number).
-//!   Otherwise the push that opens a bucket costs three: the miss, a read of the newest bucket,
-//!   an insert;
+//! - push: one `update`, the seed's conditional upsert (`{key, count < size}`, served by an
+//!   index that holds only open buckets, newest first), also when it opens a bucket, once this
+//!   process has pushed to the key (it then knows the next page number). The first push of a
+//!   process to a key is a `findAndModify` that returns the bucket's number; when no bucket is
+//!   open then, that push costs three: the miss, a read of the newest bucket, an insert;
 //! - page `n`: one `find` of `{key, page: n}` on the index `{key: 1, page: 1, _id: 1}`, however
 //!   deep; buckets without a number (written by the seed's recipe, or by other tools) come
 //!   first and are counted instead, with a second `find`, only when no bucket has number `n`;
@@ -127,7 +127,7 @@ where
         &spec,
         &key.to_key_bson(),
         &key.id_prefix(),
-        &[bson],
+        vec![bson],
         &[time_of::<B>(item)],
     )
     .await
@@ -150,7 +150,7 @@ where
         &spec,
         &key.to_key_bson(),
         &key.id_prefix(),
-        &bsons,
+        bsons,
         &times,
     )
     .await

@@ -74,19 +74,23 @@ struct MemIndex {
 }
 
 impl MemIndex {
+    /// The document's entry key in this index; `None` when a partial index leaves it out.
     fn key_of(&self, doc: &Document) -> Option<Vec<Key>> {
-        if let Some(p) = &self.spec.partial {
-            if !p.matches(doc) {
-                return None;
-            }
-        }
-        Some(
-            self.spec
-                .keys
-                .iter()
-                .map(|(path, _)| Key(get_path(doc, path).cloned().unwrap_or(Bson::Null)))
-                .collect(),
-        )
+        self.in_filter(doc).then(|| self.values_of(doc))
+    }
+
+    /// Whether the index holds the document (its partial filter, if any, matches).
+    fn in_filter(&self, doc: &Document) -> bool {
+        self.spec.partial.as_ref().is_none_or(|p| p.matches(doc))
+    }
+
+    /// The values of the index's keys in the document.
+    fn values_of(&self, doc: &Document) -> Vec<Key> {
+        self.spec
+            .keys
+            .iter()
+            .map(|(path, _)| Key(get_path(doc, path).cloned().unwrap_or(Bson::Null)))
+            .collect()
     }
 
     fn add(&mut self, doc: &Document, id: &Key) {
@@ -146,18 +150,24 @@ impl MemIndex {
         }
     }
 
-    /// Whether `update` writes a top-level field that the index's keys or partial filter read:
-    /// only then can it move a document's entry (or make it conflict).
-    fn moved_by(&self, update: &Update) -> bool {
+    /// How `update` can move a document's entry (or make it conflict): `Keys` when it writes
+    /// a top-level field the index's keys read, `Filter` when it writes only fields its
+    /// partial filter reads (the entry can only come or go), `None` otherwise.
+    fn moved_by(&self, update: &Update) -> Option<Moved> {
         let writes = |path: &str| update.writes(path.split('.').next().unwrap_or(path));
         fn filter_reads(f: &Filter, writes: &dyn Fn(&str) -> bool) -> bool {
             match f {
                 Filter::And(fs) => fs.iter().any(|f| filter_reads(f, writes)),
-                leaf => writes(leaf_path(leaf)),
+                leaf => writes(leaf.path()),
             }
         }
-        self.spec.keys.iter().any(|(path, _)| writes(path))
-            || (self.spec.partial.as_ref()).is_some_and(|p| filter_reads(p, &writes))
+        if self.spec.keys.iter().any(|(path, _)| writes(path)) {
+            Some(Moved::Keys)
+        } else if (self.spec.partial.as_ref()).is_some_and(|p| filter_reads(p, &writes)) {
+            Some(Moved::Filter)
+        } else {
+            None
+        }
     }
 
     /// A plan over this index: equalities on a prefix of its keys, then at most a range on
@@ -298,8 +308,8 @@ impl Collection {
     }
 
     /// Applies `update` to document `id` (which exists) in place. On error the document and
-    /// the indexes are unchanged. Returns, when `fields` is given, the document's `_id` and
-    /// those top-level fields as they were before.
+    /// the indexes are unchanged. Returns, when `fields` is given, those top-level fields
+    /// (`_id` only if listed) as they were before.
     fn update(
         &mut self,
         coll: &str,
@@ -311,17 +321,19 @@ impl Collection {
         let Stored { doc, bytes } = docs.get_mut(id).expect("update: the document exists");
         let before = fields.map(|fields| {
             doc.iter()
-                .filter(|(k, _)| *k == "_id" || fields.contains(&k.as_str()))
+                .filter(|(k, _)| fields.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect::<Document>()
         });
         // The indexes whose entry for the document the update may move (those reading a
         // field it writes), with the document's key in them before the update.
-        let moving: Vec<(usize, Option<Vec<Key>>)> = indexes
+        let moving: Vec<(usize, Before)> = indexes
             .iter()
             .enumerate()
-            .filter(|(_, ix)| ix.moved_by(update))
-            .map(|(i, ix)| (i, ix.key_of(doc)))
+            .filter_map(|(i, ix)| match ix.moved_by(update)? {
+                Moved::Keys => Some((i, Before::Key(ix.key_of(doc)))),
+                Moved::Filter => Some((i, Before::InFilter(ix.in_filter(doc)))),
+            })
             .collect();
         let undo = update.undo_log(doc, false);
         update.apply(doc, false).map_err(|e| Error::Server {
@@ -484,9 +496,25 @@ impl Collection {
 /// An index entry that moves: the index (its position), the old key, the new key.
 type Move = (usize, Option<Vec<Key>>, Option<Vec<Key>>);
 
+/// How an update can move a document's entry in an index: see [`MemIndex::moved_by`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Moved {
+    Keys,
+    Filter,
+}
+
+/// What an index held for a document before an update that can move its entry: its key
+/// ([`Moved::Keys`]), or whether it held it at all ([`Moved::Filter`]: the key's values are
+/// not written, so the entry keeps them if it stays).
+enum Before {
+    Key(Option<Vec<Key>>),
+    InFilter(bool),
+}
+
 /// Checks document `id` once updated (`doc`, of `bytes`) as a replacement would: its `_id`
-/// is unchanged, its size within the limit, and no unique index among `moving` (an index's position and
-/// the document's key in it before the update) holds its new key for another document.
+/// is unchanged, its size within the limit, and no unique index among `moving` (an index's
+/// position and what it held for the document before the update) holds its new key for
+/// another document.
 /// Returns the entries to move.
 fn check_updated(
     coll: &str,
@@ -494,7 +522,7 @@ fn check_updated(
     bytes: Option<usize>,
     id: &Key,
     indexes: &[MemIndex],
-    moving: Vec<(usize, Option<Vec<Key>>)>,
+    moving: Vec<(usize, Before)>,
 ) -> Result<Vec<Move>> {
     if !doc
         .get("_id")
@@ -504,9 +532,23 @@ fn check_updated(
     }
     check_size(coll, bytes)?;
     let mut moves = Vec::with_capacity(moving.len());
-    for (i, old) in moving {
+    for (i, before) in moving {
         let index = &indexes[i];
-        let new = index.key_of(doc);
+        let (old, new) = match before {
+            Before::Key(old) => (old, index.key_of(doc)),
+            Before::InFilter(was) => {
+                let now = index.in_filter(doc);
+                if was == now {
+                    continue; // the entry stays as it was
+                }
+                let values = index.values_of(doc);
+                if was {
+                    (Some(values), None)
+                } else {
+                    (None, Some(values))
+                }
+            }
+        };
         if old != new {
             if index.holds_other(new.as_deref(), id) {
                 return Err(index.duplicate(coll));
@@ -612,21 +654,6 @@ fn range_on(leaves: &[&Filter], path: &str) -> (Option<Key>, Option<Key>) {
         }
     }
     (lo, hi)
-}
-
-/// The path a leaf of a filter reads (`""` for a conjunction, which [`flatten`] never yields).
-fn leaf_path(f: &Filter) -> &str {
-    match f {
-        Filter::Eq(p, _)
-        | Filter::Ne(p, _)
-        | Filter::Lt(p, _)
-        | Filter::Lte(p, _)
-        | Filter::Gt(p, _)
-        | Filter::Gte(p, _)
-        | Filter::Exists(p, _)
-        | Filter::NotArray(p) => p,
-        Filter::And(_) => "",
-    }
 }
 
 fn flatten<'a>(f: &'a Filter, out: &mut Vec<&'a Filter>) {

@@ -154,12 +154,26 @@ impl Store for MongoStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
+        if fields.is_empty() {
+            // Nothing to return: `update`, the seed's own command (see the trait's note on
+            // `sort`).
+            let collection = self.coll(coll);
+            let mut action = collection
+                .update_one(filter.to_document(), update.to_document())
+                .upsert(upsert);
+            if !hint.is_empty() {
+                action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
+            }
+            let r = action.await.map_err(|e| map_err(coll, e))?;
+            return Ok((r.matched_count > 0).then(Document::new));
+        }
         let sort: Document = sort
             .iter()
             .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
             .collect();
-        let mut projection = doc! {"_id": 1};
-        for f in fields {
+        // `_id` only when asked for (a projection includes it unless excluded).
+        let mut projection = doc! {"_id": fields.contains(&"_id")};
+        for f in fields.iter().filter(|f| **f != "_id") {
             projection.insert(*f, 1);
         }
         // The pre-image: present when a document matched; absent when none did (and one was

@@ -214,7 +214,7 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
         .replace_one(spec.collection, &by_id(&id), doc, true)
         .await?;
     if !rest.is_empty() {
-        series::push(store, &spec.overflow, &id, "", rest, &[]).await?;
+        series::push(store, &spec.overflow, &id, "", rest.to_vec(), &[]).await?;
     }
     Ok(())
 }
@@ -290,7 +290,7 @@ where
         return Ok(());
     }
     flag(store, &spec, &id).await?;
-    series::push(store, &spec.overflow, &id, "", &[x], &[]).await
+    series::push(store, &spec.overflow, &id, "", vec![x], &[]).await
 }
 
 /// Appends `items` in order: as many as fit to the main document (one conditional update), the
@@ -304,7 +304,7 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let xs = items.iter().map(to_bson_item).collect::<Result<Vec<_>>>()?;
+    let mut xs = items.iter().map(to_bson_item).collect::<Result<Vec<_>>>()?;
     for x in &xs {
         crate::error::check_item_size(spec.collection, x)?;
     }
@@ -347,7 +347,7 @@ where
         }
     }
     flag(store, &spec, &id).await?;
-    series::push(store, &spec.overflow, &id, "", &xs[done..], &[]).await
+    series::push(store, &spec.overflow, &id, "", xs.split_off(done), &[]).await
 }
 
 /// The typical document: the main document alone (the overflow is not read), its array cut

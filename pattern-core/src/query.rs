@@ -1,8 +1,8 @@
 //! The small, closed query language the patterns speak to a [`Store`](crate::Store).
 //!
 //! Filters, updates and index specs are typed values, never documents assembled from user
-//! input: a user-supplied value only ever sits in value position (behind `$eq`), so it cannot be
-//! read as an operator, a field path or a regex. The MongoDB store translates them to the
+//! input: a user-supplied value only ever sits in value position (a bare scalar, or behind
+//! `$eq`), so it cannot be read as an operator, a field path or a regex. The MongoDB store translates them to the
 //! driver's documents ([`Filter::to_document`], [`Update::to_document`]); the in-memory store
 //! evaluates them with the functions of this module, with MongoDB's semantics for the subset.
 
@@ -53,14 +53,43 @@ impl Filter {
         }
     }
 
+    /// The path a leaf tests (`""` for `And`).
+    pub(crate) fn path(&self) -> &str {
+        match self {
+            Filter::Eq(p, _)
+            | Filter::Ne(p, _)
+            | Filter::Lt(p, _)
+            | Filter::Lte(p, _)
+            | Filter::Gt(p, _)
+            | Filter::Gte(p, _)
+            | Filter::Exists(p, _)
+            | Filter::NotArray(p) => p,
+            Filter::And(_) => "",
+        }
+    }
+
     /// The MongoDB query document. Conditions on one path are merged into one operator
-    /// document; every value sits behind an operator (`$eq`, never a bare value).
+    /// document. An equality alone on its path with a scalar value (a number, a string, an
+    /// ObjectId...: [`is_plain_scalar`]) is sent bare, `{path: value}`, which every server
+    /// reads as that equality and plans a little faster than `$eq`; any other value (a
+    /// document, an array, a regex, which a bare value would turn into an operator expression,
+    /// an element match or a pattern) sits behind `$eq`.
     pub fn to_document(&self) -> Document {
         let mut leaves = Vec::new();
         self.leaves(&mut leaves);
         let mut out = Document::new();
-        for leaf in leaves {
-            let (path, op, value) = match leaf {
+        for (i, leaf) in leaves.iter().enumerate() {
+            if let Filter::Eq(p, v) = leaf {
+                let alone = !leaves
+                    .iter()
+                    .enumerate()
+                    .any(|(j, other)| j != i && other.path() == p);
+                if alone && is_plain_scalar(v) {
+                    out.insert(p.clone(), v.clone());
+                    continue;
+                }
+            }
+            let (path, op, value) = match *leaf {
                 Filter::Eq(p, v) => (p, "$eq", v.clone()),
                 Filter::Ne(p, v) => (p, "$ne", v.clone()),
                 Filter::Lt(p, v) => (p, "$lt", v.clone()),
@@ -108,6 +137,27 @@ impl Filter {
             })
             .collect()
     }
+}
+
+/// A value that means itself as a bare query value `{path: value}`: the same as
+/// `{path: {$eq: value}}`. Documents (operator expressions, or an exact-document match whose
+/// keys could be operators), arrays (which also match an array element), regexes (a pattern
+/// match) and the JavaScript types are not.
+pub fn is_plain_scalar(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::Double(_)
+            | Bson::String(_)
+            | Bson::Boolean(_)
+            | Bson::Null
+            | Bson::Int32(_)
+            | Bson::Int64(_)
+            | Bson::ObjectId(_)
+            | Bson::DateTime(_)
+            | Bson::Timestamp(_)
+            | Bson::Decimal128(_)
+            | Bson::Binary(_)
+    )
 }
 
 fn entry<'a>(out: &'a mut Document, path: &str) -> &'a mut Document {
@@ -515,20 +565,35 @@ mod tests {
     use bson::doc;
 
     #[test]
-    fn filter_document_puts_values_behind_eq() {
+    fn filter_document_keeps_values_values() {
+        // A scalar alone on its path is bare, and means itself: the text of an operator is a
+        // string, not an operator.
         let f = Filter::and([
             Filter::eq("k", "{\"$gt\": \"\"}"),
+            Filter::eq("op", "$gt"),
             Filter::Lt("count".into(), Bson::Int32(10)),
         ]);
         assert_eq!(
             f.to_document(),
-            doc! {"k": {"$eq": "{\"$gt\": \"\"}"}, "count": {"$lt": 10}}
+            doc! {"k": "{\"$gt\": \"\"}", "op": "$gt", "count": {"$lt": 10}}
         );
-        let d = doc! {"k": {"$gt": ""}};
-        assert_eq!(
-            Filter::Eq("k".into(), Bson::Document(d.clone())).to_document(),
-            doc! {"k": {"$eq": d}}
-        );
+        // Documents, arrays and regexes would be read as operators, element matches or
+        // patterns: behind `$eq`.
+        let d = doc! {"$gt": ""};
+        let re = Bson::RegularExpression(bson::Regex {
+            pattern: "^x$".into(),
+            options: String::new(),
+        });
+        for v in [Bson::Document(d), Bson::Array(vec![1.into()]), re] {
+            assert!(!is_plain_scalar(&v));
+            assert_eq!(
+                Filter::Eq("k".into(), v.clone()).to_document(),
+                doc! {"k": {"$eq": v}}
+            );
+        }
+        // An equality sharing its path with another condition merges into its operators.
+        let both = Filter::and([Filter::eq("k", 3), Filter::Exists("k".into(), true)]);
+        assert_eq!(both.to_document(), doc! {"k": {"$eq": 3, "$exists": true}});
     }
 
     #[test]

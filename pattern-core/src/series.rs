@@ -6,11 +6,12 @@
 //! - nothing is lost or duplicated: a write either applies whole or not at all, and the retry
 //!   loops only retry writes that did not apply;
 //! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
-//!   at most one is open (`count < size`): the newest. A push goes to the newest document if
-//!   it has room, in one atomic step that also returns it, so a full newest document tells the
-//!   writer the next number at no extra cost. Document `n + 1` is inserted only after document
-//!   `n` was seen full, and a unique index on `{key, seq}` lets one of two concurrent openers
-//!   win; the other retries into the winner's document. So each writer's items are read back
+//!   at most one is open (`count < size`): the newest. A push goes to the open document in one
+//!   atomic conditional upsert; the first push of a process to a key returns the document's
+//!   number, and from then on the process knows the next one. The upsert inserts document
+//!   `n + 1` only when no document is open, and a unique index on `{key, seq}` lets one of two
+//!   concurrent openers win (or refuses a number another process already used); the other
+//!   retries into the winner's document. So each writer's items are read back
 //!   in the order it pushed them, and page `n` is found by its number, however deep.
 //! - Documents without a number (the seed's single overflow document, buckets written before
 //!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
@@ -30,7 +31,7 @@ use crate::{Error, Result};
 const MAX_ATTEMPTS: u32 = 10_000;
 
 /// How the documents of one key are numbered and named. Both number them in a field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SeriesOrder {
     /// Numbered in the given field; `_id = "<key>_<epoch seconds of the first item>"`: the
     /// seed's bucket layout. Two documents that would get the same `_id` (first items in the
@@ -50,7 +51,7 @@ impl SeriesOrder {
 }
 
 /// Where and how a series is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SeriesSpec {
     pub collection: &'static str,
     /// The field holding the key in every document (`customerId`, `book_id`).
@@ -131,8 +132,11 @@ impl SeriesSpec {
     }
 
     /// Creates the indexes once per store; an open-document index for another `size` is
-    /// dropped first.
+    /// dropped first. Runs before every push and read: once done, it is one set lookup.
     pub async fn ensure_indexes<S: Store>(&self, store: &S) -> Result<()> {
+        if store.ensured().contains(self) {
+            return Ok(());
+        }
         if self.size == 0 || self.size > i32::MAX as u32 {
             return Err(Error::invalid(format!(
                 "series size must be in 1..=2^31-1, got {}",
@@ -140,6 +144,10 @@ impl SeriesSpec {
             )));
         }
         match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
+            Ok(()) => {
+                store.ensured().insert(*self);
+                Ok(())
+            }
             Err(Error::DuplicateKey { message, .. }) => Err(Error::invalid(format!(
                 "cannot create the indexes of `{}`: two of its documents have the same key and sequence number \
                  (written by another tool?): {message}",
@@ -171,10 +179,10 @@ impl SeriesSpec {
         ])
     }
 
-    fn push_update(&self, items: &[Bson]) -> Update {
+    fn push_update(&self, items: Vec<Bson>) -> Update {
         Update {
-            push: vec![(self.items_field.into(), items.to_vec())],
             inc: vec![(self.count_field.into(), items.len() as i32)],
+            push: vec![(self.items_field.into(), items)],
             ..Update::default()
         }
     }
@@ -221,17 +229,20 @@ pub(crate) async fn push<S: Store>(
     spec: &SeriesSpec,
     key: &Bson,
     prefix: &str,
-    items: &[Bson],
+    mut items: Vec<Bson>,
     times: &[i64],
 ) -> Result<()> {
-    for item in items {
+    for item in &items {
         crate::error::check_item_size(spec.collection, item)?;
     }
     spec.ensure_indexes(store).await?;
-    match items {
-        [] => Ok(()),
-        [one] => push_one(store, spec, key, prefix, one, times.first().copied()).await,
-        _ => push_many(store, spec, key, prefix, items, times).await,
+    match items.len() {
+        0 => Ok(()),
+        1 => {
+            let one = items.pop().expect("one item");
+            push_one(store, spec, key, prefix, one, times.first().copied()).await
+        }
+        _ => push_many(store, spec, key, prefix, &items, times).await,
     }
 }
 
@@ -240,69 +251,73 @@ async fn push_one<S: Store>(
     spec: &SeriesSpec,
     key: &Bson,
     prefix: &str,
-    item: &Bson,
+    item: Bson,
     time: Option<i64>,
 ) -> Result<()> {
     let coll = spec.collection;
-    let items = std::slice::from_ref(item);
-    let memo = format!("{key:?}");
     let fields = [spec.count_field, spec.order.field()];
     // No hint: the open-document index both filters and sorts, so the planner picks it.
     let (open, newest, hint) = (spec.open(key), spec.newest_first(), "");
     let mut ids = NewIds::new(spec, prefix, time);
-    // The number of the next document, when a push of this process saw the newest one full.
-    let mut next = store.ensured().take_next_number(coll, &memo);
+    // The number the key's next document gets, when this process saw its newest one.
+    let mut next = store.ensured().next_number(coll, key);
+    let mut update = spec.push_update(vec![item]);
     for _ in 0..MAX_ATTEMPTS {
-        // The common case, one round trip: into the key's open document. When the next number
-        // is known, the same command opens the next document if none is open (the seed's
-        // conditional upsert, with a page number).
-        let mut update = spec.push_update(items);
         if let Some(seq) = next {
+            // The common case, one round trip: the seed's conditional upsert (`update`), into
+            // the key's open document, or opening document `seq` when none is open.
             update.set_on_insert = vec![
                 ("_id".into(), ids.next(store, seq).await?),
                 (spec.key_field.into(), key.clone()),
                 (spec.order.field().into(), Bson::Int64(seq)),
             ];
-        }
-        match store
-            .update_first(coll, &open, &newest, hint, &update, next.is_some(), &fields)
-            .await
-        {
-            Ok(Some(before)) => {
-                remember_if_full(store, spec, &memo, &before, 1);
-                return Ok(());
-            }
-            Ok(None) => {
-                if let Some(seq) = next {
-                    if spec.size == 1 {
-                        remember(store, spec, &memo, seq.checked_add(1));
-                    }
+            match store
+                .update_first(coll, &open, &newest, hint, &update, true, &[])
+                .await
+            {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) => {
+                    remember(store, spec, key, seq.checked_add(1));
                     return Ok(());
                 }
+                // Document `seq` exists (another writer opened it: the next attempt pushes
+                // into it), or its `_id` is taken: find out below.
+                Err(Error::DuplicateKey { .. }) => {
+                    ids.collided(seq);
+                    store.ensured().take_next_number(coll, key);
+                    next = None;
+                    update.set_on_insert.clear();
+                }
+                Err(e) => return Err(e),
             }
-            // Document `next` exists (another writer opened it: the next attempt pushes into
-            // it), or its `_id` is taken: find out by reading the newest document.
-            Err(Error::DuplicateKey { .. }) => {
-                ids.collided(next.take().unwrap_or_default());
-                continue;
-            }
-            Err(e) => return Err(e),
         }
-        // No open document, and the next number unknown: read the newest, open the next.
+        // The next number unknown: push into the open document returning its number
+        // (`findAndModify`), which gives the next one.
+        match store
+            .update_first(coll, &open, &newest, hint, &update, false, &fields)
+            .await?
+        {
+            Some(before) => {
+                let seq = before.get(spec.order.field()).and_then(as_int);
+                remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
+                return Ok(());
+            }
+            None => {}
+        }
+        // No open document: read the newest, open the next.
         let seq = match newest_doc(store, spec, key).await? {
             Some(doc) if open.matches(&doc) => continue, // opened meanwhile: push into it
             Some(doc) => next_number(store, spec, key, &doc).await?,
             None => 1,
         };
         let id = ids.next(store, seq).await?;
+        let items = &update.push[0].1;
         match store
             .insert_one(coll, spec.new_doc(key, id, seq, items))
             .await
         {
             Ok(()) => {
-                if spec.size == 1 {
-                    remember(store, spec, &memo, seq.checked_add(1));
-                }
+                remember(store, spec, key, seq.checked_add(1));
                 return Ok(());
             }
             Err(Error::DuplicateKey { .. }) => ids.collided(seq),
@@ -329,27 +344,9 @@ async fn newest_doc<S: Store>(
         .pop())
 }
 
-/// After a push of `added` items into the document `before` describes (as it was before):
-/// if that filled it, remembers the next document's number.
-fn remember_if_full<S: Store>(
-    store: &S,
-    spec: &SeriesSpec,
-    memo: &str,
-    before: &Document,
-    added: u64,
-) {
-    let count = before.get(spec.count_field).and_then(as_int);
-    let seq = before.get(spec.order.field()).and_then(as_int);
-    if let (Some(count), Some(seq)) = (count, seq) {
-        if count.max(0) as u64 + added >= u64::from(spec.size) {
-            remember(store, spec, memo, seq.checked_add(1));
-        }
-    }
-}
-
-fn remember<S: Store>(store: &S, spec: &SeriesSpec, memo: &str, next: Option<i64>) {
+fn remember<S: Store>(store: &S, spec: &SeriesSpec, key: &Bson, next: Option<i64>) {
     if let Some(n) = next {
-        store.ensured().set_next_number(spec.collection, memo, n);
+        store.ensured().set_next_number(spec.collection, key, n);
     }
 }
 
@@ -437,7 +434,7 @@ async fn push_many<S: Store>(
                     Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
                     Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
                 ]);
-                let update = spec.push_update(&rest[..take]);
+                let update = spec.push_update(rest[..take].to_vec());
                 if store.update_one(coll, &cas, &update, false).await?.matched {
                     done += take;
                 } else {

@@ -5,7 +5,6 @@
 //! apply each single-document write atomically. The conformance suite in `tests/` runs
 //! unchanged against both.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Mutex;
@@ -13,6 +12,7 @@ use std::sync::Mutex;
 use bson::{Bson, Document};
 
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::series::SeriesSpec;
 use crate::Result;
 
 /// What an `update_one` did.
@@ -52,10 +52,16 @@ pub trait Store: Send + Sync {
     ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
 
     /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
-    /// one round trip), using index `hint` (unless empty) where the server takes hints; with `upsert`, inserts
-    /// one when none matches, as [`Store::update_one`] does. Returns the matched document as it
-    /// was before the update, with only `_id` and the top-level `fields`; `None` when none
-    /// matched (and one was inserted, with `upsert`).
+    /// one round trip), using index `hint` (unless empty) where the server takes hints; with
+    /// `upsert`, inserts one when none matches, as [`Store::update_one`] does. Returns the
+    /// matched document as it was before the update, with only the top-level `fields` (`_id`
+    /// only if listed); `None` when none matched (and one was inserted, with `upsert`).
+    ///
+    /// With no `fields`, nothing of the document is wanted, only whether one matched (then
+    /// `Some` of an empty document). The MongoDB store then sends the lighter `update` command,
+    /// which takes no sort: the server updates the first match in the order of the index its
+    /// planner picks, so `sort` must be the order of the index that serves `filter` (as the
+    /// series' open-document index serves its push, newest first).
     #[allow(clippy::too_many_arguments)] // findAndModify's own parameters, each one used
     fn update_first(
         &self,
@@ -114,14 +120,22 @@ pub trait Store: Send + Sync {
     fn ensured(&self) -> &EnsuredIndexes;
 }
 
-/// What a store remembers in this process: which index sets it has already ensured, and,
-/// per series key whose newest document a push of this process saw full, the number the next
-/// document gets (so that the push that opens it is one upsert, not a miss, a read and an
-/// insert).
+/// What a store remembers in this process: which series it has already ensured the indexes
+/// of, and, per series key whose newest document a push of this process saw full, the number
+/// the next document gets (so that the push that opens it is one upsert, not a miss, a read and
+/// an insert). Both are looked up before every push, without allocating.
 #[derive(Debug, Default)]
 pub struct EnsuredIndexes {
-    indexes: Mutex<HashSet<String>>,
-    next_numbers: Mutex<HashMap<(String, String), i64>>,
+    indexes: Mutex<HashSet<SeriesSpec>>,
+    next_numbers: Mutex<NextNumbers>,
+}
+
+/// Next document numbers by collection and key: entries `(collection, key, number)` under a
+/// hash of the collection and key (compared in full on lookup).
+#[derive(Debug, Default)]
+struct NextNumbers {
+    by_hash: HashMap<u64, Vec<(String, Bson, i64)>>,
+    len: usize,
 }
 
 /// At most this many next numbers are remembered; past it a push that opens a document takes
@@ -129,35 +143,94 @@ pub struct EnsuredIndexes {
 const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl EnsuredIndexes {
-    pub(crate) fn contains(&self, tag: &str) -> bool {
-        lock(&self.indexes).contains(tag)
+    pub(crate) fn contains(&self, spec: &SeriesSpec) -> bool {
+        lock(&self.indexes).contains(spec)
     }
-    pub(crate) fn insert(&self, tag: String) {
-        lock(&self.indexes).insert(tag);
+    pub(crate) fn insert(&self, spec: SeriesSpec) {
+        lock(&self.indexes).insert(spec);
+    }
+    /// The remembered number of `key`'s next document in `coll`.
+    pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<i64> {
+        let h = memo_hash(coll, key);
+        let m = lock(&self.next_numbers);
+        let entries = m.by_hash.get(&h)?;
+        entries
+            .iter()
+            .find(|(c, k, _)| c == coll && k == key)
+            .map(|e| e.2)
     }
     /// Takes the remembered number of `key`'s next document in `coll`.
-    pub(crate) fn take_next_number(&self, coll: &str, key: &str) -> Option<i64> {
-        lock(&self.next_numbers).remove(&(coll.to_owned(), key.to_owned()))
+    pub(crate) fn take_next_number(&self, coll: &str, key: &Bson) -> Option<i64> {
+        let h = memo_hash(coll, key);
+        let mut m = lock(&self.next_numbers);
+        let entries = m.by_hash.get_mut(&h)?;
+        let i = entries.iter().position(|(c, k, _)| c == coll && k == key)?;
+        let (_, _, n) = entries.swap_remove(i);
+        if entries.is_empty() {
+            m.by_hash.remove(&h);
+        }
+        m.len -= 1;
+        Some(n)
     }
     /// Remembers the number of `key`'s next document in `coll`.
-    pub(crate) fn set_next_number(&self, coll: &str, key: &str, n: i64) {
+    pub(crate) fn set_next_number(&self, coll: &str, key: &Bson, n: i64) {
+        let h = memo_hash(coll, key);
         let mut m = lock(&self.next_numbers);
-        if m.len() < MAX_NEXT_NUMBERS {
-            m.insert((coll.to_owned(), key.to_owned()), n);
+        let m = &mut *m;
+        let entries = m.by_hash.entry(h).or_default();
+        match entries.iter_mut().find(|(c, k, _)| c == coll && k == key) {
+            Some(entry) => entry.2 = n,
+            None if m.len < MAX_NEXT_NUMBERS => {
+                entries.push((coll.to_owned(), key.clone(), n));
+                m.len += 1;
+            }
+            None => {
+                if entries.is_empty() {
+                    m.by_hash.remove(&h);
+                }
+            }
         }
     }
     /// Forgets everything (after a collection was dropped behind the store's back).
     pub fn clear(&self) {
         lock(&self.indexes).clear();
-        lock(&self.next_numbers).clear();
+        *lock(&self.next_numbers) = NextNumbers::default();
     }
+}
+
+/// A hash of a collection and a key, for [`NextNumbers`]. Keys equal by `==` hash alike for
+/// the key types the derives produce (integers, strings, ObjectIds); for other values a
+/// mismatch only costs the memo a miss.
+fn memo_hash(coll: &str, key: &Bson) -> u64 {
+    use std::hash::{Hash, Hasher};
+    /// Feeds formatted text to a hasher (no allocation).
+    struct Feed<'h>(&'h mut std::collections::hash_map::DefaultHasher);
+    impl std::fmt::Write for Feed<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    coll.hash(&mut h);
+    match key {
+        Bson::Int32(x) => (0u8, *x as i64).hash(&mut h),
+        Bson::Int64(x) => (1u8, *x).hash(&mut h),
+        Bson::String(s) => (2u8, s.as_str()).hash(&mut h),
+        Bson::ObjectId(o) => (3u8, o.bytes()).hash(&mut h),
+        other => {
+            4u8.hash(&mut h);
+            let _ = std::fmt::Write::write_fmt(&mut Feed(&mut h), format_args!("{other:?}"));
+        }
+    }
+    h.finish()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Creates `indexes` on `coll` once per store, dropping indexes whose name starts with one of
+/// Creates `indexes` on `coll`, dropping indexes whose name starts with one of
 /// `stale_prefixes` and that are not in the set (an older `size`). Idempotent.
 pub(crate) async fn ensure_indexes<S: Store>(
     store: &S,
@@ -165,29 +238,6 @@ pub(crate) async fn ensure_indexes<S: Store>(
     indexes: &[IndexSpec],
     stale_prefixes: &[String],
 ) -> Result<()> {
-    // The set's tag, `<coll> NUL <name>,<name>...`. This runs before every push and read, so
-    // the tag is built in a buffer of the thread, reused (the set is remembered once only).
-    fn write_tag(tag: &mut String, coll: &str, indexes: &[IndexSpec]) {
-        tag.clear();
-        tag.push_str(coll);
-        tag.push('\u{0}');
-        for (i, index) in indexes.iter().enumerate() {
-            if i > 0 {
-                tag.push(',');
-            }
-            tag.push_str(&index.name);
-        }
-    }
-    thread_local! {
-        static TAG: RefCell<String> = const { RefCell::new(String::new()) };
-    }
-    let ensured = TAG.with_borrow_mut(|tag| {
-        write_tag(tag, coll, indexes);
-        store.ensured().contains(tag)
-    });
-    if ensured {
-        return Ok(());
-    }
     if !stale_prefixes.is_empty() {
         for name in store.index_names(coll).await? {
             let stale = stale_prefixes.iter().any(|p| name.starts_with(p.as_str()))
@@ -200,9 +250,6 @@ pub(crate) async fn ensure_indexes<S: Store>(
     for index in indexes {
         store.create_index(coll, index).await?;
     }
-    let mut tag = String::new();
-    write_tag(&mut tag, coll, indexes);
-    store.ensured().insert(tag);
     Ok(())
 }
 

@@ -56,6 +56,12 @@ pub async fn mongo_store(test: &str) -> MongoStore {
     MongoStore::with_options(options().await, &unique_db(test)).expect("client")
 }
 
+/// Another client on `store`'s database: a second process, as far as the stores can tell
+/// (each remembers only what its own pushes saw).
+pub async fn second_client(store: &MongoStore) -> MongoStore {
+    MongoStore::with_options(options().await, store.database().name()).expect("client")
+}
+
 /// The commands a client sent, by name, as its command monitoring saw them.
 #[derive(Clone, Debug, Default)]
 pub struct CommandLog(Arc<Mutex<Vec<String>>>);
