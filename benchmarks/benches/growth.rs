@@ -7,7 +7,9 @@
 //! single `push` calls is timed: 2,000 pushes (smoke: 200) spread round-robin over the keys, run by
 //! [`MONGO_TASKS`] concurrent pushers on MongoDB and one at a time on the in-memory store
 //! (whose futures never wait). Reported: pushes per second (the batch over its wall time), and
-//! the median and 99th percentile of the single pushes' latencies.
+//! the median and 99th percentile of the single pushes' latencies. On MongoDB over many keys,
+//! the same batch is then sent by hand-written driver code (the library's own `update`, into
+//! open buckets: see [`measure_driver`]): the server's share of the cost at each size.
 //!
 //! Between levels the history is preloaded with `push_many`, 1,000 items per call (whole
 //! buckets, one insert each), by [`LOADERS`] concurrent loaders on MongoDB (one for the one-key
@@ -202,6 +204,65 @@ async fn measure<S: Store>(
     (wall, pushed.into_iter().map(|(_, d)| d).collect())
 }
 
+/// The same batch as [`measure`], sent by hand-written driver code: for each push, the exact
+/// `update` the library sends in the common case (`{customerId: k, count: {$lt: 10}}`,
+/// `$push`, `$inc`, upsert with `$setOnInsert {_id, customerId, page}`), the page number
+/// computed from what the key holds. Only pushes into a key's open bucket are sent (a key
+/// whose newest bucket is full is skipped, so the driver never opens a bucket the library's
+/// memo of page numbers does not know); over 1,000 keys every key has one then. So the
+/// server's own cost of a push at this history size, to set the library's against.
+async fn measure_driver(
+    coll: &mongodb::Collection<bson::Document>,
+    series: &mut Series,
+    n: i64,
+    concurrency: usize,
+    deadline: Instant,
+) -> (Duration, Vec<Duration>) {
+    let keys = series.keys();
+    let base = series.stored.clone();
+    let start = Instant::now();
+    let pushed: Vec<(i64, Duration)> = futures::stream::iter(0..n)
+        .filter_map(|j| {
+            let key = j % keys;
+            let at = base[key as usize] + j / keys;
+            // Open buckets only: the push must not fill past the bucket the key has open.
+            let open = base[key as usize] % 10 != 0 && at / 10 == base[key as usize] / 10;
+            async move { open.then_some((key, at)) }
+        })
+        .map(|(key, at)| async move {
+            if Instant::now() > deadline {
+                return None;
+            }
+            let t = trade(at);
+            let id = format!("{key}_{}", T0 + at - at % 10);
+            let update = bson::doc! {
+                "$push": {"history": bson::to_bson(&t).expect("a trade")},
+                "$inc": {"count": 1},
+                "$setOnInsert": {"_id": id, "customerId": key, "page": at / 10 + 1},
+            };
+            let started = Instant::now();
+            let r = coll
+                .update_one(bson::doc! {"customerId": key, "count": {"$lt": 10}}, update)
+                .upsert(true)
+                .await
+                .expect("driver push");
+            assert_eq!(
+                r.matched_count, 1,
+                "driver push of key {key} into its open bucket"
+            );
+            Some((key, started.elapsed()))
+        })
+        .buffer_unordered(concurrency)
+        .filter_map(|r| async move { r })
+        .collect()
+        .await;
+    let wall = start.elapsed();
+    for (key, _) in &pushed {
+        series.stored[*key as usize] += 1;
+    }
+    (wall, pushed.into_iter().map(|(_, d)| d).collect())
+}
+
 /// One line of the table.
 struct Row {
     store: &'static str,
@@ -232,6 +293,9 @@ struct Target<'a, S> {
     pushers: usize,
     /// Time allowed for this shape, preloads and measurements together (None: no limit).
     budget: Option<Duration>,
+    /// The collection, for the hand-written driver pushes measured beside the library's
+    /// (MongoDB, many keys).
+    driver: Option<mongodb::Collection<bson::Document>>,
 }
 
 /// What one shape gave: its rows, and the items key 0 should hold against what it holds.
@@ -337,6 +401,33 @@ async fn run_shape<S: Store>(target: Target<'_, S>, keys: i64) -> ShapeRun {
             measured: Some(m),
             note,
         });
+        if let Some(coll) = target.driver.as_ref().filter(|_| keys > 1) {
+            let items = series.total();
+            let deadline = Instant::now() + measure_limit();
+            let (wall, mut latencies) =
+                measure_driver(coll, &mut series, batch(), target.pushers, deadline).await;
+            latencies.sort();
+            if !latencies.is_empty() {
+                let m = Measured {
+                    pushes: latencies.len(),
+                    per_second: latencies.len() as f64 / wall.as_secs_f64(),
+                    median: percentile(&latencies, 0.5),
+                    p99: percentile(&latencies, 0.99),
+                };
+                println!(
+                    "growth: driver / {shape} / {items}: {} pushes in {wall:.2?}: {:.0}/s, median {:?}, p99 {:?}",
+                    m.pushes, m.per_second, m.median, m.p99
+                );
+                rows.push(Row {
+                    store: "driver",
+                    shape: shape.clone(),
+                    items,
+                    preload: None,
+                    measured: Some(m),
+                    note: "hand-written update, open buckets only".into(),
+                });
+            }
+        }
     }
     let held = TradeHistory::counts(target.store, &0)
         .await
@@ -371,6 +462,7 @@ fn main() {
             loaders: 1,
             pushers: 1,
             budget: None,
+            driver: None,
         };
         runs.push(rt.block_on(run_shape(target, keys)));
     }
@@ -386,6 +478,7 @@ fn main() {
                 loaders: LOADERS,
                 pushers: MONGO_TASKS,
                 budget: Some(Duration::from_secs(budget_secs / 2)),
+                driver: Some(store.database().collection(TradeHistory::SPEC.collection)),
             };
             let run = run_shape(target, keys).await;
             store.database().drop().await.ok();

@@ -406,7 +406,7 @@ impl<'a> NewIds<'a> {
 }
 
 /// Several items: fill the newest document with a compare-and-set on its `count`, then open
-/// new documents of up to `size` items each.
+/// new documents of up to `size` items each. Remembers the next number, as a single push does.
 async fn push_many<S: Store>(
     store: &S,
     spec: &SeriesSpec,
@@ -437,6 +437,8 @@ async fn push_many<S: Store>(
                 let update = spec.push_update(rest[..take].to_vec());
                 if store.update_one(coll, &cas, &update, false).await?.matched {
                     done += take;
+                    let seq = doc.get(spec.order.field()).and_then(as_int);
+                    remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
                 } else {
                     failures += 1;
                 }
@@ -452,7 +454,10 @@ async fn push_many<S: Store>(
             .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take]))
             .await
         {
-            Ok(()) => done += take,
+            Ok(()) => {
+                done += take;
+                remember(store, spec, key, seq.checked_add(1));
+            }
             Err(Error::DuplicateKey { .. }) => {
                 failures += 1;
                 ids.collided(seq);
