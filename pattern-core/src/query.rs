@@ -139,6 +139,12 @@ impl Filter {
     }
 }
 
+/// A document with a field starting with `$`: as a `$push` value it would be read as
+/// modifiers, so it is pushed behind `$each`.
+fn is_modifier_like(v: &Bson) -> bool {
+    matches!(v, Bson::Document(d) if d.keys().any(|k| k.starts_with('$')))
+}
+
 /// A value that means itself as a bare query value `{path: value}`: the same as
 /// `{path: {$eq: value}}`. Documents (operator expressions, or an exact-document match whose
 /// keys could be operators), arrays (which also match an array element), regexes (a pattern
@@ -179,7 +185,7 @@ pub struct Update {
     pub set_on_insert: Vec<(String, Bson)>,
     /// `$inc` (by an Int32 amount, as the shell would)
     pub inc: Vec<(String, i32)>,
-    /// `$push: {path: {$each: [...]}}`
+    /// `$push: {path: {$each: [...]}}` (one item: `{path: item}`, unless it has `$` fields)
     pub push: Vec<(String, Vec<Bson>)>,
 }
 
@@ -212,10 +218,14 @@ impl Update {
                 .push
                 .iter()
                 .map(|(k, items)| {
-                    (
-                        k.clone(),
-                        Bson::Document(bson::doc! {"$each": items.clone()}),
-                    )
+                    // One item is pushed as itself (the seed's own form), unless it is a
+                    // document with a `$` field, which the server could read as `$push`'s
+                    // modifiers (`$each`, `$slice`...).
+                    let value = match &items[..] {
+                        [one] if !is_modifier_like(one) => one.clone(),
+                        _ => Bson::Document(bson::doc! {"$each": items.clone()}),
+                    };
+                    (k.clone(), value)
                 })
                 .collect();
             out.insert("$push", push);
@@ -594,6 +604,37 @@ mod tests {
         // An equality sharing its path with another condition merges into its operators.
         let both = Filter::and([Filter::eq("k", 3), Filter::Exists("k".into(), true)]);
         assert_eq!(both.to_document(), doc! {"k": {"$eq": 3, "$exists": true}});
+    }
+
+    #[test]
+    fn one_item_is_pushed_as_itself() {
+        let push = |items: Vec<Bson>| {
+            Update {
+                push: vec![("a".into(), items)],
+                ..Update::default()
+            }
+            .to_document()
+        };
+        assert_eq!(push(vec![Bson::Int32(1)]), doc! {"$push": {"a": 1}});
+        assert_eq!(
+            push(vec![doc! {"x": 1}.into()]),
+            doc! {"$push": {"a": {"x": 1}}}
+        );
+        // An array item is one element either way.
+        assert_eq!(
+            push(vec![Bson::Array(vec![1.into()])]),
+            doc! {"$push": {"a": [1]}}
+        );
+        // `$` fields, and several items, go behind `$each`.
+        let modifiers = doc! {"$each": [1, 2], "$slice": 1};
+        assert_eq!(
+            push(vec![modifiers.clone().into()]),
+            doc! {"$push": {"a": {"$each": [modifiers]}}}
+        );
+        assert_eq!(
+            push(vec![1.into(), 2.into()]),
+            doc! {"$push": {"a": {"$each": [1, 2]}}}
+        );
     }
 
     #[test]
