@@ -12,6 +12,10 @@
 //!   (not partial) index `{customerId: 1, count: 1}`. Every criterion sample pushes into a fresh
 //!   key, so both sides go through the same bucket states (a bucket opened every 10 pushes);
 //!   the sample's documents are deleted afterwards (untimed), so the collections keep their size.
+//! - `overhead/bucket_push_ix`: the same two pushes, the driver's into a copy of its
+//!   collection that has the library's indexes instead of `{customerId: 1, count: 1}`
+//!   (`{customerId, page, _id}`, the partial open-bucket index, the unique page index): what the
+//!   library's index design costs the server, apart from the code.
 //! - `overhead/bucket_page`: page 3 of a key holding [`PAGES`] pages, rotating over the loaded
 //!   keys. Library: `TradeHistory::page(.., 3)`. Driver: the seed's
 //!   `find({_id: /^123_/}).sort({_id: 1}).skip(n-1).limit(1)` with the key matched by equality
@@ -56,7 +60,7 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
-use pattern_core::{Bucket, MongoStore, Outlier};
+use pattern_core::{Bucket, MongoStore, Outlier, Store};
 use pattern_tests::{mongo_uri, unique_db};
 use serde::{Deserialize, Serialize};
 
@@ -151,6 +155,8 @@ struct SeedExtra {
 
 /// Driver-side collections.
 const TRADES_DRIVER: &str = "trades_driver";
+/// The seed's buckets again, with the library's indexes instead of the seed's.
+const TRADES_DRIVER_IX: &str = "trades_driver_ix";
 const SALES_DRIVER: &str = "sales_driver";
 const EXTRA_DRIVER: &str = "extra_sales_driver";
 
@@ -197,14 +203,17 @@ fn seed_book(b: &Book) -> SeedBook {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     BucketPush,
+    /// The bucket push again, the driver side on a collection with the library's indexes.
+    BucketPushSameIndexes,
     BucketPage,
     OutlierPush,
     TypicalRead,
     OutlierRead,
 }
 
-const OPS: [Op; 5] = [
+const OPS: [Op; 6] = [
     Op::BucketPush,
+    Op::BucketPushSameIndexes,
     Op::BucketPage,
     Op::OutlierPush,
     Op::TypicalRead,
@@ -215,6 +224,7 @@ impl Op {
     fn name(self) -> &'static str {
         match self {
             Op::BucketPush => "bucket_push",
+            Op::BucketPushSameIndexes => "bucket_push_ix",
             Op::BucketPage => "bucket_page",
             Op::OutlierPush => "outlier_push",
             Op::TypicalRead => "typical_read",
@@ -402,6 +412,18 @@ impl Bench {
         for chunk in buckets.chunks(1_000) {
             trades.insert_many(chunk).await.unwrap();
         }
+        // The same buckets under the library's indexes (created by the store, as the library
+        // creates its own).
+        for index in TradeHistory::SPEC.series().indexes() {
+            self.store
+                .create_index(TRADES_DRIVER_IX, &index)
+                .await
+                .unwrap();
+        }
+        let same = self.db.collection::<Document>(TRADES_DRIVER_IX);
+        for chunk in buckets.chunks(1_000) {
+            same.insert_many(chunk).await.unwrap();
+        }
 
         Book::ensure_indexes(&self.store).await.unwrap();
         let books: Vec<Book> = (0..self.books)
@@ -479,7 +501,7 @@ impl Bench {
     /// Untimed: fresh keys (bucket push) or fresh empty books (outlier push) for `n` operations.
     async fn prepare(&self, op: Op, side: Side, n: u64) -> Batch {
         let count = match op {
-            Op::BucketPush => 1,
+            Op::BucketPush | Op::BucketPushSameIndexes => 1,
             Op::OutlierPush => (n as usize).div_ceil(THRESHOLD) as i64,
             _ => return Batch { base: 0, count: 0 },
         };
@@ -505,12 +527,19 @@ impl Bench {
     async fn cleanup(&self, op: Op, side: Side, batch: &Batch) {
         let ids: Vec<i64> = (batch.base..batch.base + batch.count).collect();
         match (op, side) {
-            (Op::BucketPush, Side::Library) => {
+            (Op::BucketPush | Op::BucketPushSameIndexes, Side::Library) => {
                 // Every bucket holds its key field (the struct's `customerId`).
                 let coll = self
                     .db
                     .collection::<Document>(TradeHistory::SPEC.collection);
                 coll.delete_many(doc! {"customerId": {"$in": &ids}})
+                    .await
+                    .unwrap();
+            }
+            (Op::BucketPushSameIndexes, Side::Driver) => {
+                self.db
+                    .collection::<Document>(TRADES_DRIVER_IX)
+                    .delete_many(doc! {"customerId": {"$in": &ids}})
                     .await
                     .unwrap();
             }
@@ -539,12 +568,18 @@ impl Bench {
     async fn run(&self, op: Op, side: Side, batch: &Batch, i: u64) {
         let i = i as i64;
         match (op, side) {
-            (Op::BucketPush, Side::Library) => {
+            (Op::BucketPush | Op::BucketPushSameIndexes, Side::Library) => {
                 TradeHistory::push(&self.store, &batch.base, trade(i))
                     .await
                     .unwrap();
             }
-            (Op::BucketPush, Side::Driver) => self.driver_push(batch.base, &trade(i)).await,
+            (Op::BucketPush, Side::Driver) => {
+                self.driver_push(TRADES_DRIVER, batch.base, &trade(i)).await
+            }
+            (Op::BucketPushSameIndexes, Side::Driver) => {
+                self.driver_push(TRADES_DRIVER_IX, batch.base, &trade(i))
+                    .await
+            }
             (Op::BucketPage, Side::Library) => {
                 let page = TradeHistory::page(&self.store, &(i % self.keys), PAGE)
                     .await
@@ -593,9 +628,10 @@ impl Bench {
     }
 
     /// The seed's push, the key matched by equality.
-    async fn driver_push(&self, key: i64, t: &Trade) {
+    async fn driver_push(&self, coll: &str, key: i64, t: &Trade) {
         let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
-        self.trades_driver()
+        self.db
+            .collection::<Document>(coll)
             .update_one(
                 doc! {"customerId": key, "count": {"$lt": 10}},
                 doc! {

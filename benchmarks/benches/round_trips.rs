@@ -143,7 +143,8 @@ async fn main() {
     );
     r.commands = opening.concat();
     rows.push(r);
-    // A push that opens a bucket in a process that did not see the newest one fill.
+    // A push that opens a bucket in a process that has not pushed to the key before (its first
+    // push to a key learns the page number).
     for i in 0..9 {
         TradeHistory::push(&store, &124, trade(i)).await.unwrap();
     }
@@ -152,7 +153,7 @@ async fn main() {
     log.clear();
     TradeHistory::push(&cold, &124, trade(10)).await.unwrap();
     let cold_row = Row::new(
-        "bucket push opening a bucket, other process filled the last",
+        "bucket push opening a bucket, first push of a process to the key",
         1,
         &log,
     );
