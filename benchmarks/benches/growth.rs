@@ -176,32 +176,19 @@ async fn measure<S: Store>(
     concurrency: usize,
     deadline: Instant,
 ) -> (Duration, Vec<Duration>) {
-    let keys = series.keys();
-    let base = series.stored.clone();
-    let start = Instant::now();
-    let pushed: Vec<(i64, Duration)> = futures::stream::iter(0..n)
-        .map(|j| {
-            let key = j % keys;
-            let item = trade(base[key as usize] + j / keys);
-            async move {
-                if Instant::now() > deadline {
-                    return None;
-                }
-                let t = Instant::now();
-                TradeHistory::push(store, &key, item).await.expect("push");
-                Some((key, t.elapsed()))
-            }
-        })
-        .buffer_unordered(concurrency)
-        .filter_map(|r| async move { r })
-        .collect()
-        .await;
-    let wall = start.elapsed();
-    // The pushes that started are a prefix of the batch: each key got the next items in order.
-    for (key, _) in &pushed {
-        series.stored[*key as usize] += 1;
-    }
-    (wall, pushed.into_iter().map(|(_, d)| d).collect())
+    timed_pushes(
+        series,
+        n,
+        concurrency,
+        deadline,
+        false,
+        |key, at| async move {
+            TradeHistory::push(store, &key, trade(at))
+                .await
+                .expect("push");
+        },
+    )
+    .await
 }
 
 /// The same batch as [`measure`], sent by hand-written driver code: for each push, the exact
@@ -218,21 +205,13 @@ async fn measure_driver(
     concurrency: usize,
     deadline: Instant,
 ) -> (Duration, Vec<Duration>) {
-    let keys = series.keys();
-    let base = series.stored.clone();
-    let start = Instant::now();
-    let pushed: Vec<(i64, Duration)> = futures::stream::iter(0..n)
-        .filter_map(|j| {
-            let key = j % keys;
-            let at = base[key as usize] + j / keys;
-            // Open buckets only: the push must not fill past the bucket the key has open.
-            let open = base[key as usize] % 10 != 0 && at / 10 == base[key as usize] / 10;
-            async move { open.then_some((key, at)) }
-        })
-        .map(|(key, at)| async move {
-            if Instant::now() > deadline {
-                return None;
-            }
+    timed_pushes(
+        series,
+        n,
+        concurrency,
+        deadline,
+        true,
+        |key, at| async move {
             let t = trade(at);
             let id = format!("{key}_{}", T0 + at - at % 10);
             let update = bson::doc! {
@@ -240,7 +219,6 @@ async fn measure_driver(
                 "$inc": {"count": 1},
                 "$setOnInsert": {"_id": id, "customerId": key, "page": at / 10 + 1},
             };
-            let started = Instant::now();
             let r = coll
                 .update_one(bson::doc! {"customerId": key, "count": {"$lt": 10}}, update)
                 .upsert(true)
@@ -250,13 +228,53 @@ async fn measure_driver(
                 r.matched_count, 1,
                 "driver push of key {key} into its open bucket"
             );
-            Some((key, started.elapsed()))
+        },
+    )
+    .await
+}
+
+/// Up to `n` calls of `push(key, item number)`, round-robin over the keys, `concurrency` at a
+/// time, each timed; no call starts after `deadline`. With `open_only`, only the pushes that
+/// land in a key's open bucket (one that already holds items and that they do not fill past).
+/// Counts the pushes into `series`; returns the wall time and each push's latency.
+async fn timed_pushes<F, Fut>(
+    series: &mut Series,
+    n: i64,
+    concurrency: usize,
+    deadline: Instant,
+    open_only: bool,
+    push: F,
+) -> (Duration, Vec<Duration>)
+where
+    F: Fn(i64, i64) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let keys = series.keys();
+    let base = series.stored.clone();
+    let start = Instant::now();
+    let push = &push;
+    let pushed: Vec<(i64, Duration)> = futures::stream::iter(0..n)
+        .filter_map(|j| {
+            let key = j % keys;
+            let held = base[key as usize];
+            let at = held + j / keys;
+            let open = held % 10 != 0 && at / 10 == held / 10;
+            async move { (!open_only || open).then_some((key, at)) }
+        })
+        .map(|(key, at)| async move {
+            if Instant::now() > deadline {
+                return None;
+            }
+            let t = Instant::now();
+            push(key, at).await;
+            Some((key, t.elapsed()))
         })
         .buffer_unordered(concurrency)
         .filter_map(|r| async move { r })
         .collect()
         .await;
     let wall = start.elapsed();
+    // The pushes that started are a prefix of the batch: each key got the next items in order.
     for (key, _) in &pushed {
         series.stored[*key as usize] += 1;
     }

@@ -293,16 +293,13 @@ async fn push_one<S: Store>(
         }
         // The next number unknown: push into the open document returning its number
         // (`findAndModify`), which gives the next one.
-        match store
+        if let Some(before) = store
             .update_first(coll, &open, &newest, hint, &update, false, &fields)
             .await?
         {
-            Some(before) => {
-                let seq = before.get(spec.order.field()).and_then(as_int);
-                remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
-                return Ok(());
-            }
-            None => {}
+            let seq = before.get(spec.order.field()).and_then(as_int);
+            remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
+            return Ok(());
         }
         // No open document: read the newest, open the next.
         let seq = match newest_doc(store, spec, key).await? {
