@@ -36,8 +36,8 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use pattern_bench::{Trade, TradeHistory};
 use pattern_core::{Bucket, MemoryStore, MongoStore, Store};
-use serde::{Deserialize, Serialize};
 
 /// Epoch seconds of a key's trade 0; trade `i` is `i` seconds later, so every bucket of a key
 /// starts in its own second.
@@ -70,37 +70,9 @@ fn levels() -> Vec<i64> {
     pattern_bench::scale(vec![10_000, 100_000, 1_000_000], vec![1_000, 10_000])
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: bson::DateTime,
-}
-
-/// A customer's trades, 10 per bucket.
-#[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date")]
-#[allow(dead_code)]
-struct TradeHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-/// Trade number `i` of a key's series.
+/// Trade number `i` of a series, `i` seconds after [`T0`].
 fn trade(i: i64) -> Trade {
-    Trade {
-        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
-        ticker: "MDB".into(),
-        qty: 1 + i % 500,
-        price: 250.0 + (i % 100) as f64 / 4.0,
-        date: bson::DateTime::from_millis((T0 + i) * 1000),
-    }
+    pattern_bench::trade(T0, i)
 }
 
 /// The history being grown: how many items each key holds.

@@ -25,7 +25,7 @@
 //! Run: `cargo bench -p pattern-bench --bench memory_store` (full scale). `cargo test -p
 //! pattern-bench --bench memory_store` runs each benchmark once, at a smoke scale.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document};
 use criterion::{BenchmarkId, Criterion};
 use futures::FutureExt;
+use pattern_bench::{Samples, Trade, TradeHistory};
 use pattern_core::query::Filter;
-use pattern_core::{Bucket, MemoryStore, Store};
-use serde::{Deserialize, Serialize};
+use pattern_core::{MemoryStore, Store};
 
 /// Keys the pushes rotate over; each starts with `history` items.
 const KEYS: i64 = 4;
@@ -43,37 +43,9 @@ const KEYS: i64 = 4;
 /// bucket starts in its own second (no suffixed `_id`s) and all `_id`s have 10-digit seconds.
 const T0: i64 = 1_700_000_000;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: bson::DateTime,
-}
-
-/// A customer's trades, 10 per bucket.
-#[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date")]
-#[allow(dead_code)]
-struct TradeHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-/// Trade number `i` of a series.
+/// Trade number `i` of a series, `i` seconds after [`T0`].
 fn trade(i: i64) -> Trade {
-    Trade {
-        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
-        ticker: "MDB".into(),
-        qty: 1 + i % 500,
-        price: 250.0 + (i % 100) as f64 / 4.0,
-        date: bson::DateTime::from_millis((T0 + i) * 1000),
-    }
+    pattern_bench::trade(T0, i)
 }
 
 /// Runs a library call on the in-memory store: one poll, which always completes.
@@ -112,35 +84,6 @@ impl Baseline {
         if let Some(v) = self.0.lock().unwrap().get_mut(&key) {
             v.truncate(len);
         }
-    }
-}
-
-/// Per benchmark, the (iterations, time) of every call criterion made; the last
-/// `sample_size` calls are its measured samples.
-#[derive(Default)]
-struct Samples(Mutex<BTreeMap<String, Vec<(u64, Duration)>>>);
-
-impl Samples {
-    fn record(&self, id: &str, iters: u64, took: Duration) {
-        self.0
-            .lock()
-            .unwrap()
-            .entry(id.to_owned())
-            .or_default()
-            .push((iters, took));
-    }
-
-    /// Median ns per iteration over the last `n` calls (criterion's samples; warm-up excluded).
-    fn median_ns(&self, id: &str, n: usize) -> Option<f64> {
-        let map = self.0.lock().unwrap();
-        let calls = map.get(id)?;
-        let mut per: Vec<f64> = calls[calls.len().saturating_sub(n)..]
-            .iter()
-            .map(|(i, d)| d.as_nanos() as f64 / *i as f64)
-            .collect();
-        per.sort_by(f64::total_cmp);
-        let m = per.len();
-        (m > 0).then(|| (per[(m - 1) / 2] + per[m / 2]) / 2.0)
     }
 }
 
@@ -332,8 +275,11 @@ fn main() {
     let (batch, min_rounds) = pattern_bench::scale((1_000, 20), (1, 1));
     let mut table = Vec::new();
     for p in &pairs {
-        let medians = ["library", "baseline"]
-            .map(|side| samples.median_ns(&format!("{}/{side}", p.name), SAMPLE_SIZE));
+        let medians = ["library", "baseline"].map(|side| {
+            samples
+                .median(&format!("{}/{side}", p.name), SAMPLE_SIZE)
+                .map(|d| d.as_nanos() as f64)
+        });
         if medians.iter().all(Option::is_none) {
             continue;
         }

@@ -60,7 +60,8 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
-use pattern_core::{Bucket, MongoStore, Outlier, Store};
+use pattern_bench::{Book, Samples, Trade, TradeHistory};
+use pattern_core::{Bucket, MongoStore, Store};
 use pattern_tests::{mongo_uri, unique_db};
 use serde::{Deserialize, Serialize};
 
@@ -83,28 +84,6 @@ const TRACED: u64 = 10;
 /// Concurrent tasks loading the data.
 const LOADERS: usize = 8;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: bson::DateTime,
-}
-
-/// A customer's trades, 10 per bucket (the library side).
-#[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date")]
-#[allow(dead_code)]
-struct TradeHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
 /// The seed's bucket document, as hand-written driver code declares it.
 #[derive(Debug, Serialize, Deserialize)]
 struct SeedBucket {
@@ -114,20 +93,6 @@ struct SeedBucket {
     customer_id: i64,
     count: i32,
     history: Vec<Trade>,
-}
-
-/// A book and its buyers, at most 50 in the main document (the library side).
-#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
-struct Book {
-    #[outlier(id)]
-    #[serde(rename = "_id")]
-    id: i64,
-    title: String,
-    year: i32,
-    author: String,
-    #[outlier(items)]
-    customers_purchased: Vec<String>,
 }
 
 /// The seed's main document, as hand-written driver code declares it.
@@ -160,14 +125,9 @@ const TRADES_DRIVER_IX: &str = "trades_driver_ix";
 const SALES_DRIVER: &str = "sales_driver";
 const EXTRA_DRIVER: &str = "extra_sales_driver";
 
+/// Trade number `i` of a series, `i` seconds after [`T0`].
 fn trade(i: i64) -> Trade {
-    Trade {
-        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
-        ticker: "MDB".into(),
-        qty: 1 + i % 500,
-        price: 250.0 + (i % 100) as f64 / 4.0,
-        date: bson::DateTime::from_millis((T0 + i) * 1000),
-    }
+    pattern_bench::trade(T0, i)
 }
 
 fn buyer(i: usize) -> String {
@@ -302,31 +262,6 @@ fn abbreviate(b: &Bson) -> Bson {
         ]),
         Bson::Array(a) => Bson::Array(a.iter().map(abbreviate).collect()),
         other => other.clone(),
-    }
-}
-
-type Timings = BTreeMap<String, Vec<(u64, Duration)>>;
-
-/// Per benchmark, the (iterations, time) of every call criterion made; the last
-/// `sample_size` calls are its measured samples.
-#[derive(Clone, Default)]
-struct Samples(Arc<Mutex<Timings>>);
-
-impl Samples {
-    fn record(&self, id: &str, iters: u64, took: Duration) {
-        let mut map = self.0.lock().unwrap();
-        map.entry(id.to_owned()).or_default().push((iters, took));
-    }
-
-    /// Median of the per-operation means of the last `n` calls (criterion's samples).
-    fn median(&self, id: &str, n: usize) -> Option<Duration> {
-        let map = self.0.lock().unwrap();
-        let calls = map.get(id)?;
-        let per: Vec<Duration> = calls[calls.len().saturating_sub(n)..]
-            .iter()
-            .map(|(i, d)| *d / (*i).max(1) as u32)
-            .collect();
-        median(per)
     }
 }
 

@@ -33,7 +33,6 @@
 //! `cargo test -p pattern-bench --bench savings` runs each benchmark once at a smoke scale
 //! (100 books, 500 trades).
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,6 +43,7 @@ use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
+use pattern_bench::{Book, Samples, Trade, TradeHistory};
 use pattern_core::{Bucket, MemoryStore, MongoStore, Outlier};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
@@ -60,42 +60,6 @@ const CUSTOMER: i64 = 123;
 const FLAT: &str = "trades_flat";
 /// Unbounded-array layout (B) of the outlier comparison.
 const UNBOUNDED: &str = "sales_unbounded";
-
-/// A book and its buyers: the outlier pattern (layout A).
-#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
-struct Book {
-    #[outlier(id)]
-    #[serde(rename = "_id")]
-    id: i64,
-    title: String,
-    year: i32,
-    author: String,
-    #[outlier(items)]
-    customers_purchased: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: bson::DateTime,
-}
-
-/// A customer's trades, 10 per bucket (layout A).
-#[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date")]
-#[allow(dead_code)]
-struct TradeHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
 
 /// One trade per document (layout B), the seed's per-trade schema.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -296,31 +260,6 @@ async fn monitored_store(db: &str, log: WireLog) -> MongoStore {
         }
     }));
     MongoStore::with_options(opts, db).expect("client")
-}
-
-/// Per benchmark, the (iterations, time) of every call criterion made; the last
-/// `sample_size` calls are its measured samples.
-#[derive(Default)]
-struct Samples(Mutex<BTreeMap<String, Vec<(u64, Duration)>>>);
-
-impl Samples {
-    fn record(&self, id: &str, iters: u64, took: Duration) {
-        let mut map = self.0.lock().unwrap();
-        map.entry(id.to_owned()).or_default().push((iters, took));
-    }
-
-    /// Median time per iteration over the last `n` calls (criterion's samples, not warm-up).
-    fn median(&self, id: &str, n: usize) -> Option<Duration> {
-        let map = self.0.lock().unwrap();
-        let calls = map.get(id)?;
-        let mut per: Vec<f64> = calls[calls.len().saturating_sub(n)..]
-            .iter()
-            .map(|(i, d)| d.as_secs_f64() / *i as f64)
-            .collect();
-        per.sort_by(f64::total_cmp);
-        let m = per.len();
-        (m > 0).then(|| Duration::from_secs_f64((per[(m - 1) / 2] + per[m / 2]) / 2.0))
-    }
 }
 
 /// Inserts documents in batches of 1,000.

@@ -16,3 +16,88 @@ pub fn scale<T>(full: T, smoke: T) -> T {
         smoke
     }
 }
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pattern_core::{Bucket, Outlier};
+use serde::{Deserialize, Serialize};
+
+/// A trade, as the bucket benchmarks store it (the seed's trade, with a price).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trade {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub ticker: String,
+    pub qty: i64,
+    pub price: f64,
+    pub date: bson::DateTime,
+}
+
+/// A customer's trades, 10 per bucket, in the collection `trades`.
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, time = "date")]
+pub struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+/// Trade number `i` of a series whose trade 0 is at epoch second `t0`: one a second, so every
+/// bucket of a key starts in its own second.
+pub fn trade(t0: i64, i: i64) -> Trade {
+    Trade {
+        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
+        ticker: "MDB".into(),
+        qty: 1 + i % 500,
+        price: 250.0 + (i % 100) as f64 / 4.0,
+        date: bson::DateTime::from_millis((t0 + i) * 1000),
+    }
+}
+
+/// A book and its buyers, at most 50 in the main document `sales`, the rest in `extra_sales`.
+#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
+pub struct Book {
+    #[outlier(id)]
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    pub year: i32,
+    pub author: String,
+    #[outlier(items)]
+    pub customers_purchased: Vec<String>,
+}
+
+/// Per benchmark id, the (iterations, time) of every call criterion made to a routine
+/// (`iter_custom`); the last `sample_size` calls are its measured samples, the ones before its
+/// warm-up.
+#[derive(Clone, Default)]
+pub struct Samples(Arc<Mutex<BTreeMap<String, Vec<Call>>>>);
+
+/// One call of a routine: (iterations, time).
+type Call = (u64, Duration);
+
+impl Samples {
+    /// Records one call: `iters` operations took `took`.
+    pub fn record(&self, id: &str, iters: u64, took: Duration) {
+        let mut map = self.0.lock().unwrap();
+        map.entry(id.to_owned()).or_default().push((iters, took));
+    }
+
+    /// Median time per operation over the last `n` calls of `id` (criterion's samples).
+    pub fn median(&self, id: &str, n: usize) -> Option<Duration> {
+        let map = self.0.lock().unwrap();
+        let calls = map.get(id)?;
+        let mut per: Vec<f64> = calls[calls.len().saturating_sub(n)..]
+            .iter()
+            .map(|(i, d)| d.as_secs_f64() / (*i).max(1) as f64)
+            .collect();
+        per.sort_by(f64::total_cmp);
+        let m = per.len();
+        (m > 0).then(|| Duration::from_secs_f64((per[(m - 1) / 2] + per[m / 2]) / 2.0))
+    }
+}
