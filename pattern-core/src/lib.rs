@@ -110,7 +110,7 @@ impl Store for AnyStore {
         &self,
         coll: &str,
         filter: &query::Filter,
-        update: &query::Update,
+        update: &mut query::Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
@@ -119,9 +119,9 @@ impl Store for AnyStore {
         &self,
         coll: &str,
         filter: &query::Filter,
-        sort: &[(String, i32)],
+        sort: &[(query::Path, i32)],
         hint: &str,
-        update: &query::Update,
+        update: &mut query::Update,
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<bson::Document>> {

@@ -7,7 +7,7 @@
 //! key's documents.
 
 use std::cmp::Ordering;
-use std::collections::btree_map::Entry;
+use std::collections::btree_map::{self, Entry};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -71,6 +71,10 @@ struct MemIndex {
     spec: IndexSpec,
     /// index key values -> the `_id`s of the documents with those values
     entries: BTreeMap<Vec<Key>, BTreeSet<Key>>,
+    /// The top-level fields the keys read, and those only the partial filter reads: what
+    /// [`MemIndex::moved_by`] compares an update's fields with.
+    key_fields: Vec<String>,
+    filter_fields: Vec<String>,
 }
 
 impl MemIndex {
@@ -154,19 +158,36 @@ impl MemIndex {
     /// a top-level field the index's keys read, `Filter` when it writes only fields its
     /// partial filter reads (the entry can only come or go), `None` otherwise.
     fn moved_by(&self, update: &Update) -> Option<Moved> {
-        let writes = |path: &str| update.writes(path.split('.').next().unwrap_or(path));
-        fn filter_reads(f: &Filter, writes: &dyn Fn(&str) -> bool) -> bool {
-            match f {
-                Filter::And(fs) => fs.iter().any(|f| filter_reads(f, writes)),
-                leaf => writes(leaf.path()),
-            }
-        }
-        if self.spec.keys.iter().any(|(path, _)| writes(path)) {
+        if self.key_fields.iter().any(|f| update.writes(f)) {
             Some(Moved::Keys)
-        } else if (self.spec.partial.as_ref()).is_some_and(|p| filter_reads(p, &writes)) {
+        } else if self.filter_fields.iter().any(|f| update.writes(f)) {
             Some(Moved::Filter)
         } else {
             None
+        }
+    }
+
+    fn new(spec: IndexSpec) -> Self {
+        fn top(path: &str) -> String {
+            path.split('.').next().unwrap_or(path).to_owned()
+        }
+        fn filter_paths(f: &Filter, out: &mut Vec<String>) {
+            match f {
+                Filter::And(fs) => fs.iter().for_each(|f| filter_paths(f, out)),
+                leaf => out.push(top(leaf.path())),
+            }
+        }
+        let key_fields: Vec<String> = spec.keys.iter().map(|(p, _)| top(p)).collect();
+        let mut filter_fields = Vec::new();
+        if let Some(p) = &spec.partial {
+            filter_paths(p, &mut filter_fields);
+        }
+        filter_fields.retain(|f| !key_fields.contains(f));
+        MemIndex {
+            spec,
+            entries: BTreeMap::new(),
+            key_fields,
+            filter_fields,
         }
     }
 
@@ -307,23 +328,28 @@ impl Collection {
         Ok(())
     }
 
-    /// Applies `update` to document `id` (which exists) in place. On error the document and
-    /// the indexes are unchanged. Returns, when `fields` is given, those top-level fields
+    /// Applies `update` to document `id` (which exists) in place, moving its pushed items
+    /// into the document ([`Update::apply_taking`]). On error the document, the indexes and
+    /// `update` are unchanged. Returns, when `fields` is given, those top-level fields
     /// (`_id` only if listed) as they were before.
     fn update(
         &mut self,
         coll: &str,
         id: &Key,
-        update: &Update,
+        update: &mut Update,
         fields: Option<&[&str]>,
     ) -> Result<Option<Document>> {
         let Collection { docs, indexes } = self;
         let Stored { doc, bytes } = docs.get_mut(id).expect("update: the document exists");
-        let before = fields.map(|fields| {
-            doc.iter()
+        let before = fields.map(|fields| match fields {
+            // Only whether a document matched: a copy of an empty document costs less than a
+            // new one (which seeds its hasher).
+            [] => empty_document().clone(),
+            _ => doc
+                .iter()
                 .filter(|(k, _)| fields.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Document>()
+                .collect::<Document>(),
         });
         // The indexes whose entry for the document the update may move (those reading a
         // field it writes), with the document's key in them before the update.
@@ -336,14 +362,14 @@ impl Collection {
             })
             .collect();
         let undo = update.undo_log(doc, false);
-        update.apply(doc, false).map_err(|e| Error::Server {
+        update.apply_taking(doc, false).map_err(|e| Error::Server {
             message: e,
             source: None,
         })?;
         // Its size: the old one plus what changed, else (the old document, or a value it
         // replaced, did not serialize) measured whole.
         let size = bytes
-            .zip(undo.size_change(doc))
+            .zip(undo.size_change(doc, update))
             .and_then(|(n, change)| n.checked_add_signed(change))
             .or_else(|| document_bytes(doc));
         debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
@@ -357,7 +383,7 @@ impl Collection {
                 Ok(before)
             }
             Err(e) => {
-                undo.restore(doc);
+                undo.restore(doc, update);
                 Err(e)
             }
         }
@@ -417,7 +443,7 @@ impl Collection {
     }
 
     /// The `_id` of the first document matching `filter` in `sort` order.
-    fn first_in_order(&self, filter: &Filter, sort: &[(String, i32)]) -> Option<Key> {
+    fn first_in_order(&self, filter: &Filter, sort: &[(crate::query::Path, i32)]) -> Option<Key> {
         if sort.is_empty() {
             return self.first_match(filter);
         }
@@ -448,7 +474,7 @@ impl Collection {
     fn find_refs<'a>(
         &'a self,
         filter: &Filter,
-        sort: &[(String, i32)],
+        sort: &[(crate::query::Path, i32)],
         skip: u64,
         limit: Option<i64>,
     ) -> Vec<(&'a Key, &'a Document)> {
@@ -559,8 +585,46 @@ fn check_updated(
     Ok(moves)
 }
 
-/// `_id`s (of documents borrowed for `'a`) in the order of a plan (borrowed for `'p`).
-type Ids<'p, 'a> = Box<dyn DoubleEndedIterator<Item = &'a Key> + 'p>;
+/// `_id`s (of documents borrowed for `'a`) in the order of a plan: an
+/// enum rather than a boxed iterator, so that a lookup allocates nothing.
+enum Ids<'a> {
+    One(std::option::IntoIter<&'a Key>),
+    Docs(std::iter::Map<btree_map::Range<'a, Key, Stored>, FirstOf<'a, Key, Stored>>),
+    Index(
+        std::iter::FlatMap<
+            btree_map::Range<'a, Vec<Key>, BTreeSet<Key>>,
+            &'a BTreeSet<Key>,
+            SecondOf<'a, Vec<Key>, BTreeSet<Key>>,
+        >,
+    ),
+    Scan(btree_map::Keys<'a, Key, Stored>),
+}
+
+type FirstOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a K;
+type SecondOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a V;
+
+impl<'a> Iterator for Ids<'a> {
+    type Item = &'a Key;
+    fn next(&mut self) -> Option<&'a Key> {
+        match self {
+            Ids::One(it) => it.next(),
+            Ids::Docs(it) => it.next(),
+            Ids::Index(it) => it.next(),
+            Ids::Scan(it) => it.next(),
+        }
+    }
+}
+
+impl<'a> DoubleEndedIterator for Ids<'a> {
+    fn next_back(&mut self) -> Option<&'a Key> {
+        match self {
+            Ids::One(it) => it.next_back(),
+            Ids::Docs(it) => it.next_back(),
+            Ids::Index(it) => it.next_back(),
+            Ids::Scan(it) => it.next_back(),
+        }
+    }
+}
 
 /// How to enumerate the candidates of a query (a superset of its matches), and the sort
 /// order they come in.
@@ -587,12 +651,10 @@ enum Source<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn ids(&self) -> Ids<'_, 'a> {
+    fn ids(&self) -> Ids<'a> {
         match self.source {
-            Source::Id(docs, ref id) => {
-                Box::new(docs.get_key_value(id).map(|(k, _)| k).into_iter())
-            }
-            Source::IdRange(docs, ref lower, ref upper) => Box::new(
+            Source::Id(docs, ref id) => Ids::One(docs.get_key_value(id).map(|(k, _)| k).into_iter()),
+            Source::IdRange(docs, ref lower, ref upper) => Ids::Docs(
                 docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
                     .map(|(k, _)| k),
             ),
@@ -602,13 +664,9 @@ impl<'a> Plan<'a> {
                 ref end,
             } => {
                 let range = (Bound::Included(&start[..]), Bound::Included(&end[..]));
-                Box::new(
-                    entries
-                        .range::<[Key], _>(range)
-                        .flat_map(|(_, ids)| ids.iter()),
-                )
+                Ids::Index(entries.range::<[Key], _>(range).flat_map(|(_, ids)| ids))
             }
-            Source::Scan(docs) => Box::new(docs.keys()),
+            Source::Scan(docs) => Ids::Scan(docs.keys()),
         }
     }
 
@@ -618,7 +676,7 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether the candidates come in `sort` order (`reversed`: when iterated backwards).
-    fn sorted_by(&self, sort: &[(String, i32)], reversed: bool) -> bool {
+    fn sorted_by(&self, sort: &[(crate::query::Path, i32)], reversed: bool) -> bool {
         let sign = if reversed { -1 } else { 1 };
         sort.len() <= self.order.len()
             && (self.order.iter().zip(sort))
@@ -661,6 +719,11 @@ fn flatten<'a>(f: &'a Filter, out: &mut Vec<&'a Filter>) {
         Filter::And(fs) => fs.iter().for_each(|f| flatten(f, out)),
         leaf => out.push(leaf),
     }
+}
+
+fn empty_document() -> &'static Document {
+    static EMPTY: std::sync::OnceLock<Document> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Document::new)
 }
 
 fn id_first(mut doc: Document) -> Document {
@@ -754,8 +817,8 @@ impl MemoryStore {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(String, i32)],
-        update: &Update,
+        sort: &[(crate::query::Path, i32)],
+        update: &mut Update,
         upsert: bool,
         fields: Option<&[&str]>,
     ) -> Result<(UpdateOutcome, Option<Document>)> {
@@ -891,10 +954,7 @@ impl MemoryStore {
             }
             return Ok(());
         }
-        let mut index = MemIndex {
-            spec: spec.clone(),
-            entries: BTreeMap::new(),
-        };
+        let mut index = MemIndex::new(spec.clone());
         for (id, Stored { doc, .. }) in &c.docs {
             if index.conflicts(doc, id) {
                 return Err(Error::DuplicateKey {
@@ -921,7 +981,7 @@ impl Store for MemoryStore {
         &self,
         coll: &str,
         filter: &Filter,
-        update: &Update,
+        update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         Ok(self.sync_update(coll, filter, &[], update, upsert, None)?.0)
@@ -931,9 +991,9 @@ impl Store for MemoryStore {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(String, i32)],
+        sort: &[(crate::query::Path, i32)],
         _hint: &str,
-        update: &Update,
+        update: &mut Update,
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
@@ -1030,19 +1090,22 @@ mod tests {
         let f = Filter::eq("_id", 3);
         let u = Update {
             inc: vec![("count".into(), -1)],
+            push: vec![("items".into(), vec![Bson::Int32(7)])],
             ..Update::default()
         };
+        let mut refused = u.clone();
         assert!(matches!(
-            s.update_one("c", &f, &u, false).await,
+            s.update_one("c", &f, &mut refused, false).await,
             Err(Error::DuplicateKey { .. })
         ));
+        assert_eq!(refused, u, "a refused update keeps its items");
         assert_eq!(s.dump("c")[1], doc! {"_id": 3, "k": "a", "count": 3});
         // Filling the open document frees the key.
-        let fill = Update {
+        let mut fill = Update {
             inc: vec![("count".into(), 2)],
             ..Update::default()
         };
-        s.update_one("c", &Filter::eq("_id", 1), &fill, false)
+        s.update_one("c", &Filter::eq("_id", 1), &mut fill, false)
             .await
             .unwrap();
         s.insert_one("c", doc! {"_id": 5, "k": "a", "count": 0})
@@ -1084,7 +1147,7 @@ mod tests {
             ],
             ..Update::default()
         };
-        let r = s.update_one("t", &f, &u, true).await.unwrap();
+        let r = s.update_one("t", &f, &mut u.clone(), true).await.unwrap();
         assert_eq!(
             r,
             UpdateOutcome {
@@ -1101,7 +1164,7 @@ mod tests {
             d.keys().collect::<Vec<_>>(),
             ["_id", "customerId", "count", "history"]
         );
-        let r = s.update_one("t", &f, &u, true).await.unwrap();
+        let r = s.update_one("t", &f, &mut u.clone(), true).await.unwrap();
         assert_eq!(
             r,
             UpdateOutcome {

@@ -129,7 +129,7 @@ impl Store for MongoStore {
         &self,
         coll: &str,
         filter: &Filter,
-        update: &Update,
+        update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         let r = self
@@ -148,9 +148,9 @@ impl Store for MongoStore {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(String, i32)],
+        sort: &[(crate::query::Path, i32)],
         hint: &str,
-        update: &Update,
+        update: &mut Update,
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
@@ -169,7 +169,7 @@ impl Store for MongoStore {
         }
         let sort: Document = sort
             .iter()
-            .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+            .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
             .collect();
         // `_id` only when asked for (a projection includes it unless excluded).
         let mut projection = doc! {"_id": fields.contains(&"_id")};
@@ -217,7 +217,7 @@ impl Store for MongoStore {
             action = action.sort(
                 opts.sort
                     .iter()
-                    .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+                    .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
                     .collect::<Document>(),
             );
         }

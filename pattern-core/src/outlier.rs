@@ -221,12 +221,12 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
 
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
 async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> {
-    let set = Update {
+    let mut set = Update {
         set: vec![(spec.flag_field.into(), Bson::Boolean(true))],
         ..Update::default()
     };
     if store
-        .update_one(spec.collection, &by_id(id), &set, false)
+        .update_one(spec.collection, &by_id(id), &mut set, false)
         .await?
         .matched
     {
@@ -244,12 +244,12 @@ async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> 
 fn main_has_len(spec: &OutlierSpec, id: &Bson, len: usize) -> Filter {
     let mut conds = vec![
         by_id(id),
-        Filter::Exists(format!("{}.{}", spec.items_field, len), false),
+        Filter::Exists(format!("{}.{}", spec.items_field, len).into(), false),
         Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
     ];
     if len > 0 {
         conds.push(Filter::Exists(
-            format!("{}.{}", spec.items_field, len - 1),
+            format!("{}.{}", spec.items_field, len - 1).into(),
             true,
         ));
     }
@@ -273,24 +273,26 @@ where
     let room = Filter::and([
         by_id(&id),
         Filter::Exists(
-            format!("{}.{}", spec.items_field, spec.threshold - 1),
+            format!("{}.{}", spec.items_field, spec.threshold - 1).into(),
             false,
         ),
         Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
     ]);
-    let update = Update {
-        push: vec![(spec.items_field.into(), vec![x.clone()])],
+    let mut update = Update {
+        push: vec![(spec.items_field.into(), vec![x])],
         ..Update::default()
     };
     if store
-        .update_one(spec.collection, &room, &update, false)
+        .update_one(spec.collection, &room, &mut update, false)
         .await?
         .matched
     {
         return Ok(());
     }
+    // Not applied: the update still holds the item.
+    let x = std::mem::take(&mut update.push[0].1);
     flag(store, &spec, &id).await?;
-    series::push(store, &spec.overflow, &id, "", vec![x], &[]).await
+    series::push(store, &spec.overflow, &id, "", x, &[]).await
 }
 
 /// Appends `items` in order: as many as fit to the main document (one conditional update), the
@@ -326,7 +328,7 @@ where
             break;
         }
         let take = (t - main.len()).min(xs.len() - done);
-        let update = Update {
+        let mut update = Update {
             push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
             ..Update::default()
         };
@@ -334,7 +336,7 @@ where
             .update_one(
                 spec.collection,
                 &main_has_len(&spec, &id, main.len()),
-                &update,
+                &mut update,
                 false,
             )
             .await?

@@ -6,38 +6,43 @@
 //! driver's documents ([`Filter::to_document`], [`Update::to_document`]); the in-memory store
 //! evaluates them with the functions of this module, with MongoDB's semantics for the subset.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
 use crate::error::{element_at_bytes, field_bytes};
 
+/// A field name or dotted path. The patterns' own paths are `&'static str`s, borrowed
+/// without allocating; any `String` converts too (`"count".into()`, `format!(..).into()`).
+pub type Path = Cow<'static, str>;
+
 /// A query predicate.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Filter {
     /// `{path: {$eq: value}}`
-    Eq(String, Bson),
+    Eq(Path, Bson),
     /// `{path: {$ne: value}}` (also matches a missing field)
-    Ne(String, Bson),
+    Ne(Path, Bson),
     /// `{path: {$lt: value}}` (only values of the same type bracket match)
-    Lt(String, Bson),
+    Lt(Path, Bson),
     /// `{path: {$lte: value}}`
-    Lte(String, Bson),
+    Lte(Path, Bson),
     /// `{path: {$gt: value}}`
-    Gt(String, Bson),
+    Gt(Path, Bson),
     /// `{path: {$gte: value}}`
-    Gte(String, Bson),
+    Gte(Path, Bson),
     /// `{path: {$exists: bool}}`; `"arr.49"` exists when the array has a 50th element.
-    Exists(String, bool),
+    Exists(Path, bool),
     /// `{path: {$exists: true, $not: {$type: "array"}}}`: present but not an array.
-    NotArray(String),
+    NotArray(Path),
     /// Every predicate holds.
     And(Vec<Filter>),
 }
 
 impl Filter {
     /// `{path: {$eq: value}}`.
-    pub fn eq(path: impl Into<String>, value: impl Into<Bson>) -> Self {
+    pub fn eq(path: impl Into<Path>, value: impl Into<Bson>) -> Self {
         Filter::Eq(path.into(), value.into())
     }
 
@@ -132,7 +137,7 @@ impl Filter {
         leaves
             .into_iter()
             .filter_map(|l| match l {
-                Filter::Eq(p, v) if !p.contains('.') => Some((p.as_str(), v)),
+                Filter::Eq(p, v) if !p.contains('.') => Some((p.as_ref(), v)),
                 _ => None,
             })
             .collect()
@@ -180,22 +185,22 @@ fn entry<'a>(out: &'a mut Document, path: &str) -> &'a mut Document {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Update {
     /// `$set`
-    pub set: Vec<(String, Bson)>,
+    pub set: Vec<(Path, Bson)>,
     /// `$setOnInsert`
-    pub set_on_insert: Vec<(String, Bson)>,
+    pub set_on_insert: Vec<(Path, Bson)>,
     /// `$inc` (by an Int32 amount, as the shell would)
-    pub inc: Vec<(String, i32)>,
+    pub inc: Vec<(Path, i32)>,
     /// `$push: {path: {$each: [...]}}` (one item: `{path: item}`, unless it has `$` fields)
-    pub push: Vec<(String, Vec<Bson>)>,
+    pub push: Vec<(Path, Vec<Bson>)>,
 }
 
 impl Update {
     /// The MongoDB update document.
     pub fn to_document(&self) -> Document {
         let mut out = Document::new();
-        let pairs = |v: &[(String, Bson)]| {
+        let pairs = |v: &[(Path, Bson)]| {
             v.iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect::<Document>()
         };
         if !self.set.is_empty() {
@@ -209,7 +214,7 @@ impl Update {
                 "$inc",
                 self.inc
                     .iter()
-                    .map(|(k, n)| (k.clone(), Bson::Int32(*n)))
+                    .map(|(k, n)| (k.to_string(), Bson::Int32(*n)))
                     .collect::<Document>(),
             );
         }
@@ -225,7 +230,7 @@ impl Update {
                         [one] if !is_modifier_like(one) => one.clone(),
                         _ => Bson::Document(bson::doc! {"$each": items.clone()}),
                     };
-                    (k.clone(), value)
+                    (k.to_string(), value)
                 })
                 .collect();
             out.insert("$push", push);
@@ -241,8 +246,48 @@ impl Update {
     /// what the ones before it wrote. Everything that can fail is checked before `doc` is
     /// touched, so `doc` is never copied.
     pub fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
-        // What each `$inc` writes, from the value its field has by then.
-        let mut incs: Vec<(&str, Bson)> = Vec::with_capacity(self.inc.len());
+        let incs = self.prepare(doc, inserting)?;
+        self.write_fields(doc, incs, inserting);
+        for (k, items) in &self.push {
+            append(doc, k, items.clone());
+        }
+        Ok(())
+    }
+
+    /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
+    /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
+    /// written by no other operator (the others are copied). On `Err` nothing was moved.
+    pub(crate) fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        let incs = self.prepare(doc, inserting)?;
+        self.write_fields(doc, incs, inserting);
+        for i in 0..self.push.len() {
+            let taken = self.takes(i, inserting);
+            let (k, items) = &mut self.push[i];
+            let items = if taken {
+                std::mem::take(items)
+            } else {
+                items.clone()
+            };
+            append(doc, k, items);
+        }
+        Ok(())
+    }
+
+    /// Whether [`Update::apply_taking`] moves the items of push `i`: its field is pushed once
+    /// and written by no other operator, so they are the tail of the array afterwards.
+    fn takes(&self, i: usize, inserting: bool) -> bool {
+        let k = &self.push[i].0;
+        let written = |ops: &[(Path, Bson)]| ops.iter().any(|(f, _)| f == k);
+        self.push.iter().filter(|(f, _)| f == k).count() == 1
+            && !written(&self.set)
+            && !(inserting && written(&self.set_on_insert))
+            && !self.inc.iter().any(|(f, _)| f == k)
+    }
+
+    /// Checks that the update applies to `doc`; returns the value each `$inc` writes (in the
+    /// order of `inc`), from the value its field has by then.
+    fn prepare(&self, doc: &Document, inserting: bool) -> Result<Vec<Bson>, String> {
+        let mut incs: Vec<Bson> = Vec::with_capacity(self.inc.len());
         for (k, n) in &self.inc {
             let new = match self.value_seen(doc, &incs, k, inserting) {
                 None => Bson::Int32(*n),
@@ -259,7 +304,7 @@ impl Update {
                     ))
                 }
             };
-            incs.push((k, new));
+            incs.push(new);
         }
         for (i, (k, _)) in self.push.iter().enumerate() {
             if self.push[..i].iter().any(|(p, _)| p == k) {
@@ -275,7 +320,12 @@ impl Update {
                 }
             }
         }
-        // Nothing fails from here on.
+        Ok(incs)
+    }
+
+    /// Writes `$set`, `$setOnInsert` (when `inserting`) and the `$inc` results (`incs`, as
+    /// [`Update::prepare`] gives them). Nothing fails here.
+    fn write_fields(&self, doc: &mut Document, incs: Vec<Bson>, inserting: bool) {
         for (k, v) in &self.set {
             set_field(doc, k, v.clone());
         }
@@ -284,33 +334,23 @@ impl Update {
                 set_field(doc, k, v.clone());
             }
         }
-        for (k, v) in incs {
+        for ((k, _), v) in self.inc.iter().zip(incs) {
             set_field(doc, k, v);
         }
-        for (k, items) in &self.push {
-            match doc.get_mut(k) {
-                Some(Bson::Array(a)) => a.extend(items.iter().cloned()),
-                _ => {
-                    doc.insert(k.clone(), Bson::Array(items.clone()));
-                }
-            }
-        }
-        Ok(())
     }
 
-    /// The value field `k` has once `$set`, `$setOnInsert` and the `$inc`s computed so far
-    /// (`incs`) applied: what a later `$inc` or a `$push` of `k` sees.
+    /// The value field `k` has once `$set`, `$setOnInsert` and the first `incs.len()` `$inc`s
+    /// (whose results are `incs`) applied: what a later `$inc` or a `$push` of `k` sees.
     fn value_seen<'a>(
         &'a self,
         doc: &'a Document,
-        incs: &'a [(&str, Bson)],
+        incs: &'a [Bson],
         k: &str,
         inserting: bool,
     ) -> Option<&'a Bson> {
-        let last = |ops: &'a [(String, Bson)]| ops.iter().rev().find(|(f, _)| f == k);
-        incs.iter()
-            .rev()
-            .find(|(f, _)| *f == k)
+        let last = |ops: &'a [(Path, Bson)]| ops.iter().rev().find(|(f, _)| f == k);
+        (self.inc.iter().zip(incs).rev())
+            .find(|((f, _), _)| f == k)
             .map(|(_, v)| v)
             .or_else(|| {
                 inserting
@@ -329,32 +369,56 @@ impl Update {
             || self.push.iter().any(|(f, _)| f == k)
     }
 
-    /// Saves what [`Update::apply`] would change in `doc` (`inserting` as there), so that
-    /// [`Undo::restore`] can put it back. A `$push` target costs its length, not a copy.
-    pub(crate) fn undo_log(&self, doc: &Document, inserting: bool) -> Undo<'_> {
-        let mut saved: Vec<(&str, Saved)> = Vec::new();
-        let soi = if inserting {
-            &self.set_on_insert[..]
-        } else {
-            &[]
+    /// The name of a field an [`Undo`] saved.
+    fn field_name(&self, f: Written) -> &str {
+        match f {
+            Written::Set(i) => &self.set[i].0,
+            Written::SetOnInsert(i) => &self.set_on_insert[i].0,
+            Written::Inc(i) => &self.inc[i].0,
+            Written::Push(i) => &self.push[i].0,
+        }
+    }
+
+    /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
+    /// (`inserting` as there), so that [`Undo::restore`] can put it back. A `$push` target
+    /// costs its length, not a copy.
+    pub(crate) fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
+        let mut saved: Vec<(Written, Saved)> = Vec::new();
+        let soi = if inserting { self.set_on_insert.len() } else { 0 };
+        let written = (0..self.set.len()).map(Written::Set);
+        let written = written
+            .chain((0..soi).map(Written::SetOnInsert))
+            .chain((0..self.inc.len()).map(Written::Inc));
+        let seen = |saved: &[(Written, Saved)], k: &str| {
+            saved.iter().any(|(f, _)| self.field_name(*f) == k)
         };
-        let written =
-            (self.set.iter().chain(soi).map(|(k, _)| k)).chain(self.inc.iter().map(|(k, _)| k));
-        for k in written {
-            if !saved.iter().any(|(f, _)| f == k) {
-                saved.push((k, Saved::Value(doc.get(k).cloned())));
+        for f in written {
+            let k = self.field_name(f);
+            if !seen(&saved, k) {
+                saved.push((f, Saved::Value(doc.get(k).cloned())));
             }
         }
-        for (k, _) in &self.push {
-            if !saved.iter().any(|(f, _)| f == k) {
+        for (i, (k, _)) in self.push.iter().enumerate() {
+            if !seen(&saved, k) {
                 let was = match doc.get(k) {
                     Some(Bson::Array(a)) => Saved::Len(a.len()),
                     other => Saved::Value(other.cloned()),
                 };
-                saved.push((k, was));
+                saved.push((Written::Push(i), was));
             }
         }
-        Undo { saved }
+        Undo { saved, inserting }
+    }
+}
+
+/// Appends `items` to the array `k` of `doc`, or sets it to them (once checked: the field is
+/// absent or an array).
+fn append(doc: &mut Document, k: &str, items: Vec<Bson>) {
+    match doc.get_mut(k) {
+        Some(Bson::Array(a)) => a.extend(items),
+        _ => {
+            doc.insert(k, Bson::Array(items));
+        }
     }
 }
 
@@ -368,9 +432,19 @@ fn set_field(doc: &mut Document, k: &str, v: Bson) {
     }
 }
 
+/// A field an update writes: the operator and the position in its list.
+#[derive(Clone, Copy, Debug)]
+enum Written {
+    Set(usize),
+    SetOnInsert(usize),
+    Inc(usize),
+    Push(usize),
+}
+
 /// The fields an update writes, as they were before it: see [`Update::undo_log`].
-pub(crate) struct Undo<'u> {
-    saved: Vec<(&'u str, Saved)>,
+pub(crate) struct Undo {
+    saved: Vec<(Written, Saved)>,
+    inserting: bool,
 }
 
 enum Saved {
@@ -380,21 +454,22 @@ enum Saved {
     Len(usize),
 }
 
-impl Undo<'_> {
-    /// How many bytes the update added to `doc`'s BSON size (negative: removed), from the
+impl Undo {
+    /// How many bytes `update` added to `doc`'s BSON size (negative: removed), from the
     /// fields it changed only; `None` when a value involved does not serialize.
-    pub(crate) fn size_change(&self, doc: &Document) -> Option<isize> {
+    pub(crate) fn size_change(&self, doc: &Document, update: &Update) -> Option<isize> {
         let field = |k: &str, v: Option<&Bson>| v.map_or(Some(0), |v| field_bytes(k, v));
         let mut change = 0_isize;
-        for (k, was) in &self.saved {
+        for (f, was) in &self.saved {
+            let k = update.field_name(*f);
             match was {
                 Saved::Value(old) => {
-                    change += field(k, doc.get(*k))? as isize;
+                    change += field(k, doc.get(k))? as isize;
                     change -= field(k, old.as_ref())? as isize;
                 }
                 // An array grows by its new elements.
                 Saved::Len(n) => {
-                    let Some(Bson::Array(a)) = doc.get(*k) else {
+                    let Some(Bson::Array(a)) = doc.get(k) else {
                         return None;
                     };
                     for (i, v) in a.iter().enumerate().skip(*n) {
@@ -406,19 +481,30 @@ impl Undo<'_> {
         Some(change)
     }
 
-    /// Puts `doc` back as it was before the update, field order included: an update only
-    /// replaces values in place or appends fields, and the appended ones are removed.
-    pub(crate) fn restore(self, doc: &mut Document) {
-        for (k, was) in self.saved {
-            match was {
-                Saved::Value(Some(v)) => set_field(doc, k, v),
-                Saved::Value(None) => {
-                    doc.remove(k);
+    /// Puts `doc` back as it was before `update` applied, field order included (an update
+    /// only replaces values in place or appends fields, and the appended ones are removed),
+    /// and gives `update` back the items [`Update::apply_taking`] moved into `doc`.
+    pub(crate) fn restore(self, doc: &mut Document, update: &mut Update) {
+        for (f, was) in self.saved {
+            let taken = match f {
+                Written::Push(i) => update.takes(i, self.inserting).then_some(i),
+                _ => None,
+            };
+            let k = update.field_name(f);
+            let items = match was {
+                Saved::Value(Some(v)) => {
+                    set_field(doc, k, v);
+                    None
                 }
-                Saved::Len(n) => {
-                    if let Some(Bson::Array(a)) = doc.get_mut(k) {
-                        a.truncate(n);
-                    }
+                Saved::Value(None) => doc.remove(k),
+                Saved::Len(n) => match doc.get_mut(k) {
+                    Some(Bson::Array(a)) => Some(Bson::Array(a.split_off(n))),
+                    _ => None,
+                },
+            };
+            if let (Some(i), Some(Bson::Array(items))) = (taken, items) {
+                if update.push[i].1.is_empty() {
+                    update.push[i].1 = items;
                 }
             }
         }
@@ -429,7 +515,7 @@ impl Undo<'_> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FindOptions {
     /// Sort keys, `1` ascending, `-1` descending.
-    pub sort: Vec<(String, i32)>,
+    pub sort: Vec<(Path, i32)>,
     pub skip: u64,
     pub limit: Option<i64>,
 }
@@ -554,7 +640,7 @@ fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering
 }
 
 /// Compares two documents by a sort specification (missing fields sort as null).
-pub fn compare_by(a: &Document, b: &Document, sort: &[(String, i32)]) -> Ordering {
+pub fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
     for (path, dir) in sort {
         let (x, y) = (
             get_path(a, path).unwrap_or(&Bson::Null),
@@ -707,8 +793,8 @@ mod tests {
 
     #[test]
     fn apply_in_place_is_applying_to_a_copy_and_undoes() {
-        let pairs = |v: &[(&str, Bson)]| -> Vec<(String, Bson)> {
-            v.iter().map(|(k, b)| (k.to_string(), b.clone())).collect()
+        let pairs = |v: &[(&str, Bson)]| -> Vec<(Path, Bson)> {
+            v.iter().map(|(k, b)| (k.to_string().into(), b.clone())).collect()
         };
         let arr = |v: &[i32]| Bson::Array(v.iter().map(|x| Bson::Int32(*x)).collect());
         let docs = [
@@ -727,14 +813,14 @@ mod tests {
             pairs(&[("d", "v".into())]),
             pairs(&[("a", arr(&[])), ("b", Bson::Double(0.5))]),
         ];
-        let incs: [Vec<(String, i32)>; 5] = [
+        let incs: [Vec<(Path, i32)>; 5] = [
             vec![],
             vec![("a".into(), 1)],
             vec![("b".into(), 1)],
             vec![("a".into(), 1), ("a".into(), i32::MAX)],
             vec![("d".into(), -1), ("f".into(), 2)],
         ];
-        let pushes: [Vec<(String, Vec<Bson>)>; 6] = [
+        let pushes: [Vec<(Path, Vec<Bson>)>; 6] = [
             vec![],
             vec![("b".into(), vec![Bson::Int32(1)])],
             vec![("c".into(), vec![Bson::Int32(1), "two".into()])],
@@ -766,17 +852,21 @@ mod tests {
                                     continue;
                                 }
                                 applied += 1;
-                                let mut c = doc.clone();
-                                let undo = u.undo_log(&c, inserting);
-                                u.apply(&mut c, inserting).unwrap();
+                                // Taking the pushed items: the same document; undone, the
+                                // document as it was and the update whole again.
+                                let (mut c, mut taking) = (doc.clone(), u.clone());
+                                let undo = taking.undo_log(&c, inserting);
+                                taking.apply_taking(&mut c, inserting).unwrap();
+                                assert_eq!(fields(&c), fields(&a), "{u:?} on {doc:?}");
                                 let size = |d: &Document| bson::to_vec(d).unwrap().len() as isize;
                                 assert_eq!(
-                                    undo.size_change(&c),
+                                    undo.size_change(&c, &taking),
                                     Some(size(&c) - size(doc)),
                                     "{u:?} on {doc:?}"
                                 );
-                                undo.restore(&mut c);
+                                undo.restore(&mut c, &mut taking);
                                 assert_eq!(fields(&c), fields(doc), "{u:?}");
+                                assert_eq!(taking, u, "given back on {doc:?}");
                             }
                         }
                     }

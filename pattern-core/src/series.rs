@@ -162,12 +162,12 @@ impl SeriesSpec {
     }
 
     /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
-    fn sort(&self) -> Vec<(String, i32)> {
+    fn sort(&self) -> Vec<(crate::query::Path, i32)> {
         vec![(self.order.field().into(), 1), ("_id".into(), 1)]
     }
 
     /// Newest document first.
-    fn newest_first(&self) -> Vec<(String, i32)> {
+    fn newest_first(&self) -> Vec<(crate::query::Path, i32)> {
         vec![(self.order.field().into(), -1), ("_id".into(), -1)]
     }
 
@@ -206,13 +206,34 @@ impl SeriesSpec {
     }
 }
 
-/// The `_id` of a [`SeriesOrder::TimeId`] document.
+/// The `_id` of a [`SeriesOrder::TimeId`] document: `<prefix>_<seconds>`, then `_<suffix>`
+/// in at least 6 digits unless `suffix` is 0. Written digit by digit: every push computes the
+/// `_id` of the document it may open, and `format!` costs several times more.
 pub fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {
-    if suffix == 0 {
-        format!("{prefix}_{seconds}")
-    } else {
-        format!("{prefix}_{seconds}_{suffix:06}")
+    let mut id = String::with_capacity(prefix.len() + 28);
+    id.push_str(prefix);
+    id.push('_');
+    if seconds < 0 {
+        id.push('-');
     }
+    push_digits(&mut id, seconds.unsigned_abs(), 1);
+    if suffix != 0 {
+        id.push('_');
+        push_digits(&mut id, u64::from(suffix), 6);
+    }
+    id
+}
+
+/// Appends `n` in decimal, zero-padded to at least `width` digits (at most 20).
+fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut start = buf.len();
+    while n > 0 || start > buf.len() - width.clamp(1, 20) {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend(buf[start..].iter().map(|&d| char::from(d)));
 }
 
 fn contention(what: &str) -> Error {
@@ -272,7 +293,7 @@ async fn push_one<S: Store>(
                 (spec.order.field().into(), Bson::Int64(seq)),
             ];
             match store
-                .update_first(coll, &open, &newest, hint, &update, true, &[])
+                .update_first(coll, &open, &newest, hint, &mut update, true, &[])
                 .await
             {
                 Ok(Some(_)) => return Ok(()),
@@ -294,7 +315,7 @@ async fn push_one<S: Store>(
         // The next number unknown: push into the open document returning its number
         // (`findAndModify`), which gives the next one.
         if let Some(before) = store
-            .update_first(coll, &open, &newest, hint, &update, false, &fields)
+            .update_first(coll, &open, &newest, hint, &mut update, false, &fields)
             .await?
         {
             let seq = before.get(spec.order.field()).and_then(as_int);
@@ -431,8 +452,8 @@ async fn push_many<S: Store>(
                     Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
                     Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
                 ]);
-                let update = spec.push_update(rest[..take].to_vec());
-                if store.update_one(coll, &cas, &update, false).await?.matched {
+                let mut update = spec.push_update(rest[..take].to_vec());
+                if store.update_one(coll, &cas, &mut update, false).await?.matched {
                     done += take;
                     let seq = doc.get(spec.order.field()).and_then(as_int);
                     remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
@@ -719,4 +740,27 @@ pub(crate) async fn stats<S: Store>(
         ));
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bucket_id;
+
+    #[test]
+    fn bucket_id_is_the_formatted_id() {
+        let seconds = [0, 1, 9, 10, 1_698_335_223, -1, -1_698_335_223, i64::MAX, i64::MIN];
+        let suffixes = [0, 1, 42, 999_999, 1_000_000, u32::MAX];
+        for prefix in ["", "123", "a_b"] {
+            for s in seconds {
+                for x in suffixes {
+                    let want = if x == 0 {
+                        format!("{prefix}_{s}")
+                    } else {
+                        format!("{prefix}_{s}_{x:06}")
+                    };
+                    assert_eq!(bucket_id(prefix, s, x), want);
+                }
+            }
+        }
+    }
 }
