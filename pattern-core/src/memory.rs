@@ -193,41 +193,38 @@ impl MemIndex {
 
     /// A plan over this index: equalities on a prefix of its keys, then at most a range on
     /// the next key. `None` when the query constrains no prefix of the index.
-    fn plan<'a>(&'a self, leaves: &[&Filter]) -> Option<Plan<'a>> {
+    fn plan<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
         let keys = &self.spec.keys;
-        let mut prefix: Vec<Key> = Vec::with_capacity(keys.len());
+        // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
+        let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
         for (path, _) in keys {
-            match eq_on(leaves, path) {
-                Some(v) => prefix.push(v),
+            match eq_on(filter, path) {
+                Some(v) => bounds.push(v),
                 None => break,
             }
         }
-        let m = prefix.len();
+        let m = bounds.len();
         let (lo, hi) = keys
             .get(m)
-            .map_or((None, None), |(path, _)| range_on(leaves, path));
+            .map_or((None, None), |(path, _)| range_on(filter, path));
         if m == 0 && lo.is_none() && hi.is_none() {
             return None;
         }
         // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
         // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
-        let mut start = Vec::with_capacity(m + 1);
-        start.extend(prefix.iter().cloned().chain(lo));
-        let mut end = prefix;
-        end.push(hi.unwrap_or(Key(Bson::MaxKey)));
-        // Entries iterate in ascending order of their values, whatever the declared direction.
-        let mut order: Vec<(&str, i32)> = Vec::with_capacity(keys.len() - m + 1);
-        order.extend(keys[m..].iter().map(|(k, _)| (k.as_str(), 1)));
-        if order.last().is_none_or(|(k, _)| *k != "_id") {
-            order.push(("_id", 1));
-        }
+        bounds.extend(lo);
+        let split = bounds.len();
+        bounds.extend_from_within(..m);
+        bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
         Some(Plan {
             source: Source::Index {
                 entries: &self.entries,
-                start,
-                end,
+                bounds,
+                split,
             },
-            order,
+            // Entries iterate in ascending order of their values, whatever the declared
+            // direction: the keys after the prefix, then `_id`.
+            order: Order::Keys(&keys[m..]),
         })
     }
 
@@ -392,17 +389,15 @@ impl Collection {
     /// The cheapest plan for `filter`: an `_id` equality or range on the documents themselves,
     /// an index (a partial one only when the query carries its partial filter), or a scan.
     fn plan<'a>(&'a self, filter: &Filter) -> Plan<'a> {
-        let mut leaves = Vec::with_capacity(8);
-        flatten(filter, &mut leaves);
         let docs = &self.docs;
         let by_id = |source| Plan {
             source,
-            order: vec![("_id", 1)],
+            order: Order::Id,
         };
-        if let Some(id) = eq_on(&leaves, "_id") {
+        if let Some(id) = eq_on(filter, "_id") {
             return by_id(Source::Id(docs, id));
         }
-        let (lo, hi) = range_on(&leaves, "_id");
+        let (lo, hi) = range_on(filter, "_id");
         // The best plan so far, with its estimate.
         let mut best: Option<(Plan<'a>, usize)> = (lo.is_some() || hi.is_some()).then(|| {
             let lower = lo.map_or(Bound::Unbounded, Bound::Included);
@@ -422,8 +417,8 @@ impl Collection {
                 .spec
                 .partial
                 .as_ref()
-                .is_none_or(|p| implied(p, &leaves));
-            if let Some(plan) = usable.then(|| index.plan(&leaves)).flatten() {
+                .is_none_or(|p| implied(p, filter));
+            if let Some(plan) = usable.then(|| index.plan(filter)).flatten() {
                 let estimate = plan.estimate();
                 if best.as_ref().is_none_or(|(_, b)| estimate < *b) {
                     best = Some((plan, estimate));
@@ -630,8 +625,15 @@ impl<'a> DoubleEndedIterator for Ids<'a> {
 /// order they come in.
 struct Plan<'a> {
     source: Source<'a>,
-    /// Paths and directions (`1`, `-1`).
-    order: Vec<(&'a str, i32)>,
+    order: Order<'a>,
+}
+
+/// The order a plan's candidates come in, ascending.
+enum Order<'a> {
+    /// By `_id`.
+    Id,
+    /// By these index keys (whatever their declared direction), then `_id`.
+    Keys(&'a [(String, i32)]),
 }
 
 /// Where a plan's candidates come from.
@@ -640,11 +642,11 @@ enum Source<'a> {
     Id(&'a Docs, Key),
     /// The documents with an `_id` within bounds, in `_id` order.
     IdRange(&'a Docs, Bound<Key>, Bound<Key>),
-    /// The entries of an index from `start` to `end`, both included.
+    /// The entries of an index from `bounds[..split]` to `bounds[split..]`, both included.
     Index {
         entries: &'a BTreeMap<Vec<Key>, BTreeSet<Key>>,
-        start: Vec<Key>,
-        end: Vec<Key>,
+        bounds: Vec<Key>,
+        split: usize,
     },
     /// Every document, in `_id` order.
     Scan(&'a Docs),
@@ -660,10 +662,11 @@ impl<'a> Plan<'a> {
             ),
             Source::Index {
                 entries,
-                ref start,
-                ref end,
+                ref bounds,
+                split,
             } => {
-                let range = (Bound::Included(&start[..]), Bound::Included(&end[..]));
+                let (start, end) = bounds.split_at(split);
+                let range = (Bound::Included(start), Bound::Included(end));
                 Ids::Index(entries.range::<[Key], _>(range).flat_map(|(_, ids)| ids))
             }
             Source::Scan(docs) => Ids::Scan(docs.keys()),
@@ -677,48 +680,63 @@ impl<'a> Plan<'a> {
 
     /// Whether the candidates come in `sort` order (`reversed`: when iterated backwards).
     fn sorted_by(&self, sort: &[(crate::query::Path, i32)], reversed: bool) -> bool {
-        let sign = if reversed { -1 } else { 1 };
-        sort.len() <= self.order.len()
-            && (self.order.iter().zip(sort))
-                .all(|((k, d), (path, dir))| k == path && d * sign == *dir)
+        let keys = match self.order {
+            Order::Id => &[][..],
+            Order::Keys(keys) => keys,
+        };
+        let id_last = keys.last().is_some_and(|(k, _)| k == "_id");
+        let order = (keys.iter().map(|(k, _)| k.as_str()))
+            .chain((!id_last).then_some("_id"))
+            .map(|k| (k, if reversed { -1 } else { 1 }));
+        let len = keys.len() + usize::from(!id_last);
+        sort.len() <= len
+            && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
+    }
+}
+
+/// Calls `visit` on each leaf condition of `f` until it returns `true`; whether one did.
+fn any_leaf<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter) -> bool) -> bool {
+    match f {
+        Filter::And(fs) => fs.iter().any(|f| any_leaf(f, visit)),
+        leaf => visit(leaf),
     }
 }
 
 /// Whether `partial` (an index's partial filter) is among the query's conditions: then every
 /// match of the query is in the index.
-fn implied(partial: &Filter, leaves: &[&Filter]) -> bool {
+fn implied(partial: &Filter, filter: &Filter) -> bool {
     match partial {
-        Filter::And(fs) => fs.iter().all(|f| implied(f, leaves)),
-        leaf => leaves.contains(&leaf),
+        Filter::And(fs) => fs.iter().all(|f| implied(f, filter)),
+        leaf => any_leaf(filter, &mut |l| l == leaf),
     }
 }
 
 /// The value of an equality on `path` among the query's conditions.
-fn eq_on(leaves: &[&Filter], path: &str) -> Option<Key> {
-    leaves.iter().find_map(|l| match l {
-        Filter::Eq(p, v) if p == path => Some(Key(v.clone())),
-        _ => None,
-    })
+fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
+    let mut found = None;
+    any_leaf(filter, &mut |l| match l {
+        Filter::Eq(p, v) if p == path => {
+            found = Some(Key(v.clone()));
+            true
+        }
+        _ => false,
+    });
+    found
 }
 
-/// Inclusive bounds implied by the range conditions on `path` (a superset of the exact range).
-fn range_on(leaves: &[&Filter], path: &str) -> (Option<Key>, Option<Key>) {
+/// Inclusive bounds implied by the range conditions on `path` (a superset of the exact range:
+/// every match meets each condition, so any one of them bounds the range).
+fn range_on(filter: &Filter, path: &str) -> (Option<Key>, Option<Key>) {
     let (mut lo, mut hi) = (None, None);
-    for l in leaves {
+    any_leaf(filter, &mut |l| {
         match l {
             Filter::Gt(p, v) | Filter::Gte(p, v) if p == path => lo = Some(Key(v.clone())),
             Filter::Lt(p, v) | Filter::Lte(p, v) if p == path => hi = Some(Key(v.clone())),
             _ => {}
         }
-    }
+        false
+    });
     (lo, hi)
-}
-
-fn flatten<'a>(f: &'a Filter, out: &mut Vec<&'a Filter>) {
-    match f {
-        Filter::And(fs) => fs.iter().for_each(|f| flatten(f, out)),
-        leaf => out.push(leaf),
-    }
 }
 
 fn empty_document() -> &'static Document {
@@ -847,10 +865,15 @@ impl MemoryStore {
         // MongoDB (5.0+) adds the fields an update creates in lexicographic order. The update
         // appended them after the fields copied from the filter (whose values it may have
         // changed in place).
+        // `_id` first, as every stored document has it (so that `insert` need not move it).
         let mut all: Vec<(String, Bson)> = doc.into_iter().collect();
         let mut created = all.split_off(copied);
         created.sort_by(|a, b| a.0.cmp(&b.0));
-        let ordered: Document = all.into_iter().chain(created).collect();
+        let id = match all.iter().position(|(k, _)| k == "_id") {
+            Some(i) => Some(all.remove(i)),
+            None => (created.iter().position(|(k, _)| k == "_id")).map(|i| created.remove(i)),
+        };
+        let ordered: Document = id.into_iter().chain(all).chain(created).collect();
         c.insert(coll, ordered)?;
         let outcome = UpdateOutcome {
             matched: false,
