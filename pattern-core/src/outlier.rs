@@ -99,21 +99,18 @@ async fn read_main<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result
         .next())
 }
 
-/// The main document's array and flag.
-fn main_parts(spec: &OutlierSpec, doc: &Document) -> Result<(Vec<Bson>, bool)> {
-    let items = match doc.get(spec.items_field) {
-        Some(Bson::Array(a)) => a.clone(),
+/// The main document's array (taken out of it, not copied) and flag.
+fn main_parts(spec: &OutlierSpec, doc: &mut Document) -> Result<(Vec<Bson>, bool)> {
+    let items = match doc.get_mut(spec.items_field) {
+        Some(Bson::Array(a)) => std::mem::take(a),
         None | Some(Bson::Null) => Vec::new(),
         Some(other) => {
+            let found = other.element_type();
             return Err(Error::decode(
                 spec.collection,
                 doc.get("_id"),
-                format!(
-                    "`{}` is not an array but {:?}",
-                    spec.items_field,
-                    other.element_type()
-                ),
-            ))
+                format!("`{}` is not an array but {found:?}", spec.items_field),
+            ));
         }
     };
     let flag = match doc.get(spec.flag_field) {
@@ -165,11 +162,7 @@ async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> R
     let docs = series::all_docs(store, ov, id).await?;
     let mut out = Vec::new();
     for doc in docs {
-        out.extend(series::decode_items::<Bson>(
-            ov.collection,
-            ov.items_field,
-            doc,
-        )?);
+        out.extend(series::take_items(ov.collection, ov.items_field, doc)?);
     }
     Ok(out)
 }
@@ -317,13 +310,13 @@ where
     let t = spec.threshold as usize;
     let mut done = 0;
     for _ in 0..10_000 {
-        let doc = read_main(store, &spec, &id)
+        let mut doc = read_main(store, &spec, &id)
             .await?
             .ok_or_else(|| Error::NotFound {
                 collection: spec.collection.to_owned(),
                 id: crate::error::display_bson(&id),
             })?;
-        let (main, flagged) = main_parts(&spec, &doc)?;
+        let (main, flagged) = main_parts(&spec, &mut doc)?;
         if flagged || main.len() >= t {
             break;
         }
@@ -365,7 +358,7 @@ where
     let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
         return Ok(None);
     };
-    let (mut items, flag) = main_parts(&spec, &doc)?;
+    let (mut items, flag) = main_parts(&spec, &mut doc)?;
     let has_extras = flag || items.len() > spec.threshold as usize;
     items.truncate(spec.threshold as usize);
     doc.insert(spec.items_field, items);
@@ -389,7 +382,7 @@ where
     let Some(mut doc) = read_main(store, &spec, &id).await? else {
         return Ok(None);
     };
-    let (mut items, flag) = main_parts(&spec, &doc)?;
+    let (mut items, flag) = main_parts(&spec, &mut doc)?;
     if flag {
         spec.overflow.ensure_indexes(store).await?;
         items.extend(overflow_items(store, &spec, &id).await?);
@@ -408,10 +401,10 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(doc) = read_main(store, &spec, &id).await? else {
+    let Some(mut doc) = read_main(store, &spec, &id).await? else {
         return Ok(None);
     };
-    let (mut items, flag) = main_parts(&spec, &doc)?;
+    let (mut items, flag) = main_parts(&spec, &mut doc)?;
     if flag {
         spec.overflow.ensure_indexes(store).await?;
         items.extend(overflow_items(store, &spec, &id).await?);
@@ -434,10 +427,10 @@ where
     let id = id.to_key_bson();
     stream::once(async move {
         let main = read_main(store, &spec, &id).await?;
-        let Some(doc) = main else {
+        let Some(mut doc) = main else {
             return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>);
         };
-        let (items, flag) = main_parts(&spec, &doc)?;
+        let (items, flag) = main_parts(&spec, &mut doc)?;
         let first = stream::iter(
             decode_items::<T::Item>(&spec, Some(&id), items)?
                 .into_iter()
@@ -469,13 +462,13 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let doc = read_main(store, &spec, &id)
+    let mut doc = read_main(store, &spec, &id)
         .await?
         .ok_or_else(|| Error::NotFound {
             collection: spec.collection.to_owned(),
             id: crate::error::display_bson(&id),
         })?;
-    let (items, flag) = main_parts(&spec, &doc)?;
+    let (items, flag) = main_parts(&spec, &mut doc)?;
     let extra = if flag {
         series::stats(store, &spec.overflow, &id).await?.items
     } else {
@@ -495,13 +488,13 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let doc = read_main(store, &spec, &id)
+    let mut doc = read_main(store, &spec, &id)
         .await?
         .ok_or_else(|| Error::NotFound {
             collection: spec.collection.to_owned(),
             id: crate::error::display_bson(&id),
         })?;
-    let (items, flag) = main_parts(&spec, &doc)?;
+    let (items, flag) = main_parts(&spec, &mut doc)?;
     Ok(flag || items.len() > spec.threshold as usize)
 }
 

@@ -582,18 +582,7 @@ pub(crate) fn decode_items<T: DeserializeOwned>(
     items_field: &str,
     mut doc: Document,
 ) -> Result<Vec<T>> {
-    let arr = match doc.get_mut(items_field) {
-        Some(Bson::Array(a)) => std::mem::take(a),
-        None | Some(Bson::Null) => return Ok(Vec::new()),
-        Some(other) => {
-            let found = other.element_type();
-            return Err(Error::decode(
-                coll,
-                doc.get("_id"),
-                format!("`{items_field}` is not an array but {found:?}"),
-            ));
-        }
-    };
+    let arr = take_array(coll, items_field, &mut doc)?;
     let id = doc.get("_id");
     arr.into_iter()
         .enumerate()
@@ -602,6 +591,27 @@ pub(crate) fn decode_items<T: DeserializeOwned>(
                 .map_err(|e| Error::decode(coll, id, format!("`{items_field}.{i}`: {e}")))
         })
         .collect()
+}
+
+/// The items of one stored document as they are stored (taken out, not copied).
+pub(crate) fn take_items(coll: &str, items_field: &str, mut doc: Document) -> Result<Vec<Bson>> {
+    take_array(coll, items_field, &mut doc)
+}
+
+/// Takes array `items_field` out of `doc` (empty when absent or null).
+fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> Result<Vec<Bson>> {
+    match doc.get_mut(items_field) {
+        Some(Bson::Array(a)) => Ok(std::mem::take(a)),
+        None | Some(Bson::Null) => Ok(Vec::new()),
+        Some(other) => {
+            let found = other.element_type();
+            Err(Error::decode(
+                coll,
+                doc.get("_id"),
+                format!("`{items_field}` is not an array but {found:?}"),
+            ))
+        }
+    }
 }
 
 /// Document `n` (1-based) of a key: one indexed lookup of its number, however deep. When no
