@@ -90,11 +90,22 @@ impl Server {
     }
 
     fn start() -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // A free port, never one already given to another test of this process: the tests run
+        // in parallel, and the OS may hand out a port again once its probe listener is closed
+        // (two servers on one port, one killed by the other test, fail both tests).
+        static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+        let port = loop {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut given = GIVEN.lock().unwrap();
+            if !given.contains(&port) {
+                given.push(port);
+                break port;
+            }
+        };
         let storage =
             std::env::temp_dir().join(format!("pattern-faults-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&storage).unwrap();
@@ -146,6 +157,26 @@ impl Server {
         }
     }
 
+    /// Waits until the server answers a `ping` (up to 60 s): it may accept connections before
+    /// it serves commands.
+    async fn ready(&self) {
+        let client = mongodb::Client::with_uri_str(self.uri()).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match client
+                .database("admin")
+                .run_command(bson::doc! {"ping": 1})
+                .await
+            {
+                Ok(_) => return,
+                Err(e) if Instant::now() > deadline => {
+                    panic!("the test server on port {} does not answer: {e}", self.port)
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    }
+
     fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             c.kill().unwrap(); // SIGKILL
@@ -180,6 +211,7 @@ struct Outcomes {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_and_restart_while_pushing() {
     let mut server = Server::start();
+    server.ready().await;
     let store = MongoStore::connect(&server.uri(), "faults").await.unwrap();
     Log {
         id: 1,
@@ -347,6 +379,7 @@ async fn kill_and_restart_while_pushing() {
 async fn driver_writes_survive_kill() {
     use bson::doc;
     let mut server = Server::start();
+    server.ready().await;
     let client = mongodb::Client::with_uri_str(server.uri()).await.unwrap();
     let db = client.database("faults_driver");
     let coll = db.collection::<bson::Document>("w");

@@ -225,6 +225,29 @@ impl MemIndex {
             // Entries iterate in ascending order of their values, whatever the declared
             // direction: the keys after the prefix, then `_id`.
             order: Order::Keys(&keys[m..]),
+            covered: self.covers(filter, m),
+        })
+    }
+
+    /// Whether the entries a plan with `m` equalities on the index's first keys enumerates
+    /// are exactly the matches of `filter`: each of its conditions is one of those equalities
+    /// (with a value that is stored as itself: a scalar, not null, which a missing field's
+    /// entry would hold too), or one of the conditions of the partial filter, which every entry
+    /// meets.
+    fn covers(&self, filter: &Filter, m: usize) -> bool {
+        let prefix = &self.spec.keys[..m];
+        let partial = self.spec.partial.as_ref();
+        !any_leaf(filter, &mut |leaf| {
+            let equality = match leaf {
+                Filter::Eq(p, v) => {
+                    prefix.iter().any(|(k, _)| k == p)
+                        && crate::query::is_plain_scalar(v)
+                        && !matches!(v, Bson::Null)
+                }
+                _ => false,
+            };
+            let in_partial = partial.is_some_and(|f| any_leaf(f, &mut |l| l == leaf));
+            !(equality || in_partial)
         })
     }
 
@@ -393,6 +416,7 @@ impl Collection {
         let by_id = |source| Plan {
             source,
             order: Order::Id,
+            covered: false,
         };
         if let Some(id) = eq_on(filter, "_id") {
             return by_id(Source::Id(docs, id));
@@ -442,7 +466,17 @@ impl Collection {
         if sort.is_empty() {
             return self.first_match(filter);
         }
-        self.find_refs(filter, sort, 0, Some(1))
+        // An index that answers the query exactly, in the sort order: its first (or last) entry.
+        let plan = self.plan(filter);
+        if plan.covered {
+            if plan.sorted_by(sort, false) {
+                return plan.ids().next().cloned();
+            }
+            if plan.sorted_by(sort, true) {
+                return plan.ids().next_back().cloned();
+            }
+        }
+        self.find_in_plan(plan, filter, sort, 0, Some(1))
             .first()
             .map(|(id, _)| (*id).clone())
     }
@@ -473,7 +507,18 @@ impl Collection {
         skip: u64,
         limit: Option<i64>,
     ) -> Vec<(&'a Key, &'a Document)> {
-        let plan = self.plan(filter);
+        self.find_in_plan(self.plan(filter), filter, sort, skip, limit)
+    }
+
+    /// [`Collection::find_refs`] through `plan` (a plan for `filter`).
+    fn find_in_plan<'a>(
+        &'a self,
+        plan: Plan<'a>,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+        skip: u64,
+        limit: Option<i64>,
+    ) -> Vec<(&'a Key, &'a Document)> {
         let limit = match limit {
             Some(n) if n != 0 => n.unsigned_abs() as usize,
             _ => usize::MAX,
@@ -626,6 +671,9 @@ impl<'a> DoubleEndedIterator for Ids<'a> {
 struct Plan<'a> {
     source: Source<'a>,
     order: Order<'a>,
+    /// Every candidate matches the query (the index answers it exactly), so a caller that
+    /// needs only `_id`s need not look at the documents.
+    covered: bool,
 }
 
 /// The order a plan's candidates come in, ascending.
