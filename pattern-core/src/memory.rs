@@ -394,7 +394,7 @@ impl Collection {
             .or_else(|| document_bytes(doc));
         debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
         // The checks a replacement by the updated document would make; a refusal undoes it.
-        match check_updated(coll, doc, size, id, indexes, moving) {
+        match check_updated(coll, doc, size, id, indexes, moving, update.writes("_id")) {
             Ok(moves) => {
                 for (i, old, new) in moves {
                     indexes[i].rekey(old, new, id);
@@ -443,6 +443,10 @@ impl Collection {
                 .as_ref()
                 .is_none_or(|p| implied(p, filter));
             if let Some(plan) = usable.then(|| index.plan(filter)).flatten() {
+                // Its candidates are exactly the matches: no plan reads fewer.
+                if plan.covered {
+                    return plan;
+                }
                 let estimate = plan.estimate();
                 if best.as_ref().is_none_or(|(_, b)| estimate < *b) {
                     best = Some((plan, estimate));
@@ -578,9 +582,9 @@ enum Before {
 }
 
 /// Checks document `id` once updated (`doc`, of `bytes`) as a replacement would: its `_id`
-/// is unchanged, its size within the limit, and no unique index among `moving` (an index's
-/// position and what it held for the document before the update) holds its new key for
-/// another document.
+/// is unchanged (looked at only when the update wrote it: `id_written`), its size within the
+/// limit, and no unique index among `moving` (an index's position and what it held for the
+/// document before the update) holds its new key for another document.
 /// Returns the entries to move.
 fn check_updated(
     coll: &str,
@@ -589,15 +593,18 @@ fn check_updated(
     id: &Key,
     indexes: &[MemIndex],
     moving: Vec<(usize, Before)>,
+    id_written: bool,
 ) -> Result<Vec<Move>> {
-    if !doc
-        .get("_id")
-        .is_some_and(|x| compare_values(x, &id.0).is_eq())
+    if id_written
+        && !doc
+            .get("_id")
+            .is_some_and(|x| compare_values(x, &id.0).is_eq())
     {
         return Err(Error::invalid("an update may not change _id"));
     }
     check_size(coll, bytes)?;
-    let mut moves = Vec::with_capacity(moving.len());
+    // Allocated only when an entry moves (a push moves none until its bucket fills).
+    let mut moves = Vec::new();
     for (i, before) in moving {
         let index = &indexes[i];
         let (old, new) = match before {
