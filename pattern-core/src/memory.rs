@@ -637,17 +637,17 @@ fn check_updated(
 enum Ids<'a> {
     One(std::option::IntoIter<&'a Key>),
     Docs(std::iter::Map<btree_map::Range<'a, Key, Stored>, FirstOf<'a, Key, Stored>>),
-    Index(
-        std::iter::FlatMap<
-            btree_map::Range<'a, Vec<Key>, BTreeSet<Key>>,
-            &'a BTreeSet<Key>,
-            SecondOf<'a, Vec<Key>, BTreeSet<Key>>,
-        >,
-    ),
+    Index(EntryIds<'a>),
     Scan(btree_map::Keys<'a, Key, Stored>),
 }
 
 type FirstOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a K;
+/// The `_id`s of a range of index entries.
+type EntryIds<'a> = std::iter::FlatMap<
+    btree_map::Range<'a, Vec<Key>, BTreeSet<Key>>,
+    &'a BTreeSet<Key>,
+    SecondOf<'a, Vec<Key>, BTreeSet<Key>>,
+>;
 type SecondOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a V;
 
 impl<'a> Iterator for Ids<'a> {
@@ -710,7 +710,9 @@ enum Source<'a> {
 impl<'a> Plan<'a> {
     fn ids(&self) -> Ids<'a> {
         match self.source {
-            Source::Id(docs, ref id) => Ids::One(docs.get_key_value(id).map(|(k, _)| k).into_iter()),
+            Source::Id(docs, ref id) => {
+                Ids::One(docs.get_key_value(id).map(|(k, _)| k).into_iter())
+            }
             Source::IdRange(docs, ref lower, ref upper) => Ids::Docs(
                 docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
                     .map(|(k, _)| k),
@@ -744,8 +746,7 @@ impl<'a> Plan<'a> {
             .chain((!id_last).then_some("_id"))
             .map(|k| (k, if reversed { -1 } else { 1 }));
         let len = keys.len() + usize::from(!id_last);
-        sort.len() <= len
-            && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
+        sort.len() <= len && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
     }
 }
 

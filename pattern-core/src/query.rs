@@ -257,7 +257,11 @@ impl Update {
     /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
     /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
     /// written by no other operator (the others are copied). On `Err` nothing was moved.
-    pub(crate) fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+    pub(crate) fn apply_taking(
+        &mut self,
+        doc: &mut Document,
+        inserting: bool,
+    ) -> Result<(), String> {
         let incs = self.prepare(doc, inserting)?;
         self.write_fields(doc, incs, inserting);
         for i in 0..self.push.len() {
@@ -278,10 +282,11 @@ impl Update {
     fn takes(&self, i: usize, inserting: bool) -> bool {
         let k = &self.push[i].0;
         let written = |ops: &[(Path, Bson)]| ops.iter().any(|(f, _)| f == k);
-        self.push.iter().filter(|(f, _)| f == k).count() == 1
-            && !written(&self.set)
-            && !(inserting && written(&self.set_on_insert))
-            && !self.inc.iter().any(|(f, _)| f == k)
+        let pushed_once = self.push.iter().filter(|(f, _)| f == k).count() == 1;
+        let other_write = written(&self.set)
+            || (inserting && written(&self.set_on_insert))
+            || self.inc.iter().any(|(f, _)| f == k);
+        pushed_once && !other_write
     }
 
     /// Checks that the update applies to `doc`; returns the value each `$inc` writes (in the
@@ -384,7 +389,11 @@ impl Update {
     /// costs its length, not a copy.
     pub(crate) fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
         let mut saved: Vec<(Written, Saved)> = Vec::new();
-        let soi = if inserting { self.set_on_insert.len() } else { 0 };
+        let soi = if inserting {
+            self.set_on_insert.len()
+        } else {
+            0
+        };
         let written = (0..self.set.len()).map(Written::Set);
         let written = written
             .chain((0..soi).map(Written::SetOnInsert))
@@ -794,7 +803,9 @@ mod tests {
     #[test]
     fn apply_in_place_is_applying_to_a_copy_and_undoes() {
         let pairs = |v: &[(&str, Bson)]| -> Vec<(Path, Bson)> {
-            v.iter().map(|(k, b)| (k.to_string().into(), b.clone())).collect()
+            v.iter()
+                .map(|(k, b)| (k.to_string().into(), b.clone()))
+                .collect()
         };
         let arr = |v: &[i32]| Bson::Array(v.iter().map(|x| Bson::Int32(*x)).collect());
         let docs = [

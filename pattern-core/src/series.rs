@@ -424,7 +424,9 @@ impl<'a> NewIds<'a> {
 }
 
 /// Several items: fill the newest document with a compare-and-set on its `count`, then open
-/// new documents of up to `size` items each. Remembers the next number, as a single push does.
+/// new documents of up to `size` items each: one write per document touched, plus one read of
+/// the newest document first (and again only after a write lost a race). Remembers the next
+/// number, as a single push does.
 async fn push_many<S: Store>(
     store: &S,
     spec: &SeriesSpec,
@@ -437,33 +439,48 @@ async fn push_many<S: Store>(
     let size = spec.size as usize;
     let (mut done, mut failures) = (0usize, 0u32);
     let mut ids = NewIds::new(spec, prefix, times.first().copied());
+    // The number of the next document, once this call filled the newest one itself: then the
+    // next document is opened without reading the newest first (an insert per `size` items).
+    let mut known_next: Option<i64> = None;
     while done < items.len() {
         if failures >= MAX_ATTEMPTS {
             return Err(contention("pushing several items"));
         }
         let rest = &items[done..];
-        let last = newest_doc(store, spec, key).await?;
-        let seq = match &last {
-            Some(doc) if spec.open(key).matches(doc) => {
-                let count = read_count(spec, doc)?;
-                let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
-                let cas = Filter::and([
-                    Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
-                    Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
-                    Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
-                ]);
-                let mut update = spec.push_update(rest[..take].to_vec());
-                if store.update_one(coll, &cas, &mut update, false).await?.matched {
-                    done += take;
-                    let seq = doc.get(spec.order.field()).and_then(as_int);
-                    remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
-                } else {
-                    failures += 1;
+        let seq = if let Some(seq) = known_next.take() {
+            seq
+        } else {
+            let last = newest_doc(store, spec, key).await?;
+            match &last {
+                Some(doc) if spec.open(key).matches(doc) => {
+                    let count = read_count(spec, doc)?;
+                    let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
+                    let cas = Filter::and([
+                        Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
+                        Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
+                        Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
+                    ]);
+                    let mut update = spec.push_update(rest[..take].to_vec());
+                    if store
+                        .update_one(coll, &cas, &mut update, false)
+                        .await?
+                        .matched
+                    {
+                        done += take;
+                        let seq = doc.get(spec.order.field()).and_then(as_int);
+                        let next = seq.and_then(|n| n.checked_add(1));
+                        remember(store, spec, key, next);
+                        if count as usize + take == size {
+                            known_next = next; // filled it: the next one is to open
+                        }
+                    } else {
+                        failures += 1;
+                    }
+                    continue;
                 }
-                continue;
+                Some(doc) => next_number(store, spec, key, doc).await?,
+                None => 1,
             }
-            Some(doc) => next_number(store, spec, key, doc).await?,
-            None => 1,
         };
         let take = size.min(rest.len());
         ids.at(times.get(done).copied());
@@ -475,6 +492,9 @@ async fn push_many<S: Store>(
             Ok(()) => {
                 done += take;
                 remember(store, spec, key, seq.checked_add(1));
+                if take == size {
+                    known_next = seq.checked_add(1);
+                }
             }
             Err(Error::DuplicateKey { .. }) => {
                 failures += 1;
@@ -758,7 +778,17 @@ mod tests {
 
     #[test]
     fn bucket_id_is_the_formatted_id() {
-        let seconds = [0, 1, 9, 10, 1_698_335_223, -1, -1_698_335_223, i64::MAX, i64::MIN];
+        let seconds = [
+            0,
+            1,
+            9,
+            10,
+            1_698_335_223,
+            -1,
+            -1_698_335_223,
+            i64::MAX,
+            i64::MIN,
+        ];
         let suffixes = [0, 1, 42, 999_999, 1_000_000, u32::MAX];
         for prefix in ["", "123", "a_b"] {
             for s in seconds {

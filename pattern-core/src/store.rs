@@ -6,8 +6,8 @@
 //! unchanged against both.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use bson::{Bson, Document};
