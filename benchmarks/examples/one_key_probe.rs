@@ -1,0 +1,56 @@
+//! One key on MongoDB, one writer: grows a key's trade history with `push_many` to 10,000 and
+//! then 100,000 items, and at each size times 50 single `push` calls and lists the commands
+//! they sent (the driver's command monitoring). Cited in BENCHMARKS.md, section 5: on the
+//! SecantusDB test server the push is one `update` whatever the size, yet that `update` slows
+//! with the key's history (a plain pymongo `update` on the same collection takes as long).
+//!
+//! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example one_key_probe`. With
+//! `ONE_KEY_PROBE_KEEP=1` the database is kept and named, for
+//! `benchmarks/scripts/one_key_update.py <database>` (the same `update` from pymongo).
+
+use std::time::Instant;
+
+use pattern_bench::{trade, TradeHistory};
+
+#[tokio::main]
+async fn main() {
+    let (store, log) = pattern_tests::counted_mongo_store("one_key_probe").await;
+    let t0 = 1_600_000_000;
+    let mut held = 0i64;
+    for target in [10_000i64, 100_000] {
+        while held < target {
+            let end = (held + 1000).min(target);
+            let items: Vec<_> = (held..end).map(|i| trade(t0, i)).collect();
+            TradeHistory::push_many(&store, &0, &items).await.unwrap();
+            held = end;
+        }
+        log.clear();
+        let mut latencies = Vec::new();
+        for _ in 0..50 {
+            let t = Instant::now();
+            TradeHistory::push(&store, &0, trade(t0, held))
+                .await
+                .unwrap();
+            latencies.push(t.elapsed());
+            held += 1;
+        }
+        latencies.sort();
+        let mut names = log.names();
+        names.sort();
+        names.dedup();
+        let commands: Vec<String> = names
+            .iter()
+            .map(|n| format!("{} {n}", log.count(n)))
+            .collect();
+        println!(
+            "{target} items: median push {:.2?}, commands for 50 pushes: {}",
+            latencies[latencies.len() / 2],
+            commands.join(", ")
+        );
+    }
+    if std::env::var_os("ONE_KEY_PROBE_KEEP").is_some() {
+        println!("kept database {}", store.database().name());
+    } else {
+        store.database().drop().await.ok();
+    }
+}
