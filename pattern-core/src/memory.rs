@@ -216,6 +216,7 @@ impl MemIndex {
         let split = bounds.len();
         bounds.extend_from_within(..m);
         bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
+        let covered = self.covers(filter, &bounds[..m]);
         Some(Plan {
             source: Source::Index {
                 entries: &self.entries,
@@ -225,24 +226,25 @@ impl MemIndex {
             // Entries iterate in ascending order of their values, whatever the declared
             // direction: the keys after the prefix, then `_id`.
             order: Order::Keys(&keys[m..]),
-            covered: self.covers(filter, m),
+            covered,
         })
     }
 
-    /// Whether the entries a plan with `m` equalities on the index's first keys enumerates
-    /// are exactly the matches of `filter`: each of its conditions is one of those equalities
-    /// (with a value that is stored as itself: a scalar, not null, which a missing field's
-    /// entry would hold too), or one of the conditions of the partial filter, which every entry
-    /// meets.
-    fn covers(&self, filter: &Filter, m: usize) -> bool {
-        let prefix = &self.spec.keys[..m];
+    /// Whether the entries a plan enumerates, with `values` for the equalities on the index's
+    /// first keys, are exactly the matches of `filter`: each of its conditions is one of those
+    /// equalities (with the value the plan looks up, and one that is stored as itself: a
+    /// scalar, not null, which a missing field's entry would hold too), or one of the
+    /// conditions of the partial filter, which every entry meets.
+    fn covers(&self, filter: &Filter, values: &[Key]) -> bool {
+        let prefix = &self.spec.keys[..values.len()];
         let partial = self.spec.partial.as_ref();
         !any_leaf(filter, &mut |leaf| {
             let equality = match leaf {
                 Filter::Eq(p, v) => {
-                    prefix.iter().any(|(k, _)| k == p)
-                        && crate::query::is_plain_scalar(v)
+                    crate::query::is_plain_scalar(v)
                         && !matches!(v, Bson::Null)
+                        && (prefix.iter().zip(values))
+                            .any(|((k, _), value)| k == p && compare_values(v, &value.0).is_eq())
                 }
                 _ => false,
             };
@@ -1252,6 +1254,60 @@ mod tests {
             }
         );
         assert_eq!(s.dump("t")[0].get_i32("count"), Ok(2));
+    }
+
+    #[tokio::test]
+    async fn first_in_order_through_an_index_is_the_scan_s() {
+        // The open-document index of a series, partial on `count < 3`, and a plain store.
+        let open = IndexSpec {
+            name: "open".into(),
+            keys: vec![("k".into(), 1), ("page".into(), -1), ("_id".into(), -1)],
+            unique: false,
+            partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
+        };
+        let (indexed, plain) = (MemoryStore::new(), MemoryStore::new());
+        indexed.create_index("c", &open).await.unwrap();
+        for i in 0..24_i64 {
+            let d = doc! {"_id": i, "k": i % 2, "page": i / 4, "count": (i % 5) as i32, "x": i % 3};
+            indexed.insert_one("c", d.clone()).await.unwrap();
+            plain.insert_one("c", d).await.unwrap();
+        }
+        let lt = || Filter::Lt("count".into(), Bson::Int32(3));
+        let filters = [
+            Filter::and([Filter::eq("k", 1_i64), lt()]),
+            Filter::and([Filter::eq("k", 0_i32), lt()]),
+            // Contradictory equalities on the key: nothing matches.
+            Filter::and([Filter::eq("k", 1_i64), Filter::eq("k", 0_i64), lt()]),
+            // A condition the index does not hold.
+            Filter::and([Filter::eq("k", 1_i64), lt(), Filter::eq("x", 2_i64)]),
+            Filter::and([
+                Filter::eq("k", 1_i64),
+                lt(),
+                Filter::Gt("page".into(), 3_i64.into()),
+            ]),
+            Filter::and([Filter::eq("k", 7_i64), lt()]),
+        ];
+        let sorts: [Vec<(crate::query::Path, i32)>; 2] = [
+            vec![("page".into(), -1), ("_id".into(), -1)],
+            vec![("page".into(), 1), ("_id".into(), 1)],
+        ];
+        for f in &filters {
+            for sort in &sorts {
+                let mut u = Update {
+                    inc: vec![("count".into(), 0)],
+                    ..Update::default()
+                };
+                let a = indexed
+                    .update_first("c", f, sort, "", &mut u.clone(), false, &["_id"])
+                    .await
+                    .unwrap();
+                let b = plain
+                    .update_first("c", f, sort, "", &mut u, false, &["_id"])
+                    .await
+                    .unwrap();
+                assert_eq!(a, b, "{f:?} sorted by {sort:?}");
+            }
+        }
     }
 
     #[tokio::test]
