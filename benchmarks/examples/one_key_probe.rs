@@ -1,6 +1,7 @@
 //! One key on MongoDB, one writer: grows a key's trade history with `push_many` to 10,000 and
-//! then 100,000 items, and at each size times 50 single `push` calls and lists the commands
-//! they sent (the driver's command monitoring). Cited in BENCHMARKS.md, section 5: on the
+//! then 100,000 items (listing the commands of its first two calls of 1,000 items), and at each
+//! size times 50 single `push` calls and lists the commands they sent (the driver's command
+//! monitoring). Cited in BENCHMARKS.md, section 5: on the
 //! SecantusDB test server the push is one `update` whatever the size, yet that `update` slows
 //! with the key's history (a plain pymongo `update` on the same collection takes as long).
 //!
@@ -21,7 +22,11 @@ async fn main() {
         while held < target {
             let end = (held + 1000).min(target);
             let items: Vec<_> = (held..end).map(|i| trade(t0, i)).collect();
+            log.clear();
             TradeHistory::push_many(&store, &0, &items).await.unwrap();
+            if end <= 2000 {
+                println!("push_many of items {held}..{end}: {}", summary(&log));
+            }
             held = end;
         }
         log.clear();
@@ -35,17 +40,10 @@ async fn main() {
             held += 1;
         }
         latencies.sort();
-        let mut names = log.names();
-        names.sort();
-        names.dedup();
-        let commands: Vec<String> = names
-            .iter()
-            .map(|n| format!("{} {n}", log.count(n)))
-            .collect();
         println!(
             "{target} items: median push {:.2?}, commands for 50 pushes: {}",
             latencies[latencies.len() / 2],
-            commands.join(", ")
+            summary(&log)
         );
     }
     if std::env::var_os("ONE_KEY_PROBE_KEEP").is_some() {
@@ -53,4 +51,16 @@ async fn main() {
     } else {
         store.database().drop().await.ok();
     }
+}
+
+/// The commands logged, counted by name: `1 find, 100 insert`.
+fn summary(log: &pattern_tests::CommandLog) -> String {
+    let mut names = log.names();
+    names.sort();
+    names.dedup();
+    let counts: Vec<String> = names
+        .iter()
+        .map(|n| format!("{} {n}", log.count(n)))
+        .collect();
+    counts.join(", ")
 }
