@@ -5,16 +5,24 @@ Cited in BENCHMARKS.md, section 5.
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/one_key.py (needs pymongo).
 """
 import os
+import statistics, threading, time, uuid
+
+import pymongo
+
+item={"type":"buy","ticker":"MDB","qty":1,"price":250.0}
+
+def library_collection(db_name, **client_options):
+    """A fresh collection `lib` with the library's three bucket indexes; its client and db."""
+    c = pymongo.MongoClient(os.environ["MONGODB_URI"], **client_options)
+    c.drop_database(db_name); db = c[db_name]
+    lib = db.lib
+    lib.create_index([("customerId",1),("page",1),("_id",1)], name="read")
+    lib.create_index([("customerId",1),("page",-1),("_id",-1)], name="open", partialFilterExpression={"count":{"$lt":10}})
+    lib.create_index([("customerId",1),("page",-1)], name="uniq", unique=True, partialFilterExpression={"page":{"$exists":True}})
+    return c, db, lib
 
 # Part 1
-import pymongo, time, statistics
-c = pymongo.MongoClient(os.environ["MONGODB_URI"])
-c.drop_database("diag_onekey"); db = c["diag_onekey"]
-lib = db.lib
-lib.create_index([("customerId",1),("page",1),("_id",1)], name="read")
-lib.create_index([("customerId",1),("page",-1),("_id",-1)], name="open", partialFilterExpression={"count":{"$lt":10}})
-lib.create_index([("customerId",1),("page",-1)], name="uniq", unique=True, partialFilterExpression={"page":{"$exists":True}})
-item={"type":"buy","ticker":"MDB","qty":1,"price":250.0}
+c, db, lib = library_collection("diag_onekey")
 have=0
 for target in (100, 1000, 7800):
     docs=[{"_id": f"0_{p}", "customerId": 0, "count": 10, "page": p+1, "history":[item]*10} for p in range(have, target)]
@@ -35,14 +43,7 @@ for target in (100, 1000, 7800):
 c.drop_database("diag_onekey")
 
 # Part 2
-import pymongo, time, statistics, threading, uuid
-c = pymongo.MongoClient(os.environ["MONGODB_URI"], maxPoolSize=16)
-c.drop_database("diag_onekey2"); db = c["diag_onekey2"]
-lib = db.lib
-lib.create_index([("customerId",1),("page",1),("_id",1)], name="read")
-lib.create_index([("customerId",1),("page",-1),("_id",-1)], name="open", partialFilterExpression={"count":{"$lt":10}})
-lib.create_index([("customerId",1),("page",-1)], name="uniq", unique=True, partialFilterExpression={"page":{"$exists":True}})
-item={"type":"buy","ticker":"MDB","qty":1,"price":250.0}
+c, db, lib = library_collection("diag_onekey2", maxPoolSize=16)
 have=0
 def run(threads, n):
     lat=[]; lock=threading.Lock()
