@@ -510,7 +510,29 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
 }
 
 /// The indexes the reads need exist after first use, and ensuring them again changes nothing.
+/// The open-bucket index of the previous version (named `pattern_open_...`, which sorted after
+/// `{key, page, _id}`) and one for another `size` are replaced.
 async fn indexes_are_created_idempotently(store: AnyStore) {
+    for name in [
+        "pattern_open_customerId_page_count_lt_10",
+        "0_pattern_open_customerId_page_count_lt_4",
+    ] {
+        let size = name.rsplit('_').next().unwrap().parse::<i32>().unwrap();
+        let spec = pattern_core::query::IndexSpec {
+            name: name.into(),
+            keys: vec![
+                ("customerId".into(), 1),
+                ("page".into(), -1),
+                ("_id".into(), -1),
+            ],
+            unique: false,
+            partial: Some(pattern_core::query::Filter::Lt(
+                "count".into(),
+                Bson::Int32(size),
+            )),
+        };
+        store.create_index("trades", &spec).await.unwrap();
+    }
     TradeHistory::ensure_indexes(&store).await.unwrap();
     TradeHistory::ensure_indexes(&store).await.unwrap();
     store.ensured().clear();
@@ -520,10 +542,10 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
     assert_eq!(
         names,
         [
+            "0_pattern_open_customerId_page_count_lt_10",
             "_id_",
             "pattern_customerId_1_page_-1_unique",
             "pattern_customerId_1_page_1__id_1",
-            "pattern_open_customerId_page_count_lt_10",
         ]
     );
 }

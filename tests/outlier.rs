@@ -566,10 +566,10 @@ async fn overflow_index_is_created_idempotently(store: AnyStore) {
     assert_eq!(
         names,
         [
+            "0_pattern_open_book_id_seq_count_lt_500",
             "_id_",
             "pattern_book_id_1_seq_-1_unique",
             "pattern_book_id_1_seq_1__id_1",
-            "pattern_open_book_id_seq_count_lt_500"
         ]
     );
 }
