@@ -284,6 +284,38 @@ async fn push_many_keeps_order_and_size(store: AnyStore) {
         .all(|d| d.get_array("ticks").unwrap().len() <= 3));
 }
 
+/// `push_many` looks for the key's newest bucket from the page number this process remembers;
+/// when buckets were deleted behind that memo it still continues after the newest one left (or
+/// at page 1 when none is left), losing nothing.
+async fn push_many_after_deletes_behind_the_memo(store: AnyStore) {
+    use pattern_core::query::Filter;
+    let all: Vec<Tick> = (0..15)
+        .map(|i| tick(3, i, 1_660_000_000 + i as i64))
+        .collect();
+    let pages = |docs: Vec<Document>| -> Vec<i64> {
+        docs.iter().map(|d| d.get_i64("page").unwrap()).collect()
+    };
+    Ticks::push_many(&store, "d", &all[..9]).await.unwrap(); // pages 1-3 full: next is 4
+    let page3 = Filter::and([Filter::eq("user", "d"), Filter::eq("page", 3_i64)]);
+    assert_eq!(store.delete_many("ticks", &page3).await.unwrap(), 1);
+    Ticks::push_many(&store, "d", &all[9..12]).await.unwrap();
+    let streamed: Vec<Tick> = Ticks::items(&store, "d").try_collect().await.unwrap();
+    assert_eq!(streamed, [&all[..6], &all[9..12]].concat());
+    assert_eq!(pages(documents(&store, "ticks").await), [1, 2, 3]);
+
+    assert_eq!(
+        store
+            .delete_many("ticks", &Filter::eq("user", "d"))
+            .await
+            .unwrap(),
+        3
+    );
+    Ticks::push_many(&store, "d", &all[12..]).await.unwrap();
+    let streamed: Vec<Tick> = Ticks::items(&store, "d").try_collect().await.unwrap();
+    assert_eq!(streamed, &all[12..]);
+    assert_eq!(pages(documents(&store, "ticks").await), [1]);
+}
+
 /// Keys that a regex on `_id` would confuse each see only their own items.
 async fn keys_never_leak(store: AnyStore) {
     let keys = [
@@ -589,6 +621,7 @@ on_both_stores!(
     same_second_buckets_get_ordered_ids,
     streams_and_counts,
     push_many_keeps_order_and_size,
+    push_many_after_deletes_behind_the_memo,
     keys_never_leak,
     object_id_keys,
     concurrent_pushes_to_one_key,

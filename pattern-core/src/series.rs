@@ -357,6 +357,12 @@ async fn push_one<S: Store>(
 }
 
 /// The key's newest document.
+///
+/// When this process remembers the number `n` of the key's next document, the newest is
+/// document `n - 1` or a later one, and the query is bounded below by that number: SecantusDB
+/// reads a sorted query's whole index range before applying its limit (52 ms for the newest of
+/// 10,000 documents of one key, 1 ms bounded). Should nothing be found there (documents were
+/// deleted behind the memo), the key is read unbounded.
 async fn newest_doc<S: Store>(
     store: &S,
     spec: &SeriesSpec,
@@ -367,6 +373,16 @@ async fn newest_doc<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
+    let known = store.ensured().next_number(spec.collection, key);
+    if let Some(n) = known.filter(|n| *n > 1) {
+        let bounded = Filter::and([
+            spec.by_key(key),
+            Filter::Gte(spec.order.field().into(), Bson::Int64(n - 1)),
+        ]);
+        if let Some(doc) = store.find(spec.collection, &bounded, &opts).await?.pop() {
+            return Ok(Some(doc));
+        }
+    }
     Ok(store
         .find(spec.collection, &spec.by_key(key), &opts)
         .await?
