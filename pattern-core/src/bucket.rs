@@ -163,6 +163,19 @@ fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
     Ok(Page { id, items })
 }
 
+/// [`to_page`] from a bucket's BSON bytes, its items decoded straight from them.
+fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>> {
+    let spec = B::SPEC;
+    let id = match raw.get("_id") {
+        Ok(Some(id)) => {
+            Bson::try_from(id.to_raw_bson()).map_err(|e| Error::decode(spec.collection, None, e))?
+        }
+        _ => Bson::Null,
+    };
+    let items = series::decode_raw_items(spec.collection, spec.items_field, raw)?;
+    Ok(Page { id, items })
+}
+
 /// Page `n` (1-based) of `key`, pages in push order; `None` past the last page. One indexed
 /// lookup of the page number, however deep.
 pub async fn page<B, S, Q>(store: &S, key: &Q, n: u64) -> Result<Option<Page<B::Item>>>
@@ -173,7 +186,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
-    doc.map(to_page::<B>).transpose()
+    doc.map(|raw| raw_page::<B>(&raw)).transpose()
 }
 
 /// Every page of `key`, in order, fetched [`STREAM_BATCH`] buckets per round trip.

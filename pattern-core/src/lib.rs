@@ -144,6 +144,14 @@ impl Store for AnyStore {
     ) -> Result<Vec<bson::Document>> {
         delegate!(self, s => s.find(coll, filter, opts).await)
     }
+    async fn find_raw(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        opts: &query::FindOptions,
+    ) -> Result<Vec<bson::RawDocumentBuf>> {
+        delegate!(self, s => s.find_raw(coll, filter, opts).await)
+    }
     async fn array_stats(
         &self,
         coll: &str,

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::error::document_bytes;
 use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
@@ -1094,6 +1094,23 @@ impl Store for MemoryStore {
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         Ok(self.sync_find(coll, filter, opts))
+    }
+
+    /// Serialized from the stored documents, without copying them first.
+    async fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        let state = self.lock();
+        let Some(c) = state.collections.get(coll) else {
+            return Ok(Vec::new());
+        };
+        c.find_refs(filter, &opts.sort, opts.skip, opts.limit)
+            .into_iter()
+            .map(|(_, doc)| crate::store::to_raw(coll, doc))
+            .collect()
     }
 
     async fn array_stats(

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bson::{doc, Bson, Document};
+use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures::TryStreamExt;
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{ClientOptions, IndexOptions};
@@ -71,6 +71,40 @@ impl MongoStore {
 
     fn coll(&self, name: &str) -> Collection<Document> {
         self.db.collection(name)
+    }
+
+    /// `find` with the store's options, each document decoded as `T` by the driver.
+    async fn find_as<T>(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<T>>
+    where
+        T: serde::de::DeserializeOwned + Send + Sync,
+    {
+        let collection = self.db.collection::<T>(coll);
+        let mut action = collection.find(filter.to_document());
+        if !opts.sort.is_empty() {
+            action = action.sort(
+                opts.sort
+                    .iter()
+                    .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
+                    .collect::<Document>(),
+            );
+        }
+        if opts.skip > 0 {
+            action = action.skip(opts.skip);
+        }
+        match opts.limit {
+            // The whole limit in the first batch where it fits (one round trip: the cursor is
+            // closed once the limit is reached). Not a negative limit: that returns a single
+            // batch, which a server may cut short (at 16 MiB, or 101 documents on SecantusDB),
+            // silently dropping the rest.
+            Some(n) if n > 0 => {
+                action = action
+                    .limit(n)
+                    .batch_size(u32::try_from(n).unwrap_or(u32::MAX))
+            }
+            _ => action = action.batch_size(READ_ALL_BATCH),
+        }
+        let cursor = action.await.map_err(|e| map_err(coll, e))?;
+        cursor.try_collect().await.map_err(|e| map_err(coll, e))
     }
 }
 
@@ -211,33 +245,17 @@ impl Store for MongoStore {
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
-        let collection = self.coll(coll);
-        let mut action = collection.find(filter.to_document());
-        if !opts.sort.is_empty() {
-            action = action.sort(
-                opts.sort
-                    .iter()
-                    .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
-                    .collect::<Document>(),
-            );
-        }
-        if opts.skip > 0 {
-            action = action.skip(opts.skip);
-        }
-        match opts.limit {
-            // The whole limit in the first batch where it fits (one round trip: the cursor is
-            // closed once the limit is reached). Not a negative limit: that returns a single
-            // batch, which a server may cut short (at 16 MiB, or 101 documents on SecantusDB),
-            // silently dropping the rest.
-            Some(n) if n > 0 => {
-                action = action
-                    .limit(n)
-                    .batch_size(u32::try_from(n).unwrap_or(u32::MAX))
-            }
-            _ => action = action.batch_size(READ_ALL_BATCH),
-        }
-        let cursor = action.await.map_err(|e| map_err(coll, e))?;
-        cursor.try_collect().await.map_err(|e| map_err(coll, e))
+        self.find_as(coll, filter, opts).await
+    }
+
+    /// The reply's documents as the driver received them (no `Document` built).
+    async fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        self.find_as(coll, filter, opts).await
     }
 
     async fn array_stats(

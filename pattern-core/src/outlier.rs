@@ -30,7 +30,8 @@
 use std::borrow::Borrow;
 use std::pin::Pin;
 
-use bson::{Bson, Document};
+use bson::spec::ElementType;
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -85,6 +86,20 @@ fn to_bson_item<T: Serialize>(item: &T) -> Result<Bson> {
 
 fn by_id(id: &Bson) -> Filter {
     Filter::Eq("_id".into(), id.clone())
+}
+
+/// [`read_main`] as the document's BSON bytes.
+async fn read_main_raw<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    id: &Bson,
+) -> Result<Option<RawDocumentBuf>> {
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let mut found = store.find_raw(spec.collection, &by_id(id), &one).await?;
+    Ok(found.pop())
 }
 
 async fn read_main<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<Option<Document>> {
@@ -154,17 +169,6 @@ fn decode_items<T: DeserializeOwned>(
             })
         })
         .collect()
-}
-
-/// Every overflow item of parent `id`, in push order (one find).
-async fn overflow_items<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<Vec<Bson>> {
-    let ov = &spec.overflow;
-    let docs = series::all_docs(store, ov, id).await?;
-    let mut out = Vec::new();
-    for doc in docs {
-        out.extend(series::take_items(ov.collection, ov.items_field, doc)?);
-    }
-    Ok(out)
 }
 
 /// Inserts `value`, or replaces the stored document with the same `_id`: the first `threshold`
@@ -369,7 +373,8 @@ where
 }
 
 /// The document with every item of its array (main + overflow, in push order): two finds
-/// for an outlier, one for a typical document.
+/// for an outlier, one for a typical document. `T` is decoded once, straight from the bytes
+/// the store returned, the overflow's items joined to the main array as bytes.
 pub async fn full<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Outlier,
@@ -379,19 +384,113 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(mut doc) = read_main(store, &spec, &id).await? else {
+    let Some(main) = read_main_raw(store, &spec, &id).await? else {
         return Ok(None);
     };
-    let (mut items, flag) = main_parts(&spec, &mut doc)?;
-    if flag {
+    let Some(flag) = raw_flag(&spec, &main) else {
+        return full_from_docs(&spec, &main, &[]).map(Some); // reports the flag
+    };
+    let chunks = if flag {
         spec.overflow.ensure_indexes(store).await?;
-        items.extend(overflow_items(store, &spec, &id).await?);
+        series::all_docs(store, &spec.overflow, &id).await?
+    } else {
+        Vec::new()
+    };
+    let whole = !flag && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(_))));
+    let decoded = if whole {
+        bson::from_slice::<T>(main.as_bytes()).ok()
+    } else {
+        joined(&spec, &main, &chunks).and_then(|bytes| bson::from_slice::<T>(&bytes).ok())
+    };
+    match decoded {
+        Some(doc) => Ok(Some(doc)),
+        // Something unexpected: decoded through `Document`s, for the errors they give.
+        None => full_from_docs(&spec, &main, &chunks).map(Some),
     }
-    doc.insert(spec.items_field, items);
-    Ok(Some(decode_doc(spec.collection, doc)?))
 }
 
-/// Every item of parent `id`'s array, in push order (see [`full`]).
+/// [`full`] through `Document`s: what reports a document that does not decode.
+fn full_from_docs<T: DeserializeOwned>(
+    spec: &OutlierSpec,
+    main: &RawDocument,
+    chunks: &[RawDocumentBuf],
+) -> Result<T> {
+    let mut doc = to_document(spec.collection, main)?;
+    let (mut items, flag) = main_parts(spec, &mut doc)?;
+    if flag {
+        let ov = &spec.overflow;
+        for chunk in chunks {
+            let chunk = to_document(ov.collection, chunk)?;
+            items.extend(series::take_items(ov.collection, ov.items_field, chunk)?);
+        }
+    }
+    doc.insert(spec.items_field, items);
+    decode_doc(spec.collection, doc)
+}
+
+fn to_document(coll: &str, raw: &RawDocument) -> Result<Document> {
+    Document::try_from(raw).map_err(|e| Error::decode(coll, None, e))
+}
+
+/// The flag of a main document read as bytes: `None` when it is neither a boolean nor
+/// missing or null (which [`main_parts`] reports).
+fn raw_flag(spec: &OutlierSpec, main: &RawDocument) -> Option<bool> {
+    match main.get(spec.flag_field) {
+        Ok(None) | Ok(Some(RawBsonRef::Null)) => Some(false),
+        Ok(Some(RawBsonRef::Boolean(b))) => Some(b),
+        _ => None,
+    }
+}
+
+/// The bytes of `main` with its array replaced by one holding its items and then the items of
+/// every chunk, in order: a document `T` decodes from in one pass. The items are copied as
+/// bytes, not decoded. `None` when an array is neither an array nor missing or null.
+fn joined(spec: &OutlierSpec, main: &RawDocument, chunks: &[RawDocumentBuf]) -> Option<Vec<u8>> {
+    use std::fmt::Write;
+    // The array, written as the document it is (`{"0": .., "1": ..}`).
+    let mut items = RawDocumentBuf::new();
+    let (mut key, mut n) = (String::new(), 0usize);
+    let arrays = std::iter::once((main, spec.items_field))
+        .chain(chunks.iter().map(|c| (&**c, spec.overflow.items_field)));
+    for (doc, field) in arrays {
+        match doc.get(field).ok()? {
+            None | Some(RawBsonRef::Null) => {}
+            Some(RawBsonRef::Array(a)) => {
+                for item in a {
+                    key.clear();
+                    write!(key, "{n}").ok()?;
+                    items.append_ref(&key, item.ok()?);
+                    n += 1;
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    let mut out = RawDocumentBuf::new();
+    // Where the array's type byte goes: the end of the document before it is appended (over
+    // the document's final NUL).
+    let mut at = None;
+    for field in main {
+        let (k, v) = field.ok()?;
+        if k == spec.items_field {
+            at = Some(out.as_bytes().len() - 1);
+            out.append_ref(k, RawBsonRef::Document(&items));
+        } else {
+            out.append_ref(k, v);
+        }
+    }
+    let at = at.unwrap_or_else(|| {
+        let at = out.as_bytes().len() - 1;
+        out.append_ref(spec.items_field, RawBsonRef::Document(&items));
+        at
+    });
+    let mut bytes = out.into_bytes();
+    bytes[at] = ElementType::Array as u8;
+    Some(bytes)
+}
+
+/// Every item of parent `id`'s array, in push order (see [`full`]), decoded straight from the
+/// bytes the store returned.
 pub async fn all_items<T, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<T::Item>>>
 where
     T: Outlier,
@@ -401,15 +500,26 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(mut doc) = read_main(store, &spec, &id).await? else {
+    let Some(main) = read_main_raw(store, &spec, &id).await? else {
         return Ok(None);
     };
-    let (mut items, flag) = main_parts(&spec, &mut doc)?;
+    let flag = match raw_flag(&spec, &main) {
+        Some(flag) => flag,
+        None => main_parts(&spec, &mut to_document(spec.collection, &main)?)?.1,
+    };
+    let mut items = series::decode_raw_items(spec.collection, spec.items_field, &main)?;
     if flag {
-        spec.overflow.ensure_indexes(store).await?;
-        items.extend(overflow_items(store, &spec, &id).await?);
+        let ov = &spec.overflow;
+        ov.ensure_indexes(store).await?;
+        for chunk in series::all_docs(store, ov, &id).await? {
+            items.extend(series::decode_raw_items::<T::Item>(
+                ov.collection,
+                ov.items_field,
+                &chunk,
+            )?);
+        }
     }
-    decode_items(&spec, Some(&id), items).map(Some)
+    Ok(Some(items))
 }
 
 /// Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a
@@ -521,4 +631,90 @@ where
 /// Creates the overflow collection's indexes now rather than on first use.
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
     T::SPEC.overflow.ensure_indexes(store).await
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, RawDocumentBuf};
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::series::SeriesOrder;
+
+    const SPEC: OutlierSpec = OutlierSpec {
+        collection: "main",
+        items_field: "v",
+        threshold: 2,
+        flag_field: "has_extras",
+        overflow: SeriesSpec {
+            collection: "extra",
+            key_field: "main_id",
+            items_field: "v_extra",
+            count_field: "count",
+            size: 2,
+            order: SeriesOrder::Seq("seq"),
+        },
+    };
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Doc {
+        #[serde(rename = "_id")]
+        id: i64,
+        v: Vec<String>,
+        after: Option<String>,
+    }
+
+    fn raw(d: bson::Document) -> RawDocumentBuf {
+        RawDocumentBuf::from_document(&d).unwrap()
+    }
+
+    /// The joined bytes decode to what the `Document` path gives: the main items then every
+    /// chunk's in order, with the fields after the array kept, chunks without items (missing,
+    /// null, empty) skipped, and the array added when the main document has none.
+    #[test]
+    fn joined_arrays_decode_like_the_document_path() {
+        let chunks = [
+            raw(doc! {"_id": 1, "v_extra": ["c", "d"]}),
+            raw(doc! {"_id": 2, "v_extra": null}),
+            raw(doc! {"_id": 3}),
+            raw(doc! {"_id": 4, "v_extra": []}),
+            raw(doc! {"_id": 5, "v_extra": ["e"]}),
+        ];
+        let cases = [
+            doc! {"_id": 7_i64, "v": ["a", "b"], "has_extras": true, "after": "x"},
+            doc! {"_id": 7_i64, "has_extras": true, "after": "x"},
+            doc! {"_id": 7_i64, "v": null, "has_extras": true},
+        ];
+        for main in cases {
+            let main = raw(main);
+            let bytes = joined(&SPEC, &main, &chunks).expect("joins");
+            let fast: Doc = bson::from_slice(&bytes).unwrap();
+            let slow: Doc = full_from_docs(&SPEC, &main, &chunks).unwrap();
+            assert_eq!(fast, slow);
+            assert!(fast.v.ends_with(&["c".into(), "d".into(), "e".into()]));
+        }
+        let wrong = raw(doc! {"_id": 8, "v_extra": "not an array"});
+        assert!(joined(&SPEC, &raw(doc! {"_id": 7_i64, "v": []}), &[wrong]).is_none());
+        assert!(joined(&SPEC, &raw(doc! {"_id": 7_i64, "v": 5}), &[]).is_none());
+    }
+
+    /// An item that does not decode is reported as the `Document` path reports it.
+    #[test]
+    fn raw_items_report_the_item_that_does_not_decode() {
+        let d = raw(doc! {"_id": "c1", "v_extra": ["a", 5, "c"]});
+        let e = series::decode_raw_items::<String>("extra", "v_extra", &d).unwrap_err();
+        let Error::Decode {
+            collection,
+            id,
+            reason,
+        } = e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!((collection.as_str(), id.as_str()), ("extra", "\"c1\""));
+        assert!(reason.starts_with("`v_extra.1`"), "{reason}");
+        let ok = raw(doc! {"_id": "c2", "v_extra": ["a", "b"]});
+        let items = series::decode_raw_items::<String>("extra", "v_extra", &ok).unwrap();
+        assert_eq!(items, ["a", "b"]);
+    }
 }

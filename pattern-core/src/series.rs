@@ -16,10 +16,13 @@
 //! - Documents without a number (the seed's single overflow document, buckets written before
 //!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
 
+use std::marker::PhantomData;
+
 use bson::oid::ObjectId;
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures::stream::{self, Stream, TryStreamExt};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
 
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
@@ -640,6 +643,49 @@ pub(crate) fn decode_items<T: DeserializeOwned>(
         .collect()
 }
 
+/// [`decode_items`] from the document's BSON bytes: the array is decoded in one pass, with no
+/// `Bson` value built for its items. Anything unexpected (the field missing or not an array,
+/// an item that does not decode) goes through [`decode_items`], for the same errors.
+pub(crate) fn decode_raw_items<T: DeserializeOwned>(
+    coll: &str,
+    items_field: &str,
+    doc: &RawDocument,
+) -> Result<Vec<T>> {
+    if let Ok(Some(RawBsonRef::Array(items))) = doc.get(items_field) {
+        if let Ok(Values(items)) = bson::from_slice::<Values<T>>(items.as_bytes()) {
+            return Ok(items);
+        }
+    }
+    let doc = Document::try_from(doc).map_err(|e| Error::decode(coll, None, e))?;
+    decode_items(coll, items_field, doc)
+}
+
+/// The values of a BSON array read as the document it is (`{"0": .., "1": ..}`), in order.
+struct Values<T>(Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Values<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Visit<T> {
+            type Value = Values<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array's document")
+            }
+            fn visit_map<M: MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> std::result::Result<Values<T>, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some((IgnoredAny, v)) = m.next_entry::<IgnoredAny, T>()? {
+                    out.push(v);
+                }
+                Ok(Values(out))
+            }
+        }
+        d.deserialize_map(Visit(PhantomData))
+    }
+}
+
 /// The items of one stored document as they are stored (taken out, not copied).
 pub(crate) fn take_items(coll: &str, items_field: &str, mut doc: Document) -> Result<Vec<Bson>> {
     take_array(coll, items_field, &mut doc)
@@ -661,7 +707,7 @@ fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> Result<Vec<B
     }
 }
 
-/// Document `n` (1-based) of a key: one indexed lookup of its number, however deep. When no
+/// Document `n` (1-based) of a key, as its BSON bytes: one indexed lookup of its number, however deep. When no
 /// document has that number, the key's unnumbered documents (written before numbering, or by
 /// other tools), which come first, are counted instead: a second round trip, only then.
 pub(crate) async fn nth_doc<S: Store>(
@@ -669,7 +715,7 @@ pub(crate) async fn nth_doc<S: Store>(
     spec: &SeriesSpec,
     key: &Bson,
     n: u64,
-) -> Result<Option<Document>> {
+) -> Result<Option<RawDocumentBuf>> {
     if n == 0 {
         return Err(Error::invalid("pages are numbered from 1"));
     }
@@ -683,7 +729,11 @@ pub(crate) async fn nth_doc<S: Store>(
         spec.by_key(key),
         Filter::Eq(field.into(), Bson::Int64(n as i64)),
     ]);
-    if let Some(doc) = store.find(spec.collection, &numbered, &one).await?.pop() {
+    if let Some(doc) = store
+        .find_raw(spec.collection, &numbered, &one)
+        .await?
+        .pop()
+    {
         return Ok(Some(doc));
     }
     let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
@@ -692,20 +742,26 @@ pub(crate) async fn nth_doc<S: Store>(
         skip: n - 1,
         limit: Some(1),
     };
-    Ok(store.find(spec.collection, &unnumbered, &opts).await?.pop())
+    Ok(store
+        .find_raw(spec.collection, &unnumbered, &opts)
+        .await?
+        .pop())
 }
 
-/// Every document of a key, in order, in one find (one round trip below 16 MiB).
+/// Every document of a key, in order, as BSON bytes, in one find (one round trip below
+/// 16 MiB).
 pub(crate) async fn all_docs<S: Store>(
     store: &S,
     spec: &SeriesSpec,
     key: &Bson,
-) -> Result<Vec<Document>> {
+) -> Result<Vec<RawDocumentBuf>> {
     let opts = FindOptions {
         sort: spec.sort(),
         ..FindOptions::default()
     };
-    store.find(spec.collection, &spec.by_key(key), &opts).await
+    store
+        .find_raw(spec.collection, &spec.by_key(key), &opts)
+        .await
 }
 
 /// The documents of a key in order, fetched `batch` at a time by range on the order field

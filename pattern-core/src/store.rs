@@ -10,7 +10,7 @@ use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::series::SeriesSpec;
@@ -97,6 +97,21 @@ pub trait Store: Send + Sync {
         filter: &Filter,
         opts: &FindOptions,
     ) -> impl Future<Output = Result<Vec<Document>>> + Send;
+
+    /// [`Store::find`], each document as its BSON bytes: for the reads that decode typed values,
+    /// which then decode straight from the bytes a server sent instead of building a
+    /// `Document` first. The default serializes what [`Store::find`] returns.
+    fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> impl Future<Output = Result<Vec<RawDocumentBuf>>> + Send {
+        async move {
+            let docs = self.find(coll, filter, opts).await?;
+            docs.iter().map(|d| to_raw(coll, d)).collect()
+        }
+    }
 
     /// Counts the matching documents and the elements of their `array_field`, server-side.
     fn array_stats(
@@ -313,4 +328,10 @@ pub(crate) async fn ensure_indexes<S: Store>(
 pub(crate) fn doc_id<'a>(coll: &str, doc: &'a Document) -> Result<&'a Bson> {
     doc.get("_id")
         .ok_or_else(|| crate::Error::decode(coll, None, "document has no _id"))
+}
+
+/// A document as its BSON bytes, or an error naming the collection (a document that does not
+/// serialize: a key with a NUL byte).
+pub(crate) fn to_raw(coll: &str, doc: &Document) -> Result<RawDocumentBuf> {
+    RawDocumentBuf::from_document(doc).map_err(|e| crate::Error::decode(coll, doc.get("_id"), e))
 }
