@@ -1,6 +1,7 @@
 """The library's push filter as a plain pymongo `update` (and its `explain`) on the trade
 collection a run of `one_key_probe` kept (`ONE_KEY_PROBE_KEEP=1`). Cited in BENCHMARKS.md,
-section 5.
+section 5: it showed the slow `update` was the server's, not the library's (the server tried
+the indexes in name order; fixed by naming the open-bucket index to sort first).
 
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/one_key_update.py <database>
 """

@@ -23,9 +23,11 @@
 //! is one `find` on the main collection; every item of an outlier is two (`find` main + one
 //! `find` over all its chunks, in one reply while they total under 16 MiB).
 //!
-//! Indexes on the overflow collection (created on first use, idempotently):
-//! `{<parent ref>: 1, seq: 1}` (serves every read by parent) and a unique index on
-//! `{<parent ref>: 1}` partial on `{count: {$lt: chunk}}` (one open chunk per parent).
+//! Indexes on the overflow collection (created on first use, idempotently): those of every
+//! series ([`SeriesSpec::indexes`]): `{<parent ref>: 1, seq: 1, _id: 1}` (serves every read by
+//! parent), the open-chunk index `{<parent ref>: 1, seq: -1, _id: -1}` partial on
+//! `{count: {$lt: chunk}}`, and a unique one on `{<parent ref>: 1, seq: -1}` (one chunk per
+//! number).
 
 use std::borrow::Borrow;
 use std::pin::Pin;
