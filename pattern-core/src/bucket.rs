@@ -156,14 +156,7 @@ where
     .await
 }
 
-fn to_page<B: Bucket + ?Sized>(doc: bson::Document) -> Result<Page<B::Item>> {
-    let spec = B::SPEC;
-    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-    let items = series::decode_items(spec.collection, spec.items_field, doc)?;
-    Ok(Page { id, items })
-}
-
-/// [`to_page`] from a bucket's BSON bytes, its items decoded straight from them.
+/// A bucket's page from its BSON bytes, its items decoded straight from them.
 fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>> {
     let spec = B::SPEC;
     let id = match raw.get("_id") {
@@ -201,7 +194,7 @@ where
     Q: KeyPart + ?Sized,
 {
     series::doc_stream(store, B::SPEC.series(), key.to_key_bson(), STREAM_BATCH)
-        .map(|d| d.and_then(to_page::<B>))
+        .map(|d| d.and_then(|raw| raw_page::<B>(&raw)))
 }
 
 /// Every item of `key`, in order.

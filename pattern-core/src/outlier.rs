@@ -554,7 +554,9 @@ where
         let ov = spec.overflow;
         let rest = series::doc_stream(store, ov, id, crate::bucket::STREAM_BATCH)
             .map(move |d| {
-                d.and_then(|d| series::decode_items::<T::Item>(ov.collection, ov.items_field, d))
+                d.and_then(|d| {
+                    series::decode_raw_items::<T::Item>(ov.collection, ov.items_field, &d)
+                })
             })
             .map_ok(|v| stream::iter(v.into_iter().map(Ok)))
             .try_flatten();

@@ -764,14 +764,14 @@ pub(crate) async fn all_docs<S: Store>(
         .await
 }
 
-/// The documents of a key in order, fetched `batch` at a time by range on the order field
-/// (keyset pagination: each batch is one indexed range read, however deep).
+/// The documents of a key in order, as BSON bytes, fetched `batch` at a time by range on the
+/// order field (keyset pagination: each batch is one indexed range read, however deep).
 pub(crate) fn doc_stream<'a, S: Store>(
     store: &'a S,
     spec: SeriesSpec,
     key: Bson,
     batch: i64,
-) -> impl Stream<Item = Result<Document>> + Send + 'a {
+) -> impl Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
     // The first batch takes the key's documents in order (unnumbered ones first, by `_id`;
     // then by number). The next batches continue after its last document: among the
     // unnumbered ones by `_id` (then the numbered ones from the start), or among the numbered
@@ -811,13 +811,24 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 limit: Some(batch),
             };
             let docs = store
-                .find(spec.collection, &Filter::and(filter), &opts)
+                .find_raw(spec.collection, &Filter::and(filter), &opts)
                 .await?;
             let full = docs.len() as i64 == batch;
+            let value = |doc: &RawDocument, f: &str| -> Result<Option<Bson>> {
+                match doc.get(f) {
+                    Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
+                    Ok(Some(v)) => Bson::try_from(v.to_raw_bson())
+                        .map(Some)
+                        .map_err(|e| Error::decode(spec.collection, None, e)),
+                    Err(e) => Err(Error::decode(spec.collection, None, e)),
+                }
+            };
             let after = match (docs.last(), &next) {
-                (Some(last), _) if full => match last.get(field) {
-                    Some(seq) if !matches!(seq, Bson::Null) => Next::Numbered(Some(seq.clone())),
-                    _ => Next::Unnumbered(doc_id(spec.collection, last)?.clone()),
+                (Some(last), _) if full => match value(last, field)? {
+                    Some(seq) => Next::Numbered(Some(seq)),
+                    None => Next::Unnumbered(value(last, "_id")?.ok_or_else(|| {
+                        Error::decode(spec.collection, None, "document has no _id")
+                    })?),
                 },
                 (_, Next::Unnumbered(_)) => Next::Numbered(None),
                 _ => Next::Done,
