@@ -707,9 +707,10 @@ fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> Result<Vec<B
     }
 }
 
-/// Document `n` (1-based) of a key, as its BSON bytes: one indexed lookup of its number, however deep. When no
-/// document has that number, the key's unnumbered documents (written before numbering, or by
-/// other tools), which come first, are counted instead: a second round trip, only then.
+/// Document `n` (1-based) of a key, as its BSON bytes: one indexed lookup of its number,
+/// however deep. When no document has that number, the key's unnumbered documents (written
+/// before numbering, or by other tools), which come first, are counted instead: a second round
+/// trip, only then.
 pub(crate) async fn nth_doc<S: Store>(
     store: &S,
     spec: &SeriesSpec,
