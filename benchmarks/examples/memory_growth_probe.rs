@@ -15,7 +15,9 @@ use pattern_core::MemoryStore;
 const KEYS: i64 = 1000;
 
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<i64>().expect("a number"));
+    let mut args = std::env::args()
+        .skip(1)
+        .map(|a| a.parse::<i64>().expect("a number"));
     let (items, pushes) = (args.next().unwrap_or(10_000), args.next().unwrap_or(0));
     let store = MemoryStore::new();
     let per_key = items / KEYS;
