@@ -160,9 +160,7 @@ where
 fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>> {
     let spec = B::SPEC;
     let id = match raw.get("_id") {
-        Ok(Some(id)) => {
-            Bson::try_from(id.to_raw_bson()).map_err(|e| Error::decode(spec.collection, None, e))?
-        }
+        Ok(Some(id)) => crate::store::raw_value(spec.collection, id)?,
         _ => Bson::Null,
     };
     let items = series::decode_raw_items(spec.collection, spec.items_field, raw)?;

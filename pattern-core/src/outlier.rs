@@ -41,7 +41,7 @@ use serde::Serialize;
 use crate::key::KeyPart;
 use crate::query::{Filter, FindOptions, Update};
 use crate::series::{self, SeriesSpec};
-use crate::store::Store;
+use crate::store::{from_raw, Store};
 use crate::{Error, Result};
 
 /// Items per overflow document unless `#[outlier(chunk = N)]` says otherwise.
@@ -417,21 +417,17 @@ fn full_from_docs<T: DeserializeOwned>(
     main: &RawDocument,
     chunks: &[RawDocumentBuf],
 ) -> Result<T> {
-    let mut doc = to_document(spec.collection, main)?;
+    let mut doc = from_raw(spec.collection, main)?;
     let (mut items, flag) = main_parts(spec, &mut doc)?;
     if flag {
         let ov = &spec.overflow;
         for chunk in chunks {
-            let chunk = to_document(ov.collection, chunk)?;
+            let chunk = from_raw(ov.collection, chunk)?;
             items.extend(series::take_items(ov.collection, ov.items_field, chunk)?);
         }
     }
     doc.insert(spec.items_field, items);
     decode_doc(spec.collection, doc)
-}
-
-fn to_document(coll: &str, raw: &RawDocument) -> Result<Document> {
-    Document::try_from(raw).map_err(|e| Error::decode(coll, None, e))
 }
 
 /// The flag of a main document read as bytes: `None` when it is neither a boolean nor
@@ -507,7 +503,7 @@ where
     };
     let flag = match raw_flag(&spec, &main) {
         Some(flag) => flag,
-        None => main_parts(&spec, &mut to_document(spec.collection, &main)?)?.1,
+        None => main_parts(&spec, &mut from_raw(spec.collection, &main)?)?.1,
     };
     let mut items = series::decode_raw_items(spec.collection, spec.items_field, &main)?;
     if flag {

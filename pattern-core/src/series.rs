@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{doc_id, ensure_indexes, ArrayStats, Store};
+use crate::store::{doc_id, ensure_indexes, from_raw, raw_value, ArrayStats, Store};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -656,8 +656,7 @@ pub(crate) fn decode_raw_items<T: DeserializeOwned>(
             return Ok(items);
         }
     }
-    let doc = Document::try_from(doc).map_err(|e| Error::decode(coll, None, e))?;
-    decode_items(coll, items_field, doc)
+    decode_items(coll, items_field, from_raw(coll, doc)?)
 }
 
 /// The values of a BSON array read as the document it is (`{"0": .., "1": ..}`), in order.
@@ -818,9 +817,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
             let value = |doc: &RawDocument, f: &str| -> Result<Option<Bson>> {
                 match doc.get(f) {
                     Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
-                    Ok(Some(v)) => Bson::try_from(v.to_raw_bson())
-                        .map(Some)
-                        .map_err(|e| Error::decode(spec.collection, None, e)),
+                    Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
                     Err(e) => Err(Error::decode(spec.collection, None, e)),
                 }
             };

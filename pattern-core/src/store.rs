@@ -10,7 +10,7 @@ use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::series::SeriesSpec;
@@ -334,4 +334,15 @@ pub(crate) fn doc_id<'a>(coll: &str, doc: &'a Document) -> Result<&'a Bson> {
 /// serialize: a key with a NUL byte).
 pub(crate) fn to_raw(coll: &str, doc: &Document) -> Result<RawDocumentBuf> {
     RawDocumentBuf::from_document(doc).map_err(|e| crate::Error::decode(coll, doc.get("_id"), e))
+}
+
+/// A document read as bytes, as a `Document` (for the reads' `Document` paths and their
+/// errors), or an error naming the collection.
+pub(crate) fn from_raw(coll: &str, raw: &RawDocument) -> Result<Document> {
+    Document::try_from(raw).map_err(|e| crate::Error::decode(coll, None, e))
+}
+
+/// A value of a document read as bytes, as a `Bson`, or an error naming the collection.
+pub(crate) fn raw_value(coll: &str, v: RawBsonRef) -> Result<Bson> {
+    Bson::try_from(v.to_raw_bson()).map_err(|e| crate::Error::decode(coll, None, e))
 }
