@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::key::{EpochSeconds, KeyPart};
 use crate::series::{self, SeriesOrder, SeriesSpec};
 use crate::store::Store;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Documents fetched per round trip by the streams.
 pub const STREAM_BATCH: i64 = 512;
@@ -104,10 +104,6 @@ pub struct Counts {
     pub pages: u64,
 }
 
-fn to_item_bson<T: Serialize>(item: &T) -> Result<Bson> {
-    bson::to_bson(item).map_err(|e| Error::invalid(format!("item does not serialize to BSON: {e}")))
-}
-
 fn time_of<B: Bucket + ?Sized>(item: &B::Item) -> i64 {
     B::item_time(item).unwrap_or_else(crate::key::now_seconds)
 }
@@ -121,7 +117,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = B::SPEC.series();
-    let bson = to_item_bson(item)?;
+    let bson = crate::ser::item(item)?;
     series::push(
         store,
         &spec,
@@ -143,7 +139,10 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = B::SPEC.series();
-    let bsons = items.iter().map(to_item_bson).collect::<Result<Vec<_>>>()?;
+    let bsons = items
+        .iter()
+        .map(crate::ser::item)
+        .collect::<Result<Vec<_>>>()?;
     let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
     series::push(
         store,

@@ -86,7 +86,7 @@ pub(crate) fn document_bytes(doc: &bson::Document) -> Option<usize> {
 
 /// The serialized size of field `k: v` in a document: type byte, key, NUL, value.
 pub(crate) fn field_bytes(k: &str, v: &Bson) -> Option<usize> {
-    if k.contains('\0') {
+    if k.bytes().any(|b| b == 0) {
         return None; // not a C string
     }
     Some(1 + k.len() + 1 + value_bytes(v)?)

@@ -19,6 +19,7 @@ mod memory;
 mod mongo;
 pub mod outlier;
 pub mod query;
+mod ser;
 pub mod series;
 mod store;
 
@@ -126,6 +127,16 @@ impl Store for AnyStore {
         fields: &[&str],
     ) -> Result<Option<bson::Document>> {
         delegate!(self, s => s.update_first(coll, filter, sort, hint, update, upsert, fields).await)
+    }
+    async fn push_open(
+        &self,
+        spec: &series::SeriesSpec,
+        key: &bson::Bson,
+        items: &mut Vec<bson::Bson>,
+        seq: i64,
+        new_id: &(dyn Fn() -> bson::Bson + Sync),
+    ) -> Result<bool> {
+        delegate!(self, s => s.push_open(spec, key, items, seq, new_id).await)
     }
     async fn replace_one(
         &self,

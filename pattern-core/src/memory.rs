@@ -16,6 +16,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::error::document_bytes;
 use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
+use crate::series::SeriesSpec;
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
 
@@ -66,11 +67,98 @@ fn check_size(coll: &str, bytes: Option<usize>) -> Result<()> {
     Ok(())
 }
 
+/// The `_id`s of the documents an index entry holds: most often one (an index that ends in
+/// `_id`, or on a unique key), kept without a set (a set of one `_id` would allocate a whole
+/// B-tree node, a kilobyte).
 #[derive(Debug)]
+#[cfg_attr(test, derive(Clone))]
+enum Holders {
+    One(Key),
+    /// Two or more; empty only while an entry is being emptied.
+    Many(BTreeSet<Key>),
+}
+
+impl Holders {
+    /// Adds `id`; whether it was not there.
+    fn insert(&mut self, id: Key) -> bool {
+        match self {
+            Holders::One(one) if *one == id => false,
+            Holders::One(_) => {
+                let Holders::One(one) = std::mem::replace(self, Holders::Many(BTreeSet::new()))
+                else {
+                    unreachable!("matched above")
+                };
+                let Holders::Many(set) = self else {
+                    unreachable!("just set")
+                };
+                set.insert(one);
+                set.insert(id)
+            }
+            Holders::Many(set) => set.insert(id),
+        }
+    }
+
+    /// Removes `id`, returning the `_id` the entry held.
+    fn take(&mut self, id: &Key) -> Option<Key> {
+        match self {
+            Holders::One(one) if one == id => {
+                match std::mem::replace(self, Holders::Many(BTreeSet::new())) {
+                    Holders::One(one) => Some(one),
+                    Holders::Many(_) => unreachable!("matched above"),
+                }
+            }
+            Holders::One(_) => None,
+            Holders::Many(set) => set.take(id),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Holders::Many(set) if set.is_empty())
+    }
+
+    /// The `_id`s in ascending order.
+    fn iter(&self) -> HolderIds<'_> {
+        match self {
+            Holders::One(one) => HolderIds::One(Some(one).into_iter()),
+            Holders::Many(set) => HolderIds::Many(set.iter()),
+        }
+    }
+}
+
+/// The `_id`s of an index entry, in order (either way).
+enum HolderIds<'a> {
+    One(std::option::IntoIter<&'a Key>),
+    Many(std::collections::btree_set::Iter<'a, Key>),
+}
+
+impl<'a> Iterator for HolderIds<'a> {
+    type Item = &'a Key;
+    fn next(&mut self) -> Option<&'a Key> {
+        match self {
+            HolderIds::One(it) => it.next(),
+            HolderIds::Many(it) => it.next(),
+        }
+    }
+}
+
+impl<'a> DoubleEndedIterator for HolderIds<'a> {
+    fn next_back(&mut self) -> Option<&'a Key> {
+        match self {
+            HolderIds::One(it) => it.next_back(),
+            HolderIds::Many(it) => it.next_back(),
+        }
+    }
+}
+
+/// An index's entries: key values -> the `_id`s of the documents with those values.
+type Entries = BTreeMap<Vec<Key>, Holders>;
+
+#[derive(Debug)]
+#[cfg_attr(test, derive(Clone))]
 struct MemIndex {
     spec: IndexSpec,
     /// index key values -> the `_id`s of the documents with those values
-    entries: BTreeMap<Vec<Key>, BTreeSet<Key>>,
+    entries: Entries,
     /// The top-level fields the keys read, and those only the partial filter reads: what
     /// [`MemIndex::moved_by`] compares an update's fields with.
     key_fields: Vec<String>,
@@ -107,14 +195,21 @@ impl MemIndex {
 
     fn add_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
         if let Some(k) = key {
-            self.entries.entry(k).or_default().insert(id.clone());
+            match self.entries.entry(k) {
+                Entry::Vacant(e) => {
+                    e.insert(Holders::One(id.clone()));
+                }
+                Entry::Occupied(e) => {
+                    e.into_mut().insert(id.clone());
+                }
+            }
         }
     }
 
     fn remove_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
         if let Some(k) = key {
             if let Some(set) = self.entries.get_mut(&k) {
-                set.remove(id);
+                set.take(id);
                 if set.is_empty() {
                     self.entries.remove(&k);
                 }
@@ -123,19 +218,18 @@ impl MemIndex {
     }
 
     /// Moves document `id` from its entry under `old` to the one under `new` (keys as
-    /// [`MemIndex::key_of`] gives them); nothing to do when they are equal.
+    /// [`MemIndex::key_of`] gives them); nothing to do when they are equal. The `_id` the old
+    /// entry held moves to the new one (no copy).
     fn rekey(&mut self, old: Option<Vec<Key>>, new: Option<Vec<Key>>, id: &Key) {
         if old == new {
             return;
         }
-        // Out of the old entry, keeping the `_id` it held and, when the document was alone
-        // there, the emptied set: both go to the new entry (no copy, no allocation).
-        let (mut held, mut spare) = (None, None);
+        let mut held = None;
         if let Some(k) = old {
             if let Some(set) = self.entries.get_mut(&k) {
                 held = set.take(id);
                 if set.is_empty() {
-                    spare = self.entries.remove(&k);
+                    self.entries.remove(&k);
                 }
             }
         }
@@ -143,14 +237,37 @@ impl MemIndex {
             let id = held.unwrap_or_else(|| id.clone());
             match self.entries.entry(k) {
                 Entry::Vacant(e) => {
-                    let mut set = spare.unwrap_or_default();
-                    set.insert(id);
-                    e.insert(set);
+                    e.insert(Holders::One(id));
                 }
                 Entry::Occupied(e) => {
                     e.into_mut().insert(id);
                 }
             }
+        }
+    }
+
+    /// The first `_id` among the entries whose first key is `value` (`last`: the last one).
+    fn first_under(&self, value: &Bson, last: bool) -> Option<&Key> {
+        // Every such entry sorts between `[value]` and `[value, MaxKey]`: the last entry up to
+        // the one, or the first from the other, if its first key is `value`.
+        let of_value = |k: &Vec<Key>| {
+            k.first()
+                .is_some_and(|f| compare_values(&f.0, value).is_eq())
+        };
+        if last {
+            let hi = [Key(value.clone()), Key(Bson::MaxKey)];
+            let mut k = self
+                .entries
+                .range::<[Key], _>((Bound::Unbounded, Bound::Included(&hi[..])));
+            let (k, ids) = k.next_back()?;
+            of_value(k).then(|| ids.iter().next_back()).flatten()
+        } else {
+            let lo = [Key(value.clone())];
+            let mut k = self
+                .entries
+                .range::<[Key], _>((Bound::Included(&lo[..]), Bound::Unbounded));
+            let (k, ids) = k.next()?;
+            of_value(k).then(|| ids.iter().next()).flatten()
         }
     }
 
@@ -280,6 +397,7 @@ impl MemIndex {
 }
 
 #[derive(Debug, Default)]
+#[cfg_attr(test, derive(Clone))]
 struct Collection {
     docs: Docs,
     indexes: Vec<MemIndex>,
@@ -291,15 +409,28 @@ type Docs = BTreeMap<Key, Stored>;
 /// A stored document and its BSON size (`None`: it does not serialize), kept so that an
 /// update checks the size limit from what it changed rather than by measuring everything.
 #[derive(Debug)]
+#[cfg_attr(test, derive(Clone))]
 struct Stored {
     doc: Document,
     bytes: Option<usize>,
 }
 
 impl Collection {
-    fn insert(&mut self, coll: &str, mut doc: Document) -> Result<()> {
+    fn insert(&mut self, coll: &str, doc: Document) -> Result<()> {
+        self.insert_or_return(coll, doc)
+            .map_err(|refused| refused.0)
+    }
+
+    /// [`Collection::insert`], giving the document back when it is refused.
+    fn insert_or_return(
+        &mut self,
+        coll: &str,
+        mut doc: Document,
+    ) -> std::result::Result<(), Box<(Error, Document)>> {
         let mut bytes = document_bytes(&doc);
-        check_size(coll, bytes)?;
+        if let Err(e) = check_size(coll, bytes) {
+            return Err(Box::new((e, doc)));
+        }
         if !doc.contains_key("_id") {
             doc.insert("_id", bson::oid::ObjectId::new());
             // Type byte, "_id" and its NUL, 12 bytes of ObjectId.
@@ -307,22 +438,25 @@ impl Collection {
         }
         let doc = id_first(doc);
         let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
-        if self.docs.contains_key(&id) {
-            return Err(Error::DuplicateKey {
+        let Collection { docs, indexes } = self;
+        let Entry::Vacant(slot) = docs.entry(id) else {
+            let e = Error::DuplicateKey {
                 collection: coll.to_owned(),
                 message: format!("E11000 duplicate key error collection: {coll} index: _id_"),
-            });
-        }
-        let keys: Vec<_> = self.indexes.iter().map(|ix| ix.key_of(&doc)).collect();
-        for (index, key) in self.indexes.iter().zip(&keys) {
-            if index.holds_other(key.as_deref(), &id) {
-                return Err(index.duplicate(coll));
+            };
+            return Err(Box::new((e, doc)));
+        };
+        let id = slot.key();
+        let keys: Vec<_> = indexes.iter().map(|ix| ix.key_of(&doc)).collect();
+        for (index, key) in indexes.iter().zip(&keys) {
+            if index.holds_other(key.as_deref(), id) {
+                return Err(Box::new((index.duplicate(coll), doc)));
             }
         }
-        for (index, key) in self.indexes.iter_mut().zip(keys) {
-            index.add_key(key, &id);
+        for (index, key) in indexes.iter_mut().zip(keys) {
+            index.add_key(key, id);
         }
-        self.docs.insert(id, Stored { doc, bytes });
+        slot.insert(Stored { doc, bytes });
         Ok(())
     }
 
@@ -459,6 +593,146 @@ impl Collection {
         best.map_or_else(|| by_id(Source::Scan(docs)), |(plan, _)| plan)
     }
 
+    /// [`Collection::first_in_order`] for the one query shape every push sends (the series'
+    /// open document: an equality on the first key of a partial index, plus exactly that
+    /// index's partial filter, sorted by the index), read straight off the index's entries:
+    /// `Some(the first match, if any)`. `None` for any other query, which goes through
+    /// [`Collection::plan`]. It answers exactly as the plan would: the entries of such an
+    /// index under that value are the query's matches (see [`MemIndex::covers`]).
+    fn first_open(
+        &self,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+    ) -> Option<Option<Key>> {
+        let Filter::And(conditions) = filter else {
+            return None;
+        };
+        let (Some(Filter::Eq(path, value)), rest) = (conditions.first(), &conditions[1..]) else {
+            return None;
+        };
+        if !crate::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
+            return None;
+        }
+        let index = self.indexes.iter().find(|ix| {
+            let partial = match &ix.spec.partial {
+                Some(Filter::And(fs)) => &fs[..],
+                Some(leaf) => std::slice::from_ref(leaf),
+                None => return false,
+            };
+            ix.spec.keys.first().is_some_and(|(k, _)| k == path) && partial == rest
+        })?;
+        let order = &index.spec.keys[1..];
+        let backward = if keys_sorted_by(order, sort, false) {
+            false
+        } else if keys_sorted_by(order, sort, true) {
+            true
+        } else {
+            return None;
+        };
+        Some(index.first_under(value, backward).cloned())
+    }
+
+    /// The series push natively (see [`Store::push_open`]): the key's open document straight
+    /// off the series' open-document index, the items pushed in place, or a new document
+    /// inserted as the upsert would make it. `None` (nothing done) when the collection lacks
+    /// that index, or the document is one [`Collection::push_into`] declines: then the upsert
+    /// runs as on any store, with the same result.
+    fn push_open(
+        &mut self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &dyn Fn() -> Bson,
+    ) -> Option<Result<bool>> {
+        let (count, size) = (spec.count_field, Bson::Int32(spec.size as i32));
+        let keys = [(spec.key_field, 1), (spec.order.field(), -1), ("_id", -1)];
+        let open = self.indexes.iter().position(|ix| {
+            matches!(&ix.spec.partial, Some(Filter::Lt(p, v)) if p == count && *v == size)
+                && ix.spec.keys.len() == keys.len()
+                && (ix.spec.keys.iter().zip(keys)).all(|((k, d), (l, e))| k == l && *d == e)
+        });
+        let (Some(open), Ok(n)) = (open, i32::try_from(items.len())) else {
+            return None;
+        };
+        if !crate::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
+            return None;
+        }
+        // Its entries under the key are the key's open documents (see `first_open`).
+        let Collection { docs, indexes } = self;
+        match indexes[open].first_under(key, true) {
+            Some(id) => {
+                let push = Push {
+                    coll: spec.collection,
+                    count,
+                    n,
+                    array: spec.items_field,
+                    fields: None,
+                };
+                let stored = docs.get_mut(id)?;
+                let moved = match push.apply(stored, indexes, items, Some(open))? {
+                    Ok((_, moved)) => moved,
+                    Err(e) => return Some(Err(e)),
+                };
+                // The `_id` is copied only when an entry moves (the document filled).
+                if moved.changed != 0 {
+                    let id = id.clone();
+                    moved.rekey(indexes, &stored.doc, &id);
+                }
+                Some(Ok(false))
+            }
+            None => {
+                // The items move into the new document, and back should it be refused.
+                let doc = spec.new_doc_taking(key, new_id(), seq, items);
+                match self.insert_or_return(spec.collection, doc) {
+                    Ok(()) => Some(Ok(true)),
+                    Err(refused) => {
+                        let (e, mut doc) = *refused;
+                        if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
+                            *items = taken;
+                        }
+                        Some(Err(e))
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Collection::update`] for the update every push into an open document sends: one
+    /// `$inc` of an Int32 field and one `$push` to an array, top-level fields that no index
+    /// keys on, applied in place with no undo log: everything that can refuse it (the size
+    /// limit) is checked first. `None` (nothing done) for any other update or document, which
+    /// goes through [`Collection::update`]; the result is the same either way.
+    fn push_in_place(
+        &mut self,
+        coll: &str,
+        id: &Key,
+        update: &mut Update,
+        fields: Option<&[&str]>,
+    ) -> Option<Result<Option<Document>>> {
+        let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
+            return None;
+        };
+        if !update.set.is_empty() {
+            return None;
+        }
+        let push = Push {
+            coll,
+            count,
+            n: *n,
+            array,
+            fields,
+        };
+        let Collection { docs, indexes } = self;
+        let stored = docs.get_mut(id)?;
+        let (before, moved) = match push.apply(stored, indexes, items, None)? {
+            Ok(done) => done,
+            Err(e) => return Some(Err(e)),
+        };
+        moved.rekey(indexes, &stored.doc, id);
+        Some(Ok(before))
+    }
+
     /// The `_id` of the first document matching `filter`.
     fn first_match(&self, filter: &Filter) -> Option<Key> {
         self.plan(filter)
@@ -565,6 +839,130 @@ impl Collection {
     }
 }
 
+/// The update every push into an open document sends: `{$inc: {count: n}, $push: {array:
+/// {$each: items}}}`, on top-level fields (see [`Collection::push_in_place`]); with `fields`,
+/// as [`Collection::update`] takes them.
+struct Push<'a> {
+    coll: &'a str,
+    count: &'a str,
+    n: i32,
+    array: &'a str,
+    fields: Option<&'a [&'a str]>,
+}
+
+/// The partial indexes a [`Push`] moved the document into (`now` bit set) or out of: bit `i`
+/// for index `i`.
+#[must_use]
+struct Moved64 {
+    changed: u64,
+    now: u64,
+}
+
+impl Moved64 {
+    /// Moves document `id` (now `doc`) in or out of the indexes it entered or left.
+    fn rekey(self, indexes: &mut [MemIndex], doc: &Document, id: &Key) {
+        if self.changed == 0 {
+            return;
+        }
+        for (i, ix) in indexes.iter_mut().enumerate() {
+            if self.changed & (1 << i) != 0 {
+                let values = Some(ix.values_of(doc));
+                let (old, new) = if self.now & (1 << i) != 0 {
+                    (None, values)
+                } else {
+                    (values, None)
+                };
+                ix.rekey(old, new, id);
+            }
+        }
+    }
+}
+
+impl Push<'_> {
+    /// Applies the push to `stored` in place, `items` moved to the end of its array, with no
+    /// undo log: everything that can refuse it (the size limit) is checked first, and on an
+    /// error nothing changed. `held_by`: an index known to hold the document (it was found
+    /// there), whose filter need not be read again. Returns the fields wanted as they were and
+    /// the index entries to move; `None` (nothing done) for a document or indexes it does not
+    /// handle: a count that is no Int32 or would overflow, no array, an index on a written field.
+    fn apply(
+        &self,
+        stored: &mut Stored,
+        indexes: &[MemIndex],
+        items: &mut Vec<Bson>,
+        held_by: Option<usize>,
+    ) -> Option<Result<(Option<Document>, Moved64)>> {
+        let (count, array) = (self.count, self.array);
+        let plain = |f: &str| f != "_id" && !f.contains('.');
+        if count == array || !plain(count) || !plain(array) {
+            return None;
+        }
+        let before = match self.fields {
+            None => None,
+            Some([]) => Some(empty_document().clone()),
+            Some(_) => return None,
+        };
+        // The indexes whose partial filter reads a written field: the document may enter or
+        // leave them (bit i: index i).
+        let mut filtered = 0_u64;
+        for (i, ix) in indexes.iter().enumerate() {
+            let reads = |fs: &[String]| fs.iter().any(|f| f == count || f == array);
+            if reads(&ix.key_fields) || i >= 64 {
+                return None;
+            }
+            if reads(&ix.filter_fields) {
+                if ix.spec.unique {
+                    return None; // entering it could conflict: the full checks
+                }
+                filtered |= 1 << i;
+            }
+        }
+        let holding = |doc: &Document, known: Option<usize>| {
+            let mut held = 0_u64;
+            for (i, ix) in indexes.iter().enumerate() {
+                if filtered & (1 << i) != 0 && (known == Some(i) || ix.in_filter(doc)) {
+                    held |= 1 << i;
+                }
+            }
+            held
+        };
+        let Stored { doc, bytes } = stored;
+        let held = holding(doc, held_by);
+        // Both fields in one pass (no hashing).
+        let (mut counted, mut listed) = (None, None);
+        for (k, v) in doc.iter_mut() {
+            if k == count {
+                counted = Some(v);
+            } else if k == array {
+                listed = Some(v);
+            }
+        }
+        let (Some(Bson::Int32(x)), Some(Bson::Array(list))) = (counted, listed) else {
+            return None;
+        };
+        let new_count = x.checked_add(self.n)?;
+        let mut size = (*bytes)?;
+        for (i, item) in items.iter().enumerate() {
+            size += crate::error::element_at_bytes(list.len() + i, item)?;
+        }
+        if let Err(e) = check_size(self.coll, Some(size)) {
+            return Some(Err(e));
+        }
+        *x = new_count;
+        list.append(items);
+        *bytes = Some(size);
+        debug_assert_eq!(*bytes, document_bytes(doc), "size of the updated document");
+        let now = holding(doc, None);
+        Some(Ok((
+            before,
+            Moved64 {
+                changed: held ^ now,
+                now,
+            },
+        )))
+    }
+}
+
 /// An index entry that moves: the index (its position), the old key, the new key.
 type Move = (usize, Option<Vec<Key>>, Option<Vec<Key>>);
 
@@ -646,11 +1044,10 @@ enum Ids<'a> {
 type FirstOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a K;
 /// The `_id`s of a range of index entries.
 type EntryIds<'a> = std::iter::FlatMap<
-    btree_map::Range<'a, Vec<Key>, BTreeSet<Key>>,
-    &'a BTreeSet<Key>,
-    SecondOf<'a, Vec<Key>, BTreeSet<Key>>,
+    btree_map::Range<'a, Vec<Key>, Holders>,
+    HolderIds<'a>,
+    fn((&'a Vec<Key>, &'a Holders)) -> HolderIds<'a>,
 >;
-type SecondOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a V;
 
 impl<'a> Iterator for Ids<'a> {
     type Item = &'a Key;
@@ -701,7 +1098,7 @@ enum Source<'a> {
     IdRange(&'a Docs, Bound<Key>, Bound<Key>),
     /// The entries of an index from `bounds[..split]` to `bounds[split..]`, both included.
     Index {
-        entries: &'a BTreeMap<Vec<Key>, BTreeSet<Key>>,
+        entries: &'a Entries,
         bounds: Vec<Key>,
         split: usize,
     },
@@ -726,7 +1123,11 @@ impl<'a> Plan<'a> {
             } => {
                 let (start, end) = bounds.split_at(split);
                 let range = (Bound::Included(start), Bound::Included(end));
-                Ids::Index(entries.range::<[Key], _>(range).flat_map(|(_, ids)| ids))
+                Ids::Index(
+                    entries
+                        .range::<[Key], _>(range)
+                        .flat_map(|(_, ids)| ids.iter()),
+                )
             }
             Source::Scan(docs) => Ids::Scan(docs.keys()),
         }
@@ -743,13 +1144,23 @@ impl<'a> Plan<'a> {
             Order::Id => &[][..],
             Order::Keys(keys) => keys,
         };
-        let id_last = keys.last().is_some_and(|(k, _)| k == "_id");
-        let order = (keys.iter().map(|(k, _)| k.as_str()))
-            .chain((!id_last).then_some("_id"))
-            .map(|k| (k, if reversed { -1 } else { 1 }));
-        let len = keys.len() + usize::from(!id_last);
-        sort.len() <= len && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
+        keys_sorted_by(keys, sort, reversed)
     }
+}
+
+/// Whether candidates ordered by `keys` (ascending), then `_id`, come in `sort` order
+/// (`reversed`: when iterated backwards).
+fn keys_sorted_by(
+    keys: &[(String, i32)],
+    sort: &[(crate::query::Path, i32)],
+    reversed: bool,
+) -> bool {
+    let id_last = keys.last().is_some_and(|(k, _)| k == "_id");
+    let order = (keys.iter().map(|(k, _)| k.as_str()))
+        .chain((!id_last).then_some("_id"))
+        .map(|k| (k, if reversed { -1 } else { 1 }));
+    let len = keys.len() + usize::from(!id_last);
+    sort.len() <= len && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
 }
 
 /// Calls `visit` on each leaf condition of `f` until it returns `true`; whether one did.
@@ -900,8 +1311,15 @@ impl MemoryStore {
     ) -> Result<(UpdateOutcome, Option<Document>)> {
         let mut state = self.lock();
         let c = state.collection(coll);
-        if let Some(id) = c.first_in_order(filter, sort) {
-            let before = c.update(coll, &id, update, fields)?;
+        let first = match c.first_open(filter, sort) {
+            Some(first) => first,
+            None => c.first_in_order(filter, sort),
+        };
+        if let Some(id) = first {
+            let before = match c.push_in_place(coll, &id, update, fields) {
+                Some(done) => done?,
+                None => c.update(coll, &id, update, fields)?,
+            };
             let outcome = UpdateOutcome {
                 matched: true,
                 upserted: false,
@@ -1082,6 +1500,24 @@ impl Store for MemoryStore {
         Ok(before)
     }
 
+    async fn push_open(
+        &self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+    ) -> Result<bool> {
+        let native = self
+            .lock()
+            .collection(spec.collection)
+            .push_open(spec, key, items, seq, new_id);
+        match native {
+            Some(done) => done,
+            None => crate::series::push_open_upsert(self, spec, key, items, seq, new_id).await,
+        }
+    }
+
     async fn replace_one(
         &self,
         coll: &str,
@@ -1165,6 +1601,252 @@ mod tests {
             unique: true,
             partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
         }
+    }
+
+    /// A collection with a series' three indexes (size 3) and `extra`, holding documents of
+    /// every shape a push can meet: open, about to fill, full, a count that is not an Int32 or
+    /// would overflow, items missing or not an array, and one too large for another item.
+    fn series_collection(extra: Option<IndexSpec>, big: bool) -> Collection {
+        let spec = crate::series::SeriesSpec {
+            collection: "c",
+            key_field: "k",
+            items_field: "items",
+            count_field: "count",
+            size: 3,
+            order: crate::series::SeriesOrder::Seq("seq"),
+        };
+        let mut c = Collection::default();
+        for index in spec.indexes().into_iter().chain(extra) {
+            c.indexes.push(MemIndex::new(index));
+        }
+        let big = "x".repeat(if big { MAX_DOCUMENT_BYTES - 100 } else { 1 });
+        let docs = [
+            doc! {"_id": "a1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "a2", "k": 1, "count": 2, "items": [4, 5], "seq": 2_i64},
+            doc! {"_id": "b1", "k": 2, "count": 0, "items": [], "seq": 1_i64},
+            doc! {"_id": "c1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+            doc! {"_id": "d1", "k": 4, "count": 1, "seq": 1_i64},
+            doc! {"_id": "e1", "k": 5, "count": 1, "items": "x", "seq": 1_i64},
+            doc! {"_id": "f1", "k": 6, "count": i32::MAX, "items": [1], "seq": 1_i64},
+            doc! {"_id": "g1", "k": 7, "count": 1, "items": [big], "seq": 1_i64},
+            doc! {"_id": "h1", "k": 8, "count": 5, "items": [1], "seq": 1_i64},
+        ];
+        for d in docs {
+            c.insert("c", d).unwrap();
+        }
+        c
+    }
+
+    /// The in-place push gives exactly what the generic update gives (result, documents,
+    /// sizes, index entries), and declines what it does not handle.
+    #[test]
+    fn in_place_push_is_the_generic_update() {
+        let by_count = IndexSpec {
+            name: "by_count".into(),
+            keys: vec![("count".into(), 1)],
+            unique: false,
+            partial: None,
+        };
+        let unique_open = IndexSpec {
+            name: "unique_open".into(),
+            keys: vec![("k".into(), 1)],
+            unique: true,
+            partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
+        };
+        let mut in_place = 0;
+        for extra in [None, Some(by_count), Some(unique_open)] {
+            let (small, large) = (
+                series_collection(extra.clone(), false),
+                series_collection(extra.clone(), true),
+            );
+            for id in ["a1", "a2", "b1", "c1", "d1", "e1", "f1", "g1", "h1"] {
+                for (n, pushed) in [(1, 1), (2, 2), (-3, 1), (1, 0)] {
+                    for fields in [None, Some(&[][..]), Some(&["seq"][..])] {
+                        let update = Update {
+                            inc: vec![("count".into(), n)],
+                            push: vec![("items".into(), vec![Bson::Int32(9); pushed])],
+                            ..Update::default()
+                        };
+                        let start = if id == "g1" { &large } else { &small };
+                        let id = Key(Bson::String(id.into()));
+                        let mut fast = start.clone();
+                        let mut fast_update = update.clone();
+                        let fast_result =
+                            match fast.push_in_place("c", &id, &mut fast_update, fields) {
+                                Some(r) => {
+                                    in_place += 1;
+                                    r
+                                }
+                                None => fast.update("c", &id, &mut fast_update, fields),
+                            };
+                        let mut generic = start.clone();
+                        let mut generic_update = update.clone();
+                        let generic_result = generic.update("c", &id, &mut generic_update, fields);
+                        let case = format!("{id:?} {n} {pushed} {fields:?} {extra:?}");
+                        assert_eq!(
+                            format!("{fast_result:?}"),
+                            format!("{generic_result:?}"),
+                            "{case}"
+                        );
+                        assert_eq!(fast_update, generic_update, "{case}");
+                        assert_eq!(fast.docs.len(), generic.docs.len(), "{case}");
+                        for ((k, a), (l, b)) in fast.docs.iter().zip(&generic.docs) {
+                            assert!(k == l && a.doc == b.doc && a.bytes == b.bytes, "{case}");
+                        }
+                        for (a, b) in fast.indexes.iter().zip(&generic.indexes) {
+                            assert_eq!(
+                                format!("{:?}", a.entries),
+                                format!("{:?}", b.entries),
+                                "{case}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(in_place >= 20, "the in-place path ran {in_place} times");
+    }
+
+    /// The native series push leaves the store exactly as the conditional upsert does (result,
+    /// items given back or taken, documents, index entries), over buckets of every shape, new
+    /// keys, numbers and `_id`s already taken, and without the open-document index.
+    #[tokio::test]
+    async fn native_push_is_the_upsert() {
+        let spec = crate::series::SeriesSpec {
+            collection: "c",
+            key_field: "k",
+            items_field: "items",
+            count_field: "count",
+            size: 3,
+            order: crate::series::SeriesOrder::TimeId("seq"),
+        };
+        let docs = [
+            doc! {"_id": "1_1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "1_2", "k": 1, "count": 1, "items": [4], "seq": 2_i64},
+            doc! {"_id": "2_1", "k": 2, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "3_1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+            doc! {"_id": "4_1", "k": 4, "count": 1, "items": "x", "seq": 1_i64},
+            doc! {"_id": "5_1", "k": 5, "count": 1, "seq": 1_i64},
+        ];
+        let native = MemoryStore::new();
+        let upsert = MemoryStore::new();
+        for s in [&native, &upsert] {
+            spec.ensure_indexes(s).await.unwrap();
+            s.insert_raw("c", docs.clone()).unwrap();
+        }
+        // The usual case is native (not the upsert behind it).
+        let handled = native.lock().collection("c").push_open(
+            &spec,
+            &Bson::Int32(1),
+            &mut vec![Bson::Int32(0)],
+            3,
+            &|| Bson::String("1_3".into()),
+        );
+        assert!(matches!(handled, Some(Ok(false))), "{handled:?}");
+        upsert
+            .update_one(
+                "c",
+                &Filter::eq("_id", "1_2"),
+                &mut spec_push(&spec, 0),
+                false,
+            )
+            .await
+            .unwrap();
+        // (key, seq, _id) of each push.
+        let pushes = [
+            (1, 3, "1_3"),
+            (1, 3, "1_3"),
+            (1, 4, "1_4"),
+            (2, 2, "2_2"),
+            (2, 2, "2_1"),
+            (2, 1, "2_9"),
+            (3, 2, "3_2"),
+            (4, 2, "4_2"),
+            (5, 2, "5_2"),
+            (6, 1, "6_1"),
+            (6, 1, "6_1"),
+        ];
+        let mut checks = 0;
+        for dropped in [false, true] {
+            if dropped {
+                let open = native.index_names("c").await.unwrap();
+                let open = open.iter().find(|n| n.starts_with("0_")).unwrap();
+                for s in [&native, &upsert] {
+                    s.drop_index("c", open).await.unwrap();
+                }
+            }
+            for round in 0..4 {
+                for (k, seq, id) in pushes {
+                    let key = Bson::Int32(k);
+                    let item = || vec![Bson::Int32(100 * round + k)];
+                    let new_id = || Bson::String(id.into());
+                    let (mut a, mut b) = (item(), item());
+                    let ra = native.push_open(&spec, &key, &mut a, seq, &new_id).await;
+                    let rb =
+                        crate::series::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
+                            .await;
+                    let case = format!("{k} {seq} {id} round {round}, index dropped: {dropped}");
+                    assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "{case}");
+                    assert_eq!(a.is_empty(), b.is_empty(), "{case}");
+                    assert_eq!(native.dump("c"), upsert.dump("c"), "{case}");
+                    let (sa, sb) = (native.lock(), upsert.lock());
+                    let (ca, cb) = (&sa.collections["c"], &sb.collections["c"]);
+                    for (x, y) in ca.indexes.iter().zip(&cb.indexes) {
+                        assert_eq!(
+                            format!("{:?}", x.entries),
+                            format!("{:?}", y.entries),
+                            "{case}"
+                        );
+                    }
+                    checks += 1;
+                }
+            }
+        }
+        assert_eq!(checks, 2 * 4 * pushes.len());
+    }
+
+    /// The update of one push of `n` into `spec`'s series.
+    fn spec_push(spec: &crate::series::SeriesSpec, n: i32) -> Update {
+        Update {
+            inc: vec![(spec.count_field.into(), 1)],
+            push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],
+            ..Update::default()
+        }
+    }
+
+    /// The open-document lookup finds what the planner finds, for the push's query and others.
+    #[test]
+    fn open_lookup_is_the_planners() {
+        let c = series_collection(None, false);
+        let newest = [("seq".into(), -1), ("_id".into(), -1)];
+        let oldest = [("seq".into(), 1), ("_id".into(), 1)];
+        let mut answered = 0;
+        for k in [
+            Bson::Int32(1),
+            Bson::Int64(2),
+            Bson::Double(8.0),
+            Bson::Int32(9),
+            Bson::Null,
+        ] {
+            let open = Filter::and([
+                Filter::Eq("k".into(), k.clone()),
+                Filter::Lt("count".into(), Bson::Int32(3)),
+            ]);
+            let other_size = Filter::and([
+                Filter::Eq("k".into(), k.clone()),
+                Filter::Lt("count".into(), Bson::Int32(4)),
+            ]);
+            for filter in [open, other_size, Filter::Eq("k".into(), k.clone())] {
+                for sort in [&newest[..], &oldest[..], &newest[..1], &[][..]] {
+                    let planned = c.first_in_order(&filter, sort);
+                    if let Some(found) = c.first_open(&filter, sort) {
+                        answered += 1;
+                        assert_eq!(found, planned, "{filter:?} {sort:?}");
+                    }
+                }
+            }
+        }
+        assert!(answered >= 8, "the open lookup answered {answered} queries");
     }
 
     #[tokio::test]

@@ -82,10 +82,6 @@ pub struct Typical<T> {
     pub has_extras: bool,
 }
 
-fn to_bson_item<T: Serialize>(item: &T) -> Result<Bson> {
-    bson::to_bson(item).map_err(|e| Error::invalid(format!("item does not serialize to BSON: {e}")))
-}
-
 fn by_id(id: &Bson) -> Filter {
     Filter::Eq("_id".into(), id.clone())
 }
@@ -266,7 +262,7 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let x = to_bson_item(item)?;
+    let x = crate::ser::item(item)?;
     crate::error::check_item_size(spec.collection, &x)?;
     spec.overflow.ensure_indexes(store).await?;
     let room = Filter::and([
@@ -305,7 +301,10 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let mut xs = items.iter().map(to_bson_item).collect::<Result<Vec<_>>>()?;
+    let mut xs = items
+        .iter()
+        .map(crate::ser::item)
+        .collect::<Result<Vec<_>>>()?;
     for x in &xs {
         crate::error::check_item_size(spec.collection, x)?;
     }

@@ -551,6 +551,9 @@ impl IndexSpec {
 
 /// The value at a dotted path: `a.b` descends into documents, `a.3` into arrays.
 pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+    if !path.as_bytes().contains(&b'.') {
+        return doc.get(path); // a top-level field: the usual case, without a splitter
+    }
     let mut parts = path.split('.');
     let mut cur = doc.get(parts.next()?)?;
     for part in parts {

@@ -111,6 +111,24 @@ impl SeriesSpec {
         ]
     }
 
+    /// `self == other`, the names compared by address first: the specs of a program are
+    /// constants, so the same series has the same strings.
+    pub(crate) fn is(&self, other: &SeriesSpec) -> bool {
+        fn same(a: &str, b: &str) -> bool {
+            std::ptr::eq(a, b) || a == b
+        }
+        same(self.collection, other.collection)
+            && same(self.key_field, other.key_field)
+            && same(self.items_field, other.items_field)
+            && same(self.count_field, other.count_field)
+            && self.size == other.size
+            && match (self.order, other.order) {
+                (SeriesOrder::TimeId(a), SeriesOrder::TimeId(b))
+                | (SeriesOrder::Seq(a), SeriesOrder::Seq(b)) => same(a, b),
+                _ => false,
+            }
+    }
+
     fn read_index_name(&self) -> String {
         format!(
             "pattern_{}_1_{}_1__id_1",
@@ -181,8 +199,8 @@ impl SeriesSpec {
     }
 
     /// Newest document first.
-    fn newest_first(&self) -> Vec<(crate::query::Path, i32)> {
-        vec![(self.order.field().into(), -1), ("_id".into(), -1)]
+    fn newest_first(&self) -> [(crate::query::Path, i32); 2] {
+        [(self.order.field().into(), -1), ("_id".into(), -1)]
     }
 
     /// The key's open documents (`count < size`).
@@ -203,10 +221,25 @@ impl SeriesSpec {
 
     /// A new document holding `items`: `_id`, the key, then the other fields in the
     /// lexicographic order MongoDB gives the fields an upsert creates.
-    fn new_doc(&self, key: &Bson, id: Bson, seq: i64, items: &[Bson]) -> Document {
-        let mut fields: Vec<(&str, Bson)> = vec![
-            (self.count_field, Bson::Int32(items.len() as i32)),
-            (self.items_field, Bson::Array(items.to_vec())),
+    pub(crate) fn new_doc(&self, key: &Bson, id: Bson, seq: i64, items: &[Bson]) -> Document {
+        self.new_doc_taking(key, id, seq, &mut items.to_vec())
+    }
+
+    /// [`SeriesSpec::new_doc`], moving `items` into it (its array has room for a full
+    /// document, up to 64 items, so that the pushes that fill it do not grow it again).
+    pub(crate) fn new_doc_taking(
+        &self,
+        key: &Bson,
+        id: Bson,
+        seq: i64,
+        items: &mut Vec<Bson>,
+    ) -> Document {
+        let room = (self.size as usize).clamp(items.len(), items.len().max(64));
+        let mut array = Vec::with_capacity(room);
+        array.append(items);
+        let mut fields = [
+            (self.count_field, Bson::Int32(array.len() as i32)),
+            (self.items_field, Bson::Array(array)),
             (self.order.field(), Bson::Int64(seq)),
         ];
         fields.sort_by(|a, b| a.0.cmp(b.0));
@@ -247,7 +280,7 @@ fn push_digits(out: &mut String, mut n: u64, width: usize) {
         buf[start] = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    out.extend(buf[start..].iter().map(|&d| char::from(d)));
+    out.push_str(std::str::from_utf8(&buf[start..]).expect("ASCII digits"));
 }
 
 fn contention(what: &str) -> Error {
@@ -291,27 +324,21 @@ async fn push_one<S: Store>(
 ) -> Result<()> {
     let coll = spec.collection;
     let fields = [spec.count_field, spec.order.field()];
-    // No hint: the open-document index both filters and sorts, so the planner picks it.
-    let (open, newest, hint) = (spec.open(key), spec.newest_first(), "");
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
     let mut next = store.ensured().next_number(coll, key);
-    let mut update = spec.push_update(vec![item]);
+    let mut items = vec![item];
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
-            // The common case, one round trip: the seed's conditional upsert (`update`), into
-            // the key's open document, or opening document `seq` when none is open.
-            update.set_on_insert = vec![
-                ("_id".into(), ids.next(store, seq).await?),
-                (spec.key_field.into(), key.clone()),
-                (spec.order.field().into(), Bson::Int64(seq)),
-            ];
+            // The common case, one round trip: the seed's conditional upsert, into the key's
+            // open document, or opening document `seq` when none is open.
+            ids.prepare(store, seq).await?;
             match store
-                .update_first(coll, &open, &newest, hint, &mut update, true, &[])
+                .push_open(spec, key, &mut items, seq, &|| ids.id())
                 .await
             {
-                Ok(Some(_)) => return Ok(()),
-                Ok(None) => {
+                Ok(false) => return Ok(()),
+                Ok(true) => {
                     remember(store, spec, key, seq.checked_add(1));
                     return Ok(());
                 }
@@ -321,31 +348,41 @@ async fn push_one<S: Store>(
                     ids.collided(seq);
                     store.ensured().take_next_number(coll, key);
                     next = None;
-                    update.set_on_insert.clear();
                 }
                 Err(e) => return Err(e),
             }
         }
         // The next number unknown: push into the open document returning its number
-        // (`findAndModify`), which gives the next one.
-        if let Some(before) = store
-            .update_first(coll, &open, &newest, hint, &mut update, false, &fields)
-            .await?
-        {
+        // (`findAndModify`), which gives the next one. No hint: the open-document index both
+        // filters and sorts, so the planner picks it.
+        let open = spec.open(key);
+        let mut update = spec.push_update(std::mem::take(&mut items));
+        let pushed = store
+            .update_first(
+                coll,
+                &open,
+                &spec.newest_first(),
+                "",
+                &mut update,
+                false,
+                &fields,
+            )
+            .await;
+        if let Some(before) = pushed? {
             let seq = before.get(spec.order.field()).and_then(as_int);
             remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
             return Ok(());
         }
-        // No open document: read the newest, open the next.
+        items = std::mem::take(&mut update.push[0].1); // nothing matched: nothing moved
+                                                       // No open document: read the newest, open the next.
         let seq = match newest_doc(store, spec, key).await? {
             Some(doc) if open.matches(&doc) => continue, // opened meanwhile: push into it
             Some(doc) => next_number(store, spec, key, &doc).await?,
             None => 1,
         };
         let id = ids.next(store, seq).await?;
-        let items = &update.push[0].1;
         match store
-            .insert_one(coll, spec.new_doc(key, id, seq, items))
+            .insert_one(coll, spec.new_doc(key, id, seq, &items))
             .await
         {
             Ok(()) => {
@@ -357,6 +394,34 @@ async fn push_one<S: Store>(
         }
     }
     Err(contention("opening a document"))
+}
+
+/// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`
+/// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
+/// document, found through the open-document index, which both filters and sorts (so no hint).
+pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    items: &mut Vec<Bson>,
+    seq: i64,
+    new_id: &(dyn Fn() -> Bson + Sync),
+) -> Result<bool> {
+    let mut update = spec.push_update(std::mem::take(items));
+    update.set_on_insert = vec![
+        ("_id".into(), new_id()),
+        (spec.key_field.into(), key.clone()),
+        (spec.order.field().into(), Bson::Int64(seq)),
+    ];
+    let (open, newest) = (spec.open(key), spec.newest_first());
+    let pushed = store
+        .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])
+        .await;
+    if pushed.is_err() {
+        // A write that returns an error leaves `update` as it was.
+        *items = std::mem::take(&mut update.push[0].1);
+    }
+    Ok(pushed?.is_none())
 }
 
 /// The key's newest document.
@@ -372,7 +437,7 @@ async fn newest_doc<S: Store>(
     key: &Bson,
 ) -> Result<Option<Document>> {
     let opts = FindOptions {
-        sort: spec.newest_first(),
+        sort: spec.newest_first().to_vec(),
         limit: Some(1),
         ..FindOptions::default()
     };
@@ -433,16 +498,30 @@ impl<'a> NewIds<'a> {
     }
 
     async fn next<S: Store>(&mut self, store: &S, seq: i64) -> Result<Bson> {
-        match self.spec.order {
-            SeriesOrder::Seq(_) => Ok(Bson::ObjectId(ObjectId::new())),
-            SeriesOrder::TimeId(_) => {
-                let seconds = *self.seconds.get_or_insert_with(crate::key::now_seconds);
-                if std::mem::take(&mut self.bump) && self.collided == Some(seq) {
-                    self.suffix =
-                        next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
-                }
-                Ok(Bson::String(bucket_id(self.prefix, seconds, self.suffix)))
+        self.prepare(store, seq).await?;
+        Ok(self.id())
+    }
+
+    /// Gets the `_id` of document `seq` ready: after a collision on its `_id`, the next free
+    /// suffix (a read).
+    async fn prepare<S: Store>(&mut self, store: &S, seq: i64) -> Result<()> {
+        if let SeriesOrder::TimeId(_) = self.spec.order {
+            let seconds = *self.seconds.get_or_insert_with(crate::key::now_seconds);
+            if std::mem::take(&mut self.bump) && self.collided == Some(seq) {
+                self.suffix =
+                    next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
             }
+        }
+        Ok(())
+    }
+
+    /// The `_id` [`NewIds::prepare`] got ready (made only when a document is opened).
+    fn id(&self) -> Bson {
+        match (self.spec.order, self.seconds) {
+            (SeriesOrder::TimeId(_), Some(seconds)) => {
+                Bson::String(bucket_id(self.prefix, seconds, self.suffix))
+            }
+            _ => Bson::ObjectId(ObjectId::new()),
         }
     }
 

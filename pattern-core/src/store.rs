@@ -80,6 +80,27 @@ pub trait Store: Send + Sync {
         fields: &[&str],
     ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
+    /// One attempt of a series push (see [`crate::series`]): appends `items` to the key's open
+    /// document (the newest whose count is below the series' size) and adds their number to
+    /// its count, or, when the key has none, inserts document number `seq` with `_id` `new_id()`
+    /// holding them. Returns `true` when it inserted. Once applied, `items` may be left empty;
+    /// on an error they are as they were ([`Error::DuplicateKey`](crate::Error::DuplicateKey):
+    /// document `seq`, or that `_id`, exists).
+    ///
+    /// The default sends the seed's conditional upsert through [`Store::update_first`] (one
+    /// round trip). A store may do the same natively: the in-memory store does, without
+    /// building the query and the update.
+    fn push_open(
+        &self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+    ) -> impl Future<Output = Result<bool>> + Send {
+        crate::series::push_open_upsert(self, spec, key, items, seq, new_id)
+    }
+
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
     fn replace_one(
         &self,
@@ -167,7 +188,7 @@ const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl EnsuredIndexes {
     pub(crate) fn contains(&self, spec: &SeriesSpec) -> bool {
-        lock(&self.indexes).contains(spec)
+        lock(&self.indexes).iter().any(|s| s.is(spec))
     }
     pub(crate) fn insert(&self, spec: SeriesSpec) {
         let mut specs = lock(&self.indexes);
