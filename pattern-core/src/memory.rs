@@ -5,6 +5,11 @@
 //! (optionally partial) indexes reject duplicates with [`Error::DuplicateKey`]. Secondary
 //! indexes also serve reads: a query with an equality on an index's first key scans only that
 //! key's documents.
+//!
+//! The series push ([`Store::push_open`]) is done natively: the open document is the last
+//! entry under the key in the series' open-document index, and the items go into its array in
+//! place; any document it does not handle goes through the conditional upsert every store
+//! runs, with the same result.
 
 use std::cmp::Ordering;
 use std::collections::btree_map::{self, Entry};
