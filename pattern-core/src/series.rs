@@ -7,12 +7,12 @@
 //!   loops only retry writes that did not apply;
 //! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
 //!   at most one is open (`count < size`): the newest. A push goes to the open document in one
-//!   atomic conditional upsert ([`Store::push_open`]); the first push of a process to a key returns the document's
-//!   number, and from then on the process knows the next one. The upsert inserts document
-//!   `n + 1` only when no document is open, and a unique index on `{key, seq}` lets one of two
-//!   concurrent openers win (or refuses a number another process already used); the other
-//!   retries into the winner's document. So each writer's items are read back
-//!   in the order it pushed them, and page `n` is found by its number, however deep.
+//!   atomic conditional upsert ([`Store::push_open`]); the first push of a process to a key
+//!   returns the document's number, and from then on the process knows the next one. The
+//!   upsert inserts document `n + 1` only when no document is open, and a unique index on
+//!   `{key, seq}` lets one of two concurrent openers win (or refuses a number another process
+//!   already used); the other retries into the winner's document. So each writer's items are
+//!   read back in the order it pushed them, and page `n` is found by its number, however deep.
 //! - Documents without a number (the seed's single overflow document, buckets written before
 //!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
 
@@ -373,8 +373,9 @@ async fn push_one<S: Store>(
             remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
             return Ok(());
         }
-        items = std::mem::take(&mut update.push[0].1); // nothing matched: nothing moved
-                                                       // No open document: read the newest, open the next.
+        // Nothing matched, so nothing moved: the items are back. No open document: read the
+        // newest, open the next.
+        items = std::mem::take(&mut update.push[0].1);
         let seq = match newest_doc(store, spec, key).await? {
             Some(doc) if open.matches(&doc) => continue, // opened meanwhile: push into it
             Some(doc) => next_number(store, spec, key, &doc).await?,
