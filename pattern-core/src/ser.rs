@@ -269,49 +269,28 @@ impl Array {
     }
 }
 
-impl ser::SerializeSeq for Array {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
+/// serde's four sequence traits, all one [`Array`].
+macro_rules! array_serializer {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Array {
+            type Ok = Bson;
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Bson> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Array {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Array {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Array {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
-}
+array_serializer!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// Maps: keys must serialize to strings, as bson requires.
 struct Map {
@@ -385,27 +364,27 @@ impl Struct {
     }
 }
 
-impl ser::SerializeStruct for Struct {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<()> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
+/// serde's two struct traits, both one [`Struct`].
+macro_rules! struct_serializer {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Struct {
+            type Ok = Bson;
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<()> {
+                self.field(key, value)
+            }
+            fn end(self) -> Result<Bson> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Struct {
-    type Ok = Bson;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<()> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<Bson> {
-        self.finish()
-    }
-}
+struct_serializer!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {
