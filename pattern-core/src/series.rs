@@ -225,8 +225,9 @@ impl SeriesSpec {
         self.new_doc_taking(key, id, seq, &mut items.to_vec())
     }
 
-    /// [`SeriesSpec::new_doc`], moving `items` into it (its array has room for a full
-    /// document, up to 64 items, so that the pushes that fill it do not grow it again).
+    /// [`SeriesSpec::new_doc`], moving `items` into it. Its array has room for a full
+    /// document of up to 16 items (a few reallocations saved for the pushes that fill it, at
+    /// most 16 slots of 112 bytes held by a document that stays small).
     pub(crate) fn new_doc_taking(
         &self,
         key: &Bson,
@@ -234,7 +235,7 @@ impl SeriesSpec {
         seq: i64,
         items: &mut Vec<Bson>,
     ) -> Document {
-        let room = (self.size as usize).clamp(items.len(), items.len().max(64));
+        let room = (self.size as usize).clamp(items.len(), items.len().max(16));
         let mut array = Vec::with_capacity(room);
         array.append(items);
         let mut fields = [
