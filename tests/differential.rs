@@ -267,7 +267,8 @@ async fn stored(store: &AnyStore) -> Vec<(String, Vec<Document>)> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 48,
+        // 48 unless `PROPTEST_CASES` says otherwise (an explicit count would override it).
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48),
         failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::Direct(
             "proptest-regressions/differential.txt",
         ))),
