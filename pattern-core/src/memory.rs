@@ -74,12 +74,13 @@ fn check_size(coll: &str, bytes: Option<usize>) -> Result<()> {
 
 /// The `_id`s of the documents an index entry holds: most often one (an index that ends in
 /// `_id`, or on a unique key), kept without a set (a set of one `_id` would allocate a whole
-/// B-tree node, a kilobyte).
+/// B-tree node, over a kilobyte).
 #[derive(Debug)]
 #[cfg_attr(test, derive(Clone))]
 enum Holders {
     One(Key),
-    /// Two or more; empty only while an entry is being emptied.
+    /// Once an entry has held two (it stays a set when they leave again; empty only while
+    /// the entry is being removed).
     Many(BTreeSet<Key>),
 }
 
@@ -612,7 +613,7 @@ impl Collection {
         let Filter::And(conditions) = filter else {
             return None;
         };
-        let (Some(Filter::Eq(path, value)), rest) = (conditions.first(), &conditions[1..]) else {
+        let Some((Filter::Eq(path, value), rest)) = conditions.split_first() else {
             return None;
         };
         if !crate::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
@@ -1841,7 +1842,8 @@ mod tests {
                 Filter::Eq("k".into(), k.clone()),
                 Filter::Lt("count".into(), Bson::Int32(4)),
             ]);
-            for filter in [open, other_size, Filter::Eq("k".into(), k.clone())] {
+            let empty = Filter::And(Vec::new());
+            for filter in [open, other_size, Filter::Eq("k".into(), k.clone()), empty] {
                 for sort in [&newest[..], &oldest[..], &newest[..1], &[][..]] {
                     let planned = c.first_in_order(&filter, sort);
                     if let Some(found) = c.first_open(&filter, sort) {
