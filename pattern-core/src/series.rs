@@ -111,24 +111,6 @@ impl SeriesSpec {
         ]
     }
 
-    /// `self == other`, the names compared by address first: the specs of a program are
-    /// constants, so the same series has the same strings.
-    pub(crate) fn is(&self, other: &SeriesSpec) -> bool {
-        fn same(a: &str, b: &str) -> bool {
-            std::ptr::eq(a, b) || a == b
-        }
-        same(self.collection, other.collection)
-            && same(self.key_field, other.key_field)
-            && same(self.items_field, other.items_field)
-            && same(self.count_field, other.count_field)
-            && self.size == other.size
-            && match (self.order, other.order) {
-                (SeriesOrder::TimeId(a), SeriesOrder::TimeId(b))
-                | (SeriesOrder::Seq(a), SeriesOrder::Seq(b)) => same(a, b),
-                _ => false,
-            }
-    }
-
     fn read_index_name(&self) -> String {
         format!(
             "pattern_{}_1_{}_1__id_1",

@@ -188,7 +188,7 @@ const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl EnsuredIndexes {
     pub(crate) fn contains(&self, spec: &SeriesSpec) -> bool {
-        lock(&self.indexes).iter().any(|s| s.is(spec))
+        lock(&self.indexes).contains(spec)
     }
     pub(crate) fn insert(&self, spec: SeriesSpec) {
         let mut specs = lock(&self.indexes);
