@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::error::document_bytes;
-use crate::query::{compare_by, compare_values, get_path, Filter, FindOptions, IndexSpec, Update};
+use crate::query::{
+    compare_by, compare_values, get_path, is_number, Filter, FindOptions, IndexSpec, Update,
+};
 use crate::series::SeriesSpec;
 use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
 use crate::{Error, Result, MAX_DOCUMENT_BYTES};
@@ -600,11 +602,13 @@ impl Collection {
     }
 
     /// [`Collection::first_in_order`] for the one query shape every push sends (the series'
-    /// open document: an equality on the first key of a partial index, plus exactly that
-    /// index's partial filter, sorted by the index), read straight off the index's entries:
-    /// `Some(the first match, if any)`. `None` for any other query, which goes through
+    /// open document: an equality on the first key of a partial index, then exactly that
+    /// index's partial filter, then any other conditions, sorted by the index), read straight
+    /// off the index's entries: `Some(the first match, if any)`. `None` for any other query,
+    /// or when the first entry fails the other conditions: those go through
     /// [`Collection::plan`]. It answers exactly as the plan would: the entries of such an
-    /// index under that value are the query's matches (see [`MemIndex::covers`]).
+    /// index under that value are the matches of the query without its other conditions (see
+    /// [`MemIndex::covers`]).
     fn first_open(
         &self,
         filter: &Filter,
@@ -619,13 +623,16 @@ impl Collection {
         if !crate::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
             return None;
         }
-        let index = self.indexes.iter().find(|ix| {
+        // The index, and the conditions beyond its partial filter (checked on the document).
+        let (index, residual) = self.indexes.iter().find_map(|ix| {
             let partial = match &ix.spec.partial {
                 Some(Filter::And(fs)) => &fs[..],
                 Some(leaf) => std::slice::from_ref(leaf),
-                None => return false,
+                None => return None,
             };
-            ix.spec.keys.first().is_some_and(|(k, _)| k == path) && partial == rest
+            let first = ix.spec.keys.first().is_some_and(|(k, _)| k == path);
+            let residual = rest.strip_prefix(partial).filter(|_| first)?;
+            Some((ix, residual))
         })?;
         let order = &index.spec.keys[1..];
         let backward = if keys_sorted_by(order, sort, false) {
@@ -635,7 +642,12 @@ impl Collection {
         } else {
             return None;
         };
-        Some(index.first_under(value, backward).cloned())
+        match index.first_under(value, backward) {
+            // The first entry fails the other conditions: a later one may match (the plan
+            // finds it).
+            Some(id) if !residual.iter().all(|f| f.matches(&self.docs[id].doc)) => None,
+            first => Some(first.cloned()),
+        }
     }
 
     /// The series push natively (see [`Store::push_open`]): the key's open document straight
@@ -667,6 +679,9 @@ impl Collection {
         // Its entries under the key are the key's open documents (see `first_open`).
         let Collection { docs, indexes } = self;
         match indexes[open].first_under(key, true) {
+            // A document whose number is neither absent nor a number is not of the series:
+            // the upsert's query passes over it (see `SeriesSpec::open`).
+            Some(id) if !docs[id].doc.get(spec.order.field()).is_none_or(is_number) => None,
             Some(id) => {
                 let push = Push {
                     coll: spec.collection,
@@ -1535,6 +1550,7 @@ impl Store for MemoryStore {
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        opts.check()?;
         Ok(self.sync_find(coll, filter, opts))
     }
 
@@ -1545,6 +1561,7 @@ impl Store for MemoryStore {
         filter: &Filter,
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
+        opts.check()?;
         let state = self.lock();
         let Some(c) = state.collections.get(coll) else {
             return Ok(Vec::new());

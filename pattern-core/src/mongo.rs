@@ -78,6 +78,7 @@ impl MongoStore {
     where
         T: serde::de::DeserializeOwned + Send + Sync,
     {
+        opts.check()?;
         let collection = self.db.collection::<T>(coll);
         let mut action = collection.find(filter.to_document());
         if !opts.sort.is_empty() {
@@ -138,6 +139,10 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
             collection: coll.to_owned(),
             message,
         },
+        // Raised by the driver before anything is sent: an argument it cannot encode.
+        ErrorKind::InvalidArgument { .. } | ErrorKind::BsonSerialization(_) => {
+            Error::InvalidInput(message)
+        }
         _ if unavailable => Error::Unavailable {
             message,
             source: Some(Box::new(e)),
@@ -284,11 +289,9 @@ impl Store for MongoStore {
         let Some(d) = cursor.try_next().await.map_err(|e| map_err(coll, e))? else {
             return Ok(ArrayStats::default());
         };
-        let n = |k: &str| match d.get(k) {
-            Some(Bson::Int32(x)) => *x as u64,
-            Some(Bson::Int64(x)) => *x as u64,
-            Some(Bson::Double(x)) => *x as u64,
-            _ => 0,
+        let n = |k: &str| match d.get(k).and_then(crate::series::as_int) {
+            Some(x) => u64::try_from(x).unwrap_or(0),
+            None => 0,
         };
         Ok(ArrayStats {
             documents: n("documents"),

@@ -64,6 +64,20 @@ pub struct OutlierSpec {
     pub overflow: SeriesSpec,
 }
 
+impl OutlierSpec {
+    /// Refuses a threshold outside 1..=2^31-1 (the derive checks it at compile time; a spec
+    /// written by hand is checked here, before anything is sent).
+    fn check(&self) -> Result<()> {
+        if self.threshold == 0 || self.threshold > i32::MAX as u32 {
+            return Err(Error::invalid(format!(
+                "threshold must be in 1..=2^31-1, got {}",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A type stored with the outlier pattern. Derive it with `#[derive(Outlier)]`.
 pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
     /// The id field's type (serialized as `_id`).
@@ -175,6 +189,7 @@ fn decode_items<T: DeserializeOwned>(
 /// being replaced may be lost with the overflow it replaces.
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     let spec = T::SPEC;
+    spec.check()?;
     spec.overflow.ensure_indexes(store).await?;
     let mut doc = bson::to_document(value)
         .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
@@ -261,6 +276,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = T::SPEC;
+    spec.check()?;
     let id = id.to_key_bson();
     let x = crate::ser::item(item)?;
     crate::error::check_item_size(spec.collection, &x)?;
@@ -277,11 +293,17 @@ where
         push: vec![(spec.items_field.into(), vec![x])],
         ..Update::default()
     };
-    if store
+    let pushed = match store
         .update_one(spec.collection, &room, &mut update, false)
-        .await?
-        .matched
+        .await
     {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let coll = spec.collection;
+            return Err(series::name_foreign(store, coll, &by_id(&id), spec.items_field, e).await);
+        }
+    };
+    if pushed.matched {
         return Ok(());
     }
     // Not applied: the update still holds the item.
@@ -300,6 +322,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = T::SPEC;
+    spec.check()?;
     let id = id.to_key_bson();
     let mut xs = items
         .iter()
@@ -330,16 +353,18 @@ where
             push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
             ..Update::default()
         };
-        if store
-            .update_one(
-                spec.collection,
-                &main_has_len(&spec, &id, main.len()),
-                &mut update,
-                false,
-            )
-            .await?
-            .matched
+        let cas = main_has_len(&spec, &id, main.len());
+        let pushed = match store
+            .update_one(spec.collection, &cas, &mut update, false)
+            .await
         {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let coll = spec.collection;
+                return Err(series::name_foreign(store, coll, &cas, spec.items_field, e).await);
+            }
+        };
+        if pushed.matched {
             done += take;
             if done == xs.len() {
                 return Ok(());

@@ -36,8 +36,24 @@ pub enum Filter {
     Exists(Path, bool),
     /// `{path: {$exists: true, $not: {$type: "array"}}}`: present but not an array.
     NotArray(Path),
+    /// Absent, or a number (`{path: {$not: {$type: [every other type]}}}`): the field is
+    /// missing or holds an Int32, Int64, Double or Decimal128 (not null, not an array).
+    NumberOrMissing(Path),
     /// Every predicate holds.
     And(Vec<Filter>),
+}
+
+/// Every BSON type but the four numeric ones, by their `$type` codes (string, object, array,
+/// binary, undefined, ObjectId, bool, date, null, regex, DBPointer, JavaScript, symbol,
+/// JavaScript with scope, timestamp, MinKey, MaxKey).
+const NOT_NUMBER_TYPES: [i32; 17] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+
+/// Int32, Int64, Double or Decimal128.
+pub(crate) fn is_number(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_)
+    )
 }
 
 impl Filter {
@@ -68,7 +84,8 @@ impl Filter {
             | Filter::Gt(p, _)
             | Filter::Gte(p, _)
             | Filter::Exists(p, _)
-            | Filter::NotArray(p) => p,
+            | Filter::NotArray(p)
+            | Filter::NumberOrMissing(p) => p,
             Filter::And(_) => "",
         }
     }
@@ -108,6 +125,10 @@ impl Filter {
                     ops.insert("$not", bson::doc! {"$type": "array"});
                     continue;
                 }
+                Filter::NumberOrMissing(p) => {
+                    entry(&mut out, p).insert("$not", bson::doc! {"$type": &NOT_NUMBER_TYPES[..]});
+                    continue;
+                }
                 Filter::And(_) => unreachable!("flattened"),
             };
             entry(&mut out, path).insert(op, value);
@@ -126,6 +147,7 @@ impl Filter {
             Filter::Gte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_ge()),
             Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
             Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
+            Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
         }
     }
@@ -527,6 +549,19 @@ pub struct FindOptions {
     pub sort: Vec<(Path, i32)>,
     pub skip: u64,
     pub limit: Option<i64>,
+}
+
+impl FindOptions {
+    /// Refuses what no server takes: a skip past 2^63-1 (MongoDB's `skip` is an Int64).
+    pub(crate) fn check(&self) -> crate::Result<()> {
+        if i64::try_from(self.skip).is_err() {
+            return Err(crate::Error::invalid(format!(
+                "skip must be at most 2^63-1, got {}",
+                self.skip
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// An index the patterns need.

@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{doc_id, ensure_indexes, from_raw, raw_value, ArrayStats, Store};
+use crate::store::{doc_id, ensure_indexes, from_raw, raw_value, ArrayStats, Next, Store, TimeId};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -175,6 +175,21 @@ impl SeriesSpec {
         Filter::Eq(self.key_field.into(), key.clone())
     }
 
+    /// A document of the series: its number is absent (the unnumbered documents that come
+    /// first) or a number. A document whose number field holds anything else (a string, null,
+    /// an array: written by another tool) is not part of the series: no read returns or
+    /// counts it and no push writes to it.
+    fn in_series(&self) -> Filter {
+        Filter::NumberOrMissing(self.order.field().into())
+    }
+
+    /// The key's documents ([`SeriesSpec::in_series`]), with `more` conditions.
+    fn docs_of(&self, key: &Bson, more: impl IntoIterator<Item = Filter>) -> Filter {
+        let mut all = vec![self.by_key(key), self.in_series()];
+        all.extend(more);
+        Filter::And(all)
+    }
+
     /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
     fn sort(&self) -> Vec<(crate::query::Path, i32)> {
         vec![(self.order.field().into(), 1), ("_id".into(), 1)]
@@ -187,9 +202,10 @@ impl SeriesSpec {
 
     /// The key's open documents (`count < size`).
     fn open(&self, key: &Bson) -> Filter {
-        Filter::and([
+        Filter::And(vec![
             self.by_key(key),
             Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32)),
+            self.in_series(),
         ])
     }
 
@@ -306,10 +322,13 @@ async fn push_one<S: Store>(
     time: Option<i64>,
 ) -> Result<()> {
     let coll = spec.collection;
-    let fields = [spec.count_field, spec.order.field()];
+    // The open document's `_id` comes back too: the next document's `_id` must differ from it.
+    let fields = [spec.count_field, spec.order.field(), "_id"];
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
-    let mut next = store.ensured().next_number(coll, key);
+    let memo = store.ensured().next_number(coll, key);
+    let mut next = memo.map(|m| m.number);
+    ids.after(memo.and_then(|m| m.newest));
     let mut items = vec![item];
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
@@ -322,17 +341,26 @@ async fn push_one<S: Store>(
             {
                 Ok(false) => return Ok(()),
                 Ok(true) => {
-                    remember(store, spec, key, seq.checked_add(1));
+                    remember(store, spec, key, seq.checked_add(1), ids.opened());
                     return Ok(());
                 }
+                // The `_id` is taken (an older document of the key starts in the same second):
+                // the next attempt opens document `seq` under the next free suffix.
+                Err(e) if is_id_taken(&e) => ids.id_taken(),
                 // Document `seq` exists (another writer opened it: the next attempt pushes
-                // into it), or its `_id` is taken: find out below.
+                // into it), or the store did not say which index refused: find out below.
                 Err(Error::DuplicateKey { .. }) => {
                     ids.collided(seq);
                     store.ensured().take_next_number(coll, key);
                     next = None;
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    let open = spec.open(key);
+                    return Err(name_foreign(store, coll, &open, spec.items_field, e).await);
+                }
+            }
+            if next.is_some() {
+                continue;
             }
         }
         // The next number unknown: push into the open document returning its number
@@ -351,9 +379,14 @@ async fn push_one<S: Store>(
                 &fields,
             )
             .await;
-        if let Some(before) = pushed? {
+        let pushed = match pushed {
+            Ok(pushed) => pushed,
+            Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
+        };
+        if let Some(before) = pushed {
             let seq = before.get(spec.order.field()).and_then(as_int);
-            remember(store, spec, key, seq.and_then(|n| n.checked_add(1)));
+            let newest = ids.parse(before.get("_id"));
+            remember(store, spec, key, seq.and_then(|n| n.checked_add(1)), newest);
             return Ok(());
         }
         // Nothing matched, so nothing moved: the items are back. No open document: read the
@@ -361,7 +394,10 @@ async fn push_one<S: Store>(
         items = std::mem::take(&mut update.push[0].1);
         let seq = match newest_doc(store, spec, key).await? {
             Some(doc) if open.matches(&doc) => continue, // opened meanwhile: push into it
-            Some(doc) => next_number(store, spec, key, &doc).await?,
+            Some(doc) => {
+                ids.after(ids.parse(doc.get("_id")));
+                next_number(store, spec, key, &doc).await?
+            }
             None => 1,
         };
         let id = ids.next(store, seq).await?;
@@ -370,8 +406,13 @@ async fn push_one<S: Store>(
             .await
         {
             Ok(()) => {
-                remember(store, spec, key, seq.checked_add(1));
+                remember(store, spec, key, seq.checked_add(1), ids.opened());
                 return Ok(());
+            }
+            // The number is still free: open it under the next free suffix (one upsert).
+            Err(e) if is_id_taken(&e) => {
+                ids.id_taken();
+                next = Some(seq);
             }
             Err(Error::DuplicateKey { .. }) => ids.collided(seq),
             Err(e) => return Err(e),
@@ -426,58 +467,160 @@ async fn newest_doc<S: Store>(
         ..FindOptions::default()
     };
     let known = store.ensured().next_number(spec.collection, key);
-    if let Some(n) = known.filter(|n| *n > 1) {
-        let bounded = Filter::and([
-            spec.by_key(key),
-            Filter::Gte(spec.order.field().into(), Bson::Int64(n - 1)),
-        ]);
+    if let Some(n) = known.map(|k| k.number).filter(|n| *n > 1) {
+        let bounded = spec.docs_of(
+            key,
+            [Filter::Gte(spec.order.field().into(), Bson::Int64(n - 1))],
+        );
         if let Some(doc) = store.find(spec.collection, &bounded, &opts).await?.pop() {
             return Ok(Some(doc));
         }
     }
     Ok(store
-        .find(spec.collection, &spec.by_key(key), &opts)
+        .find(spec.collection, &spec.docs_of(key, []), &opts)
         .await?
         .pop())
 }
 
-fn remember<S: Store>(store: &S, spec: &SeriesSpec, key: &Bson, next: Option<i64>) {
-    if let Some(n) = next {
-        store.ensured().set_next_number(spec.collection, key, n);
+fn remember<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    next: Option<i64>,
+    newest: Option<TimeId>,
+) {
+    if let Some(number) = next {
+        let next = Next { number, newest };
+        store.ensured().set_next_number(spec.collection, key, next);
+    }
+}
+
+/// Whether a write was refused because its `_id` is taken (rather than by another unique
+/// index). Both stores name the index in the message, as MongoDB does:
+/// `E11000 duplicate key error collection: db.trades index: _id_ dup key: { _id: ... }`.
+fn is_id_taken(e: &Error) -> bool {
+    match e {
+        Error::DuplicateKey { message, .. } => message
+            .split_once("index: ")
+            .is_some_and(|(_, rest)| rest.split_whitespace().next() == Some("_id_")),
+        _ => false,
+    }
+}
+
+/// A write to a document matching `filter` failed on the server's side. When a document
+/// matching it has an `field` that is not an array (written by another tool, which the write
+/// cannot push to), the error names it as a read of it does: [`Error::Decode`] with the
+/// collection and `_id`. Any other error is returned as it is. One read, only after a failure.
+pub(crate) async fn name_foreign<S: Store>(
+    store: &S,
+    coll: &str,
+    filter: &Filter,
+    field: &str,
+    e: Error,
+) -> Error {
+    if !matches!(e, Error::Server { .. }) {
+        return e;
+    }
+    let mut all = match filter {
+        Filter::And(all) => all.clone(),
+        one => vec![one.clone()],
+    };
+    all.push(Filter::NotArray(field.to_owned().into()));
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    match store.find(coll, &Filter::And(all), &one).await {
+        Ok(docs) => match docs.first() {
+            Some(doc) => {
+                let found = doc.get(field).map(Bson::element_type);
+                let found = found.map_or_else(|| "missing".to_owned(), |t| format!("{t:?}"));
+                Error::decode(
+                    coll,
+                    doc.get("_id"),
+                    format!("`{field}` is not an array but {found}"),
+                )
+            }
+            None => e,
+        },
+        Err(_) => e,
     }
 }
 
 /// The `_id`s of the documents a push opens, and what to do when one collides.
 ///
-/// A new document can collide on `{key, seq}` (another writer opened document `seq` first: the
-/// next attempt pushes into it) or, for [`SeriesOrder::TimeId`], on `_id` (an older document of
-/// the key has the same first second). The second case shows as a collision on the same `seq`
-/// twice in a row: then the next free suffix is taken.
+/// For [`SeriesOrder::TimeId`], a new document's `_id` is `<prefix>_<seconds of its first
+/// item>`, with a suffix when an older document of the key starts in the same second. The
+/// suffix is one past the newest document's when that one starts in the same second (known
+/// from this process's memo, or from the document a push just read or opened), so a burst of
+/// documents within one second opens each in one write. A write refused on its `_id` (a
+/// document this process did not know) takes the next free suffix (a read) before it is
+/// retried: an `_id` seen taken is never sent again. A write refused on `{key, seq}` means
+/// another writer opened document `seq` first: the next attempt pushes into it. When a store
+/// does not say which index refused, a second refusal on the same `seq` is taken as the `_id`.
 struct NewIds<'a> {
     spec: &'a SeriesSpec,
     prefix: &'a str,
+    /// The first item's epoch seconds ([`SeriesOrder::TimeId`] only).
     seconds: Option<i64>,
     suffix: u32,
+    /// The newest document's `_id`, when it is one of this key's time-named `_id`s.
+    newest: Option<TimeId>,
     collided: Option<i64>,
     bump: bool,
 }
 
 impl<'a> NewIds<'a> {
     fn new(spec: &'a SeriesSpec, prefix: &'a str, time: Option<i64>) -> Self {
-        NewIds {
+        let mut ids = NewIds {
             spec,
             prefix,
-            seconds: time,
+            seconds: None,
             suffix: 0,
+            newest: None,
             collided: None,
             bump: false,
+        };
+        ids.at(time);
+        ids
+    }
+
+    fn time_named(&self) -> bool {
+        matches!(self.spec.order, SeriesOrder::TimeId(_))
+    }
+
+    /// Sets the first item's time (for a batch, the time of the item that opens a document;
+    /// `None`: now).
+    fn at(&mut self, time: Option<i64>) {
+        if !self.time_named() {
+            return;
+        }
+        let seconds = Some(time.unwrap_or_else(crate::key::now_seconds));
+        if self.seconds != seconds {
+            (self.seconds, self.suffix) = (seconds, 0);
+        }
+        self.follow_newest();
+    }
+
+    /// The newest document of the key is `newest` (`None`: unknown, or not time-named).
+    fn after(&mut self, newest: Option<TimeId>) {
+        self.newest = newest;
+        self.follow_newest();
+    }
+
+    fn follow_newest(&mut self) {
+        if let (Some(newest), Some(seconds)) = (self.newest, self.seconds) {
+            if newest.seconds == seconds {
+                self.suffix = self.suffix.max(newest.suffix.saturating_add(1));
+            }
         }
     }
 
-    /// Sets the first item's time (for a batch, the time of the item that opens a document).
-    fn at(&mut self, time: Option<i64>) {
-        if self.seconds != time {
-            (self.seconds, self.suffix) = (time, 0);
+    /// The parts of `id` when it is a time-named `_id` of this key.
+    fn parse(&self, id: Option<&Bson>) -> Option<TimeId> {
+        match (self.time_named(), id) {
+            (true, Some(Bson::String(id))) => parse_bucket_id(self.prefix, id),
+            _ => None,
         }
     }
 
@@ -486,14 +629,15 @@ impl<'a> NewIds<'a> {
         Ok(self.id())
     }
 
-    /// Gets the `_id` of document `seq` ready: after a collision on its `_id`, the next free
+    /// Gets the `_id` of document `seq` ready: after a refusal on its `_id`, the next free
     /// suffix (a read).
     async fn prepare<S: Store>(&mut self, store: &S, seq: i64) -> Result<()> {
-        if let SeriesOrder::TimeId(_) = self.spec.order {
-            let seconds = *self.seconds.get_or_insert_with(crate::key::now_seconds);
-            if std::mem::take(&mut self.bump) && self.collided == Some(seq) {
+        if let Some(seconds) = self.seconds {
+            let bump = std::mem::take(&mut self.bump);
+            if bump && self.collided.is_none_or(|c| c == seq) {
                 self.suffix =
                     next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
+                self.collided = None;
             }
         }
         Ok(())
@@ -501,19 +645,57 @@ impl<'a> NewIds<'a> {
 
     /// The `_id` [`NewIds::prepare`] got ready (made only when a document is opened).
     fn id(&self) -> Bson {
-        match (self.spec.order, self.seconds) {
-            (SeriesOrder::TimeId(_), Some(seconds)) => {
-                Bson::String(bucket_id(self.prefix, seconds, self.suffix))
-            }
-            _ => Bson::ObjectId(ObjectId::new()),
+        match self.seconds {
+            Some(seconds) => Bson::String(bucket_id(self.prefix, seconds, self.suffix)),
+            None => Bson::ObjectId(ObjectId::new()),
         }
     }
 
+    /// The `_id` just opened, as the newest document's: the next one in the same second takes
+    /// the next suffix.
+    fn opened(&mut self) -> Option<TimeId> {
+        let seconds = self.seconds?;
+        let opened = TimeId {
+            seconds,
+            suffix: self.suffix,
+        };
+        self.after(Some(opened));
+        Some(opened)
+    }
+
+    /// A write was refused on `_id`.
+    fn id_taken(&mut self) {
+        self.bump = true;
+        self.collided = None;
+    }
+
+    /// A write opening document `seq` was refused, on an index the store did not name.
     fn collided(&mut self, seq: i64) {
         // Twice on the same number: the `_id` is taken, not the number.
         self.bump = self.collided == Some(seq);
         self.collided = Some(seq);
     }
+}
+
+/// The parts of `id` when it is `<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>` as
+/// [`bucket_id`] writes them.
+fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
+    let rest = id.strip_prefix(prefix)?.strip_prefix('_')?;
+    let (seconds, suffix) = match rest.split_once('_') {
+        Some((s, x)) if x.len() >= 6 && x.bytes().all(|b| b.is_ascii_digit()) => {
+            let suffix = x.parse::<u32>().ok()?;
+            (s, (suffix != 0).then_some(suffix)?)
+        }
+        Some(_) => return None,
+        None => (rest, 0),
+    };
+    let digits = seconds.strip_prefix('-').unwrap_or(seconds);
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && seconds != "-0";
+    let seconds = seconds.parse::<i64>().ok().filter(|_| canonical)?;
+    Some(TimeId { seconds, suffix })
 }
 
 /// Several items: fill the newest document with a compare-and-set on its `count`, then open
@@ -544,6 +726,8 @@ async fn push_many<S: Store>(
             seq
         } else {
             let last = newest_doc(store, spec, key).await?;
+            let newest = ids.parse(last.as_ref().and_then(|d| d.get("_id")));
+            ids.after(newest);
             match &last {
                 Some(doc) if spec.open(key).matches(doc) => {
                     let count = read_count(spec, doc)?;
@@ -554,15 +738,17 @@ async fn push_many<S: Store>(
                         Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
                     ]);
                     let mut update = spec.push_update(rest[..take].to_vec());
-                    if store
-                        .update_one(coll, &cas, &mut update, false)
-                        .await?
-                        .matched
-                    {
+                    let pushed = match store.update_one(coll, &cas, &mut update, false).await {
+                        Ok(outcome) => outcome,
+                        Err(e) => {
+                            return Err(name_foreign(store, coll, &cas, spec.items_field, e).await)
+                        }
+                    };
+                    if pushed.matched {
                         done += take;
                         let seq = doc.get(spec.order.field()).and_then(as_int);
                         let next = seq.and_then(|n| n.checked_add(1));
-                        remember(store, spec, key, next);
+                        remember(store, spec, key, next, newest);
                         if count as usize + take == size {
                             known_next = next; // filled it: the next one is to open
                         }
@@ -584,10 +770,16 @@ async fn push_many<S: Store>(
         {
             Ok(()) => {
                 done += take;
-                remember(store, spec, key, seq.checked_add(1));
+                remember(store, spec, key, seq.checked_add(1), ids.opened());
                 if take == size {
                     known_next = seq.checked_add(1);
                 }
+            }
+            Err(e) if is_id_taken(&e) => {
+                // The number is still free: open it under the next free suffix.
+                failures += 1;
+                ids.id_taken();
+                known_next = Some(seq);
             }
             Err(Error::DuplicateKey { .. }) => {
                 failures += 1;
@@ -647,7 +839,7 @@ async fn next_number<S: Store>(
     match newest.get(field) {
         None | Some(Bson::Null) => {
             let s = store
-                .array_stats(spec.collection, &spec.by_key(key), spec.items_field)
+                .array_stats(spec.collection, &spec.docs_of(key, []), spec.items_field)
                 .await?;
             Ok(s.documents as i64 + 1)
         }
@@ -672,7 +864,13 @@ pub fn as_int(v: &Bson) -> Option<i64> {
     match v {
         Bson::Int32(x) => Some(*x as i64),
         Bson::Int64(x) => Some(*x),
-        Bson::Double(x) if x.fract() == 0.0 && x.is_finite() => Some(*x as i64),
+        // Integral and within i64 (2^63 itself is not: `as` would saturate it to 2^63-1).
+        Bson::Double(x)
+            if x.fract() == 0.0
+                && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(x) =>
+        {
+            Some(*x as i64)
+        }
         _ => None,
     }
 }
@@ -782,16 +980,18 @@ pub(crate) async fn nth_doc<S: Store>(
     if n == 0 {
         return Err(Error::invalid("pages are numbered from 1"));
     }
+    // Numbers are stored as Int64: no document has a number past 2^63-1, and no key has as
+    // many unnumbered documents. Answered here, alike on every store.
+    let Ok(n) = i64::try_from(n) else {
+        return Ok(None);
+    };
     spec.ensure_indexes(store).await?;
     let field = spec.order.field();
     let one = FindOptions {
         limit: Some(1),
         ..FindOptions::default()
     };
-    let numbered = Filter::and([
-        spec.by_key(key),
-        Filter::Eq(field.into(), Bson::Int64(n as i64)),
-    ]);
+    let numbered = spec.docs_of(key, [Filter::Eq(field.into(), Bson::Int64(n))]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
         .await?
@@ -802,7 +1002,7 @@ pub(crate) async fn nth_doc<S: Store>(
     let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
-        skip: n - 1,
+        skip: n.unsigned_abs() - 1,
         limit: Some(1),
     };
     Ok(store
@@ -823,7 +1023,7 @@ pub(crate) async fn all_docs<S: Store>(
         ..FindOptions::default()
     };
     store
-        .find_raw(spec.collection, &spec.by_key(key), &opts)
+        .find_raw(spec.collection, &spec.docs_of(key, []), &opts)
         .await
 }
 
@@ -850,7 +1050,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
     stream::try_unfold(Next::First, move |next| {
         let key = key.clone();
         async move {
-            let mut filter = vec![spec.by_key(&key)];
+            let mut filter = vec![spec.by_key(&key), spec.in_series()];
             let sort = match &next {
                 Next::Done => return Ok(None),
                 Next::First => spec.sort(),
@@ -909,10 +1109,10 @@ pub(crate) async fn stats<S: Store>(
     key: &Bson,
 ) -> Result<ArrayStats> {
     let s = store
-        .array_stats(spec.collection, &spec.by_key(key), spec.items_field)
+        .array_stats(spec.collection, &spec.docs_of(key, []), spec.items_field)
         .await?;
     if s.not_arrays > 0 {
-        let bad = Filter::and([spec.by_key(key), Filter::NotArray(spec.items_field.into())]);
+        let bad = spec.docs_of(key, [Filter::NotArray(spec.items_field.into())]);
         let one = FindOptions {
             limit: Some(1),
             ..FindOptions::default()

@@ -163,9 +163,10 @@ pub trait Store: Send + Sync {
 }
 
 /// What a store remembers in this process: which series it has already ensured the indexes
-/// of, and, per series key whose newest document a push of this process saw full, the number
-/// the next document gets (so that the push that opens it is one upsert, not a miss, a read and
-/// an insert). Both are looked up before every push, without allocating.
+/// of, and, per series key whose newest document a push of this process saw, the number the
+/// next document gets and the `_id` of the newest (so that the push that opens the next one is
+/// one upsert, not a miss, a read and an insert, and picks an `_id` the newest does not hold).
+/// Both are looked up before every push, without allocating.
 #[derive(Debug, Default)]
 pub struct EnsuredIndexes {
     /// A program has a handful of series: a list compared by value (no hashing) is the
@@ -174,12 +175,27 @@ pub struct EnsuredIndexes {
     next_numbers: Mutex<NextNumbers>,
 }
 
-/// Next document numbers by collection and key: entries `(collection, key, number)` under a
+/// Next document numbers by collection and key: entries `(collection, key, next)` under a
 /// hash of the collection and key (compared in full on lookup).
 #[derive(Debug, Default)]
 struct NextNumbers {
-    by_hash: HashMap<u64, Vec<(String, Bson, i64)>, BuildHasherDefault<Prehashed>>,
+    by_hash: HashMap<u64, Vec<(String, Bson, Next)>, BuildHasherDefault<Prehashed>>,
     len: usize,
+}
+
+/// What a process knows of a key's series: the number its next document gets, and the
+/// time-named `_id` of the document before it, when known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Next {
+    pub(crate) number: i64,
+    pub(crate) newest: Option<TimeId>,
+}
+
+/// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimeId {
+    pub(crate) seconds: i64,
+    pub(crate) suffix: u32,
 }
 
 /// At most this many next numbers are remembered; past it a push that opens a document takes
@@ -196,8 +212,8 @@ impl EnsuredIndexes {
             specs.push(spec);
         }
     }
-    /// The remembered number of `key`'s next document in `coll`.
-    pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<i64> {
+    /// What is remembered of `key`'s next document in `coll`.
+    pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
         let h = memo_hash(coll, key);
         let m = lock(&self.next_numbers);
         let entries = m.by_hash.get(&h)?;
@@ -206,8 +222,8 @@ impl EnsuredIndexes {
             .find(|(c, k, _)| c == coll && k == key)
             .map(|e| e.2)
     }
-    /// Takes the remembered number of `key`'s next document in `coll`.
-    pub(crate) fn take_next_number(&self, coll: &str, key: &Bson) -> Option<i64> {
+    /// Takes what is remembered of `key`'s next document in `coll`.
+    pub(crate) fn take_next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
         let h = memo_hash(coll, key);
         let mut m = lock(&self.next_numbers);
         let entries = m.by_hash.get_mut(&h)?;
@@ -220,7 +236,7 @@ impl EnsuredIndexes {
         Some(n)
     }
     /// Remembers the number of `key`'s next document in `coll`.
-    pub(crate) fn set_next_number(&self, coll: &str, key: &Bson, n: i64) {
+    pub(crate) fn set_next_number(&self, coll: &str, key: &Bson, n: Next) {
         let h = memo_hash(coll, key);
         let mut m = lock(&self.next_numbers);
         let m = &mut *m;
