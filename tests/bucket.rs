@@ -613,7 +613,64 @@ async fn streams_cross_batches(store: AnyStore) {
     assert!(pages.iter().zip(&big).all(|(p, b)| p.items == [b.clone()]));
 }
 
+/// A burst: buckets that open within one second take the next suffix after the newest
+/// bucket's, whether this store opened it, found it open, or read it; batches too. Items and
+/// pages stay in push order.
+async fn same_second_burst(store: AnyStore) {
+    for i in 0..12 {
+        Ticks::push(&store, "b", tick(0, i, 1_700_000_000))
+            .await
+            .unwrap();
+    }
+    // A store that has not seen the key (another process): it reads the newest bucket.
+    store.ensured().clear();
+    Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
+        .await
+        .unwrap();
+    store.ensured().clear();
+    let batch: Vec<Tick> = (13..20).map(|i| tick(0, i, 1_700_000_000)).collect();
+    Ticks::push_many(&store, "b", &batch).await.unwrap();
+    let ids: Vec<String> = documents(&store, "ticks")
+        .await
+        .iter()
+        .map(|d| d.get_str("_id").unwrap().to_owned())
+        .collect();
+    let want: Vec<String> = (0..7)
+        .map(|k| match k {
+            0 => "b_1700000000".to_owned(),
+            k => format!("b_1700000000_{k:06}"),
+        })
+        .collect();
+    assert_eq!(ids, want);
+    let all: Vec<u32> = Ticks::items(&store, "b")
+        .map_ok(|t| t.n)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(all, (0..20).collect::<Vec<_>>());
+    for p in 1..=7u64 {
+        let page = Ticks::page(&store, "b", p).await.unwrap().unwrap();
+        assert_eq!(page.id, Bson::String(want[p as usize - 1].clone()));
+    }
+}
+
+/// Page numbers past 2^63-1 (numbers are stored as Int64): `None` on both stores, nothing
+/// sent; page 0 is `InvalidInput`.
+async fn page_numbers_past_the_largest(store: AnyStore) {
+    Ticks::push(&store, "h", tick(0, 0, 1_700_000_000))
+        .await
+        .unwrap();
+    let largest = i64::MAX as u64;
+    for n in [largest, largest + 1, u64::MAX - 1, u64::MAX] {
+        assert_eq!(Ticks::page(&store, "h", n).await.unwrap(), None, "page {n}");
+    }
+    let e = Ticks::page(&store, "h", 0).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e:?}");
+}
+
 on_both_stores!(
+    same_second_burst,
+    page_numbers_past_the_largest,
     seed_replay_gives_seed_documents,
     streams_cross_batches,
     seed_layout_without_page_numbers,
@@ -706,6 +763,64 @@ async fn mongo_push_and_page_round_trips() {
     );
     let newest = Ticks::page(&store, "rt", 103).await.unwrap().unwrap();
     assert_eq!(newest.items.iter().map(|t| t.n).collect::<Vec<_>>(), [306]);
+    let _ = store.database().drop().await;
+}
+
+/// On MongoDB a burst within one second opens each bucket with one `update`, like any other
+/// push: the suffix follows the newest bucket's. A store that has not seen the key reads the
+/// newest bucket and opens the next without a refusal. When an `_id` is taken by a document it
+/// could not know, the refusal is followed by a read of the free suffix and one more `update`:
+/// the taken `_id` is never sent again.
+#[tokio::test]
+async fn mongo_same_second_burst_round_trips() {
+    let (store, log) = counted_mongo_store("burst_round_trips").await;
+    Ticks::push(&store, "b", tick(0, 0, 1_700_000_000))
+        .await
+        .unwrap(); // creates the indexes
+    log.clear();
+    for i in 1..12 {
+        Ticks::push(&store, "b", tick(0, i, 1_700_000_000))
+            .await
+            .unwrap();
+    }
+    assert_eq!(log.names(), vec!["update"; 11]);
+    store.ensured().clear();
+    log.clear();
+    Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
+        .await
+        .unwrap(); // opens bucket 5
+    assert_eq!(
+        without_index_commands(&log),
+        ["findAndModify", "find", "insert"]
+    );
+    // A document of another key holds the `_id` bucket 7 would get.
+    store
+        .insert_one(
+            "ticks",
+            doc! {"_id": "b_1700000000_000006", "user": "other"},
+        )
+        .await
+        .unwrap();
+    log.clear();
+    for i in 13..18 {
+        Ticks::push(&store, "b", tick(0, i, 1_700_000_000))
+            .await
+            .unwrap(); // fills 5, opens and fills 6
+    }
+    assert_eq!(log.names(), vec!["update"; 5]);
+    log.clear();
+    Ticks::push(&store, "b", tick(0, 18, 1_700_000_000))
+        .await
+        .unwrap(); // opens 7
+    assert_eq!(log.names(), ["update", "find", "update"]);
+    let ids: Vec<String> = documents(&store, "ticks")
+        .await
+        .iter()
+        .filter(|d| d.get_str("user") == Ok("b"))
+        .map(|d| d.get_str("_id").unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.last().unwrap(), "b_1700000000_000007");
+    assert_eq!(ids.len(), 7);
     let _ = store.database().drop().await;
 }
 

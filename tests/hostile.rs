@@ -556,7 +556,232 @@ async fn overflow_without_flag(store: AnyStore) {
     );
 }
 
+/// Buckets and overflow chunks whose number (`page`, `seq`) is neither absent nor a number
+/// (a string, null, an array, a document: written by another tool) are not part of the series:
+/// no read returns or counts them, no push writes to them, and they are left as they were.
+async fn number_not_a_number(store: AnyStore) {
+    let odd = [
+        Bson::String("x".into()),
+        Bson::Null,
+        Bson::Array(vec![Bson::String("a".into())]),
+        Bson::Document(bson::doc! {"n": 1}),
+    ];
+    let mut foreign = Vec::new();
+    for (i, page) in odd.iter().enumerate() {
+        // Open (count 1 below size 3), under the key the reads and pushes below touch.
+        let d = bson::doc! {"_id": format!("4_f{i}"), "customerId": 4_i64, "count": 1,
+        "history": [t_doc(100 + i as i64)], "page": page.clone()};
+        store.insert_one("trades", d.clone()).await.unwrap();
+        foreign.push(d);
+    }
+    // One unnumbered bucket in the seed's layout, which is part of the series (it comes first).
+    store
+        .insert_one(
+            "trades",
+            bson::doc! {"_id": "4_0", "customerId": 4_i64, "count": 3,
+            "history": [t_doc(0), t_doc(1), t_doc(2)]},
+        )
+        .await
+        .unwrap();
+    for n in 3..10 {
+        TradeHistory::push(&store, &4, t(n)).await.unwrap();
+    }
+    TradeHistory::push_many(&store, &4, &[t(10), t(11)])
+        .await
+        .unwrap();
+    let want: Vec<Trade> = (0..12).map(t).collect();
+    let items: Vec<Trade> = TradeHistory::items(&store, &4).try_collect().await.unwrap();
+    assert_eq!(items, want);
+    let pages: Vec<Vec<Trade>> = TradeHistory::pages(&store, &4)
+        .map_ok(|p| p.items)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        pages,
+        want.chunks(3).map(<[Trade]>::to_vec).collect::<Vec<_>>()
+    );
+    let c = TradeHistory::counts(&store, &4).await.unwrap();
+    assert_eq!((c.items, c.pages), (12, 4));
+    for n in 1..=4u64 {
+        let page = TradeHistory::page(&store, &4, n).await.unwrap().unwrap();
+        assert_eq!(page.items, pages[n as usize - 1], "page {n}");
+    }
+    assert_eq!(TradeHistory::page(&store, &4, 5).await.unwrap(), None);
+    for d in &foreign {
+        let id = d.get("_id").unwrap().clone();
+        let stored = store
+            .find(
+                "trades",
+                &pattern_core::query::Filter::eq("_id", id),
+                &Default::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(stored, [d.clone()], "a foreign bucket was written to");
+    }
+
+    // Overflow chunks of parent 4 numbered with a string: not read, not counted, not written.
+    Book {
+        id: 4,
+        title: "b".into(),
+        customers_purchased: names(0..2),
+    }
+    .save(&store)
+    .await
+    .unwrap();
+    let chunk = bson::doc! {"_id": "odd", "book_id": 4_i64, "count": 1,
+    "customers_purchased_extra": ["zz"], "seq": "one"};
+    store
+        .insert_one("extra_sales", chunk.clone())
+        .await
+        .unwrap();
+    for i in 2..5 {
+        Book::push_customers_purchased(&store, &4, format!("user{i:02}"))
+            .await
+            .unwrap();
+    }
+    let all = Book::all_customers_purchased(&store, &4)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(all, names(0..5));
+    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &4)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(streamed, names(0..5));
+    assert_eq!(
+        Book::count_customers_purchased(&store, &4).await.unwrap(),
+        5
+    );
+    assert_eq!(
+        Book::full(&store, &4)
+            .await
+            .unwrap()
+            .unwrap()
+            .customers_purchased,
+        names(0..5)
+    );
+    let odd_chunk = store
+        .find(
+            "extra_sales",
+            &pattern_core::query::Filter::eq("_id", "odd"),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(odd_chunk, [chunk], "the foreign chunk was written to");
+}
+
+/// A number field holding an array of numbers: MongoDB's unique index on `{key, number}` files
+/// the document under each of them, so the buckets with those numbers cannot open there. The
+/// push says so, naming the document (not a retry loop that ends in `Contention`). The
+/// in-memory store's indexes are not multikey: there the buckets open.
+async fn number_field_holding_numbers(store: AnyStore) {
+    let d = bson::doc! {"_id": "2_f", "customerId": 2_i64, "count": 3,
+    "history": [t_doc(100)], "page": [1_i64, 2_i64]};
+    store.insert_one("trades", d.clone()).await.unwrap();
+    let pushed = TradeHistory::push(&store, &2, t(1)).await;
+    match &store {
+        AnyStore::Memory(_) => {
+            pushed.unwrap();
+            let items: Vec<Trade> = TradeHistory::items(&store, &2).try_collect().await.unwrap();
+            assert_eq!(items, [t(1)]);
+        }
+        _ => {
+            let e = pushed.unwrap_err();
+            assert!(
+                matches!(&e, Error::Decode { collection, id, reason }
+                    if collection == "trades" && id.contains("2_f") && reason.contains("holds number 1")),
+                "{e:?}"
+            );
+        }
+    }
+}
+
+/// A push into a document whose array field is not an array (written by another tool) is
+/// `Error::Decode` naming the collection and the document, as a read of it is; nothing is
+/// written.
+async fn pushes_into_a_non_array_name_the_document(store: AnyStore) {
+    let bucket = bson::doc! {"_id": "3_1", "customerId": 3_i64, "count": 1, "history": "text"};
+    store.insert_one("trades", bucket.clone()).await.unwrap();
+    let is_decode = |e: &Error, coll: &str, id: &str| {
+        matches!(e, Error::Decode { collection, id: got, reason }
+            if collection == coll && got.contains(id) && reason.contains("not an array"))
+    };
+    // The first push of this store to the key (`findAndModify`)...
+    let e = TradeHistory::push(&store, &3, t(1)).await.unwrap_err();
+    assert!(is_decode(&e, "trades", "3_1"), "{e:?}");
+    // ... a batch (a compare-and-set on the newest bucket)...
+    let e = TradeHistory::push_many(&store, &3, &[t(2), t(3)])
+        .await
+        .unwrap_err();
+    assert!(is_decode(&e, "trades", "3_1"), "{e:?}");
+    // ... and a push that knows the key's next number (the conditional upsert).
+    store
+        .delete_many(
+            "trades",
+            &pattern_core::query::Filter::eq("customerId", 3_i64),
+        )
+        .await
+        .unwrap();
+    TradeHistory::push(&store, &3, t(1)).await.unwrap();
+    let filter = pattern_core::query::Filter::eq("customerId", 3_i64);
+    let mut set = pattern_core::query::Update {
+        set: vec![("history".into(), Bson::String("text".into()))],
+        ..Default::default()
+    };
+    store
+        .update_one("trades", &filter, &mut set, false)
+        .await
+        .unwrap();
+    let before = pattern_tests::documents(&store, "trades").await;
+    let e = TradeHistory::push(&store, &3, t(2)).await.unwrap_err();
+    let id = before[0].get_str("_id").unwrap().to_owned();
+    assert!(is_decode(&e, "trades", &id), "{e:?}");
+    assert_eq!(pattern_tests::documents(&store, "trades").await, before);
+
+    // The outlier's main document, and an overflow chunk.
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 3_i64, "title": "b", "customers_purchased": 7},
+        )
+        .await
+        .unwrap();
+    let e = Book::push_customers_purchased(&store, &3, "u".into())
+        .await
+        .unwrap_err();
+    assert!(is_decode(&e, "sales", "3"), "{e:?}");
+    let e = Book::push_many_customers_purchased(&store, &3, &["u".into(), "v".into()])
+        .await
+        .unwrap_err();
+    assert!(is_decode(&e, "sales", "3"), "{e:?}");
+    store
+        .insert_one(
+            "sales",
+            bson::doc! {"_id": 2_i64, "title": "b", "customers_purchased": ["a", "b"], "has_extras": true},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "extra_sales",
+            bson::doc! {"_id": "c1", "book_id": 2_i64, "count": 1, "customers_purchased_extra": "c", "seq": 1_i64},
+        )
+        .await
+        .unwrap();
+    let e = Book::push_customers_purchased(&store, &2, "d".into())
+        .await
+        .unwrap_err();
+    assert!(is_decode(&e, "extra_sales", "c1"), "{e:?}");
+}
+
 pattern_tests::on_both_stores!(
+    number_not_a_number,
+    number_field_holding_numbers,
+    pushes_into_a_non_array_name_the_document,
     bucket_without_count,
     bucket_count_disagrees_with_array,
     unknown_fields_are_kept,

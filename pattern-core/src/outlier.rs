@@ -223,10 +223,8 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     store
         .replace_one(spec.collection, &by_id(&id), doc, true)
         .await?;
-    if !rest.is_empty() {
-        series::push(store, &spec.overflow, &id, "", rest.to_vec(), &[]).await?;
-    }
-    Ok(())
+    // The overflow was just deleted: its chunks are inserted numbered from 1, without a read.
+    series::push_fresh(store, &spec.overflow, &id, rest.to_vec()).await
 }
 
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
@@ -643,12 +641,11 @@ where
     let spec = T::SPEC;
     let id = id.to_key_bson();
     let n = store.delete_many(spec.collection, &by_id(&id)).await?;
+    let ov = spec.overflow.collection;
     store
-        .delete_many(
-            spec.overflow.collection,
-            &Filter::Eq(spec.overflow.key_field.into(), id),
-        )
+        .delete_many(ov, &Filter::Eq(spec.overflow.key_field.into(), id.clone()))
         .await?;
+    store.ensured().take_next_number(ov, &id);
     Ok(n > 0)
 }
 

@@ -309,8 +309,28 @@ pub(crate) async fn push<S: Store>(
             let one = items.pop().expect("one item");
             push_one(store, spec, key, prefix, one, times.first().copied()).await
         }
-        _ => push_many(store, spec, key, prefix, &items, times).await,
+        _ => push_many(store, spec, key, prefix, &items, times, None).await,
     }
+}
+
+/// Writes `items` as the whole series of `key`, whose documents were just deleted: numbered
+/// from 1, one insert per document, with no read first. Should another writer have opened
+/// document 1 meanwhile, this goes on as a push does, after it.
+pub(crate) async fn push_fresh<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    items: Vec<Bson>,
+) -> Result<()> {
+    for item in &items {
+        crate::error::check_item_size(spec.collection, item)?;
+    }
+    spec.ensure_indexes(store).await?;
+    store.ensured().take_next_number(spec.collection, key);
+    if items.is_empty() {
+        return Ok(());
+    }
+    push_many(store, spec, key, "", &items, &[], Some(1)).await
 }
 
 async fn push_one<S: Store>(
@@ -414,7 +434,10 @@ async fn push_one<S: Store>(
                 ids.id_taken();
                 next = Some(seq);
             }
-            Err(Error::DuplicateKey { .. }) => ids.collided(seq),
+            Err(Error::DuplicateKey { .. }) => {
+                number_held_by_foreign(store, spec, key, seq).await?;
+                ids.collided(seq);
+            }
             Err(e) => return Err(e),
         }
     }
@@ -544,6 +567,41 @@ pub(crate) async fn name_foreign<S: Store>(
             None => e,
         },
         Err(_) => e,
+    }
+}
+
+/// Opening document `seq` was refused on `{key, seq}`, as when another writer opened it
+/// first. When the holder is a document outside the series instead (a number field holding
+/// an array, which MongoDB's unique index files under each of its numbers), no retry can open
+/// it: the error names that document. One read, only after such a refusal.
+async fn number_held_by_foreign<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    seq: i64,
+) -> Result<()> {
+    let field = spec.order.field();
+    let holder = Filter::And(vec![
+        spec.by_key(key),
+        Filter::Eq(field.into(), Bson::Int64(seq)),
+    ]);
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    match store.find(spec.collection, &holder, &one).await?.first() {
+        Some(doc) if !spec.in_series().matches(doc) => Err(Error::decode(
+            spec.collection,
+            doc.get("_id"),
+            format!(
+                "`{field}` is not a number but {}, and holds number {seq} in the unique index \
+                 on {{{}, {field}}}: document {seq} of the key cannot be opened",
+                doc.get(field)
+                    .map_or_else(|| "missing".to_owned(), display_bson),
+                spec.key_field
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -709,14 +767,16 @@ async fn push_many<S: Store>(
     prefix: &str,
     items: &[Bson],
     times: &[i64],
+    start: Option<i64>,
 ) -> Result<()> {
     let coll = spec.collection;
     let size = spec.size as usize;
     let (mut done, mut failures) = (0usize, 0u32);
     let mut ids = NewIds::new(spec, prefix, times.first().copied());
-    // The number of the next document, once this call filled the newest one itself: then the
-    // next document is opened without reading the newest first (an insert per `size` items).
-    let mut known_next: Option<i64> = None;
+    // The number of the next document, once this call filled the newest one itself (or was
+    // told the key has none): then the next document is opened without reading the newest
+    // first (an insert per `size` items).
+    let mut known_next: Option<i64> = start;
     while done < items.len() {
         if failures >= MAX_ATTEMPTS {
             return Err(contention("pushing several items"));
@@ -782,6 +842,7 @@ async fn push_many<S: Store>(
                 known_next = Some(seq);
             }
             Err(Error::DuplicateKey { .. }) => {
+                number_held_by_foreign(store, spec, key, seq).await?;
                 failures += 1;
                 ids.collided(seq);
             }
