@@ -115,7 +115,95 @@ async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
     assert!(!Post::is_outlier(&store, &3).await.unwrap());
 }
 
+/// Specs written by hand (not by the derives, which check these numbers at compile time) with
+/// numbers out of range: every call is `Error::InvalidInput`, nothing is sent or written, and
+/// nothing panics (a threshold of 0 once underflowed).
+mod hand_written {
+    use super::*;
+    use pattern_core::outlier::{OutlierSpec, DEFAULT_CHUNK};
+    use pattern_core::series::{SeriesOrder, SeriesSpec};
+    use pattern_core::BucketSpec;
+
+    pub struct Sized<const N: u32>;
+    impl<const N: u32> Bucket for Sized<N> {
+        type Key = i64;
+        type Item = u32;
+        const SPEC: BucketSpec = BucketSpec {
+            collection: "hand",
+            key_field: "k",
+            items_field: "items",
+            count_field: "count",
+            page_field: "page",
+            size: N,
+        };
+        fn item_time(_: &u32) -> Option<i64> {
+            Some(0)
+        }
+    }
+
+    #[derive(Clone, Debug, Serialize, Deserialize)]
+    pub struct Capped<const T: u32, const C: u32> {
+        #[serde(rename = "_id")]
+        id: i64,
+        items: Vec<u32>,
+    }
+    impl<const T: u32, const C: u32> Outlier for Capped<T, C> {
+        type Id = i64;
+        type Item = u32;
+        const SPEC: OutlierSpec = OutlierSpec {
+            collection: "hand_main",
+            items_field: "items",
+            threshold: T,
+            flag_field: "has_extras",
+            overflow: SeriesSpec {
+                collection: "hand_extra",
+                key_field: "capped_id",
+                items_field: "items_extra",
+                count_field: "count",
+                size: C,
+                order: SeriesOrder::Seq("seq"),
+            },
+        };
+    }
+
+    fn invalid<T: std::fmt::Debug>(r: pattern_core::Result<T>) {
+        assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+    }
+
+    pub async fn out_of_range_numbers(store: AnyStore) {
+        const TOO_BIG: u32 = i32::MAX as u32 + 1;
+        use pattern_core::{bucket, outlier};
+        invalid(bucket::push::<Sized<0>, _, _>(&store, &1, &5).await);
+        invalid(bucket::push::<Sized<TOO_BIG>, _, _>(&store, &1, &5).await);
+        invalid(bucket::push_many::<Sized<TOO_BIG>, _, _>(&store, &1, &[5, 6]).await);
+        invalid(bucket::page::<Sized<TOO_BIG>, _, _>(&store, &1, 1).await);
+        let doc = Capped::<0, DEFAULT_CHUNK> {
+            id: 1,
+            items: vec![1, 2],
+        };
+        invalid(outlier::save(&store, &doc).await);
+        invalid(outlier::push::<Capped<0, DEFAULT_CHUNK>, _, _>(&store, &1, &5).await);
+        invalid(outlier::push_many::<Capped<TOO_BIG, DEFAULT_CHUNK>, _, _>(&store, &1, &[5]).await);
+        invalid(outlier::push::<Capped<2, 0>, _, _>(&store, &1, &5).await);
+        invalid(
+            outlier::save(
+                &store,
+                &Capped::<2, TOO_BIG> {
+                    id: 1,
+                    items: vec![1, 2, 3],
+                },
+            )
+            .await,
+        );
+        for coll in ["hand", "hand_main", "hand_extra"] {
+            assert!(documents(&store, coll).await.is_empty(), "{coll} written");
+        }
+    }
+}
+use hand_written::out_of_range_numbers;
+
 on_both_stores!(
+    out_of_range_numbers,
     oversized_item_is_refused,
     item_that_does_not_fit_loses_nothing
 );

@@ -11,13 +11,15 @@
 //!
 //! Cost on MongoDB:
 //! - push: one `update`, the seed's conditional upsert (`{key, count < size}`, served by an
-//!   index that holds only open buckets, newest first), also when it opens a bucket, once this
-//!   process has pushed to the key (it then knows the next page number). The first push of a
-//!   process to a key is a `findAndModify` that returns the bucket's number; when no bucket is
-//!   open then, that push costs three: the miss, a read of the newest bucket, an insert;
+//!   index that holds only open buckets, newest first), also when it opens a bucket (in a
+//!   burst within one second too), once this process has pushed to the key (it then knows the
+//!   next page number and the newest bucket's `_id`). The first push of a process to a key is
+//!   a `findAndModify` that returns the bucket's number and `_id`; when no bucket is open
+//!   then, that push costs three: the miss, a read of the newest bucket, an insert;
 //! - page `n`: one `find` of `{key, page: n}` on the index `{key: 1, page: 1, _id: 1}`, however
 //!   deep; buckets without a number (written by the seed's recipe, or by other tools) come
 //!   first and are counted instead, with a second `find`, only when no bucket has number `n`;
+//!   none for `n` past 2^63-1 (no bucket has such a number);
 //! - the streams ([`pages`], [`items`]) walk the same index by range, [`STREAM_BATCH`] buckets a
 //!   round trip;
 //! - counts: one `aggregate`.

@@ -74,10 +74,12 @@ impl EpochSeconds for bson::DateTime {
 impl EpochSeconds for std::time::SystemTime {
     fn epoch_seconds(&self) -> Option<i64> {
         Some(match self.duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => d.as_secs() as i64,
+            // Saturating: seconds past 2^63-1 do not fit in an `_id`'s i64.
+            Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
             Err(e) => {
                 let d = e.duration();
-                -(d.as_secs() as i64) - i64::from(d.subsec_nanos() > 0)
+                let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+                -secs - i64::from(d.subsec_nanos() > 0)
             }
         })
     }

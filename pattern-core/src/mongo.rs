@@ -96,8 +96,10 @@ impl MongoStore {
             // The whole limit in the first batch where it fits (one round trip: the cursor is
             // closed once the limit is reached). Not a negative limit: that returns a single
             // batch, which a server may cut short (at 16 MiB, or 101 documents on SecantusDB),
-            // silently dropping the rest.
-            Some(n) if n > 0 => {
+            // silently dropping the rest. A negative limit counts as its absolute value, as the
+            // in-memory store takes it.
+            Some(n) if n != 0 => {
+                let n = n.checked_abs().unwrap_or(i64::MAX);
                 action = action
                     .limit(n)
                     .batch_size(u32::try_from(n).unwrap_or(u32::MAX))

@@ -19,7 +19,10 @@
 //! overflow, which keeps push order across main + overflow even if the threshold changes.
 //!
 //! Cost on MongoDB: a push below the threshold is one `update`; above it, three writes (main
-//! miss, flag, overflow), plus a read and an insert when it opens a chunk. The typical document
+//! miss, flag, overflow), also when it opens a chunk once this process has pushed to the
+//! parent's overflow (the first such push of a process finds the open chunk with a
+//! `findAndModify`, and opens one with a read and an insert). A save is a delete of the old
+//! overflow, an upsert of the main document and an insert per chunk. The typical document
 //! is one `find` on the main collection; every item of an outlier is two (`find` main + one
 //! `find` over all its chunks, in one reply while they total under 16 MiB).
 //!
