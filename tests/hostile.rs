@@ -618,7 +618,11 @@ async fn number_not_a_number(store: AnyStore) {
             )
             .await
             .unwrap();
-        assert_eq!(stored, std::slice::from_ref(d), "a foreign bucket was written to");
+        assert_eq!(
+            stored,
+            std::slice::from_ref(d),
+            "a foreign bucket was written to"
+        );
     }
 
     // Overflow chunks of parent 4 numbered with a string: not read, not counted, not written.

@@ -679,9 +679,6 @@ impl Collection {
         // Its entries under the key are the key's open documents (see `first_open`).
         let Collection { docs, indexes } = self;
         match indexes[open].first_under(key, true) {
-            // A document whose number is neither absent nor a number is not of the series:
-            // the upsert's query passes over it (see `SeriesSpec::open`).
-            Some(id) if !docs[id].doc.get(spec.order.field()).is_none_or(is_number) => None,
             Some(id) => {
                 let push = Push {
                     coll: spec.collection,
@@ -691,6 +688,11 @@ impl Collection {
                     fields: None,
                 };
                 let stored = docs.get_mut(id)?;
+                // A document whose number is neither absent nor a number is not of the
+                // series: the upsert's query passes over it (see `SeriesSpec::open`).
+                if !stored.doc.get(spec.order.field()).is_none_or(is_number) {
+                    return None;
+                }
                 let moved = match push.apply(stored, indexes, items, Some(open))? {
                     Ok((_, moved)) => moved,
                     Err(e) => return Some(Err(e)),

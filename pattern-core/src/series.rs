@@ -740,7 +740,11 @@ impl<'a> NewIds<'a> {
 fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
     let rest = id.strip_prefix(prefix)?.strip_prefix('_')?;
     let (seconds, suffix) = match rest.split_once('_') {
-        Some((s, x)) if x.len() >= 6 && x.bytes().all(|b| b.is_ascii_digit()) => {
+        // At least 6 digits, zero-padded to 6 only.
+        Some((s, x))
+            if (x.len() == 6 || (x.len() > 6 && !x.starts_with('0')))
+                && x.bytes().all(|b| b.is_ascii_digit()) =>
+        {
             let suffix = x.parse::<u32>().ok()?;
             (s, (suffix != 0).then_some(suffix)?)
         }
@@ -1190,7 +1194,69 @@ pub(crate) async fn stats<S: Store>(
 
 #[cfg(test)]
 mod tests {
-    use super::bucket_id;
+    use super::{bucket_id, is_id_taken, parse_bucket_id, TimeId};
+    use crate::Error;
+
+    /// Every `_id` [`bucket_id`] writes parses back to its parts; other strings do not parse.
+    #[test]
+    fn bucket_ids_parse_back() {
+        for prefix in ["", "123", "a_b", "7_1700000000"] {
+            for seconds in [0, 1, 1_698_335_223, -1, -1_698_335_223, i64::MAX, i64::MIN] {
+                for suffix in [0, 1, 42, 999_999, 1_000_000, u32::MAX] {
+                    let id = bucket_id(prefix, seconds, suffix);
+                    assert_eq!(
+                        parse_bucket_id(prefix, &id),
+                        Some(TimeId { seconds, suffix }),
+                        "{id}"
+                    );
+                }
+            }
+        }
+        for other in [
+            "123",
+            "123_",
+            "1234_5",
+            "123_x",
+            "123_01",
+            "123_-0",
+            "123_5_1",
+            "123_5_000000",
+            "123_5_0000001",
+            "123_5_",
+            "123_99999999999999999999",
+            "123_5_9999999999",
+            "123_5_000001_000002",
+        ] {
+            assert_eq!(parse_bucket_id("123", other), None, "{other}");
+        }
+    }
+
+    /// A refusal on `_id` is told apart from one on another index, in MongoDB's message (also
+    /// after a "caused by" prefix) and the in-memory store's.
+    #[test]
+    fn id_refusals_are_recognized() {
+        let dup = |message: &str| Error::DuplicateKey {
+            collection: "c".into(),
+            message: message.into(),
+        };
+        let on_id = [
+            r#"E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: "a" }"#,
+            r#"Plan executor error during update :: caused by :: E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: "a" }"#,
+            "E11000 duplicate key error collection: c index: _id_",
+        ];
+        for m in on_id {
+            assert!(is_id_taken(&dup(m)), "{m}");
+        }
+        let other = [
+            "E11000 duplicate key error collection: db.c index: pattern_k_1_page_-1_unique dup key: { k: 1, page: 1 }",
+            "E11000 duplicate key error collection: c index: _id_x",
+            "E11000 duplicate key error",
+        ];
+        for m in other {
+            assert!(!is_id_taken(&dup(m)), "{m}");
+        }
+        assert!(!is_id_taken(&Error::InvalidInput("index: _id_".into())));
+    }
 
     #[test]
     fn bucket_id_is_the_formatted_id() {
