@@ -680,19 +680,17 @@ impl Collection {
         let Collection { docs, indexes } = self;
         match indexes[open].first_under(key, true) {
             Some(id) => {
+                // A document whose number is neither absent nor a number is not of the
+                // series: declined, the upsert's query passes over it.
                 let push = Push {
                     coll: spec.collection,
                     count,
                     n,
                     array: spec.items_field,
                     fields: None,
+                    number: Some(spec.order.field()),
                 };
                 let stored = docs.get_mut(id)?;
-                // A document whose number is neither absent nor a number is not of the
-                // series: the upsert's query passes over it (see `SeriesSpec::open`).
-                if !stored.doc.get(spec.order.field()).is_none_or(is_number) {
-                    return None;
-                }
                 let moved = match push.apply(stored, indexes, items, Some(open))? {
                     Ok((_, moved)) => moved,
                     Err(e) => return Some(Err(e)),
@@ -745,6 +743,7 @@ impl Collection {
             n: *n,
             array,
             fields,
+            number: None,
         };
         let Collection { docs, indexes } = self;
         let stored = docs.get_mut(id)?;
@@ -871,6 +870,9 @@ struct Push<'a> {
     n: i32,
     array: &'a str,
     fields: Option<&'a [&'a str]>,
+    /// The series' number field: a document where it holds anything but a number is declined
+    /// (it is not of the series: see `SeriesSpec::open`).
+    number: Option<&'a str>,
 }
 
 /// The partial indexes a [`Push`] moved the document into (`now` bit set) or out of: bit `i`
@@ -951,16 +953,19 @@ impl Push<'_> {
         };
         let Stored { doc, bytes } = stored;
         let held = holding(doc, held_by);
-        // Both fields in one pass (no hashing).
-        let (mut counted, mut listed) = (None, None);
+        // The fields in one pass (no hashing).
+        let (mut counted, mut listed, mut numbered) = (None, None, true);
         for (k, v) in doc.iter_mut() {
             if k == count {
                 counted = Some(v);
             } else if k == array {
                 listed = Some(v);
+            } else if self.number == Some(k.as_str()) {
+                numbered = is_number(v);
             }
         }
-        let (Some(Bson::Int32(x)), Some(Bson::Array(list))) = (counted, listed) else {
+        let (Some(Bson::Int32(x)), Some(Bson::Array(list)), true) = (counted, listed, numbered)
+        else {
             return None;
         };
         let new_count = x.checked_add(self.n)?;
