@@ -1757,6 +1757,11 @@ mod tests {
             doc! {"_id": "3_1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
             doc! {"_id": "4_1", "k": 4, "count": 1, "items": "x", "seq": 1_i64},
             doc! {"_id": "5_1", "k": 5, "count": 1, "seq": 1_i64},
+            // Numbers that are not numbers: not of the series, passed over (the string sorts
+            // first, newest first).
+            doc! {"_id": "7_1", "k": 7, "count": 1, "items": [1], "seq": 1_i64},
+            doc! {"_id": "7_x", "k": 7, "count": 1, "items": [2], "seq": "x"},
+            doc! {"_id": "8_x", "k": 8, "count": 1, "items": [1], "seq": null},
         ];
         let native = MemoryStore::new();
         let upsert = MemoryStore::new();
@@ -1795,6 +1800,8 @@ mod tests {
             (5, 2, "5_2"),
             (6, 1, "6_1"),
             (6, 1, "6_1"),
+            (7, 2, "7_2"),
+            (8, 1, "8_1"),
         ];
         let mut checks = 0;
         for dropped in [false, true] {
