@@ -1056,7 +1056,12 @@ pub(crate) async fn nth_doc<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
-    let numbered = spec.docs_of(key, [Filter::Eq(field.into(), Bson::Int64(n))]);
+    // A bare equality, the cheapest lookup: only a number equals `n` (MongoDB would also
+    // match a foreign array holding `n`, which its unique index already files under `n`).
+    let numbered = Filter::And(vec![
+        spec.by_key(key),
+        Filter::Eq(field.into(), Bson::Int64(n)),
+    ]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
         .await?
