@@ -1,5 +1,5 @@
-//! Generated code both derives share: the typed wrappers and the fallback impl emitted beside
-//! errors.
+//! Generated code both derives share: the typed wrappers and the fallback emitted beside
+//! errors (an impl and the wrappers' stubs).
 //!
 //! Every path is absolute (`::pattern_core::...`, `::core::...`), so the code compiles in a
 //! module that imports nothing and beside a user's own `Result`.
@@ -12,12 +12,23 @@ use syn::{DeriveInput, Type};
 /// typed for the deriving struct: `Self` in for the pattern's type parameter, the store `S`
 /// and the borrowed key `Q` left generic.
 pub(crate) struct Wrappers<'a> {
-    /// The key (or id) field's type, which `Q` is borrowed from.
-    pub key_ty: &'a Type,
+    pub bodies: Bodies<'a>,
     /// The key parameter's name: `key` or `id`.
     pub key: &'static str,
     /// The module of the free functions: `bucket` or `outlier`.
     pub module: &'static str,
+}
+
+/// What the wrappers do.
+#[derive(Clone, Copy)]
+pub(crate) enum Bodies<'a> {
+    /// Each calls its free function. `key_ty` is the key (or id) field's type, which `Q` is
+    /// borrowed from.
+    Calls { key_ty: &'a Type },
+    /// Each is a hidden stub of the same name that never runs, its parameters unbounded: the
+    /// fallback's, so that a call site compiles beside the derive's errors instead of adding
+    /// "no function or associated item named ..." to them.
+    Stubs,
 }
 
 /// One wrapper: `pub async fn <name>(store, <key>, <params>) -> Result<<ret>>`.
@@ -40,13 +51,38 @@ impl Wrappers<'_> {
         quote!(::pattern_core::#module)
     }
 
+    /// The attributes of a wrapper: its documentation, or those of a stub.
+    fn attrs(&self, doc: &str) -> TokenStream {
+        match self.bodies {
+            Bodies::Calls { .. } => quote!(#[doc = #doc]),
+            Bodies::Stubs => quote! {
+                #[doc(hidden)]
+                #[allow(unused_variables)]
+            },
+        }
+    }
+
+    /// The bounds of `S` and `Q`; a stub's accept any store and key.
     fn bounds(&self) -> TokenStream {
-        let key_ty = self.key_ty;
-        quote! {
-            where
-                __PatternS: ::pattern_core::Store,
-                __PatternQ: ::pattern_core::KeyPart + ?::core::marker::Sized,
-                #key_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+        match self.bodies {
+            Bodies::Calls { key_ty } => quote! {
+                where
+                    __PatternS: ::pattern_core::Store,
+                    __PatternQ: ::pattern_core::KeyPart + ?::core::marker::Sized,
+                    #key_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+            },
+            Bodies::Stubs => quote! {
+                where
+                    __PatternQ: ?::core::marker::Sized,
+            },
+        }
+    }
+
+    /// A wrapper's body: `call`, or a stub's.
+    fn body(&self, call: TokenStream) -> TokenStream {
+        match self.bodies {
+            Bodies::Calls { .. } => call,
+            Bodies::Stubs => quote!(::core::unreachable!()),
         }
     }
 
@@ -60,10 +96,18 @@ impl Wrappers<'_> {
             func,
             args,
         } = m;
-        let (module, bounds, key) = (self.module(), self.bounds(), ident(self.key));
+        let (module, attrs, bounds, key) = (
+            self.module(),
+            self.attrs(doc),
+            self.bounds(),
+            ident(self.key),
+        );
         let (name, func) = (ident(&name), ident(func));
+        let body = self.body(quote! {
+            #module::#func::<Self, __PatternS, __PatternQ>(store, #key, #args).await
+        });
         quote! {
-            #[doc = #doc]
+            #attrs
             pub async fn #name<__PatternS, __PatternQ>(
                 store: &__PatternS,
                 #key: &__PatternQ,
@@ -71,12 +115,13 @@ impl Wrappers<'_> {
             ) -> ::pattern_core::Result<#ret>
             #bounds
             {
-                #module::#func::<Self, __PatternS, __PatternQ>(store, #key, #args).await
+                #body
             }
         }
     }
 
-    /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> + Send + 'a`.
+    /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> + Send + 'a`
+    /// (a stub's returns a boxed stream, which callers can use as they use the real one).
     pub(crate) fn stream(
         &self,
         doc: &str,
@@ -84,20 +129,38 @@ impl Wrappers<'_> {
         item: TokenStream,
         func: &str,
     ) -> TokenStream {
-        let (module, bounds, key) = (self.module(), self.bounds(), ident(self.key));
+        let (module, attrs, bounds, key) = (
+            self.module(),
+            self.attrs(doc),
+            self.bounds(),
+            ident(self.key),
+        );
         let (name, func) = (ident(&name), ident(func));
+        let stream = quote! {
+            ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#item>>
+                + ::core::marker::Send
+                + 'a
+        };
+        let ret = match self.bodies {
+            Bodies::Calls { .. } => quote! {
+                impl #stream + use<'a, __PatternS, __PatternQ>
+            },
+            Bodies::Stubs => quote! {
+                ::core::pin::Pin<::std::boxed::Box<dyn #stream>>
+            },
+        };
+        let body = self.body(quote! {
+            #module::#func::<Self, __PatternS, __PatternQ>(store, #key)
+        });
         quote! {
-            #[doc = #doc]
+            #attrs
             pub fn #name<'a, __PatternS, __PatternQ>(
                 store: &'a __PatternS,
                 #key: &__PatternQ,
-            ) -> impl ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#item>>
-                   + ::core::marker::Send
-                   + 'a
-                   + use<'a, __PatternS, __PatternQ>
+            ) -> #ret
             #bounds
             {
-                #module::#func::<Self, __PatternS, __PatternQ>(store, #key)
+                #body
             }
         }
     }
@@ -105,14 +168,53 @@ impl Wrappers<'_> {
     /// `pub async fn ensure_indexes<S>(store: &S) -> Result<()>`.
     pub(crate) fn ensure_indexes(&self, doc: &str) -> TokenStream {
         let module = self.module();
+        self.unkeyed(
+            doc,
+            quote!(ensure_indexes<__PatternS>(store: &__PatternS)),
+            quote!(#module::ensure_indexes::<Self, __PatternS>(store).await),
+        )
+    }
+
+    /// `pub async fn <sig> -> Result<()>`, `sig` generic over a store `S`: a wrapper that
+    /// takes no key (`ensure_indexes`, outlier's `save`).
+    pub(crate) fn unkeyed(&self, doc: &str, sig: TokenStream, call: TokenStream) -> TokenStream {
+        let (attrs, body) = (self.attrs(doc), self.body(call));
+        let bounds = match self.bodies {
+            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::Store,),
+            Bodies::Stubs => quote!(),
+        };
         quote! {
-            #[doc = #doc]
-            pub async fn ensure_indexes<__PatternS>(store: &__PatternS) -> ::pattern_core::Result<()>
-            where
-                __PatternS: ::pattern_core::Store,
+            #attrs
+            pub async fn #sig -> ::pattern_core::Result<()>
+            #bounds
             {
-                #module::ensure_indexes::<Self, __PatternS>(store).await
+                #body
             }
+        }
+    }
+}
+
+/// The item type of the stubs' signatures: `ty` when the items field's `Vec<T>` could be
+/// read; else any type as a parameter (`impl Sized`), and the fallback impl's `()` in what
+/// they return.
+pub(crate) struct StubItem {
+    /// In parameters: `item: <param>`, `items: &[<param>]`.
+    pub param: TokenStream,
+    /// In return types: `Page<<ret>>`.
+    pub ret: TokenStream,
+}
+
+impl StubItem {
+    pub(crate) fn new(ty: Option<&Type>) -> Self {
+        match ty {
+            Some(ty) => StubItem {
+                param: ty.to_token_stream(),
+                ret: ty.to_token_stream(),
+            },
+            None => StubItem {
+                param: quote!(impl ::core::marker::Sized),
+                ret: quote!(()),
+            },
         }
     }
 }
@@ -121,12 +223,15 @@ fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
 
-/// The impl emitted beside errors, so that the user sees the errors and not also "the trait
-/// is not implemented" wherever the type is used.
+/// The code emitted beside errors, so that the user sees the errors alone: the trait's impl
+/// with `body` (else "the trait is not implemented" wherever the type is used), and `stubs`,
+/// the wrappers as [`Bodies::Stubs`] (else "no function or associated item named ..." at
+/// every call site).
 pub(crate) fn fallback(
     input: &DeriveInput,
     trait_path: TokenStream,
     body: TokenStream,
+    stubs: &[TokenStream],
 ) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
@@ -135,10 +240,15 @@ pub(crate) fn fallback(
         impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
             #body
         }
+
+        // Not `#[automatically_derived]`: rustc is phasing that out on inherent impls.
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#stubs)*
+        }
     }
 }
 
-/// What a derive expands to: its code, or its errors and the fallback impl.
+/// What a derive expands to: its code, or its errors and the fallback.
 pub(crate) fn or_fallback(
     result: syn::Result<TokenStream>,
     fallback: impl FnOnce() -> TokenStream,

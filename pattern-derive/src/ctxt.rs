@@ -3,18 +3,23 @@
 
 use std::cell::RefCell;
 use std::fmt::Display;
+use std::thread;
 
 use proc_macro2::Span;
 use quote::ToTokens;
 
-#[derive(Default)]
+/// Errors recorded while parsing. [`Ctxt::check`] must take them before the `Ctxt` is
+/// dropped: dropping it unchecked panics, so that no path can lose an error.
 pub(crate) struct Ctxt {
-    errors: RefCell<Vec<syn::Error>>,
+    /// `None` once [`Ctxt::check`] took them.
+    errors: RefCell<Option<Vec<syn::Error>>>,
 }
 
 impl Ctxt {
     pub(crate) fn new() -> Self {
-        Self::default()
+        Ctxt {
+            errors: RefCell::new(Some(Vec::new())),
+        }
     }
 
     /// An error covering `tokens` (from their first token to their last).
@@ -27,12 +32,17 @@ impl Ctxt {
     }
 
     pub(crate) fn syn_error(&self, err: syn::Error) {
-        self.errors.borrow_mut().push(err);
+        self.errors
+            .borrow_mut()
+            .as_mut()
+            .expect("errors are recorded before they are checked")
+            .push(err);
     }
 
     /// All the errors recorded, combined into one, or `Ok` when there were none.
     pub(crate) fn check(self) -> syn::Result<()> {
-        let mut errors = self.errors.into_inner().into_iter();
+        let errors = self.errors.borrow_mut().take();
+        let mut errors = errors.expect("checked once").into_iter();
         let Some(mut first) = errors.next() else {
             return Ok(());
         };
@@ -43,11 +53,54 @@ impl Ctxt {
     }
 }
 
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !thread::panicking() && self.errors.borrow().is_some() {
+            panic!("forgot to check for errors");
+        }
+    }
+}
+
 /// The messages of a result's errors, in order (for the parser tests).
 #[cfg(test)]
 pub(crate) fn messages<T>(result: syn::Result<T>) -> Vec<String> {
     match result {
         Ok(_) => Vec::new(),
         Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_returns_every_error_in_order() {
+        let cx = Ctxt::new();
+        cx.error_at(Span::call_site(), "first");
+        cx.error_spanned_by(quote::quote!(a b), "second");
+        assert_eq!(messages(cx.check()), ["first", "second"]);
+        assert!(Ctxt::new().check().is_ok());
+    }
+
+    #[test]
+    #[should_panic(expected = "forgot to check for errors")]
+    fn dropped_unchecked_panics() {
+        let cx = Ctxt::new();
+        cx.error_at(Span::call_site(), "lost");
+        drop(cx);
+    }
+
+    #[test]
+    #[should_panic(expected = "forgot to check for errors")]
+    fn dropped_unchecked_panics_without_errors_too() {
+        drop(Ctxt::new());
+    }
+
+    #[test]
+    #[should_panic(expected = "the test's own panic")]
+    fn no_second_panic_while_panicking() {
+        let _cx = Ctxt::new();
+        panic!("the test's own panic");
     }
 }

@@ -39,6 +39,22 @@ impl<const N: usize> Kind<N> {
         Ok(model.expect("a model when there is no error"))
     }
 
+    /// The name and type of the field of each flag, as far as `input` tells them, for the
+    /// stubs emitted beside errors: the struct is read again and the errors of that reading
+    /// dropped ([`Kind::parse`] reported them).
+    pub(crate) fn marked_quietly<'a>(
+        &self,
+        input: &'a DeriveInput,
+    ) -> [Option<(&'a Ident, &'a Type)>; N] {
+        let quiet = Ctxt::new();
+        let st = Struct::parse(&quiet, input, self);
+        let marked = st
+            .roles(&quiet, self)
+            .map_or([None; N], |r| r.marked.map(|f| f.map(|f| (f.ident, f.ty))));
+        drop(quiet.check());
+        marked
+    }
+
     /// A key of the struct's attribute that is none of [`Kind::keys`].
     pub(crate) fn unknown_key(&self, cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<()> {
         attr::unknown(cx, meta, self.attr, self.keys)
@@ -189,7 +205,8 @@ pub(crate) fn vec_item<'a, const N: usize>(
     item
 }
 
-fn vec_arg(ty: &Type) -> Option<&Type> {
+/// `T` of a `Vec<T>` type.
+pub(crate) fn vec_arg(ty: &Type) -> Option<&Type> {
     match ty {
         Type::Group(g) => vec_arg(&g.elem),
         Type::Paren(p) => vec_arg(&p.elem),

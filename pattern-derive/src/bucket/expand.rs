@@ -3,10 +3,9 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::DeriveInput;
 
-use super::Bucket;
-use crate::codegen::{self, Method, Wrappers};
+use super::{Bucket, Stubs};
+use crate::codegen::{self, Bodies, Method, StubItem, Wrappers};
 
 pub(crate) fn expand(b: &Bucket) -> TokenStream {
     let Bucket {
@@ -37,52 +36,12 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         },
     };
     let w = Wrappers {
-        key_ty,
+        bodies: Bodies::Calls { key_ty },
         key: "key",
         module: "bucket",
     };
-    let methods = [
-        w.keyed(Method {
-            doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
-            name: "push".into(),
-            params: quote!(item: #item_ty,),
-            ret: quote!(()),
-            func: "push",
-            args: quote!(&item,),
-        }),
-        w.keyed(Method {
-            doc: "Appends `items` to `key`'s series in order: one write per bucket touched.",
-            name: "push_many".into(),
-            params: quote!(items: &[#item_ty],),
-            ret: quote!(()),
-            func: "push_many",
-            args: quote!(items,),
-        }),
-        w.keyed(Method {
-            doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
-            name: "page".into(),
-            params: quote!(n: u64,),
-            ret: quote!(::core::option::Option<::pattern_core::Page<#item_ty>>),
-            func: "page",
-            args: quote!(n,),
-        }),
-        w.stream(
-            "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
-            "pages".into(),
-            quote!(::pattern_core::Page<#item_ty>),
-            "pages",
-        ),
-        w.stream("Every item of `key`'s series, in push order.", "items".into(), quote!(#item_ty), "items"),
-        w.keyed(Method {
-            doc: "How many items and pages `key`'s series holds (one aggregation).",
-            name: "counts".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::Counts),
-            func: "counts",
-            args: quote!(),
-        }),
-        w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
-    ];
+    let item = quote!(#item_ty);
+    let methods = methods(&w, &item, &item);
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Bucket for #ident {
@@ -106,8 +65,56 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
     }
 }
 
-/// The impl emitted beside errors.
-pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
+/// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
+/// return.
+fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> [TokenStream; 7] {
+    [
+        w.keyed(Method {
+            doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
+            name: "push".into(),
+            params: quote!(item: #item_param,),
+            ret: quote!(()),
+            func: "push",
+            args: quote!(&item,),
+        }),
+        w.keyed(Method {
+            doc: "Appends `items` to `key`'s series in order: one write per bucket touched.",
+            name: "push_many".into(),
+            params: quote!(items: &[#item_param],),
+            ret: quote!(()),
+            func: "push_many",
+            args: quote!(items,),
+        }),
+        w.keyed(Method {
+            doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
+            name: "page".into(),
+            params: quote!(n: u64,),
+            ret: quote!(::core::option::Option<::pattern_core::Page<#item_ret>>),
+            func: "page",
+            args: quote!(n,),
+        }),
+        w.stream(
+            "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
+            "pages".into(),
+            quote!(::pattern_core::Page<#item_ret>),
+            "pages",
+        ),
+        w.stream("Every item of `key`'s series, in push order.", "items".into(), quote!(#item_ret), "items"),
+        w.keyed(Method {
+            doc: "How many items and pages `key`'s series holds (one aggregation).",
+            name: "counts".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::Counts),
+            func: "counts",
+            args: quote!(),
+        }),
+        w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
+    ]
+}
+
+/// The code emitted beside errors: an impl of `Bucket` with placeholder types, and stubs of
+/// the methods.
+pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
         type Key = str;
         type Item = ();
@@ -123,5 +130,12 @@ pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
             ::core::option::Option::None
         }
     };
-    codegen::fallback(input, quote!(::pattern_core::Bucket), body)
+    let w = Wrappers {
+        bodies: Bodies::Stubs,
+        key: "key",
+        module: "bucket",
+    };
+    let item = StubItem::new(s.item_ty);
+    let stubs = methods(&w, &item.param, &item.ret);
+    codegen::fallback(s.input, quote!(::pattern_core::Bucket), body, &stubs)
 }

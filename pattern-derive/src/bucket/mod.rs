@@ -25,10 +25,19 @@ pub(crate) struct Bucket<'a> {
     pub item_ty: &'a Type,
 }
 
-/// The derive's output: the impls, or the errors and a fallback impl.
+/// What the fallback emitted beside errors is generated from: what could still be read of
+/// the struct.
+pub(crate) struct Stubs<'a> {
+    pub input: &'a DeriveInput,
+    /// `T` of the items field's `Vec<T>`, when that field and its type could be read.
+    pub item_ty: Option<&'a Type>,
+}
+
+/// The derive's output: the impls, or the errors and a fallback (an impl and stubs of the
+/// methods).
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     crate::codegen::or_fallback(
         parse::parse(input).map(|model| expand::expand(&model)),
-        || expand::fallback(input),
+        || expand::fallback(&parse::stubs(input)),
     )
 }

@@ -3,12 +3,12 @@
 use syn::meta::ParseNestedMeta;
 use syn::{DeriveInput, Member};
 
-use super::Bucket;
+use super::{Bucket, Stubs};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::{check_distinct, check_field_name, Name};
 use crate::serde_names::unraw;
-use crate::shape::{vec_item, Kind, Roles, Struct};
+use crate::shape::{vec_arg, vec_item, Kind, Roles, Struct};
 
 const KIND: Kind<2> = Kind {
     derive: "Bucket",
@@ -28,6 +28,16 @@ struct Attrs {
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
     KIND.parse(input, container, check)
+}
+
+/// What the stubs beside `parse`'s errors can use: the items field's item type, read again
+/// with its errors dropped (`parse` reported them).
+pub(crate) fn stubs(input: &DeriveInput) -> Stubs<'_> {
+    let [_, items] = KIND.marked_quietly(input);
+    Stubs {
+        input,
+        item_ty: items.and_then(|(_, ty)| vec_arg(ty)),
+    }
 }
 
 fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {

@@ -2,7 +2,8 @@
 
 use syn::{parse_quote, DeriveInput};
 
-use super::{expand::expand, parse::parse};
+use super::expand::{expand, fallback};
+use super::parse::{parse, stubs};
 use crate::ctxt::messages;
 
 fn errors(input: DeriveInput) -> Vec<String> {
@@ -180,5 +181,80 @@ fn shapes() {
     for (input, want) in cases {
         let got = errors(input);
         assert!(got.contains(&want.to_owned()), "{want:?} not in {got:?}");
+    }
+}
+
+#[test]
+fn fallback_stubs_every_method() {
+    let input: DeriveInput = parse_quote! {
+        #[bucket(collection = "trades", size = 0)]
+        struct TradeHistory {
+            #[bucket(key)]
+            customer_id: i64,
+            #[bucket(items)]
+            history: Vec<Trade>,
+        }
+    };
+    assert_eq!(errors(input.clone()), ["size must be at least 1"]);
+    let code = fallback(&stubs(&input)).to_string();
+    for part in [
+        "impl :: pattern_core :: Bucket for TradeHistory",
+        "type Item = ()",
+        "impl TradeHistory",
+        "# [doc (hidden)] # [allow (unused_variables)] pub async fn push < __PatternS , __PatternQ > \
+         (store : & __PatternS , key : & __PatternQ , item : Trade ,)",
+        "pub async fn push_many < __PatternS , __PatternQ > (store : & __PatternS , key : & __PatternQ , items : & [Trade] ,)",
+        "pub async fn page <",
+        "Result < :: core :: option :: Option < :: pattern_core :: Page < Trade >> >",
+        "pub fn pages <",
+        "pub fn items <",
+        "pub async fn counts <",
+        "pub async fn ensure_indexes < __PatternS > (store : & __PatternS)",
+        ":: core :: unreachable ! ()",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    assert!(
+        !code.contains(":: pattern_core :: bucket ::"),
+        "a stub calls: {code}"
+    );
+    assert!(!code.contains("# [doc ="), "a stub is documented: {code}");
+}
+
+#[test]
+fn fallback_stubs_take_any_item_when_it_cannot_be_read() {
+    let cases: [DeriveInput; 3] = [
+        parse_quote!(
+            struct T {
+                #[bucket(key)]
+                k: i64,
+                #[bucket(items)]
+                v: f64,
+            }
+        ),
+        parse_quote!(
+            struct T {
+                #[bucket(key)]
+                k: i64,
+                v: Vec<u8>,
+            }
+        ),
+        parse_quote!(
+            enum T {
+                A,
+            }
+        ),
+    ];
+    for input in cases {
+        let s = stubs(&input);
+        assert!(s.item_ty.is_none());
+        let code = fallback(&s).to_string();
+        for part in [
+            "item : impl :: core :: marker :: Sized ,",
+            "items : & [impl :: core :: marker :: Sized] ,",
+            ":: pattern_core :: Page < () >",
+        ] {
+            assert!(code.contains(part), "{part} not in {code}");
+        }
     }
 }

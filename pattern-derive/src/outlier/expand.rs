@@ -2,10 +2,9 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::DeriveInput;
 
-use super::Outlier;
-use crate::codegen::{self, Method, Wrappers};
+use super::{Outlier, Stubs};
+use crate::codegen::{self, Bodies, Method, StubItem, Wrappers};
 
 pub(crate) fn expand(o: &Outlier) -> TokenStream {
     let Outlier {
@@ -27,88 +26,13 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         Some(n) => quote!(#n),
         None => quote!(::pattern_core::outlier::DEFAULT_CHUNK),
     };
-    let f = &o.items_rust;
     let w = Wrappers {
-        key_ty: id_ty,
+        bodies: Bodies::Calls { key_ty: id_ty },
         key: "id",
         module: "outlier",
     };
-    let methods = [
-        w.keyed(Method {
-            doc: "Appends `item` to the array of parent `id`: to the main document while it is below the threshold \
-                  (one write), else to the overflow. `NotFound` when the parent does not exist.",
-            name: format!("push_{f}"),
-            params: quote!(item: #item_ty,),
-            ret: quote!(()),
-            func: "push",
-            args: quote!(&item,),
-        }),
-        w.keyed(Method {
-            doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
-                  the rest to the overflow.",
-            name: format!("push_many_{f}"),
-            params: quote!(items: &[#item_ty],),
-            ret: quote!(()),
-            func: "push_many",
-            args: quote!(items,),
-        }),
-        w.keyed(Method {
-            doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
-                  the threshold. `None` when there is no such document.",
-            name: "typical".into(),
-            params: quote!(),
-            ret: quote!(::core::option::Option<::pattern_core::Typical<Self>>),
-            func: "typical",
-            args: quote!(),
-        }),
-        w.keyed(Method {
-            doc: "The document with every item of its array, main document and overflow, in push order.",
-            name: "full".into(),
-            params: quote!(),
-            ret: quote!(::core::option::Option<Self>),
-            func: "full",
-            args: quote!(),
-        }),
-        w.keyed(Method {
-            doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
-            name: format!("all_{f}"),
-            params: quote!(),
-            ret: quote!(::core::option::Option<::std::vec::Vec<#item_ty>>),
-            func: "all_items",
-            args: quote!(),
-        }),
-        w.stream(
-            "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
-            format!("stream_{f}"),
-            quote!(#item_ty),
-            "items",
-        ),
-        w.keyed(Method {
-            doc: "How many items parent `id`'s array holds, main document and overflow.",
-            name: format!("count_{f}"),
-            params: quote!(),
-            ret: quote!(u64),
-            func: "count",
-            args: quote!(),
-        }),
-        w.keyed(Method {
-            doc: "Whether parent `id` overflowed its threshold.",
-            name: "is_outlier".into(),
-            params: quote!(),
-            ret: quote!(bool),
-            func: "is_outlier",
-            args: quote!(),
-        }),
-        w.keyed(Method {
-            doc: "Deletes parent `id` and its overflow; whether the parent existed.",
-            name: "delete".into(),
-            params: quote!(),
-            ret: quote!(bool),
-            func: "delete",
-            args: quote!(),
-        }),
-        w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
-    ];
+    let item = quote!(#item_ty);
+    let methods = methods(&w, &item, &item, Some(&o.items_rust));
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Outlier for #ident {
@@ -132,22 +56,117 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
 
         #[automatically_derived]
         impl #ident {
-            /// Inserts this document, or replaces the stored one with the same `_id`: the first
-            /// `threshold` items go to the main document, the rest to new overflow chunks.
-            pub async fn save<__PatternS>(&self, store: &__PatternS) -> ::pattern_core::Result<()>
-            where
-                __PatternS: ::pattern_core::Store,
-            {
-                ::pattern_core::outlier::save::<Self, __PatternS>(store, self).await
-            }
-
             #(#methods)*
         }
     }
 }
 
-/// The impl emitted beside errors.
-pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
+/// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
+/// return; those named after the items field only when `f`, its Rust name, is known.
+fn methods(
+    w: &Wrappers,
+    item_param: &TokenStream,
+    item_ret: &TokenStream,
+    f: Option<&str>,
+) -> Vec<TokenStream> {
+    let mut methods = vec![w.unkeyed(
+        "Inserts this document, or replaces the stored one with the same `_id`: the first \
+         `threshold` items go to the main document, the rest to new overflow chunks.",
+        quote!(save<__PatternS>(&self, store: &__PatternS)),
+        quote!(::pattern_core::outlier::save::<Self, __PatternS>(store, self).await),
+    )];
+    if let Some(f) = f {
+        methods.extend([
+            w.keyed(Method {
+                doc: "Appends `item` to the array of parent `id`: to the main document while it is below the \
+                      threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
+                name: format!("push_{f}"),
+                params: quote!(item: #item_param,),
+                ret: quote!(()),
+                func: "push",
+                args: quote!(&item,),
+            }),
+            w.keyed(Method {
+                doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
+                      the rest to the overflow.",
+                name: format!("push_many_{f}"),
+                params: quote!(items: &[#item_param],),
+                ret: quote!(()),
+                func: "push_many",
+                args: quote!(items,),
+            }),
+        ]);
+    }
+    methods.extend([
+        w.keyed(Method {
+            doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
+                  the threshold. `None` when there is no such document.",
+            name: "typical".into(),
+            params: quote!(),
+            ret: quote!(::core::option::Option<::pattern_core::Typical<Self>>),
+            func: "typical",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "The document with every item of its array, main document and overflow, in push order.",
+            name: "full".into(),
+            params: quote!(),
+            ret: quote!(::core::option::Option<Self>),
+            func: "full",
+            args: quote!(),
+        }),
+    ]);
+    if let Some(f) = f {
+        methods.extend([
+            w.keyed(Method {
+                doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
+                name: format!("all_{f}"),
+                params: quote!(),
+                ret: quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
+                func: "all_items",
+                args: quote!(),
+            }),
+            w.stream(
+                "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
+                format!("stream_{f}"),
+                quote!(#item_ret),
+                "items",
+            ),
+            w.keyed(Method {
+                doc: "How many items parent `id`'s array holds, main document and overflow.",
+                name: format!("count_{f}"),
+                params: quote!(),
+                ret: quote!(u64),
+                func: "count",
+                args: quote!(),
+            }),
+        ]);
+    }
+    methods.extend([
+        w.keyed(Method {
+            doc: "Whether parent `id` overflowed its threshold.",
+            name: "is_outlier".into(),
+            params: quote!(),
+            ret: quote!(bool),
+            func: "is_outlier",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "Deletes parent `id` and its overflow; whether the parent existed.",
+            name: "delete".into(),
+            params: quote!(),
+            ret: quote!(bool),
+            func: "delete",
+            args: quote!(),
+        }),
+        w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
+    ]);
+    methods
+}
+
+/// The code emitted beside errors: an impl of `Outlier` with placeholder types, and stubs of
+/// the methods.
+pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
         type Id = str;
         type Item = ();
@@ -166,5 +185,12 @@ pub(crate) fn fallback(input: &DeriveInput) -> TokenStream {
             },
         };
     };
-    codegen::fallback(input, quote!(::pattern_core::Outlier), body)
+    let w = Wrappers {
+        bodies: Bodies::Stubs,
+        key: "id",
+        module: "outlier",
+    };
+    let item = StubItem::new(s.item_ty);
+    let stubs = methods(&w, &item.param, &item.ret, s.items_rust.as_deref());
+    codegen::fallback(s.input, quote!(::pattern_core::Outlier), body, &stubs)
 }

@@ -29,10 +29,22 @@ pub(crate) struct Outlier<'a> {
     pub items_rust: String,
 }
 
-/// The derive's output: the impls, or the errors and a fallback impl.
+/// What the fallback emitted beside errors is generated from: what could still be read of
+/// the struct.
+pub(crate) struct Stubs<'a> {
+    pub input: &'a DeriveInput,
+    /// The items field's Rust name (unraw), which names some wrappers, when one field is
+    /// marked #[outlier(items)]: those wrappers have no stub without it.
+    pub items_rust: Option<String>,
+    /// `T` of the items field's `Vec<T>`, when that field and its type could be read.
+    pub item_ty: Option<&'a Type>,
+}
+
+/// The derive's output: the impls, or the errors and a fallback (an impl and stubs of the
+/// methods).
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     crate::codegen::or_fallback(
         parse::parse(input).map(|model| expand::expand(&model)),
-        || expand::fallback(input),
+        || expand::fallback(&parse::stubs(input)),
     )
 }

@@ -2,12 +2,12 @@
 
 use syn::DeriveInput;
 
-use super::Outlier;
+use super::{Outlier, Stubs};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::{check_distinct, check_field_name, Name};
 use crate::serde_names::{snake_case, unraw};
-use crate::shape::{vec_item, Kind, Roles, Struct};
+use crate::shape::{vec_arg, vec_item, Kind, Roles, Struct};
 
 const KIND: Kind<2> = Kind {
     derive: "Outlier",
@@ -41,6 +41,17 @@ struct Attrs {
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Outlier<'_>> {
     KIND.parse(input, container, check)
+}
+
+/// What the stubs beside `parse`'s errors can use: the items field's name and item type,
+/// read again with their errors dropped (`parse` reported them).
+pub(crate) fn stubs(input: &DeriveInput) -> Stubs<'_> {
+    let [_, items] = KIND.marked_quietly(input);
+    Stubs {
+        input,
+        items_rust: items.map(|(ident, _)| unraw(ident)),
+        item_ty: items.and_then(|(_, ty)| vec_arg(ty)),
+    }
 }
 
 fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {

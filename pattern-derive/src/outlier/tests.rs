@@ -2,7 +2,8 @@
 
 use syn::{parse_quote, DeriveInput};
 
-use super::{expand::expand, parse::parse};
+use super::expand::{expand, fallback};
+use super::parse::{parse, stubs};
 use crate::ctxt::messages;
 
 fn errors(input: DeriveInput) -> Vec<String> {
@@ -210,4 +211,90 @@ fn checks_that_need_no_items_field_still_run() {
             "the reference field and the seq field are both stored as \"seq\"",
         ]
     );
+}
+
+#[test]
+fn fallback_stubs_every_method() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "sales", threshold = 0, overflow = "extra_sales")]
+        struct Book {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            #[outlier(items)]
+            r#customers_purchased: Vec<String>,
+        }
+    };
+    assert_eq!(errors(input.clone()), ["threshold must be at least 1"]);
+    let s = stubs(&input);
+    assert_eq!(s.items_rust.as_deref(), Some("customers_purchased"));
+    let code = fallback(&s).to_string();
+    for part in [
+        "impl :: pattern_core :: Outlier for Book",
+        "impl Book",
+        "pub async fn save < __PatternS > (& self , store : & __PatternS)",
+        "# [doc (hidden)] # [allow (unused_variables)] pub async fn push_customers_purchased < __PatternS , __PatternQ > \
+         (store : & __PatternS , id : & __PatternQ , item : String ,)",
+        "pub async fn push_many_customers_purchased <",
+        "items : & [String] ,",
+        "pub async fn typical <",
+        "Option < :: pattern_core :: Typical < Self >>",
+        "pub async fn full <",
+        "pub async fn all_customers_purchased <",
+        "Option < :: std :: vec :: Vec < String >>",
+        "pub fn stream_customers_purchased <",
+        "pub async fn count_customers_purchased <",
+        "pub async fn is_outlier <",
+        "pub async fn delete <",
+        "pub async fn ensure_indexes <",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    assert!(
+        !code.contains(":: pattern_core :: outlier ::"),
+        "a stub calls: {code}"
+    );
+    assert!(!code.contains("# [doc ="), "a stub is documented: {code}");
+}
+
+#[test]
+fn fallback_stubs_named_after_the_items_field_need_it() {
+    let input: DeriveInput = parse_quote! {
+        struct Book {
+            #[outlier(id)]
+            id: i64,
+            customers: Vec<String>,
+        }
+    };
+    let s = stubs(&input);
+    assert_eq!((s.items_rust.as_deref(), s.item_ty.is_none()), (None, true));
+    let code = fallback(&s).to_string();
+    for part in [
+        "pub async fn save",
+        "pub async fn typical",
+        "pub async fn full",
+        "pub async fn is_outlier",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    for part in ["fn push", "fn all_", "fn stream_", "fn count_"] {
+        assert!(!code.contains(part), "{part} in {code}");
+    }
+    // Named, but not a `Vec`: any item in, `()` out.
+    let input: DeriveInput = parse_quote! {
+        struct Book {
+            #[outlier(id)]
+            id: i64,
+            #[outlier(items)]
+            customers: std::collections::HashSet<String>,
+        }
+    };
+    let code = fallback(&stubs(&input)).to_string();
+    for part in [
+        "pub async fn push_customers <",
+        "item : impl :: core :: marker :: Sized ,",
+        "Option < :: std :: vec :: Vec < () >>",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
 }
