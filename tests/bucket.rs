@@ -175,7 +175,7 @@ async fn full_bucket_opens_a_new_one(store: AnyStore) {
     let docs = documents(&store, "ticks").await;
     let counts: Vec<i64> = docs
         .iter()
-        .map(|d| pattern_core::series::as_int(d.get("count").unwrap()).unwrap())
+        .map(|d| pattern_tests::as_int(d.get("count").unwrap()).unwrap())
         .collect();
     assert_eq!(counts, [3, 3, 3, 3, 3, 3, 3, 3, 1]);
     for (i, d) in docs.iter().enumerate() {
@@ -396,7 +396,7 @@ async fn check_invariants(store: &AnyStore, key: &str, writers: u32, per_writer:
     let mut open = 0;
     let mut numbers: Vec<i64> = mine
         .iter()
-        .map(|d| pattern_core::series::as_int(d.get("page").unwrap()).unwrap())
+        .map(|d| pattern_tests::as_int(d.get("page").unwrap()).unwrap())
         .collect();
     numbers.sort();
     assert_eq!(
@@ -408,7 +408,7 @@ async fn check_invariants(store: &AnyStore, key: &str, writers: u32, per_writer:
         let n = d.get_array("ticks").unwrap().len();
         assert!(n <= 3, "bucket {} holds {n} items", d.get("_id").unwrap());
         assert_eq!(
-            pattern_core::series::as_int(d.get("count").unwrap()),
+            pattern_tests::as_int(d.get("count").unwrap()),
             Some(n as i64),
             "count disagrees"
         );
@@ -567,7 +567,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
     }
     TradeHistory::ensure_indexes(&store).await.unwrap();
     TradeHistory::ensure_indexes(&store).await.unwrap();
-    store.ensured().clear();
+    store.memo().clear();
     TradeHistory::ensure_indexes(&store).await.unwrap();
     let mut names = store.index_names("trades").await.unwrap();
     names.sort();
@@ -623,11 +623,11 @@ async fn same_second_burst(store: AnyStore) {
             .unwrap();
     }
     // A store that has not seen the key (another process): it reads the newest bucket.
-    store.ensured().clear();
+    store.memo().clear();
     Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
         .await
         .unwrap();
-    store.ensured().clear();
+    store.memo().clear();
     let batch: Vec<Tick> = (13..20).map(|i| tick(0, i, 1_700_000_000)).collect();
     Ticks::push_many(&store, "b", &batch).await.unwrap();
     let ids: Vec<String> = documents(&store, "ticks")
@@ -733,7 +733,7 @@ async fn mongo_push_and_page_round_trips() {
             .await
             .unwrap(); // fills bucket 101
     }
-    store.ensured().clear();
+    store.memo().clear();
     log.clear();
     Ticks::push(&store, "rt", tick(0, 303, 1_700_000_303))
         .await
@@ -747,7 +747,7 @@ async fn mongo_push_and_page_round_trips() {
     assert_eq!(log.names(), ["update"]);
     // Into an open bucket it has not seen: one `findAndModify`, whose reply gives the bucket's
     // number; then `update` again.
-    store.ensured().clear();
+    store.memo().clear();
     log.clear();
     for n in 305..=306 {
         Ticks::push(&store, "rt", tick(0, n, 1_700_000_000 + i64::from(n)))
@@ -784,7 +784,7 @@ async fn mongo_same_second_burst_round_trips() {
             .unwrap();
     }
     assert_eq!(log.names(), vec!["update"; 11]);
-    store.ensured().clear();
+    store.memo().clear();
     log.clear();
     Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
         .await

@@ -120,9 +120,10 @@ async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
 /// nothing panics (a threshold of 0 once underflowed).
 mod hand_written {
     use super::*;
-    use pattern_core::outlier::{OutlierSpec, DEFAULT_CHUNK};
-    use pattern_core::series::{SeriesOrder, SeriesSpec};
+    use pattern_core::outlier::DEFAULT_CHUNK;
     use pattern_core::BucketSpec;
+    use pattern_core::OutlierSpec;
+    use pattern_core::{SeriesOrder, SeriesSpec};
 
     pub struct Sized<const N: u32>;
     impl<const N: u32> Bucket for Sized<N> {

@@ -80,7 +80,7 @@ async fn sixty_four_tasks_over_a_thousand_keys() {
             items.len()
         );
         assert_eq!(
-            pattern_core::series::as_int(d.get("count").unwrap()),
+            pattern_tests::as_int(d.get("count").unwrap()),
             Some(items.len() as i64)
         );
         let key = d.get_i64("key").unwrap();

@@ -236,8 +236,10 @@ async fn pushes_fill_main_then_chunks(store: AnyStore) {
         sizes,
         [(1, 4), (2, 4), (3, 4), (4, 4), (5, 4), (6, 4), (7, 3)]
     );
-    assert!(overflow.iter().all(|d| d.get_str("feed") == Ok("f")
-        && pattern_core::series::as_int(d.get("n").unwrap()).is_some()));
+    assert!(overflow
+        .iter()
+        .all(|d| d.get_str("feed") == Ok("f")
+            && pattern_tests::as_int(d.get("n").unwrap()).is_some()));
     let want: Vec<Entry> = (0..30).map(|n| entry(0, n)).collect();
     assert_eq!(
         Feed::all_entries(&store, "f").await.unwrap(),
@@ -472,10 +474,7 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
     for d in &overflow {
         let n = d.get_array("more").unwrap().len();
         assert!(n <= 4, "chunk holds {n}");
-        assert_eq!(
-            pattern_core::series::as_int(d.get("n").unwrap()),
-            Some(n as i64)
-        );
+        assert_eq!(pattern_tests::as_int(d.get("n").unwrap()), Some(n as i64));
         open += usize::from(n < 4);
         assert!(
             seqs.insert(d.get_i64("page").unwrap()),
@@ -559,7 +558,7 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
 /// The overflow reference index exists after first use; ensuring it again changes nothing.
 async fn overflow_index_is_created_idempotently(store: AnyStore) {
     Book::ensure_indexes(&store).await.unwrap();
-    store.ensured().clear();
+    store.memo().clear();
     Book::ensure_indexes(&store).await.unwrap();
     let mut names = store.index_names("extra_sales").await.unwrap();
     names.sort();

@@ -38,43 +38,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::key::{EpochSeconds, KeyPart};
-use crate::series::{self, SeriesOrder, SeriesSpec};
+use crate::series;
+use crate::spec::BucketSpec;
 use crate::store::Store;
 use crate::Result;
 
-/// Documents fetched per round trip by the streams.
-pub const STREAM_BATCH: i64 = 512;
-
-/// Where and how a bucket series is stored (filled in by the derive).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BucketSpec {
-    /// `#[bucket(collection = "trades")]`
-    pub collection: &'static str,
-    /// The key field's name in BSON (serde renames applied).
-    pub key_field: &'static str,
-    /// The items field's name in BSON.
-    pub items_field: &'static str,
-    /// `#[bucket(count = "count")]`
-    pub count_field: &'static str,
-    /// `#[bucket(page = "page")]`: the field numbering a key's buckets 1, 2, 3...
-    pub page_field: &'static str,
-    /// `#[bucket(size = 10)]`
-    pub size: u32,
-}
-
-impl BucketSpec {
-    /// The series this bucket layout is an instance of.
-    pub const fn series(&self) -> SeriesSpec {
-        SeriesSpec {
-            collection: self.collection,
-            key_field: self.key_field,
-            items_field: self.items_field,
-            count_field: self.count_field,
-            size: self.size,
-            order: SeriesOrder::TimeId(self.page_field),
-        }
-    }
-}
+pub use crate::series::STREAM_BATCH;
 
 /// A type stored with the bucket pattern. Derive it with `#[derive(Bucket)]`.
 pub trait Bucket {
@@ -119,7 +88,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let spec = B::SPEC.series();
-    let bson = crate::ser::item(item)?;
+    let bson = crate::codec::ser::item(item)?;
     series::push(
         store,
         &spec,
@@ -143,7 +112,7 @@ where
     let spec = B::SPEC.series();
     let bsons = items
         .iter()
-        .map(crate::ser::item)
+        .map(crate::codec::ser::item)
         .collect::<Result<Vec<_>>>()?;
     let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
     series::push(
@@ -161,7 +130,7 @@ where
 fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>> {
     let spec = B::SPEC;
     let id = match raw.get("_id") {
-        Ok(Some(id)) => crate::store::raw_value(spec.collection, id)?,
+        Ok(Some(id)) => crate::codec::raw::raw_value(spec.collection, id)?,
         _ => Bson::Null,
     };
     let items = series::decode_raw_items(spec.collection, spec.items_field, raw)?;

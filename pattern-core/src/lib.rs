@@ -12,25 +12,26 @@
 //! See the README for a walk-through and the attribute reference.
 
 pub mod bucket;
+mod codec;
 mod error;
 mod key;
-mod memory;
-#[cfg(feature = "mongodb")]
-mod mongo;
 pub mod outlier;
 pub mod query;
-mod ser;
+#[doc(hidden)]
 pub mod series;
+mod spec;
 mod store;
 
-pub use bucket::{Bucket, BucketSpec, Counts, Page};
+pub use bucket::{Bucket, Counts, Page};
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
-pub use memory::MemoryStore;
+pub use outlier::{Outlier, Typical};
+pub use spec::{BucketSpec, OutlierSpec, SeriesOrder, SeriesSpec};
+pub use store::any::AnyStore;
+pub use store::memory::MemoryStore;
 #[cfg(feature = "mongodb")]
-pub use mongo::{map_err as map_mongo_error, MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
-pub use outlier::{Outlier, OutlierSpec, Typical};
-pub use store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
+pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
+pub use store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 
 #[doc = include_str!("../docs/bucket.md")]
 #[cfg(feature = "derive")]
@@ -38,155 +39,6 @@ pub use pattern_derive::Bucket;
 #[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;
-
-/// Either store, chosen at run time (e.g. MongoDB when `MONGODB_URI` is set).
-#[derive(Clone, Debug)]
-pub enum AnyStore {
-    /// The embedded store.
-    Memory(MemoryStore),
-    /// A MongoDB database.
-    #[cfg(feature = "mongodb")]
-    Mongo(MongoStore),
-}
-
-impl AnyStore {
-    /// MongoDB database `db` at `$MONGODB_URI` when that variable is set (and the `mongodb`
-    /// feature is on), else a new in-memory store.
-    pub async fn from_env(db: &str) -> Result<Self> {
-        #[cfg(feature = "mongodb")]
-        if let Ok(uri) = std::env::var("MONGODB_URI") {
-            return Ok(AnyStore::Mongo(MongoStore::connect(&uri, db).await?));
-        }
-        let _ = db;
-        Ok(AnyStore::Memory(MemoryStore::new()))
-    }
-
-    /// Drops a collection and its indexes (to start an example or a test afresh).
-    pub async fn drop_collection(&self, name: &str) -> Result<()> {
-        match self {
-            AnyStore::Memory(m) => {
-                m.drop_collection(name);
-                Ok(())
-            }
-            #[cfg(feature = "mongodb")]
-            AnyStore::Mongo(m) => m.drop_collection(name).await,
-        }
-    }
-
-    /// Every document of a collection in `_id` order, as stored.
-    pub async fn documents(&self, coll: &str) -> Result<Vec<bson::Document>> {
-        let opts = query::FindOptions {
-            sort: vec![("_id".into(), 1)],
-            ..query::FindOptions::default()
-        };
-        self.find(coll, &query::Filter::And(Vec::new()), &opts)
-            .await
-    }
-
-    /// A short name of the store, for messages.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            AnyStore::Memory(_) => "in-memory",
-            #[cfg(feature = "mongodb")]
-            AnyStore::Mongo(_) => "MongoDB",
-        }
-    }
-}
-
-macro_rules! delegate {
-    ($self:ident, $s:ident => $call:expr) => {
-        match $self {
-            AnyStore::Memory($s) => $call,
-            #[cfg(feature = "mongodb")]
-            AnyStore::Mongo($s) => $call,
-        }
-    };
-}
-
-impl Store for AnyStore {
-    async fn insert_one(&self, coll: &str, doc: bson::Document) -> Result<()> {
-        delegate!(self, s => s.insert_one(coll, doc).await)
-    }
-    async fn update_one(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        update: &mut query::Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
-    }
-    async fn update_first(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        sort: &[(query::Path, i32)],
-        hint: &str,
-        update: &mut query::Update,
-        upsert: bool,
-        fields: &[&str],
-    ) -> Result<Option<bson::Document>> {
-        delegate!(self, s => s.update_first(coll, filter, sort, hint, update, upsert, fields).await)
-    }
-    async fn push_open(
-        &self,
-        spec: &series::SeriesSpec,
-        key: &bson::Bson,
-        items: &mut Vec<bson::Bson>,
-        seq: i64,
-        new_id: &(dyn Fn() -> bson::Bson + Sync),
-    ) -> Result<bool> {
-        delegate!(self, s => s.push_open(spec, key, items, seq, new_id).await)
-    }
-    async fn replace_one(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        doc: bson::Document,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        delegate!(self, s => s.replace_one(coll, filter, doc, upsert).await)
-    }
-    async fn find(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        opts: &query::FindOptions,
-    ) -> Result<Vec<bson::Document>> {
-        delegate!(self, s => s.find(coll, filter, opts).await)
-    }
-    async fn find_raw(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        opts: &query::FindOptions,
-    ) -> Result<Vec<bson::RawDocumentBuf>> {
-        delegate!(self, s => s.find_raw(coll, filter, opts).await)
-    }
-    async fn array_stats(
-        &self,
-        coll: &str,
-        filter: &query::Filter,
-        array_field: &str,
-    ) -> Result<ArrayStats> {
-        delegate!(self, s => s.array_stats(coll, filter, array_field).await)
-    }
-    async fn delete_many(&self, coll: &str, filter: &query::Filter) -> Result<u64> {
-        delegate!(self, s => s.delete_many(coll, filter).await)
-    }
-    async fn create_index(&self, coll: &str, index: &query::IndexSpec) -> Result<()> {
-        delegate!(self, s => s.create_index(coll, index).await)
-    }
-    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
-        delegate!(self, s => s.index_names(coll).await)
-    }
-    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
-        delegate!(self, s => s.drop_index(coll, name).await)
-    }
-    fn ensured(&self) -> &EnsuredIndexes {
-        delegate!(self, s => s.ensured())
-    }
-}
 
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]

@@ -198,3 +198,14 @@ macro_rules! on_both_stores {
         }
     };
 }
+
+/// An integer stored as Int32, Int64 or an integral Double (as the stores read counts and
+/// numbers).
+pub fn as_int(v: &Bson) -> Option<i64> {
+    match v {
+        Bson::Int32(x) => Some(i64::from(*x)),
+        Bson::Int64(x) => Some(*x),
+        Bson::Double(x) if x.fract() == 0.0 && x.abs() < 9.2e18 => Some(*x as i64),
+        _ => None,
+    }
+}

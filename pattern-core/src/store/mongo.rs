@@ -10,7 +10,7 @@ use mongodb::options::{ClientOptions, IndexOptions};
 use mongodb::{Client, Collection, Database, IndexModel};
 
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{ArrayStats, EnsuredIndexes, Store, UpdateOutcome};
+use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 use crate::{Error, Result};
 
 /// How long an operation may wait for a reachable server before it returns
@@ -25,7 +25,7 @@ const READ_ALL_BATCH: u32 = 100_000;
 #[derive(Clone, Debug)]
 pub struct MongoStore {
     db: Database,
-    ensured: Arc<EnsuredIndexes>,
+    memo: Arc<StoreMemo>,
 }
 
 impl MongoStore {
@@ -33,7 +33,7 @@ impl MongoStore {
     pub fn new(db: Database) -> Self {
         Self {
             db,
-            ensured: Arc::default(),
+            memo: Arc::default(),
         }
     }
 
@@ -65,7 +65,7 @@ impl MongoStore {
     /// Drops a collection and its indexes.
     pub async fn drop_collection(&self, name: &str) -> Result<()> {
         self.coll(name).drop().await.map_err(|e| map_err(name, e))?;
-        self.ensured.clear();
+        self.memo.clear();
         Ok(())
     }
 
@@ -158,7 +158,7 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
 
 impl Store for MongoStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        crate::memory::check_document_size(coll, &doc)?;
+        crate::codec::size::check_document_size(coll, &doc)?;
         self.coll(coll)
             .insert_one(doc)
             .await
@@ -238,7 +238,7 @@ impl Store for MongoStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::memory::check_document_size(coll, &doc)?;
+        crate::codec::size::check_document_size(coll, &doc)?;
         let r = self
             .coll(coll)
             .replace_one(filter.to_document(), doc)
@@ -291,7 +291,7 @@ impl Store for MongoStore {
         let Some(d) = cursor.try_next().await.map_err(|e| map_err(coll, e))? else {
             return Ok(ArrayStats::default());
         };
-        let n = |k: &str| match d.get(k).and_then(crate::series::as_int) {
+        let n = |k: &str| match d.get(k).and_then(crate::codec::as_int) {
             Some(x) => u64::try_from(x).unwrap_or(0),
             None => 0,
         };
@@ -344,7 +344,7 @@ impl Store for MongoStore {
             .map_err(|e| map_err(coll, e))
     }
 
-    fn ensured(&self) -> &EnsuredIndexes {
-        &self.ensured
+    fn memo(&self) -> &StoreMemo {
+        &self.memo
     }
 }

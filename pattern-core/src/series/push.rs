@@ -1,286 +1,22 @@
-//! The engine both patterns share: a series of items kept `size` at a time in documents of one
-//! collection, keyed by a field (a customer's trade buckets; an outlier's overflow chunks).
-//!
-//! Invariants, on every store and under any number of concurrent writers:
-//! - a document never holds more than `size` items (every write is conditional on `count`);
-//! - nothing is lost or duplicated: a write either applies whole or not at all, and the retry
-//!   loops only retry writes that did not apply;
-//! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
-//!   at most one is open (`count < size`): the newest. A push goes to the open document in one
-//!   atomic conditional upsert ([`Store::push_open`]); the first push of a process to a key
-//!   returns the document's number, and from then on the process knows the next one. The
-//!   upsert inserts document `n + 1` only when no document is open, and a unique index on
-//!   `{key, seq}` lets one of two concurrent openers win (or refuses a number another process
-//!   already used); the other retries into the winner's document. So each writer's items are
-//!   read back in the order it pushed them, and page `n` is found by its number, however deep.
-//! - Documents without a number (the seed's single overflow document, buckets written before
-//!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
-
-use std::marker::PhantomData;
+//! Pushes: one item (the conditional upsert, one round trip in the common case), several (a
+//! compare-and-set on the open document, then an insert per new document), and the `_id`s of
+//! the documents a push opens.
 
 use bson::oid::ObjectId;
-use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
-use futures::stream::{self, Stream, TryStreamExt};
-use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
+use bson::{Bson, Document};
 
+use crate::codec::as_int;
+use crate::codec::raw::doc_id;
 use crate::error::display_bson;
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{doc_id, ensure_indexes, from_raw, raw_value, ArrayStats, Next, Store, TimeId};
+use crate::query::{Filter, FindOptions};
+use crate::spec::{SeriesOrder, SeriesSpec};
+use crate::store::shape::bucket_id;
+use crate::store::{Next, Store, TimeId};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
 /// another writer that did apply, so the loop only spins under that much concurrent traffic.
 const MAX_ATTEMPTS: u32 = 10_000;
-
-/// How the documents of one key are numbered and named. Both number them in a field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SeriesOrder {
-    /// Numbered in the given field; `_id = "<key>_<epoch seconds of the first item>"`: the
-    /// seed's bucket layout. Two documents that would get the same `_id` (first items in the
-    /// same second) are told apart by a suffix: `123_1698335223_000001`.
-    TimeId(&'static str),
-    /// Numbered in the given field; `_id` is an ObjectId (overflow chunks).
-    Seq(&'static str),
-}
-
-impl SeriesOrder {
-    /// The field numbering the documents.
-    pub const fn field(&self) -> &'static str {
-        match self {
-            SeriesOrder::TimeId(f) | SeriesOrder::Seq(f) => f,
-        }
-    }
-}
-
-/// Where and how a series is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SeriesSpec {
-    pub collection: &'static str,
-    /// The field holding the key in every document (`customerId`, `book_id`).
-    pub key_field: &'static str,
-    /// The array field (`history`, `customers_purchased_extra`).
-    pub items_field: &'static str,
-    /// The field counting the items of the array (`count`).
-    pub count_field: &'static str,
-    /// Items per document, at least 1.
-    pub size: u32,
-    pub order: SeriesOrder,
-}
-
-impl SeriesSpec {
-    /// The indexes the series needs: `{key, seq, _id}`, which orders a key's documents and
-    /// serves every read by key (the newest document is its last entry); one on
-    /// `{key, seq: -1, _id: -1}` partial on `count < size`, which holds only open documents,
-    /// newest first: how a push finds its document, or finds there is none, in one index probe
-    /// however long the series (it both filters and sorts, so the server's planner picks it
-    /// without a hint: SecantusDB's hinted queries cost in proportion to the collection); and a
-    /// unique one on `{key, seq}` (documents without `seq` aside) that admits one document
-    /// `n + 1`. `seq` never changes once written, so that partial index never sees a document
-    /// leave its filter (the test server mishandles unique partial indexes that do).
-    ///
-    /// The open-document index is named to sort before any other index on the key
-    /// (`0_pattern_open_...`): SecantusDB tries a query's candidate indexes in name order, and
-    /// when `{key, seq, _id}` came first it walked every document of the key before the open
-    /// one, so a push cost in proportion to the key's history (30 ms at 10,000 buckets against
-    /// 0.5 ms; BENCHMARKS.md, section 5). A real mongod plans both orders alike.
-    pub fn indexes(&self) -> Vec<IndexSpec> {
-        let (k, seq) = (self.key_field, self.order.field());
-        vec![
-            IndexSpec {
-                name: self.read_index_name(),
-                keys: vec![(k.into(), 1), (seq.into(), 1), ("_id".into(), 1)],
-                unique: false,
-                partial: None,
-            },
-            IndexSpec {
-                name: self.open_index_name(),
-                keys: vec![(k.into(), 1), (seq.into(), -1), ("_id".into(), -1)],
-                unique: false,
-                partial: Some(Filter::Lt(
-                    self.count_field.into(),
-                    Bson::Int32(self.size as i32),
-                )),
-            },
-            IndexSpec {
-                name: format!("pattern_{k}_1_{seq}_-1_unique"),
-                keys: vec![(k.into(), 1), (seq.into(), -1)],
-                unique: true,
-                partial: Some(Filter::Exists(seq.into(), true)),
-            },
-        ]
-    }
-
-    fn read_index_name(&self) -> String {
-        format!(
-            "pattern_{}_1_{}_1__id_1",
-            self.key_field,
-            self.order.field()
-        )
-    }
-
-    fn open_index_name(&self) -> String {
-        format!("{}{}", self.open_index_prefix(), self.size)
-    }
-
-    fn open_index_prefix(&self) -> String {
-        let (k, seq, count) = (self.key_field, self.order.field(), self.count_field);
-        format!("0_pattern_open_{k}_{seq}_{count}_lt_")
-    }
-
-    /// Indexes of earlier versions or settings, dropped when found: the open-document index
-    /// for another `size`, the `{key, _id}` index of unnumbered buckets, and `{key, seq}`.
-    fn stale_prefixes(&self) -> Vec<String> {
-        let k = self.key_field;
-        vec![
-            self.open_index_prefix(),
-            format!(
-                "pattern_open_{k}_{}_{}_lt_",
-                self.order.field(),
-                self.count_field
-            ),
-            format!("pattern_open_{}_{}_lt_", k, self.count_field),
-            format!("pattern_{k}_1__id_1"),
-            format!("pattern_{k}_1_{}_1", self.order.field()),
-        ]
-    }
-
-    /// Creates the indexes once per store; an open-document index for another `size` is
-    /// dropped first. Runs before every push and read: once done, it is one set lookup.
-    pub async fn ensure_indexes<S: Store>(&self, store: &S) -> Result<()> {
-        if store.ensured().contains(self) {
-            return Ok(());
-        }
-        if self.size == 0 || self.size > i32::MAX as u32 {
-            return Err(Error::invalid(format!(
-                "series size must be in 1..=2^31-1, got {}",
-                self.size
-            )));
-        }
-        match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
-            Ok(()) => {
-                store.ensured().insert(*self);
-                Ok(())
-            }
-            Err(Error::DuplicateKey { message, .. }) => Err(Error::invalid(format!(
-                "cannot create the indexes of `{}`: two of its documents have the same key and sequence number \
-                 (written by another tool?): {message}",
-                self.collection
-            ))),
-            other => other,
-        }
-    }
-
-    fn by_key(&self, key: &Bson) -> Filter {
-        Filter::Eq(self.key_field.into(), key.clone())
-    }
-
-    /// A document of the series: its number is absent (the unnumbered documents that come
-    /// first) or a number. A document whose number field holds anything else (a string, null,
-    /// an array: written by another tool) is not part of the series: no read returns or
-    /// counts it and no push writes to it.
-    fn in_series(&self) -> Filter {
-        Filter::NumberOrMissing(self.order.field().into())
-    }
-
-    /// The key's documents ([`SeriesSpec::in_series`]), with `more` conditions.
-    fn docs_of(&self, key: &Bson, more: impl IntoIterator<Item = Filter>) -> Filter {
-        let mut all = vec![self.by_key(key), self.in_series()];
-        all.extend(more);
-        Filter::And(all)
-    }
-
-    /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
-    fn sort(&self) -> Vec<(crate::query::Path, i32)> {
-        vec![(self.order.field().into(), 1), ("_id".into(), 1)]
-    }
-
-    /// Newest document first.
-    fn newest_first(&self) -> [(crate::query::Path, i32); 2] {
-        [(self.order.field().into(), -1), ("_id".into(), -1)]
-    }
-
-    /// The key's open documents (`count < size`).
-    fn open(&self, key: &Bson) -> Filter {
-        Filter::And(vec![
-            self.by_key(key),
-            Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32)),
-            self.in_series(),
-        ])
-    }
-
-    fn push_update(&self, items: Vec<Bson>) -> Update {
-        Update {
-            inc: vec![(self.count_field.into(), items.len() as i32)],
-            push: vec![(self.items_field.into(), items)],
-            ..Update::default()
-        }
-    }
-
-    /// A new document holding `items`: `_id`, the key, then the other fields in the
-    /// lexicographic order MongoDB gives the fields an upsert creates.
-    pub(crate) fn new_doc(&self, key: &Bson, id: Bson, seq: i64, items: &[Bson]) -> Document {
-        self.new_doc_taking(key, id, seq, &mut items.to_vec())
-    }
-
-    /// [`SeriesSpec::new_doc`], moving `items` into it. Its array has room for a full
-    /// document of up to 16 items (a few reallocations saved for the pushes that fill it, at
-    /// most 16 slots of 112 bytes held by a document that stays small).
-    pub(crate) fn new_doc_taking(
-        &self,
-        key: &Bson,
-        id: Bson,
-        seq: i64,
-        items: &mut Vec<Bson>,
-    ) -> Document {
-        let room = (self.size as usize).clamp(items.len(), items.len().max(16));
-        let mut array = Vec::with_capacity(room);
-        array.append(items);
-        let mut fields = [
-            (self.count_field, Bson::Int32(array.len() as i32)),
-            (self.items_field, Bson::Array(array)),
-            (self.order.field(), Bson::Int64(seq)),
-        ];
-        fields.sort_by(|a, b| a.0.cmp(b.0));
-        let mut doc = Document::new();
-        doc.insert("_id", id);
-        doc.insert(self.key_field, key.clone());
-        for (k, v) in fields {
-            doc.insert(k, v);
-        }
-        doc
-    }
-}
-
-/// The `_id` of a [`SeriesOrder::TimeId`] document: `<prefix>_<seconds>`, then `_<suffix>`
-/// in at least 6 digits unless `suffix` is 0. Written digit by digit: every push computes the
-/// `_id` of the document it may open, and `format!` costs several times more.
-pub fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {
-    let mut id = String::with_capacity(prefix.len() + 28);
-    id.push_str(prefix);
-    id.push('_');
-    if seconds < 0 {
-        id.push('-');
-    }
-    push_digits(&mut id, seconds.unsigned_abs(), 1);
-    if suffix != 0 {
-        id.push('_');
-        push_digits(&mut id, u64::from(suffix), 6);
-    }
-    id
-}
-
-/// Appends `n` in decimal, zero-padded to at least `width` digits (at most 20).
-fn push_digits(out: &mut String, mut n: u64, width: usize) {
-    let mut buf = [b'0'; 20];
-    let mut start = buf.len();
-    while n > 0 || start > buf.len() - width.clamp(1, 20) {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    out.push_str(std::str::from_utf8(&buf[start..]).expect("ASCII digits"));
-}
 
 fn contention(what: &str) -> Error {
     Error::Contention {
@@ -300,7 +36,7 @@ pub(crate) async fn push<S: Store>(
     times: &[i64],
 ) -> Result<()> {
     for item in &items {
-        crate::error::check_item_size(spec.collection, item)?;
+        crate::codec::size::check_item_size(spec.collection, item)?;
     }
     spec.ensure_indexes(store).await?;
     match items.len() {
@@ -323,10 +59,10 @@ pub(crate) async fn push_fresh<S: Store>(
     items: Vec<Bson>,
 ) -> Result<()> {
     for item in &items {
-        crate::error::check_item_size(spec.collection, item)?;
+        crate::codec::size::check_item_size(spec.collection, item)?;
     }
     spec.ensure_indexes(store).await?;
-    store.ensured().take_next_number(spec.collection, key);
+    store.memo().take_next_number(spec.collection, key);
     if items.is_empty() {
         return Ok(());
     }
@@ -346,7 +82,7 @@ async fn push_one<S: Store>(
     let fields = [spec.count_field, spec.order.field(), "_id"];
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
-    let memo = store.ensured().next_number(coll, key);
+    let memo = store.memo().next_number(coll, key);
     let mut next = memo.map(|m| m.number);
     ids.after(memo.and_then(|m| m.newest));
     let mut items = vec![item];
@@ -371,7 +107,7 @@ async fn push_one<S: Store>(
                 // into it), or the store did not say which index refused: find out below.
                 Err(Error::DuplicateKey { .. }) => {
                     ids.collided(seq);
-                    store.ensured().take_next_number(coll, key);
+                    store.memo().take_next_number(coll, key);
                     next = None;
                 }
                 Err(e) => {
@@ -444,34 +180,6 @@ async fn push_one<S: Store>(
     Err(contention("opening a document"))
 }
 
-/// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`
-/// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
-/// document, found through the open-document index, which both filters and sorts (so no hint).
-pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
-    store: &S,
-    spec: &SeriesSpec,
-    key: &Bson,
-    items: &mut Vec<Bson>,
-    seq: i64,
-    new_id: &(dyn Fn() -> Bson + Sync),
-) -> Result<bool> {
-    let mut update = spec.push_update(std::mem::take(items));
-    update.set_on_insert = vec![
-        ("_id".into(), new_id()),
-        (spec.key_field.into(), key.clone()),
-        (spec.order.field().into(), Bson::Int64(seq)),
-    ];
-    let (open, newest) = (spec.open(key), spec.newest_first());
-    let pushed = store
-        .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])
-        .await;
-    if pushed.is_err() {
-        // A write that returns an error leaves `update` as it was.
-        *items = std::mem::take(&mut update.push[0].1);
-    }
-    Ok(pushed?.is_none())
-}
-
 /// The key's newest document.
 ///
 /// When this process remembers the number `n` of the key's next document, the newest is
@@ -489,7 +197,7 @@ async fn newest_doc<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
-    let known = store.ensured().next_number(spec.collection, key);
+    let known = store.memo().next_number(spec.collection, key);
     if let Some(n) = known.map(|k| k.number).filter(|n| *n > 1) {
         let bounded = spec.docs_of(
             key,
@@ -514,7 +222,7 @@ fn remember<S: Store>(
 ) {
     if let Some(number) = next {
         let next = Next { number, newest };
-        store.ensured().set_next_number(spec.collection, key, next);
+        store.memo().set_next_number(spec.collection, key, next);
     }
 }
 
@@ -924,22 +632,6 @@ async fn next_number<S: Store>(
     }
 }
 
-/// An integer stored as Int32, Int64 or an integral Double.
-pub fn as_int(v: &Bson) -> Option<i64> {
-    match v {
-        Bson::Int32(x) => Some(*x as i64),
-        Bson::Int64(x) => Some(*x),
-        // Integral and within i64 (2^63 itself is not: `as` would saturate it to 2^63-1).
-        Bson::Double(x)
-            if x.fract() == 0.0
-                && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(x) =>
-        {
-            Some(*x as i64)
-        }
-        _ => None,
-    }
-}
-
 fn read_count(spec: &SeriesSpec, doc: &Document) -> Result<u64> {
     let f = spec.count_field;
     match doc.get(f).and_then(as_int) {
@@ -952,254 +644,10 @@ fn read_count(spec: &SeriesSpec, doc: &Document) -> Result<u64> {
     }
 }
 
-/// The items of one stored document, decoded (taken out of the document, not copied).
-pub(crate) fn decode_items<T: DeserializeOwned>(
-    coll: &str,
-    items_field: &str,
-    mut doc: Document,
-) -> Result<Vec<T>> {
-    let arr = take_array(coll, items_field, &mut doc)?;
-    let id = doc.get("_id");
-    arr.into_iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bson::from_bson(b)
-                .map_err(|e| Error::decode(coll, id, format!("`{items_field}.{i}`: {e}")))
-        })
-        .collect()
-}
-
-/// [`decode_items`] from the document's BSON bytes: the array is decoded in one pass, with no
-/// `Bson` value built for its items. Anything unexpected (the field missing or not an array,
-/// an item that does not decode) goes through [`decode_items`], for the same errors.
-pub(crate) fn decode_raw_items<T: DeserializeOwned>(
-    coll: &str,
-    items_field: &str,
-    doc: &RawDocument,
-) -> Result<Vec<T>> {
-    if let Ok(Some(RawBsonRef::Array(items))) = doc.get(items_field) {
-        if let Ok(Values(items)) = bson::from_slice::<Values<T>>(items.as_bytes()) {
-            return Ok(items);
-        }
-    }
-    decode_items(coll, items_field, from_raw(coll, doc)?)
-}
-
-/// The values of a BSON array read as the document it is (`{"0": .., "1": ..}`), in order.
-struct Values<T>(Vec<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Values<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visit<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for Visit<T> {
-            type Value = Values<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an array's document")
-            }
-            fn visit_map<M: MapAccess<'de>>(
-                self,
-                mut m: M,
-            ) -> std::result::Result<Values<T>, M::Error> {
-                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
-                while let Some((IgnoredAny, v)) = m.next_entry::<IgnoredAny, T>()? {
-                    out.push(v);
-                }
-                Ok(Values(out))
-            }
-        }
-        d.deserialize_map(Visit(PhantomData))
-    }
-}
-
-/// The items of one stored document as they are stored (taken out, not copied).
-pub(crate) fn take_items(coll: &str, items_field: &str, mut doc: Document) -> Result<Vec<Bson>> {
-    take_array(coll, items_field, &mut doc)
-}
-
-/// Takes array `items_field` out of `doc` (empty when absent or null).
-fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> Result<Vec<Bson>> {
-    match doc.get_mut(items_field) {
-        Some(Bson::Array(a)) => Ok(std::mem::take(a)),
-        None | Some(Bson::Null) => Ok(Vec::new()),
-        Some(other) => {
-            let found = other.element_type();
-            Err(Error::decode(
-                coll,
-                doc.get("_id"),
-                format!("`{items_field}` is not an array but {found:?}"),
-            ))
-        }
-    }
-}
-
-/// Document `n` (1-based) of a key, as its BSON bytes: one indexed lookup of its number,
-/// however deep. When no document has that number, the key's unnumbered documents (written
-/// before numbering, or by other tools), which come first, are counted instead: a second round
-/// trip, only then.
-pub(crate) async fn nth_doc<S: Store>(
-    store: &S,
-    spec: &SeriesSpec,
-    key: &Bson,
-    n: u64,
-) -> Result<Option<RawDocumentBuf>> {
-    if n == 0 {
-        return Err(Error::invalid("pages are numbered from 1"));
-    }
-    // Numbers are stored as Int64: no document has a number past 2^63-1, and no key has as
-    // many unnumbered documents. Answered here, alike on every store.
-    let Ok(n) = i64::try_from(n) else {
-        return Ok(None);
-    };
-    spec.ensure_indexes(store).await?;
-    let field = spec.order.field();
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    // A bare equality, the cheapest lookup: only a number equals `n` (MongoDB would also
-    // match a foreign array holding `n`, which its unique index already files under `n`).
-    let numbered = Filter::And(vec![
-        spec.by_key(key),
-        Filter::Eq(field.into(), Bson::Int64(n)),
-    ]);
-    if let Some(doc) = store
-        .find_raw(spec.collection, &numbered, &one)
-        .await?
-        .pop()
-    {
-        return Ok(Some(doc));
-    }
-    let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
-    let opts = FindOptions {
-        sort: vec![("_id".into(), 1)],
-        skip: n.unsigned_abs() - 1,
-        limit: Some(1),
-    };
-    Ok(store
-        .find_raw(spec.collection, &unnumbered, &opts)
-        .await?
-        .pop())
-}
-
-/// Every document of a key, in order, as BSON bytes, in one find (one round trip below
-/// 16 MiB).
-pub(crate) async fn all_docs<S: Store>(
-    store: &S,
-    spec: &SeriesSpec,
-    key: &Bson,
-) -> Result<Vec<RawDocumentBuf>> {
-    let opts = FindOptions {
-        sort: spec.sort(),
-        ..FindOptions::default()
-    };
-    store
-        .find_raw(spec.collection, &spec.docs_of(key, []), &opts)
-        .await
-}
-
-/// The documents of a key in order, as BSON bytes, fetched `batch` at a time by range on the
-/// order field (keyset pagination: each batch is one indexed range read, however deep).
-pub(crate) fn doc_stream<'a, S: Store>(
-    store: &'a S,
-    spec: SeriesSpec,
-    key: Bson,
-    batch: i64,
-) -> impl Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
-    // The first batch takes the key's documents in order (unnumbered ones first, by `_id`;
-    // then by number). The next batches continue after its last document: among the
-    // unnumbered ones by `_id` (then the numbered ones from the start), or among the numbered
-    // ones by number.
-    #[derive(Clone)]
-    enum Next {
-        First,
-        Unnumbered(Bson),
-        Numbered(Option<Bson>),
-        Done,
-    }
-    let field = spec.order.field();
-    stream::try_unfold(Next::First, move |next| {
-        let key = key.clone();
-        async move {
-            let mut filter = vec![spec.by_key(&key), spec.in_series()];
-            let sort = match &next {
-                Next::Done => return Ok(None),
-                Next::First => spec.sort(),
-                Next::Unnumbered(after) => {
-                    filter.push(Filter::Exists(field.into(), false));
-                    filter.push(Filter::Gt("_id".into(), after.clone()));
-                    vec![("_id".into(), 1)]
-                }
-                Next::Numbered(after) => {
-                    filter.push(match after {
-                        Some(a) => Filter::Gt(field.into(), a.clone()),
-                        None => Filter::Exists(field.into(), true),
-                    });
-                    vec![(field.into(), 1)]
-                }
-            };
-            spec.ensure_indexes(store).await?;
-            let opts = FindOptions {
-                sort,
-                skip: 0,
-                limit: Some(batch),
-            };
-            let docs = store
-                .find_raw(spec.collection, &Filter::and(filter), &opts)
-                .await?;
-            let full = docs.len() as i64 == batch;
-            let value = |doc: &RawDocument, f: &str| -> Result<Option<Bson>> {
-                match doc.get(f) {
-                    Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
-                    Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
-                    Err(e) => Err(Error::decode(spec.collection, None, e)),
-                }
-            };
-            let after = match (docs.last(), &next) {
-                (Some(last), _) if full => match value(last, field)? {
-                    Some(seq) => Next::Numbered(Some(seq)),
-                    None => Next::Unnumbered(value(last, "_id")?.ok_or_else(|| {
-                        Error::decode(spec.collection, None, "document has no _id")
-                    })?),
-                },
-                (_, Next::Unnumbered(_)) => Next::Numbered(None),
-                _ => Next::Done,
-            };
-            Ok(Some((docs, after)))
-        }
-    })
-    .map_ok(|docs| stream::iter(docs.into_iter().map(Ok)))
-    .try_flatten()
-}
-
-/// Documents and items of a key; a document whose array field is not an array is reported as
-/// a decode error naming it.
-pub(crate) async fn stats<S: Store>(
-    store: &S,
-    spec: &SeriesSpec,
-    key: &Bson,
-) -> Result<ArrayStats> {
-    let s = store
-        .array_stats(spec.collection, &spec.docs_of(key, []), spec.items_field)
-        .await?;
-    if s.not_arrays > 0 {
-        let bad = spec.docs_of(key, [Filter::NotArray(spec.items_field.into())]);
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        let doc = store.find(spec.collection, &bad, &one).await?;
-        return Err(Error::decode(
-            spec.collection,
-            doc.first().and_then(|d| d.get("_id")),
-            format!("`{}` is not an array", spec.items_field),
-        ));
-    }
-    Ok(s)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{bucket_id, is_id_taken, parse_bucket_id, TimeId};
+    use super::{is_id_taken, parse_bucket_id, TimeId};
+    use crate::store::shape::bucket_id;
     use crate::Error;
 
     /// Every `_id` [`bucket_id`] writes parses back to its parts; other strings do not parse.
@@ -1261,33 +709,5 @@ mod tests {
             assert!(!is_id_taken(&dup(m)), "{m}");
         }
         assert!(!is_id_taken(&Error::InvalidInput("index: _id_".into())));
-    }
-
-    #[test]
-    fn bucket_id_is_the_formatted_id() {
-        let seconds = [
-            0,
-            1,
-            9,
-            10,
-            1_698_335_223,
-            -1,
-            -1_698_335_223,
-            i64::MAX,
-            i64::MIN,
-        ];
-        let suffixes = [0, 1, 42, 999_999, 1_000_000, u32::MAX];
-        for prefix in ["", "123", "a_b"] {
-            for s in seconds {
-                for x in suffixes {
-                    let want = if x == 0 {
-                        format!("{prefix}_{s}")
-                    } else {
-                        format!("{prefix}_{s}_{x:06}")
-                    };
-                    assert_eq!(bucket_id(prefix, s, x), want);
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,190 @@
+//! The outlier pattern: an array kept at most `threshold` items in the main document; the
+//! rest in an overflow collection that references the parent, in chunks.
+//!
+//! Implemented by `#[derive(Outlier)]`; the functions here are what the derived methods call.
+//!
+//! Layout. Main document (the seed's): the struct as serde writes it, the array holding its
+//! first `threshold` items, and `"has_extras": true` once it overflowed. Overflow documents:
+//! `{_id: ObjectId, <parent ref>: id, count: n, <array>_extra: [...], seq: k}`, at most
+//! `chunk` items each (default [`DEFAULT_CHUNK`]), numbered 1, 2, 3... per parent. An overflow
+//! document in the seed's layout (`{book_id: 2, customers_purchased_extra: [...]}`, no `count`
+//! nor `seq`) is read first and never written to.
+//!
+//! Atomic push. The seed's read-then-write logic races; ours is one conditional update:
+//! push to the main array only where it has no element at index `threshold - 1` and the
+//! document is not flagged (filter `{_id, "<array>.<threshold-1>": {$exists: false},
+//! has_extras: {$ne: true}}`). When nothing matched, the flag is set, then the item goes to the
+//! overflow's open chunk. The flag is set *before* the overflow write, so an item in the
+//! overflow is always reachable from the main document; once flagged, every push goes to the
+//! overflow, which keeps push order across main + overflow even if the threshold changes.
+//!
+//! Cost on MongoDB: a push below the threshold is one `update`; above it, three writes (main
+//! miss, flag, overflow), also when it opens a chunk once this process has pushed to the
+//! parent's overflow (the first such push of a process finds the open chunk with a
+//! `findAndModify`, and opens one with a read and an insert). A save is a delete of the old
+//! overflow, an upsert of the main document and an insert per chunk. The typical document
+//! is one `find` on the main collection; every item of an outlier is two (`find` main + one
+//! `find` over all its chunks, in one reply while they total under 16 MiB).
+//!
+//! Indexes on the overflow collection (created on first use, idempotently): those of every
+//! series ([`SeriesSpec::indexes`]): `{<parent ref>: 1, seq: 1, _id: 1}` (serves every read by
+//! parent), the open-chunk index `{<parent ref>: 1, seq: -1, _id: -1}` partial on
+//! `{count: {$lt: chunk}}`, and a unique one on `{<parent ref>: 1, seq: -1}` (one chunk per
+//! number).
+
+use std::borrow::Borrow;
+
+use bson::{Bson, Document, RawDocumentBuf};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::key::KeyPart;
+use crate::query::{Filter, FindOptions};
+use crate::series;
+use crate::spec::OutlierSpec;
+use crate::store::Store;
+use crate::{Error, Result};
+
+mod read;
+mod write;
+
+pub use read::{all_items, count, full, is_outlier, items, typical};
+pub use write::{push, push_many, save};
+
+/// Items per overflow document unless `#[outlier(chunk = N)]` says otherwise.
+pub const DEFAULT_CHUNK: u32 = 500;
+
+impl OutlierSpec {
+    /// Refuses a threshold outside 1..=2^31-1 (the derive checks it at compile time; a spec
+    /// written by hand is checked here, before anything is sent).
+    fn check(&self) -> Result<()> {
+        if self.threshold == 0 || self.threshold > i32::MAX as u32 {
+            return Err(Error::invalid(format!(
+                "threshold must be in 1..=2^31-1, got {}",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A type stored with the outlier pattern. Derive it with `#[derive(Outlier)]`.
+pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
+    /// The id field's type (serialized as `_id`).
+    type Id: KeyPart + ?Sized;
+    /// The array's item type.
+    type Item: Serialize + DeserializeOwned + Send + Sync;
+    /// The storage layout.
+    const SPEC: OutlierSpec;
+}
+
+/// The typical document: the main document alone, its array cut at the threshold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typical<T> {
+    pub doc: T,
+    /// More items exist than the array shows (the document is an outlier).
+    pub has_extras: bool,
+}
+
+pub(super) fn by_id(id: &Bson) -> Filter {
+    Filter::Eq("_id".into(), id.clone())
+}
+
+/// [`read_main`] as the document's BSON bytes.
+pub(super) async fn read_main_raw<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    id: &Bson,
+) -> Result<Option<RawDocumentBuf>> {
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let mut found = store.find_raw(spec.collection, &by_id(id), &one).await?;
+    Ok(found.pop())
+}
+
+pub(super) async fn read_main<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    id: &Bson,
+) -> Result<Option<Document>> {
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    Ok(store
+        .find(spec.collection, &by_id(id), &one)
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// The main document's array (taken out of it, not copied) and flag.
+pub(super) fn main_parts(spec: &OutlierSpec, doc: &mut Document) -> Result<(Vec<Bson>, bool)> {
+    let items = series::take_array(spec.collection, spec.items_field, doc)?;
+    let flag = match doc.get(spec.flag_field) {
+        None | Some(Bson::Null) | Some(Bson::Boolean(false)) => false,
+        Some(Bson::Boolean(true)) => true,
+        Some(other) => {
+            return Err(Error::decode(
+                spec.collection,
+                doc.get("_id"),
+                format!(
+                    "`{}` is not a boolean but {:?}",
+                    spec.flag_field,
+                    other.element_type()
+                ),
+            ))
+        }
+    };
+    Ok((items, flag))
+}
+
+pub(super) fn decode_doc<T: DeserializeOwned>(coll: &str, doc: Document) -> Result<T> {
+    let id = doc.get("_id").cloned();
+    bson::from_document(doc).map_err(|e| Error::decode(coll, id.as_ref(), e))
+}
+
+/// The main document of parent `id`; `NotFound` when there is none.
+pub(super) async fn existing_main<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    id: &Bson,
+) -> Result<Document> {
+    read_main(store, spec, id)
+        .await?
+        .ok_or_else(|| not_found(spec, id))
+}
+
+/// The parent `id` does not exist.
+pub(super) fn not_found(spec: &OutlierSpec, id: &Bson) -> Error {
+    Error::NotFound {
+        collection: spec.collection.to_owned(),
+        id: crate::error::display_bson(id),
+    }
+}
+
+/// Deletes parent `id` and its overflow; returns whether the parent existed.
+pub async fn delete<T, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let n = store.delete_many(spec.collection, &by_id(&id)).await?;
+    let ov = spec.overflow.collection;
+    store
+        .delete_many(ov, &Filter::Eq(spec.overflow.key_field.into(), id.clone()))
+        .await?;
+    store.memo().take_next_number(ov, &id);
+    Ok(n > 0)
+}
+
+/// Creates the overflow collection's indexes now rather than on first use.
+pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
+    T::SPEC.overflow.ensure_indexes(store).await
+}

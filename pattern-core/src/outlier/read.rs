@@ -1,0 +1,351 @@
+//! Reads of the outlier pattern: the typical document alone, every item (main + overflow, one
+//! reply for the overflow), a stream chunk by chunk, the count.
+
+use std::borrow::Borrow;
+use std::pin::Pin;
+
+use bson::spec::ElementType;
+use bson::{RawBsonRef, RawDocument, RawDocumentBuf};
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use serde::de::DeserializeOwned;
+
+use super::{decode_doc, existing_main, main_parts, read_main, read_main_raw, Outlier, Typical};
+use crate::codec::raw::from_raw;
+use crate::key::KeyPart;
+use crate::series;
+use crate::spec::OutlierSpec;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// The typical document: the main document alone (the overflow is not read), its array cut
+/// at the threshold. `None` when there is no such document.
+pub async fn typical<T, S, Q>(store: &S, id: &Q) -> Result<Option<Typical<T>>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
+        return Ok(None);
+    };
+    let (mut items, flag) = main_parts(&spec, &mut doc)?;
+    let has_extras = flag || items.len() > spec.threshold as usize;
+    items.truncate(spec.threshold as usize);
+    doc.insert(spec.items_field, items);
+    Ok(Some(Typical {
+        doc: decode_doc(spec.collection, doc)?,
+        has_extras,
+    }))
+}
+
+/// The document with every item of its array (main + overflow, in push order): two finds
+/// for an outlier, one for a typical document. `T` is decoded once, straight from the bytes
+/// the store returned, the overflow's items joined to the main array as bytes.
+pub async fn full<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let Some(main) = read_main_raw(store, &spec, &id).await? else {
+        return Ok(None);
+    };
+    let Some(flag) = raw_flag(&spec, &main) else {
+        return full_from_docs(&spec, &main, &[]).map(Some); // reports the flag
+    };
+    let chunks = if flag {
+        spec.overflow.ensure_indexes(store).await?;
+        series::all_docs(store, &spec.overflow, &id).await?
+    } else {
+        Vec::new()
+    };
+    let whole = !flag && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(_))));
+    let decoded = if whole {
+        bson::from_slice::<T>(main.as_bytes()).ok()
+    } else {
+        joined(&spec, &main, &chunks).and_then(|bytes| bson::from_slice::<T>(&bytes).ok())
+    };
+    match decoded {
+        Some(doc) => Ok(Some(doc)),
+        // Something unexpected: decoded through `Document`s, for the errors they give.
+        None => full_from_docs(&spec, &main, &chunks).map(Some),
+    }
+}
+
+/// [`full`] through `Document`s: what reports a document that does not decode.
+fn full_from_docs<T: DeserializeOwned>(
+    spec: &OutlierSpec,
+    main: &RawDocument,
+    chunks: &[RawDocumentBuf],
+) -> Result<T> {
+    let mut doc = from_raw(spec.collection, main)?;
+    let (mut items, flag) = main_parts(spec, &mut doc)?;
+    if flag {
+        let ov = &spec.overflow;
+        for chunk in chunks {
+            let chunk = from_raw(ov.collection, chunk)?;
+            items.extend(series::take_items(ov.collection, ov.items_field, chunk)?);
+        }
+    }
+    doc.insert(spec.items_field, items);
+    decode_doc(spec.collection, doc)
+}
+
+/// The flag of a main document read as bytes: `None` when it is neither a boolean nor
+/// missing or null (which [`main_parts`] reports).
+fn raw_flag(spec: &OutlierSpec, main: &RawDocument) -> Option<bool> {
+    match main.get(spec.flag_field) {
+        Ok(None) | Ok(Some(RawBsonRef::Null)) => Some(false),
+        Ok(Some(RawBsonRef::Boolean(b))) => Some(b),
+        _ => None,
+    }
+}
+
+/// The bytes of `main` with its array replaced by one holding its items and then the items of
+/// every chunk, in order: a document `T` decodes from in one pass. The items are copied as
+/// bytes, not decoded. `None` when an array is neither an array nor missing or null.
+fn joined(spec: &OutlierSpec, main: &RawDocument, chunks: &[RawDocumentBuf]) -> Option<Vec<u8>> {
+    use std::fmt::Write;
+    // The array, written as the document it is (`{"0": .., "1": ..}`).
+    let mut items = RawDocumentBuf::new();
+    let (mut key, mut n) = (String::new(), 0usize);
+    let arrays = std::iter::once((main, spec.items_field))
+        .chain(chunks.iter().map(|c| (&**c, spec.overflow.items_field)));
+    for (doc, field) in arrays {
+        match doc.get(field).ok()? {
+            None | Some(RawBsonRef::Null) => {}
+            Some(RawBsonRef::Array(a)) => {
+                for item in a {
+                    key.clear();
+                    write!(key, "{n}").ok()?;
+                    items.append_ref(&key, item.ok()?);
+                    n += 1;
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    let mut out = RawDocumentBuf::new();
+    // Where the array's type byte goes: the end of the document before it is appended (over
+    // the document's final NUL).
+    let mut at = None;
+    for field in main {
+        let (k, v) = field.ok()?;
+        if k == spec.items_field {
+            at = Some(out.as_bytes().len() - 1);
+            out.append_ref(k, RawBsonRef::Document(&items));
+        } else {
+            out.append_ref(k, v);
+        }
+    }
+    let at = at.unwrap_or_else(|| {
+        let at = out.as_bytes().len() - 1;
+        out.append_ref(spec.items_field, RawBsonRef::Document(&items));
+        at
+    });
+    let mut bytes = out.into_bytes();
+    bytes[at] = ElementType::Array as u8;
+    Some(bytes)
+}
+
+/// Every item of parent `id`'s array, in push order (see [`full`]), decoded straight from the
+/// bytes the store returned.
+pub async fn all_items<T, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<T::Item>>>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let Some(main) = read_main_raw(store, &spec, &id).await? else {
+        return Ok(None);
+    };
+    let flag = match raw_flag(&spec, &main) {
+        Some(flag) => flag,
+        None => main_parts(&spec, &mut from_raw(spec.collection, &main)?)?.1,
+    };
+    let mut items = series::decode_raw_items(spec.collection, spec.items_field, &main)?;
+    if flag {
+        let ov = &spec.overflow;
+        ov.ensure_indexes(store).await?;
+        for chunk in series::all_docs(store, ov, &id).await? {
+            items.extend(series::decode_raw_items::<T::Item>(
+                ov.collection,
+                ov.items_field,
+                &chunk,
+            )?);
+        }
+    }
+    Ok(Some(items))
+}
+
+/// Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a
+/// time: for paging through a large outlier without holding it whole. Empty when there is no
+/// such document.
+pub fn items<'a, T, S, Q>(store: &'a S, id: &Q) -> impl Stream<Item = Result<T::Item>> + Send + 'a
+where
+    T: Outlier + 'a,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    type Boxed<'a, I> = Pin<Box<dyn Stream<Item = Result<I>> + Send + 'a>>;
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    stream::once(async move {
+        let main = read_main(store, &spec, &id).await?;
+        let Some(mut doc) = main else {
+            return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>);
+        };
+        let (items, flag) = main_parts(&spec, &mut doc)?;
+        let first = stream::iter(
+            series::decode_values::<T::Item>(spec.collection, Some(&id), spec.items_field, items)?
+                .into_iter()
+                .map(Ok),
+        );
+        if !flag {
+            return Ok(Box::pin(first) as Boxed<'a, T::Item>);
+        }
+        let ov = spec.overflow;
+        let rest = series::doc_stream(store, ov, id, series::STREAM_BATCH)
+            .map(move |d| {
+                d.and_then(|d| {
+                    series::decode_raw_items::<T::Item>(ov.collection, ov.items_field, &d)
+                })
+            })
+            .map_ok(|v| stream::iter(v.into_iter().map(Ok)))
+            .try_flatten();
+        Ok(Box::pin(first.chain(rest)) as Boxed<'a, T::Item>)
+    })
+    .try_flatten()
+}
+
+/// How many items parent `id`'s array holds, main + overflow. `NotFound` when there is no
+/// such document.
+pub async fn count<T, S, Q>(store: &S, id: &Q) -> Result<u64>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let mut doc = existing_main(store, &spec, &id).await?;
+    let (items, flag) = main_parts(&spec, &mut doc)?;
+    let extra = if flag {
+        series::stats(store, &spec.overflow, &id).await?.items
+    } else {
+        0
+    };
+    Ok(items.len() as u64 + extra)
+}
+
+/// Whether parent `id` overflowed (its main document has the flag). `NotFound` when there is
+/// no such document.
+pub async fn is_outlier<T, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    let id = id.to_key_bson();
+    let mut doc = existing_main(store, &spec, &id).await?;
+    let (items, flag) = main_parts(&spec, &mut doc)?;
+    Ok(flag || items.len() > spec.threshold as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, RawDocumentBuf};
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::spec::{SeriesOrder, SeriesSpec};
+
+    const SPEC: OutlierSpec = OutlierSpec {
+        collection: "main",
+        items_field: "v",
+        threshold: 2,
+        flag_field: "has_extras",
+        overflow: SeriesSpec {
+            collection: "extra",
+            key_field: "main_id",
+            items_field: "v_extra",
+            count_field: "count",
+            size: 2,
+            order: SeriesOrder::Seq("seq"),
+        },
+    };
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Doc {
+        #[serde(rename = "_id")]
+        id: i64,
+        v: Vec<String>,
+        after: Option<String>,
+    }
+
+    fn raw(d: bson::Document) -> RawDocumentBuf {
+        RawDocumentBuf::from_document(&d).unwrap()
+    }
+
+    /// The joined bytes decode to what the `Document` path gives: the main items then every
+    /// chunk's in order, with the fields after the array kept, chunks without items (missing,
+    /// null, empty) skipped, and the array added when the main document has none.
+    #[test]
+    fn joined_arrays_decode_like_the_document_path() {
+        let chunks = [
+            raw(doc! {"_id": 1, "v_extra": ["c", "d"]}),
+            raw(doc! {"_id": 2, "v_extra": null}),
+            raw(doc! {"_id": 3}),
+            raw(doc! {"_id": 4, "v_extra": []}),
+            raw(doc! {"_id": 5, "v_extra": ["e"]}),
+        ];
+        let cases = [
+            doc! {"_id": 7_i64, "v": ["a", "b"], "has_extras": true, "after": "x"},
+            doc! {"_id": 7_i64, "has_extras": true, "after": "x"},
+            doc! {"_id": 7_i64, "v": null, "has_extras": true},
+        ];
+        for main in cases {
+            let main = raw(main);
+            let bytes = joined(&SPEC, &main, &chunks).expect("joins");
+            let fast: Doc = bson::from_slice(&bytes).unwrap();
+            let slow: Doc = full_from_docs(&SPEC, &main, &chunks).unwrap();
+            assert_eq!(fast, slow);
+            assert!(fast.v.ends_with(&["c".into(), "d".into(), "e".into()]));
+        }
+        let wrong = raw(doc! {"_id": 8, "v_extra": "not an array"});
+        assert!(joined(&SPEC, &raw(doc! {"_id": 7_i64, "v": []}), &[wrong]).is_none());
+        assert!(joined(&SPEC, &raw(doc! {"_id": 7_i64, "v": 5}), &[]).is_none());
+    }
+
+    /// An item that does not decode is reported as the `Document` path reports it.
+    #[test]
+    fn raw_items_report_the_item_that_does_not_decode() {
+        let d = raw(doc! {"_id": "c1", "v_extra": ["a", 5, "c"]});
+        let e = series::decode_raw_items::<String>("extra", "v_extra", &d).unwrap_err();
+        let Error::Decode {
+            collection,
+            id,
+            reason,
+        } = e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!((collection.as_str(), id.as_str()), ("extra", "\"c1\""));
+        assert!(reason.starts_with("`v_extra.1`"), "{reason}");
+        let ok = raw(doc! {"_id": "c2", "v_extra": ["a", "b"]});
+        let items = series::decode_raw_items::<String>("extra", "v_extra", &ok).unwrap();
+        assert_eq!(items, ["a", "b"]);
+    }
+}

@@ -1,0 +1,196 @@
+//! Writes of the outlier pattern: the conditional push to the main document, the flag, and the
+//! overflow's chunks through the series engine.
+
+use std::borrow::Borrow;
+
+use bson::Bson;
+
+use super::{by_id, existing_main, main_parts, not_found, Outlier};
+use crate::key::KeyPart;
+use crate::query::{Filter, Update};
+use crate::series;
+use crate::spec::OutlierSpec;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Inserts `value`, or replaces the stored document with the same `_id`: the first `threshold`
+/// items go to the main document, the rest to new overflow chunks, and the parent's previous
+/// overflow is deleted first. Not atomic as a whole: pushes to the same parent while it is
+/// being replaced may be lost with the overflow it replaces.
+pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
+    let spec = T::SPEC;
+    spec.check()?;
+    spec.overflow.ensure_indexes(store).await?;
+    let mut doc = bson::to_document(value)
+        .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
+    let id = doc
+        .get("_id")
+        .cloned()
+        .ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
+    let all = match doc.get_mut(spec.items_field) {
+        Some(Bson::Array(a)) => std::mem::take(a),
+        None => Vec::new(),
+        Some(_) => {
+            return Err(Error::invalid(format!(
+                "`{}` must serialize to an array",
+                spec.items_field
+            )))
+        }
+    };
+    let t = spec.threshold as usize;
+    let (main, rest) = all.split_at(all.len().min(t));
+    doc.insert(spec.items_field, main.to_vec());
+    doc.remove(spec.flag_field);
+    if !rest.is_empty() {
+        doc.insert(spec.flag_field, true);
+    }
+    store
+        .delete_many(
+            spec.overflow.collection,
+            &Filter::Eq(spec.overflow.key_field.into(), id.clone()),
+        )
+        .await?;
+    store
+        .replace_one(spec.collection, &by_id(&id), doc, true)
+        .await?;
+    // The overflow was just deleted: its chunks are inserted numbered from 1, without a read.
+    series::push_fresh(store, &spec.overflow, &id, rest.to_vec()).await
+}
+
+/// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
+async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> {
+    let mut set = Update {
+        set: vec![(spec.flag_field.into(), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    if store
+        .update_one(spec.collection, &by_id(id), &mut set, false)
+        .await?
+        .matched
+    {
+        Ok(())
+    } else {
+        Err(not_found(spec, id))
+    }
+}
+
+/// The array holds exactly `len` items (at most `len` and at least `len`) and is not flagged:
+/// a compare-and-set on its length.
+fn main_has_len(spec: &OutlierSpec, id: &Bson, len: usize) -> Filter {
+    let mut conds = vec![
+        by_id(id),
+        Filter::Exists(format!("{}.{}", spec.items_field, len).into(), false),
+        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+    ];
+    if len > 0 {
+        conds.push(Filter::Exists(
+            format!("{}.{}", spec.items_field, len - 1).into(),
+            true,
+        ));
+    }
+    Filter::And(conds)
+}
+
+/// Appends `item` to the array of parent `id`: to the main document while it is below the
+/// threshold (one round trip), else to the overflow. `NotFound` when the parent does not exist.
+pub async fn push<T, S, Q>(store: &S, id: &Q, item: &T::Item) -> Result<()>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    spec.check()?;
+    let id = id.to_key_bson();
+    let x = crate::codec::ser::item(item)?;
+    crate::codec::size::check_item_size(spec.collection, &x)?;
+    spec.overflow.ensure_indexes(store).await?;
+    let room = Filter::and([
+        by_id(&id),
+        Filter::Exists(
+            format!("{}.{}", spec.items_field, spec.threshold - 1).into(),
+            false,
+        ),
+        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+    ]);
+    let mut update = Update {
+        push: vec![(spec.items_field.into(), vec![x])],
+        ..Update::default()
+    };
+    let pushed = match store
+        .update_one(spec.collection, &room, &mut update, false)
+        .await
+    {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let coll = spec.collection;
+            return Err(series::name_foreign(store, coll, &by_id(&id), spec.items_field, e).await);
+        }
+    };
+    if pushed.matched {
+        return Ok(());
+    }
+    // Not applied: the update still holds the item.
+    let x = std::mem::take(&mut update.push[0].1);
+    flag(store, &spec, &id).await?;
+    series::push(store, &spec.overflow, &id, "", x, &[]).await
+}
+
+/// Appends `items` in order: as many as fit to the main document (one conditional update), the
+/// rest to the overflow (one write per chunk touched).
+pub async fn push_many<T, S, Q>(store: &S, id: &Q, items: &[T::Item]) -> Result<()>
+where
+    T: Outlier,
+    T::Id: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let spec = T::SPEC;
+    spec.check()?;
+    let id = id.to_key_bson();
+    let mut xs = items
+        .iter()
+        .map(crate::codec::ser::item)
+        .collect::<Result<Vec<_>>>()?;
+    for x in &xs {
+        crate::codec::size::check_item_size(spec.collection, x)?;
+    }
+    if xs.is_empty() {
+        return Ok(());
+    }
+    spec.overflow.ensure_indexes(store).await?;
+    let t = spec.threshold as usize;
+    let mut done = 0;
+    for _ in 0..10_000 {
+        let mut doc = existing_main(store, &spec, &id).await?;
+        let (main, flagged) = main_parts(&spec, &mut doc)?;
+        if flagged || main.len() >= t {
+            break;
+        }
+        let take = (t - main.len()).min(xs.len() - done);
+        let mut update = Update {
+            push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
+            ..Update::default()
+        };
+        let cas = main_has_len(&spec, &id, main.len());
+        let pushed = match store
+            .update_one(spec.collection, &cas, &mut update, false)
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let coll = spec.collection;
+                return Err(series::name_foreign(store, coll, &cas, spec.items_field, e).await);
+            }
+        };
+        if pushed.matched {
+            done += take;
+            if done == xs.len() {
+                return Ok(());
+            }
+        }
+    }
+    flag(store, &spec, &id).await?;
+    series::push(store, &spec.overflow, &id, "", xs.split_off(done), &[]).await
+}

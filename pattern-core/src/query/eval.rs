@@ -1,0 +1,438 @@
+//! How the in-memory store evaluates the query language, with MongoDB's semantics for the
+//! subset: whether a filter matches a document, an update applied in place with an undo log,
+//! values compared and sorted across types. Internal to the crate: a store on a server sends
+//! the documents of [`Filter::to_document`] and [`Update::to_document`] instead.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document};
+
+use super::{Filter, Path, Update};
+use crate::codec::size::{element_at_bytes, field_bytes};
+
+/// Int32, Int64, Double or Decimal128.
+pub(crate) fn is_number(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_)
+    )
+}
+
+impl Filter {
+    /// Whether `doc` matches, with MongoDB's semantics for this subset.
+    pub fn matches(&self, doc: &Document) -> bool {
+        match self {
+            Filter::Eq(p, v) => get_path(doc, p).is_some_and(|x| values_equal(x, v)),
+            Filter::Ne(p, v) => !get_path(doc, p).is_some_and(|x| values_equal(x, v)),
+            Filter::Lt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_lt()),
+            Filter::Lte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_le()),
+            Filter::Gt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_gt()),
+            Filter::Gte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_ge()),
+            Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
+            Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
+            Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
+            Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+        }
+    }
+}
+
+impl Update {
+    /// Applies the update to `doc` in place (`inserting`: whether `$setOnInsert` applies).
+    /// Fails, leaving `doc` unchanged, where MongoDB would refuse the update (`$inc` of a
+    /// non-number, `$push` to a non-array).
+    ///
+    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc`, `$push`, each seeing
+    /// what the ones before it wrote. Everything that can fail is checked before `doc` is
+    /// touched, so `doc` is never copied.
+    pub fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        let incs = self.prepare(doc, inserting)?;
+        self.write_fields(doc, incs, inserting);
+        for (k, items) in &self.push {
+            append(doc, k, items.clone());
+        }
+        Ok(())
+    }
+
+    /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
+    /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
+    /// written by no other operator (the others are copied). On `Err` nothing was moved.
+    pub(crate) fn apply_taking(
+        &mut self,
+        doc: &mut Document,
+        inserting: bool,
+    ) -> Result<(), String> {
+        let incs = self.prepare(doc, inserting)?;
+        self.write_fields(doc, incs, inserting);
+        for i in 0..self.push.len() {
+            let taken = self.takes(i, inserting);
+            let (k, items) = &mut self.push[i];
+            let items = if taken {
+                std::mem::take(items)
+            } else {
+                items.clone()
+            };
+            append(doc, k, items);
+        }
+        Ok(())
+    }
+
+    /// Whether [`Update::apply_taking`] moves the items of push `i`: its field is pushed once
+    /// and written by no other operator, so they are the tail of the array afterwards.
+    fn takes(&self, i: usize, inserting: bool) -> bool {
+        let k = &self.push[i].0;
+        let written = |ops: &[(Path, Bson)]| ops.iter().any(|(f, _)| f == k);
+        let pushed_once = self.push.iter().filter(|(f, _)| f == k).count() == 1;
+        let other_write = written(&self.set)
+            || (inserting && written(&self.set_on_insert))
+            || self.inc.iter().any(|(f, _)| f == k);
+        pushed_once && !other_write
+    }
+
+    /// Checks that the update applies to `doc`; returns the value each `$inc` writes (in the
+    /// order of `inc`), from the value its field has by then.
+    fn prepare(&self, doc: &Document, inserting: bool) -> Result<Vec<Bson>, String> {
+        let mut incs: Vec<Bson> = Vec::with_capacity(self.inc.len());
+        for (k, n) in &self.inc {
+            let new = match self.value_seen(doc, &incs, k, inserting) {
+                None => Bson::Int32(*n),
+                Some(Bson::Int32(x)) => match x.checked_add(*n) {
+                    Some(s) => Bson::Int32(s),
+                    None => Bson::Int64(*x as i64 + *n as i64),
+                },
+                Some(Bson::Int64(x)) => Bson::Int64(x.wrapping_add(*n as i64)),
+                Some(Bson::Double(x)) => Bson::Double(x + *n as f64),
+                Some(other) => {
+                    return Err(format!(
+                        "cannot apply $inc to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
+                }
+            };
+            incs.push(new);
+        }
+        for (i, (k, _)) in self.push.iter().enumerate() {
+            if self.push[..i].iter().any(|(p, _)| p == k) {
+                continue; // an array by then: an earlier `$push` made sure of it
+            }
+            match self.value_seen(doc, &incs, k, inserting) {
+                None | Some(Bson::Array(_)) => {}
+                Some(other) => {
+                    return Err(format!(
+                        "cannot $push to `{k}` of type {:?}",
+                        other.element_type()
+                    ))
+                }
+            }
+        }
+        Ok(incs)
+    }
+
+    /// Writes `$set`, `$setOnInsert` (when `inserting`) and the `$inc` results (`incs`, as
+    /// [`Update::prepare`] gives them). Nothing fails here.
+    fn write_fields(&self, doc: &mut Document, incs: Vec<Bson>, inserting: bool) {
+        for (k, v) in &self.set {
+            set_field(doc, k, v.clone());
+        }
+        if inserting {
+            for (k, v) in &self.set_on_insert {
+                set_field(doc, k, v.clone());
+            }
+        }
+        for ((k, _), v) in self.inc.iter().zip(incs) {
+            set_field(doc, k, v);
+        }
+    }
+
+    /// The value field `k` has once `$set`, `$setOnInsert` and the first `incs.len()` `$inc`s
+    /// (whose results are `incs`) applied: what a later `$inc` or a `$push` of `k` sees.
+    fn value_seen<'a>(
+        &'a self,
+        doc: &'a Document,
+        incs: &'a [Bson],
+        k: &str,
+        inserting: bool,
+    ) -> Option<&'a Bson> {
+        let last = |ops: &'a [(Path, Bson)]| ops.iter().rev().find(|(f, _)| f == k);
+        (self.inc.iter().zip(incs).rev())
+            .find(|((f, _), _)| f == k)
+            .map(|(_, v)| v)
+            .or_else(|| {
+                inserting
+                    .then(|| last(&self.set_on_insert))
+                    .flatten()
+                    .map(|(_, v)| v)
+            })
+            .or_else(|| last(&self.set).map(|(_, v)| v))
+            .or_else(|| doc.get(k))
+    }
+
+    /// Whether the update (on an existing document: `$setOnInsert` aside) writes field `k`.
+    pub(crate) fn writes(&self, k: &str) -> bool {
+        self.set.iter().any(|(f, _)| f == k)
+            || self.inc.iter().any(|(f, _)| f == k)
+            || self.push.iter().any(|(f, _)| f == k)
+    }
+
+    /// The name of a field an [`Undo`] saved.
+    fn field_name(&self, f: Written) -> &str {
+        match f {
+            Written::Set(i) => &self.set[i].0,
+            Written::SetOnInsert(i) => &self.set_on_insert[i].0,
+            Written::Inc(i) => &self.inc[i].0,
+            Written::Push(i) => &self.push[i].0,
+        }
+    }
+
+    /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
+    /// (`inserting` as there), so that [`Undo::restore`] can put it back. A `$push` target
+    /// costs its length, not a copy.
+    pub(crate) fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
+        let mut saved: Vec<(Written, Saved)> = Vec::new();
+        let soi = if inserting {
+            self.set_on_insert.len()
+        } else {
+            0
+        };
+        let written = (0..self.set.len()).map(Written::Set);
+        let written = written
+            .chain((0..soi).map(Written::SetOnInsert))
+            .chain((0..self.inc.len()).map(Written::Inc));
+        let seen = |saved: &[(Written, Saved)], k: &str| {
+            saved.iter().any(|(f, _)| self.field_name(*f) == k)
+        };
+        for f in written {
+            let k = self.field_name(f);
+            if !seen(&saved, k) {
+                saved.push((f, Saved::Value(doc.get(k).cloned())));
+            }
+        }
+        for (i, (k, _)) in self.push.iter().enumerate() {
+            if !seen(&saved, k) {
+                let was = match doc.get(k) {
+                    Some(Bson::Array(a)) => Saved::Len(a.len()),
+                    other => Saved::Value(other.cloned()),
+                };
+                saved.push((Written::Push(i), was));
+            }
+        }
+        Undo { saved, inserting }
+    }
+}
+
+/// Appends `items` to the array `k` of `doc`, or sets it to them (once checked: the field is
+/// absent or an array).
+fn append(doc: &mut Document, k: &str, items: Vec<Bson>) {
+    match doc.get_mut(k) {
+        Some(Bson::Array(a)) => a.extend(items),
+        _ => {
+            doc.insert(k, Bson::Array(items));
+        }
+    }
+}
+
+/// Replaces the value of field `k` where it stands, or appends the field.
+fn set_field(doc: &mut Document, k: &str, v: Bson) {
+    match doc.get_mut(k) {
+        Some(slot) => *slot = v,
+        None => {
+            doc.insert(k, v);
+        }
+    }
+}
+
+/// A field an update writes: the operator and the position in its list.
+#[derive(Clone, Copy, Debug)]
+enum Written {
+    Set(usize),
+    SetOnInsert(usize),
+    Inc(usize),
+    Push(usize),
+}
+
+/// The fields an update writes, as they were before it: see [`Update::undo_log`].
+pub(crate) struct Undo {
+    saved: Vec<(Written, Saved)>,
+    inserting: bool,
+}
+
+enum Saved {
+    /// The field's value (`None`: it did not exist).
+    Value(Option<Bson>),
+    /// The length of the array the update appends to.
+    Len(usize),
+}
+
+impl Undo {
+    /// How many bytes `update` added to `doc`'s BSON size (negative: removed), from the
+    /// fields it changed only; `None` when a value involved does not serialize.
+    pub(crate) fn size_change(&self, doc: &Document, update: &Update) -> Option<isize> {
+        let field = |k: &str, v: Option<&Bson>| v.map_or(Some(0), |v| field_bytes(k, v));
+        let mut change = 0_isize;
+        for (f, was) in &self.saved {
+            let k = update.field_name(*f);
+            match was {
+                Saved::Value(old) => {
+                    change += field(k, doc.get(k))? as isize;
+                    change -= field(k, old.as_ref())? as isize;
+                }
+                // An array grows by its new elements.
+                Saved::Len(n) => {
+                    let Some(Bson::Array(a)) = doc.get(k) else {
+                        return None;
+                    };
+                    for (i, v) in a.iter().enumerate().skip(*n) {
+                        change += element_at_bytes(i, v)? as isize;
+                    }
+                }
+            }
+        }
+        Some(change)
+    }
+
+    /// Puts `doc` back as it was before `update` applied, field order included (an update
+    /// only replaces values in place or appends fields, and the appended ones are removed),
+    /// and gives `update` back the items [`Update::apply_taking`] moved into `doc`.
+    pub(crate) fn restore(self, doc: &mut Document, update: &mut Update) {
+        for (f, was) in self.saved {
+            let taken = match f {
+                Written::Push(i) => update.takes(i, self.inserting).then_some(i),
+                _ => None,
+            };
+            let k = update.field_name(f);
+            let items = match was {
+                Saved::Value(Some(v)) => {
+                    set_field(doc, k, v);
+                    None
+                }
+                Saved::Value(None) => doc.remove(k),
+                Saved::Len(n) => match doc.get_mut(k) {
+                    Some(Bson::Array(a)) => Some(Bson::Array(a.split_off(n))),
+                    _ => None,
+                },
+            };
+            if let (Some(i), Some(Bson::Array(items))) = (taken, items) {
+                if update.push[i].1.is_empty() {
+                    update.push[i].1 = items;
+                }
+            }
+        }
+    }
+}
+
+/// The value at a dotted path: `a.b` descends into documents, `a.3` into arrays.
+pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+    if !path.as_bytes().contains(&b'.') {
+        return doc.get(path); // a top-level field: the usual case, without a splitter
+    }
+    let mut parts = path.split('.');
+    let mut cur = doc.get(parts.next()?)?;
+    for part in parts {
+        cur = match cur {
+            Bson::Document(d) => d.get(part)?,
+            Bson::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// MongoDB's canonical order of type brackets.
+fn bracket(b: &Bson) -> u8 {
+    match b {
+        Bson::MinKey => 0,
+        Bson::Null | Bson::Undefined => 1,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 2,
+        Bson::String(_) | Bson::Symbol(_) => 3,
+        Bson::Document(_) => 4,
+        Bson::Array(_) => 5,
+        Bson::Binary(_) => 6,
+        Bson::ObjectId(_) => 7,
+        Bson::Boolean(_) => 8,
+        Bson::DateTime(_) => 9,
+        Bson::Timestamp(_) => 10,
+        Bson::RegularExpression(_) => 11,
+        Bson::MaxKey => 13,
+        _ => 12,
+    }
+}
+
+fn as_f64(b: &Bson) -> Option<f64> {
+    match b {
+        Bson::Int32(x) => Some(*x as f64),
+        Bson::Int64(x) => Some(*x as f64),
+        Bson::Double(x) => Some(*x),
+        _ => None,
+    }
+}
+
+/// A total order over BSON values (MongoDB's sort order for the types the patterns store).
+pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
+    let (ba, bb) = (bracket(a), bracket(b));
+    if ba != bb {
+        return ba.cmp(&bb);
+    }
+    match (a, b) {
+        (Bson::Int32(x), Bson::Int32(y)) => x.cmp(y),
+        (Bson::Int64(x), Bson::Int64(y)) => x.cmp(y),
+        (Bson::Int32(x), Bson::Int64(y)) => (*x as i64).cmp(y),
+        (Bson::Int64(x), Bson::Int32(y)) => x.cmp(&(*y as i64)),
+        (x, y) if ba == 2 => {
+            let (fx, fy) = (as_f64(x).unwrap_or(f64::NAN), as_f64(y).unwrap_or(f64::NAN));
+            fx.partial_cmp(&fy)
+                .unwrap_or_else(|| fx.is_nan().cmp(&fy.is_nan()).reverse())
+        }
+        (Bson::String(x), Bson::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Bson::ObjectId(x), Bson::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
+        (Bson::Boolean(x), Bson::Boolean(y)) => x.cmp(y),
+        (Bson::DateTime(x), Bson::DateTime(y)) => x.cmp(y),
+        (Bson::Timestamp(x), Bson::Timestamp(y)) => {
+            (x.time, x.increment).cmp(&(y.time, y.increment))
+        }
+        (Bson::Document(x), Bson::Document(y)) => {
+            for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
+                let o = compare_values(vx, vy).then_with(|| kx.cmp(ky));
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            for (vx, vy) in x.iter().zip(y.iter()) {
+                let o = compare_values(vx, vy);
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Bson::Binary(x), Bson::Binary(y)) => x.bytes.cmp(&y.bytes),
+        _ => Ordering::Equal,
+    }
+}
+
+/// Equality as `$eq` sees it (numbers compare by value across Int32/Int64/Double).
+pub fn values_equal(a: &Bson, b: &Bson) -> bool {
+    bracket(a) == bracket(b) && compare_values(a, b).is_eq()
+}
+
+fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering> {
+    let x = get_path(doc, path)?;
+    (bracket(x) == bracket(v)).then(|| compare_values(x, v))
+}
+
+/// Compares two documents by a sort specification (missing fields sort as null).
+pub fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
+    for (path, dir) in sort {
+        let (x, y) = (
+            get_path(a, path).unwrap_or(&Bson::Null),
+            get_path(b, path).unwrap_or(&Bson::Null),
+        );
+        let o = compare_values(x, y);
+        let o = if *dir < 0 { o.reverse() } else { o };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    Ordering::Equal
+}

@@ -1,0 +1,167 @@
+//! Filters: the query predicates of the store contract, and their MongoDB documents.
+
+use bson::{Bson, Document};
+
+use super::Path;
+
+/// A query predicate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Filter {
+    /// `{path: {$eq: value}}`
+    Eq(Path, Bson),
+    /// `{path: {$ne: value}}` (also matches a missing field)
+    Ne(Path, Bson),
+    /// `{path: {$lt: value}}` (only values of the same type bracket match)
+    Lt(Path, Bson),
+    /// `{path: {$lte: value}}`
+    Lte(Path, Bson),
+    /// `{path: {$gt: value}}`
+    Gt(Path, Bson),
+    /// `{path: {$gte: value}}`
+    Gte(Path, Bson),
+    /// `{path: {$exists: bool}}`; `"arr.49"` exists when the array has a 50th element.
+    Exists(Path, bool),
+    /// `{path: {$exists: true, $not: {$type: "array"}}}`: present but not an array.
+    NotArray(Path),
+    /// Absent, or a number (`{path: {$not: {$type: [every other type]}}}`): the field is
+    /// missing or holds an Int32, Int64, Double or Decimal128 (not null, not an array).
+    NumberOrMissing(Path),
+    /// Every predicate holds.
+    And(Vec<Filter>),
+}
+
+/// Every BSON type but the four numeric ones, by their `$type` codes (string, object, array,
+/// binary, undefined, ObjectId, bool, date, null, regex, DBPointer, JavaScript, symbol,
+/// JavaScript with scope, timestamp, MinKey, MaxKey).
+const NOT_NUMBER_TYPES: [i32; 17] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+
+impl Filter {
+    /// `{path: {$eq: value}}`.
+    pub fn eq(path: impl Into<Path>, value: impl Into<Bson>) -> Self {
+        Filter::Eq(path.into(), value.into())
+    }
+
+    /// The conjunction of `filters`.
+    pub fn and(filters: impl IntoIterator<Item = Filter>) -> Self {
+        Filter::And(filters.into_iter().collect())
+    }
+
+    fn leaves<'a>(&'a self, out: &mut Vec<&'a Filter>) {
+        match self {
+            Filter::And(fs) => fs.iter().for_each(|f| f.leaves(out)),
+            leaf => out.push(leaf),
+        }
+    }
+
+    /// The path a leaf tests (`""` for `And`).
+    pub(crate) fn path(&self) -> &str {
+        match self {
+            Filter::Eq(p, _)
+            | Filter::Ne(p, _)
+            | Filter::Lt(p, _)
+            | Filter::Lte(p, _)
+            | Filter::Gt(p, _)
+            | Filter::Gte(p, _)
+            | Filter::Exists(p, _)
+            | Filter::NotArray(p)
+            | Filter::NumberOrMissing(p) => p,
+            Filter::And(_) => "",
+        }
+    }
+
+    /// The MongoDB query document. Conditions on one path are merged into one operator
+    /// document. An equality alone on its path with a scalar value (a number, a string, an
+    /// ObjectId...: [`is_plain_scalar`]) is sent bare, `{path: value}`, which every server
+    /// reads as that equality and plans a little faster than `$eq`; any other value (a
+    /// document, an array, a regex, which a bare value would turn into an operator expression,
+    /// an element match or a pattern) sits behind `$eq`.
+    pub fn to_document(&self) -> Document {
+        let mut leaves = Vec::new();
+        self.leaves(&mut leaves);
+        let mut out = Document::new();
+        for (i, leaf) in leaves.iter().enumerate() {
+            if let Filter::Eq(p, v) = leaf {
+                let alone = !leaves
+                    .iter()
+                    .enumerate()
+                    .any(|(j, other)| j != i && other.path() == p);
+                if alone && is_plain_scalar(v) {
+                    out.insert(p.clone(), v.clone());
+                    continue;
+                }
+            }
+            let (path, op, value) = match *leaf {
+                Filter::Eq(p, v) => (p, "$eq", v.clone()),
+                Filter::Ne(p, v) => (p, "$ne", v.clone()),
+                Filter::Lt(p, v) => (p, "$lt", v.clone()),
+                Filter::Lte(p, v) => (p, "$lte", v.clone()),
+                Filter::Gt(p, v) => (p, "$gt", v.clone()),
+                Filter::Gte(p, v) => (p, "$gte", v.clone()),
+                Filter::Exists(p, b) => (p, "$exists", Bson::Boolean(*b)),
+                Filter::NotArray(p) => {
+                    let ops = entry(&mut out, p);
+                    ops.insert("$exists", true);
+                    ops.insert("$not", bson::doc! {"$type": "array"});
+                    continue;
+                }
+                Filter::NumberOrMissing(p) => {
+                    entry(&mut out, p).insert("$not", bson::doc! {"$type": &NOT_NUMBER_TYPES[..]});
+                    continue;
+                }
+                Filter::And(_) => unreachable!("flattened"),
+            };
+            entry(&mut out, path).insert(op, value);
+        }
+        out
+    }
+
+    /// Top-level equality conditions: what an upsert copies into the document it inserts.
+    pub fn equalities(&self) -> Vec<(&str, &Bson)> {
+        let mut leaves = Vec::new();
+        self.leaves(&mut leaves);
+        leaves
+            .into_iter()
+            .filter_map(|l| match l {
+                Filter::Eq(p, v) if !p.contains('.') => Some((p.as_ref(), v)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A document with a field starting with `$`: as a `$push` value it would be read as
+/// modifiers, so it is pushed behind `$each`.
+pub(super) fn is_modifier_like(v: &Bson) -> bool {
+    matches!(v, Bson::Document(d) if d.keys().any(|k| k.starts_with('$')))
+}
+
+/// A value that means itself as a bare query value `{path: value}`: the same as
+/// `{path: {$eq: value}}`. Documents (operator expressions, or an exact-document match whose
+/// keys could be operators), arrays (which also match an array element), regexes (a pattern
+/// match) and the JavaScript types are not.
+pub fn is_plain_scalar(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::Double(_)
+            | Bson::String(_)
+            | Bson::Boolean(_)
+            | Bson::Null
+            | Bson::Int32(_)
+            | Bson::Int64(_)
+            | Bson::ObjectId(_)
+            | Bson::DateTime(_)
+            | Bson::Timestamp(_)
+            | Bson::Decimal128(_)
+            | Bson::Binary(_)
+    )
+}
+
+fn entry<'a>(out: &'a mut Document, path: &str) -> &'a mut Document {
+    if !matches!(out.get(path), Some(Bson::Document(_))) {
+        out.insert(path, Document::new());
+    }
+    match out.get_mut(path) {
+        Some(Bson::Document(d)) => d,
+        _ => unreachable!("inserted above"),
+    }
+}

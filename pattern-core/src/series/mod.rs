@@ -1,0 +1,29 @@
+//! The engine both patterns share: a series of items kept `size` at a time in documents of one
+//! collection, keyed by a field (a customer's trade buckets; an outlier's overflow chunks).
+//!
+//! Invariants, on every store and under any number of concurrent writers:
+//! - a document never holds more than `size` items (every write is conditional on `count`);
+//! - nothing is lost or duplicated: a write either applies whole or not at all, and the retry
+//!   loops only retry writes that did not apply;
+//! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
+//!   at most one is open (`count < size`): the newest. A push goes to the open document in one
+//!   atomic conditional upsert ([`Store::push_open`]); the first push of a process to a key
+//!   returns the document's number, and from then on the process knows the next one. The
+//!   upsert inserts document `n + 1` only when no document is open, and a unique index on
+//!   `{key, seq}` lets one of two concurrent openers win (or refuses a number another process
+//!   already used); the other retries into the winner's document. So each writer's items are
+//!   read back in the order it pushed them, and page `n` is found by its number, however deep.
+//! - Documents without a number (the seed's single overflow document, buckets written before
+//!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
+
+mod indexes;
+mod push;
+mod read;
+
+pub(crate) use push::{name_foreign, push, push_fresh};
+pub use read::STREAM_BATCH;
+pub(crate) use read::{
+    all_docs, decode_raw_items, decode_values, doc_stream, nth_doc, stats, take_array, take_items,
+};
+// Paths the derives' generated code names.
+pub use crate::spec::{SeriesOrder, SeriesSpec};

@@ -1,0 +1,274 @@
+//! Reads of a key's documents: by number, all at once, as a stream of batches, and counts;
+//! items decoded from the documents' BSON bytes.
+
+use std::marker::PhantomData;
+
+use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
+use futures::stream::{self, Stream, TryStreamExt};
+use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+
+use crate::codec::raw::{from_raw, raw_value};
+use crate::query::{Filter, FindOptions};
+use crate::spec::SeriesSpec;
+use crate::store::{ArrayStats, Store};
+use crate::{Error, Result};
+
+/// Documents fetched per round trip by the streams.
+pub const STREAM_BATCH: i64 = 512;
+
+/// The items of one stored document, decoded (taken out of the document, not copied).
+pub(crate) fn decode_items<T: DeserializeOwned>(
+    coll: &str,
+    items_field: &str,
+    mut doc: Document,
+) -> Result<Vec<T>> {
+    let arr = take_array(coll, items_field, &mut doc)?;
+    decode_values(coll, doc.get("_id"), items_field, arr)
+}
+
+/// Items of array `items_field` of document `id`, decoded; an item that does not decode is
+/// reported with its index.
+pub(crate) fn decode_values<T: DeserializeOwned>(
+    coll: &str,
+    id: Option<&Bson>,
+    items_field: &str,
+    items: Vec<Bson>,
+) -> Result<Vec<T>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bson::from_bson(b)
+                .map_err(|e| Error::decode(coll, id, format!("`{items_field}.{i}`: {e}")))
+        })
+        .collect()
+}
+
+/// [`decode_items`] from the document's BSON bytes: the array is decoded in one pass, with no
+/// `Bson` value built for its items. Anything unexpected (the field missing or not an array,
+/// an item that does not decode) goes through [`decode_items`], for the same errors.
+pub(crate) fn decode_raw_items<T: DeserializeOwned>(
+    coll: &str,
+    items_field: &str,
+    doc: &RawDocument,
+) -> Result<Vec<T>> {
+    if let Ok(Some(RawBsonRef::Array(items))) = doc.get(items_field) {
+        if let Ok(Values(items)) = bson::from_slice::<Values<T>>(items.as_bytes()) {
+            return Ok(items);
+        }
+    }
+    decode_items(coll, items_field, from_raw(coll, doc)?)
+}
+
+/// The values of a BSON array read as the document it is (`{"0": .., "1": ..}`), in order.
+struct Values<T>(Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Values<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Visit<T> {
+            type Value = Values<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array's document")
+            }
+            fn visit_map<M: MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> std::result::Result<Values<T>, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some((IgnoredAny, v)) = m.next_entry::<IgnoredAny, T>()? {
+                    out.push(v);
+                }
+                Ok(Values(out))
+            }
+        }
+        d.deserialize_map(Visit(PhantomData))
+    }
+}
+
+/// The items of one stored document as they are stored (taken out, not copied).
+pub(crate) fn take_items(coll: &str, items_field: &str, mut doc: Document) -> Result<Vec<Bson>> {
+    take_array(coll, items_field, &mut doc)
+}
+
+/// Takes array `items_field` out of `doc` (empty when absent or null).
+pub(crate) fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> Result<Vec<Bson>> {
+    match doc.get_mut(items_field) {
+        Some(Bson::Array(a)) => Ok(std::mem::take(a)),
+        None | Some(Bson::Null) => Ok(Vec::new()),
+        Some(other) => {
+            let found = other.element_type();
+            Err(Error::decode(
+                coll,
+                doc.get("_id"),
+                format!("`{items_field}` is not an array but {found:?}"),
+            ))
+        }
+    }
+}
+
+/// Document `n` (1-based) of a key, as its BSON bytes: one indexed lookup of its number,
+/// however deep. When no document has that number, the key's unnumbered documents (written
+/// before numbering, or by other tools), which come first, are counted instead: a second round
+/// trip, only then.
+pub(crate) async fn nth_doc<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    n: u64,
+) -> Result<Option<RawDocumentBuf>> {
+    if n == 0 {
+        return Err(Error::invalid("pages are numbered from 1"));
+    }
+    // Numbers are stored as Int64: no document has a number past 2^63-1, and no key has as
+    // many unnumbered documents. Answered here, alike on every store.
+    let Ok(n) = i64::try_from(n) else {
+        return Ok(None);
+    };
+    spec.ensure_indexes(store).await?;
+    let field = spec.order.field();
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    // A bare equality, the cheapest lookup: only a number equals `n` (MongoDB would also
+    // match a foreign array holding `n`, which its unique index already files under `n`).
+    let numbered = Filter::And(vec![
+        spec.by_key(key),
+        Filter::Eq(field.into(), Bson::Int64(n)),
+    ]);
+    if let Some(doc) = store
+        .find_raw(spec.collection, &numbered, &one)
+        .await?
+        .pop()
+    {
+        return Ok(Some(doc));
+    }
+    let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
+    let opts = FindOptions {
+        sort: vec![("_id".into(), 1)],
+        skip: n.unsigned_abs() - 1,
+        limit: Some(1),
+    };
+    Ok(store
+        .find_raw(spec.collection, &unnumbered, &opts)
+        .await?
+        .pop())
+}
+
+/// Every document of a key, in order, as BSON bytes, in one find (one round trip below
+/// 16 MiB).
+pub(crate) async fn all_docs<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+) -> Result<Vec<RawDocumentBuf>> {
+    let opts = FindOptions {
+        sort: spec.sort(),
+        ..FindOptions::default()
+    };
+    store
+        .find_raw(spec.collection, &spec.docs_of(key, []), &opts)
+        .await
+}
+
+/// The documents of a key in order, as BSON bytes, fetched `batch` at a time by range on the
+/// order field (keyset pagination: each batch is one indexed range read, however deep).
+pub(crate) fn doc_stream<'a, S: Store>(
+    store: &'a S,
+    spec: SeriesSpec,
+    key: Bson,
+    batch: i64,
+) -> impl Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
+    // The first batch takes the key's documents in order (unnumbered ones first, by `_id`;
+    // then by number). The next batches continue after its last document: among the
+    // unnumbered ones by `_id` (then the numbered ones from the start), or among the numbered
+    // ones by number.
+    #[derive(Clone)]
+    enum Next {
+        First,
+        Unnumbered(Bson),
+        Numbered(Option<Bson>),
+        Done,
+    }
+    let field = spec.order.field();
+    stream::try_unfold(Next::First, move |next| {
+        let key = key.clone();
+        async move {
+            let mut filter = vec![spec.by_key(&key), spec.in_series()];
+            let sort = match &next {
+                Next::Done => return Ok(None),
+                Next::First => spec.sort(),
+                Next::Unnumbered(after) => {
+                    filter.push(Filter::Exists(field.into(), false));
+                    filter.push(Filter::Gt("_id".into(), after.clone()));
+                    vec![("_id".into(), 1)]
+                }
+                Next::Numbered(after) => {
+                    filter.push(match after {
+                        Some(a) => Filter::Gt(field.into(), a.clone()),
+                        None => Filter::Exists(field.into(), true),
+                    });
+                    vec![(field.into(), 1)]
+                }
+            };
+            spec.ensure_indexes(store).await?;
+            let opts = FindOptions {
+                sort,
+                skip: 0,
+                limit: Some(batch),
+            };
+            let docs = store
+                .find_raw(spec.collection, &Filter::and(filter), &opts)
+                .await?;
+            let full = docs.len() as i64 == batch;
+            let value = |doc: &RawDocument, f: &str| -> Result<Option<Bson>> {
+                match doc.get(f) {
+                    Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
+                    Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
+                    Err(e) => Err(Error::decode(spec.collection, None, e)),
+                }
+            };
+            let after = match (docs.last(), &next) {
+                (Some(last), _) if full => match value(last, field)? {
+                    Some(seq) => Next::Numbered(Some(seq)),
+                    None => Next::Unnumbered(value(last, "_id")?.ok_or_else(|| {
+                        Error::decode(spec.collection, None, "document has no _id")
+                    })?),
+                },
+                (_, Next::Unnumbered(_)) => Next::Numbered(None),
+                _ => Next::Done,
+            };
+            Ok(Some((docs, after)))
+        }
+    })
+    .map_ok(|docs| stream::iter(docs.into_iter().map(Ok)))
+    .try_flatten()
+}
+
+/// Documents and items of a key; a document whose array field is not an array is reported as
+/// a decode error naming it.
+pub(crate) async fn stats<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+) -> Result<ArrayStats> {
+    let s = store
+        .array_stats(spec.collection, &spec.docs_of(key, []), spec.items_field)
+        .await?;
+    if s.not_arrays > 0 {
+        let bad = spec.docs_of(key, [Filter::NotArray(spec.items_field.into())]);
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let doc = store.find(spec.collection, &bad, &one).await?;
+        return Err(Error::decode(
+            spec.collection,
+            doc.first().and_then(|d| d.get("_id")),
+            format!("`{}` is not an array", spec.items_field),
+        ));
+    }
+    Ok(s)
+}

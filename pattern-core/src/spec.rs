@@ -1,0 +1,84 @@
+//! The storage layouts the derives fill in: plain data, read by every layer above.
+
+/// How the documents of one key are numbered and named. Both number them in a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SeriesOrder {
+    /// Numbered in the given field; `_id = "<key>_<epoch seconds of the first item>"`: the
+    /// seed's bucket layout. Two documents that would get the same `_id` (first items in the
+    /// same second) are told apart by a suffix: `123_1698335223_000001`.
+    TimeId(&'static str),
+    /// Numbered in the given field; `_id` is an ObjectId (overflow chunks).
+    Seq(&'static str),
+}
+
+impl SeriesOrder {
+    /// The field numbering the documents.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            SeriesOrder::TimeId(f) | SeriesOrder::Seq(f) => f,
+        }
+    }
+}
+
+/// Where and how a series is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SeriesSpec {
+    pub collection: &'static str,
+    /// The field holding the key in every document (`customerId`, `book_id`).
+    pub key_field: &'static str,
+    /// The array field (`history`, `customers_purchased_extra`).
+    pub items_field: &'static str,
+    /// The field counting the items of the array (`count`).
+    pub count_field: &'static str,
+    /// Items per document, at least 1.
+    pub size: u32,
+    pub order: SeriesOrder,
+}
+
+/// Where and how a bucket series is stored (filled in by the derive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BucketSpec {
+    /// `#[bucket(collection = "trades")]`
+    pub collection: &'static str,
+    /// The key field's name in BSON (serde renames applied).
+    pub key_field: &'static str,
+    /// The items field's name in BSON.
+    pub items_field: &'static str,
+    /// `#[bucket(count = "count")]`
+    pub count_field: &'static str,
+    /// `#[bucket(page = "page")]`: the field numbering a key's buckets 1, 2, 3...
+    pub page_field: &'static str,
+    /// `#[bucket(size = 10)]`
+    pub size: u32,
+}
+
+impl BucketSpec {
+    /// The series this bucket layout is an instance of.
+    pub const fn series(&self) -> SeriesSpec {
+        SeriesSpec {
+            collection: self.collection,
+            key_field: self.key_field,
+            items_field: self.items_field,
+            count_field: self.count_field,
+            size: self.size,
+            order: SeriesOrder::TimeId(self.page_field),
+        }
+    }
+}
+
+/// Where and how an outlier type is stored (filled in by the derive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutlierSpec {
+    /// `#[outlier(collection = "sales")]`
+    pub collection: &'static str,
+    /// The array field's name in BSON.
+    pub items_field: &'static str,
+    /// `#[outlier(threshold = 50)]`
+    pub threshold: u32,
+    /// `#[outlier(flag = "has_extras")]`
+    pub flag_field: &'static str,
+    /// The overflow chunks: `collection` from `overflow = "..."`, `key_field` from
+    /// `reference = "..."` (default `<struct name in snake case>_id`), `items_field` from
+    /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
+    pub overflow: SeriesSpec,
+}

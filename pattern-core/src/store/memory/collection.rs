@@ -1,0 +1,249 @@
+//! A collection of the in-memory store: its documents by `_id`, with their sizes, and its
+//! indexes; inserts, replacements and updates, each checked whole before it applies.
+
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
+
+use bson::{Bson, Document};
+
+use super::index::{Key, MemIndex};
+use crate::codec::size::{check_size, document_bytes};
+use crate::query::eval::compare_values;
+use crate::query::Update;
+use crate::{Error, Result};
+
+#[derive(Debug, Default)]
+#[cfg_attr(test, derive(Clone))]
+pub(super) struct Collection {
+    pub(super) docs: Docs,
+    pub(super) indexes: Vec<MemIndex>,
+}
+
+/// A collection's documents by `_id`.
+pub(super) type Docs = BTreeMap<Key, Stored>;
+
+/// A stored document and its BSON size (`None`: it does not serialize), kept so that an
+/// update checks the size limit from what it changed rather than by measuring everything.
+#[derive(Debug)]
+#[cfg_attr(test, derive(Clone))]
+pub(super) struct Stored {
+    pub(super) doc: Document,
+    pub(super) bytes: Option<usize>,
+}
+
+impl Collection {
+    pub(super) fn insert(&mut self, coll: &str, doc: Document) -> Result<()> {
+        self.insert_or_return(coll, doc)
+            .map_err(|refused| refused.0)
+    }
+
+    /// [`Collection::insert`], giving the document back when it is refused.
+    pub(super) fn insert_or_return(
+        &mut self,
+        coll: &str,
+        mut doc: Document,
+    ) -> std::result::Result<(), Box<(Error, Document)>> {
+        let mut bytes = document_bytes(&doc);
+        if let Err(e) = check_size(coll, bytes) {
+            return Err(Box::new((e, doc)));
+        }
+        if !doc.contains_key("_id") {
+            doc.insert("_id", bson::oid::ObjectId::new());
+            // Type byte, "_id" and its NUL, 12 bytes of ObjectId.
+            bytes = bytes.map(|n| n + 1 + 4 + 12);
+        }
+        let doc = id_first(doc);
+        let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
+        let Collection { docs, indexes } = self;
+        let Entry::Vacant(slot) = docs.entry(id) else {
+            let e = Error::DuplicateKey {
+                collection: coll.to_owned(),
+                message: format!("E11000 duplicate key error collection: {coll} index: _id_"),
+            };
+            return Err(Box::new((e, doc)));
+        };
+        let id = slot.key();
+        let keys: Vec<_> = indexes.iter().map(|ix| ix.key_of(&doc)).collect();
+        for (index, key) in indexes.iter().zip(&keys) {
+            if index.holds_other(key.as_deref(), id) {
+                return Err(Box::new((index.duplicate(coll), doc)));
+            }
+        }
+        for (index, key) in indexes.iter_mut().zip(keys) {
+            index.add_key(key, id);
+        }
+        slot.insert(Stored { doc, bytes });
+        Ok(())
+    }
+
+    /// Replaces document `id` (which exists) by `new`.
+    pub(super) fn replace(&mut self, coll: &str, id: &Key, new: Document) -> Result<()> {
+        let bytes = document_bytes(&new);
+        check_size(coll, bytes)?;
+        let Collection { docs, indexes } = self;
+        let slot = docs.get_mut(id).expect("replace: the document exists");
+        // Each index's key for the old document and for the new one: an entry moves only
+        // when they differ (and only then can a unique index conflict).
+        let keys: Vec<_> = indexes
+            .iter()
+            .map(|ix| (ix.key_of(&slot.doc), ix.key_of(&new)))
+            .collect();
+        for (index, (old, key)) in indexes.iter().zip(&keys) {
+            if old != key && index.holds_other(key.as_deref(), id) {
+                return Err(index.duplicate(coll));
+            }
+        }
+        *slot = Stored { doc: new, bytes };
+        for (index, (old, new)) in indexes.iter_mut().zip(keys) {
+            index.rekey(old, new, id);
+        }
+        Ok(())
+    }
+
+    /// Applies `update` to document `id` (which exists) in place, moving its pushed items
+    /// into the document ([`Update::apply_taking`]). On error the document, the indexes and
+    /// `update` are unchanged. Returns, when `fields` is given, those top-level fields
+    /// (`_id` only if listed) as they were before.
+    pub(super) fn update(
+        &mut self,
+        coll: &str,
+        id: &Key,
+        update: &mut Update,
+        fields: Option<&[&str]>,
+    ) -> Result<Option<Document>> {
+        let Collection { docs, indexes } = self;
+        let Stored { doc, bytes } = docs.get_mut(id).expect("update: the document exists");
+        let before = fields.map(|fields| match fields {
+            // Only whether a document matched: a copy of an empty document costs less than a
+            // new one (which seeds its hasher).
+            [] => empty_document().clone(),
+            _ => doc
+                .iter()
+                .filter(|(k, _)| fields.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Document>(),
+        });
+        // The indexes whose entry for the document the update may move (those reading a
+        // field it writes), with the document's key in them before the update.
+        let moving: Vec<(usize, Before)> = indexes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ix)| match ix.moved_by(update)? {
+                Moved::Keys => Some((i, Before::Key(ix.key_of(doc)))),
+                Moved::Filter => Some((i, Before::InFilter(ix.in_filter(doc)))),
+            })
+            .collect();
+        let undo = update.undo_log(doc, false);
+        update.apply_taking(doc, false).map_err(|e| Error::Server {
+            message: e,
+            source: None,
+        })?;
+        // Its size: the old one plus what changed, else (the old document, or a value it
+        // replaced, did not serialize) measured whole.
+        let size = bytes
+            .zip(undo.size_change(doc, update))
+            .and_then(|(n, change)| n.checked_add_signed(change))
+            .or_else(|| document_bytes(doc));
+        debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
+        // The checks a replacement by the updated document would make; a refusal undoes it.
+        match check_updated(coll, doc, size, id, indexes, moving, update.writes("_id")) {
+            Ok(moves) => {
+                for (i, old, new) in moves {
+                    indexes[i].rekey(old, new, id);
+                }
+                *bytes = size;
+                Ok(before)
+            }
+            Err(e) => {
+                undo.restore(doc, update);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// An index entry that moves: the index (its position), the old key, the new key.
+pub(super) type Move = (usize, Option<Vec<Key>>, Option<Vec<Key>>);
+
+/// How an update can move a document's entry in an index: see [`MemIndex::moved_by`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Moved {
+    Keys,
+    Filter,
+}
+
+/// What an index held for a document before an update that can move its entry: its key
+/// ([`Moved::Keys`]), or whether it held it at all ([`Moved::Filter`]: the key's values are
+/// not written, so the entry keeps them if it stays).
+pub(super) enum Before {
+    Key(Option<Vec<Key>>),
+    InFilter(bool),
+}
+
+/// Checks document `id` once updated (`doc`, of `bytes`) as a replacement would: its `_id`
+/// is unchanged (looked at only when the update wrote it: `id_written`), its size within the
+/// limit, and no unique index among `moving` (an index's position and what it held for the
+/// document before the update) holds its new key for another document.
+/// Returns the entries to move.
+pub(super) fn check_updated(
+    coll: &str,
+    doc: &Document,
+    bytes: Option<usize>,
+    id: &Key,
+    indexes: &[MemIndex],
+    moving: Vec<(usize, Before)>,
+    id_written: bool,
+) -> Result<Vec<Move>> {
+    if id_written
+        && !doc
+            .get("_id")
+            .is_some_and(|x| compare_values(x, &id.0).is_eq())
+    {
+        return Err(Error::invalid("an update may not change _id"));
+    }
+    check_size(coll, bytes)?;
+    // Allocated only when an entry moves (a push moves none until its bucket fills).
+    let mut moves = Vec::new();
+    for (i, before) in moving {
+        let index = &indexes[i];
+        let (old, new) = match before {
+            Before::Key(old) => (old, index.key_of(doc)),
+            Before::InFilter(was) => {
+                let now = index.in_filter(doc);
+                if was == now {
+                    continue; // the entry stays as it was
+                }
+                let values = index.values_of(doc);
+                if was {
+                    (Some(values), None)
+                } else {
+                    (None, Some(values))
+                }
+            }
+        };
+        if old != new {
+            if index.holds_other(new.as_deref(), id) {
+                return Err(index.duplicate(coll));
+            }
+            moves.push((i, old, new));
+        }
+    }
+    Ok(moves)
+}
+
+pub(super) fn empty_document() -> &'static Document {
+    static EMPTY: std::sync::OnceLock<Document> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Document::new)
+}
+
+pub(super) fn id_first(mut doc: Document) -> Document {
+    if doc.keys().next().map(String::as_str) == Some("_id") {
+        return doc;
+    }
+    let mut out = Document::new();
+    if let Some(id) = doc.remove("_id") {
+        out.insert("_id", id);
+    }
+    out.extend(doc);
+    out
+}

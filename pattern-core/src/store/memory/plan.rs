@@ -1,0 +1,347 @@
+//! The query planner: which documents a filter may match (an `_id` lookup or range, an index
+//! range, or a scan) and in which order, and the finds that walk those candidates.
+
+use std::collections::btree_map::{self};
+use std::ops::Bound;
+
+use bson::Document;
+
+use super::collection::{Collection, Docs, Stored};
+use super::index::{Entries, HolderIds, Holders, Key};
+use crate::query::eval::compare_by;
+use crate::query::{Filter, FindOptions};
+
+impl Collection {
+    /// The cheapest plan for `filter`: an `_id` equality or range on the documents themselves,
+    /// an index (a partial one only when the query carries its partial filter), or a scan.
+    pub(super) fn plan<'a>(&'a self, filter: &Filter) -> Plan<'a> {
+        let docs = &self.docs;
+        let by_id = |source| Plan {
+            source,
+            order: Order::Id,
+            covered: false,
+        };
+        if let Some(id) = eq_on(filter, "_id") {
+            return by_id(Source::Id(docs, id));
+        }
+        let (lo, hi) = range_on(filter, "_id");
+        // The best plan so far, with its estimate.
+        let mut best: Option<(Plan<'a>, usize)> = (lo.is_some() || hi.is_some()).then(|| {
+            let lower = lo.map_or(Bound::Unbounded, Bound::Included);
+            let upper = hi.map_or(Bound::Unbounded, Bound::Included);
+            let plan = by_id(Source::IdRange(docs, lower, upper));
+            let estimate = plan.estimate();
+            (plan, estimate)
+        });
+        // Partial indexes first: they hold one open document per key.
+        let partial = self.indexes.iter().filter(|i| i.spec.partial.is_some());
+        let full = self.indexes.iter().filter(|i| i.spec.partial.is_none());
+        for index in partial.chain(full) {
+            if best.as_ref().is_some_and(|(_, estimate)| *estimate <= 1) {
+                break;
+            }
+            let usable = index
+                .spec
+                .partial
+                .as_ref()
+                .is_none_or(|p| implied(p, filter));
+            if let Some(plan) = usable.then(|| index.plan(filter)).flatten() {
+                // Its candidates are exactly the matches: no plan reads fewer.
+                if plan.covered {
+                    return plan;
+                }
+                let estimate = plan.estimate();
+                if best.as_ref().is_none_or(|(_, b)| estimate < *b) {
+                    best = Some((plan, estimate));
+                }
+            }
+        }
+        // No index fits: scan every document in `_id` order.
+        best.map_or_else(|| by_id(Source::Scan(docs)), |(plan, _)| plan)
+    }
+
+    /// The `_id` of the first document matching `filter`.
+    pub(super) fn first_match(&self, filter: &Filter) -> Option<Key> {
+        self.plan(filter)
+            .ids()
+            .find(|id| filter.matches(&self.docs[*id].doc))
+            .cloned()
+    }
+
+    /// The `_id` of the first document matching `filter` in `sort` order.
+    pub(super) fn first_in_order(
+        &self,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+    ) -> Option<Key> {
+        if sort.is_empty() {
+            return self.first_match(filter);
+        }
+        // An index that answers the query exactly, in the sort order: its first (or last) entry.
+        let plan = self.plan(filter);
+        if plan.covered {
+            if plan.sorted_by(sort, false) {
+                return plan.ids().next().cloned();
+            }
+            if plan.sorted_by(sort, true) {
+                return plan.ids().next_back().cloned();
+            }
+        }
+        self.find_in_plan(plan, filter, sort, 0, Some(1))
+            .first()
+            .map(|(id, _)| (*id).clone())
+    }
+
+    /// The `_id`s of every document matching `filter`.
+    pub(super) fn matching(&self, filter: &Filter) -> Vec<Key> {
+        self.plan(filter)
+            .ids()
+            .filter(|id| filter.matches(&self.docs[*id].doc))
+            .cloned()
+            .collect()
+    }
+
+    /// The documents matching `filter`, sorted, skipped and limited.
+    pub(super) fn find(&self, filter: &Filter, opts: &FindOptions) -> Vec<Document> {
+        self.find_refs(filter, &opts.sort, opts.skip, opts.limit)
+            .into_iter()
+            .map(|(_, doc)| doc.clone())
+            .collect()
+    }
+
+    /// [`Collection::find`] without copying: the `_id`s and documents. When the plan already
+    /// yields the sort order (forwards or backwards), it stops after `skip + limit` matches.
+    pub(super) fn find_refs<'a>(
+        &'a self,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+        skip: u64,
+        limit: Option<i64>,
+    ) -> Vec<(&'a Key, &'a Document)> {
+        self.find_in_plan(self.plan(filter), filter, sort, skip, limit)
+    }
+
+    /// [`Collection::find_refs`] through `plan` (a plan for `filter`).
+    pub(super) fn find_in_plan<'a>(
+        &'a self,
+        plan: Plan<'a>,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+        skip: u64,
+        limit: Option<i64>,
+    ) -> Vec<(&'a Key, &'a Document)> {
+        let limit = match limit {
+            Some(n) if n != 0 => n.unsigned_abs() as usize,
+            _ => usize::MAX,
+        };
+        let skip = skip as usize;
+        let with_doc = |id: &'a Key| (id, &self.docs[id].doc);
+        let matches = |(_, doc): &(&Key, &Document)| filter.matches(doc);
+        let forward = plan.sorted_by(sort, false);
+        let backward = !forward && plan.sorted_by(sort, true);
+        if forward {
+            return plan
+                .ids()
+                .map(with_doc)
+                .filter(matches)
+                .skip(skip)
+                .take(limit)
+                .collect();
+        }
+        if backward {
+            return plan
+                .ids()
+                .rev()
+                .map(with_doc)
+                .filter(matches)
+                .skip(skip)
+                .take(limit)
+                .collect();
+        }
+        let candidates = plan.ids().map(with_doc).filter(matches);
+        if (skip, limit) == (0, 1) {
+            // The first in sort order (of equals, the first found, as a stable sort keeps).
+            let first = candidates.min_by(|(_, a), (_, b)| compare_by(a, b, sort));
+            return first.into_iter().collect();
+        }
+        let mut docs: Vec<(&Key, &Document)> = candidates.collect();
+        docs.sort_by(|(_, a), (_, b)| compare_by(a, b, sort));
+        docs.into_iter().skip(skip).take(limit).collect()
+    }
+}
+
+/// `_id`s (of documents borrowed for `'a`) in the order of a plan: an
+/// enum rather than a boxed iterator, so that a lookup allocates nothing.
+pub(super) enum Ids<'a> {
+    One(std::option::IntoIter<&'a Key>),
+    Docs(std::iter::Map<btree_map::Range<'a, Key, Stored>, FirstOf<'a, Key, Stored>>),
+    Index(EntryIds<'a>),
+    Scan(btree_map::Keys<'a, Key, Stored>),
+}
+
+pub(super) type FirstOf<'a, K, V> = fn((&'a K, &'a V)) -> &'a K;
+/// The `_id`s of a range of index entries.
+pub(super) type EntryIds<'a> = std::iter::FlatMap<
+    btree_map::Range<'a, Vec<Key>, Holders>,
+    HolderIds<'a>,
+    fn((&'a Vec<Key>, &'a Holders)) -> HolderIds<'a>,
+>;
+
+impl<'a> Iterator for Ids<'a> {
+    type Item = &'a Key;
+    fn next(&mut self) -> Option<&'a Key> {
+        match self {
+            Ids::One(it) => it.next(),
+            Ids::Docs(it) => it.next(),
+            Ids::Index(it) => it.next(),
+            Ids::Scan(it) => it.next(),
+        }
+    }
+}
+
+impl<'a> DoubleEndedIterator for Ids<'a> {
+    fn next_back(&mut self) -> Option<&'a Key> {
+        match self {
+            Ids::One(it) => it.next_back(),
+            Ids::Docs(it) => it.next_back(),
+            Ids::Index(it) => it.next_back(),
+            Ids::Scan(it) => it.next_back(),
+        }
+    }
+}
+
+/// How to enumerate the candidates of a query (a superset of its matches), and the sort
+/// order they come in.
+pub(super) struct Plan<'a> {
+    pub(super) source: Source<'a>,
+    pub(super) order: Order<'a>,
+    /// Every candidate matches the query (the index answers it exactly), so a caller that
+    /// needs only `_id`s need not look at the documents.
+    pub(super) covered: bool,
+}
+
+/// The order a plan's candidates come in, ascending.
+pub(super) enum Order<'a> {
+    /// By `_id`.
+    Id,
+    /// By these index keys (whatever their declared direction), then `_id`.
+    Keys(&'a [(String, i32)]),
+}
+
+/// Where a plan's candidates come from.
+pub(super) enum Source<'a> {
+    /// The document with this `_id`, if any.
+    Id(&'a Docs, Key),
+    /// The documents with an `_id` within bounds, in `_id` order.
+    IdRange(&'a Docs, Bound<Key>, Bound<Key>),
+    /// The entries of an index from `bounds[..split]` to `bounds[split..]`, both included.
+    Index {
+        entries: &'a Entries,
+        bounds: Vec<Key>,
+        split: usize,
+    },
+    /// Every document, in `_id` order.
+    Scan(&'a Docs),
+}
+
+impl<'a> Plan<'a> {
+    pub(super) fn ids(&self) -> Ids<'a> {
+        match self.source {
+            Source::Id(docs, ref id) => {
+                Ids::One(docs.get_key_value(id).map(|(k, _)| k).into_iter())
+            }
+            Source::IdRange(docs, ref lower, ref upper) => Ids::Docs(
+                docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
+                    .map(|(k, _)| k),
+            ),
+            Source::Index {
+                entries,
+                ref bounds,
+                split,
+            } => {
+                let (start, end) = bounds.split_at(split);
+                let range = (Bound::Included(start), Bound::Included(end));
+                Ids::Index(
+                    entries
+                        .range::<[Key], _>(range)
+                        .flat_map(|(_, ids)| ids.iter()),
+                )
+            }
+            Source::Scan(docs) => Ids::Scan(docs.keys()),
+        }
+    }
+
+    /// Candidates, counted up to a cap (enough to tell a point lookup from a range).
+    pub(super) fn estimate(&self) -> usize {
+        self.ids().take(64).count()
+    }
+
+    /// Whether the candidates come in `sort` order (`reversed`: when iterated backwards).
+    pub(super) fn sorted_by(&self, sort: &[(crate::query::Path, i32)], reversed: bool) -> bool {
+        let keys = match self.order {
+            Order::Id => &[][..],
+            Order::Keys(keys) => keys,
+        };
+        keys_sorted_by(keys, sort, reversed)
+    }
+}
+
+/// Whether candidates ordered by `keys` (ascending), then `_id`, come in `sort` order
+/// (`reversed`: when iterated backwards).
+pub(super) fn keys_sorted_by(
+    keys: &[(String, i32)],
+    sort: &[(crate::query::Path, i32)],
+    reversed: bool,
+) -> bool {
+    let id_last = keys.last().is_some_and(|(k, _)| k == "_id");
+    let order = (keys.iter().map(|(k, _)| k.as_str()))
+        .chain((!id_last).then_some("_id"))
+        .map(|k| (k, if reversed { -1 } else { 1 }));
+    let len = keys.len() + usize::from(!id_last);
+    sort.len() <= len && (order.zip(sort)).all(|((k, d), (path, dir))| k == path && d == *dir)
+}
+
+/// Calls `visit` on each leaf condition of `f` until it returns `true`; whether one did.
+pub(super) fn any_leaf<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter) -> bool) -> bool {
+    match f {
+        Filter::And(fs) => fs.iter().any(|f| any_leaf(f, visit)),
+        leaf => visit(leaf),
+    }
+}
+
+/// Whether `partial` (an index's partial filter) is among the query's conditions: then every
+/// match of the query is in the index.
+pub(super) fn implied(partial: &Filter, filter: &Filter) -> bool {
+    match partial {
+        Filter::And(fs) => fs.iter().all(|f| implied(f, filter)),
+        leaf => any_leaf(filter, &mut |l| l == leaf),
+    }
+}
+
+/// The value of an equality on `path` among the query's conditions.
+pub(super) fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
+    let mut found = None;
+    any_leaf(filter, &mut |l| match l {
+        Filter::Eq(p, v) if p == path => {
+            found = Some(Key(v.clone()));
+            true
+        }
+        _ => false,
+    });
+    found
+}
+
+/// Inclusive bounds implied by the range conditions on `path` (a superset of the exact range:
+/// every match meets each condition, so any one of them bounds the range).
+pub(super) fn range_on(filter: &Filter, path: &str) -> (Option<Key>, Option<Key>) {
+    let (mut lo, mut hi) = (None, None);
+    any_leaf(filter, &mut |l| {
+        match l {
+            Filter::Gt(p, v) | Filter::Gte(p, v) if p == path => lo = Some(Key(v.clone())),
+            Filter::Lt(p, v) | Filter::Lte(p, v) if p == path => hi = Some(Key(v.clone())),
+            _ => {}
+        }
+        false
+    });
+    (lo, hi)
+}

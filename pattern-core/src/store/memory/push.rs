@@ -1,0 +1,566 @@
+//! The series push, done natively (see [`Store::push_open`](crate::Store::push_open)): the
+//! key's open document straight off the series' open-document index, the items appended in
+//! place after the size check, or a new document inserted as the upsert would build it. Any
+//! document it does not handle goes through the generic update or upsert, with the same
+//! result; the oracle tests below check that the two leave the same documents and indexes.
+
+use bson::{Bson, Document};
+
+use super::collection::{empty_document, Collection, Stored};
+use super::index::{Key, MemIndex};
+use super::plan::keys_sorted_by;
+use crate::codec::size::{check_size, document_bytes};
+use crate::query::eval::is_number;
+use crate::query::{Filter, Update};
+use crate::spec::SeriesSpec;
+use crate::Result;
+
+impl Collection {
+    /// [`Collection::first_in_order`] for the one query shape every push sends (the series'
+    /// open document: an equality on the first key of a partial index, then exactly that
+    /// index's partial filter, then any other conditions, sorted by the index), read straight
+    /// off the index's entries: `Some(the first match, if any)`. `None` for any other query,
+    /// or when the first entry fails the other conditions: those go through
+    /// [`Collection::plan`]. It answers exactly as the plan would: the entries of such an
+    /// index under that value are the matches of the query without its other conditions (see
+    /// [`MemIndex::covers`]).
+    pub(super) fn first_open(
+        &self,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+    ) -> Option<Option<Key>> {
+        let Filter::And(conditions) = filter else {
+            return None;
+        };
+        let Some((Filter::Eq(path, value), rest)) = conditions.split_first() else {
+            return None;
+        };
+        if !crate::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
+            return None;
+        }
+        // The index, and the conditions beyond its partial filter (checked on the document).
+        let (index, residual) = self.indexes.iter().find_map(|ix| {
+            let partial = match &ix.spec.partial {
+                Some(Filter::And(fs)) => &fs[..],
+                Some(leaf) => std::slice::from_ref(leaf),
+                None => return None,
+            };
+            let first = ix.spec.keys.first().is_some_and(|(k, _)| k == path);
+            let residual = rest.strip_prefix(partial).filter(|_| first)?;
+            Some((ix, residual))
+        })?;
+        let order = &index.spec.keys[1..];
+        let backward = if keys_sorted_by(order, sort, false) {
+            false
+        } else if keys_sorted_by(order, sort, true) {
+            true
+        } else {
+            return None;
+        };
+        match index.first_under(value, backward) {
+            // The first entry fails the other conditions: a later one may match (the plan
+            // finds it).
+            Some(id) if !residual.iter().all(|f| f.matches(&self.docs[id].doc)) => None,
+            first => Some(first.cloned()),
+        }
+    }
+
+    /// The series push natively (see [`Store::push_open`]): the key's open document straight
+    /// off the series' open-document index, the items pushed in place, or a new document
+    /// inserted as the upsert would make it. `None` (nothing done) when the collection lacks
+    /// that index, or the document is one [`Push::apply`] declines: then the upsert
+    /// runs as on any store, with the same result.
+    pub(super) fn push_open(
+        &mut self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &dyn Fn() -> Bson,
+    ) -> Option<Result<bool>> {
+        let (count, size) = (spec.count_field, Bson::Int32(spec.size as i32));
+        let keys = [(spec.key_field, 1), (spec.order.field(), -1), ("_id", -1)];
+        let open = self.indexes.iter().position(|ix| {
+            matches!(&ix.spec.partial, Some(Filter::Lt(p, v)) if p == count && *v == size)
+                && ix.spec.keys.len() == keys.len()
+                && (ix.spec.keys.iter().zip(keys)).all(|((k, d), (l, e))| k == l && *d == e)
+        });
+        let (Some(open), Ok(n)) = (open, i32::try_from(items.len())) else {
+            return None;
+        };
+        if !crate::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
+            return None;
+        }
+        // Its entries under the key are the key's open documents (see `first_open`).
+        let Collection { docs, indexes } = self;
+        match indexes[open].first_under(key, true) {
+            Some(id) => {
+                // A document whose number is neither absent nor a number is not of the
+                // series: declined, the upsert's query passes over it.
+                let push = Push {
+                    coll: spec.collection,
+                    count,
+                    n,
+                    array: spec.items_field,
+                    fields: None,
+                    number: Some(spec.order.field()),
+                };
+                let stored = docs.get_mut(id)?;
+                let moved = match push.apply(stored, indexes, items, Some(open))? {
+                    Ok((_, moved)) => moved,
+                    Err(e) => return Some(Err(e)),
+                };
+                // The `_id` is copied only when an entry moves (the document filled).
+                if moved.changed != 0 {
+                    let id = id.clone();
+                    moved.rekey(indexes, &stored.doc, &id);
+                }
+                Some(Ok(false))
+            }
+            None => {
+                // The items move into the new document, and back should it be refused.
+                let doc = spec.new_doc_taking(key, new_id(), seq, items);
+                match self.insert_or_return(spec.collection, doc) {
+                    Ok(()) => Some(Ok(true)),
+                    Err(refused) => {
+                        let (e, mut doc) = *refused;
+                        if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
+                            *items = taken;
+                        }
+                        Some(Err(e))
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Collection::update`] for the update every push into an open document sends: one
+    /// `$inc` of an Int32 field and one `$push` to an array, top-level fields that no index
+    /// keys on, applied in place with no undo log: everything that can refuse it (the size
+    /// limit) is checked first. `None` (nothing done) for any other update or document, which
+    /// goes through [`Collection::update`]; the result is the same either way.
+    pub(super) fn push_in_place(
+        &mut self,
+        coll: &str,
+        id: &Key,
+        update: &mut Update,
+        fields: Option<&[&str]>,
+    ) -> Option<Result<Option<Document>>> {
+        let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
+            return None;
+        };
+        if !update.set.is_empty() {
+            return None;
+        }
+        let push = Push {
+            coll,
+            count,
+            n: *n,
+            array,
+            fields,
+            number: None,
+        };
+        let Collection { docs, indexes } = self;
+        let stored = docs.get_mut(id)?;
+        let (before, moved) = match push.apply(stored, indexes, items, None)? {
+            Ok(done) => done,
+            Err(e) => return Some(Err(e)),
+        };
+        moved.rekey(indexes, &stored.doc, id);
+        Some(Ok(before))
+    }
+}
+
+/// The update every push into an open document sends: `{$inc: {count: n}, $push: {array:
+/// {$each: items}}}`, on top-level fields (see [`Collection::push_in_place`]); with `fields`,
+/// as [`Collection::update`] takes them.
+pub(super) struct Push<'a> {
+    pub(super) coll: &'a str,
+    pub(super) count: &'a str,
+    pub(super) n: i32,
+    pub(super) array: &'a str,
+    pub(super) fields: Option<&'a [&'a str]>,
+    /// The series' number field: a document where it holds anything but a number is declined
+    /// (it is not of the series: see `SeriesSpec::open`).
+    pub(super) number: Option<&'a str>,
+}
+
+/// The partial indexes a [`Push`] moved the document into (`now` bit set) or out of: bit `i`
+/// for index `i`.
+#[must_use]
+pub(super) struct Moved64 {
+    pub(super) changed: u64,
+    pub(super) now: u64,
+}
+
+impl Moved64 {
+    /// Moves document `id` (now `doc`) in or out of the indexes it entered or left.
+    pub(super) fn rekey(self, indexes: &mut [MemIndex], doc: &Document, id: &Key) {
+        if self.changed == 0 {
+            return;
+        }
+        for (i, ix) in indexes.iter_mut().enumerate() {
+            if self.changed & (1 << i) != 0 {
+                let values = Some(ix.values_of(doc));
+                let (old, new) = if self.now & (1 << i) != 0 {
+                    (None, values)
+                } else {
+                    (values, None)
+                };
+                ix.rekey(old, new, id);
+            }
+        }
+    }
+}
+
+impl Push<'_> {
+    /// Applies the push to `stored` in place, `items` moved to the end of its array, with no
+    /// undo log: everything that can refuse it (the size limit) is checked first, and on an
+    /// error nothing changed. `held_by`: an index known to hold the document (it was found
+    /// there), whose filter need not be read again. Returns the fields wanted as they were and
+    /// the index entries to move; `None` (nothing done) for a document or indexes it does not
+    /// handle: a count that is no Int32 or would overflow, no array, an index on a written field.
+    pub(super) fn apply(
+        &self,
+        stored: &mut Stored,
+        indexes: &[MemIndex],
+        items: &mut Vec<Bson>,
+        held_by: Option<usize>,
+    ) -> Option<Result<(Option<Document>, Moved64)>> {
+        let (count, array) = (self.count, self.array);
+        let plain = |f: &str| f != "_id" && !f.contains('.');
+        if count == array || !plain(count) || !plain(array) {
+            return None;
+        }
+        let before = match self.fields {
+            None => None,
+            Some([]) => Some(empty_document().clone()),
+            Some(_) => return None,
+        };
+        // The indexes whose partial filter reads a written field: the document may enter or
+        // leave them (bit i: index i).
+        let mut filtered = 0_u64;
+        for (i, ix) in indexes.iter().enumerate() {
+            let reads = |fs: &[String]| fs.iter().any(|f| f == count || f == array);
+            if reads(&ix.key_fields) || i >= 64 {
+                return None;
+            }
+            if reads(&ix.filter_fields) {
+                if ix.spec.unique {
+                    return None; // entering it could conflict: the full checks
+                }
+                filtered |= 1 << i;
+            }
+        }
+        let holding = |doc: &Document, known: Option<usize>| {
+            let mut held = 0_u64;
+            for (i, ix) in indexes.iter().enumerate() {
+                if filtered & (1 << i) != 0 && (known == Some(i) || ix.in_filter(doc)) {
+                    held |= 1 << i;
+                }
+            }
+            held
+        };
+        let Stored { doc, bytes } = stored;
+        let held = holding(doc, held_by);
+        // The fields in one pass (no hashing).
+        let (mut counted, mut listed, mut numbered) = (None, None, true);
+        for (k, v) in doc.iter_mut() {
+            if k == count {
+                counted = Some(v);
+            } else if k == array {
+                listed = Some(v);
+            } else if self.number == Some(k.as_str()) {
+                numbered = is_number(v);
+            }
+        }
+        let (Some(Bson::Int32(x)), Some(Bson::Array(list)), true) = (counted, listed, numbered)
+        else {
+            return None;
+        };
+        let new_count = x.checked_add(self.n)?;
+        let mut size = (*bytes)?;
+        for (i, item) in items.iter().enumerate() {
+            size += crate::codec::size::element_at_bytes(list.len() + i, item)?;
+        }
+        if let Err(e) = check_size(self.coll, Some(size)) {
+            return Some(Err(e));
+        }
+        *x = new_count;
+        list.append(items);
+        *bytes = Some(size);
+        debug_assert_eq!(*bytes, document_bytes(doc), "size of the updated document");
+        let now = holding(doc, None);
+        Some(Ok((
+            before,
+            Moved64 {
+                changed: held ^ now,
+                now,
+            },
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::MemoryStore;
+    use super::*;
+    use crate::query::IndexSpec;
+    use crate::Store;
+    use crate::MAX_DOCUMENT_BYTES;
+    use bson::doc;
+
+    /// A collection with a series' three indexes (size 3) and `extra`, holding documents of
+    /// every shape a push can meet: open, about to fill, full, a count that is not an Int32 or
+    /// would overflow, items missing or not an array, and one too large for another item.
+    pub(super) fn series_collection(extra: Option<IndexSpec>, big: bool) -> Collection {
+        let spec = crate::series::SeriesSpec {
+            collection: "c",
+            key_field: "k",
+            items_field: "items",
+            count_field: "count",
+            size: 3,
+            order: crate::series::SeriesOrder::Seq("seq"),
+        };
+        let mut c = Collection::default();
+        for index in spec.indexes().into_iter().chain(extra) {
+            c.indexes.push(MemIndex::new(index));
+        }
+        let big = "x".repeat(if big { MAX_DOCUMENT_BYTES - 100 } else { 1 });
+        let docs = [
+            doc! {"_id": "a1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "a2", "k": 1, "count": 2, "items": [4, 5], "seq": 2_i64},
+            doc! {"_id": "b1", "k": 2, "count": 0, "items": [], "seq": 1_i64},
+            doc! {"_id": "c1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+            doc! {"_id": "d1", "k": 4, "count": 1, "seq": 1_i64},
+            doc! {"_id": "e1", "k": 5, "count": 1, "items": "x", "seq": 1_i64},
+            doc! {"_id": "f1", "k": 6, "count": i32::MAX, "items": [1], "seq": 1_i64},
+            doc! {"_id": "g1", "k": 7, "count": 1, "items": [big], "seq": 1_i64},
+            doc! {"_id": "h1", "k": 8, "count": 5, "items": [1], "seq": 1_i64},
+        ];
+        for d in docs {
+            c.insert("c", d).unwrap();
+        }
+        c
+    }
+
+    /// The in-place push gives exactly what the generic update gives (result, documents,
+    /// sizes, index entries), and declines what it does not handle.
+    #[test]
+    pub(super) fn in_place_push_is_the_generic_update() {
+        let by_count = IndexSpec {
+            name: "by_count".into(),
+            keys: vec![("count".into(), 1)],
+            unique: false,
+            partial: None,
+        };
+        let unique_open = IndexSpec {
+            name: "unique_open".into(),
+            keys: vec![("k".into(), 1)],
+            unique: true,
+            partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
+        };
+        let mut in_place = 0;
+        for extra in [None, Some(by_count), Some(unique_open)] {
+            let (small, large) = (
+                series_collection(extra.clone(), false),
+                series_collection(extra.clone(), true),
+            );
+            for id in ["a1", "a2", "b1", "c1", "d1", "e1", "f1", "g1", "h1"] {
+                for (n, pushed) in [(1, 1), (2, 2), (-3, 1), (1, 0)] {
+                    for fields in [None, Some(&[][..]), Some(&["seq"][..])] {
+                        let update = Update {
+                            inc: vec![("count".into(), n)],
+                            push: vec![("items".into(), vec![Bson::Int32(9); pushed])],
+                            ..Update::default()
+                        };
+                        let start = if id == "g1" { &large } else { &small };
+                        let id = Key(Bson::String(id.into()));
+                        let mut fast = start.clone();
+                        let mut fast_update = update.clone();
+                        let fast_result =
+                            match fast.push_in_place("c", &id, &mut fast_update, fields) {
+                                Some(r) => {
+                                    in_place += 1;
+                                    r
+                                }
+                                None => fast.update("c", &id, &mut fast_update, fields),
+                            };
+                        let mut generic = start.clone();
+                        let mut generic_update = update.clone();
+                        let generic_result = generic.update("c", &id, &mut generic_update, fields);
+                        let case = format!("{id:?} {n} {pushed} {fields:?} {extra:?}");
+                        assert_eq!(
+                            format!("{fast_result:?}"),
+                            format!("{generic_result:?}"),
+                            "{case}"
+                        );
+                        assert_eq!(fast_update, generic_update, "{case}");
+                        assert_eq!(fast.docs.len(), generic.docs.len(), "{case}");
+                        for ((k, a), (l, b)) in fast.docs.iter().zip(&generic.docs) {
+                            assert!(k == l && a.doc == b.doc && a.bytes == b.bytes, "{case}");
+                        }
+                        for (a, b) in fast.indexes.iter().zip(&generic.indexes) {
+                            assert_eq!(
+                                format!("{:?}", a.entries),
+                                format!("{:?}", b.entries),
+                                "{case}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(in_place >= 20, "the in-place path ran {in_place} times");
+    }
+
+    /// The native series push leaves the store exactly as the conditional upsert does (result,
+    /// items given back or taken, documents, index entries), over buckets of every shape, new
+    /// keys, numbers and `_id`s already taken, and without the open-document index.
+    #[tokio::test]
+    pub(super) async fn native_push_is_the_upsert() {
+        let spec = crate::series::SeriesSpec {
+            collection: "c",
+            key_field: "k",
+            items_field: "items",
+            count_field: "count",
+            size: 3,
+            order: crate::series::SeriesOrder::TimeId("seq"),
+        };
+        let docs = [
+            doc! {"_id": "1_1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "1_2", "k": 1, "count": 1, "items": [4], "seq": 2_i64},
+            doc! {"_id": "2_1", "k": 2, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+            doc! {"_id": "3_1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+            doc! {"_id": "4_1", "k": 4, "count": 1, "items": "x", "seq": 1_i64},
+            doc! {"_id": "5_1", "k": 5, "count": 1, "seq": 1_i64},
+            // Numbers that are not numbers: not of the series, passed over (the string sorts
+            // first, newest first).
+            doc! {"_id": "7_1", "k": 7, "count": 1, "items": [1], "seq": 1_i64},
+            doc! {"_id": "7_x", "k": 7, "count": 1, "items": [2], "seq": "x"},
+            doc! {"_id": "8_x", "k": 8, "count": 1, "items": [1], "seq": null},
+        ];
+        let native = MemoryStore::new();
+        let upsert = MemoryStore::new();
+        for s in [&native, &upsert] {
+            spec.ensure_indexes(s).await.unwrap();
+            s.insert_raw("c", docs.clone()).unwrap();
+        }
+        // The usual case is native (not the upsert behind it).
+        let handled = native.lock().collection("c").push_open(
+            &spec,
+            &Bson::Int32(1),
+            &mut vec![Bson::Int32(0)],
+            3,
+            &|| Bson::String("1_3".into()),
+        );
+        assert!(matches!(handled, Some(Ok(false))), "{handled:?}");
+        upsert
+            .update_one(
+                "c",
+                &Filter::eq("_id", "1_2"),
+                &mut spec_push(&spec, 0),
+                false,
+            )
+            .await
+            .unwrap();
+        // (key, seq, _id) of each push.
+        let pushes = [
+            (1, 3, "1_3"),
+            (1, 3, "1_3"),
+            (1, 4, "1_4"),
+            (2, 2, "2_2"),
+            (2, 2, "2_1"),
+            (2, 1, "2_9"),
+            (3, 2, "3_2"),
+            (4, 2, "4_2"),
+            (5, 2, "5_2"),
+            (6, 1, "6_1"),
+            (6, 1, "6_1"),
+            (7, 2, "7_2"),
+            (8, 1, "8_1"),
+        ];
+        let mut checks = 0;
+        for dropped in [false, true] {
+            if dropped {
+                let open = native.index_names("c").await.unwrap();
+                let open = open.iter().find(|n| n.starts_with("0_")).unwrap();
+                for s in [&native, &upsert] {
+                    s.drop_index("c", open).await.unwrap();
+                }
+            }
+            for round in 0..4 {
+                for (k, seq, id) in pushes {
+                    let key = Bson::Int32(k);
+                    let item = || vec![Bson::Int32(100 * round + k)];
+                    let new_id = || Bson::String(id.into());
+                    let (mut a, mut b) = (item(), item());
+                    let ra = native.push_open(&spec, &key, &mut a, seq, &new_id).await;
+                    let rb =
+                        crate::store::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
+                            .await;
+                    let case = format!("{k} {seq} {id} round {round}, index dropped: {dropped}");
+                    assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "{case}");
+                    assert_eq!(a.is_empty(), b.is_empty(), "{case}");
+                    assert_eq!(native.dump("c"), upsert.dump("c"), "{case}");
+                    let (sa, sb) = (native.lock(), upsert.lock());
+                    let (ca, cb) = (&sa.collections["c"], &sb.collections["c"]);
+                    for (x, y) in ca.indexes.iter().zip(&cb.indexes) {
+                        assert_eq!(
+                            format!("{:?}", x.entries),
+                            format!("{:?}", y.entries),
+                            "{case}"
+                        );
+                    }
+                    checks += 1;
+                }
+            }
+        }
+        assert_eq!(checks, 2 * 4 * pushes.len());
+    }
+
+    /// The update of one push of `n` into `spec`'s series.
+    pub(super) fn spec_push(spec: &crate::series::SeriesSpec, n: i32) -> Update {
+        Update {
+            inc: vec![(spec.count_field.into(), 1)],
+            push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],
+            ..Update::default()
+        }
+    }
+
+    /// The open-document lookup finds what the planner finds, for the push's query and others.
+    #[test]
+    pub(super) fn open_lookup_is_the_planners() {
+        let c = series_collection(None, false);
+        let newest = [("seq".into(), -1), ("_id".into(), -1)];
+        let oldest = [("seq".into(), 1), ("_id".into(), 1)];
+        let mut answered = 0;
+        for k in [
+            Bson::Int32(1),
+            Bson::Int64(2),
+            Bson::Double(8.0),
+            Bson::Int32(9),
+            Bson::Null,
+        ] {
+            let open = Filter::and([
+                Filter::Eq("k".into(), k.clone()),
+                Filter::Lt("count".into(), Bson::Int32(3)),
+            ]);
+            let other_size = Filter::and([
+                Filter::Eq("k".into(), k.clone()),
+                Filter::Lt("count".into(), Bson::Int32(4)),
+            ]);
+            let empty = Filter::And(Vec::new());
+            for filter in [open, other_size, Filter::Eq("k".into(), k.clone()), empty] {
+                for sort in [&newest[..], &oldest[..], &newest[..1], &[][..]] {
+                    let planned = c.first_in_order(&filter, sort);
+                    if let Some(found) = c.first_open(&filter, sort) {
+                        answered += 1;
+                        assert_eq!(found, planned, "{filter:?} {sort:?}");
+                    }
+                }
+            }
+        }
+        assert!(answered >= 8, "the open lookup answered {answered} queries");
+    }
+}

@@ -1,0 +1,199 @@
+//! The store contract: the few primitive operations the patterns are written against.
+//!
+//! Two implementations ship: [`MemoryStore`](crate::MemoryStore) (embedded, the default) and
+//! `MongoStore` (feature `mongodb`). Both keep the same collections and the same documents, and
+//! apply each single-document write atomically. The conformance suite in `tests/` runs
+//! unchanged against both.
+
+use std::future::Future;
+
+use bson::{Bson, Document, RawDocumentBuf};
+
+use crate::codec::raw::to_raw;
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::spec::SeriesSpec;
+use crate::Result;
+
+pub(crate) mod any;
+mod memo;
+pub(crate) mod memory;
+#[cfg(feature = "mongodb")]
+pub(crate) mod mongo;
+pub(crate) mod shape;
+
+pub use memo::StoreMemo;
+pub(crate) use memo::{Next, TimeId};
+
+/// What an `update_one` did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateOutcome {
+    /// A document matched the filter (and was updated).
+    pub matched: bool,
+    /// No document matched and one was inserted (`upsert`).
+    pub upserted: bool,
+}
+
+/// Totals over the array field of the documents matching a filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArrayStats {
+    /// Documents matched.
+    pub documents: u64,
+    /// Sum of the lengths of their arrays (a missing field counts 0).
+    pub items: u64,
+    /// Documents whose field is present but not an array.
+    pub not_arrays: u64,
+}
+
+/// The primitive operations the patterns need. Every method acts on one collection by name
+/// and is atomic for each document it writes.
+pub trait Store: Send + Sync {
+    /// Inserts a document; a unique index violation is [`Error::DuplicateKey`](crate::Error::DuplicateKey).
+    fn insert_one(&self, coll: &str, doc: Document) -> impl Future<Output = Result<()>> + Send;
+
+    /// Updates the first document matching `filter`; with `upsert`, inserts one when none
+    /// matches (the filter's top-level equalities, then the update with `$setOnInsert`).
+    ///
+    /// A store may move the items `update` pushes into the document rather than copy them
+    /// (the in-memory store does), so once it applied, `update` may have lost them; when the
+    /// write returns an error, `update` is as it was, ready for a retry.
+    fn update_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        upsert: bool,
+    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+
+    /// Updates the first document matching `filter` in `sort` order (MongoDB's `findAndModify`,
+    /// one round trip), using index `hint` (unless empty) where the server takes hints; with
+    /// `upsert`, inserts one when none matches, as [`Store::update_one`] does. Returns the
+    /// matched document as it was before the update, with only the top-level `fields` (`_id`
+    /// only if listed); `None` when none matched (and one was inserted, with `upsert`).
+    /// `update` may lose its pushed items once applied, as with [`Store::update_one`].
+    ///
+    /// With no `fields`, nothing of the document is wanted, only whether one matched (then
+    /// `Some` of an empty document). The MongoDB store then sends the lighter `update` command,
+    /// which takes no sort: the server updates the first match in the order of the index its
+    /// planner picks, so `sort` must be the order of the index that serves `filter` (as the
+    /// series' open-document index serves its push, newest first).
+    #[allow(clippy::too_many_arguments)] // findAndModify's own parameters, each one used
+    fn update_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+        hint: &str,
+        update: &mut Update,
+        upsert: bool,
+        fields: &[&str],
+    ) -> impl Future<Output = Result<Option<Document>>> + Send;
+
+    /// One attempt of a series push (see [`crate::series`]): appends `items` to the key's open
+    /// document (the newest whose count is below the series' size) and adds their number to
+    /// its count, or, when the key has none, inserts document number `seq` with `_id` `new_id()`
+    /// holding them. Returns `true` when it inserted. Once applied, `items` may be left empty;
+    /// on an error they are as they were ([`Error::DuplicateKey`](crate::Error::DuplicateKey):
+    /// document `seq`, or that `_id`, exists).
+    ///
+    /// The default sends the seed's conditional upsert through [`Store::update_first`] (one
+    /// round trip). A store may do the same natively: the in-memory store does, without
+    /// building the query and the update.
+    fn push_open(
+        &self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+    ) -> impl Future<Output = Result<bool>> + Send {
+        push_open_upsert(self, spec, key, items, seq, new_id)
+    }
+
+    /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
+    fn replace_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> impl Future<Output = Result<UpdateOutcome>> + Send;
+
+    /// The documents matching `filter`, sorted, skipped and limited, in one round trip where
+    /// the result fits in one reply (16 MiB).
+    fn find(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> impl Future<Output = Result<Vec<Document>>> + Send;
+
+    /// [`Store::find`], each document as its BSON bytes: for the reads that decode typed values,
+    /// which then decode straight from the bytes a server sent instead of building a
+    /// `Document` first. The default serializes what [`Store::find`] returns.
+    fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> impl Future<Output = Result<Vec<RawDocumentBuf>>> + Send {
+        async move {
+            let docs = self.find(coll, filter, opts).await?;
+            docs.iter().map(|d| to_raw(coll, d)).collect()
+        }
+    }
+
+    /// Counts the matching documents and the elements of their `array_field`, server-side.
+    fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> impl Future<Output = Result<ArrayStats>> + Send;
+
+    /// Deletes every matching document; returns how many.
+    fn delete_many(&self, coll: &str, filter: &Filter) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Creates the index if no index of that name exists (idempotent).
+    fn create_index(
+        &self,
+        coll: &str,
+        index: &IndexSpec,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Names of the collection's indexes (empty when the collection does not exist).
+    fn index_names(&self, coll: &str) -> impl Future<Output = Result<Vec<String>>> + Send;
+
+    /// Drops an index by name.
+    fn drop_index(&self, coll: &str, name: &str) -> impl Future<Output = Result<()>> + Send;
+
+    /// The per-store memo of index sets already ensured, so each is created once per process.
+    fn memo(&self) -> &StoreMemo;
+}
+
+/// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`
+/// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
+/// document, found through the open-document index, which both filters and sorts (so no hint).
+pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    items: &mut Vec<Bson>,
+    seq: i64,
+    new_id: &(dyn Fn() -> Bson + Sync),
+) -> Result<bool> {
+    let mut update = spec.push_update(std::mem::take(items));
+    update.set_on_insert = vec![
+        ("_id".into(), new_id()),
+        (spec.key_field.into(), key.clone()),
+        (spec.order.field().into(), Bson::Int64(seq)),
+    ];
+    let (open, newest) = (spec.open(key), spec.newest_first());
+    let pushed = store
+        .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])
+        .await;
+    if pushed.is_err() {
+        // A write that returns an error leaves `update` as it was.
+        *items = std::mem::take(&mut update.push[0].1);
+    }
+    Ok(pushed?.is_none())
+}
