@@ -17,8 +17,7 @@ mod error;
 mod key;
 pub mod outlier;
 pub mod query;
-#[doc(hidden)]
-pub mod series;
+mod series;
 mod spec;
 mod store;
 

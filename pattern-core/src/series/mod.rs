@@ -16,6 +16,7 @@
 //! - Documents without a number (the seed's single overflow document, buckets written before
 //!   numbering, or by other tools) come first, in `_id` order; numbering continues after them.
 
+mod ids;
 mod indexes;
 mod push;
 mod read;
@@ -25,5 +26,3 @@ pub use read::STREAM_BATCH;
 pub(crate) use read::{
     all_docs, decode_raw_items, decode_values, doc_stream, nth_doc, stats, take_array, take_items,
 };
-// Paths the derives' generated code names.
-pub use crate::spec::{SeriesOrder, SeriesSpec};

@@ -2,14 +2,14 @@
 //! compare-and-set on the open document, then an insert per new document), and the `_id`s of
 //! the documents a push opens.
 
-use bson::oid::ObjectId;
 use bson::{Bson, Document};
 
+use super::ids::{is_id_taken, NewIds};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions};
-use crate::spec::{SeriesOrder, SeriesSpec};
+use crate::spec::SeriesSpec;
 use crate::store::shape::bucket_id;
 use crate::store::{Next, Store, TimeId};
 use crate::{Error, Result};
@@ -226,18 +226,6 @@ fn remember<S: Store>(
     }
 }
 
-/// Whether a write was refused because its `_id` is taken (rather than by another unique
-/// index). Both stores name the index in the message, as MongoDB does:
-/// `E11000 duplicate key error collection: db.trades index: _id_ dup key: { _id: ... }`.
-fn is_id_taken(e: &Error) -> bool {
-    match e {
-        Error::DuplicateKey { message, .. } => message
-            .split_once("index: ")
-            .is_some_and(|(_, rest)| rest.split_whitespace().next() == Some("_id_")),
-        _ => false,
-    }
-}
-
 /// A write to a document matching `filter` failed on the server's side. When a document
 /// matching it has an `field` that is not an array (written by another tool, which the write
 /// cannot push to), the error names it as a read of it does: [`Error::Decode`] with the
@@ -311,161 +299,6 @@ async fn number_held_by_foreign<S: Store>(
         )),
         _ => Ok(()),
     }
-}
-
-/// The `_id`s of the documents a push opens, and what to do when one collides.
-///
-/// For [`SeriesOrder::TimeId`], a new document's `_id` is `<prefix>_<seconds of its first
-/// item>`, with a suffix when an older document of the key starts in the same second. The
-/// suffix is one past the newest document's when that one starts in the same second (known
-/// from this process's memo, or from the document a push just read or opened), so a burst of
-/// documents within one second opens each in one write. A write refused on its `_id` (a
-/// document this process did not know) takes the next free suffix (a read) before it is
-/// retried: an `_id` seen taken is never sent again. A write refused on `{key, seq}` means
-/// another writer opened document `seq` first: the next attempt pushes into it. When a store
-/// does not say which index refused, a second refusal on the same `seq` is taken as the `_id`.
-struct NewIds<'a> {
-    spec: &'a SeriesSpec,
-    prefix: &'a str,
-    /// The first item's epoch seconds ([`SeriesOrder::TimeId`] only).
-    seconds: Option<i64>,
-    suffix: u32,
-    /// The newest document's `_id`, when it is one of this key's time-named `_id`s.
-    newest: Option<TimeId>,
-    collided: Option<i64>,
-    bump: bool,
-}
-
-impl<'a> NewIds<'a> {
-    fn new(spec: &'a SeriesSpec, prefix: &'a str, time: Option<i64>) -> Self {
-        let mut ids = NewIds {
-            spec,
-            prefix,
-            seconds: None,
-            suffix: 0,
-            newest: None,
-            collided: None,
-            bump: false,
-        };
-        ids.at(time);
-        ids
-    }
-
-    fn time_named(&self) -> bool {
-        matches!(self.spec.order, SeriesOrder::TimeId(_))
-    }
-
-    /// Sets the first item's time (for a batch, the time of the item that opens a document;
-    /// `None`: now).
-    fn at(&mut self, time: Option<i64>) {
-        if !self.time_named() {
-            return;
-        }
-        let seconds = Some(time.unwrap_or_else(crate::key::now_seconds));
-        if self.seconds != seconds {
-            (self.seconds, self.suffix) = (seconds, 0);
-        }
-        self.follow_newest();
-    }
-
-    /// The newest document of the key is `newest` (`None`: unknown, or not time-named).
-    fn after(&mut self, newest: Option<TimeId>) {
-        self.newest = newest;
-        self.follow_newest();
-    }
-
-    fn follow_newest(&mut self) {
-        if let (Some(newest), Some(seconds)) = (self.newest, self.seconds) {
-            if newest.seconds == seconds {
-                self.suffix = self.suffix.max(newest.suffix.saturating_add(1));
-            }
-        }
-    }
-
-    /// The parts of `id` when it is a time-named `_id` of this key.
-    fn parse(&self, id: Option<&Bson>) -> Option<TimeId> {
-        match (self.time_named(), id) {
-            (true, Some(Bson::String(id))) => parse_bucket_id(self.prefix, id),
-            _ => None,
-        }
-    }
-
-    async fn next<S: Store>(&mut self, store: &S, seq: i64) -> Result<Bson> {
-        self.prepare(store, seq).await?;
-        Ok(self.id())
-    }
-
-    /// Gets the `_id` of document `seq` ready: after a refusal on its `_id`, the next free
-    /// suffix (a read).
-    async fn prepare<S: Store>(&mut self, store: &S, seq: i64) -> Result<()> {
-        if let Some(seconds) = self.seconds {
-            let bump = std::mem::take(&mut self.bump);
-            if bump && self.collided.is_none_or(|c| c == seq) {
-                self.suffix =
-                    next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
-                self.collided = None;
-            }
-        }
-        Ok(())
-    }
-
-    /// The `_id` [`NewIds::prepare`] got ready (made only when a document is opened).
-    fn id(&self) -> Bson {
-        match self.seconds {
-            Some(seconds) => Bson::String(bucket_id(self.prefix, seconds, self.suffix)),
-            None => Bson::ObjectId(ObjectId::new()),
-        }
-    }
-
-    /// The `_id` just opened, as the newest document's: the next one in the same second takes
-    /// the next suffix.
-    fn opened(&mut self) -> Option<TimeId> {
-        let seconds = self.seconds?;
-        let opened = TimeId {
-            seconds,
-            suffix: self.suffix,
-        };
-        self.after(Some(opened));
-        Some(opened)
-    }
-
-    /// A write was refused on `_id`.
-    fn id_taken(&mut self) {
-        self.bump = true;
-        self.collided = None;
-    }
-
-    /// A write opening document `seq` was refused, on an index the store did not name.
-    fn collided(&mut self, seq: i64) {
-        // Twice on the same number: the `_id` is taken, not the number.
-        self.bump = self.collided == Some(seq);
-        self.collided = Some(seq);
-    }
-}
-
-/// The parts of `id` when it is `<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>` as
-/// [`bucket_id`] writes them.
-fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
-    let rest = id.strip_prefix(prefix)?.strip_prefix('_')?;
-    let (seconds, suffix) = match rest.split_once('_') {
-        // At least 6 digits, zero-padded to 6 only.
-        Some((s, x))
-            if (x.len() == 6 || (x.len() > 6 && !x.starts_with('0')))
-                && x.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            let suffix = x.parse::<u32>().ok()?;
-            (s, (suffix != 0).then_some(suffix)?)
-        }
-        Some(_) => return None,
-        None => (rest, 0),
-    };
-    let digits = seconds.strip_prefix('-').unwrap_or(seconds);
-    let canonical = !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
-        && seconds != "-0";
-    let seconds = seconds.parse::<i64>().ok().filter(|_| canonical)?;
-    Some(TimeId { seconds, suffix })
 }
 
 /// Several items: fill the newest document with a compare-and-set on its `count`, then open
@@ -565,7 +398,7 @@ async fn push_many<S: Store>(
 }
 
 /// One past the highest suffix in use for `<prefix>_<seconds>` (and past `suffix`).
-async fn next_suffix<S: Store>(
+pub(super) async fn next_suffix<S: Store>(
     store: &S,
     spec: &SeriesSpec,
     prefix: &str,
@@ -641,73 +474,5 @@ fn read_count(spec: &SeriesSpec, doc: &Document) -> Result<u64> {
             doc.get("_id"),
             format!("`{f}` is not a non-negative integer"),
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{is_id_taken, parse_bucket_id, TimeId};
-    use crate::store::shape::bucket_id;
-    use crate::Error;
-
-    /// Every `_id` [`bucket_id`] writes parses back to its parts; other strings do not parse.
-    #[test]
-    fn bucket_ids_parse_back() {
-        for prefix in ["", "123", "a_b", "7_1700000000"] {
-            for seconds in [0, 1, 1_698_335_223, -1, -1_698_335_223, i64::MAX, i64::MIN] {
-                for suffix in [0, 1, 42, 999_999, 1_000_000, u32::MAX] {
-                    let id = bucket_id(prefix, seconds, suffix);
-                    assert_eq!(
-                        parse_bucket_id(prefix, &id),
-                        Some(TimeId { seconds, suffix }),
-                        "{id}"
-                    );
-                }
-            }
-        }
-        for other in [
-            "123",
-            "123_",
-            "1234_5",
-            "123_x",
-            "123_01",
-            "123_-0",
-            "123_5_1",
-            "123_5_000000",
-            "123_5_0000001",
-            "123_5_",
-            "123_99999999999999999999",
-            "123_5_9999999999",
-            "123_5_000001_000002",
-        ] {
-            assert_eq!(parse_bucket_id("123", other), None, "{other}");
-        }
-    }
-
-    /// A refusal on `_id` is told apart from one on another index, in MongoDB's message (also
-    /// after a "caused by" prefix) and the in-memory store's.
-    #[test]
-    fn id_refusals_are_recognized() {
-        let dup = |message: &str| Error::DuplicateKey {
-            collection: "c".into(),
-            message: message.into(),
-        };
-        let on_id = [
-            r#"E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: "a" }"#,
-            r#"Plan executor error during update :: caused by :: E11000 duplicate key error collection: db.c index: _id_ dup key: { _id: "a" }"#,
-            "E11000 duplicate key error collection: c index: _id_",
-        ];
-        for m in on_id {
-            assert!(is_id_taken(&dup(m)), "{m}");
-        }
-        let other = [
-            "E11000 duplicate key error collection: db.c index: pattern_k_1_page_-1_unique dup key: { k: 1, page: 1 }",
-            "E11000 duplicate key error collection: c index: _id_x",
-            "E11000 duplicate key error",
-        ];
-        for m in other {
-            assert!(!is_id_taken(&dup(m)), "{m}");
-        }
-        assert!(!is_id_taken(&Error::InvalidInput("index: _id_".into())));
     }
 }

@@ -88,7 +88,7 @@ pub trait Store: Send + Sync {
         fields: &[&str],
     ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
-    /// One attempt of a series push (see [`crate::series`]): appends `items` to the key's open
+    /// One attempt of a series push: appends `items` to the key's open
     /// document (the newest whose count is below the series' size) and adds their number to
     /// its count, or, when the key has none, inserts document number `seq` with `_id` `new_id()`
     /// holding them. Returns `true` when it inserted. Once applied, `items` may be left empty;

@@ -43,13 +43,13 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
                 items_field: #items_field,
                 threshold: #threshold,
                 flag_field: #flag,
-                overflow: ::pattern_core::series::SeriesSpec {
+                overflow: ::pattern_core::SeriesSpec {
                     collection: #overflow,
                     key_field: #reference,
                     items_field: #extra,
                     count_field: #count,
                     size: #chunk,
-                    order: ::pattern_core::series::SeriesOrder::Seq(#seq),
+                    order: ::pattern_core::SeriesOrder::Seq(#seq),
                 },
             };
         }
@@ -175,13 +175,13 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
             items_field: "",
             threshold: 1,
             flag_field: "",
-            overflow: ::pattern_core::series::SeriesSpec {
+            overflow: ::pattern_core::SeriesSpec {
                 collection: "",
                 key_field: "",
                 items_field: "",
                 count_field: "",
                 size: 1,
-                order: ::pattern_core::series::SeriesOrder::Seq(""),
+                order: ::pattern_core::SeriesOrder::Seq(""),
             },
         };
     };

@@ -314,13 +314,13 @@ mod tests {
     /// every shape a push can meet: open, about to fill, full, a count that is not an Int32 or
     /// would overflow, items missing or not an array, and one too large for another item.
     pub(super) fn series_collection(extra: Option<IndexSpec>, big: bool) -> Collection {
-        let spec = crate::series::SeriesSpec {
+        let spec = crate::spec::SeriesSpec {
             collection: "c",
             key_field: "k",
             items_field: "items",
             count_field: "count",
             size: 3,
-            order: crate::series::SeriesOrder::Seq("seq"),
+            order: crate::spec::SeriesOrder::Seq("seq"),
         };
         let mut c = Collection::default();
         for index in spec.indexes().into_iter().chain(extra) {
@@ -419,13 +419,13 @@ mod tests {
     /// keys, numbers and `_id`s already taken, and without the open-document index.
     #[tokio::test]
     pub(super) async fn native_push_is_the_upsert() {
-        let spec = crate::series::SeriesSpec {
+        let spec = crate::spec::SeriesSpec {
             collection: "c",
             key_field: "k",
             items_field: "items",
             count_field: "count",
             size: 3,
-            order: crate::series::SeriesOrder::TimeId("seq"),
+            order: crate::spec::SeriesOrder::TimeId("seq"),
         };
         let docs = [
             doc! {"_id": "1_1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
@@ -520,7 +520,7 @@ mod tests {
     }
 
     /// The update of one push of `n` into `spec`'s series.
-    pub(super) fn spec_push(spec: &crate::series::SeriesSpec, n: i32) -> Update {
+    pub(super) fn spec_push(spec: &crate::spec::SeriesSpec, n: i32) -> Update {
         Update {
             inc: vec![(spec.count_field.into(), 1)],
             push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],
