@@ -542,8 +542,8 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
 }
 
 /// The indexes the reads need exist after first use, and ensuring them again changes nothing.
-/// The open-bucket index of the previous version (named `pattern_open_...`, which sorted after
-/// `{key, page, _id}`) and one for another `size` are replaced.
+/// An open-bucket index under an older name (`pattern_open_...`) and one for another `size`
+/// are replaced.
 async fn indexes_are_created_idempotently(store: AnyStore) {
     for name in [
         "pattern_open_customerId_page_count_lt_10",

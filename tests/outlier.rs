@@ -9,56 +9,33 @@ use pattern_core::{AnyStore, Error, Outlier, Store, Typical};
 use pattern_tests::{assert_same_documents, counted_mongo_store, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
-#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
-struct Book {
-    #[outlier(id)]
-    #[serde(rename = "_id")]
-    id: i64,
-    title: String,
-    year: i32,
-    author: String,
-    #[outlier(items)]
-    customers_purchased: Vec<String>,
+/// A book of the seed's sales collection, with the given threshold: `Book` (50), and the same
+/// collections read and written with threshold 20 and 80.
+macro_rules! book {
+    ($name:ident, $threshold:literal) => {
+        #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[outlier(
+                    collection = "sales",
+                    threshold = $threshold,
+                    overflow = "extra_sales",
+                    reference = "book_id"
+                )]
+        struct $name {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            title: String,
+            year: i32,
+            author: String,
+            #[outlier(items)]
+            customers_purchased: Vec<String>,
+        }
+    };
 }
 
-/// The same collections read and written with threshold 20 ...
-#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(
-    collection = "sales",
-    threshold = 20,
-    overflow = "extra_sales",
-    reference = "book_id"
-)]
-struct Book20 {
-    #[outlier(id)]
-    #[serde(rename = "_id")]
-    id: i64,
-    title: String,
-    year: i32,
-    author: String,
-    #[outlier(items)]
-    customers_purchased: Vec<String>,
-}
-
-/// ... and with threshold 80.
-#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[outlier(
-    collection = "sales",
-    threshold = 80,
-    overflow = "extra_sales",
-    reference = "book_id"
-)]
-struct Book80 {
-    #[outlier(id)]
-    #[serde(rename = "_id")]
-    id: i64,
-    title: String,
-    year: i32,
-    author: String,
-    #[outlier(items)]
-    customers_purchased: Vec<String>,
-}
+book!(Book, 50);
+book!(Book20, 20);
+book!(Book80, 80);
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 struct Entry {

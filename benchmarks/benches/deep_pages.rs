@@ -6,34 +6,15 @@
 //!
 //!     cargo bench -p pattern-bench --bench deep_pages
 //!
-//! Target (issue 5): page 10,000 within 1.5x of page 1. Under `cargo test` it runs once at a
+//! Target: page 10,000 within 1.5x of page 1. Under `cargo test` it runs once at a
 //! smaller scale (pages 1, 10 and 100 of 1,000 buckets).
 
 use std::time::Duration;
 
 use bson::doc;
 use criterion::{BenchmarkId, Criterion};
-use pattern_bench::{full_scale, scale};
-use pattern_core::{Bucket, MongoStore};
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Trade {
-    ticker: String,
-    qty: i64,
-    date: bson::DateTime,
-}
-
-#[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date")]
-#[allow(dead_code)]
-struct TradeHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
+use pattern_bench::{full_scale, scale, trade, Trade, TradeHistory};
+use pattern_core::MongoStore;
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -46,13 +27,7 @@ fn main() {
     let store = rt.block_on(async {
         let store = pattern_tests::mongo_store("bench_deep_pages").await;
         let start = std::time::Instant::now();
-        let all: Vec<Trade> = (0..items)
-            .map(|i| Trade {
-                ticker: "MDB".into(),
-                qty: i,
-                date: bson::DateTime::from_millis(1_600_000_000_000 + i * 60_000),
-            })
-            .collect();
+        let all: Vec<Trade> = (0..items).map(|i| trade(1_600_000_000, i)).collect();
         for chunk in all.chunks(1_000) {
             TradeHistory::push_many(&store, &123, chunk).await.unwrap();
         }
@@ -206,13 +181,7 @@ fn in_memory(rt: &tokio::runtime::Runtime, items: i64, pages: [u64; 3]) {
     use pattern_core::Store;
     let store = pattern_core::MemoryStore::new();
     rt.block_on(async {
-        let all: Vec<Trade> = (0..items)
-            .map(|i| Trade {
-                ticker: "MDB".into(),
-                qty: i,
-                date: bson::DateTime::from_millis(1_600_000_000_000 + i * 60_000),
-            })
-            .collect();
+        let all: Vec<Trade> = (0..items).map(|i| trade(1_600_000_000, i)).collect();
         for chunk in all.chunks(1_000) {
             TradeHistory::push_many(&store, &123, chunk).await.unwrap();
         }

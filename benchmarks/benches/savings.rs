@@ -284,8 +284,13 @@ async fn load(store: &MongoStore, books: i64, trades: i64) -> (i64, i64) {
     }
     Book::ensure_indexes(store).await.unwrap();
     let overflow = Book::SPEC.overflow.collection;
-    insert_all(db, Book::SPEC.collection, mem.dump(Book::SPEC.collection)).await;
-    insert_all(db, overflow, mem.dump(overflow)).await;
+    insert_all(
+        db,
+        Book::SPEC.collection,
+        pattern_tests::documents(&mem, Book::SPEC.collection).await,
+    )
+    .await;
+    insert_all(db, overflow, pattern_tests::documents(&mem, overflow).await).await;
     // Layout B: the same books, whole.
     let whole = all_books
         .iter()
@@ -315,7 +320,7 @@ async fn load(store: &MongoStore, books: i64, trades: i64) -> (i64, i64) {
         .unwrap();
     TradeHistory::ensure_indexes(store).await.unwrap();
     let buckets = TradeHistory::SPEC.collection;
-    insert_all(db, buckets, mem.dump(buckets)).await;
+    insert_all(db, buckets, pattern_tests::documents(&mem, buckets).await).await;
     // Layout B: one document per trade, with the index its reads need.
     flat(db)
         .create_index(

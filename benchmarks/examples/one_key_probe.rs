@@ -1,11 +1,8 @@
 //! One key on MongoDB, one writer: grows a key's trade history with `push_many` to 10,000 and
 //! then 100,000 items (listing the commands of its first two calls of 1,000 items), and at each
 //! size times 50 single `push` calls and lists the commands they sent (the driver's command
-//! monitoring). Cited in BENCHMARKS.md, section 5: the push is one `update` whatever the
-//! size. Before the open-bucket index was renamed to sort first (`0_pattern_open_...`), that
-//! `update` slowed with the key's history on the SecantusDB test server (3.8 ms at 10,000
-//! items, 26.6 ms at 100,000), because the server tried the `{key, page, _id}` index first; now
-//! it stays flat (1.1 ms and 0.84 ms).
+//! monitoring): the push is one `update` whatever the size, and its time should not grow with
+//! the key's history (BENCHMARKS.md, section 5, has the figures).
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example one_key_probe`. With
 //! `ONE_KEY_PROBE_KEEP=1` the database is kept and named, for

@@ -37,7 +37,7 @@ use futures::stream::{Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::key::{EpochSeconds, KeyPart};
+use crate::key::KeyPart;
 use crate::series;
 use crate::spec::BucketSpec;
 use crate::store::Store;
@@ -87,17 +87,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = B::SPEC.series();
-    let bson = crate::codec::ser::item(item)?;
-    series::push(
-        store,
-        &spec,
-        &key.to_key_bson(),
-        &key.id_prefix(),
-        vec![bson],
-        &[time_of::<B>(item)],
-    )
-    .await
+    push_many::<B, S, Q>(store, key, std::slice::from_ref(item)).await
 }
 
 /// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
@@ -197,10 +187,4 @@ where
 /// Creates the collection's indexes now rather than on first use.
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     B::SPEC.series().ensure_indexes(store).await
-}
-
-/// Used by the derive to read an item's time field.
-#[doc(hidden)]
-pub fn __epoch_seconds<T: EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
-    t.epoch_seconds()
 }

@@ -42,7 +42,10 @@ pub use pattern_derive::Outlier;
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bucket::__epoch_seconds;
+    /// Reads an item's time field (`#[bucket(time = "...")]`).
+    pub fn __epoch_seconds<T: crate::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
+        t.epoch_seconds()
+    }
     pub use core::borrow::Borrow;
     pub use core::option::Option;
     pub use core::result::Result;

@@ -71,7 +71,7 @@ impl Filter {
 
     /// The MongoDB query document. Conditions on one path are merged into one operator
     /// document. An equality alone on its path with a scalar value (a number, a string, an
-    /// ObjectId...: [`is_plain_scalar`]) is sent bare, `{path: value}`, which every server
+    /// ObjectId...) is sent bare, `{path: value}`, which every server
     /// reads as that equality and plans a little faster than `$eq`; any other value (a
     /// document, an array, a regex, which a bare value would turn into an operator expression,
     /// an element match or a pattern) sits behind `$eq`.

@@ -82,7 +82,7 @@ fn numbers_compare_across_types() {
     assert!(Filter::Ne("missing".into(), Bson::Boolean(true)).matches(&d));
 }
 
-/// The former `Update::apply`: applies to a copy, kept when every operator applied.
+/// The reference semantics: applies to a copy, kept when every operator applied.
 fn apply_to_copy(u: &Update, doc: &mut Document, inserting: bool) -> Result<(), String> {
     let mut next = doc.clone();
     for (k, v) in &u.set {

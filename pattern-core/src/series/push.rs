@@ -183,10 +183,10 @@ async fn push_one<S: Store>(
 /// The key's newest document.
 ///
 /// When this process remembers the number `n` of the key's next document, the newest is
-/// document `n - 1` or a later one, and the query is bounded below by that number: SecantusDB
-/// reads a sorted query's whole index range before applying its limit (52 ms for the newest of
-/// 10,000 documents of one key, 1 ms bounded). Should nothing be found there (documents were
-/// deleted behind the memo), the key is read unbounded.
+/// document `n - 1` or a later one, and the query is bounded below by that number: a server
+/// that reads a sorted query's whole index range before applying its limit (SecantusDB does)
+/// then reads two entries rather than the key's whole history. Should nothing be found there
+/// (documents were deleted behind the memo), the key is read unbounded.
 async fn newest_doc<S: Store>(
     store: &S,
     spec: &SeriesSpec,

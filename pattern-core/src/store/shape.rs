@@ -21,9 +21,9 @@ impl SeriesSpec {
     ///
     /// The open-document index is named to sort before any other index on the key
     /// (`0_pattern_open_...`): SecantusDB tries a query's candidate indexes in name order, and
-    /// when `{key, seq, _id}` came first it walked every document of the key before the open
-    /// one, so a push cost in proportion to the key's history (30 ms at 10,000 buckets against
-    /// 0.5 ms; BENCHMARKS.md, section 5). A real mongod plans both orders alike.
+    /// with `{key, seq, _id}` first it walks every document of the key before the open one, so
+    /// a push would cost in proportion to the key's history. A real mongod plans both orders
+    /// alike.
     pub fn indexes(&self) -> Vec<IndexSpec> {
         let (k, seq) = (self.key_field, self.order.field());
         vec![

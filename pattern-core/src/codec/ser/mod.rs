@@ -4,8 +4,7 @@
 //! nobody wrote: a `bson::DateTime` goes out as `{"$date": {"$numberLong": "<millis>"}}`, two
 //! documents that its serializer builds and then reads back (sorting their keys in a new
 //! vector) to find the date, and every small struct or map it builds goes through the same
-//! check. For the benchmarks' trade (five fields, one a date): 8,200 instructions there, 6,200
-//! here (BENCHMARKS.md, section 6).
+//! check.
 //! [`to_bson`] builds the same [`Bson`] directly: a struct of several fields straight into a
 //! [`Document`], and the one-field structs of BSON's own types (`$date`, `$numberLong`, `$oid`)
 //! without building a document at all. Whatever it does not know exactly (the other `$`

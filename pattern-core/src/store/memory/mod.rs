@@ -68,13 +68,8 @@ impl MemoryStore {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Names of the collections that hold documents or indexes.
-    pub fn collection_names(&self) -> Vec<String> {
-        self.lock().collections.keys().cloned().collect()
-    }
-
     /// Every document of a collection, in `_id` order.
-    pub fn dump(&self, coll: &str) -> Vec<Document> {
+    pub(crate) fn dump(&self, coll: &str) -> Vec<Document> {
         self.lock()
             .collections
             .get(coll)
@@ -92,7 +87,12 @@ impl MemoryStore {
     }
 
     /// Inserts documents as another tool would, bypassing the patterns (for imports and tests).
-    pub fn insert_raw(&self, coll: &str, docs: impl IntoIterator<Item = Document>) -> Result<()> {
+    #[cfg(test)]
+    pub(crate) fn insert_raw(
+        &self,
+        coll: &str,
+        docs: impl IntoIterator<Item = Document>,
+    ) -> Result<()> {
         let mut state = self.lock();
         let c = state.collection(coll);
         docs.into_iter().try_for_each(|d| c.insert(coll, d))
