@@ -13,7 +13,7 @@
 //! fixed number whatever the overflow size.
 
 use futures::TryStreamExt;
-use pattern_bench::{scale, trade, Book, Trade, TradeHistory};
+use pattern_bench::{book, scale, trade, Book, Trade, TradeHistory};
 use pattern_core::{MongoStore, Store};
 use pattern_tests::{counted_mongo_store, CommandLog};
 
@@ -105,16 +105,6 @@ fn burst(i: i64) -> Trade {
     Trade {
         date: bson::DateTime::from_millis(T0 * 1000),
         ..trade(T0, i)
-    }
-}
-
-fn book(id: i64, buyers: usize) -> Book {
-    Book {
-        id,
-        title: format!("book {id}"),
-        year: 2023,
-        author: "A. Author".into(),
-        customers_purchased: (0..buyers).map(|i| format!("user{i:05}")).collect(),
     }
 }
 

@@ -72,6 +72,17 @@ pub struct Book {
     pub customers_purchased: Vec<String>,
 }
 
+/// Book `id` with `buyers` buyers named `user00000`, `user00001`...
+pub fn book(id: i64, buyers: usize) -> Book {
+    Book {
+        id,
+        title: format!("Book {id}"),
+        year: 2023,
+        author: "Lesley Moreno".into(),
+        customers_purchased: (0..buyers).map(|i| format!("user{i:05}")).collect(),
+    }
+}
+
 /// Per benchmark id, the (iterations, time) of every call criterion made to a routine
 /// (`iter_custom`); the last `sample_size` calls are its measured samples, the ones before its
 /// warm-up.
