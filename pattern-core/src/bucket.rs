@@ -87,7 +87,8 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    push_many::<B, S, Q>(store, key, std::slice::from_ref(item)).await
+    let bson = crate::codec::ser::item(item)?;
+    push_values::<B, S, Q>(store, key, vec![bson], &[time_of::<B>(item)]).await
 }
 
 /// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
@@ -99,21 +100,23 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = B::SPEC.series();
-    let bsons = items
+    let values = items
         .iter()
         .map(crate::codec::ser::item)
         .collect::<Result<Vec<_>>>()?;
     let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
-    series::push(
-        store,
-        &spec,
-        &key.to_key_bson(),
-        &key.id_prefix(),
-        bsons,
-        &times,
-    )
-    .await
+    push_values::<B, S, Q>(store, key, values, &times).await
+}
+
+/// Appends serialized items, `times[i]` the epoch seconds of item `i`.
+async fn push_values<B, S, Q>(store: &S, key: &Q, values: Vec<Bson>, times: &[i64]) -> Result<()>
+where
+    B: Bucket + ?Sized,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let (spec, key_value, prefix) = (B::SPEC.series(), key.to_key_bson(), key.id_prefix());
+    series::push(store, &spec, &key_value, &prefix, values, times).await
 }
 
 /// A bucket's page from its BSON bytes, its items decoded straight from them.
