@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// A book of the seed's sales collection, with the given threshold: `Book` (50), and the same
 /// collections read and written with threshold 20 and 80.
+#[rustfmt::skip] // rustfmt re-indents the attribute below on every run
 macro_rules! book {
     ($name:ident, $threshold:literal) => {
         #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -35,12 +35,9 @@ impl SeriesSpec {
             },
             IndexSpec {
                 name: self.open_index_name(),
-                keys: vec![(k.into(), 1), (seq.into(), -1), ("_id".into(), -1)],
+                keys: self.open_keys().map(|(k, d)| (k.to_owned(), d)).to_vec(),
                 unique: false,
-                partial: Some(Filter::Lt(
-                    self.count_field.into(),
-                    Bson::Int32(self.size as i32),
-                )),
+                partial: Some(self.open_partial()),
             },
             IndexSpec {
                 name: format!("pattern_{k}_1_{seq}_-1_unique"),
@@ -49,6 +46,26 @@ impl SeriesSpec {
                 partial: Some(Filter::Exists(seq.into(), true)),
             },
         ]
+    }
+
+    /// The open-document index's keys: the key, then the newest document first.
+    pub(crate) fn open_keys(&self) -> [(&'static str, i32); 3] {
+        [(self.key_field, 1), (self.order.field(), -1), ("_id", -1)]
+    }
+
+    /// The open-document index's partial filter, which the push's query also carries: the
+    /// documents with room (`count < size`).
+    pub(crate) fn open_partial(&self) -> Filter {
+        Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32))
+    }
+
+    /// Whether `index` is this series' open-document index (by its keys and filter, whatever
+    /// its name): the index a store may read the open document from.
+    pub(crate) fn is_open_index(&self, index: &IndexSpec) -> bool {
+        let keys = self.open_keys();
+        index.partial.as_ref() == Some(&self.open_partial())
+            && index.keys.len() == keys.len()
+            && (index.keys.iter().zip(keys)).all(|((k, d), (l, e))| k == l && *d == e)
     }
 
     pub(crate) fn read_index_name(&self) -> String {
@@ -118,7 +135,7 @@ impl SeriesSpec {
     pub(crate) fn open(&self, key: &Bson) -> Filter {
         Filter::And(vec![
             self.by_key(key),
-            Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32)),
+            self.open_partial(),
             self.in_series(),
         ])
     }
@@ -199,6 +216,33 @@ fn push_digits(out: &mut String, mut n: u64, width: usize) {
 #[cfg(test)]
 mod tests {
     use super::bucket_id;
+    use crate::spec::{SeriesOrder, SeriesSpec};
+
+    /// Exactly one of the series' indexes is its open-document index, the one the in-memory
+    /// store's native push reads: a change to the indexes that loses it fails here, not
+    /// silently on the slow path.
+    #[test]
+    fn one_index_is_the_open_index() {
+        for order in [SeriesOrder::TimeId("page"), SeriesOrder::Seq("seq")] {
+            let spec = SeriesSpec {
+                collection: "c",
+                key_field: "k",
+                items_field: "items",
+                count_field: "count",
+                size: 10,
+                order,
+            };
+            let open: Vec<_> = spec
+                .indexes()
+                .into_iter()
+                .filter(|i| spec.is_open_index(i))
+                .collect();
+            assert_eq!(open.len(), 1);
+            assert_eq!(open[0].name, spec.open_index_name());
+            let other = SeriesSpec { size: 11, ..spec };
+            assert!(!other.is_open_index(&open[0]));
+        }
+    }
 
     #[test]
     pub(crate) fn bucket_id_is_the_formatted_id() {

@@ -78,13 +78,11 @@ impl Collection {
         seq: i64,
         new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
-        let (count, size) = (spec.count_field, Bson::Int32(spec.size as i32));
-        let keys = [(spec.key_field, 1), (spec.order.field(), -1), ("_id", -1)];
-        let open = self.indexes.iter().position(|ix| {
-            matches!(&ix.spec.partial, Some(Filter::Lt(p, v)) if p == count && *v == size)
-                && ix.spec.keys.len() == keys.len()
-                && (ix.spec.keys.iter().zip(keys)).all(|((k, d), (l, e))| k == l && *d == e)
-        });
+        let count = spec.count_field;
+        let open = self
+            .indexes
+            .iter()
+            .position(|ix| spec.is_open_index(&ix.spec));
         let (Some(open), Ok(n)) = (open, i32::try_from(items.len())) else {
             return None;
         };
