@@ -26,7 +26,7 @@ fn contention(what: &str) -> Error {
 }
 
 /// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch seconds
-/// (used by [`SeriesOrder::TimeId`] only). One item costs one round trip in the common case.
+/// (used by [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) only). One item costs one round trip in the common case.
 pub(crate) async fn push<S: Store>(
     store: &S,
     spec: &SeriesSpec,

@@ -187,7 +187,7 @@ impl SeriesSpec {
     }
 }
 
-/// The `_id` of a [`SeriesOrder::TimeId`] document: `<prefix>_<seconds>`, then `_<suffix>`
+/// The `_id` of a [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) document: `<prefix>_<seconds>`, then `_<suffix>`
 /// in at least 6 digits unless `suffix` is 0. Written digit by digit: every push computes the
 /// `_id` of the document it may open, and `format!` costs several times more.
 pub fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {

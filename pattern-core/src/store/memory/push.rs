@@ -65,7 +65,7 @@ impl Collection {
         }
     }
 
-    /// The series push natively (see [`Store::push_open`]): the key's open document straight
+    /// The series push natively (see [`Store::push_open`](crate::Store::push_open)): the key's open document straight
     /// off the series' open-document index, the items pushed in place, or a new document
     /// inserted as the upsert would make it. `None` (nothing done) when the collection lacks
     /// that index, or the document is one [`Push::apply`] declines: then the upsert
