@@ -5,6 +5,7 @@
 use bson::{Bson, Document};
 
 use super::ids::{is_id_taken, NewIds};
+use super::read::take_array;
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
@@ -35,10 +36,7 @@ pub(crate) async fn push<S: Store>(
     mut items: Vec<Bson>,
     times: &[i64],
 ) -> Result<()> {
-    for item in &items {
-        crate::codec::size::check_item_size(spec.collection, item)?;
-    }
-    spec.ensure_indexes(store).await?;
+    ready(store, spec, &items).await?;
     match items.len() {
         0 => Ok(()),
         1 => {
@@ -47,6 +45,14 @@ pub(crate) async fn push<S: Store>(
         }
         _ => push_many(store, spec, key, prefix, &items, times, None).await,
     }
+}
+
+/// Before any write: every item fits in a document, and the series' indexes exist.
+async fn ready<S: Store>(store: &S, spec: &SeriesSpec, items: &[Bson]) -> Result<()> {
+    for item in items {
+        crate::codec::size::check_item_size(spec.collection, item)?;
+    }
+    spec.ensure_indexes(store).await
 }
 
 /// Writes `items` as the whole series of `key`, whose documents were just deleted: numbered
@@ -58,10 +64,7 @@ pub(crate) async fn push_fresh<S: Store>(
     key: &Bson,
     items: Vec<Bson>,
 ) -> Result<()> {
-    for item in &items {
-        crate::codec::size::check_item_size(spec.collection, item)?;
-    }
-    spec.ensure_indexes(store).await?;
+    ready(store, spec, &items).await?;
     store.memo().take_next_number(spec.collection, key);
     if items.is_empty() {
         return Ok(());
@@ -249,17 +252,10 @@ pub(crate) async fn name_foreign<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
+    // The error a read of the document gives.
     match store.find(coll, &Filter::And(all), &one).await {
-        Ok(docs) => match docs.first() {
-            Some(doc) => {
-                let found = doc.get(field).map(Bson::element_type);
-                let found = found.map_or_else(|| "missing".to_owned(), |t| format!("{t:?}"));
-                Error::decode(
-                    coll,
-                    doc.get("_id"),
-                    format!("`{field}` is not an array but {found}"),
-                )
-            }
+        Ok(mut docs) => match docs.pop() {
+            Some(mut doc) => take_array(coll, field, &mut doc).err().unwrap_or(e),
             None => e,
         },
         Err(_) => e,
