@@ -80,6 +80,30 @@ async fn oversized_item_is_refused(store: AnyStore) {
         Post::all_attachments(&store, &1).await.unwrap(),
         Some(vec![])
     );
+    // A save whose overflow item is too large is refused before the saved document and its
+    // overflow are touched.
+    let small: Vec<Blob> = (0..60).map(|n| blob(n, 0)).collect();
+    Post {
+        id: 4,
+        attachments: small.clone(),
+    }
+    .save(&store)
+    .await
+    .unwrap();
+    let mut big = small[..50].to_vec();
+    big.push(blob(50, 17));
+    assert!(too_large(
+        Post {
+            id: 4,
+            attachments: big
+        }
+        .save(&store)
+        .await
+    ));
+    assert_eq!(
+        Post::all_attachments(&store, &4).await.unwrap(),
+        Some(small)
+    );
 }
 
 async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {

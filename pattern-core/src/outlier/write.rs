@@ -44,6 +44,11 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     if !rest.is_empty() {
         doc.insert(spec.flag_field, true);
     }
+    // Everything that can refuse the new document is checked before the old overflow goes.
+    crate::codec::size::check_size(spec.collection, crate::codec::size::document_bytes(&doc))?;
+    for item in rest {
+        crate::codec::size::check_item_size(spec.overflow.collection, item)?;
+    }
     store
         .delete_many(
             spec.overflow.collection,
