@@ -53,6 +53,39 @@ pub enum Error {
     #[error("gave up after {attempts} attempts: {what}")]
     Contention { attempts: u32, what: String },
 
+    /// A transaction was aborted by a conflict with another writer (MongoDB's
+    /// `TransientTransactionError`: a write conflict, or a transaction the server gave up).
+    /// Nothing it wrote is kept; running it again may succeed. [`transaction`](crate::transaction)
+    /// retries these itself.
+    #[error("transaction aborted by a conflict, retry it: {message}")]
+    WriteConflict {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
+
+    /// A tree operation named a node that does not exist.
+    #[error("no node with _id {id} in tree collection `{collection}`")]
+    UnknownNode { collection: String, id: String },
+
+    /// A move would put a node under itself or under one of its own descendants.
+    #[error("moving {node} under {under} in `{collection}` would make a cycle: {under} is {node} or one of its descendants")]
+    Cycle {
+        collection: String,
+        node: String,
+        under: String,
+    },
+
+    /// A write would put a node deeper than the tree's `max_depth` (a root has depth 0).
+    #[error(
+        "a node of `{collection}` would be at depth {depth}, deeper than max_depth = {max_depth}"
+    )]
+    TooDeep {
+        collection: String,
+        depth: u64,
+        max_depth: u32,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {
@@ -85,6 +118,12 @@ impl Error {
 
     pub(crate) fn invalid(msg: impl fmt::Display) -> Self {
         Error::InvalidInput(msg.to_string())
+    }
+
+    /// True for a conflict that a retry of the whole transaction may resolve
+    /// ([`Error::WriteConflict`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::WriteConflict { .. })
     }
 
     /// True when the server could not be reached or timed out.

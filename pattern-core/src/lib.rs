@@ -20,17 +20,25 @@ pub mod query;
 mod series;
 mod spec;
 mod store;
+pub mod tree;
 
 pub use bucket::{Bucket, Counts, Page};
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
-pub use spec::{BucketSpec, OutlierSpec, SeriesOrder, SeriesSpec};
+pub use spec::{BucketSpec, OutlierSpec, SeriesOrder, SeriesSpec, TreeFields, TreeModel, TreeSpec};
 pub use store::any::AnyStore;
-pub use store::memory::MemoryStore;
+pub use store::any_txn::AnyTxn;
+pub use store::memory::{MemoryStore, MemoryTxn};
 #[cfg(feature = "mongodb")]
 pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
-pub use store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
+#[cfg(feature = "mongodb")]
+pub use store::mongo_txn::MongoTxn;
+pub use store::{
+    transaction, ArrayStats, BoxFuture, Store, StoreMemo, Transaction, UpdateOutcome,
+    TRANSACTION_ATTEMPTS,
+};
+pub use tree::Tree;
 
 #[doc = include_str!("../docs/bucket.md")]
 #[cfg(feature = "derive")]

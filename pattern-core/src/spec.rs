@@ -82,3 +82,95 @@ pub struct OutlierSpec {
     /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
     pub overflow: SeriesSpec,
 }
+
+/// The five ways of storing a tree in documents (the data-modeling article's models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TreeModel {
+    /// Each node holds its parent's id (`parent`, `null` for a root).
+    ParentRefs,
+    /// Each node holds its children's ids, in order (`children`).
+    ChildRefs,
+    /// Each node holds its ancestors' ids from the root down (`ancestors`) and its parent.
+    Ancestors,
+    /// Each node holds the ids of its ancestors as one string, `",Books,Programming,"`
+    /// (`path`, `null` for a root).
+    MaterializedPath,
+    /// Each node holds its parent and its `left`/`right` numbers of a depth-first walk.
+    NestedSet,
+}
+
+impl TreeModel {
+    /// The attribute's spelling (`parent_refs`, ...).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            TreeModel::ParentRefs => "parent_refs",
+            TreeModel::ChildRefs => "child_refs",
+            TreeModel::Ancestors => "ancestors",
+            TreeModel::MaterializedPath => "materialized_path",
+            TreeModel::NestedSet => "nested_set",
+        }
+    }
+
+    /// Every model, in the article's order.
+    pub const ALL: [TreeModel; 5] = [
+        TreeModel::ParentRefs,
+        TreeModel::ChildRefs,
+        TreeModel::Ancestors,
+        TreeModel::MaterializedPath,
+        TreeModel::NestedSet,
+    ];
+}
+
+/// The names of the fields a tree model keeps in each node's document (the seed's names by
+/// default). A model uses only some of them: parent references `parent`; child references
+/// `children`; ancestors `ancestors` and `parent`; materialized paths `path`; nested sets
+/// `parent`, `left` and `right`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TreeFields {
+    pub parent: &'static str,
+    pub children: &'static str,
+    pub ancestors: &'static str,
+    pub path: &'static str,
+    pub left: &'static str,
+    pub right: &'static str,
+}
+
+impl TreeFields {
+    /// The seed's names: `parent`, `children`, `ancestors`, `path`, `left`, `right`.
+    pub const SEED: TreeFields = TreeFields {
+        parent: "parent",
+        children: "children",
+        ancestors: "ancestors",
+        path: "path",
+        left: "left",
+        right: "right",
+    };
+}
+
+/// Where and how a tree is stored (filled in by `#[derive(Tree)]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TreeSpec {
+    /// The collection of the nodes, one document per node, `_id` = the node's id.
+    pub collection: &'static str,
+    pub model: TreeModel,
+    pub fields: TreeFields,
+    /// The deepest a node may be (a root is at depth 0), at least 1; `None`: unbounded.
+    pub max_depth: Option<u32>,
+}
+
+impl TreeSpec {
+    /// A spec with the seed's field names and no depth limit.
+    pub const fn new(collection: &'static str, model: TreeModel) -> Self {
+        TreeSpec {
+            collection,
+            model,
+            fields: TreeFields::SEED,
+            max_depth: None,
+        }
+    }
+
+    /// The same tree stored in another model (the field names and limit kept).
+    pub const fn with_model(self, model: TreeModel) -> Self {
+        TreeSpec { model, ..self }
+    }
+}

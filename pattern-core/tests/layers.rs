@@ -9,9 +9,11 @@ fn layer_of_file(rel: &str) -> &'static str {
     let rel = rel.trim_end_matches(".rs");
     match rel.split('/').collect::<Vec<_>>().as_slice() {
         ["lib"] => "lib",
-        ["bucket"] | ["outlier", ..] => "patterns",
+        ["bucket"] | ["outlier", ..] | ["tree", ..] => "patterns",
         ["series", ..] => "series",
-        ["store", "memory", ..] | ["store", "mongo"] | ["store", "any"] => "store implementations",
+        ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
+            "store implementations"
+        }
         ["store", ..] => "store contract",
         ["spec"] => "specs",
         ["query", ..] => "query",
@@ -23,15 +25,33 @@ fn layer_of_file(rel: &str) -> &'static str {
 /// The layer a path `crate::<first>::<second>` points into.
 fn layer_of_path(first: &str, second: &str) -> &'static str {
     match (first, second) {
-        ("bucket" | "outlier" | "Bucket" | "Outlier" | "Page" | "Counts" | "Typical", _) => {
-            "patterns"
-        }
+        (
+            "bucket" | "outlier" | "tree" | "Bucket" | "Outlier" | "Tree" | "Page" | "Counts"
+            | "Typical",
+            _,
+        ) => "patterns",
         ("series", _) => "series",
-        ("store", "memory" | "mongo" | "any") | ("MemoryStore" | "MongoStore" | "AnyStore", _) => {
+        ("store", "memory" | "mongo" | "mongo_txn" | "any" | "any_txn")
+        | ("MemoryStore" | "MongoStore" | "AnyStore" | "MemoryTxn" | "MongoTxn" | "AnyTxn", _) => {
             "store implementations"
         }
-        ("store" | "Store" | "StoreMemo" | "UpdateOutcome" | "ArrayStats", _) => "store contract",
-        ("spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder", _) => "specs",
+        (
+            "store"
+            | "Store"
+            | "StoreMemo"
+            | "UpdateOutcome"
+            | "ArrayStats"
+            | "Transaction"
+            | "transaction"
+            | "BoxFuture"
+            | "TRANSACTION_ATTEMPTS",
+            _,
+        ) => "store contract",
+        (
+            "spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder" | "TreeSpec"
+            | "TreeModel" | "TreeFields",
+            _,
+        ) => "specs",
         ("query", _) => "query",
         ("codec" | "key" | "error" | "KeyPart" | "EpochSeconds", _) => "foundation",
         ("Error" | "Result" | "BoxError" | "MAX_DOCUMENT_BYTES", _) => "foundation",

@@ -10,6 +10,17 @@ use bson::{Bson, Document};
 use super::{Filter, Path, Update};
 use crate::codec::size::{element_at_bytes, field_bytes};
 
+/// MongoDB's equality match: the value equals `v`, or (an array) holds an element equal to
+/// `v`; a missing field equals `null`.
+fn eq_matches(x: Option<&Bson>, v: &Bson) -> bool {
+    match x {
+        None => matches!(v, Bson::Null),
+        Some(x) if values_equal(x, v) => true,
+        Some(Bson::Array(a)) => a.iter().any(|e| values_equal(e, v)),
+        Some(_) => false,
+    }
+}
+
 /// Int32, Int64, Double or Decimal128.
 pub(crate) fn is_number(v: &Bson) -> bool {
     matches!(
@@ -22,8 +33,8 @@ impl Filter {
     /// Whether `doc` matches, with MongoDB's semantics for this subset.
     pub fn matches(&self, doc: &Document) -> bool {
         match self {
-            Filter::Eq(p, v) => get_path(doc, p).is_some_and(|x| values_equal(x, v)),
-            Filter::Ne(p, v) => !get_path(doc, p).is_some_and(|x| values_equal(x, v)),
+            Filter::Eq(p, v) => eq_matches(get_path(doc, p), v),
+            Filter::Ne(p, v) => !eq_matches(get_path(doc, p), v),
             Filter::Lt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_lt()),
             Filter::Lte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_le()),
             Filter::Gt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_gt()),
@@ -32,6 +43,18 @@ impl Filter {
             Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
             Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+            Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
+            Filter::In(p, vs) => {
+                let x = get_path(doc, p);
+                vs.iter().any(|v| eq_matches(x, v))
+            }
+            Filter::StartsWith(p, prefix) => match get_path(doc, p) {
+                Some(Bson::String(s)) => s.starts_with(prefix.as_str()),
+                Some(Bson::Array(a)) => a
+                    .iter()
+                    .any(|e| matches!(e, Bson::String(s) if s.starts_with(prefix.as_str()))),
+                _ => false,
+            },
         }
     }
 }

@@ -26,8 +26,18 @@ pub enum Filter {
     /// Absent, or a number (`{path: {$not: {$type: [every other type]}}}`): the field is
     /// missing or holds an Int32, Int64, Double or Decimal128 (not null, not an array).
     NumberOrMissing(Path),
+    /// `{path: {$in: [values]}}`: the value (or, for an array, one of its elements) equals
+    /// one of `values`; an empty list matches nothing.
+    In(Path, Vec<Bson>),
+    /// A string that begins with the prefix: `{path: {$regex: "^<prefix, metacharacters
+    /// escaped>"}}`, which a server answers from an index on `path` as a range of keys. The
+    /// prefix is a value, never a pattern: `.`, `*`, `(`... match themselves. Non-strings do
+    /// not match.
+    StartsWith(Path, String),
     /// Every predicate holds.
     And(Vec<Filter>),
+    /// At least one predicate holds (`{$or: [...]}`); an empty list matches nothing.
+    Or(Vec<Filter>),
 }
 
 /// Every BSON type but the four numeric ones, by their `$type` codes (string, object, array,
@@ -53,7 +63,7 @@ impl Filter {
         }
     }
 
-    /// The path a leaf tests (`""` for `And`).
+    /// The path a leaf tests (`""` for `And` and `Or`).
     pub(crate) fn path(&self) -> &str {
         match self {
             Filter::Eq(p, _)
@@ -64,8 +74,10 @@ impl Filter {
             | Filter::Gte(p, _)
             | Filter::Exists(p, _)
             | Filter::NotArray(p)
-            | Filter::NumberOrMissing(p) => p,
-            Filter::And(_) => "",
+            | Filter::NumberOrMissing(p)
+            | Filter::In(p, _)
+            | Filter::StartsWith(p, _) => p,
+            Filter::And(_) | Filter::Or(_) => "",
         }
     }
 
@@ -108,6 +120,32 @@ impl Filter {
                     entry(&mut out, p).insert("$not", bson::doc! {"$type": &NOT_NUMBER_TYPES[..]});
                     continue;
                 }
+                Filter::In(p, vs) => (p, "$in", Bson::Array(vs.clone())),
+                Filter::StartsWith(p, prefix) => {
+                    let pattern = format!("^{}", escape_regex(prefix));
+                    (p, "$regex", Bson::String(pattern))
+                }
+                Filter::Or(fs) => {
+                    let any: Vec<Bson> =
+                        fs.iter().map(|f| Bson::Document(f.to_document())).collect();
+                    // `{$or: []}` is refused by servers: an empty disjunction is a match of nothing.
+                    let any = if any.is_empty() {
+                        vec![Bson::Document(bson::doc! {"_id": {"$in": []}})]
+                    } else {
+                        any
+                    };
+                    if out.contains_key("$or") {
+                        let mut and = match out.remove("$and") {
+                            Some(Bson::Array(a)) => a,
+                            _ => Vec::new(),
+                        };
+                        and.push(Bson::Document(bson::doc! {"$or": any}));
+                        out.insert("$and", and);
+                    } else {
+                        out.insert("$or", any);
+                    }
+                    continue;
+                }
                 Filter::And(_) => unreachable!("flattened"),
             };
             entry(&mut out, path).insert(op, value);
@@ -127,6 +165,37 @@ impl Filter {
             })
             .collect()
     }
+}
+
+/// `s` with every regex metacharacter escaped, so that the pattern matches `s` literally.
+pub(crate) fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '^'
+                | '$'
+                | '.'
+                | '|'
+                | '?'
+                | '*'
+                | '+'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '-'
+                | '/'
+                | '#'
+                | ' '
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A document with a field starting with `$`: as a `$push` value it would be read as

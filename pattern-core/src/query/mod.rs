@@ -18,7 +18,7 @@ mod update;
 
 pub(crate) use filter::is_plain_scalar;
 pub use filter::Filter;
-pub use update::Update;
+pub use update::{Rewrite, Shift, Update};
 
 /// A field name or dotted path. The patterns' own paths are `&'static str`s, borrowed
 /// without allocating; any `String` converts too (`"count".into()`, `format!(..).into()`).
@@ -64,4 +64,34 @@ impl IndexSpec {
             .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
             .collect()
     }
+}
+
+/// A recursive search in one collection (MongoDB's `$graphLookup`), from one document: the
+/// documents whose `connect_to` equals a value of the start document's `start_with`, then
+/// those whose `connect_to` equals a value of a found document's `connect_from`, and so on.
+/// A field holding an array contributes each element; null and missing values connect
+/// nothing. Each document is found once, at the smallest depth, so cycles end the search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphLookup {
+    /// The `_id` of the start document.
+    pub start: Bson,
+    /// The start document's field whose value(s) begin the search (`_id`, `parent`, `children`).
+    pub start_with: Path,
+    /// The field of each found document whose value(s) continue the search.
+    pub connect_from: Path,
+    /// The field the values are matched against (an array field matches by element).
+    pub connect_to: Path,
+    /// The deepest depth searched: `Some(0)` finds only the documents matching the start's
+    /// values; `None` has no limit.
+    pub max_depth: Option<u32>,
+}
+
+/// What a [`GraphLookup`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Graph {
+    /// The start document.
+    pub start: Document,
+    /// Each found document with its depth (0: matched by the start's values), in no particular
+    /// order. The start document is among them only if the search reaches it again.
+    pub found: Vec<(Document, u32)>,
 }

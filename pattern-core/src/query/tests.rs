@@ -187,6 +187,7 @@ fn apply_in_place_is_applying_to_a_copy_and_undoes() {
                             set_on_insert: set_on_insert.clone(),
                             inc: inc.clone(),
                             push: push.clone(),
+                            ..Update::default()
                         };
                         for inserting in [false, true] {
                             let (mut a, mut b) = (doc.clone(), doc.clone());

@@ -16,6 +16,107 @@ pub struct Update {
     pub inc: Vec<(Path, i32)>,
     /// `$push: {path: {$each: [...]}}` (one item: `{path: item}`, unless it has `$` fields)
     pub push: Vec<(Path, Vec<Bson>)>,
+    /// `$pull: {path: {$in: [value]}}`: removes every element equal to the value from the
+    /// array (a missing field is left missing; a non-array refuses the update).
+    pub pull: Vec<(Path, Bson)>,
+    /// Rewrites computed from each document's own values, sent as an update pipeline
+    /// (`[{$set: {...}}]`). An update with rewrites may also `set` fields (sent as literals) but
+    /// nothing else: with `set_on_insert`, `inc`, `push` or `pull` beside them it is refused
+    /// with [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub rewrite: Vec<Rewrite>,
+}
+
+/// A rewrite of one field from its own value, applied to every document an update matches
+/// (the moves of a tree: one command, however many documents it rewrites).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rewrite {
+    /// An array whose first `drop` elements are replaced by `prefix`:
+    /// `{$concatArrays: [prefix, {$slice: ["$field", drop, {$size: "$field"}]}]}`. The array
+    /// must hold more than `drop` elements (as every descendant's ancestors do); a document
+    /// whose field is not such an array refuses the update.
+    ArrayPrefix {
+        field: Path,
+        drop: usize,
+        prefix: Vec<Bson>,
+    },
+    /// A string whose first `drop` characters (Unicode code points) are replaced by `prefix`:
+    /// `{$concat: [prefix, {$substrCP: ["$field", drop, {$strLenCP: "$field"}]}]}`. A
+    /// document whose field is not a string refuses the update.
+    StringPrefix {
+        field: Path,
+        drop: usize,
+        prefix: String,
+    },
+    /// An integer field moved by the first piece whose range holds it (`from <= v <= to`:
+    /// `v + by`), left as it is when none does (the renumbering of nested sets):
+    /// `{$switch: {branches: [{case: {$and: [{$gte: ["$f", from]}, {$lte: ["$f", to]}]}, then:
+    /// {$add: ["$f", by]}}...], default: "$f"}}`. A missing or non-numeric value is left as it is.
+    Shift { field: Path, pieces: Vec<Shift> },
+}
+
+/// One piece of a [`Rewrite::Shift`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shift {
+    pub from: i64,
+    pub to: i64,
+    pub by: i64,
+}
+
+impl Rewrite {
+    /// The field it rewrites.
+    pub fn field(&self) -> &str {
+        match self {
+            Rewrite::ArrayPrefix { field, .. }
+            | Rewrite::StringPrefix { field, .. }
+            | Rewrite::Shift { field, .. } => field,
+        }
+    }
+
+    /// The aggregation expression computing the new value.
+    pub fn expression(&self) -> Bson {
+        use bson::doc;
+        match self {
+            Rewrite::ArrayPrefix {
+                field,
+                drop,
+                prefix,
+            } => {
+                let f = format!("${field}");
+                let literal = Bson::Document(doc! {"$literal": prefix.clone()});
+                let rest = doc! {"$slice": [f.clone(), *drop as i64, {"$size": f}]};
+                Bson::Document(doc! {"$concatArrays": [literal, rest]})
+            }
+            Rewrite::StringPrefix {
+                field,
+                drop,
+                prefix,
+            } => {
+                let f = format!("${field}");
+                let literal = Bson::Document(doc! {"$literal": prefix.clone()});
+                let rest = doc! {"$substrCP": [f.clone(), *drop as i64, {"$strLenCP": f}]};
+                Bson::Document(doc! {"$concat": [literal, rest]})
+            }
+            Rewrite::Shift { field, pieces } => {
+                let f = format!("${field}");
+                let branches: Vec<Bson> = pieces
+                    .iter()
+                    .map(|p| {
+                        Bson::Document(doc! {
+                            "case": {"$and": [
+                                {"$gte": [f.clone(), p.from]},
+                                {"$lte": [f.clone(), p.to]},
+                            ]},
+                            "then": {"$add": [f.clone(), p.by]},
+                        })
+                    })
+                    .collect();
+                if branches.is_empty() {
+                    return Bson::String(f);
+                }
+                Bson::Document(doc! {"$switch": {"branches": branches, "default": f}})
+            }
+        }
+    }
 }
 
 impl Update {
@@ -59,6 +160,50 @@ impl Update {
                 .collect();
             out.insert("$push", push);
         }
+        if !self.pull.is_empty() {
+            let pull: Document = self
+                .pull
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        Bson::Document(bson::doc! {"$in": [v.clone()]}),
+                    )
+                })
+                .collect();
+            out.insert("$pull", pull);
+        }
         out
+    }
+
+    /// Refuses an update with rewrites and an operator that a pipeline cannot carry beside
+    /// them.
+    pub fn check(&self) -> crate::Result<()> {
+        let plain_ops = !self.set_on_insert.is_empty()
+            || !self.inc.is_empty()
+            || !self.push.is_empty()
+            || !self.pull.is_empty();
+        if !self.rewrite.is_empty() && plain_ops {
+            return Err(crate::Error::invalid(
+                "an update with rewrites may only set fields beside them",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The update as a pipeline (`[{$set: {...}}]`) when it has rewrites: its `set` fields as
+    /// literals, then each rewrite's expression. `None` without rewrites.
+    pub fn to_pipeline(&self) -> Option<Vec<Document>> {
+        if self.rewrite.is_empty() {
+            return None;
+        }
+        let mut set = Document::new();
+        for (k, v) in &self.set {
+            set.insert(k.to_string(), bson::doc! {"$literal": v.clone()});
+        }
+        for r in &self.rewrite {
+            set.insert(r.field(), r.expression());
+        }
+        Some(vec![bson::doc! {"$set": set}])
     }
 }

@@ -155,4 +155,23 @@ impl Store for AnyStore {
     fn memo(&self) -> &StoreMemo {
         delegate!(self, s => s.memo())
     }
+    async fn update_many(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        update: &query::Update,
+    ) -> Result<u64> {
+        delegate!(self, s => s.update_many(coll, filter, update).await)
+    }
+    async fn graph_lookup(
+        &self,
+        coll: &str,
+        q: &query::GraphLookup,
+    ) -> Result<Option<query::Graph>> {
+        delegate!(self, s => s.graph_lookup(coll, q).await)
+    }
+    type Txn = crate::store::any_txn::AnyTxn;
+    async fn start_transaction(&self) -> Result<Self::Txn> {
+        unimplemented!()
+    }
 }

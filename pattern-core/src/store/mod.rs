@@ -10,19 +10,24 @@ use std::future::Future;
 use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::codec::raw::to_raw;
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
 use crate::spec::SeriesSpec;
 use crate::Result;
 
 pub(crate) mod any;
+pub(crate) mod any_txn;
 mod memo;
 pub(crate) mod memory;
 #[cfg(feature = "mongodb")]
 pub(crate) mod mongo;
+#[cfg(feature = "mongodb")]
+pub(crate) mod mongo_txn;
 pub(crate) mod shape;
+mod txn;
 
 pub use memo::StoreMemo;
 pub(crate) use memo::{Next, TimeId};
+pub use txn::{transaction, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
 /// What an `update_one` did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -150,6 +155,27 @@ pub trait Store: Send + Sync {
         array_field: &str,
     ) -> impl Future<Output = Result<ArrayStats>> + Send;
 
+    /// Updates every document matching `filter` (each atomically; all of them together only
+    /// inside a transaction); returns how many matched. An update with
+    /// [`rewrites`](Update::rewrite) is sent as an update pipeline, each document's fields
+    /// computed from its own values. Refuses, before writing anything, an update that
+    /// [`Update::check`] refuses. On MongoDB, a document the update cannot apply to fails the
+    /// command, leaving the documents before it updated (outside a transaction).
+    fn update_many(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// A recursive search from one document ([`GraphLookup`], MongoDB's `$graphLookup`), in one
+    /// round trip. `None` when the start document does not exist.
+    fn graph_lookup(
+        &self,
+        coll: &str,
+        query: &GraphLookup,
+    ) -> impl Future<Output = Result<Option<Graph>>> + Send;
+
     /// Deletes every matching document; returns how many.
     fn delete_many(&self, coll: &str, filter: &Filter) -> impl Future<Output = Result<u64>> + Send;
 
@@ -168,6 +194,20 @@ pub trait Store: Send + Sync {
 
     /// The per-store memo of index sets already ensured, so each is created once per process.
     fn memo(&self) -> &StoreMemo;
+
+    /// This store's transactions: a [`Store`] whose operations all commit together or not at
+    /// all ([`Transaction`]).
+    type Txn: Transaction;
+
+    /// Starts a snapshot transaction. Most callers want [`transaction`], which retries
+    /// conflicts and commits.
+    fn start_transaction(&self) -> impl Future<Output = Result<Self::Txn>> + Send;
+
+    /// `Some(self)` when this handle is a transaction already (then [`transaction`] runs its
+    /// work inside it instead of starting another).
+    fn current_transaction(&self) -> Option<&Self::Txn> {
+        None
+    }
 }
 
 /// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`

@@ -347,4 +347,22 @@ impl Store for MongoStore {
     fn memo(&self) -> &StoreMemo {
         &self.memo
     }
+
+    async fn update_many(&self, _coll: &str, _filter: &Filter, _update: &Update) -> Result<u64> {
+        unimplemented!()
+    }
+
+    async fn graph_lookup(
+        &self,
+        _coll: &str,
+        _q: &crate::query::GraphLookup,
+    ) -> Result<Option<crate::query::Graph>> {
+        unimplemented!()
+    }
+
+    type Txn = crate::store::mongo_txn::MongoTxn;
+
+    async fn start_transaction(&self) -> Result<Self::Txn> {
+        unimplemented!()
+    }
 }

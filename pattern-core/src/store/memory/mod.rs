@@ -24,6 +24,8 @@ mod collection;
 mod index;
 mod plan;
 mod push;
+mod txn;
+pub use txn::MemoryTxn;
 #[cfg(test)]
 mod tests;
 
@@ -394,5 +396,23 @@ impl Store for MemoryStore {
 
     fn memo(&self) -> &StoreMemo {
         &self.memo
+    }
+
+    async fn update_many(&self, _coll: &str, _filter: &Filter, _update: &Update) -> Result<u64> {
+        unimplemented!()
+    }
+
+    async fn graph_lookup(
+        &self,
+        _coll: &str,
+        _q: &crate::query::GraphLookup,
+    ) -> Result<Option<crate::query::Graph>> {
+        unimplemented!()
+    }
+
+    type Txn = MemoryTxn;
+
+    async fn start_transaction(&self) -> Result<MemoryTxn> {
+        unimplemented!()
     }
 }
