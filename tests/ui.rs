@@ -4,5 +4,6 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/bucket/*.rs");
     t.compile_fail("ui/outlier/*.rs");
+    t.compile_fail("ui/tree/*.rs");
     t.pass("ui/pass/*.rs");
 }

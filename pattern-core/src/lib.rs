@@ -46,6 +46,9 @@ pub use pattern_derive::Bucket;
 #[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;
+#[doc = include_str!("../docs/tree.md")]
+#[cfg(feature = "derive")]
+pub use pattern_derive::Tree;
 
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]

@@ -1,10 +1,10 @@
 //! The derive macros of [`pattern_core`](https://docs.rs/pattern-core): use them through
-//! `pattern_core::{Bucket, Outlier}`, which re-exports them with their documentation.
+//! `pattern_core::{Bucket, Outlier, Tree}`, which re-exports them with their documentation.
 //!
-//! Layout (private modules): `bucket` and `outlier` each parse their input into a model
+//! Layout (private modules): `bucket`, `outlier` and `tree` each parse their input into a model
 //! (`parse.rs`, reporting every mistake at once through `ctxt::Ctxt`) and generate code from
 //! the model alone (`expand.rs`); `attr`, `shape`, `names`, `serde_names` and `codegen` hold
-//! what the two derives share.
+//! what the derives share.
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
@@ -17,11 +17,12 @@ mod names;
 mod outlier;
 mod serde_names;
 mod shape;
+mod tree;
 
 /// `#[derive(Bucket)]`: the bucket pattern. Use it as `pattern_core::Bucket`; the attribute
 /// reference is in pattern_core's documentation of the re-export (`docs/bucket.md`).
 ///
-/// `serde` is a helper attribute of both derives: `#[serde(rename = "...")]` names a field's
+/// `serde` is a helper attribute of every derive: `#[serde(rename = "...")]` names a field's
 /// BSON name also on a struct that does not derive serde's traits.
 #[proc_macro_derive(Bucket, attributes(bucket, serde))]
 pub fn derive_bucket(input: TokenStream) -> TokenStream {
@@ -35,4 +36,13 @@ pub fn derive_bucket(input: TokenStream) -> TokenStream {
 pub fn derive_outlier(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     outlier::derive(&input).into()
+}
+
+/// `#[derive(Tree)]`: a tree stored in one of the five models of MongoDB's data-modeling
+/// article. Use it as `pattern_core::Tree`; the attribute reference is in pattern_core's
+/// documentation of the re-export (`docs/tree.md`).
+#[proc_macro_derive(Tree, attributes(tree, serde))]
+pub fn derive_tree(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    tree::derive(&input).into()
 }

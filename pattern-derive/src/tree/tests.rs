@@ -1,0 +1,509 @@
+//! Parser tests: `parse_quote!` input in, the model or every error message out.
+
+use quote::ToTokens;
+use syn::{parse_quote, DeriveInput};
+
+use super::expand::{expand, fallback};
+use super::parse::{parse, stubs};
+use super::{Model, FIELDS};
+use crate::ctxt::messages;
+
+fn errors(input: DeriveInput) -> Vec<String> {
+    messages(parse(&input))
+}
+
+const METHODS: [&str; 19] = [
+    "ensure_indexes",
+    "insert_root",
+    "insert_child",
+    "save",
+    "get",
+    "parent",
+    "children",
+    "siblings",
+    "ancestors",
+    "descendants",
+    "depth",
+    "is_descendant",
+    "move_to",
+    "delete_subtree",
+    "delete_node",
+    "roots",
+    "walk",
+    "verify",
+    "repair",
+];
+
+#[test]
+fn reads_the_model_with_defaults() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "categories", model = "parent_refs")]
+        struct Category {
+            #[serde(rename = "_id")]
+            name: String,
+            description: Option<String>,
+        }
+    };
+    let t = parse(&input).unwrap();
+    assert_eq!(
+        (t.collection.as_str(), t.model, t.max_depth),
+        ("categories", Model::ParentRefs, None)
+    );
+    assert_eq!(t.fields, FIELDS.map(String::from));
+    assert_eq!(t.id_field.to_string(), "name");
+    let code = expand(&t).to_string();
+    for part in [
+        "impl :: pattern_core :: tree :: Tree for Category",
+        "collection : \"categories\"",
+        "model : :: pattern_core :: TreeModel :: ParentRefs",
+        "fields : :: pattern_core :: TreeFields { parent : \"parent\" , children : \"children\" , ancestors : \
+         \"ancestors\" , path : \"path\" , left : \"left\" , right : \"right\" , }",
+        "max_depth : :: core :: option :: Option :: None",
+        "type Id = String",
+        "fn id (& self) -> & Self :: Id { & self . name }",
+        "pub async fn insert_root < __PatternS > (& self , store : & __PatternS ,) -> :: pattern_core :: Result < () > \
+         where __PatternS : :: pattern_core :: Store + ? :: core :: marker :: Sized , \
+         { :: pattern_core :: tree :: insert_root :: < Self , __PatternS > (store , self ,) . await }",
+        "pub async fn insert_child < __PatternS > (& self , store : & __PatternS , parent : & String ,)",
+        ":: pattern_core :: tree :: insert_child :: < Self , __PatternS > (store , parent , self ,)",
+        "pub async fn children < __PatternS > (store : & __PatternS , id : & String ,) -> :: pattern_core :: Result \
+         < :: std :: vec :: Vec < Self > >",
+        "pub async fn get < __PatternS > (store : & __PatternS , id : & String ,) -> :: pattern_core :: Result < \
+         :: core :: option :: Option < Self > >",
+        "id : & String , max_depth : :: core :: option :: Option < u32 > ,",
+        "id : & String , of : & String ,",
+        "id : & String , new_parent : :: core :: option :: Option < & String > ,",
+        "Result < u64 >",
+        "Result < :: std :: vec :: Vec < (u32 , Self) > >",
+        "Result < :: std :: vec :: Vec < :: pattern_core :: tree :: Defect > >",
+        "Result < :: pattern_core :: tree :: Repair >",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    for m in METHODS {
+        let call = format!(":: pattern_core :: tree :: {m} :: < Self , __PatternS > (store");
+        assert!(code.contains(&call), "{call} not in {code}");
+    }
+    assert_eq!(code.matches("# [doc =").count(), METHODS.len());
+}
+
+#[test]
+fn every_key() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "nested_set", max_depth = 7)]
+        #[tree(parent = "up", left = "lft", right = "rgt")]
+        #[serde(rename_all = "camelCase")]
+        struct Node {
+            #[tree(id)]
+            #[serde(rename = "_id")]
+            node_id: i64,
+            display_name: String,
+        }
+    };
+    let t = parse(&input).unwrap();
+    assert_eq!((t.model, t.max_depth), (Model::NestedSet, Some(7)));
+    assert_eq!(
+        t.fields,
+        ["up", "children", "ancestors", "path", "lft", "rgt"].map(String::from)
+    );
+    let code = expand(&t).to_string();
+    for part in [
+        "TreeModel :: NestedSet",
+        "parent : \"up\" , children : \"children\"",
+        "left : \"lft\" , right : \"rgt\"",
+        "max_depth : :: core :: option :: Option :: Some (7u32)",
+        "type Id = i64",
+        "& self . node_id",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+}
+
+#[test]
+fn every_model_and_its_renames() {
+    for (model, key) in [
+        ("parent_refs", "parent"),
+        ("child_refs", "children"),
+        ("ancestors", "ancestors"),
+        ("ancestors", "parent"),
+        ("materialized_path", "path"),
+        ("nested_set", "parent"),
+        ("nested_set", "left"),
+        ("nested_set", "right"),
+    ] {
+        let attr: syn::Attribute = syn::parse_str::<DeriveInput>(&format!(
+            "#[tree(collection = \"c\", model = \"{model}\", {key} = \"renamed\")] struct X;"
+        ))
+        .unwrap()
+        .attrs
+        .remove(0);
+        let input: DeriveInput = parse_quote! {
+            #attr
+            struct Node {
+                #[serde(rename = "_id")]
+                id: u32,
+                // The seed's name of the renamed field is free for a field of the struct.
+                #[serde(rename = #key)]
+                other: u32,
+            }
+        };
+        let t = parse(&input).unwrap_or_else(|e| panic!("{model} {key}: {e}"));
+        assert_eq!(t.model.name(), model);
+        let i = FIELDS.iter().position(|f| *f == key).unwrap();
+        assert_eq!(t.fields[i], "renamed");
+    }
+}
+
+#[test]
+fn the_id_is_the_field_stored_as_id() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "child_refs")]
+        struct Node {
+            title_text: String,
+            _id: bson::oid::ObjectId,
+        }
+    };
+    let t = parse(&input).unwrap();
+    assert_eq!(t.id_field.to_string(), "_id");
+    assert_eq!(
+        t.id_ty.to_token_stream().to_string(),
+        "bson :: oid :: ObjectId"
+    );
+    // As serde does, camelCase makes `_id` "id": only a rename stores it as `_id` then.
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "child_refs")]
+        #[serde(rename_all = "camelCase")]
+        struct Node {
+            _id: bson::oid::ObjectId,
+            #[serde(rename = "_id")]
+            node_id: u32,
+        }
+    };
+    assert_eq!(parse(&input).unwrap().id_field.to_string(), "node_id");
+}
+
+#[test]
+fn id_mistakes() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node {
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["a tree node needs its id stored as `_id`: add #[serde(rename = \"_id\")] to the id field"]
+    );
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node {
+            #[tree(id)]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["the #[tree(id)] field must be stored as `_id`: add #[serde(rename = \"_id\")]"]
+    );
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node {
+            #[tree(id)]
+            #[serde(rename = "_id")]
+            id: u32,
+            #[tree(id)]
+            #[serde(rename = "_id")]
+            other: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "only one field may be #[tree(id)]; `id` already is",
+            "`id` and `other` are both stored as `_id`; a node has one id",
+        ]
+    );
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node {
+            #[tree(id, key)]
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["unknown key `key` in #[tree(...)]; expected one of: `id`"]
+    );
+}
+
+#[test]
+fn clashes_with_the_model_fields() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "nested_set", right = "title")]
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+            parent: Option<u32>,
+            title: String,
+            #[serde(rename = "left")]
+            l: u32,
+            // Not a field of nested sets.
+            path: String,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "field `parent` is stored as \"parent\", where the nested_set model keeps the parent's id in every \
+             node; rename the field (#[serde(rename = \"...\")]) or the model's (#[tree(parent = \"...\")])",
+            "field `title` is stored as \"title\", where the nested_set model keeps the right number of the nested \
+             set in every node; rename the field (#[serde(rename = \"...\")]) or the model's (#[tree(right = \
+             \"...\")])",
+            "field `l` is stored as \"left\", where the nested_set model keeps the left number of the nested set in \
+             every node; rename the field (#[serde(rename = \"...\")]) or the model's (#[tree(left = \"...\")])",
+        ]
+    );
+}
+
+#[test]
+fn model_field_names() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "nested_set", left = "n", right = "n", parent = "_id")]
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "the parent field cannot be stored as `_id` (the pattern owns `_id`)",
+            "the left field and the right field are both stored as \"n\"",
+        ]
+    );
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "materialized_path", path = "a.b")]
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["invalid MongoDB field name \"a.b\": it must not contain `.`"]
+    );
+}
+
+#[test]
+fn renames_the_model_does_not_use() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs", children = "kids", path = "p", left = "l")]
+        #[tree(ancestors = "a")]
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "the parent_refs model keeps no `children` field (only child_refs does); remove `children = ...`",
+            "the parent_refs model keeps no `ancestors` field (only ancestors does); remove `ancestors = ...`",
+            "the parent_refs model keeps no `path` field (only materialized_path does); remove `path = ...`",
+            "the parent_refs model keeps no `left` field (only nested_set does); remove `left = ...`",
+        ]
+    );
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "child_refs", parent = "up")]
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "the child_refs model keeps no `parent` field (only parent_refs, ancestors and nested_set do); remove \
+             `parent = ...`"
+        ]
+    );
+}
+
+#[test]
+fn every_mistake_arrives_at_once() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "", model = "adjacency", max_depth = 0, depth = 3, collection = 5)]
+        #[tree(model = parent_refs, max_depth = "deep", parent = 1)]
+        struct Node {
+            #[tree(id)]
+            id: u32,
+            name: String,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "invalid MongoDB collection name \"\": it must not be empty",
+            "unknown model \"adjacency\"; expected one of: \"parent_refs\", \"child_refs\", \"ancestors\", \
+             \"materialized_path\", \"nested_set\"",
+            "max_depth must be at least 1",
+            "unknown key `depth` in #[tree(...)]; expected one of: `collection`, `model`, `max_depth`, `parent`, \
+             `children`, `ancestors`, `path`, `left`, `right`",
+            "duplicate key `collection`",
+            "collection must be a string, like `collection = \"...\"`",
+            "duplicate key `model`",
+            "model must be a string, like `model = \"...\"`",
+            "duplicate key `max_depth`",
+            "max_depth must be an integer, like `max_depth = 10`",
+            "parent must be a string, like `parent = \"...\"`",
+            "the #[tree(id)] field must be stored as `_id`: add #[serde(rename = \"_id\")]",
+        ]
+    );
+}
+
+#[test]
+fn required_keys() {
+    let input: DeriveInput = parse_quote! {
+        struct Node {
+            #[serde(rename = "_id")]
+            id: u32,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "missing #[tree(collection = \"...\")]",
+            "missing #[tree(model = \"...\")]: one of \"parent_refs\", \"child_refs\", \"ancestors\", \
+             \"materialized_path\", \"nested_set\"",
+        ]
+    );
+}
+
+#[test]
+fn not_a_struct_with_named_fields() {
+    let on_enum: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        enum Node { A, B }
+    };
+    assert_eq!(
+        errors(on_enum),
+        ["#[derive(Tree)] works on structs, not enums"]
+    );
+    let tuple: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node(u32, String);
+    };
+    assert_eq!(
+        errors(tuple),
+        ["#[derive(Tree)] needs a struct with named fields: `struct Name { field: Type, ... }`"]
+    );
+    let generic: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node<T> {
+            #[serde(rename = "_id")]
+            id: T,
+        }
+    };
+    assert_eq!(
+        errors(generic),
+        ["#[derive(Tree)] does not support generic types"]
+    );
+}
+
+#[test]
+fn fallback_stubs_every_method() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs", max_depth = 0)]
+        struct Category {
+            #[serde(rename = "_id")]
+            name: String,
+        }
+    };
+    assert_eq!(errors(input.clone()), ["max_depth must be at least 1"]);
+    let code = fallback(&stubs(&input)).to_string();
+    for part in [
+        "impl :: pattern_core :: tree :: Tree for Category",
+        "type Id = () ;",
+        "impl Category",
+        "# [doc (hidden)] # [allow (unused_variables)] pub async fn children < __PatternS > (store : & __PatternS , \
+         id : & String ,) -> :: pattern_core :: Result < :: std :: vec :: Vec < Self > > where __PatternS : ? :: \
+         core :: marker :: Sized , { :: core :: unreachable ! () }",
+        "pub async fn insert_child < __PatternS > (& self , store : & __PatternS , parent : & String ,)",
+        "new_parent : :: core :: option :: Option < & String > ,",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    for m in METHODS {
+        assert!(
+            code.contains(&format!("pub async fn {m} <")),
+            "{m} not in {code}"
+        );
+    }
+    assert!(
+        !code.contains(":: pattern_core :: tree :: insert"),
+        "a stub calls: {code}"
+    );
+    assert!(!code.contains("# [doc ="), "a stub is documented: {code}");
+}
+
+#[test]
+fn fallback_stubs_take_the_marked_id_else_any() {
+    let marked: DeriveInput = parse_quote! {
+        #[tree(collection = "c")]
+        struct Node {
+            #[tree(id)]
+            key: u64,
+            #[serde(rename = "_id")]
+            other: String,
+        }
+    };
+    let s = stubs(&marked);
+    assert_eq!(s.id_ty.unwrap().to_token_stream().to_string(), "u64");
+    let none: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "ancestors")]
+        struct Node {
+            key: u64,
+        }
+    };
+    let code = fallback(&stubs(&none)).to_string();
+    for part in [
+        "pub async fn get < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,)",
+        "where __PatternS : ? :: core :: marker :: Sized , __PatternQ : ? :: core :: marker :: Sized ,",
+        "new_parent : :: core :: option :: Option < & __PatternQ > ,",
+        // No id, no `__PatternQ` to infer.
+        "pub async fn ensure_indexes < __PatternS > (store",
+        "pub async fn walk < __PatternS > (store",
+    ] {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+    let on_enum: DeriveInput = parse_quote! {
+        enum Node { A }
+    };
+    assert!(stubs(&on_enum).id_ty.is_none());
+}
+
+#[test]
+fn fallback_of_a_generic_struct_holds_where_the_trait_bounds_do() {
+    let input: DeriveInput = parse_quote! {
+        #[tree(collection = "c", model = "parent_refs")]
+        struct Node<T> {
+            #[serde(rename = "_id")]
+            id: String,
+            data: T,
+        }
+    };
+    let code = fallback(&stubs(&input)).to_string();
+    let bound = "where Node < T > : :: pattern_core :: __private :: serde :: Serialize + :: pattern_core :: \
+                 __private :: serde :: de :: DeserializeOwned + :: core :: marker :: Send + :: core :: marker :: Sync";
+    assert!(
+        code.contains(&format!(
+            "impl < T > :: pattern_core :: tree :: Tree for Node < T > {bound}"
+        )),
+        "{code}"
+    );
+    let input: DeriveInput = parse_quote! {
+        struct Node {}
+    };
+    assert!(!fallback(&stubs(&input)).to_string().contains("where Node"));
+}
