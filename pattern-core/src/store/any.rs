@@ -1,5 +1,6 @@
 //! [`AnyStore`]: either store, chosen at run time.
 
+use super::any_txn::AnyTxn;
 use super::memory::MemoryStore;
 #[cfg(feature = "mongodb")]
 use super::mongo::MongoStore;
@@ -170,8 +171,13 @@ impl Store for AnyStore {
     ) -> Result<Option<query::Graph>> {
         delegate!(self, s => s.graph_lookup(coll, q).await)
     }
-    type Txn = crate::store::any_txn::AnyTxn;
-    async fn start_transaction(&self) -> Result<Self::Txn> {
-        unimplemented!()
+    type Txn = AnyTxn;
+    /// A transaction of the same kind as the store.
+    async fn start_transaction(&self) -> Result<AnyTxn> {
+        Ok(match self {
+            AnyStore::Memory(s) => AnyTxn::Memory(s.start_transaction().await?),
+            #[cfg(feature = "mongodb")]
+            AnyStore::Mongo(s) => AnyTxn::Mongo(s.start_transaction().await?),
+        })
     }
 }

@@ -1,88 +1,128 @@
-//! STUB (being written)
-#![allow(unused)]
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
+//! [`AnyTxn`]: a transaction of either store, what [`AnyStore`](crate::AnyStore) starts.
+
+use bson::{Bson, Document, RawDocumentBuf};
+
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
+use crate::spec::SeriesSpec;
 use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
 use crate::Result;
-use bson::Document;
 
-/// A transaction on an [`AnyStore`](crate::AnyStore).
+/// A transaction on an [`AnyStore`](crate::AnyStore), of the same kind as the store.
 #[derive(Debug)]
 pub enum AnyTxn {
+    /// A transaction of the embedded store.
     Memory(crate::store::memory::MemoryTxn),
+    /// A MongoDB transaction.
     #[cfg(feature = "mongodb")]
     Mongo(crate::store::mongo_txn::MongoTxn),
 }
 
+macro_rules! delegate {
+    ($self:ident, $t:ident => $call:expr) => {
+        match $self {
+            AnyTxn::Memory($t) => $call,
+            #[cfg(feature = "mongodb")]
+            AnyTxn::Mongo($t) => $call,
+        }
+    };
+}
+
 impl Store for AnyTxn {
-    async fn insert_one(&self, _coll: &str, _doc: Document) -> Result<()> {
-        unimplemented!()
+    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
+        delegate!(self, t => t.insert_one(coll, doc).await)
     }
     async fn update_one(
         &self,
-        _coll: &str,
-        _filter: &Filter,
-        _update: &mut Update,
-        _upsert: bool,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        upsert: bool,
     ) -> Result<UpdateOutcome> {
-        unimplemented!()
+        delegate!(self, t => t.update_one(coll, filter, update, upsert).await)
     }
     async fn update_first(
         &self,
-        _coll: &str,
-        _filter: &Filter,
-        _sort: &[(crate::query::Path, i32)],
-        _hint: &str,
-        _update: &mut Update,
-        _upsert: bool,
-        _fields: &[&str],
+        coll: &str,
+        filter: &Filter,
+        sort: &[(Path, i32)],
+        hint: &str,
+        update: &mut Update,
+        upsert: bool,
+        fields: &[&str],
     ) -> Result<Option<Document>> {
-        unimplemented!()
+        delegate!(self, t => t.update_first(coll, filter, sort, hint, update, upsert, fields).await)
+    }
+    async fn push_open(
+        &self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+    ) -> Result<bool> {
+        delegate!(self, t => t.push_open(spec, key, items, seq, new_id).await)
     }
     async fn replace_one(
         &self,
-        _coll: &str,
-        _filter: &Filter,
-        _doc: Document,
-        _upsert: bool,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
     ) -> Result<UpdateOutcome> {
-        unimplemented!()
+        delegate!(self, t => t.replace_one(coll, filter, doc, upsert).await)
     }
-    async fn find(
+    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        delegate!(self, t => t.find(coll, filter, opts).await)
+    }
+    async fn find_raw(
         &self,
-        _coll: &str,
-        _filter: &Filter,
-        _opts: &FindOptions,
-    ) -> Result<Vec<Document>> {
-        unimplemented!()
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        delegate!(self, t => t.find_raw(coll, filter, opts).await)
     }
-    async fn array_stats(&self, _coll: &str, _filter: &Filter, _f: &str) -> Result<ArrayStats> {
-        unimplemented!()
+    async fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
+        delegate!(self, t => t.array_stats(coll, filter, array_field).await)
     }
-    async fn update_many(&self, _coll: &str, _filter: &Filter, _update: &Update) -> Result<u64> {
-        unimplemented!()
+    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        delegate!(self, t => t.update_many(coll, filter, update).await)
     }
-    async fn graph_lookup(&self, _coll: &str, _q: &GraphLookup) -> Result<Option<Graph>> {
-        unimplemented!()
+    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
+        delegate!(self, t => t.graph_lookup(coll, q).await)
     }
-    async fn delete_many(&self, _coll: &str, _filter: &Filter) -> Result<u64> {
-        unimplemented!()
+    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
+        delegate!(self, t => t.delete_many(coll, filter).await)
     }
-    async fn create_index(&self, _coll: &str, _index: &IndexSpec) -> Result<()> {
-        unimplemented!()
+    async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
+        delegate!(self, t => t.create_index(coll, index).await)
     }
-    async fn index_names(&self, _coll: &str) -> Result<Vec<String>> {
-        unimplemented!()
+    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
+        delegate!(self, t => t.index_names(coll).await)
     }
-    async fn drop_index(&self, _coll: &str, _name: &str) -> Result<()> {
-        unimplemented!()
+    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
+        delegate!(self, t => t.drop_index(coll, name).await)
     }
     fn memo(&self) -> &StoreMemo {
-        unimplemented!()
+        delegate!(self, t => t.memo())
     }
+
     type Txn = AnyTxn;
+
+    /// What the underlying transaction answers (transactions do not nest: an error).
     async fn start_transaction(&self) -> Result<AnyTxn> {
-        unimplemented!()
+        Ok(match self {
+            AnyTxn::Memory(t) => AnyTxn::Memory(t.start_transaction().await?),
+            #[cfg(feature = "mongodb")]
+            AnyTxn::Mongo(t) => AnyTxn::Mongo(t.start_transaction().await?),
+        })
     }
+
     fn current_transaction(&self) -> Option<&AnyTxn> {
         Some(self)
     }
@@ -90,9 +130,9 @@ impl Store for AnyTxn {
 
 impl Transaction for AnyTxn {
     async fn commit(&self) -> Result<()> {
-        unimplemented!()
+        delegate!(self, t => t.commit().await)
     }
     async fn abort(&self) -> Result<()> {
-        unimplemented!()
+        delegate!(self, t => t.abort().await)
     }
 }

@@ -1,15 +1,21 @@
 //! The MongoDB store, on the official `mongodb` driver (feature `mongodb`).
+//!
+//! Each operation is written once, as a method taking the [`Session`] it runs in: `None` for
+//! the store itself, the transaction's session for a [`MongoTxn`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures::TryStreamExt;
-use mongodb::error::{ErrorKind, WriteFailure};
-use mongodb::options::{ClientOptions, IndexOptions};
-use mongodb::{Client, Collection, Database, IndexModel};
+use mongodb::error::{ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR};
+use mongodb::options::{
+    ClientOptions, IndexOptions, ReadConcern, UpdateModifications, WriteConcern,
+};
+use mongodb::{Client, ClientSession, Collection, Database, IndexModel};
 
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
+use crate::store::mongo_txn::MongoTxn;
 use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -17,9 +23,25 @@ use crate::{Error, Result};
 /// [`Error::Unavailable`], when the connection string does not say (`serverSelectionTimeoutMS`).
 pub const DEFAULT_SERVER_SELECTION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Documents per reply for reads that return a whole series (all overflow chunks of a parent):
-/// the first reply carries them all unless they exceed 16 MiB.
+/// Documents per reply for reads that return a whole series (all overflow chunks of a parent)
+/// or a whole graph: the first reply carries them all unless they exceed 16 MiB.
 const READ_ALL_BATCH: u32 = 100_000;
+
+/// The depth field `$graphLookup` adds to each document it finds (removed before returning).
+const DEPTH_FIELD: &str = "__pattern_graph_depth";
+
+/// The session an operation runs in: a transaction's, or `None` (the store's own, implicit).
+pub(crate) type Session<'a> = Option<&'a mut ClientSession>;
+
+/// `action.session(s)` when there is a session (for the write actions, whose type it keeps).
+macro_rules! in_session {
+    ($action:expr, $session:expr) => {
+        match $session {
+            Some(s) => $action.session(s),
+            None => $action,
+        }
+    };
+}
 
 /// A MongoDB database as a pattern store. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -73,8 +95,141 @@ impl MongoStore {
         self.db.collection(name)
     }
 
+    /// A session with a snapshot transaction started (read concern `snapshot`, write concern
+    /// `majority`). The server takes the snapshot at the transaction's first operation.
+    pub(crate) async fn start_session(&self) -> Result<ClientSession> {
+        let mut session = self
+            .db
+            .client()
+            .start_session()
+            .await
+            .map_err(|e| map_err("(transaction)", e))?;
+        session
+            .start_transaction()
+            .read_concern(ReadConcern::snapshot())
+            .write_concern(WriteConcern::majority())
+            .await
+            .map_err(|e| map_err("(transaction)", e))?;
+        Ok(session)
+    }
+
+    pub(crate) async fn insert_one_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        doc: Document,
+    ) -> Result<()> {
+        crate::codec::size::check_document_size(coll, &doc)?;
+        let collection = self.coll(coll);
+        in_session!(collection.insert_one(doc), session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn update_one_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        let collection = self.coll(coll);
+        let action = collection
+            .update_one(filter.to_document(), update.to_document())
+            .upsert(upsert);
+        let r = in_session!(action, session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(UpdateOutcome {
+            matched: r.matched_count > 0,
+            upserted: r.upserted_id.is_some(),
+        })
+    }
+
+    /// [`Store::update_first`] in `session`.
+    #[allow(clippy::too_many_arguments)] // the contract's parameters, and the session
+    pub(crate) async fn update_first_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+        hint: &str,
+        update: &Update,
+        upsert: bool,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        let collection = self.coll(coll);
+        if fields.is_empty() {
+            // Nothing to return: `update`, the seed's own command (see the trait's note on
+            // `sort`).
+            let mut action = collection
+                .update_one(filter.to_document(), update.to_document())
+                .upsert(upsert);
+            if !hint.is_empty() {
+                action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
+            }
+            let r = in_session!(action, session)
+                .await
+                .map_err(|e| map_err(coll, e))?;
+            return Ok((r.matched_count > 0).then(Document::new));
+        }
+        let sort: Document = sort
+            .iter()
+            .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
+            .collect();
+        // `_id` only when asked for (a projection includes it unless excluded).
+        let mut projection = doc! {"_id": fields.contains(&"_id")};
+        for f in fields.iter().filter(|f| **f != "_id") {
+            projection.insert(*f, 1);
+        }
+        // The pre-image: present when a document matched; absent when none did (and one was
+        // inserted, with `upsert`).
+        let mut action = collection
+            .find_one_and_update(filter.to_document(), update.to_document())
+            .sort(sort)
+            .projection(projection)
+            .upsert(upsert);
+        if !hint.is_empty() {
+            action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
+        }
+        in_session!(action, session)
+            .await
+            .map_err(|e| map_err(coll, e))
+    }
+
+    pub(crate) async fn replace_one_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        crate::codec::size::check_document_size(coll, &doc)?;
+        let collection = self.coll(coll);
+        let action = collection
+            .replace_one(filter.to_document(), doc)
+            .upsert(upsert);
+        let r = in_session!(action, session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(UpdateOutcome {
+            matched: r.matched_count > 0,
+            upserted: r.upserted_id.is_some(),
+        })
+    }
+
     /// `find` with the store's options, each document decoded as `T` by the driver.
-    async fn find_as<T>(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<T>>
+    pub(crate) async fn find_in<T>(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<T>>
     where
         T: serde::de::DeserializeOwned + Send + Sync,
     {
@@ -106,12 +261,182 @@ impl MongoStore {
             }
             _ => action = action.batch_size(READ_ALL_BATCH),
         }
-        let cursor = action.await.map_err(|e| map_err(coll, e))?;
-        cursor.try_collect().await.map_err(|e| map_err(coll, e))
+        let read = match session {
+            None => match action.await {
+                Ok(cursor) => cursor.try_collect().await,
+                Err(e) => Err(e),
+            },
+            Some(s) => match action.session(&mut *s).await {
+                Ok(mut cursor) => cursor.stream(s).try_collect().await,
+                Err(e) => Err(e),
+            },
+        };
+        read.map_err(|e| map_err(coll, e))
+    }
+
+    /// Every document an aggregation returns: all in the first reply unless they pass 16 MiB
+    /// (so no `getMore`).
+    async fn aggregate_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        pipeline: Vec<Document>,
+    ) -> Result<Vec<Document>> {
+        let collection = self.coll(coll);
+        let action = collection.aggregate(pipeline).batch_size(READ_ALL_BATCH);
+        let read = match session {
+            None => match action.await {
+                Ok(cursor) => cursor.try_collect().await,
+                Err(e) => Err(e),
+            },
+            Some(s) => match action.session(&mut *s).await {
+                Ok(mut cursor) => cursor.stream(s).try_collect().await,
+                Err(e) => Err(e),
+            },
+        };
+        read.map_err(|e| map_err(coll, e))
+    }
+
+    pub(crate) async fn array_stats_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
+        let field = format!("${array_field}");
+        let pipeline = vec![
+            doc! {"$match": filter.to_document()},
+            doc! {"$group": {
+                "_id": Bson::Null,
+                "documents": {"$sum": 1},
+                "items": {"$sum": {"$cond": [{"$isArray": [&field]}, {"$size": [&field]}, 0]}},
+                "not_arrays": {"$sum": {"$cond": [
+                    {"$or": [{"$isArray": [&field]}, {"$eq": [{"$type": [&field]}, "missing"]}, {"$eq": [{"$type": [&field]}, "null"]}]},
+                    0, 1]}},
+            }},
+        ];
+        let docs = self.aggregate_in(session, coll, pipeline).await?;
+        let Some(d) = docs.first() else {
+            return Ok(ArrayStats::default());
+        };
+        let n = |k: &str| match d.get(k).and_then(crate::codec::as_int) {
+            Some(x) => u64::try_from(x).unwrap_or(0),
+            None => 0,
+        };
+        Ok(ArrayStats {
+            documents: n("documents"),
+            items: n("items"),
+            not_arrays: n("not_arrays"),
+        })
+    }
+
+    pub(crate) async fn update_many_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+    ) -> Result<u64> {
+        update.check()?;
+        let modifications = match update.to_pipeline() {
+            Some(pipeline) => UpdateModifications::Pipeline(pipeline),
+            None => UpdateModifications::Document(update.to_document()),
+        };
+        let collection = self.coll(coll);
+        let action = collection.update_many(filter.to_document(), modifications);
+        let r = in_session!(action, session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(r.matched_count)
+    }
+
+    /// One `aggregate`: the start document, wrapped (`{s: <start>}`) so that the lookup's
+    /// array sits beside it rather than in it; `$graphLookup`; then the start document and the
+    /// found ones concatenated and unwound, so that each comes back as a document of its own
+    /// (the start first), not as one document that could pass 16 MiB.
+    ///
+    /// `restrictSearchWithMatch: {<connect_to>: {$ne: null}}` keeps null and missing values
+    /// from connecting anything (a null search value would otherwise match the documents whose
+    /// `connect_to` is null).
+    pub(crate) async fn graph_lookup_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        q: &GraphLookup,
+    ) -> Result<Option<Graph>> {
+        let mut lookup = doc! {
+            "from": coll,
+            "startWith": format!("$s.{}", q.start_with),
+            "connectFromField": q.connect_from.as_ref(),
+            "connectToField": q.connect_to.as_ref(),
+            "as": "found",
+            "depthField": DEPTH_FIELD,
+            "restrictSearchWithMatch": Filter::Ne(q.connect_to.clone(), Bson::Null).to_document(),
+        };
+        // Always a `maxDepth`: without one, SecantusDB stops at depth 100 (MongoDB has no
+        // limit); `u32::MAX` is the contract's own unlimited.
+        lookup.insert("maxDepth", i64::from(q.max_depth.unwrap_or(u32::MAX)));
+        let pipeline = vec![
+            doc! {"$match": Filter::eq("_id", q.start.clone()).to_document()},
+            doc! {"$replaceRoot": {"newRoot": {"s": "$$ROOT"}}},
+            doc! {"$graphLookup": lookup},
+            doc! {"$project": {"_id": 0, "all": {"$concatArrays": [["$s"], "$found"]}}},
+            doc! {"$unwind": "$all"},
+            doc! {"$replaceRoot": {"newRoot": "$all"}},
+        ];
+        let docs = self.aggregate_in(session, coll, pipeline).await?;
+        let mut docs = docs.into_iter();
+        let Some(start) = docs.next() else {
+            return Ok(None);
+        };
+        let found = docs
+            .map(|mut d| {
+                let depth = d.remove(DEPTH_FIELD);
+                let depth = depth
+                    .as_ref()
+                    .and_then(crate::codec::as_int)
+                    .and_then(|x| u32::try_from(x).ok())
+                    .ok_or_else(|| {
+                        Error::decode(coll, d.get("_id"), "$graphLookup returned no depth")
+                    })?;
+                Ok((d, depth))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(Graph { start, found }))
+    }
+
+    pub(crate) async fn delete_many_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+    ) -> Result<u64> {
+        let collection = self.coll(coll);
+        let r = in_session!(collection.delete_many(filter.to_document()), session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(r.deleted_count)
+    }
+}
+
+/// The server's error code, if the server answered with one.
+pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+    match &*e.kind {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        _ => None,
     }
 }
 
 /// Maps a driver error to the library's error, for collection `coll`.
+///
+/// An error labelled `TransientTransactionError` (a write conflict, code 112; a transaction
+/// the server aborted, NoSuchTransaction, 251; ...) is [`Error::WriteConflict`], unless the
+/// server could not be reached: the driver labels those too inside a transaction, but a retry
+/// of the transaction would only wait for the server again, so they stay
+/// [`Error::Unavailable`].
 pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     let message = e.to_string();
     let dup = |code: i32| code == 11000 || code == 11001;
@@ -124,6 +449,12 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
             | ErrorKind::Io(_)
             | ErrorKind::DnsResolve { .. }
     );
+    if !unavailable && e.contains_label(TRANSIENT_TRANSACTION_ERROR) {
+        return Error::WriteConflict {
+            message,
+            source: Some(Box::new(e)),
+        };
+    }
     match &*e.kind {
         ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => Error::DuplicateKey {
             collection: coll.to_owned(),
@@ -141,10 +472,11 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
             collection: coll.to_owned(),
             message,
         },
-        // Raised by the driver before anything is sent: an argument it cannot encode.
-        ErrorKind::InvalidArgument { .. } | ErrorKind::BsonSerialization(_) => {
-            Error::InvalidInput(message)
-        }
+        // Raised by the driver before anything is sent: an argument it cannot encode, or a
+        // transaction used out of order (e.g. on a server that has none).
+        ErrorKind::InvalidArgument { .. }
+        | ErrorKind::BsonSerialization(_)
+        | ErrorKind::Transaction { .. } => Error::InvalidInput(message),
         _ if unavailable => Error::Unavailable {
             message,
             source: Some(Box::new(e)),
@@ -158,12 +490,7 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
 
 impl Store for MongoStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        crate::codec::size::check_document_size(coll, &doc)?;
-        self.coll(coll)
-            .insert_one(doc)
-            .await
-            .map_err(|e| map_err(coll, e))?;
-        Ok(())
+        self.insert_one_in(None, coll, doc).await
     }
 
     async fn update_one(
@@ -173,16 +500,7 @@ impl Store for MongoStore {
         update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        let r = self
-            .coll(coll)
-            .update_one(filter.to_document(), update.to_document())
-            .upsert(upsert)
-            .await
-            .map_err(|e| map_err(coll, e))?;
-        Ok(UpdateOutcome {
-            matched: r.matched_count > 0,
-            upserted: r.upserted_id.is_some(),
-        })
+        self.update_one_in(None, coll, filter, update, upsert).await
     }
 
     async fn update_first(
@@ -195,40 +513,8 @@ impl Store for MongoStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
-        if fields.is_empty() {
-            // Nothing to return: `update`, the seed's own command (see the trait's note on
-            // `sort`).
-            let collection = self.coll(coll);
-            let mut action = collection
-                .update_one(filter.to_document(), update.to_document())
-                .upsert(upsert);
-            if !hint.is_empty() {
-                action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
-            }
-            let r = action.await.map_err(|e| map_err(coll, e))?;
-            return Ok((r.matched_count > 0).then(Document::new));
-        }
-        let sort: Document = sort
-            .iter()
-            .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
-            .collect();
-        // `_id` only when asked for (a projection includes it unless excluded).
-        let mut projection = doc! {"_id": fields.contains(&"_id")};
-        for f in fields.iter().filter(|f| **f != "_id") {
-            projection.insert(*f, 1);
-        }
-        // The pre-image: present when a document matched; absent when none did (and one was
-        // inserted, with `upsert`).
-        let collection = self.coll(coll);
-        let mut action = collection
-            .find_one_and_update(filter.to_document(), update.to_document())
-            .sort(sort)
-            .projection(projection)
-            .upsert(upsert);
-        if !hint.is_empty() {
-            action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
-        }
-        action.await.map_err(|e| map_err(coll, e))
+        self.update_first_in(None, coll, filter, sort, hint, update, upsert, fields)
+            .await
     }
 
     async fn replace_one(
@@ -238,21 +524,11 @@ impl Store for MongoStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::codec::size::check_document_size(coll, &doc)?;
-        let r = self
-            .coll(coll)
-            .replace_one(filter.to_document(), doc)
-            .upsert(upsert)
-            .await
-            .map_err(|e| map_err(coll, e))?;
-        Ok(UpdateOutcome {
-            matched: r.matched_count > 0,
-            upserted: r.upserted_id.is_some(),
-        })
+        self.replace_one_in(None, coll, filter, doc, upsert).await
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
-        self.find_as(coll, filter, opts).await
+        self.find_in(None, coll, filter, opts).await
     }
 
     /// The reply's documents as the driver received them (no `Document` built).
@@ -262,7 +538,7 @@ impl Store for MongoStore {
         filter: &Filter,
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
-        self.find_as(coll, filter, opts).await
+        self.find_in(None, coll, filter, opts).await
     }
 
     async fn array_stats(
@@ -271,44 +547,19 @@ impl Store for MongoStore {
         filter: &Filter,
         array_field: &str,
     ) -> Result<ArrayStats> {
-        let field = format!("${array_field}");
-        let pipeline = vec![
-            doc! {"$match": filter.to_document()},
-            doc! {"$group": {
-                "_id": Bson::Null,
-                "documents": {"$sum": 1},
-                "items": {"$sum": {"$cond": [{"$isArray": [&field]}, {"$size": [&field]}, 0]}},
-                "not_arrays": {"$sum": {"$cond": [
-                    {"$or": [{"$isArray": [&field]}, {"$eq": [{"$type": [&field]}, "missing"]}, {"$eq": [{"$type": [&field]}, "null"]}]},
-                    0, 1]}},
-            }},
-        ];
-        let mut cursor = self
-            .coll(coll)
-            .aggregate(pipeline)
-            .await
-            .map_err(|e| map_err(coll, e))?;
-        let Some(d) = cursor.try_next().await.map_err(|e| map_err(coll, e))? else {
-            return Ok(ArrayStats::default());
-        };
-        let n = |k: &str| match d.get(k).and_then(crate::codec::as_int) {
-            Some(x) => u64::try_from(x).unwrap_or(0),
-            None => 0,
-        };
-        Ok(ArrayStats {
-            documents: n("documents"),
-            items: n("items"),
-            not_arrays: n("not_arrays"),
-        })
+        self.array_stats_in(None, coll, filter, array_field).await
+    }
+
+    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        self.update_many_in(None, coll, filter, update).await
+    }
+
+    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
+        self.graph_lookup_in(None, coll, q).await
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        let r = self
-            .coll(coll)
-            .delete_many(filter.to_document())
-            .await
-            .map_err(|e| map_err(coll, e))?;
-        Ok(r.deleted_count)
+        self.delete_many_in(None, coll, filter).await
     }
 
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
@@ -348,21 +599,10 @@ impl Store for MongoStore {
         &self.memo
     }
 
-    async fn update_many(&self, _coll: &str, _filter: &Filter, _update: &Update) -> Result<u64> {
-        unimplemented!()
-    }
+    type Txn = MongoTxn;
 
-    async fn graph_lookup(
-        &self,
-        _coll: &str,
-        _q: &crate::query::GraphLookup,
-    ) -> Result<Option<crate::query::Graph>> {
-        unimplemented!()
-    }
-
-    type Txn = crate::store::mongo_txn::MongoTxn;
-
-    async fn start_transaction(&self) -> Result<Self::Txn> {
-        unimplemented!()
+    async fn start_transaction(&self) -> Result<MongoTxn> {
+        let session = self.start_session().await?;
+        Ok(MongoTxn::new(self.clone(), session))
     }
 }
