@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
-use super::{Filter, Path, Update};
+use super::{Filter, Path, Rewrite, Update};
 use crate::codec::size::{element_at_bytes, field_bytes};
 
 /// MongoDB's equality match: the value equals `v`, or (an array) holds an element equal to
@@ -62,17 +62,21 @@ impl Filter {
 impl Update {
     /// Applies the update to `doc` in place (`inserting`: whether `$setOnInsert` applies).
     /// Fails, leaving `doc` unchanged, where MongoDB would refuse the update (`$inc` of a
-    /// non-number, `$push` to a non-array).
+    /// non-number, `$push` or `$pull` to a non-array, a rewrite of a field that does not hold
+    /// what it rewrites, rewrites beside operators a pipeline cannot carry).
     ///
-    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc`, `$push`, each seeing
-    /// what the ones before it wrote. Everything that can fail is checked before `doc` is
-    /// touched, so `doc` is never copied.
+    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc`, `$push`, `$pull`, each
+    /// seeing what the ones before it wrote. Rewrites (which only come with `$set`) are
+    /// computed from the document as it was, as an update pipeline's `$set` stage computes
+    /// them, and written after `$set` (a rewrite of a field `$set` also writes wins). Everything
+    /// that can fail is checked before `doc` is touched, so `doc` is never copied.
     pub fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
-        let incs = self.prepare(doc, inserting)?;
-        self.write_fields(doc, incs, inserting);
+        let prepared = self.prepare(doc, inserting)?;
+        self.write_fields(doc, prepared, inserting);
         for (k, items) in &self.push {
             append(doc, k, items.clone());
         }
+        self.write_pulls(doc);
         Ok(())
     }
 
@@ -84,8 +88,8 @@ impl Update {
         doc: &mut Document,
         inserting: bool,
     ) -> Result<(), String> {
-        let incs = self.prepare(doc, inserting)?;
-        self.write_fields(doc, incs, inserting);
+        let prepared = self.prepare(doc, inserting)?;
+        self.write_fields(doc, prepared, inserting);
         for i in 0..self.push.len() {
             let taken = self.takes(i, inserting);
             let (k, items) = &mut self.push[i];
@@ -96,7 +100,18 @@ impl Update {
             };
             append(doc, k, items);
         }
+        self.write_pulls(doc);
         Ok(())
+    }
+
+    /// Removes the `$pull` values from their arrays (once checked: each field is absent or an
+    /// array).
+    fn write_pulls(&self, doc: &mut Document) {
+        for (k, v) in &self.pull {
+            if let Some(Bson::Array(a)) = doc.get_mut(k) {
+                a.retain(|e| !values_equal(e, v));
+            }
+        }
     }
 
     /// Whether [`Update::apply_taking`] moves the items of push `i`: its field is pushed once
@@ -107,13 +122,17 @@ impl Update {
         let pushed_once = self.push.iter().filter(|(f, _)| f == k).count() == 1;
         let other_write = written(&self.set)
             || (inserting && written(&self.set_on_insert))
-            || self.inc.iter().any(|(f, _)| f == k);
+            || self.inc.iter().any(|(f, _)| f == k)
+            || written(&self.pull)
+            || self.rewrite.iter().any(|r| r.field() == k);
         pushed_once && !other_write
     }
 
     /// Checks that the update applies to `doc`; returns the value each `$inc` writes (in the
-    /// order of `inc`), from the value its field has by then.
-    fn prepare(&self, doc: &Document, inserting: bool) -> Result<Vec<Bson>, String> {
+    /// order of `inc`), from the value its field has by then, and what each rewrite leaves in
+    /// its field.
+    fn prepare(&self, doc: &Document, inserting: bool) -> Result<Prepared, String> {
+        self.check().map_err(|e| e.to_string())?;
         let mut incs: Vec<Bson> = Vec::with_capacity(self.inc.len());
         for (k, n) in &self.inc {
             let new = match self.value_seen(doc, &incs, k, inserting) {
@@ -147,12 +166,29 @@ impl Update {
                 }
             }
         }
-        Ok(incs)
+        for (k, _) in &self.pull {
+            if self.push.iter().any(|(p, _)| p == k) {
+                continue; // an array by then: the `$push` made sure of it
+            }
+            match self.value_seen(doc, &incs, k, inserting) {
+                None | Some(Bson::Array(_)) => {}
+                Some(other) => {
+                    return Err(format!(
+                        "cannot $pull from `{k}` of type {:?}: not an array",
+                        other.element_type()
+                    ))
+                }
+            }
+        }
+        let rewrites = (self.rewrite.iter())
+            .map(|r| r.compute(doc.get(r.field())))
+            .collect::<Result<_, _>>()?;
+        Ok(Prepared { incs, rewrites })
     }
 
-    /// Writes `$set`, `$setOnInsert` (when `inserting`) and the `$inc` results (`incs`, as
-    /// [`Update::prepare`] gives them). Nothing fails here.
-    fn write_fields(&self, doc: &mut Document, incs: Vec<Bson>, inserting: bool) {
+    /// Writes `$set`, `$setOnInsert` (when `inserting`), the `$inc` results and the rewrites'
+    /// values (as [`Update::prepare`] gives them). Nothing fails here.
+    fn write_fields(&self, doc: &mut Document, prepared: Prepared, inserting: bool) {
         for (k, v) in &self.set {
             set_field(doc, k, v.clone());
         }
@@ -161,8 +197,17 @@ impl Update {
                 set_field(doc, k, v.clone());
             }
         }
-        for ((k, _), v) in self.inc.iter().zip(incs) {
+        for ((k, _), v) in self.inc.iter().zip(prepared.incs) {
             set_field(doc, k, v);
+        }
+        for (r, v) in self.rewrite.iter().zip(prepared.rewrites) {
+            match v {
+                Some(v) => set_field(doc, r.field(), v),
+                // The value is missing: a pipeline's `$set` leaves the field out.
+                None => {
+                    doc.remove(r.field());
+                }
+            }
         }
     }
 
@@ -194,6 +239,8 @@ impl Update {
         self.set.iter().any(|(f, _)| f == k)
             || self.inc.iter().any(|(f, _)| f == k)
             || self.push.iter().any(|(f, _)| f == k)
+            || self.pull.iter().any(|(f, _)| f == k)
+            || self.rewrite.iter().any(|r| r.field() == k)
     }
 
     /// The name of a field an [`Undo`] saved.
@@ -203,6 +250,8 @@ impl Update {
             Written::SetOnInsert(i) => &self.set_on_insert[i].0,
             Written::Inc(i) => &self.inc[i].0,
             Written::Push(i) => &self.push[i].0,
+            Written::Pull(i) => &self.pull[i].0,
+            Written::Rewrite(i) => self.rewrite[i].field(),
         }
     }
 
@@ -217,9 +266,13 @@ impl Update {
             0
         };
         let written = (0..self.set.len()).map(Written::Set);
+        // A pulled or rewritten array is saved whole (a `$push` beside it too): only an array
+        // that is appended to and nothing else is saved as its length.
         let written = written
             .chain((0..soi).map(Written::SetOnInsert))
-            .chain((0..self.inc.len()).map(Written::Inc));
+            .chain((0..self.inc.len()).map(Written::Inc))
+            .chain((0..self.pull.len()).map(Written::Pull))
+            .chain((0..self.rewrite.len()).map(Written::Rewrite));
         let seen = |saved: &[(Written, Saved)], k: &str| {
             saved.iter().any(|(f, _)| self.field_name(*f) == k)
         };
@@ -270,6 +323,101 @@ enum Written {
     SetOnInsert(usize),
     Inc(usize),
     Push(usize),
+    Pull(usize),
+    Rewrite(usize),
+}
+
+/// What [`Update::prepare`] computed: the value each `$inc` writes, and what each rewrite
+/// leaves in its field (`None`: the field is left out).
+struct Prepared {
+    incs: Vec<Bson>,
+    rewrites: Vec<Option<Bson>>,
+}
+
+impl Rewrite {
+    /// The field's new value from its value `old` (`None`: missing), as the rewrite's
+    /// aggregation expression computes it; `None` when it leaves the field out. Fails where
+    /// the update is refused.
+    fn compute(&self, old: Option<&Bson>) -> Result<Option<Bson>, String> {
+        match self {
+            Rewrite::ArrayPrefix {
+                field,
+                drop,
+                prefix,
+            } => match old {
+                Some(Bson::Array(a)) if a.len() > *drop => {
+                    let mut new = Vec::with_capacity(prefix.len() + a.len() - drop);
+                    new.extend(prefix.iter().cloned());
+                    new.extend(a[*drop..].iter().cloned());
+                    Ok(Some(Bson::Array(new)))
+                }
+                other => Err(format!(
+                    "cannot rewrite `{field}`: {} is not an array of more than {drop} elements",
+                    describe(other)
+                )),
+            },
+            Rewrite::StringPrefix {
+                field,
+                drop,
+                prefix,
+            } => match old {
+                Some(Bson::String(s)) => {
+                    // `$substrCP` counts code points: a Rust `char` is one.
+                    let rest = s.char_indices().nth(*drop).map_or("", |(i, _)| &s[i..]);
+                    Ok(Some(Bson::String(format!("{prefix}{rest}"))))
+                }
+                other => Err(format!(
+                    "cannot rewrite `{field}`: {} is not a string",
+                    describe(other)
+                )),
+            },
+            Rewrite::Shift { field, pieces } => {
+                let shifted = |x: f64| {
+                    pieces
+                        .iter()
+                        .find(|p| p.from as f64 <= x && x <= p.to as f64)
+                };
+                let new = match old {
+                    // `$add` of an Int32 or Int64 and the Int64 `by` is an Int64; past its
+                    // range, a Double.
+                    Some(Bson::Int32(x)) => {
+                        let x = i64::from(*x);
+                        pieces
+                            .iter()
+                            .find(|p| p.from <= x && x <= p.to)
+                            .map(|p| add_i64(x, p.by))
+                    }
+                    Some(Bson::Int64(x)) => pieces
+                        .iter()
+                        .find(|p| p.from <= *x && *x <= p.to)
+                        .map(|p| add_i64(*x, p.by)),
+                    Some(Bson::Double(x)) => shifted(*x).map(|p| Bson::Double(x + p.by as f64)),
+                    Some(Bson::Decimal128(_)) => {
+                        return Err(format!(
+                        "cannot shift `{field}`: the in-memory store does no Decimal128 arithmetic"
+                    ))
+                    }
+                    _ => None,
+                };
+                Ok(new.or_else(|| old.cloned()))
+            }
+        }
+    }
+}
+
+/// `x + by` as `$add` of two Int64s: an Int64, or a Double when it overflows.
+fn add_i64(x: i64, by: i64) -> Bson {
+    x.checked_add(by)
+        .map_or_else(|| Bson::Double(x as f64 + by as f64), Bson::Int64)
+}
+
+/// A value's type, for messages.
+fn describe(v: Option<&Bson>) -> String {
+    match v {
+        None => "a missing field".to_owned(),
+        Some(Bson::Array(a)) => format!("an array of {} elements", a.len()),
+        Some(v) => format!("a value of type {:?}", v.element_type()),
+    }
 }
 
 /// The fields an update writes, as they were before it: see [`Update::undo_log`].

@@ -125,6 +125,18 @@ fn apply_to_copy(u: &Update, doc: &mut Document, inserting: bool) -> Result<(), 
             }
         }
     }
+    for (k, v) in &u.pull {
+        match next.get_mut(k) {
+            None => {}
+            Some(Bson::Array(a)) => a.retain(|e| !eval::values_equal(e, v)),
+            Some(other) => {
+                return Err(format!(
+                    "cannot $pull from `{k}` of type {:?}: not an array",
+                    other.element_type()
+                ))
+            }
+        }
+    }
     *doc = next;
     Ok(())
 }
@@ -176,17 +188,27 @@ fn apply_in_place_is_applying_to_a_copy_and_undoes() {
         vec![("a".into(), vec![Bson::Int32(1)])],
         vec![("g".into(), vec![Bson::Int32(1)])],
     ];
+    let pulls: [Vec<(Path, Bson)>; 4] = [
+        vec![],
+        vec![("b".into(), Bson::Int64(1))],
+        vec![("c".into(), Bson::Int32(1)), ("g".into(), "x".into())],
+        vec![("a".into(), Bson::Int32(1))],
+    ];
     let mut applied = 0;
     for doc in &docs {
         for set in &sets {
             for set_on_insert in &on_insert {
                 for inc in &incs {
-                    for push in &pushes {
+                    for (push, pull) in pushes
+                        .iter()
+                        .flat_map(|p| pulls.iter().map(move |q| (p, q)))
+                    {
                         let u = Update {
                             set: set.clone(),
                             set_on_insert: set_on_insert.clone(),
                             inc: inc.clone(),
                             push: push.clone(),
+                            pull: pull.clone(),
                             ..Update::default()
                         };
                         for inserting in [false, true] {
@@ -219,7 +241,7 @@ fn apply_in_place_is_applying_to_a_copy_and_undoes() {
             }
         }
     }
-    assert!(applied > 500, "{applied}");
+    assert!(applied > 2000, "{applied}");
 }
 
 #[test]
@@ -234,4 +256,315 @@ fn inc_promotes_like_mongodb() {
     let mut bad = doc! {"c": "x"};
     assert!(u.apply(&mut bad, false).is_err());
     assert_eq!(bad, doc! {"c": "x"});
+}
+
+#[test]
+fn eq_and_in_match_array_elements_and_missing_is_null() {
+    let d = doc! {"ancestors": ["a", "b"], "n": 1, "nothing": null};
+    assert!(Filter::eq("ancestors", "b").matches(&d));
+    assert!(Filter::Eq(
+        "ancestors".into(),
+        Bson::Array(vec!["a".into(), "b".into()])
+    )
+    .matches(&d));
+    assert!(!Filter::eq("ancestors", "c").matches(&d));
+    assert!(Filter::Eq("missing".into(), Bson::Null).matches(&d));
+    assert!(Filter::Eq("nothing".into(), Bson::Null).matches(&d));
+    let any = |vs: Vec<Bson>| Filter::In("ancestors".into(), vs);
+    assert!(any(vec!["x".into(), "a".into()]).matches(&d));
+    assert!(!any(vec![]).matches(&d));
+    assert!(Filter::In("missing".into(), vec![Bson::Null]).matches(&d));
+    assert!(Filter::In("n".into(), vec![Bson::Double(1.0)]).matches(&d));
+    assert!(!Filter::Or(vec![]).matches(&d));
+    assert!(Filter::Or(vec![Filter::eq("n", 2), Filter::eq("n", 1)]).matches(&d));
+}
+
+#[test]
+fn starts_with_is_a_literal_prefix() {
+    let d = doc! {"path": ",a.b,(c),", "tags": ["x", "y*z"], "n": 3};
+    let sw = |p: &str, prefix: &str| Filter::StartsWith(p.to_owned().into(), prefix.into());
+    assert!(sw("path", ",a.b,").matches(&d));
+    assert!(!sw("path", ",a_b,").matches(&d)); // `.` is itself, not any character
+    assert!(sw("path", "").matches(&d));
+    assert!(sw("tags", "y*").matches(&d));
+    assert!(!sw("n", "3").matches(&d));
+    assert_eq!(
+        sw("path", ",a.b,").to_document(),
+        doc! {"path": {"$regex": "^,a\\.b,"}}
+    );
+}
+
+/// `$pull: {field: {$in: [value]}}`: every element equal to the value goes (numbers across
+/// types, documents field by field in order), a missing field stays missing, anything else
+/// refuses the update and is left as it was.
+#[test]
+fn pull_removes_equal_elements_like_mongodb() {
+    let pull = |k: &str, v: Bson| Update {
+        pull: vec![(k.to_owned().into(), v)],
+        ..Update::default()
+    };
+    let mut d = doc! {"a": [1, {"x": 1}, 2, {"x": 1}, "1", 1.0, 1_i64, [1]], "s": "x"};
+    pull("a", doc! {"x": 1}.into())
+        .apply(&mut d, false)
+        .unwrap();
+    assert_eq!(d, doc! {"a": [1, 2, "1", 1.0, 1_i64, [1]], "s": "x"});
+    pull("a", Bson::Int32(1)).apply(&mut d, false).unwrap();
+    // The array `[1]` is not equal to 1: `$in` compares elements whole.
+    assert_eq!(d, doc! {"a": [2, "1", [1]], "s": "x"});
+    // A document is equal only with its fields in the same order.
+    let mut e = doc! {"a": [{"x": 1, "y": 2}]};
+    pull("a", doc! {"y": 2, "x": 1}.into())
+        .apply(&mut e, false)
+        .unwrap();
+    assert_eq!(e, doc! {"a": [{"x": 1, "y": 2}]});
+    pull("a", doc! {"x": 1, "y": 2}.into())
+        .apply(&mut e, false)
+        .unwrap();
+    assert_eq!(e, doc! {"a": []});
+    let mut m = doc! {"b": 1};
+    pull("a", Bson::Int32(1)).apply(&mut m, false).unwrap();
+    assert_eq!(m, doc! {"b": 1});
+    let refused = pull("s", "x".into()).apply(&mut d, false);
+    assert!(refused.unwrap_err().contains("not an array"));
+    let null = doc! {"a": null};
+    assert!(pull("a", Bson::Int32(1))
+        .apply(&mut null.clone(), false)
+        .is_err());
+    assert_eq!(
+        pull("a", Bson::Int32(1)).to_document(),
+        doc! {"$pull": {"a": {"$in": [1]}}}
+    );
+}
+
+fn rewrite(r: Rewrite) -> Update {
+    Update {
+        rewrite: vec![r],
+        ..Update::default()
+    }
+}
+
+/// `{$concatArrays: [prefix, {$slice: ["$f", drop, {$size: "$f"}]}]}` as MongoDB computes it.
+#[test]
+fn array_prefix_is_concat_arrays_of_a_slice() {
+    let prefix = |drop, prefix: Vec<Bson>| {
+        rewrite(Rewrite::ArrayPrefix {
+            field: "ancestors".into(),
+            drop,
+            prefix,
+        })
+    };
+    let mut d = doc! {"_id": "e", "ancestors": ["a", "b", "c", "d"], "x": 1};
+    prefix(2, vec!["r".into()]).apply(&mut d, false).unwrap();
+    assert_eq!(d, doc! {"_id": "e", "ancestors": ["r", "c", "d"], "x": 1});
+    prefix(0, vec!["s".into(), "t".into()])
+        .apply(&mut d, false)
+        .unwrap();
+    assert_eq!(d.get_array("ancestors").unwrap().len(), 5);
+    prefix(5 - 1, vec![]).apply(&mut d, false).unwrap();
+    assert_eq!(d, doc! {"_id": "e", "ancestors": ["d"], "x": 1});
+    // Not an array of more than `drop` elements: refused, the document as it was.
+    for bad in [
+        doc! {"ancestors": ["a"]},
+        doc! {"ancestors": "a"},
+        doc! {"y": 1},
+        doc! {"ancestors": []},
+    ] {
+        let mut copy = bad.clone();
+        let e = prefix(1, vec!["r".into()])
+            .apply(&mut copy, false)
+            .unwrap_err();
+        assert!(e.contains("cannot rewrite `ancestors`"), "{e}");
+        assert_eq!(copy, bad);
+    }
+    assert_eq!(
+        prefix(2, vec!["r".into()]).to_pipeline(),
+        Some(vec![doc! {"$set": {"ancestors": {"$concatArrays": [
+            {"$literal": ["r"]},
+            {"$slice": ["$ancestors", 2_i64, {"$size": "$ancestors"}]},
+        ]}}}])
+    );
+}
+
+/// `{$concat: [prefix, {$substrCP: ["$f", drop, {$strLenCP: "$f"}]}]}`: `drop` counts code
+/// points, so multibyte characters are dropped whole.
+#[test]
+fn string_prefix_counts_code_points_like_substr_cp() {
+    let prefix = |drop, prefix: &str| {
+        rewrite(Rewrite::StringPrefix {
+            field: "path".into(),
+            drop,
+            prefix: prefix.into(),
+        })
+    };
+    let cases = [
+        (",a,b,", 3, ",x,", ",x,b,"),
+        (",日本,東京,", 4, ",中国,", ",中国,東京,"),
+        ("😀,é,", 2, "", "é,"),
+        ("ab", 5, ",r,", ",r,"), // past the end: the prefix alone
+        ("", 0, "p", "p"),
+    ];
+    for (path, drop, new, expected) in cases {
+        let mut d = doc! {"path": path};
+        prefix(drop, new).apply(&mut d, false).unwrap();
+        assert_eq!(d, doc! {"path": expected}, "{path} {drop} {new}");
+    }
+    for bad in [doc! {"path": 1}, doc! {"other": "x"}, doc! {"path": null}] {
+        let mut copy = bad.clone();
+        assert!(prefix(1, "x").apply(&mut copy, false).is_err());
+        assert_eq!(copy, bad);
+    }
+}
+
+/// `$switch` over the pieces, `$add` of the Int64 `by`: an Int32 or Int64 in a piece becomes
+/// an Int64 (a Double past its range), a Double stays a Double, anything else stays as it is.
+#[test]
+fn shift_moves_values_in_their_piece_like_switch_and_add() {
+    let pieces = vec![
+        Shift {
+            from: 1,
+            to: 4,
+            by: 2,
+        },
+        Shift {
+            from: 3,
+            to: 8,
+            by: -4,
+        },
+        Shift {
+            from: i64::MAX - 1,
+            to: i64::MAX,
+            by: 5,
+        },
+    ];
+    let shift = rewrite(Rewrite::Shift {
+        field: "left".into(),
+        pieces,
+    });
+    let cases = [
+        (Bson::Int32(3), Bson::Int64(5)), // the first piece holding it
+        (Bson::Int32(6), Bson::Int64(2)),
+        (Bson::Int32(9), Bson::Int32(9)),
+        (Bson::Int32(0), Bson::Int32(0)),
+        (Bson::Int64(4), Bson::Int64(6)),
+        (Bson::Double(3.5), Bson::Double(5.5)),
+        (Bson::Double(8.5), Bson::Double(8.5)),
+        (Bson::Int64(i64::MAX), Bson::Double(i64::MAX as f64 + 5.0)),
+        (Bson::String("3".into()), Bson::String("3".into())),
+        (Bson::Null, Bson::Null),
+    ];
+    for (before, after) in cases {
+        let mut d = doc! {"_id": 1, "left": before.clone(), "right": 10};
+        shift.apply(&mut d, false).unwrap();
+        assert_eq!(d.get("left"), Some(&after), "{before:?}");
+        assert_eq!(d.keys().collect::<Vec<_>>(), ["_id", "left", "right"]);
+    }
+    let mut missing = doc! {"_id": 1};
+    shift.apply(&mut missing, false).unwrap();
+    assert_eq!(missing, doc! {"_id": 1});
+    let mut decimal = doc! {"left": Bson::Decimal128(bson::Decimal128::from_bytes([0; 16]))};
+    assert!(shift.apply(&mut decimal, false).is_err());
+}
+
+/// A pipeline's `$set` computes every expression from the document as it was: a rewrite of a
+/// field `set` also writes is computed from the old value and wins, and one whose value is
+/// missing leaves the field out.
+#[test]
+fn rewrites_read_the_document_as_it_was() {
+    let u = Update {
+        set: vec![
+            ("left".into(), Bson::Int32(100)),
+            ("v".into(), Bson::Int32(2)),
+        ],
+        rewrite: vec![Rewrite::Shift {
+            field: "left".into(),
+            pieces: vec![Shift {
+                from: 0,
+                to: 10,
+                by: 1,
+            }],
+        }],
+        ..Update::default()
+    };
+    let mut d = doc! {"left": 5, "v": 1};
+    u.apply(&mut d, false).unwrap();
+    assert_eq!(d, doc! {"left": 6_i64, "v": 2});
+    let mut missing = doc! {"v": 1};
+    u.apply(&mut missing, false).unwrap();
+    assert_eq!(missing, doc! {"v": 2});
+    // Rewrites travel with `set` alone.
+    let mut mixed = u.clone();
+    mixed.inc = vec![("v".into(), 1)];
+    assert!(mixed.check().is_err());
+    let before = d.clone();
+    assert!(mixed.apply(&mut d, false).is_err());
+    assert_eq!(d, before);
+}
+
+/// Rewrites and pulls in place: the same as on a copy, their size change exact, and undone
+/// field for field.
+#[test]
+fn rewrites_and_pulls_undo_and_measure() {
+    let docs = [
+        doc! {"_id": 1, "anc": ["a", "b", "c"], "path": ",a,b,c,", "left": 4, "kids": ["x", "y", "x"]},
+        doc! {"_id": 2, "anc": ["a"], "path": "日本", "left": 2.5, "kids": []},
+        doc! {"_id": 3, "anc": "no", "path": 7, "kids": "no"},
+    ];
+    let updates = [
+        rewrite(Rewrite::ArrayPrefix {
+            field: "anc".into(),
+            drop: 1,
+            prefix: vec!["long prefix".into(), "z".into()],
+        }),
+        rewrite(Rewrite::StringPrefix {
+            field: "path".into(),
+            drop: 1,
+            prefix: ",much,longer,".into(),
+        }),
+        Update {
+            set: vec![("extra".into(), Bson::Int32(1))],
+            rewrite: vec![Rewrite::Shift {
+                field: "left".into(),
+                pieces: vec![Shift {
+                    from: 0,
+                    to: 10,
+                    by: 3,
+                }],
+            }],
+            ..Update::default()
+        },
+        Update {
+            pull: vec![("kids".into(), "x".into())],
+            push: vec![("kids".into(), vec!["x".into(), "w".into()])],
+            ..Update::default()
+        },
+    ];
+    let mut applied = 0;
+    for doc in &docs {
+        for u in &updates {
+            let mut a = doc.clone();
+            let r = u.apply(&mut a, false);
+            if r.is_err() {
+                assert_eq!(fields(&a), fields(doc));
+                continue;
+            }
+            applied += 1;
+            let (mut c, mut taking) = (doc.clone(), u.clone());
+            let undo = taking.undo_log(&c, false);
+            taking.apply_taking(&mut c, false).unwrap();
+            assert_eq!(fields(&c), fields(&a));
+            let size = |d: &Document| bson::to_vec(d).unwrap().len() as isize;
+            assert_eq!(undo.size_change(&c, &taking), Some(size(&c) - size(doc)));
+            undo.restore(&mut c, &mut taking);
+            assert_eq!(fields(&c), fields(doc));
+            assert_eq!(&taking, u);
+        }
+    }
+    assert!(applied >= 7, "{applied}");
+    // `$push` then `$pull` of one field: pushed, then every equal element removed.
+    let mut kids = docs[0].clone();
+    updates[3].apply(&mut kids, false).unwrap();
+    assert_eq!(
+        kids.get_array("kids").unwrap(),
+        &vec![Bson::from("y"), "w".into()]
+    );
 }

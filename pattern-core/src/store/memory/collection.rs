@@ -9,29 +9,75 @@ use bson::{Bson, Document};
 use super::index::{Key, MemIndex};
 use crate::codec::size::{check_size, document_bytes};
 use crate::query::eval::compare_values;
-use crate::query::Update;
+use crate::query::{IndexSpec, Update};
 use crate::{Error, Result};
 
-#[derive(Debug, Default)]
-#[cfg_attr(test, derive(Clone))]
+/// A collection: its documents, its indexes, and its clock. Cloned whole when a transaction
+/// first writes to it (its working copy), and when a plain write changes it while a
+/// transaction's snapshot shares it.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Collection {
     pub(super) docs: Docs,
     pub(super) indexes: Vec<MemIndex>,
+    pub(super) clock: Clock,
+}
+
+/// Where a collection's writes stand: every write stamps the document it leaves with the next
+/// tick, so a document is unchanged since a snapshot of its collection exactly when it has the
+/// same stamp in both (see [`unchanged`]). `generation` tells a collection dropped and
+/// created again (whose ticks start over) from the one a snapshot holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Clock {
+    pub(super) generation: u64,
+    pub(super) tick: u64,
 }
 
 /// A collection's documents by `_id`.
 pub(super) type Docs = BTreeMap<Key, Stored>;
 
-/// A stored document and its BSON size (`None`: it does not serialize), kept so that an
-/// update checks the size limit from what it changed rather than by measuring everything.
-#[derive(Debug)]
-#[cfg_attr(test, derive(Clone))]
+/// A stored document, its BSON size (`None`: it does not serialize), kept so that an update
+/// checks the size limit from what it changed rather than by measuring everything, and the
+/// tick of the write that left it ([`Clock`]).
+#[derive(Clone, Debug)]
 pub(super) struct Stored {
     pub(super) doc: Document,
     pub(super) bytes: Option<usize>,
+    pub(super) stamp: u64,
+}
+
+/// Whether document `id` is as `snapshot` (a collection as a transaction's snapshot holds it)
+/// had it in `current` (the same collection now): absent from both, or present in both with
+/// the same stamp, in the same generation of the collection.
+pub(super) fn unchanged(
+    snapshot: Option<&Collection>,
+    current: Option<&Collection>,
+    id: &Key,
+) -> bool {
+    let was = snapshot.and_then(|c| c.docs.get(id).map(|s| (c.clock.generation, s.stamp)));
+    let is = current.and_then(|c| c.docs.get(id).map(|s| (c.clock.generation, s.stamp)));
+    was == is
 }
 
 impl Collection {
+    /// An empty collection of a new generation (see [`Clock`]).
+    pub(super) fn new() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+        Collection {
+            clock: Clock {
+                generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
+                tick: 0,
+            },
+            ..Collection::default()
+        }
+    }
+
+    /// The stamp of a write now.
+    pub(super) fn tick(&mut self) -> u64 {
+        self.clock.tick += 1;
+        self.clock.tick
+    }
+
     pub(super) fn insert(&mut self, coll: &str, doc: Document) -> Result<()> {
         self.insert_or_return(coll, doc)
             .map_err(|refused| refused.0)
@@ -54,7 +100,8 @@ impl Collection {
         }
         let doc = id_first(doc);
         let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
-        let Collection { docs, indexes } = self;
+        let stamp = self.tick();
+        let Collection { docs, indexes, .. } = self;
         let Entry::Vacant(slot) = docs.entry(id) else {
             let e = Error::DuplicateKey {
                 collection: coll.to_owned(),
@@ -72,7 +119,7 @@ impl Collection {
         for (index, key) in indexes.iter_mut().zip(keys) {
             index.add_key(key, id);
         }
-        slot.insert(Stored { doc, bytes });
+        slot.insert(Stored { doc, bytes, stamp });
         Ok(())
     }
 
@@ -80,7 +127,8 @@ impl Collection {
     pub(super) fn replace(&mut self, coll: &str, id: &Key, new: Document) -> Result<()> {
         let bytes = document_bytes(&new);
         check_size(coll, bytes)?;
-        let Collection { docs, indexes } = self;
+        let stamp = self.tick();
+        let Collection { docs, indexes, .. } = self;
         let slot = docs.get_mut(id).expect("replace: the document exists");
         // Each index's key for the old document and for the new one: an entry moves only
         // when they differ (and only then can a unique index conflict).
@@ -93,7 +141,11 @@ impl Collection {
                 return Err(index.duplicate(coll));
             }
         }
-        *slot = Stored { doc: new, bytes };
+        *slot = Stored {
+            doc: new,
+            bytes,
+            stamp,
+        };
         for (index, (old, new)) in indexes.iter_mut().zip(keys) {
             index.rekey(old, new, id);
         }
@@ -111,8 +163,9 @@ impl Collection {
         update: &mut Update,
         fields: Option<&[&str]>,
     ) -> Result<Option<Document>> {
-        let Collection { docs, indexes } = self;
-        let Stored { doc, bytes } = docs.get_mut(id).expect("update: the document exists");
+        let stamp = self.tick();
+        let Collection { docs, indexes, .. } = self;
+        let Stored { doc, bytes, .. } = docs.get_mut(id).expect("update: the document exists");
         let before = fields.map(|fields| match fields {
             // Only whether a document matched: a copy of an empty document costs less than a
             // new one (which seeds its hasher).
@@ -152,6 +205,7 @@ impl Collection {
                     indexes[i].rekey(old, new, id);
                 }
                 *bytes = size;
+                docs.get_mut(id).expect("updated above").stamp = stamp;
                 Ok(before)
             }
             Err(e) => {
@@ -159,6 +213,86 @@ impl Collection {
                 Err(e)
             }
         }
+    }
+
+    /// Removes document `id` and its index entries; returns it.
+    pub(super) fn take(&mut self, id: &Key) -> Option<(Key, Stored)> {
+        let (id, stored) = self.docs.remove_entry(id)?;
+        for index in &mut self.indexes {
+            index.remove(&stored.doc, &id);
+        }
+        Some((id, stored))
+    }
+
+    /// Puts back a document [`Collection::take`] removed, as it was (its stamp too), without
+    /// checks: it was there before.
+    pub(super) fn put_back(&mut self, id: Key, stored: Stored) {
+        for index in &mut self.indexes {
+            index.add(&stored.doc, &id);
+        }
+        self.docs.insert(id, stored);
+    }
+
+    /// Puts `stored` (a document from another copy of the collection, whose size limit was
+    /// checked there) under `id`, which holds no document, with a new stamp; refused when a
+    /// unique index holds its key for another document.
+    pub(super) fn put(&mut self, coll: &str, id: Key, mut stored: Stored) -> Result<()> {
+        for index in &self.indexes {
+            if index.conflicts(&stored.doc, &id) {
+                return Err(index.duplicate(coll));
+            }
+        }
+        for index in &mut self.indexes {
+            index.add(&stored.doc, &id);
+        }
+        stored.stamp = self.tick();
+        self.docs.insert(id, stored);
+        Ok(())
+    }
+
+    /// Deletes the documents `ids` (which exist).
+    pub(super) fn delete(&mut self, ids: &[Key]) {
+        for id in ids {
+            if let Some(Stored { doc, .. }) = self.docs.remove(id) {
+                for index in &mut self.indexes {
+                    index.remove(&doc, id);
+                }
+            }
+        }
+    }
+
+    /// Creates the index unless one of that name exists (then it must be the same index).
+    pub(super) fn create_index(&mut self, coll: &str, spec: &IndexSpec) -> Result<()> {
+        if spec.keys.is_empty() {
+            return Err(Error::invalid("an index needs at least one key"));
+        }
+        if let Some(existing) = self.indexes.iter().find(|i| i.spec.name == spec.name) {
+            if existing.spec != *spec {
+                return Err(Error::Server {
+                    message: format!(
+                        "an index named {} already exists with different options",
+                        spec.name
+                    ),
+                    source: None,
+                });
+            }
+            return Ok(());
+        }
+        let mut index = MemIndex::new(spec.clone());
+        for (id, Stored { doc, .. }) in &self.docs {
+            if index.conflicts(doc, id) {
+                return Err(Error::DuplicateKey {
+                    collection: coll.to_owned(),
+                    message: format!(
+                        "E11000 duplicate key error building index {} on {coll}",
+                        spec.name
+                    ),
+                });
+            }
+            index.add(doc, id);
+        }
+        self.indexes.push(index);
+        Ok(())
     }
 }
 

@@ -1,5 +1,10 @@
 //! The in-memory indexes: index keys ordered as MongoDB orders values, each index's entries
 //! (key values -> the `_id`s holding them), and what an update does to a document's entry.
+//!
+//! Indexes are multikey, as MongoDB's are: a document whose key holds an array has one entry
+//! per element (an empty array: one entry under `undefined`), so an equality on an element is
+//! a lookup. A document's key is kept as its values (arrays whole), and expanded into its
+//! entries only where entries are added, removed or looked up.
 
 use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
@@ -9,7 +14,7 @@ use std::ops::Bound;
 use bson::{Bson, Document};
 
 use super::collection::Moved;
-use super::plan::{any_leaf, eq_on, range_on, Order, Plan, Source};
+use super::plan::{any_leaf, eq_on, in_on, range_on, Order, Plan, Source};
 use crate::query::eval::{compare_values, get_path};
 use crate::query::{Filter, IndexSpec, Update};
 use crate::Error;
@@ -45,8 +50,7 @@ impl Ord for Key {
 /// The `_id`s of the documents an index entry holds: most often one (an index that ends in
 /// `_id`, or on a unique key), kept without a set (a set of one `_id` would allocate a whole
 /// B-tree node, over a kilobyte).
-#[derive(Debug)]
-#[cfg_attr(test, derive(Clone))]
+#[derive(Clone, Debug)]
 pub(super) enum Holders {
     One(Key),
     /// Once an entry has held two (it stays a set when they leave again; empty only while
@@ -129,8 +133,7 @@ impl<'a> DoubleEndedIterator for HolderIds<'a> {
 /// An index's entries: key values -> the `_id`s of the documents with those values.
 pub(super) type Entries = BTreeMap<Vec<Key>, Holders>;
 
-#[derive(Debug)]
-#[cfg_attr(test, derive(Clone))]
+#[derive(Clone, Debug)]
 pub(super) struct MemIndex {
     pub(super) spec: IndexSpec,
     /// index key values -> the `_id`s of the documents with those values
@@ -139,6 +142,50 @@ pub(super) struct MemIndex {
     /// [`MemIndex::moved_by`] compares an update's fields with.
     pub(super) key_fields: Vec<String>,
     pub(super) filter_fields: Vec<String>,
+    /// A document with an array in its key was added (since the index was built): then a
+    /// document may have several entries, and a plan over the index must not look up an
+    /// array value, nor yield a document twice (see [`MemIndex::plan`]).
+    pub(super) multikey: bool,
+}
+
+/// `_id`s in ascending order, each once.
+fn sorted_once<'a>(ids: impl IntoIterator<Item = &'a Key>) -> Vec<&'a Key> {
+    let mut ids: Vec<&Key> = ids.into_iter().collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// Whether a key holds an array (then it stands for one entry per element).
+fn has_array(key: &[Key]) -> bool {
+    key.iter().any(|k| matches!(k.0, Bson::Array(_)))
+}
+
+/// The entries of a key holding arrays: one per combination of their elements (an empty
+/// array counts as `undefined`, as MongoDB indexes it). MongoDB refuses to index two arrays
+/// in one key; here such a key has an entry per combination.
+fn expand(key: &[Key]) -> Vec<Vec<Key>> {
+    let mut out: Vec<Vec<Key>> = vec![Vec::with_capacity(key.len())];
+    for k in key {
+        let choices: Vec<&Bson> = match &k.0 {
+            Bson::Array(a) if a.is_empty() => vec![&Bson::Undefined],
+            Bson::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                choices.iter().map(move |c| {
+                    let mut next = prefix.clone();
+                    next.push(Key((*c).clone()));
+                    next
+                })
+            })
+            .collect();
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl MemIndex {
@@ -170,27 +217,47 @@ impl MemIndex {
     }
 
     pub(super) fn add_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
-        if let Some(k) = key {
-            match self.entries.entry(k) {
-                Entry::Vacant(e) => {
-                    e.insert(Holders::One(id.clone()));
-                }
-                Entry::Occupied(e) => {
-                    e.into_mut().insert(id.clone());
-                }
+        let Some(k) = key else { return };
+        if has_array(&k) {
+            self.multikey = true;
+            for entry in expand(&k) {
+                self.add_entry(entry, id.clone());
+            }
+        } else {
+            self.add_entry(k, id.clone());
+        }
+    }
+
+    fn add_entry(&mut self, k: Vec<Key>, id: Key) {
+        match self.entries.entry(k) {
+            Entry::Vacant(e) => {
+                e.insert(Holders::One(id));
+            }
+            Entry::Occupied(e) => {
+                e.into_mut().insert(id);
             }
         }
     }
 
     pub(super) fn remove_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
-        if let Some(k) = key {
-            if let Some(set) = self.entries.get_mut(&k) {
-                set.take(id);
-                if set.is_empty() {
-                    self.entries.remove(&k);
-                }
+        let Some(k) = key else { return };
+        if has_array(&k) {
+            for entry in expand(&k) {
+                self.remove_entry(&entry, id);
             }
+        } else {
+            self.remove_entry(&k, id);
         }
+    }
+
+    /// Removes `id` from the entry under `k`; the `_id` the entry held.
+    fn remove_entry(&mut self, k: &[Key], id: &Key) -> Option<Key> {
+        let set = self.entries.get_mut(k)?;
+        let held = set.take(id);
+        if set.is_empty() {
+            self.entries.remove(k);
+        }
+        held
     }
 
     /// Moves document `id` from its entry under `old` to the one under `new` (keys as
@@ -200,25 +267,15 @@ impl MemIndex {
         if old == new {
             return;
         }
-        let mut held = None;
-        if let Some(k) = old {
-            if let Some(set) = self.entries.get_mut(&k) {
-                held = set.take(id);
-                if set.is_empty() {
-                    self.entries.remove(&k);
-                }
-            }
+        let arrays = |k: &Option<Vec<Key>>| k.as_deref().is_some_and(has_array);
+        if arrays(&old) || arrays(&new) {
+            self.remove_key(old, id);
+            self.add_key(new, id);
+            return;
         }
+        let held = old.and_then(|k| self.remove_entry(&k, id));
         if let Some(k) = new {
-            let id = held.unwrap_or_else(|| id.clone());
-            match self.entries.entry(k) {
-                Entry::Vacant(e) => {
-                    e.insert(Holders::One(id));
-                }
-                Entry::Occupied(e) => {
-                    e.into_mut().insert(id);
-                }
-            }
+            self.add_entry(k, held.unwrap_or_else(|| id.clone()));
         }
     }
 
@@ -281,27 +338,36 @@ impl MemIndex {
             entries: BTreeMap::new(),
             key_fields,
             filter_fields,
+            multikey: false,
         }
     }
 
     /// A plan over this index: equalities on a prefix of its keys, then at most a range on
     /// the next key. `None` when the query constrains no prefix of the index.
+    ///
+    /// Over a multikey index, a value that is an array is not looked up (the documents
+    /// holding it are under its elements), and unless the plan looks up whole keys (where
+    /// each document has at most one entry) its `_id`s are collected, each once, in `_id`
+    /// order. With no equality or range on its first key, an `$in` on it is a lookup per
+    /// value.
     pub(super) fn plan<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
         let keys = &self.spec.keys;
+        let usable = |v: &Key| !(self.multikey && matches!(v.0, Bson::Array(_)));
         // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
         let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
         for (path, _) in keys {
             match eq_on(filter, path) {
-                Some(v) => bounds.push(v),
-                None => break,
+                Some(v) if usable(&v) => bounds.push(v),
+                _ => break,
             }
         }
         let m = bounds.len();
         let (lo, hi) = keys
             .get(m)
             .map_or((None, None), |(path, _)| range_on(filter, path));
+        let (lo, hi) = (lo.filter(usable), hi.filter(usable));
         if m == 0 && lo.is_none() && hi.is_none() {
-            return None;
+            return self.plan_in(filter);
         }
         // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
         // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
@@ -310,6 +376,19 @@ impl MemIndex {
         bounds.extend_from_within(..m);
         bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
         let covered = self.covers(filter, &bounds[..m]);
+        if self.multikey && m < keys.len() {
+            let (start, end) = bounds.split_at(split);
+            let range = (Bound::Included(start), Bound::Included(end));
+            let ids = self
+                .entries
+                .range::<[Key], _>(range)
+                .flat_map(|(_, ids)| ids.iter());
+            return Some(Plan {
+                source: Source::List(sorted_once(ids)),
+                order: Order::Id,
+                covered,
+            });
+        }
         Some(Plan {
             source: Source::Index {
                 entries: &self.entries,
@@ -320,6 +399,30 @@ impl MemIndex {
             // direction: the keys after the prefix, then `_id`.
             order: Order::Keys(&keys[m..]),
             covered,
+        })
+    }
+
+    /// A plan for an `$in` on the index's first key: the entries under each value.
+    fn plan_in<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
+        let (path, _) = self.spec.keys.first()?;
+        let values = in_on(filter, path)?;
+        if self.multikey && values.iter().any(|v| matches!(v, Bson::Array(_))) {
+            return None;
+        }
+        let mut ids = Vec::new();
+        for v in values {
+            let (lo, hi) = ([Key(v.clone())], [Key(v.clone()), Key(Bson::MaxKey)]);
+            let range = (Bound::Included(&lo[..]), Bound::Included(&hi[..]));
+            ids.extend(
+                self.entries
+                    .range::<[Key], _>(range)
+                    .flat_map(|(_, ids)| ids.iter()),
+            );
+        }
+        Some(Plan {
+            source: Source::List(sorted_once(ids)),
+            order: Order::Id,
+            covered: false,
         })
     }
 
@@ -354,10 +457,13 @@ impl MemIndex {
     /// In a unique index, another document than `id` holds `key` (as [`MemIndex::key_of`]
     /// gives it).
     pub(super) fn holds_other(&self, key: Option<&[Key]>, id: &Key) -> bool {
-        self.spec.unique
-            && key
-                .and_then(|k| self.entries.get(k))
-                .is_some_and(|ids| ids.iter().any(|x| x != id))
+        let other =
+            |k: &[Key]| (self.entries.get(k)).is_some_and(|ids| ids.iter().any(|x| x != id));
+        match key {
+            Some(k) if self.spec.unique && has_array(k) => expand(k).iter().any(|k| other(k)),
+            Some(k) => self.spec.unique && other(k),
+            None => false,
+        }
     }
 
     /// The error of a write this unique index refuses.

@@ -2,40 +2,138 @@
 //!
 //! It keeps the same collections and documents the MongoDB store writes, applies each write
 //! atomically under one lock, and enforces the same indexes: `_id` is unique, and unique
-//! (optionally partial) indexes reject duplicates with [`Error::DuplicateKey`]. Secondary
-//! indexes also serve reads: a query with an equality on an index's first key scans only that
-//! key's documents.
+//! (optionally partial) indexes reject duplicates with [`Error::DuplicateKey`](crate::Error::DuplicateKey).
+//! Secondary indexes also serve reads: equalities on an index's first keys, then a range
+//! (`$lt`... or a string prefix) on the next, or an `$in` on its first key, scan only those
+//! entries; an `$in` on `_id` looks each up. Indexes are multikey, as MongoDB's: a document
+//! whose key holds an array has an entry per element, so an equality on an element (the
+//! `ancestors` of a tree) is a lookup.
 //!
 //! The series push ([`Store::push_open`]) is done natively: the open document is the last
 //! entry under the key in the series' open-document index, and the items go into its array in
 //! place; any document it does not handle goes through the conditional upsert every store
 //! runs, with the same result.
+//!
+//! Transactions ([`MemoryTxn`]) have MongoDB's snapshot semantics. Starting one shares the
+//! store's collections with its snapshot (no copy); its first write to a collection copies
+//! that collection (its working copy), and a plain write to a collection while a snapshot
+//! shares it copies it once too. With no transaction open, plain writes cost what they cost
+//! before transactions existed (no copy, no bookkeeping beyond a per-document stamp).
+//! Conflicts are MongoDB's: a transaction's write of a document another open transaction
+//! wrote, or that changed after its snapshot, fails at once with
+//! [`Error::WriteConflict`](crate::Error::WriteConflict) and aborts it; a plain write of a
+//! document an open transaction wrote waits until the transaction ends (a transaction that
+//! blocks it longer than MongoDB's 60 second transaction lifetime is aborted, so a plain write
+//! waiting on a transaction of its own task does not hang forever; the wait needs a Tokio
+//! runtime with timers). A unique key a plain write takes while a transaction holds the same
+//! key uncommitted does not wait: the transaction's commit then conflicts, and keeps nothing.
+//! Index changes are not transactional: a transaction's `create_index` and `drop_index` apply
+//! to the store at once.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use bson::{Bson, Document, RawDocumentBuf};
+use tokio::sync::Notify;
 
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
 use crate::spec::SeriesSpec;
 use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 
 mod collection;
 mod index;
+mod ops;
 mod plan;
 mod push;
 mod txn;
 pub use txn::MemoryTxn;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod txn_tests;
 
-use crate::{Error, Result};
-use collection::{id_first, Collection, Stored};
-use index::MemIndex;
+use crate::Result;
+use collection::Collection;
+use index::Key;
+use ops::{Space, Step, Stop};
 
-#[derive(Debug, Default)]
+/// How long a transaction may block a plain write before the write aborts it (MongoDB's
+/// `transactionLifetimeLimitSeconds`).
+const TRANSACTION_LIFETIME: Duration = Duration::from_secs(60);
+
+#[derive(Debug)]
 struct State {
-    collections: BTreeMap<String, Collection>,
+    collections: BTreeMap<String, Slot>,
+    /// The documents open transactions have written: collection -> `_id` -> transaction.
+    /// Empty while no transaction has written (the only case plain writes look at).
+    claims: BTreeMap<String, BTreeMap<Key, u64>>,
+    /// The open transactions, by id.
+    txns: BTreeMap<u64, Open>,
+    next_txn: u64,
+    /// See [`TRANSACTION_LIFETIME`] (shorter in tests).
+    lifetime: Duration,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            collections: BTreeMap::new(),
+            claims: BTreeMap::new(),
+            txns: BTreeMap::new(),
+            next_txn: 1,
+            lifetime: TRANSACTION_LIFETIME,
+        }
+    }
+}
+
+/// An open transaction, as the store knows it.
+#[derive(Debug)]
+struct Open {
+    started: Instant,
+    /// Set when a plain write it blocked past its lifetime aborted it.
+    killed: Arc<AtomicBool>,
+}
+
+/// A collection in the store: owned while no transaction's snapshot holds it, shared with
+/// the snapshots that do. A write to a shared one takes it back (a copy, if a snapshot still
+/// holds it), so plain writes never pay for transactions that are not open.
+#[derive(Debug)]
+enum Slot {
+    Owned(Collection),
+    Shared(Arc<Collection>),
+}
+
+impl Slot {
+    fn get(&self) -> &Collection {
+        match self {
+            Slot::Owned(c) => c,
+            Slot::Shared(c) => c,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut Collection {
+        if let Slot::Shared(shared) = self {
+            let shared = std::mem::replace(shared, Arc::new(Collection::default()));
+            *self = Slot::Owned(Arc::try_unwrap(shared).unwrap_or_else(|c| (*c).clone()));
+        }
+        match self {
+            Slot::Owned(c) => c,
+            Slot::Shared(_) => unreachable!("owned above"),
+        }
+    }
+
+    /// The collection, to share with a snapshot.
+    fn share(&mut self) -> Arc<Collection> {
+        if let Slot::Owned(c) = self {
+            *self = Slot::Shared(Arc::new(std::mem::take(c)));
+        }
+        match self {
+            Slot::Shared(c) => c.clone(),
+            Slot::Owned(_) => unreachable!("shared above"),
+        }
+    }
 }
 
 impl State {
@@ -43,9 +141,77 @@ impl State {
     fn collection(&mut self, coll: &str) -> &mut Collection {
         if !self.collections.contains_key(coll) {
             self.collections
-                .insert(coll.to_owned(), Collection::default());
+                .insert(coll.to_owned(), Slot::Owned(Collection::new()));
         }
-        self.collections.get_mut(coll).expect("inserted above")
+        self.collections
+            .get_mut(coll)
+            .expect("inserted above")
+            .get_mut()
+    }
+
+    fn get(&self, coll: &str) -> Option<&Collection> {
+        self.collections.get(coll).map(Slot::get)
+    }
+
+    /// Releases transaction `txn`'s claims on `written` (the documents it wrote, by
+    /// collection) and forgets it.
+    fn release<'a>(
+        &mut self,
+        txn: u64,
+        written: impl IntoIterator<Item = (&'a String, &'a std::collections::BTreeSet<Key>)>,
+    ) {
+        for (coll, ids) in written {
+            if let Some(claimed) = self.claims.get_mut(coll) {
+                for id in ids {
+                    if claimed.get(id) == Some(&txn) {
+                        claimed.remove(id);
+                    }
+                }
+                if claimed.is_empty() {
+                    self.claims.remove(coll);
+                }
+            }
+        }
+        self.txns.remove(&txn);
+    }
+
+    /// Aborts transaction `txn` from outside (it blocked a plain write past its lifetime):
+    /// its claims go, and its next operation fails.
+    fn kill(&mut self, txn: u64) {
+        if let Some(open) = self.txns.remove(&txn) {
+            open.killed.store(true, Ordering::SeqCst);
+        }
+        for claimed in self.claims.values_mut() {
+            claimed.retain(|_, holder| *holder != txn);
+        }
+        self.claims.retain(|_, claimed| !claimed.is_empty());
+    }
+}
+
+/// Plain operations: on the store's collections; a write waits for the transactions that
+/// hold a document it changes.
+impl Space for State {
+    fn read(&self, coll: &str) -> Option<&Collection> {
+        self.get(coll)
+    }
+
+    fn write(&mut self, coll: &str) -> &mut Collection {
+        self.collection(coll)
+    }
+
+    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Bson>) -> Step<()> {
+        if self.claims.is_empty() {
+            return Ok(());
+        }
+        let Some(claimed) = self.claims.get(coll) else {
+            return Ok(());
+        };
+        for id in ids {
+            if let Some(txn) = claimed.get(&Key(id.clone())) {
+                return Err(Stop::Wait(*txn));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -54,6 +220,8 @@ impl State {
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
     memo: Arc<StoreMemo>,
+    /// Notified whenever a transaction ends (its claims released).
+    ended: Arc<Notify>,
 }
 
 impl MemoryStore {
@@ -73,7 +241,6 @@ impl MemoryStore {
     /// Every document of a collection, in `_id` order.
     pub(crate) fn dump(&self, coll: &str) -> Vec<Document> {
         self.lock()
-            .collections
             .get(coll)
             .map(|c| c.docs.values().map(|s| s.doc.clone()).collect())
             .unwrap_or_default()
@@ -100,188 +267,76 @@ impl MemoryStore {
         docs.into_iter().try_for_each(|d| c.insert(coll, d))
     }
 
+    /// How long a transaction may block a plain write (tests shorten it).
+    #[cfg(test)]
+    pub(crate) fn set_transaction_lifetime(&self, lifetime: Duration) {
+        self.lock().lifetime = lifetime;
+    }
+
     /// Drops a collection and its indexes.
     pub fn drop_collection(&self, coll: &str) {
         self.lock().collections.remove(coll);
         self.memo.clear();
     }
 
-    /// Updates the first document matching `filter` in `sort` order, or upserts. With
-    /// `fields`, also returns the matched document's `_id` and those fields, as they were.
-    fn sync_update(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
-        update: &mut Update,
-        upsert: bool,
-        fields: Option<&[&str]>,
-    ) -> Result<(UpdateOutcome, Option<Document>)> {
-        let mut state = self.lock();
-        let c = state.collection(coll);
-        let first = match c.first_open(filter, sort) {
-            Some(first) => first,
-            None => c.first_in_order(filter, sort),
-        };
-        if let Some(id) = first {
-            let before = match c.push_in_place(coll, &id, update, fields) {
-                Some(done) => done?,
-                None => c.update(coll, &id, update, fields)?,
-            };
-            let outcome = UpdateOutcome {
-                matched: true,
-                upserted: false,
-            };
-            return Ok((outcome, before));
-        }
-        if !upsert {
-            return Ok((UpdateOutcome::default(), None));
-        }
-        let mut doc = Document::new();
-        for (k, v) in filter.equalities() {
-            doc.insert(k, v.clone());
-        }
-        let copied = doc.len();
-        update.apply(&mut doc, true).map_err(|e| Error::Server {
-            message: e,
-            source: None,
-        })?;
-        // MongoDB (5.0+) adds the fields an update creates in lexicographic order. The update
-        // appended them after the fields copied from the filter (whose values it may have
-        // changed in place).
-        // `_id` first, as every stored document has it (so that `insert` need not move it).
-        let mut all: Vec<(String, Bson)> = doc.into_iter().collect();
-        let mut created = all.split_off(copied);
-        created.sort_by(|a, b| a.0.cmp(&b.0));
-        let id = match all.iter().position(|(k, _)| k == "_id") {
-            Some(i) => Some(all.remove(i)),
-            None => (created.iter().position(|(k, _)| k == "_id")).map(|i| created.remove(i)),
-        };
-        let ordered: Document = id.into_iter().chain(all).chain(created).collect();
-        c.insert(coll, ordered)?;
-        let outcome = UpdateOutcome {
-            matched: false,
-            upserted: true,
-        };
-        Ok((outcome, None))
-    }
-
-    fn sync_replace(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        doc: Document,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        let mut state = self.lock();
-        let c = state.collection(coll);
-        if let Some(id) = c.first_match(filter) {
-            let mut doc = doc;
-            doc.insert("_id", id.0.clone());
-            c.replace(coll, &id, id_first(doc))?;
-            return Ok(UpdateOutcome {
-                matched: true,
-                upserted: false,
-            });
-        }
-        if !upsert {
-            return Ok(UpdateOutcome::default());
-        }
-        let mut full = Document::new();
-        for (k, v) in filter.equalities() {
-            if k == "_id" {
-                full.insert(k, v.clone());
-            }
-        }
-        full.extend(doc);
-        c.insert(coll, full)?;
-        Ok(UpdateOutcome {
-            matched: false,
-            upserted: true,
-        })
-    }
-
-    fn sync_find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Vec<Document> {
-        let state = self.lock();
-        state
-            .collections
-            .get(coll)
-            .map(|c| c.find(filter, opts))
-            .unwrap_or_default()
-    }
-
-    fn sync_stats(&self, coll: &str, filter: &Filter, field: &str) -> ArrayStats {
-        let state = self.lock();
-        let mut stats = ArrayStats::default();
-        let Some(c) = state.collections.get(coll) else {
-            return stats;
-        };
-        for id in c.matching(filter) {
-            stats.documents += 1;
-            match c.docs[&id].doc.get(field) {
-                Some(Bson::Array(a)) => stats.items += a.len() as u64,
-                None | Some(Bson::Null) => {}
-                Some(_) => stats.not_arrays += 1,
-            }
-        }
-        stats
-    }
-
-    fn sync_delete(&self, coll: &str, filter: &Filter) -> u64 {
-        let mut state = self.lock();
-        let Some(c) = state.collections.get_mut(coll) else {
-            return 0;
-        };
-        let ids = c.matching(filter);
-        for id in &ids {
-            if let Some(Stored { doc, .. }) = c.docs.remove(id) {
-                for index in &mut c.indexes {
-                    index.remove(&doc, id);
+    /// Runs a plain write: `op` again each time it stops on a document an open transaction
+    /// has written, once that transaction has ended (as MongoDB makes a write wait for the
+    /// transaction holding its document). A transaction that blocks it past its lifetime is
+    /// aborted.
+    async fn write<R>(&self, mut op: impl FnMut(&mut State) -> Step<R> + Send) -> Result<R> {
+        loop {
+            let mut ended = std::pin::pin!(self.ended.notified());
+            let (txn, deadline) = {
+                let mut state = self.lock();
+                match op(&mut state) {
+                    Ok(r) => return Ok(r),
+                    Err(Stop::Failed(e)) => return Err(e),
+                    Err(Stop::Wait(txn)) => match state.txns.get(&txn) {
+                        Some(open) => {
+                            // Registered before the lock is released: an end after it wakes
+                            // us.
+                            ended.as_mut().enable();
+                            (txn, open.started + state.lifetime)
+                        }
+                        // Claims of a transaction the store does not know (never left by
+                        // one that ended): dropped, and the write runs again.
+                        None => {
+                            state.kill(txn);
+                            continue;
+                        }
+                    },
                 }
+            };
+            let deadline = tokio::time::Instant::from_std(deadline);
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                self.lock().kill(txn);
+                self.ended.notify_waiters();
             }
         }
-        ids.len() as u64
     }
 
-    fn sync_create_index(&self, coll: &str, spec: &IndexSpec) -> Result<()> {
-        if spec.keys.is_empty() {
-            return Err(Error::invalid("an index needs at least one key"));
-        }
+    /// A snapshot transaction (see [`MemoryTxn`]).
+    fn begin(&self) -> MemoryTxn {
         let mut state = self.lock();
-        let c = state.collection(coll);
-        if let Some(existing) = c.indexes.iter().find(|i| i.spec.name == spec.name) {
-            if existing.spec != *spec {
-                return Err(Error::Server {
-                    message: format!(
-                        "an index named {} already exists with different options",
-                        spec.name
-                    ),
-                    source: None,
-                });
-            }
-            return Ok(());
-        }
-        let mut index = MemIndex::new(spec.clone());
-        for (id, Stored { doc, .. }) in &c.docs {
-            if index.conflicts(doc, id) {
-                return Err(Error::DuplicateKey {
-                    collection: coll.to_owned(),
-                    message: format!(
-                        "E11000 duplicate key error building index {} on {coll}",
-                        spec.name
-                    ),
-                });
-            }
-            index.add(doc, id);
-        }
-        c.indexes.push(index);
-        Ok(())
+        let id = state.next_txn;
+        state.next_txn += 1;
+        let killed = Arc::new(AtomicBool::new(false));
+        let open = Open {
+            started: Instant::now(),
+            killed: killed.clone(),
+        };
+        state.txns.insert(id, open);
+        let snapshot = (state.collections.iter_mut())
+            .map(|(name, slot)| (name.clone(), slot.share()))
+            .collect();
+        MemoryTxn::new(self.clone(), id, killed, snapshot)
     }
 }
 
 impl Store for MemoryStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        self.lock().collection(coll).insert(coll, doc)
+        let mut doc = Some(doc);
+        self.write(|state| ops::insert(state, coll, &mut doc)).await
     }
 
     async fn update_one(
@@ -291,7 +346,8 @@ impl Store for MemoryStore {
         update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        Ok(self.sync_update(coll, filter, &[], update, upsert, None)?.0)
+        let op = |state: &mut State| ops::update(state, coll, filter, &[], update, upsert, None);
+        Ok(self.write(op).await?.0)
     }
 
     async fn update_first(
@@ -304,8 +360,9 @@ impl Store for MemoryStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
-        let (_, before) = self.sync_update(coll, filter, sort, update, upsert, Some(fields))?;
-        Ok(before)
+        let fields = Some(fields);
+        let op = |state: &mut State| ops::update(state, coll, filter, sort, update, upsert, fields);
+        Ok(self.write(op).await?.1)
     }
 
     async fn push_open(
@@ -316,10 +373,16 @@ impl Store for MemoryStore {
         seq: i64,
         new_id: &(dyn Fn() -> Bson + Sync),
     ) -> Result<bool> {
-        let native = self
-            .lock()
-            .collection(spec.collection)
-            .push_open(spec, key, items, seq, new_id);
+        let native = {
+            let mut state = self.lock();
+            // Documents held by a transaction: the upsert, which waits for them.
+            match state.claims.is_empty() {
+                true => {
+                    (state.collection(spec.collection)).push_open(spec, key, items, seq, new_id)
+                }
+                false => None,
+            }
+        };
         match native {
             Some(done) => done,
             None => crate::store::push_open_upsert(self, spec, key, items, seq, new_id).await,
@@ -333,12 +396,14 @@ impl Store for MemoryStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        self.sync_replace(coll, filter, doc, upsert)
+        let mut doc = Some(doc);
+        self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))
+            .await
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         opts.check()?;
-        Ok(self.sync_find(coll, filter, opts))
+        Ok(ops::find(self.lock().get(coll), filter, opts))
     }
 
     /// Serialized from the stored documents, without copying them first.
@@ -349,14 +414,7 @@ impl Store for MemoryStore {
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
         opts.check()?;
-        let state = self.lock();
-        let Some(c) = state.collections.get(coll) else {
-            return Ok(Vec::new());
-        };
-        c.find_refs(filter, &opts.sort, opts.skip, opts.limit)
-            .into_iter()
-            .map(|(_, doc)| crate::store::to_raw(coll, doc))
-            .collect()
+        ops::find_raw(coll, self.lock().get(coll), filter, opts)
     }
 
     async fn array_stats(
@@ -365,31 +423,25 @@ impl Store for MemoryStore {
         filter: &Filter,
         array_field: &str,
     ) -> Result<ArrayStats> {
-        Ok(self.sync_stats(coll, filter, array_field))
+        Ok(ops::array_stats(self.lock().get(coll), filter, array_field))
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        Ok(self.sync_delete(coll, filter))
+        self.write(|state| ops::delete(state, coll, filter)).await
     }
 
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
-        self.sync_create_index(coll, index)
+        self.lock().collection(coll).create_index(coll, index)
     }
 
     async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
-        let state = self.lock();
-        Ok(match state.collections.get(coll) {
-            Some(c) => std::iter::once("_id_".to_owned())
-                .chain(c.indexes.iter().map(|i| i.spec.name.clone()))
-                .collect(),
-            None => Vec::new(),
-        })
+        Ok(index_names(self.lock().get(coll)))
     }
 
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         let mut state = self.lock();
-        if let Some(c) = state.collections.get_mut(coll) {
-            c.indexes.retain(|i| i.spec.name != name);
+        if let Some(slot) = state.collections.get_mut(coll) {
+            slot.get_mut().indexes.retain(|i| i.spec.name != name);
         }
         Ok(())
     }
@@ -398,21 +450,28 @@ impl Store for MemoryStore {
         &self.memo
     }
 
-    async fn update_many(&self, _coll: &str, _filter: &Filter, _update: &Update) -> Result<u64> {
-        unimplemented!()
+    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        self.write(|state| ops::update_many(state, coll, filter, update))
+            .await
     }
 
-    async fn graph_lookup(
-        &self,
-        _coll: &str,
-        _q: &crate::query::GraphLookup,
-    ) -> Result<Option<crate::query::Graph>> {
-        unimplemented!()
+    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
+        Ok(ops::graph_lookup(self.lock().get(coll), q))
     }
 
     type Txn = MemoryTxn;
 
     async fn start_transaction(&self) -> Result<MemoryTxn> {
-        unimplemented!()
+        Ok(self.begin())
+    }
+}
+
+/// The names of a collection's indexes (`_id_` first; none when it does not exist).
+fn index_names(c: Option<&Collection>) -> Vec<String> {
+    match c {
+        Some(c) => std::iter::once("_id_".to_owned())
+            .chain(c.indexes.iter().map(|i| i.spec.name.clone()))
+            .collect(),
+        None => Vec::new(),
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::btree_map::{self};
 use std::ops::Bound;
 
-use bson::Document;
+use bson::{Bson, Document};
 
 use super::collection::{Collection, Docs, Stored};
 use super::index::{Entries, HolderIds, Holders, Key};
@@ -23,6 +23,14 @@ impl Collection {
         };
         if let Some(id) = eq_on(filter, "_id") {
             return by_id(Source::Id(docs, id));
+        }
+        if let Some(values) = in_on(filter, "_id") {
+            let mut ids: Vec<&Key> = (values.iter())
+                .filter_map(|v| docs.get_key_value(&Key(v.clone())).map(|(k, _)| k))
+                .collect();
+            ids.sort();
+            ids.dedup();
+            return by_id(Source::List(ids));
         }
         let (lo, hi) = range_on(filter, "_id");
         // The best plan so far, with its estimate.
@@ -174,6 +182,7 @@ impl Collection {
 /// enum rather than a boxed iterator, so that a lookup allocates nothing.
 pub(super) enum Ids<'a> {
     One(std::option::IntoIter<&'a Key>),
+    List(std::vec::IntoIter<&'a Key>),
     Docs(std::iter::Map<btree_map::Range<'a, Key, Stored>, FirstOf<'a, Key, Stored>>),
     Index(EntryIds<'a>),
     Scan(btree_map::Keys<'a, Key, Stored>),
@@ -192,6 +201,7 @@ impl<'a> Iterator for Ids<'a> {
     fn next(&mut self) -> Option<&'a Key> {
         match self {
             Ids::One(it) => it.next(),
+            Ids::List(it) => it.next(),
             Ids::Docs(it) => it.next(),
             Ids::Index(it) => it.next(),
             Ids::Scan(it) => it.next(),
@@ -203,6 +213,7 @@ impl<'a> DoubleEndedIterator for Ids<'a> {
     fn next_back(&mut self) -> Option<&'a Key> {
         match self {
             Ids::One(it) => it.next_back(),
+            Ids::List(it) => it.next_back(),
             Ids::Docs(it) => it.next_back(),
             Ids::Index(it) => it.next_back(),
             Ids::Scan(it) => it.next_back(),
@@ -242,6 +253,9 @@ pub(super) enum Source<'a> {
     },
     /// Every document, in `_id` order.
     Scan(&'a Docs),
+    /// These `_id`s (of existing documents, or of index entries: a superset of the matches),
+    /// ascending, each once.
+    List(Vec<&'a Key>),
 }
 
 impl<'a> Plan<'a> {
@@ -268,6 +282,7 @@ impl<'a> Plan<'a> {
                 )
             }
             Source::Scan(docs) => Ids::Scan(docs.keys()),
+            Source::List(ref ids) => Ids::List(ids.clone().into_iter()),
         }
     }
 
@@ -331,17 +346,56 @@ pub(super) fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
     found
 }
 
+/// The values of an `$in` on `path` among the query's conditions.
+pub(super) fn in_on<'f>(filter: &'f Filter, path: &str) -> Option<&'f [Bson]> {
+    let mut found = None;
+    any_leaf(filter, &mut |l| match l {
+        Filter::In(p, vs) if p == path => {
+            found = Some(&vs[..]);
+            true
+        }
+        _ => false,
+    });
+    found
+}
+
 /// Inclusive bounds implied by the range conditions on `path` (a superset of the exact range:
-/// every match meets each condition, so any one of them bounds the range).
+/// every match meets each condition, so any one of them bounds the range). A string prefix
+/// is the range from the prefix to the first string after every string that starts with it.
 pub(super) fn range_on(filter: &Filter, path: &str) -> (Option<Key>, Option<Key>) {
     let (mut lo, mut hi) = (None, None);
     any_leaf(filter, &mut |l| {
         match l {
             Filter::Gt(p, v) | Filter::Gte(p, v) if p == path => lo = Some(Key(v.clone())),
             Filter::Lt(p, v) | Filter::Lte(p, v) if p == path => hi = Some(Key(v.clone())),
+            Filter::StartsWith(p, prefix) if p == path && !prefix.is_empty() => {
+                lo = Some(Key(Bson::String(prefix.clone())));
+                if let Some(after) = after_prefix(prefix) {
+                    hi = Some(Key(Bson::String(after)));
+                }
+            }
             _ => {}
         }
         false
     });
     (lo, hi)
+}
+
+/// The first string (in byte order, which is code point order) after every string that
+/// starts with `prefix`: the prefix with its last character incremented (dropped when it is
+/// the last character there is). `None` when there is none.
+pub(super) fn after_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(c) = chars.pop() {
+        let next = match c as u32 + 1 {
+            0xD800 => '\u{E000}', // past the surrogates, which no string holds
+            n => match char::from_u32(n) {
+                Some(next) => next,
+                None => continue,
+            },
+        };
+        chars.push(next);
+        return Some(chars.into_iter().collect());
+    }
+    None
 }

@@ -6,7 +6,7 @@
 
 use bson::{Bson, Document};
 
-use super::collection::{empty_document, Collection, Stored};
+use super::collection::{empty_document, Clock, Collection, Stored};
 use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
 use crate::codec::size::{check_size, document_bytes};
@@ -90,7 +90,11 @@ impl Collection {
             return None;
         }
         // Its entries under the key are the key's open documents (see `first_open`).
-        let Collection { docs, indexes } = self;
+        let Collection {
+            docs,
+            indexes,
+            clock,
+        } = self;
         match indexes[open].first_under(key, true) {
             Some(id) => {
                 // A document whose number is neither absent nor a number is not of the
@@ -104,7 +108,7 @@ impl Collection {
                     number: Some(spec.order.field()),
                 };
                 let stored = docs.get_mut(id)?;
-                let moved = match push.apply(stored, indexes, items, Some(open))? {
+                let moved = match push.apply(stored, indexes, clock, items, Some(open))? {
                     Ok((_, moved)) => moved,
                     Err(e) => return Some(Err(e)),
                 };
@@ -147,7 +151,7 @@ impl Collection {
         let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
             return None;
         };
-        if !update.set.is_empty() {
+        if !update.set.is_empty() || !update.pull.is_empty() || !update.rewrite.is_empty() {
             return None;
         }
         let push = Push {
@@ -158,9 +162,13 @@ impl Collection {
             fields,
             number: None,
         };
-        let Collection { docs, indexes } = self;
+        let Collection {
+            docs,
+            indexes,
+            clock,
+        } = self;
         let stored = docs.get_mut(id)?;
-        let (before, moved) = match push.apply(stored, indexes, items, None)? {
+        let (before, moved) = match push.apply(stored, indexes, clock, items, None)? {
             Ok(done) => done,
             Err(e) => return Some(Err(e)),
         };
@@ -214,7 +222,8 @@ impl Moved64 {
 impl Push<'_> {
     /// Applies the push to `stored` in place, `items` moved to the end of its array, with no
     /// undo log: everything that can refuse it (the size limit) is checked first, and on an
-    /// error nothing changed. `held_by`: an index known to hold the document (it was found
+    /// error nothing changed; applied, the document gets the collection's next tick
+    /// (`clock`). `held_by`: an index known to hold the document (it was found
     /// there), whose filter need not be read again. Returns the fields wanted as they were and
     /// the index entries to move; `None` (nothing done) for a document or indexes it does not
     /// handle: a count that is no Int32 or would overflow, no array, an index on a written field.
@@ -222,6 +231,7 @@ impl Push<'_> {
         &self,
         stored: &mut Stored,
         indexes: &[MemIndex],
+        clock: &mut Clock,
         items: &mut Vec<Bson>,
         held_by: Option<usize>,
     ) -> Option<Result<(Option<Document>, Moved64)>> {
@@ -259,7 +269,7 @@ impl Push<'_> {
             }
             held
         };
-        let Stored { doc, bytes } = stored;
+        let Stored { doc, bytes, stamp } = stored;
         let held = holding(doc, held_by);
         // The fields in one pass (no hashing).
         let (mut counted, mut listed, mut numbered) = (None, None, true);
@@ -287,6 +297,8 @@ impl Push<'_> {
         *x = new_count;
         list.append(items);
         *bytes = Some(size);
+        clock.tick += 1;
+        *stamp = clock.tick;
         debug_assert_eq!(*bytes, document_bytes(doc), "size of the updated document");
         let now = holding(doc, None);
         Some(Ok((
@@ -502,7 +514,7 @@ mod tests {
                     assert_eq!(a.is_empty(), b.is_empty(), "{case}");
                     assert_eq!(native.dump("c"), upsert.dump("c"), "{case}");
                     let (sa, sb) = (native.lock(), upsert.lock());
-                    let (ca, cb) = (&sa.collections["c"], &sb.collections["c"]);
+                    let (ca, cb) = (sa.get("c").unwrap(), sb.get("c").unwrap());
                     for (x, y) in ca.indexes.iter().zip(&cb.indexes) {
                         assert_eq!(
                             format!("{:?}", x.entries),
