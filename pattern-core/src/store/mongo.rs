@@ -356,23 +356,36 @@ impl MongoStore {
     /// found ones concatenated and unwound, so that each comes back as a document of its own
     /// (the start first), not as one document that could pass 16 MiB.
     ///
-    /// `restrictSearchWithMatch: {<connect_to>: {$ne: null}}` keeps null and missing values
-    /// from connecting anything (a null search value would otherwise match the documents whose
-    /// `connect_to` is null).
+    /// Null and missing values connect nothing: the start's values are sent without their
+    /// nulls (`startWith` as an expression), and `restrictSearchWithMatch` leaves out the
+    /// documents whose `connect_to` is null, missing, or an array of nulls only, which a null
+    /// value of a found document's `connect_from` would otherwise match. (A document whose
+    /// `connect_to` array holds a null beside other values stays reachable by those values, so
+    /// such a null value still reaches it: the one case where this differs from the contract.)
     pub(crate) async fn graph_lookup_in(
         &self,
         session: Session<'_>,
         coll: &str,
         q: &GraphLookup,
     ) -> Result<Option<Graph>> {
+        let start = format!("$s.{}", q.start_with);
+        let start_values = doc! {"$filter": {
+            "input": {"$cond": [{"$isArray": [&start]}, &start, [&start]]},
+            "cond": {"$ne": ["$$this", Bson::Null]},
+        }};
+        let to = q.connect_to.as_ref();
+        let not_null = doc! {"$or": [
+            {to: {"$ne": Bson::Null}},
+            {to: {"$elemMatch": {"$ne": Bson::Null}}},
+        ]};
         let mut lookup = doc! {
             "from": coll,
-            "startWith": format!("$s.{}", q.start_with),
+            "startWith": start_values,
             "connectFromField": q.connect_from.as_ref(),
-            "connectToField": q.connect_to.as_ref(),
+            "connectToField": to,
             "as": "found",
             "depthField": DEPTH_FIELD,
-            "restrictSearchWithMatch": Filter::Ne(q.connect_to.clone(), Bson::Null).to_document(),
+            "restrictSearchWithMatch": not_null,
         };
         // Always a `maxDepth`: without one, SecantusDB stops at depth 100 (MongoDB has no
         // limit); `u32::MAX` is the contract's own unlimited.
