@@ -33,7 +33,10 @@ use crate::{Error, Result};
 /// transaction has written, or that someone changed after this transaction started, fails at
 /// once with [`Error::WriteConflict`] (the first writer wins) and aborts the transaction: its
 /// further operations fail the same way. Plain writes of a document an open transaction has
-/// written wait until it ends. Dropped without a commit, it is aborted.
+/// written wait until it ends. Dropped without a commit, it is aborted. As on MongoDB, an
+/// operation that fails (a duplicate key, an update a document refuses...) aborts the
+/// transaction: what follows in it fails with an [`Error::Server`] naming that first error, and
+/// so does the commit.
 ///
 /// Index changes ([`Store::create_index`], [`Store::drop_index`]) are not transactional: they
 /// apply to the store at once, and to the transaction's own copies.
@@ -57,12 +60,15 @@ struct Inner {
     index_changes: Vec<(String, IndexChange)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Status {
     Active,
     Committed,
     /// Why.
     Aborted(&'static str),
+    /// An operation failed (the error): as on MongoDB, whose server aborts a transaction in
+    /// which an operation fails, what follows fails too, and so does the commit.
+    Failed(String),
 }
 
 enum IndexChange {
@@ -128,10 +134,17 @@ impl MemoryTxn {
             // The store released its claims already.
             inner.discard("it blocked another write past the transaction lifetime");
         }
-        match inner.status {
+        match &inner.status {
             Status::Active => Ok(()),
             Status::Committed => Err(Error::invalid("the transaction has committed")),
             Status::Aborted(why) => Err(conflict(format!("the transaction was aborted: {why}"))),
+            // Not a conflict: running the work again would fail the same way.
+            Status::Failed(first) => Err(Error::Server {
+                message: format!(
+                    "the transaction was aborted after an earlier error in it ({first})"
+                ),
+                source: None,
+            }),
         }
     }
 
@@ -142,7 +155,10 @@ impl MemoryTxn {
         inner.discard(why);
     }
 
-    /// Runs a write (or a read) on the transaction's view.
+    /// Runs a write (or a read) on the transaction's view. An error aborts the transaction,
+    /// as the server does on MongoDB (a conflict has already): its claims are released, and
+    /// what follows fails naming this error. The checks a client makes before sending an
+    /// operation are made before this.
     fn run<R>(&self, op: impl FnOnce(&mut TxnSpace<'_>) -> Step<R>) -> Result<R> {
         let mut inner = self.lock();
         self.usable(&mut inner)?;
@@ -150,11 +166,17 @@ impl MemoryTxn {
             inner: &mut inner,
             txn: self,
         };
-        match op(&mut space) {
-            Ok(r) => Ok(r),
-            Err(Stop::Failed(e)) => Err(e),
+        let e = match op(&mut space) {
+            Ok(r) => return Ok(r),
+            Err(Stop::Failed(e)) => e,
             Err(Stop::Wait(_)) => unreachable!("a transaction's operations never wait"),
+        };
+        if inner.status == Status::Active {
+            self.abort_locked(&mut inner, &mut self.store.lock(), "");
+            inner.status = Status::Failed(e.to_string());
+            self.store.ended.notify_waiters();
         }
+        Err(e)
     }
 
     /// Runs a read of collection `coll` as the transaction sees it.
@@ -167,7 +189,7 @@ impl MemoryTxn {
         let inner = &mut *guard;
         match inner.status {
             Status::Committed => return Ok(()), // a commit again, as MongoDB takes it
-            Status::Aborted(_) | Status::Active => self.usable(inner)?,
+            _ => self.usable(inner)?,
         }
         let mut state = self.store.lock();
         let result = match self.killed.load(Ordering::SeqCst) {
@@ -196,7 +218,7 @@ impl MemoryTxn {
             Status::Committed => Err(Error::invalid(
                 "the transaction has committed: it cannot be aborted",
             )),
-            Status::Aborted(_) => Ok(()),
+            Status::Aborted(_) | Status::Failed(_) => Ok(()),
             Status::Active => {
                 self.abort_locked(&mut inner, &mut self.store.lock(), "it was aborted");
                 self.store.ended.notify_waiters();
@@ -482,6 +504,7 @@ impl Store for MemoryTxn {
         update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        update.check()?;
         let op =
             |space: &mut TxnSpace<'_>| ops::update(space, coll, filter, &[], update, upsert, None);
         Ok(self.run(op)?.0)
@@ -497,6 +520,7 @@ impl Store for MemoryTxn {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
+        update.check()?;
         let op = |space: &mut TxnSpace<'_>| {
             ops::update(space, coll, filter, sort, update, upsert, Some(fields))
         };
@@ -534,6 +558,7 @@ impl Store for MemoryTxn {
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        update.check()?;
         self.run(|space| ops::update_many(space, coll, filter, update))
     }
 

@@ -462,10 +462,11 @@ async fn unique_indexes_at_the_write_and_at_the_commit() {
         partial: None,
     };
     s.create_index("c", &unique).await.unwrap();
-    let t = s.start_transaction().await.unwrap();
-    let dup = t.insert_one("c", doc! {"_id": 3, "k": 1}).await;
+    let bad = s.start_transaction().await.unwrap();
+    let dup = bad.insert_one("c", doc! {"_id": 3, "k": 1}).await;
     assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
     // Documents trading keys in one transaction do not collide at the commit.
+    let t = s.start_transaction().await.unwrap();
     t.update_one("c", &by_id(1), &mut set("k", 10), false)
         .await
         .unwrap();
@@ -623,16 +624,84 @@ async fn the_whole_contract_inside_a_transaction() {
     };
     t.create_index("g", &ix).await.unwrap();
     assert_eq!(s.index_names("g").await.unwrap(), ["_id_", "p"]);
+    // The transaction's copy has the index: a duplicate of its own document is refused, and
+    // the transaction with it (as on MongoDB): nothing of it is kept.
     let dup = t.insert_one("g", doc! {"_id": "y", "parent": "r"}).await;
     assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
-    t.commit().await.unwrap();
-    let items: Vec<Bson> = (all(&s, "s").await.iter())
-        .filter(|d| d.get_i32("k") == Ok(7))
-        .flat_map(|d| d.get_array("items").unwrap().clone())
-        .collect();
-    assert_eq!(items, [Bson::Int32(1), Bson::Int32(2), Bson::Int32(3)]);
-    assert_eq!(
-        s.graph_lookup("g", &q).await.unwrap().unwrap().found.len(),
-        1
+    assert!(matches!(t.commit().await, Err(Error::Server { .. })));
+    let kept: Vec<Document> = all(&s, "s").await;
+    assert!(kept.iter().all(|d| d.get_i32("k") == Ok(8)) && kept.len() == 2);
+    assert!(all(&s, "g").await.is_empty());
+}
+
+/// As on MongoDB, an operation that fails aborts the transaction: its documents are released
+/// at once, what follows fails naming the first error (not a conflict: the helper does not
+/// run the work again), and nothing is kept. Checks made before anything is sent (an update
+/// with rewrites and `$inc`) leave it open.
+#[tokio::test]
+async fn an_error_aborts_the_transaction() {
+    let s = store_with(&[doc! {"_id": "a", "v": 1}]).await;
+    let t = s.start_transaction().await.unwrap();
+    t.update_one("c", &by_id("a"), &mut inc("v", 1), false)
+        .await
+        .unwrap();
+    let dup = t.insert_one("c", doc! {"_id": "a"}).await;
+    assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+    // Released: a plain write of `a` does not wait.
+    let (a, mut ten) = (by_id("a"), inc("v", 10));
+    let plain = s.update_one("c", &a, &mut ten, false);
+    tokio::time::timeout(Duration::from_secs(5), plain)
+        .await
+        .expect("not blocked")
+        .unwrap();
+    for r in [
+        t.find("c", &by_id("a"), &FindOptions::default())
+            .await
+            .map(drop),
+        t.insert_one("c", doc! {"_id": "b"}).await,
+        t.commit().await,
+    ] {
+        match r {
+            Err(Error::Server { message, .. }) => assert!(message.contains("duplicate key")),
+            other => panic!("{other:?}"),
+        }
+    }
+    t.abort().await.unwrap();
+    assert_eq!(all(&s, "c").await, [doc! {"_id": "a", "v": 11}]);
+    // A work that swallows the error: the commit fails, once.
+    let attempts = Arc::new(AtomicU32::new(0));
+    let counted = attempts.clone();
+    let r = transaction(&s, |tx| {
+        let attempts = counted.clone();
+        Box::pin(async move {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            let _ = tx.insert_one("c", doc! {"_id": "a"}).await;
+            Ok(())
+        })
+    })
+    .await;
+    assert!(matches!(r, Err(Error::Server { .. })), "{r:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+    // Refused before it is sent: the transaction goes on.
+    let t = s.start_transaction().await.unwrap();
+    let mut mixed = inc("v", 1);
+    mixed.rewrite = vec![crate::query::Rewrite::Shift {
+        field: "v".into(),
+        pieces: vec![],
+    }];
+    let refused = t.update_many("c", &Filter::And(vec![]), &mixed).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidInput(_))),
+        "{refused:?}"
     );
+    let refused = t.update_one("c", &by_id("a"), &mut mixed, false).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidInput(_))),
+        "{refused:?}"
+    );
+    t.update_one("c", &by_id("a"), &mut inc("v", 1), false)
+        .await
+        .unwrap();
+    t.commit().await.unwrap();
+    assert_eq!(all(&s, "c").await, [doc! {"_id": "a", "v": 12}]);
 }
