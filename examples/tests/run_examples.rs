@@ -91,3 +91,60 @@ fn book_sales_in_memory() {
 fn book_sales_on_mongodb() {
     check_book_sales(&run(env!("CARGO_BIN_EXE_book_sales"), true), "MongoDB");
 }
+
+fn check_categories(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    for model in [
+        "parent_refs",
+        "child_refs",
+        "ancestors",
+        "materialized_path",
+        "nested_set",
+    ] {
+        assert!(out.contains(&format!("== model {model} ==")), "{out}");
+    }
+    assert_eq!(
+        out.matches("the documents are the seed's").count(),
+        5,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("parent of MongoDB: Databases").count(),
+        5,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("children of Databases: MongoDB, dbm").count(),
+        5,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("ancestors of MongoDB: Books, Programming, Databases")
+            .count(),
+        5,
+        "{out}"
+    );
+    assert_eq!(out.matches("verify: 0 defects").count(), 5, "{out}");
+    assert!(
+        out.contains(r#"{"_id":"MongoDB","path":",Books,Programming,Databases,"}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"{"_id":"Books","parent":null,"left":1,"right":12}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"{"_id":"Programming","children":["Databases","Languages"]}"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn categories_in_memory() {
+    check_categories(&run(env!("CARGO_BIN_EXE_categories"), false), "in-memory");
+}
+
+#[test]
+fn categories_on_mongodb() {
+    check_categories(&run(env!("CARGO_BIN_EXE_categories"), true), "MongoDB");
+}

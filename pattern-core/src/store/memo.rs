@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use bson::Bson;
 
-use crate::spec::SeriesSpec;
+use crate::spec::{SeriesSpec, TreeSpec};
 
 /// What a store remembers in this process: which series it has already ensured the indexes
 /// of, and, per series key whose newest document a push of this process saw, the number the
@@ -19,6 +19,7 @@ pub struct StoreMemo {
     /// A program has a handful of series: a list compared by value (no hashing) is the
     /// cheapest lookup for that.
     indexes: Mutex<Vec<SeriesSpec>>,
+    trees: Mutex<Vec<TreeSpec>>,
     next_numbers: Mutex<NextNumbers>,
 }
 
@@ -55,6 +56,15 @@ impl StoreMemo {
     }
     pub(crate) fn insert(&self, spec: SeriesSpec) {
         let mut specs = lock(&self.indexes);
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    pub(crate) fn has_tree(&self, spec: &TreeSpec) -> bool {
+        lock(&self.trees).contains(spec)
+    }
+    pub(crate) fn add_tree(&self, spec: TreeSpec) {
+        let mut specs = lock(&self.trees);
         if !specs.contains(&spec) {
             specs.push(spec);
         }
@@ -104,6 +114,7 @@ impl StoreMemo {
     /// Forgets everything (after a collection was dropped behind the store's back).
     pub fn clear(&self) {
         lock(&self.indexes).clear();
+        lock(&self.trees).clear();
         *lock(&self.next_numbers) = NextNumbers::default();
     }
 }

@@ -1,13 +1,15 @@
 //! The tree models of the data-modeling article (`#[derive(Tree)]`): one document per node,
-//! stored five ways ([`TreeModel`]), behind one typed API.
+//! stored five ways ([`TreeModel`](crate::TreeModel)), behind one typed API.
 //!
-//! Every operation that writes more than one document runs in a [`transaction`] (retried on
+//! Every operation that writes more than one document runs in a
+//! [`transaction`](crate::transaction) (retried on
 //! conflicts), and every write of a tree's structure also writes the tree's version document
 //! (collection [`VERSIONS`], `_id` = the tree's collection), so that two concurrent writes of
 //! one tree always conflict: snapshot isolation alone would let two moves (A under B, B under
 //! A) both commit and leave a cycle. Reads are one query where the model allows it
 //! (`$graphLookup` for the reference models), never a number of queries that grows with the
-//! tree; reads made of two queries run in a snapshot transaction.
+//! tree. A read made of two queries (the node, then what its path or bounds select) sees
+//! committed data only, never half of a write, but the two may see two successive states.
 //!
 //! The functions here are generic over the node type; `#[derive(Tree)]` generates the same as
 //! typed methods on the struct.
@@ -15,13 +17,16 @@
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::borrow::Borrow;
 
 use crate::spec::TreeSpec;
 use crate::store::Store;
 use crate::{Error, Result};
 
-mod engine;
+mod model;
+mod read;
 mod verify;
+mod write;
 
 pub use verify::{Defect, Repair};
 
@@ -41,7 +46,7 @@ pub trait Tree: Serialize + DeserializeOwned + Send + Sync + Sized {
 }
 
 /// The id as BSON (what `_id` holds).
-pub(crate) fn id_bson<T: Tree>(id: &T::Id) -> Result<Bson> {
+pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
     bson::to_bson(id).map_err(|e| Error::invalid(format!("a node id does not serialize: {e}")))
 }
 
@@ -49,7 +54,7 @@ pub(crate) fn id_bson<T: Tree>(id: &T::Id) -> Result<Bson> {
 fn node_document<T: Tree>(node: &T) -> Result<Document> {
     let doc = bson::to_document(node)
         .map_err(|e| Error::invalid(format!("a node does not serialize to a document: {e}")))?;
-    engine::check_node(&T::SPEC, &doc)?;
+    model::check_node(&T::SPEC, &doc)?;
     Ok(doc)
 }
 
@@ -64,44 +69,61 @@ fn decode_all<T: Tree>(docs: Vec<Document>) -> Result<Vec<T>> {
 
 /// Creates the model's indexes (once per store and process; the other functions call it).
 pub async fn ensure_indexes<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
-    engine::ensure_indexes(store, &T::SPEC).await
+    model::ensure_indexes(store, &T::SPEC).await
 }
 
 /// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists.
 pub async fn insert_root<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
-    engine::insert(store, &T::SPEC, node_document(node)?, None).await
+    write::insert(store, &T::SPEC, node_document(node)?, None).await
 }
 
 /// Inserts `node` as the last child of `parent`. [`Error::UnknownNode`] when `parent` does not
 /// exist, [`Error::DuplicateKey`] when the node's id does, [`Error::TooDeep`] past `max_depth`.
-pub async fn insert_child<T: Tree, S: Store + ?Sized>(
-    store: &S,
-    parent: &T::Id,
-    node: &T,
-) -> Result<()> {
-    let parent = id_bson::<T>(parent)?;
-    engine::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
+pub async fn insert_child<T, S, Q>(store: &S, parent: &Q, node: &T) -> Result<()>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let parent = id_bson(parent)?;
+    write::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
 }
 
-/// Replaces the node's own data (the fields of the struct), keeping its place in the tree.
-/// [`Error::UnknownNode`] when it does not exist.
+/// Writes the node's own data (`$set` of each field the struct serializes), keeping its place
+/// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
+/// its stored value. [`Error::UnknownNode`] when the node does not exist.
 pub async fn save<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
-    engine::save(store, &T::SPEC, node_document(node)?).await
+    write::save(store, &T::SPEC, node_document(node)?).await
 }
 
 /// The node, or `None`.
-pub async fn get<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<Option<T>> {
-    let id = id_bson::<T>(id)?;
-    engine::get(store, &T::SPEC, &id)
+pub async fn get<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    model::get(store, &T::SPEC, &id)
         .await?
         .map(decode)
         .transpose()
 }
 
 /// The node's parent; `None` for a root. [`Error::UnknownNode`] when the node does not exist.
-pub async fn parent<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<Option<T>> {
-    let id = id_bson::<T>(id)?;
-    engine::parent(store, &T::SPEC, &id)
+pub async fn parent<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    read::parent(store, &T::SPEC, &id)
         .await?
         .map(decode)
         .transpose()
@@ -109,87 +131,137 @@ pub async fn parent<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result
 
 /// The node's children, in the model's order: the array's order (child references), `left`
 /// (nested sets), the id (the others).
-pub async fn children<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<Vec<T>> {
-    let id = id_bson::<T>(id)?;
-    decode_all(engine::children(store, &T::SPEC, &id).await?)
+pub async fn children<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    decode_all(read::children(store, &T::SPEC, &id).await?)
 }
 
 /// The other children of the node's parent (the other roots, for a root), in the order of
 /// [`children`].
-pub async fn siblings<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<Vec<T>> {
-    let id = id_bson::<T>(id)?;
-    decode_all(engine::siblings(store, &T::SPEC, &id).await?)
+pub async fn siblings<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    decode_all(read::siblings(store, &T::SPEC, &id).await?)
 }
 
 /// The node's ancestors from the root down to its parent.
-pub async fn ancestors<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<Vec<T>> {
-    let id = id_bson::<T>(id)?;
-    decode_all(engine::ancestors(store, &T::SPEC, &id).await?)
+pub async fn ancestors<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    decode_all(read::ancestors(store, &T::SPEC, &id).await?)
 }
 
 /// The node's descendants in pre-order (each node before its children, children in the
 /// order of [`children`]), down to `max_depth` levels below the node (`Some(1)`: the
 /// children) or all of them.
-pub async fn descendants<T: Tree, S: Store + ?Sized>(
-    store: &S,
-    id: &T::Id,
-    max_depth: Option<u32>,
-) -> Result<Vec<T>> {
-    let id = id_bson::<T>(id)?;
-    let found = engine::descendants(store, &T::SPEC, &id, max_depth).await?;
+pub async fn descendants<T, S, Q>(store: &S, id: &Q, max_depth: Option<u32>) -> Result<Vec<T>>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    let found = read::descendants(store, &T::SPEC, &id, max_depth).await?;
     decode_all(found.into_iter().map(|(d, _)| d).collect())
 }
 
 /// The node's depth: 0 for a root.
-pub async fn depth<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<u32> {
-    let id = id_bson::<T>(id)?;
-    engine::depth(store, &T::SPEC, &id).await
+pub async fn depth<T, S, Q>(store: &S, id: &Q) -> Result<u32>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    read::depth(store, &T::SPEC, &id).await
 }
 
 /// Whether `id` is a descendant of `of` (a node is not its own descendant).
-pub async fn is_descendant<T: Tree, S: Store + ?Sized>(
-    store: &S,
-    id: &T::Id,
-    of: &T::Id,
-) -> Result<bool> {
-    let (id, of) = (id_bson::<T>(id)?, id_bson::<T>(of)?);
-    engine::is_descendant(store, &T::SPEC, &id, &of).await
+pub async fn is_descendant<T, S, Q>(store: &S, id: &Q, of: &Q) -> Result<bool>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let (id, of) = (id_bson(id)?, id_bson(of)?);
+    model::ensure_indexes(store, &T::SPEC).await?;
+    read::is_descendant(store, &T::SPEC, &id, &of).await
 }
 
 /// Moves the node and its subtree under `new_parent` (as its last child), or makes it a root
 /// (`None`). Atomic: one transaction. [`Error::Cycle`] when `new_parent` is the node or one of
 /// its descendants; [`Error::TooDeep`] when the subtree would go past `max_depth`.
-pub async fn move_to<T: Tree, S: Store + ?Sized>(
-    store: &S,
-    id: &T::Id,
-    new_parent: Option<&T::Id>,
-) -> Result<()> {
-    let id = id_bson::<T>(id)?;
-    let new_parent = new_parent.map(id_bson::<T>).transpose()?;
-    engine::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
+pub async fn move_to<T, S, Q>(store: &S, id: &Q, new_parent: Option<&Q>) -> Result<()>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    let new_parent = new_parent.map(id_bson).transpose()?;
+    write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
 }
 
 /// Deletes the node and all its descendants; returns how many nodes. Atomic.
-pub async fn delete_subtree<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<u64> {
-    let id = id_bson::<T>(id)?;
-    engine::delete_subtree(store, &T::SPEC, &id).await
+pub async fn delete_subtree<T, S, Q>(store: &S, id: &Q) -> Result<u64>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    write::delete_subtree(store, &T::SPEC, &id).await
 }
 
 /// Deletes the node alone; its children move up to its parent (or become roots). Atomic.
-pub async fn delete_node<T: Tree, S: Store + ?Sized>(store: &S, id: &T::Id) -> Result<()> {
-    let id = id_bson::<T>(id)?;
-    engine::delete_node(store, &T::SPEC, &id).await
+pub async fn delete_node<T, S, Q>(store: &S, id: &Q) -> Result<()>
+where
+    T: Tree,
+    S: Store + ?Sized,
+    Q: Serialize + ?Sized,
+    T::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    write::delete_node(store, &T::SPEC, &id).await
 }
 
 /// Every root, in the order of [`children`].
 pub async fn roots<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<T>> {
-    decode_all(engine::roots(store, &T::SPEC).await?)
+    model::ensure_indexes(store, &T::SPEC).await?;
+    decode_all(read::roots(store, &T::SPEC).await?)
 }
 
 /// The whole tree in pre-order, each node with its depth (for the materialized-paths model,
 /// the order of the full paths).
 pub async fn walk<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<(u32, T)>> {
-    let all = engine::walk(store, &T::SPEC).await?;
+    model::ensure_indexes(store, &T::SPEC).await?;
+    let all = read::walk(store, &T::SPEC).await?;
     all.into_iter()
         .map(|(d, depth)| Ok((depth, decode::<T>(d)?)))
         .collect()
@@ -204,4 +276,132 @@ pub async fn verify<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<Defect>
 /// what it could not repair.
 pub async fn repair<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Repair> {
     verify::repair(store, &T::SPEC).await
+}
+
+/// The same operations over raw documents, for a spec chosen at run time (tools, tests):
+/// ids are BSON values and nodes are documents holding `_id` and the node's own fields.
+pub mod raw {
+    use bson::{Bson, Document};
+
+    use super::{model, read, verify as check, write, Defect, Repair};
+    use crate::spec::TreeSpec;
+    use crate::store::Store;
+    use crate::Result;
+
+    /// Inserts a root.
+    pub async fn insert_root<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        node: Document,
+    ) -> Result<()> {
+        model::check_node(spec, &node)?;
+        write::insert(store, spec, node, None).await
+    }
+    /// Inserts a child of `parent`.
+    pub async fn insert_child<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        node: Document,
+        parent: &Bson,
+    ) -> Result<()> {
+        model::check_node(spec, &node)?;
+        write::insert(store, spec, node, Some(parent.clone())).await
+    }
+    /// The node's document.
+    pub async fn get<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<Option<Document>> {
+        model::ensure_indexes(store, spec).await?;
+        model::get(store, spec, id).await
+    }
+    /// The parent's document.
+    pub async fn parent<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<Option<Document>> {
+        model::ensure_indexes(store, spec).await?;
+        read::parent(store, spec, id).await
+    }
+    /// The children's documents, in the model's order.
+    pub async fn children<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<Vec<Document>> {
+        model::ensure_indexes(store, spec).await?;
+        read::children(store, spec, id).await
+    }
+    /// The ancestors' documents, root first.
+    pub async fn ancestors<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<Vec<Document>> {
+        model::ensure_indexes(store, spec).await?;
+        read::ancestors(store, spec, id).await
+    }
+    /// The descendants in pre-order, with their depth below the node.
+    pub async fn descendants<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+        max_depth: Option<u32>,
+    ) -> Result<Vec<(Document, u32)>> {
+        model::ensure_indexes(store, spec).await?;
+        read::descendants(store, spec, id, max_depth).await
+    }
+    /// The node's depth.
+    pub async fn depth<S: Store + ?Sized>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
+        model::ensure_indexes(store, spec).await?;
+        read::depth(store, spec, id).await
+    }
+    /// Moves a subtree.
+    pub async fn move_to<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+        new_parent: Option<&Bson>,
+    ) -> Result<()> {
+        write::move_to(store, spec, id, new_parent).await
+    }
+    /// Deletes a subtree.
+    pub async fn delete_subtree<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<u64> {
+        write::delete_subtree(store, spec, id).await
+    }
+    /// Deletes one node.
+    pub async fn delete_node<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id: &Bson,
+    ) -> Result<()> {
+        write::delete_node(store, spec, id).await
+    }
+    /// The roots' documents.
+    pub async fn roots<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
+        model::ensure_indexes(store, spec).await?;
+        read::roots(store, spec).await
+    }
+    /// Every node in pre-order with its depth.
+    pub async fn walk<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+    ) -> Result<Vec<(Document, u32)>> {
+        model::ensure_indexes(store, spec).await?;
+        read::walk(store, spec).await
+    }
+    /// Every defect.
+    pub async fn verify<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Defect>> {
+        check::verify(store, spec).await
+    }
+    /// Rebuilds what the parent links determine.
+    pub async fn repair<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Repair> {
+        check::repair(store, spec).await
+    }
 }

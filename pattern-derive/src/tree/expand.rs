@@ -25,7 +25,10 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
         Some(n) => quote!(::core::option::Option::Some(#n)),
         None => quote!(::core::option::Option::None),
     };
-    let methods = methods(&Bodies::Calls, &id_ty.to_token_stream());
+    let calls = Bodies::Calls {
+        id_ty: id_ty.to_token_stream(),
+    };
+    let methods = methods(&calls, &quote!(__PatternQ));
     quote! {
         #[automatically_derived]
         impl ::pattern_core::tree::Tree for #ident {
@@ -52,8 +55,9 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
 
 /// What the methods do.
 enum Bodies {
-    /// Each calls its function in `::pattern_core::tree`.
-    Calls,
+    /// Each calls its function in `::pattern_core::tree`; ids are any `&Q` the id type
+    /// borrows as (`&str` for a `String` id), as the other derives take keys.
+    Calls { id_ty: TokenStream },
     /// Each is a hidden stub of the same name that never runs, its parameters unbounded
     /// (the fallback's); `generic_id`: the id type is unknown, ids are any `__PatternQ`.
     Stubs { generic_id: bool },
@@ -87,7 +91,18 @@ impl Bodies {
         } = m;
         let name = Ident::new(name, Span::call_site());
         let (attrs, generics, bounds, body) = match self {
-            Bodies::Calls => (
+            Bodies::Calls { id_ty } if takes_id => (
+                quote!(#[doc = #doc]),
+                quote!(<__PatternS, __PatternQ>),
+                quote! {
+                    where
+                        __PatternS: ::pattern_core::Store + ?::core::marker::Sized,
+                        __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+                        #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+                },
+                quote!(::pattern_core::tree::#name::<Self, __PatternS, __PatternQ>(store, #args).await),
+            ),
+            Bodies::Calls { .. } => (
                 quote!(#[doc = #doc]),
                 quote!(<__PatternS>),
                 quote!(where __PatternS: ::pattern_core::Store + ?::core::marker::Sized,),
@@ -169,8 +184,9 @@ fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
             args: quote!(parent, self,),
         },
         Method {
-            doc: "Replaces this node's own data (the struct's fields), keeping its place in the tree. \
-                  `UnknownNode` when it does not exist.\n\nOne update in every model; the model's fields are \
+            doc: "Writes this node's own data (`$set` of each field the struct serializes), keeping its \
+                  place in the tree; a field it no longer writes keeps its stored value. `UnknownNode` when \
+                  it does not exist.\n\nOne update in every model; the model's fields are \
                   not touched.",
             name: "save",
             receiver: node(),
