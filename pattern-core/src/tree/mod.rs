@@ -288,6 +288,10 @@ pub mod raw {
     use crate::store::Store;
     use crate::Result;
 
+    /// Creates the model's indexes (once per store and process; every other function does).
+    pub async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
+        model::ensure_indexes(store, spec).await
+    }
     /// Inserts a root.
     pub async fn insert_root<S: Store + ?Sized>(
         store: &S,
