@@ -555,3 +555,58 @@ on_both_stores!(
     max_depth,
     save_keeps_place
 );
+
+/// The README's table of commands per method and model, counted with command monitoring on
+/// the article's tree (the bench shows the same counts on 10,000 nodes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mongo_commands_per_method() {
+    let (mongo, log) = pattern_tests::counted_mongo_store("tree_commands").await;
+    let store = AnyStore::Mongo(mongo.clone());
+    async fn count<T: Named>(store: &AnyStore, log: &pattern_tests::CommandLog) -> Vec<usize> {
+        build_seed::<T>(store).await;
+        tree::ensure_indexes::<T, _>(store).await.unwrap();
+        let mut counts = Vec::new();
+        macro_rules! counted {
+            ($e:expr) => {{
+                log.clear();
+                $e.await.unwrap();
+                counts.push(log.len());
+            }};
+        }
+        counted!(tree::get::<T, _, _>(store, "MongoDB"));
+        counted!(tree::depth::<T, _, _>(store, "MongoDB"));
+        counted!(tree::parent::<T, _, _>(store, "MongoDB"));
+        counted!(tree::children::<T, _, _>(store, "Databases"));
+        counted!(tree::ancestors::<T, _, _>(store, "MongoDB"));
+        counted!(tree::descendants::<T, _, _>(store, "Programming", None));
+        counted!(tree::insert_child(store, "Languages", &T::named("Rust")));
+        counted!(tree::move_to::<T, _, _>(store, "Databases", Some("Books")));
+        counted!(tree::delete_node::<T, _, _>(store, "Databases"));
+        counted!(tree::delete_subtree::<T, _, _>(store, "Programming"));
+        counts
+    }
+    // get, depth, parent, children, ancestors, descendants, insert_child, move_to,
+    // delete_node, delete_subtree: the README's table.
+    let want: [(TreeModel, [usize; 10]); 5] = [
+        (TreeModel::ParentRefs, [1, 1, 1, 1, 1, 1, 4, 6, 5, 5]),
+        (TreeModel::ChildRefs, [1, 1, 1, 1, 1, 1, 5, 7, 6, 6]),
+        (TreeModel::Ancestors, [1, 1, 1, 1, 1, 1, 4, 6, 6, 4]),
+        (TreeModel::MaterializedPath, [1, 1, 2, 2, 2, 2, 4, 6, 5, 4]),
+        (TreeModel::NestedSet, [1, 1, 1, 1, 1, 2, 5, 7, 6, 5]),
+    ];
+    let mut got = Vec::new();
+    for (model, _) in &want {
+        let counts = match model {
+            TreeModel::ParentRefs => count::<ParentRefs>(&store, &log).await,
+            TreeModel::ChildRefs => count::<ChildRefs>(&store, &log).await,
+            TreeModel::Ancestors => count::<Ancestors>(&store, &log).await,
+            TreeModel::MaterializedPath => count::<Paths>(&store, &log).await,
+            TreeModel::NestedSet => count::<NestedSet>(&store, &log).await,
+        };
+        clear(&store).await;
+        got.push((*model, counts));
+    }
+    let want: Vec<(TreeModel, Vec<usize>)> = want.iter().map(|(m, c)| (*m, c.to_vec())).collect();
+    assert_eq!(got, want);
+    let _ = mongo.database().drop().await;
+}
