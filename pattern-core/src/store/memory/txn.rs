@@ -27,7 +27,7 @@ use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Upd
 use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 
-/// A snapshot transaction on a [`MemoryStore`](crate::MemoryStore), with MongoDB's semantics:
+/// A snapshot transaction on a [`MemoryStore`], with MongoDB's semantics:
 /// it reads the data as it was when it started, plus its own writes; what it writes is seen by
 /// no one else until it commits, then by everyone at once. A write of a document another open
 /// transaction has written, or that someone changed after this transaction started, fails at
