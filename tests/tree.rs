@@ -547,7 +547,54 @@ async fn save_keeps_place(store: AnyStore) {
     );
 }
 
+/// A user's own write and a tree move in one transaction: both commit, or (when the work
+/// fails) neither is kept.
+async fn user_transaction(store: AnyStore) {
+    use pattern_core::query::Filter;
+    build_seed::<ParentRefs>(&store).await;
+    // The work fails after both writes: nothing is kept.
+    let failed: Result<(), Error> = pattern_core::transaction(&store, |tx| {
+        Box::pin(async move {
+            tx.insert_one("audit", doc! {"_id": 1, "moved": "Databases"})
+                .await?;
+            tree::move_to::<ParentRefs, _, _>(tx, "Databases", Some("Books")).await?;
+            Err(Error::InvalidInput("changed my mind".into()))
+        })
+    })
+    .await;
+    assert!(matches!(failed, Err(Error::InvalidInput(_))), "{failed:?}");
+    assert_eq!(
+        tree::depth::<ParentRefs, _, _>(&store, "MongoDB")
+            .await
+            .unwrap(),
+        3
+    );
+    assert!(documents(&store, "audit").await.is_empty());
+    // The same work, committed: both are there.
+    pattern_core::transaction(&store, |tx| {
+        Box::pin(async move {
+            tx.insert_one("audit", doc! {"_id": 1, "moved": "Databases"})
+                .await?;
+            tree::move_to::<ParentRefs, _, _>(tx, "Databases", Some("Books")).await
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        tree::depth::<ParentRefs, _, _>(&store, "MongoDB")
+            .await
+            .unwrap(),
+        2
+    );
+    let audit = store
+        .find("audit", &Filter::And(vec![]), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(audit, vec![doc! {"_id": 1, "moved": "Databases"}]);
+}
+
 on_both_stores!(
+    user_transaction,
     seed_tree,
     seed_shell_documents,
     operations,
