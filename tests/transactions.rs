@@ -1072,16 +1072,56 @@ async fn finished_transactions_refuse_work(store: AnyStore) {
     let tx = store.start_transaction().await.unwrap();
     tx.insert_one(C, doc! {"_id": "c"}).await.unwrap();
     tx.abort().await.unwrap();
-    // (An error either way: MongoTxn says InvalidInput, MemoryTxn a conflict that aborted it.)
-    assert!(tx.find(C, &all(), &FindOptions::default()).await.is_err());
-    assert!(tx.commit().await.is_err());
+    // Using an aborted transaction is a mistake on both stores.
+    let r = tx.find(C, &all(), &FindOptions::default()).await;
+    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+    let r = tx.commit().await;
+    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
     tx.abort().await.unwrap();
     assert_eq!(find_ids(&store, &all()).await, ids(&["a"]));
+}
+
+/// An array no longer than `drop` becomes the prefix alone (`$slice` past the end is empty), an
+/// empty one too; a field that is not an array refuses the update. Both stores alike.
+async fn update_many_array_prefix_short_arrays(store: AnyStore) {
+    insert_all(
+        &store,
+        vec![
+            doc! {"_id": "one", "ancestors": ["x"]},
+            doc! {"_id": "none", "ancestors": []},
+        ],
+    )
+    .await;
+    let update = Update {
+        rewrite: vec![Rewrite::ArrayPrefix {
+            field: "ancestors".into(),
+            drop: 2,
+            prefix: vec!["r".into()],
+        }],
+        ..Update::default()
+    };
+    let all = Filter::And(vec![]);
+    assert_eq!(store.update_many(C, &all, &update).await.unwrap(), 2);
+    assert_same_documents(
+        &documents(&store, C).await,
+        &[
+            doc! {"_id": "none", "ancestors": ["r"]},
+            doc! {"_id": "one", "ancestors": ["r"]},
+        ],
+    );
+    insert_all(&store, vec![doc! {"_id": "text", "ancestors": "x"}]).await;
+    let text = Filter::eq("_id", "text");
+    assert!(store.update_many(C, &text, &update).await.is_err());
+    assert_eq!(
+        get(&store, "text").await,
+        Some(doc! {"_id": "text", "ancestors": "x"})
+    );
 }
 
 on_both_stores!(
     update_many_plain_and_pull,
     update_many_array_prefix,
+    update_many_array_prefix_short_arrays,
     update_many_string_prefix,
     update_many_shift,
     prefix_and_or_filters,

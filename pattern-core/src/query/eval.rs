@@ -345,14 +345,16 @@ impl Rewrite {
                 drop,
                 prefix,
             } => match old {
-                Some(Bson::Array(a)) if a.len() > *drop => {
-                    let mut new = Vec::with_capacity(prefix.len() + a.len() - drop);
+                Some(Bson::Array(a)) => {
+                    // `$slice` from past the end is empty.
+                    let rest = &a[(*drop).min(a.len())..];
+                    let mut new = Vec::with_capacity(prefix.len() + rest.len());
                     new.extend(prefix.iter().cloned());
-                    new.extend(a[*drop..].iter().cloned());
+                    new.extend(rest.iter().cloned());
                     Ok(Some(Bson::Array(new)))
                 }
                 other => Err(format!(
-                    "cannot rewrite `{field}`: {} is not an array of more than {drop} elements",
+                    "cannot rewrite `{field}`: {} is not an array",
                     describe(other)
                 )),
             },

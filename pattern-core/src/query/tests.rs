@@ -343,7 +343,8 @@ fn rewrite(r: Rewrite) -> Update {
     }
 }
 
-/// `{$concatArrays: [prefix, {$slice: ["$f", drop, {$size: "$f"}]}]}` as MongoDB computes it.
+/// `{$concatArrays: [prefix, {$slice: ["$f", drop, {$max: [1, {$size: "$f"}]}]}]}` as MongoDB
+/// computes it.
 #[test]
 fn array_prefix_is_concat_arrays_of_a_slice() {
     let prefix = |drop, prefix: Vec<Bson>| {
@@ -362,12 +363,17 @@ fn array_prefix_is_concat_arrays_of_a_slice() {
     assert_eq!(d.get_array("ancestors").unwrap().len(), 5);
     prefix(5 - 1, vec![]).apply(&mut d, false).unwrap();
     assert_eq!(d, doc! {"_id": "e", "ancestors": ["d"], "x": 1});
-    // Not an array of more than `drop` elements: refused, the document as it was.
+    // An array of `drop` elements or fewer: the prefix alone (`$slice` past the end is empty).
+    for short in [doc! {"ancestors": ["a"]}, doc! {"ancestors": []}] {
+        let mut copy = short.clone();
+        prefix(1, vec!["r".into()]).apply(&mut copy, false).unwrap();
+        assert_eq!(copy, doc! {"ancestors": ["r"]});
+    }
+    // Not an array: refused, the document as it was.
     for bad in [
-        doc! {"ancestors": ["a"]},
         doc! {"ancestors": "a"},
         doc! {"y": 1},
-        doc! {"ancestors": []},
+        doc! {"ancestors": null},
     ] {
         let mut copy = bad.clone();
         let e = prefix(1, vec!["r".into()])
@@ -380,7 +386,7 @@ fn array_prefix_is_concat_arrays_of_a_slice() {
         prefix(2, vec!["r".into()]).to_pipeline(),
         Some(vec![doc! {"$set": {"ancestors": {"$concatArrays": [
             {"$literal": ["r"]},
-            {"$slice": ["$ancestors", 2_i64, {"$size": "$ancestors"}]},
+            {"$slice": ["$ancestors", 2_i64, {"$max": [1, {"$size": "$ancestors"}]}]},
         ]}}}])
     );
 }

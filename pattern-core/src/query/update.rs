@@ -30,10 +30,10 @@ pub struct Update {
 /// (the moves of a tree: one command, however many documents it rewrites).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rewrite {
-    /// An array whose first `drop` elements are replaced by `prefix`:
-    /// `{$concatArrays: [prefix, {$slice: ["$field", drop, {$size: "$field"}]}]}`. The array
-    /// must hold more than `drop` elements (as every descendant's ancestors do); a document
-    /// whose field is not such an array refuses the update.
+    /// An array whose first `drop` elements are replaced by `prefix` (the prefix alone when it
+    /// holds no more than `drop`): `{$concatArrays: [prefix, {$slice: ["$field", drop, {$max:
+    /// [1, {$size: "$field"}]}]}]}`. A document whose field is not an array (or is missing)
+    /// refuses the update.
     ArrayPrefix {
         field: Path,
         drop: usize,
@@ -83,7 +83,7 @@ impl Rewrite {
             } => {
                 let f = format!("${field}");
                 let literal = Bson::Document(doc! {"$literal": prefix.clone()});
-                let rest = doc! {"$slice": [f.clone(), *drop as i64, {"$size": f}]};
+                let rest = doc! {"$slice": [f.clone(), *drop as i64, {"$max": [1, {"$size": f}]}]};
                 Bson::Document(doc! {"$concatArrays": [literal, rest]})
             }
             Rewrite::StringPrefix {

@@ -64,7 +64,9 @@ struct Inner {
 enum Status {
     Active,
     Committed,
-    /// Why.
+    /// Aborted by its owner (`abort`): further use is a mistake, as on MongoDB.
+    Ended,
+    /// Aborted by a conflict; why.
     Aborted(&'static str),
     /// An operation failed (the error): as on MongoDB, whose server aborts a transaction in
     /// which an operation fails, what follows fails too, and so does the commit.
@@ -137,6 +139,7 @@ impl MemoryTxn {
         match &inner.status {
             Status::Active => Ok(()),
             Status::Committed => Err(Error::invalid("the transaction has committed")),
+            Status::Ended => Err(Error::invalid("the transaction was aborted")),
             Status::Aborted(why) => Err(conflict(format!("the transaction was aborted: {why}"))),
             // Not a conflict: running the work again would fail the same way.
             Status::Failed(first) => Err(Error::Server {
@@ -218,9 +221,10 @@ impl MemoryTxn {
             Status::Committed => Err(Error::invalid(
                 "the transaction has committed: it cannot be aborted",
             )),
-            Status::Aborted(_) | Status::Failed(_) => Ok(()),
+            Status::Aborted(_) | Status::Failed(_) | Status::Ended => Ok(()),
             Status::Active => {
                 self.abort_locked(&mut inner, &mut self.store.lock(), "it was aborted");
+                inner.status = Status::Ended;
                 self.store.ended.notify_waiters();
                 Ok(())
             }
