@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bson::{Bson, Document};
 
 use super::model::{
-    array_of, bounds, cmp_ids, full_path, id_of, must_get, path_segments, sort_siblings,
+    array_of, bounds, by_id, cmp_ids, full_path, id_of, must_get, path_segments, sort_siblings,
     stored_parent, unknown,
 };
 use crate::codec::as_int;
@@ -97,8 +97,25 @@ pub(crate) async fn children<S: Store + ?Sized>(
             Ok(in_array_order(&order, g.found.into_iter().map(|(d, _)| d)))
         }
         _ => {
-            let g = lookup(store, spec, down(spec, id, Some(0))).await?;
-            let mut docs: Vec<Document> = g.found.into_iter().map(|(d, _)| d).collect();
+            // The node and its children in one indexed query (`_id` or `parent`): the node
+            // tells an unknown id from a leaf. (A one-hop `$graphLookup` would do the same;
+            // SecantusDB answers it by a scan, 20x slower than this at 10,000 nodes.)
+            let filter = Filter::Or(vec![by_id(id), Filter::eq(spec.fields.parent, id.clone())]);
+            let found = store
+                .find(spec.collection, &filter, &FindOptions::default())
+                .await?;
+            let mut node = false;
+            let mut docs: Vec<Document> = Vec::with_capacity(found.len());
+            for d in found {
+                if compare_values(&id_of(&d), id).is_eq() {
+                    node = true;
+                } else {
+                    docs.push(d);
+                }
+            }
+            if !node {
+                return Err(unknown(spec, id));
+            }
             sort_siblings(spec, &mut docs);
             Ok(docs)
         }
