@@ -32,6 +32,24 @@ impl Collection {
             ids.dedup();
             return by_id(Source::List(ids));
         }
+        // A disjunction whose every branch has a plan: the union of their candidates.
+        if let Filter::Or(branches) = filter {
+            let mut ids: Vec<&Key> = Vec::new();
+            let mut indexed = true;
+            for branch in branches {
+                let plan = self.plan(branch);
+                if matches!(plan.source, Source::Scan(_)) {
+                    indexed = false;
+                    break;
+                }
+                ids.extend(plan.ids());
+            }
+            if indexed {
+                ids.sort();
+                ids.dedup();
+                return by_id(Source::List(ids));
+            }
+        }
         let (lo, hi) = range_on(filter, "_id");
         // The best plan so far, with its estimate.
         let mut best: Option<(Plan<'a>, usize)> = (lo.is_some() || hi.is_some()).then(|| {
@@ -264,16 +282,28 @@ impl<'a> Plan<'a> {
             Source::Id(docs, ref id) => {
                 Ids::One(docs.get_key_value(id).map(|(k, _)| k).into_iter())
             }
-            Source::IdRange(docs, ref lower, ref upper) => Ids::Docs(
-                docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
-                    .map(|(k, _)| k),
-            ),
+            Source::IdRange(docs, ref lower, ref upper) => {
+                // Contradictory bounds (`$gte: 5, $lte: 3`) match nothing (a `BTreeMap` range
+                // would panic).
+                if let (Bound::Included(lo), Bound::Included(hi)) = (lower, upper) {
+                    if lo > hi {
+                        return Ids::List(Vec::new().into_iter());
+                    }
+                }
+                Ids::Docs(
+                    docs.range::<Key, _>((lower.as_ref(), upper.as_ref()))
+                        .map(|(k, _)| k),
+                )
+            }
             Source::Index {
                 entries,
                 ref bounds,
                 split,
             } => {
                 let (start, end) = bounds.split_at(split);
+                if start > end {
+                    return Ids::List(Vec::new().into_iter());
+                }
                 let range = (Bound::Included(start), Bound::Included(end));
                 Ids::Index(
                     entries

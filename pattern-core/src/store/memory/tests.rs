@@ -638,3 +638,49 @@ async fn graph_lookup_is_mongodb_s() {
         None
     );
 }
+
+/// Contradictory bounds (`$gte: 5, $lte: 3`) on `_id` or an indexed field match nothing, alone
+/// or as a branch of an `$or` (planned as the union of its branches): no panic, and every `$or`
+/// answers as a scan would.
+#[tokio::test]
+async fn empty_ranges_and_or_plans() {
+    let s = MemoryStore::new();
+    let ix = IndexSpec {
+        name: "k_1".into(),
+        keys: vec![("k".into(), 1)],
+        unique: false,
+        partial: None,
+    };
+    s.create_index("c", &ix).await.unwrap();
+    for i in 0..20_i64 {
+        s.insert_one("c", doc! {"_id": i, "k": i % 7, "u": i % 2})
+            .await
+            .unwrap();
+    }
+    let range = |f: &str, lo: i64, hi: i64| {
+        Filter::and([
+            Filter::Gte(f.to_owned().into(), Bson::Int64(lo)),
+            Filter::Lte(f.to_owned().into(), Bson::Int64(hi)),
+        ])
+    };
+    let opts = FindOptions::default();
+    for f in ["_id", "k"] {
+        assert!(s
+            .find("c", &range(f, 5, 3), &opts)
+            .await
+            .unwrap()
+            .is_empty());
+    }
+    let ors = [
+        Filter::Or(vec![range("k", 5, 3), Filter::eq("_id", 4_i64)]),
+        Filter::Or(vec![range("k", 2, 3), range("_id", 15, 30)]),
+        Filter::Or(vec![Filter::eq("k", 1_i64), Filter::eq("u", 1_i64)]),
+        Filter::Or(vec![]),
+    ];
+    for f in ors {
+        let got = s.find("c", &f, &opts).await.unwrap();
+        let all = s.find("c", &Filter::And(vec![]), &opts).await.unwrap();
+        let want: Vec<Document> = all.into_iter().filter(|d| f.matches(d)).collect();
+        assert_eq!(got, want, "{f:?}");
+    }
+}
