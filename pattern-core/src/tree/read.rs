@@ -317,18 +317,31 @@ pub(crate) fn pre_order(
     let mut by_id: HashMap<String, Document> =
         docs.into_iter().map(|d| (key(&id_of(&d)), d)).collect();
     let mut out = Vec::new();
+    depth_first(&kids, &mut by_id, root, max_depth, &mut out);
+    out
+}
+
+/// Appends the subtree below `root` in pre-order (children in `kids`' order), taking each
+/// document out of `by_id` (a node reached twice, on a cycle, is left out), to `max_depth`
+/// levels below it.
+fn depth_first(
+    kids: &HashMap<String, Vec<Bson>>,
+    by_id: &mut HashMap<String, Document>,
+    root: &Bson,
+    max_depth: Option<u32>,
+    out: &mut Vec<(Document, u32)>,
+) {
     let mut stack: Vec<(Bson, u32)> = Vec::new();
-    push_children(&kids, root, 1, &mut stack);
+    push_children(kids, root, 1, &mut stack);
     while let Some((id, depth)) = stack.pop() {
         let Some(doc) = by_id.remove(&key(&id)) else {
             continue; // a link to a node that does not exist, or seen already (a cycle)
         };
         out.push((doc, depth));
         if max_depth.is_none_or(|m| depth < m) {
-            push_children(&kids, &id, depth + 1, &mut stack);
+            push_children(kids, &id, depth + 1, &mut stack);
         }
     }
-    out
 }
 
 fn push_children(
@@ -382,23 +395,9 @@ pub(crate) async fn roots<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Resu
         TreeModel::ChildRefs => {
             // The model stores no parent: a root is a node no `children` array lists, which
             // takes every document's array.
-            let all = store
-                .find(
-                    spec.collection,
-                    &Filter::And(vec![]),
-                    &FindOptions::default(),
-                )
-                .await?;
-            let listed: std::collections::HashSet<String> = all
-                .iter()
-                .flat_map(|d| array_of(spec, d, f.children).unwrap_or(&[]).iter().map(key))
-                .collect();
-            let mut roots: Vec<Document> = all
-                .into_iter()
-                .filter(|d| !listed.contains(&key(&id_of(d))))
-                .collect();
-            sort_siblings(spec, &mut roots);
-            return Ok(roots);
+            let all = all(store, spec).await?;
+            let kids = children_map(spec, &all);
+            return Ok(root_docs(spec, &all, &kids));
         }
     };
     let mut docs = store
@@ -408,19 +407,12 @@ pub(crate) async fn roots<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Resu
     Ok(docs)
 }
 
-/// Every node in pre-order from the roots, with its depth (one read of the collection).
-pub(crate) async fn walk<S: Store + ?Sized>(
-    store: &S,
+/// The roots among `all`: the nodes no array lists (child references), or without a parent.
+fn root_docs(
     spec: &TreeSpec,
-) -> Result<Vec<(Document, u32)>> {
-    let all = store
-        .find(
-            spec.collection,
-            &Filter::And(vec![]),
-            &FindOptions::default(),
-        )
-        .await?;
-    let kids = children_map(spec, &all);
+    all: &[Document],
+    kids: &HashMap<String, Vec<Bson>>,
+) -> Vec<Document> {
     let listed: std::collections::HashSet<String> = kids.values().flatten().map(key).collect();
     let mut roots: Vec<Document> = all
         .iter()
@@ -431,23 +423,26 @@ pub(crate) async fn walk<S: Store + ?Sized>(
         .cloned()
         .collect();
     sort_siblings(spec, &mut roots);
-    let mut out = Vec::with_capacity(all.len());
+    roots
+}
+
+/// Every node in pre-order from the roots, with its depth (one read of the collection).
+pub(crate) async fn walk<S: Store + ?Sized>(
+    store: &S,
+    spec: &TreeSpec,
+) -> Result<Vec<(Document, u32)>> {
+    let all = all(store, spec).await?;
+    let kids = children_map(spec, &all);
+    let roots = root_docs(spec, &all, &kids);
     let mut by_id: HashMap<String, Document> =
         all.into_iter().map(|d| (key(&id_of(&d)), d)).collect();
+    let mut out = Vec::with_capacity(by_id.len());
     for root in roots {
         let rid = id_of(&root);
         if let Some(doc) = by_id.remove(&key(&rid)) {
             out.push((doc, 0));
         }
-        let mut stack: Vec<(Bson, u32)> = Vec::new();
-        push_children(&kids, &rid, 1, &mut stack);
-        while let Some((id, depth)) = stack.pop() {
-            let Some(doc) = by_id.remove(&key(&id)) else {
-                continue;
-            };
-            out.push((doc, depth));
-            push_children(&kids, &id, depth + 1, &mut stack);
-        }
+        depth_first(&kids, &mut by_id, &rid, None, &mut out);
     }
     Ok(out)
 }

@@ -298,13 +298,7 @@ async fn move_in<S: Store + ?Sized>(
             .await?;
         }
         TreeModel::ChildRefs => {
-            let mut pull = Update {
-                pull: vec![(f.children.into(), id.clone())],
-                ..Update::default()
-            };
-            tx.update_many(coll, &Filter::eq(f.children, id.clone()), &pull)
-                .await?;
-            pull.pull.clear();
+            pull_everywhere(tx, spec, f.children, id).await?;
             if let Some((np, _, _)) = &target {
                 let mut push = Update {
                     push: vec![(f.children.into(), vec![id.clone()])],
@@ -386,6 +380,21 @@ async fn move_in<S: Store + ?Sized>(
     Ok(())
 }
 
+/// Removes `id` from the array `field` of every node that lists it: one command.
+async fn pull_everywhere<S: Store + ?Sized>(
+    tx: &S,
+    spec: &TreeSpec,
+    field: &'static str,
+    id: &Bson,
+) -> Result<u64> {
+    let pull = Update {
+        pull: vec![(field.into(), id.clone())],
+        ..Update::default()
+    };
+    let holders = Filter::eq(field, id.clone());
+    tx.update_many(spec.collection, &holders, &pull).await
+}
+
 /// Deletes a node and its subtree; returns how many nodes.
 pub(crate) async fn delete_subtree<S: Store + ?Sized>(
     store: &S,
@@ -412,12 +421,7 @@ async fn delete_subtree_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson
             ids.push(id.clone());
             let n = tx.delete_many(coll, &read::in_ids(ids)).await?;
             if spec.model == TreeModel::ChildRefs {
-                let pull = Update {
-                    pull: vec![(f.children.into(), id.clone())],
-                    ..Update::default()
-                };
-                tx.update_many(coll, &Filter::eq(f.children, id.clone()), &pull)
-                    .await?;
+                pull_everywhere(tx, spec, f.children, id).await?;
             }
             n
         }
@@ -497,12 +501,7 @@ async fn delete_node_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson) -
         TreeModel::Ancestors => {
             tx.update_many(coll, &children_of, &set(vec![(f.parent, up)]))
                 .await?;
-            let pull = Update {
-                pull: vec![(f.ancestors.into(), id.clone())],
-                ..Update::default()
-            };
-            tx.update_many(coll, &Filter::eq(f.ancestors, id.clone()), &pull)
-                .await?;
+            pull_everywhere(tx, spec, f.ancestors, id).await?;
         }
         TreeModel::MaterializedPath => {
             let full = full_path(spec, &node)?;
