@@ -872,6 +872,41 @@ async fn first_writer_wins(store: AnyStore) {
     assert_eq!(get(&store, "new").await.unwrap().get_i32("by"), Ok(1));
 }
 
+/// A document held by an open transaction that never finishes: every attempt of another
+/// transaction writing it conflicts at once, and the helper gives up after
+/// `TRANSACTION_ATTEMPTS` attempts with `Error::Contention`, keeping nothing.
+async fn transaction_gives_up_with_contention(store: AnyStore) {
+    insert_all(&store, vec![doc! {"_id": "a", "n": 1}]).await;
+    let holder = store.start_transaction().await.unwrap();
+    holder
+        .update_one(C, &Filter::eq("_id", "a"), &mut set("n", 2), false)
+        .await
+        .unwrap();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let r: Result<(), Error> = transaction(&store, |tx| {
+        let attempts = attempts.clone();
+        Box::pin(async move {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            tx.insert_one("side", doc! {"_id": 1}).await?;
+            tx.update_one(C, &Filter::eq("_id", "a"), &mut set("n", 3), false)
+                .await?;
+            Ok(())
+        })
+    })
+    .await;
+    assert!(
+        matches!(r, Err(Error::Contention { attempts: n, .. }) if n == pattern_core::TRANSACTION_ATTEMPTS),
+        "{r:?}"
+    );
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        pattern_core::TRANSACTION_ATTEMPTS
+    );
+    holder.abort().await.unwrap();
+    assert_eq!(get(&store, "a").await.unwrap().get_i32("n"), Ok(1));
+    assert!(documents(&store, "side").await.is_empty());
+}
+
 async fn transaction_retries_conflicts(store: AnyStore) {
     insert_all(&store, vec![doc! {"_id": "a", "n": 1}]).await;
     // The first attempt reads, then another writer changes the document, so the attempt's
@@ -1135,6 +1170,7 @@ on_both_stores!(
     snapshot_isolation,
     first_writer_wins,
     transaction_retries_conflicts,
+    transaction_gives_up_with_contention,
     write_skew_and_its_cure,
     indexes_inside_a_transaction,
     finished_transactions_refuse_work,
