@@ -907,6 +907,41 @@ async fn transaction_gives_up_with_contention(store: AnyStore) {
     assert!(documents(&store, "side").await.is_empty());
 }
 
+/// `transaction_with`: the work borrows local data (a slice to write, a counter it bumps)
+/// across its attempts; a conflict on the first attempt runs it again with the same context.
+async fn transaction_with_borrows_its_context(store: AnyStore) {
+    insert_all(&store, vec![doc! {"_id": "a", "n": 1}]).await;
+    let items = vec![doc! {"_id": "x"}, doc! {"_id": "y"}];
+    let mut attempts = 0u32;
+    let outside = store.clone();
+    pattern_core::transaction_with(
+        &store,
+        &mut (&items, &mut attempts, &outside),
+        |tx, (items, attempts, outside)| {
+            Box::pin(async move {
+                **attempts += 1;
+                let n = get(tx, "a").await.unwrap().get_i32("n").unwrap();
+                if **attempts == 1 {
+                    outside
+                        .update_one(C, &Filter::eq("_id", "a"), &mut inc("n", 10), false)
+                        .await?;
+                }
+                for item in items.iter() {
+                    tx.insert_one("items", item.clone()).await?;
+                }
+                tx.update_one(C, &Filter::eq("_id", "a"), &mut set("n", n + 1), false)
+                    .await?;
+                Ok(())
+            })
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(attempts, 2);
+    assert_eq!(get(&store, "a").await.unwrap().get_i32("n"), Ok(12));
+    assert_eq!(documents(&store, "items").await, items);
+}
+
 async fn transaction_retries_conflicts(store: AnyStore) {
     insert_all(&store, vec![doc! {"_id": "a", "n": 1}]).await;
     // The first attempt reads, then another writer changes the document, so the attempt's
@@ -1171,6 +1206,7 @@ on_both_stores!(
     first_writer_wins,
     transaction_retries_conflicts,
     transaction_gives_up_with_contention,
+    transaction_with_borrows_its_context,
     write_skew_and_its_cure,
     indexes_inside_a_transaction,
     finished_transactions_refuse_work,

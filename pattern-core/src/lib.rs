@@ -35,8 +35,8 @@ pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
 pub use store::mongo_txn::MongoTxn;
 pub use store::{
-    transaction, ArrayStats, BoxFuture, Store, StoreMemo, Transaction, UpdateOutcome,
-    TRANSACTION_ATTEMPTS,
+    transaction, transaction_with, ArrayStats, BoxFuture, Store, StoreMemo, Transaction,
+    UpdateOutcome, TRANSACTION_ATTEMPTS,
 };
 pub use tree::Tree;
 

@@ -27,7 +27,7 @@ mod txn;
 
 pub use memo::StoreMemo;
 pub(crate) use memo::{Next, TimeId};
-pub use txn::{transaction, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
+pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
 /// What an `update_one` did.
 #[derive(Clone, Debug, Default, PartialEq)]

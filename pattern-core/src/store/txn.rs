@@ -71,8 +71,42 @@ where
     F: for<'t> FnMut(&'t S::Txn) -> BoxFuture<'t, Result<T>> + Send,
     T: Send,
 {
+    transaction_with(store, &mut (), |tx, _| work(tx)).await
+}
+
+/// [`transaction`] with a context the work borrows: `work(tx, context)` may hold on to
+/// references into `context` (which [`transaction`]'s `'static` closure cannot), e.g. a slice of
+/// items to write or a `&mut` counter, as the mongodb driver's `and_run` does.
+///
+/// ```
+/// use pattern_core::{transaction_with, MemoryStore, Store};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let store = MemoryStore::new();
+/// let orders = vec![bson::doc! {"_id": 1}, bson::doc! {"_id": 2}];
+/// let mut attempts = 0;
+/// transaction_with(&store, &mut (&orders, &mut attempts), |tx, (orders, attempts)| {
+///     Box::pin(async move {
+///         **attempts += 1;
+///         for o in orders.iter() {
+///             tx.insert_one("orders", o.clone()).await?;
+///         }
+///         Ok(())
+///     })
+/// })
+/// .await?;
+/// assert_eq!(attempts, 1);
+/// # Ok::<(), pattern_core::Error>(())
+/// # }).unwrap();
+/// ```
+pub async fn transaction_with<S, C, T, F>(store: &S, context: &mut C, mut work: F) -> Result<T>
+where
+    S: Store + ?Sized,
+    C: Send + ?Sized,
+    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
+    T: Send,
+{
     if let Some(tx) = store.current_transaction() {
-        return work(tx).await;
+        return work(tx, context).await;
     }
     let mut last = String::new();
     for attempt in 0..TRANSACTION_ATTEMPTS {
@@ -80,7 +114,7 @@ where
             tokio::time::sleep(backoff(attempt)).await;
         }
         let tx = store.start_transaction().await?;
-        let result = match work(&tx).await {
+        let result = match work(&tx, &mut *context).await {
             Ok(value) => tx.commit().await.map(|()| value),
             Err(e) => {
                 // The error that ended the work is the one to report; an abort that fails
