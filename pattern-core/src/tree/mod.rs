@@ -72,7 +72,9 @@ pub async fn ensure_indexes<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()>
     model::ensure_indexes(store, &T::SPEC).await
 }
 
-/// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists.
+/// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists. In nested sets
+/// a transaction that numbers it after every node (finding the largest `right` reads the
+/// collection: no index serves it, and roots are rare).
 pub async fn insert_root<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
     write::insert(store, &T::SPEC, node_document(node)?, None).await
 }
@@ -199,7 +201,8 @@ where
     read::depth(store, &T::SPEC, &id).await
 }
 
-/// Whether `id` is a descendant of `of` (a node is not its own descendant).
+/// Whether `id` is a descendant of `of` (a node is not its own descendant; `false` when `of`
+/// does not exist). [`Error::UnknownNode`] when `id` does not exist.
 pub async fn is_descendant<T, S, Q>(store: &S, id: &Q, of: &Q) -> Result<bool>
 where
     T: Tree,
