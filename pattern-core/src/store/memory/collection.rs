@@ -3,6 +3,7 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bson::{Bson, Document};
 
@@ -38,9 +39,13 @@ pub(super) type Docs = BTreeMap<Key, Stored>;
 /// A stored document, its BSON size (`None`: it does not serialize), kept so that an update
 /// checks the size limit from what it changed rather than by measuring everything, and the
 /// tick of the write that left it ([`Clock`]).
+///
+/// The document is shared (`Arc`): a transaction's copy of a collection shares every document
+/// with the store's until one side writes it (`Arc::make_mut`), so copying a collection copies
+/// its map, not its documents.
 #[derive(Clone, Debug)]
 pub(super) struct Stored {
-    pub(super) doc: Document,
+    pub(super) doc: Arc<Document>,
     pub(super) bytes: Option<usize>,
     pub(super) stamp: u64,
 }
@@ -119,7 +124,11 @@ impl Collection {
         for (index, key) in indexes.iter_mut().zip(keys) {
             index.add_key(key, id);
         }
-        slot.insert(Stored { doc, bytes, stamp });
+        slot.insert(Stored {
+            doc: Arc::new(doc),
+            bytes,
+            stamp,
+        });
         Ok(())
     }
 
@@ -142,7 +151,7 @@ impl Collection {
             }
         }
         *slot = Stored {
-            doc: new,
+            doc: Arc::new(new),
             bytes,
             stamp,
         };
@@ -166,6 +175,8 @@ impl Collection {
         let stamp = self.tick();
         let Collection { docs, indexes, .. } = self;
         let Stored { doc, bytes, .. } = docs.get_mut(id).expect("update: the document exists");
+        // Copied only when a transaction's copy of the collection shares it.
+        let doc = Arc::make_mut(doc);
         let before = fields.map(|fields| match fields {
             // Only whether a document matched: a copy of an empty document costs less than a
             // new one (which seeds its hasher).

@@ -242,7 +242,7 @@ impl MemoryStore {
     pub(crate) fn dump(&self, coll: &str) -> Vec<Document> {
         self.lock()
             .get(coll)
-            .map(|c| c.docs.values().map(|s| s.doc.clone()).collect())
+            .map(|c| c.docs.values().map(|s| Document::clone(&s.doc)).collect())
             .unwrap_or_default()
     }
 

@@ -265,13 +265,13 @@ pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Gr
             let doc = &c.docs[&id].doc;
             if seen.insert(id) {
                 connecting(get_path(doc, &q.connect_from), &mut searched, &mut frontier);
-                found.push((doc.clone(), depth));
+                found.push((Document::clone(doc), depth));
             }
         }
         depth += 1;
     }
     Some(Graph {
-        start: start.clone(),
+        start: Document::clone(start),
         found,
     })
 }

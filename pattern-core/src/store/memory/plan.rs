@@ -161,7 +161,7 @@ impl Collection {
             _ => usize::MAX,
         };
         let skip = skip as usize;
-        let with_doc = |id: &'a Key| (id, &self.docs[id].doc);
+        let with_doc = |id: &'a Key| (id, &*self.docs[id].doc);
         let matches = |(_, doc): &(&Key, &Document)| filter.matches(doc);
         let forward = plan.sorted_by(sort, false);
         let backward = !forward && plan.sorted_by(sort, true);

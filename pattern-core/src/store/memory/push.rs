@@ -270,6 +270,8 @@ impl Push<'_> {
             held
         };
         let Stored { doc, bytes, stamp } = stored;
+        // Copied only when a transaction's copy of the collection shares it.
+        let doc = std::sync::Arc::make_mut(doc);
         let held = holding(doc, held_by);
         // The fields in one pass (no hashing).
         let (mut counted, mut listed, mut numbered) = (None, None, true);
