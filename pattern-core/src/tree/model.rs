@@ -204,6 +204,20 @@ pub(crate) fn id_str<'a>(spec: &TreeSpec, doc: &'a Document) -> Result<&'a str> 
     }
 }
 
+/// The ids of the node's ancestors, root first, when its document names them (the ancestors
+/// and paths models); `None` in the models that hold only links.
+pub(crate) fn stored_ancestors(spec: &TreeSpec, doc: &Document) -> Option<Result<Vec<Bson>>> {
+    match spec.model {
+        TreeModel::Ancestors => {
+            Some(array_of(spec, doc, spec.fields.ancestors).map(<[Bson]>::to_vec))
+        }
+        TreeModel::MaterializedPath => {
+            Some(path_segments(spec, doc).map(|s| s.into_iter().map(Bson::String).collect()))
+        }
+        _ => None,
+    }
+}
+
 /// A nested set's `(left, right)`.
 pub(crate) fn bounds(spec: &TreeSpec, doc: &Document) -> Result<(i64, i64)> {
     let get = |field: &str| {

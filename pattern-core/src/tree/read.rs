@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 
 use super::model::{
     array_of, bounds, by_id, cmp_ids, full_path, id_of, must_get, path_segments, sort_siblings,
-    stored_parent, unknown,
+    stored_ancestors, stored_parent, unknown,
 };
 use crate::codec::as_int;
 use crate::query::eval::compare_values;
@@ -170,17 +170,14 @@ pub(crate) async fn ancestors<S: Store + ?Sized>(
         }
         TreeModel::MaterializedPath => {
             let node = must_get(store, spec, id).await?;
-            let order: Vec<Bson> = path_segments(spec, &node)?
-                .into_iter()
-                .map(Bson::String)
-                .collect();
+            let order = stored_ancestors(spec, &node).expect("a path names the ancestors")?;
             if order.is_empty() {
                 return Ok(Vec::new());
             }
             let docs = store
                 .find(
                     spec.collection,
-                    &Filter::In("_id".into(), order.clone()),
+                    &in_ids(order.clone()),
                     &FindOptions::default(),
                 )
                 .await?;
@@ -197,17 +194,7 @@ pub(crate) async fn ancestors<S: Store + ?Sized>(
 
 /// The node's depth (a root: 0).
 pub(crate) async fn depth<S: Store + ?Sized>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
-    let n = match spec.model {
-        TreeModel::Ancestors => {
-            let node = must_get(store, spec, id).await?;
-            array_of(spec, &node, spec.fields.ancestors)?.len()
-        }
-        TreeModel::MaterializedPath => {
-            let node = must_get(store, spec, id).await?;
-            path_segments(spec, &node)?.len()
-        }
-        _ => lookup(store, spec, up(spec, id, None)).await?.found.len(),
-    };
+    let n = ancestor_ids(store, spec, id).await?.len();
     Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
@@ -222,31 +209,28 @@ pub(crate) async fn is_descendant<S: Store + ?Sized>(
     Ok(ids.iter().any(|a| compare_values(a, of).is_eq()))
 }
 
-/// The ids of the node's ancestors (any order), one query.
+/// The ids of the node's ancestors (any order), one query: the node itself where it names
+/// them, else a `$graphLookup` up its links.
 pub(crate) async fn ancestor_ids<S: Store + ?Sized>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
 ) -> Result<Vec<Bson>> {
-    match spec.model {
-        TreeModel::Ancestors => {
-            let node = must_get(store, spec, id).await?;
-            Ok(array_of(spec, &node, spec.fields.ancestors)?.to_vec())
+    if matches!(
+        spec.model,
+        TreeModel::Ancestors | TreeModel::MaterializedPath
+    ) {
+        let node = must_get(store, spec, id).await?;
+        if let Some(ids) = stored_ancestors(spec, &node) {
+            return ids;
         }
-        TreeModel::MaterializedPath => {
-            let node = must_get(store, spec, id).await?;
-            Ok(path_segments(spec, &node)?
-                .into_iter()
-                .map(Bson::String)
-                .collect())
-        }
-        _ => Ok(lookup(store, spec, up(spec, id, None))
-            .await?
-            .found
-            .into_iter()
-            .map(|(d, _)| id_of(&d))
-            .collect()),
     }
+    Ok(lookup(store, spec, up(spec, id, None))
+        .await?
+        .found
+        .into_iter()
+        .map(|(d, _)| id_of(&d))
+        .collect())
 }
 
 /// The node's descendants in pre-order, with their depth below the node (children: 1), to

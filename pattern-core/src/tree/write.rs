@@ -6,7 +6,7 @@ use bson::{Bson, Document};
 
 use super::model::{
     array_of, bounds, bump_version, by_id, check_id, ensure_indexes, full_path, id_of, must_get,
-    path_segments, set, stored_path, unknown,
+    set, stored_ancestors, stored_path, unknown,
 };
 use super::read;
 use crate::error::display_bson;
@@ -126,12 +126,10 @@ async fn insert_in<S: Store + ?Sized>(
 
 /// The depth of a node whose document is `doc`.
 async fn depth_of<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, doc: &Document) -> Result<u32> {
-    let n = match spec.model {
-        TreeModel::Ancestors => array_of(spec, doc, spec.fields.ancestors)?.len() as u32,
-        TreeModel::MaterializedPath => path_segments(spec, doc)?.len() as u32,
-        _ => read::depth(tx, spec, &id_of(doc)).await?,
-    };
-    Ok(n)
+    match stored_ancestors(spec, doc) {
+        Some(ids) => Ok(u32::try_from(ids?.len()).unwrap_or(u32::MAX)),
+        None => read::depth(tx, spec, &id_of(doc)).await,
+    }
 }
 
 fn too_deep(spec: &TreeSpec, depth: u64) -> Error {
@@ -257,14 +255,10 @@ async fn move_in<S: Store + ?Sized>(
     let target = match new_parent {
         Some(np) => {
             let ndoc = must_get(tx, spec, np).await?;
-            let anc = match spec.model {
-                // The new parent's document names its ancestors.
-                TreeModel::Ancestors => array_of(spec, &ndoc, f.ancestors)?.to_vec(),
-                TreeModel::MaterializedPath => path_segments(spec, &ndoc)?
-                    .into_iter()
-                    .map(Bson::String)
-                    .collect(),
-                _ => read::ancestor_ids(tx, spec, np).await?,
+            // Where the new parent's document names its ancestors, no second read.
+            let anc = match stored_ancestors(spec, &ndoc) {
+                Some(ids) => ids?,
+                None => read::ancestor_ids(tx, spec, np).await?,
             };
             let same = |a: &Bson, b: &Bson| crate::query::eval::compare_values(a, b).is_eq();
             if same(np, id) || anc.iter().any(|a| same(a, id)) {
