@@ -1,6 +1,7 @@
 //! BSON helpers under every other layer: the items' serializer, document sizes and the 16 MiB
 //! checks, and documents read as bytes.
 
+pub(crate) mod number;
 pub(crate) mod raw;
 pub(crate) mod ser;
 pub(crate) mod size;
