@@ -153,6 +153,7 @@ mod hand_written {
     impl<const N: u32> Bucket for Sized<N> {
         type Key = i64;
         type Item = u32;
+        type Summary = pattern_core::bucket::Totals;
         const SPEC: BucketSpec = BucketSpec {
             collection: "hand",
             key_field: "k",
@@ -160,8 +161,9 @@ mod hand_written {
             count_field: "count",
             page_field: "page",
             size: N,
+            keeps: pattern_core::Keeps::NONE,
         };
-        fn item_time(_: &u32) -> Option<i64> {
+        fn item_millis(_: &u32) -> Option<i64> {
             Some(0)
         }
     }
@@ -187,6 +189,7 @@ mod hand_written {
                 count_field: "count",
                 size: C,
                 order: SeriesOrder::Seq("seq"),
+                keeps: pattern_core::Keeps::NONE,
             },
         };
     }

@@ -86,6 +86,26 @@ pub enum Error {
         max_depth: u32,
     },
 
+    /// A summary's sum would overflow its integer type (an Int64 past 2^63-1): the write that
+    /// would overflow it was refused whole, nothing written.
+    #[error("sum overflow in collection `{collection}`, field `{field}`: {message}")]
+    Overflow {
+        collection: String,
+        field: String,
+        message: String,
+    },
+
+    /// [`ingest`](crate::bucket::ingest) stopped on an error: the items at `unwritten`
+    /// (indexes into its input, in order) were not written, every other one was, once.
+    /// Ingesting exactly those again completes the load.
+    #[error("ingest wrote {written} items and stopped, {} not written: {source}", unwritten.len())]
+    Ingest {
+        written: u64,
+        unwritten: Vec<usize>,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {

@@ -63,11 +63,20 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
 pub trait EpochSeconds {
     /// Whole seconds since 1970-01-01T00:00:00Z (floored), or `None` to use the current time.
     fn epoch_seconds(&self) -> Option<i64>;
+
+    /// Milliseconds since 1970-01-01T00:00:00Z (floored): what a bucket's time bounds keep.
+    /// The default is [`EpochSeconds::epoch_seconds`] in milliseconds (saturating).
+    fn epoch_millis(&self) -> Option<i64> {
+        self.epoch_seconds().map(|s| s.saturating_mul(1000))
+    }
 }
 
 impl EpochSeconds for bson::DateTime {
     fn epoch_seconds(&self) -> Option<i64> {
         Some(self.timestamp_millis().div_euclid(1000))
+    }
+    fn epoch_millis(&self) -> Option<i64> {
+        Some(self.timestamp_millis())
     }
 }
 
@@ -80,6 +89,16 @@ impl EpochSeconds for std::time::SystemTime {
                 let d = e.duration();
                 let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
                 -secs - i64::from(d.subsec_nanos() > 0)
+            }
+        })
+    }
+    fn epoch_millis(&self) -> Option<i64> {
+        Some(match self.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            Err(e) => {
+                let d = e.duration();
+                let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+                -ms - i64::from(d.subsec_nanos() % 1_000_000 > 0)
             }
         })
     }
@@ -96,17 +115,23 @@ impl<T: EpochSeconds> EpochSeconds for Option<T> {
     fn epoch_seconds(&self) -> Option<i64> {
         self.as_ref().and_then(T::epoch_seconds)
     }
+    fn epoch_millis(&self) -> Option<i64> {
+        self.as_ref().and_then(T::epoch_millis)
+    }
 }
 
 impl<T: EpochSeconds + ?Sized> EpochSeconds for &T {
     fn epoch_seconds(&self) -> Option<i64> {
         (**self).epoch_seconds()
     }
+    fn epoch_millis(&self) -> Option<i64> {
+        (**self).epoch_millis()
+    }
 }
 
-/// The current time in epoch seconds.
-pub(crate) fn now_seconds() -> i64 {
-    std::time::SystemTime::now().epoch_seconds().unwrap_or(0)
+/// The current time in epoch milliseconds.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now().epoch_millis().unwrap_or(0)
 }
 
 #[cfg(test)]

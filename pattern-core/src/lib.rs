@@ -26,7 +26,10 @@ pub use bucket::{Bucket, Counts, Page};
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
-pub use spec::{BucketSpec, OutlierSpec, SeriesOrder, SeriesSpec, TreeFields, TreeModel, TreeSpec};
+pub use spec::{
+    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, TreeFields,
+    TreeModel, TreeSpec,
+};
 pub use store::any::AnyStore;
 pub use store::any_txn::AnyTxn;
 pub use store::memory::{MemoryStore, MemoryTxn};
@@ -53,9 +56,9 @@ pub use pattern_derive::Tree;
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    /// Reads an item's time field (`#[bucket(time = "...")]`).
-    pub fn __epoch_seconds<T: crate::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
-        t.epoch_seconds()
+    /// Reads an item's time field (`#[bucket(time = "...")]`), in epoch milliseconds.
+    pub fn __epoch_millis<T: crate::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
+        t.epoch_millis()
     }
     pub use core::borrow::Borrow;
     pub use core::option::Option;

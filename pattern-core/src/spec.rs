@@ -33,7 +33,77 @@ pub struct SeriesSpec {
     /// Items per document, at least 1.
     pub size: u32,
     pub order: SeriesOrder,
+    /// What each document keeps of its items beside them (time bounds, a summary).
+    pub keeps: Keeps,
 }
+
+/// An aggregate of one item field that a bucket keeps, updated by the push that adds the items
+/// (`$inc`, `$min`, `$max` in the same update).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggregateOp {
+    /// The sum of the field's numbers (`$inc`).
+    Sum,
+    /// The smallest of the field's numbers (`$min`).
+    Min,
+    /// The largest of the field's numbers (`$max`).
+    Max,
+}
+
+impl AggregateOp {
+    /// The attribute's spelling (`sum`, `min`, `max`).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            AggregateOp::Sum => "sum",
+            AggregateOp::Min => "min",
+            AggregateOp::Max => "max",
+        }
+    }
+}
+
+/// One aggregate of a bucket's summary: `op` over the items' `item_field`, kept in the
+/// bucket's top-level `field` (`qty_sum`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Aggregate {
+    pub op: AggregateOp,
+    /// The item field's name in BSON (a top-level field of the item).
+    pub item_field: &'static str,
+    /// The bucket field holding the aggregate.
+    pub field: &'static str,
+}
+
+/// What each document of a series keeps of its items beside them, maintained by the same
+/// update that pushes the items.
+///
+/// A document opened by a writer that keeps them is marked complete for them: `bounded: true`
+/// for the bounds, `summarized: [<field>, ...]` for the summary's aggregates. A document
+/// without the mark (written before, or by other tools) may hold partial values, pushed
+/// since: reads treat it as unbounded and compute its summary from its items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Keeps {
+    /// The fields of the earliest and latest item time (`<time>_min`, `<time>_max`, as BSON
+    /// dates), or `None`.
+    pub bounds: Option<(&'static str, &'static str)>,
+    /// The summary's aggregates, in the order of the generated summary's fields.
+    pub summary: &'static [Aggregate],
+}
+
+impl Keeps {
+    /// Nothing kept beside the items.
+    pub const NONE: Keeps = Keeps {
+        bounds: None,
+        summary: &[],
+    };
+
+    /// Whether anything is kept beside the items.
+    pub const fn is_none(&self) -> bool {
+        self.bounds.is_none() && self.summary.is_empty()
+    }
+}
+
+/// The field marking a bucket whose time bounds cover every item (`true`).
+pub const BOUNDED_FIELD: &str = "bounded";
+/// The field listing the summary fields of a bucket that cover every item.
+pub const SUMMARIZED_FIELD: &str = "summarized";
 
 /// Where and how a bucket series is stored (filled in by the derive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +120,8 @@ pub struct BucketSpec {
     pub page_field: &'static str,
     /// `#[bucket(size = 10)]`
     pub size: u32,
+    /// Time bounds (with `time = "..."`) and `summary(...)`.
+    pub keeps: Keeps,
 }
 
 impl BucketSpec {
@@ -62,6 +134,7 @@ impl BucketSpec {
             count_field: self.count_field,
             size: self.size,
             order: SeriesOrder::TimeId(self.page_field),
+            keeps: self.keeps,
         }
     }
 }

@@ -259,3 +259,11 @@ mod tests {
             .contains("unknown rename rule"));
     }
 }
+
+/// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).
+pub(crate) fn unraw_member(member: &syn::Member) -> String {
+    match member {
+        syn::Member::Named(ident) => unraw(ident),
+        syn::Member::Unnamed(index) => index.index.to_string(),
+    }
+}

@@ -122,6 +122,28 @@ pub async fn counted_mongo_store(test: &str) -> (MongoStore, CommandLog) {
     )
 }
 
+/// A MongoDB store on a fresh database, with every command its client sends (name, body),
+/// the driver's handshakes and monitoring aside: to count round trips and explain the very
+/// queries a method sent.
+pub async fn recording_mongo_store(
+    test: &str,
+) -> (MongoStore, Arc<Mutex<Vec<(String, Document)>>>) {
+    let log: Arc<Mutex<Vec<(String, Document)>>> = Arc::default();
+    let sink = log.clone();
+    let mut opts = options().await;
+    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        if let CommandEvent::Started(s) = ev {
+            if CommandLog::counts(&s.command_name) {
+                sink.lock().unwrap().push((s.command_name, s.command));
+            }
+        }
+    }));
+    (
+        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
+        log,
+    )
+}
+
 /// Drops a test's database (best effort: the test server's storage is temporary anyway).
 pub async fn drop_db(store: &AnyStore) {
     if let AnyStore::Mongo(m) = store {

@@ -284,6 +284,7 @@ mod tests {
             count_field: "count",
             size: 2,
             order: SeriesOrder::Seq("seq"),
+            keeps: crate::spec::Keeps::NONE,
         },
     };
 

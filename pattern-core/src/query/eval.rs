@@ -65,8 +65,9 @@ impl Update {
     /// non-number, `$push` or `$pull` to a non-array, a rewrite of a field that does not hold
     /// what it rewrites, rewrites beside operators a pipeline cannot carry).
     ///
-    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc`, `$push`, `$pull`, each
-    /// seeing what the ones before it wrote. Rewrites (which only come with `$set`) are
+    /// The operators apply in the order `$set`, `$setOnInsert`, `$inc` (`inc` then `sum`),
+    /// `$min`, `$max`, `$push`, `$pull`, each seeing what the ones before it wrote (a field is
+    /// written by one of them: MongoDB refuses an update naming a field twice). Rewrites (which only come with `$set`) are
     /// computed from the document as it was, as an update pipeline's `$set` stage computes
     /// them, and written after `$set` (a rewrite of a field `$set` also writes wins). Everything
     /// that can fail is checked before `doc` is touched, so `doc` is never copied.
@@ -123,6 +124,10 @@ impl Update {
         let other_write = written(&self.set)
             || (inserting && written(&self.set_on_insert))
             || self.inc.iter().any(|(f, _)| f == k)
+            || written(&self.sum)
+            || written(&self.min)
+            || written(&self.max)
+            || self.unset.iter().any(|f| f == k)
             || written(&self.pull)
             || self.rewrite.iter().any(|r| r.field() == k);
         pushed_once && !other_write
@@ -141,7 +146,14 @@ impl Update {
                     Some(s) => Bson::Int32(s),
                     None => Bson::Int64(*x as i64 + *n as i64),
                 },
-                Some(Bson::Int64(x)) => Bson::Int64(x.wrapping_add(*n as i64)),
+                Some(Bson::Int64(x)) => match x.checked_add(*n as i64) {
+                    Some(s) => Bson::Int64(s),
+                    None => {
+                        return Err(format!(
+                            "Failed to apply $inc operations to current value ({x}) for `{k}`: overflow"
+                        ))
+                    }
+                },
                 Some(Bson::Double(x)) => Bson::Double(x + *n as f64),
                 Some(other) => {
                     return Err(format!(
@@ -152,6 +164,34 @@ impl Update {
             };
             incs.push(new);
         }
+        let mut sums = Vec::with_capacity(self.sum.len());
+        for (k, v) in &self.sum {
+            let new = match self.value_seen(doc, &incs, k, inserting) {
+                None => v.clone(),
+                Some(old) => crate::codec::number::add(old, v).map_err(|e| match e {
+                    crate::codec::number::NumberError::Overflow => format!(
+                        "Failed to apply $inc operations to current value ({}) for `{k}`: overflow",
+                        crate::error::display_bson(old)
+                    ),
+                    crate::codec::number::NumberError::NotANumber(t) => {
+                        format!("cannot apply $inc to `{k}` of type {t:?}")
+                    }
+                })?,
+            };
+            sums.push(new);
+        }
+        let bound = |ops: &[(Path, Bson)], keep: std::cmp::Ordering| {
+            ops.iter()
+                .map(|(k, v)| match self.value_seen(doc, &incs, k, inserting) {
+                    Some(old) if compare_values(v, old) != keep => None,
+                    _ => Some(v.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        let (mins, maxs) = (
+            bound(&self.min, std::cmp::Ordering::Less),
+            bound(&self.max, std::cmp::Ordering::Greater),
+        );
         for (i, (k, _)) in self.push.iter().enumerate() {
             if self.push[..i].iter().any(|(p, _)| p == k) {
                 continue; // an array by then: an earlier `$push` made sure of it
@@ -183,7 +223,13 @@ impl Update {
         let rewrites = (self.rewrite.iter())
             .map(|r| r.compute(doc.get(r.field())))
             .collect::<Result<_, _>>()?;
-        Ok(Prepared { incs, rewrites })
+        Ok(Prepared {
+            incs,
+            sums,
+            mins,
+            maxs,
+            rewrites,
+        })
     }
 
     /// Writes `$set`, `$setOnInsert` (when `inserting`), the `$inc` results and the rewrites'
@@ -199,6 +245,18 @@ impl Update {
         }
         for ((k, _), v) in self.inc.iter().zip(prepared.incs) {
             set_field(doc, k, v);
+        }
+        for ((k, _), v) in self.sum.iter().zip(prepared.sums) {
+            set_field(doc, k, v);
+        }
+        let bounds = (self.min.iter().zip(prepared.mins)).chain(self.max.iter().zip(prepared.maxs));
+        for ((k, _), v) in bounds {
+            if let Some(v) = v {
+                set_field(doc, k, v);
+            }
+        }
+        for k in &self.unset {
+            doc.remove(k.as_ref());
         }
         for (r, v) in self.rewrite.iter().zip(prepared.rewrites) {
             match v {
@@ -238,6 +296,10 @@ impl Update {
     pub(crate) fn writes(&self, k: &str) -> bool {
         self.set.iter().any(|(f, _)| f == k)
             || self.inc.iter().any(|(f, _)| f == k)
+            || self.sum.iter().any(|(f, _)| f == k)
+            || self.min.iter().any(|(f, _)| f == k)
+            || self.max.iter().any(|(f, _)| f == k)
+            || self.unset.iter().any(|f| f == k)
             || self.push.iter().any(|(f, _)| f == k)
             || self.pull.iter().any(|(f, _)| f == k)
             || self.rewrite.iter().any(|r| r.field() == k)
@@ -249,6 +311,10 @@ impl Update {
             Written::Set(i) => &self.set[i].0,
             Written::SetOnInsert(i) => &self.set_on_insert[i].0,
             Written::Inc(i) => &self.inc[i].0,
+            Written::Sum(i) => &self.sum[i].0,
+            Written::Min(i) => &self.min[i].0,
+            Written::Max(i) => &self.max[i].0,
+            Written::Unset(i) => &self.unset[i],
             Written::Push(i) => &self.push[i].0,
             Written::Pull(i) => &self.pull[i].0,
             Written::Rewrite(i) => self.rewrite[i].field(),
@@ -271,6 +337,10 @@ impl Update {
         let written = written
             .chain((0..soi).map(Written::SetOnInsert))
             .chain((0..self.inc.len()).map(Written::Inc))
+            .chain((0..self.sum.len()).map(Written::Sum))
+            .chain((0..self.min.len()).map(Written::Min))
+            .chain((0..self.max.len()).map(Written::Max))
+            .chain((0..self.unset.len()).map(Written::Unset))
             .chain((0..self.pull.len()).map(Written::Pull))
             .chain((0..self.rewrite.len()).map(Written::Rewrite));
         let seen = |saved: &[(Written, Saved)], k: &str| {
@@ -322,6 +392,10 @@ enum Written {
     Set(usize),
     SetOnInsert(usize),
     Inc(usize),
+    Sum(usize),
+    Min(usize),
+    Max(usize),
+    Unset(usize),
     Push(usize),
     Pull(usize),
     Rewrite(usize),
@@ -331,6 +405,10 @@ enum Written {
 /// leaves in its field (`None`: the field is left out).
 struct Prepared {
     incs: Vec<Bson>,
+    sums: Vec<Bson>,
+    /// The value each `$min` / `$max` writes; `None` where it leaves the field as it is.
+    mins: Vec<Option<Bson>>,
+    maxs: Vec<Option<Bson>>,
     rewrites: Vec<Option<Bson>>,
 }
 

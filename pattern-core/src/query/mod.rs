@@ -31,6 +31,10 @@ pub struct FindOptions {
     pub sort: Vec<(Path, i32)>,
     pub skip: u64,
     pub limit: Option<i64>,
+    /// The top-level fields wanted (`_id` always comes); empty: the whole documents. A store
+    /// may return more fields than asked (the in-memory store returns whole documents): only
+    /// what is asked is read.
+    pub projection: Vec<Path>,
 }
 
 impl FindOptions {

@@ -14,6 +14,16 @@ pub struct Update {
     pub set_on_insert: Vec<(Path, Bson)>,
     /// `$inc` (by an Int32 amount, as the shell would)
     pub inc: Vec<(Path, i32)>,
+    /// `$inc` by any BSON number (a summary's sums), sent in the same `$inc` as `inc`, after
+    /// it. An Int64 overflow refuses the update, as MongoDB does (never wraps).
+    pub sum: Vec<(Path, Bson)>,
+    /// `$min`: the field becomes the value when the value is smaller (in BSON order) or the
+    /// field is missing.
+    pub min: Vec<(Path, Bson)>,
+    /// `$max`: the field becomes the value when the value is larger or the field is missing.
+    pub max: Vec<(Path, Bson)>,
+    /// `$unset`: removes the fields.
+    pub unset: Vec<Path>,
     /// `$push: {path: {$each: [...]}}` (one item: `{path: item}`, unless it has `$` fields)
     pub push: Vec<(Path, Vec<Bson>)>,
     /// `$pull: {path: {$in: [value]}}`: removes every element equal to the value from the
@@ -134,14 +144,20 @@ impl Update {
         if !self.set_on_insert.is_empty() {
             out.insert("$setOnInsert", pairs(&self.set_on_insert));
         }
-        if !self.inc.is_empty() {
-            out.insert(
-                "$inc",
-                self.inc
-                    .iter()
-                    .map(|(k, n)| (k.to_string(), Bson::Int32(*n)))
-                    .collect::<Document>(),
-            );
+        if !self.inc.is_empty() || !self.sum.is_empty() {
+            let inc = self.inc.iter().map(|(k, n)| (k.to_string(), Bson::Int32(*n)));
+            let sum = self.sum.iter().map(|(k, v)| (k.to_string(), v.clone()));
+            out.insert("$inc", inc.chain(sum).collect::<Document>());
+        }
+        if !self.min.is_empty() {
+            out.insert("$min", pairs(&self.min));
+        }
+        if !self.max.is_empty() {
+            out.insert("$max", pairs(&self.max));
+        }
+        if !self.unset.is_empty() {
+            let fields = self.unset.iter().map(|k| (k.to_string(), Bson::String(String::new())));
+            out.insert("$unset", fields.collect::<Document>());
         }
         if !self.push.is_empty() {
             let push: Document = self
@@ -181,6 +197,10 @@ impl Update {
     pub fn check(&self) -> crate::Result<()> {
         let plain_ops = !self.set_on_insert.is_empty()
             || !self.inc.is_empty()
+            || !self.sum.is_empty()
+            || !self.min.is_empty()
+            || !self.max.is_empty()
+            || !self.unset.is_empty()
             || !self.push.is_empty()
             || !self.pull.is_empty();
         if !self.rewrite.is_empty() && plain_ops {

@@ -70,7 +70,7 @@ impl<'a> NewIds<'a> {
         if !self.time_named() {
             return;
         }
-        let seconds = Some(time.unwrap_or_else(crate::key::now_seconds));
+        let seconds = Some(time.unwrap_or_else(|| crate::key::now_millis().div_euclid(1000)));
         if self.seconds != seconds {
             (self.seconds, self.suffix) = (seconds, 0);
         }
@@ -154,7 +154,7 @@ impl<'a> NewIds<'a> {
 
 /// The parts of `id` when it is `<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>` as
 /// [`bucket_id`] writes them.
-fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
+pub(super) fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
     let rest = id.strip_prefix(prefix)?.strip_prefix('_')?;
     let (seconds, suffix) = match rest.split_once('_') {
         // At least 6 digits, zero-padded to 6 only.

@@ -18,9 +18,11 @@
 
 mod ids;
 mod indexes;
+mod ingest;
 mod push;
 mod read;
 
+pub(crate) use ingest::{ingest, Entry};
 pub(crate) use push::{name_foreign, push, push_fresh};
 pub use read::STREAM_BATCH;
 pub(crate) use read::{

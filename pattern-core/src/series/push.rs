@@ -11,8 +11,8 @@ use crate::codec::raw::doc_id;
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
-use crate::store::shape::bucket_id;
-use crate::store::{Next, Store, TimeId};
+use crate::store::shape::{bucket_id, Kept};
+use crate::store::{push_open_keeping, Next, Store, TimeId};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -26,8 +26,9 @@ fn contention(what: &str) -> Error {
     }
 }
 
-/// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch seconds
-/// (used by [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) only). One item costs one round trip in the common case.
+/// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch milliseconds
+/// (used by [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) and time bounds only). One
+/// item costs one round trip in the common case.
 pub(crate) async fn push<S: Store>(
     store: &S,
     spec: &SeriesSpec,
@@ -40,8 +41,9 @@ pub(crate) async fn push<S: Store>(
     match items.len() {
         0 => Ok(()),
         1 => {
+            let kept = spec.kept(&items, times)?;
             let one = items.pop().expect("one item");
-            push_one(store, spec, key, prefix, one, times.first().copied()).await
+            push_one(store, spec, key, prefix, one, times.first().copied(), &kept).await
         }
         _ => push_many(store, spec, key, prefix, &items, times, None).await,
     }
@@ -79,8 +81,10 @@ async fn push_one<S: Store>(
     prefix: &str,
     item: Bson,
     time: Option<i64>,
+    kept: &Kept,
 ) -> Result<()> {
     let coll = spec.collection;
+    let time = time.map(seconds);
     // The open document's `_id` comes back too: the next document's `_id` must differ from it.
     let fields = [spec.count_field, spec.order.field(), "_id"];
     let mut ids = NewIds::new(spec, prefix, time);
@@ -94,10 +98,14 @@ async fn push_one<S: Store>(
             // The common case, one round trip: the seed's conditional upsert, into the key's
             // open document, or opening document `seq` when none is open.
             ids.prepare(store, seq).await?;
-            match store
-                .push_open(spec, key, &mut items, seq, &|| ids.id())
-                .await
-            {
+            let pushed = if spec.keeps.is_none() {
+                store
+                    .push_open(spec, key, &mut items, seq, &|| ids.id())
+                    .await
+            } else {
+                push_open_keeping(store, spec, key, &mut items, kept, seq, &|| ids.id()).await
+            };
+            match overflowed(spec, kept, pushed) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {
                     remember(store, spec, key, seq.checked_add(1), ids.opened());
@@ -126,7 +134,7 @@ async fn push_one<S: Store>(
         // (`findAndModify`), which gives the next one. No hint: the open-document index both
         // filters and sorts, so the planner picks it.
         let open = spec.open(key);
-        let mut update = spec.push_update(std::mem::take(&mut items));
+        let mut update = spec.push_update(std::mem::take(&mut items), kept);
         let pushed = store
             .update_first(
                 coll,
@@ -138,7 +146,7 @@ async fn push_one<S: Store>(
                 &fields,
             )
             .await;
-        let pushed = match pushed {
+        let pushed = match overflowed(spec, kept, pushed) {
             Ok(pushed) => pushed,
             Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
         };
@@ -161,7 +169,7 @@ async fn push_one<S: Store>(
         };
         let id = ids.next(store, seq).await?;
         match store
-            .insert_one(coll, spec.new_doc(key, id, seq, &items))
+            .insert_one(coll, spec.new_doc(key, id, seq, &items, kept))
             .await
         {
             Ok(()) => {
@@ -183,6 +191,37 @@ async fn push_one<S: Store>(
     Err(contention("opening a document"))
 }
 
+/// Whole epoch seconds of epoch milliseconds (floored): what a bucket's `_id` is named by.
+pub(crate) fn seconds(millis: i64) -> i64 {
+    millis.div_euclid(1000)
+}
+
+/// A write that the store refused because a summary's `$inc` would overflow (both stores
+/// say "Failed to apply $inc"), as [`Error::Overflow`] naming the sums it added to (the
+/// field named in the message when there; MongoDB names only the document); anything else
+/// as it is.
+pub(crate) fn overflowed<T>(spec: &SeriesSpec, kept: &Kept, r: Result<T>) -> Result<T> {
+    match r {
+        Err(Error::Server { message, .. })
+            if !spec.keeps.summary.is_empty() && message.contains("Failed to apply $inc") =>
+        {
+            let sums = (spec.keeps.summary.iter().zip(&kept.summary))
+                .filter(|(a, v)| a.op == crate::spec::AggregateOp::Sum && v.is_some())
+                .map(|(a, _)| a.field);
+            let mut named: Vec<&str> = sums.clone().filter(|f| message.contains(*f)).collect();
+            if named.is_empty() {
+                named = sums.collect();
+            }
+            Err(Error::Overflow {
+                collection: spec.collection.to_owned(),
+                field: named.join(", "),
+                message: format!("the bucket's sum would overflow: {message}"),
+            })
+        }
+        r => r,
+    }
+}
+
 /// The key's newest document.
 ///
 /// When this process remembers the number `n` of the key's next document, the newest is
@@ -190,7 +229,7 @@ async fn push_one<S: Store>(
 /// that reads a sorted query's whole index range before applying its limit (SecantusDB does)
 /// then reads two entries rather than the key's whole history. Should nothing be found there
 /// (documents were deleted behind the memo), the key is read unbounded.
-async fn newest_doc<S: Store>(
+pub(super) async fn newest_doc<S: Store>(
     store: &S,
     spec: &SeriesSpec,
     key: &Bson,
@@ -224,7 +263,11 @@ fn remember<S: Store>(
     newest: Option<TimeId>,
 ) {
     if let Some(number) = next {
-        let next = Next { number, newest };
+        let next = Next {
+            number,
+            newest,
+            count: None,
+        };
         store.memo().set_next_number(spec.collection, key, next);
     }
 }
@@ -313,7 +356,12 @@ async fn push_many<S: Store>(
     let coll = spec.collection;
     let size = spec.size as usize;
     let (mut done, mut failures) = (0usize, 0u32);
-    let mut ids = NewIds::new(spec, prefix, times.first().copied());
+    let mut ids = NewIds::new(spec, prefix, times.first().copied().map(seconds));
+    // The values `items[range]` add to what a document keeps.
+    let kept = |range: std::ops::Range<usize>| {
+        let millis = times.get(range.clone()).unwrap_or(&[]);
+        spec.kept(&items[range], millis)
+    };
     // The number of the next document, once this call filled the newest one itself (or was
     // told the key has none): then the next document is opened without reading the newest
     // first (an insert per `size` items).
@@ -338,8 +386,10 @@ async fn push_many<S: Store>(
                         Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
                         Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
                     ]);
-                    let mut update = spec.push_update(rest[..take].to_vec());
-                    let pushed = match store.update_one(coll, &cas, &mut update, false).await {
+                    let values = kept(done..done + take)?;
+                    let mut update = spec.push_update(rest[..take].to_vec(), &values);
+                    let pushed = store.update_one(coll, &cas, &mut update, false).await;
+                    let pushed = match overflowed(spec, &values, pushed) {
                         Ok(outcome) => outcome,
                         Err(e) => {
                             return Err(name_foreign(store, coll, &cas, spec.items_field, e).await)
@@ -363,10 +413,11 @@ async fn push_many<S: Store>(
             }
         };
         let take = size.min(rest.len());
-        ids.at(times.get(done).copied());
+        ids.at(times.get(done).copied().map(seconds));
         let id = ids.next(store, seq).await?;
+        let values = kept(done..done + take)?;
         match store
-            .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take]))
+            .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take], &values))
             .await
         {
             Ok(()) => {

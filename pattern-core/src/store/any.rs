@@ -77,6 +77,9 @@ impl Store for AnyStore {
     async fn insert_one(&self, coll: &str, doc: bson::Document) -> Result<()> {
         delegate!(self, s => s.insert_one(coll, doc).await)
     }
+    async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
+        delegate!(self, s => s.write_batch(coll, ops).await)
+    }
     async fn update_one(
         &self,
         coll: &str,

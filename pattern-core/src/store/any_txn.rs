@@ -31,6 +31,9 @@ impl Store for AnyTxn {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
         delegate!(self, t => t.insert_one(coll, doc).await)
     }
+    async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
+        delegate!(self, t => t.write_batch(coll, ops).await)
+    }
     async fn update_one(
         &self,
         coll: &str,

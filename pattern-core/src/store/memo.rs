@@ -37,6 +37,9 @@ struct NextNumbers {
 pub(crate) struct Next {
     pub(crate) number: i64,
     pub(crate) newest: Option<TimeId>,
+    /// The count of document `number - 1` when this process last wrote it (known to
+    /// [`ingest`](crate::bucket::ingest), which fills it with a compare-and-set on it).
+    pub(crate) count: Option<u32>,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).

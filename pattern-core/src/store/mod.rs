@@ -38,6 +38,30 @@ pub struct UpdateOutcome {
     pub upserted: bool,
 }
 
+/// One write of a [`Store::write_batch`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteOp {
+    /// Inserts the document.
+    Insert(Document),
+    /// Updates the first document matching `filter` (inserts one with `upsert`), as
+    /// [`Store::update_one`] does.
+    Update {
+        filter: Filter,
+        update: Update,
+        upsert: bool,
+    },
+}
+
+/// What a [`Store::write_batch`] did: the first `applied` writes applied, in order; when
+/// `error` is set, the write at index `applied` failed with it and none after it ran. (An
+/// error that leaves it unknown whether the server applied anything, such as a connection
+/// lost mid-command, reports `applied` as 0: the caller reads back to find out.)
+#[derive(Debug)]
+pub struct BatchOutcome {
+    pub applied: usize,
+    pub error: Option<crate::Error>,
+}
+
 /// Totals over the array field of the documents matching a filter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ArrayStats {
@@ -112,6 +136,40 @@ pub trait Store: Send + Sync {
         new_id: &(dyn Fn() -> Bson + Sync),
     ) -> impl Future<Output = Result<bool>> + Send {
         push_open_upsert(self, spec, key, items, seq, new_id)
+    }
+
+    /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
+    /// ordered bulk write). Each write is atomic by itself, the batch is not. The default runs
+    /// them one by one; the MongoDB store sends them as one `bulkWrite` command (one round
+    /// trip for the whole batch).
+    fn write_batch(
+        &self,
+        coll: &str,
+        ops: Vec<WriteOp>,
+    ) -> impl Future<Output = BatchOutcome> + Send {
+        async move {
+            let total = ops.len();
+            for (i, op) in ops.into_iter().enumerate() {
+                let done = match op {
+                    WriteOp::Insert(doc) => self.insert_one(coll, doc).await,
+                    WriteOp::Update {
+                        filter,
+                        mut update,
+                        upsert,
+                    } => (self.update_one(coll, &filter, &mut update, upsert).await).map(|_| ()),
+                };
+                if let Err(e) = done {
+                    return BatchOutcome {
+                        applied: i,
+                        error: Some(e),
+                    };
+                }
+            }
+            BatchOutcome {
+                applied: total,
+                error: None,
+            }
+        }
     }
 
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
@@ -221,12 +279,28 @@ pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
     seq: i64,
     new_id: &(dyn Fn() -> Bson + Sync),
 ) -> Result<bool> {
-    let mut update = spec.push_update(std::mem::take(items));
+    push_open_keeping(store, spec, key, items, &shape::Kept::NONE, seq, new_id).await
+}
+
+/// [`push_open_upsert`] that also keeps the items' values (`kept`: `$min`/`$max`/`$inc` in
+/// the same update) and, when it opens the document, marks it complete for them: what a push
+/// to a series with [`Keeps`](crate::Keeps) sends, on every store.
+pub(crate) async fn push_open_keeping<S: Store + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    items: &mut Vec<Bson>,
+    kept: &shape::Kept,
+    seq: i64,
+    new_id: &(dyn Fn() -> Bson + Sync),
+) -> Result<bool> {
+    let mut update = spec.push_update(std::mem::take(items), kept);
     update.set_on_insert = vec![
         ("_id".into(), new_id()),
         (spec.key_field.into(), key.clone()),
         (spec.order.field().into(), Bson::Int64(seq)),
     ];
+    (update.set_on_insert).extend(spec.marks().into_iter().map(|(k, v)| (k.into(), v)));
     let (open, newest) = (spec.open(key), spec.newest_first());
     let pushed = store
         .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])

@@ -247,6 +247,13 @@ impl MongoStore {
         if opts.skip > 0 {
             action = action.skip(opts.skip);
         }
+        if !opts.projection.is_empty() {
+            let fields = opts
+                .projection
+                .iter()
+                .map(|k| (k.to_string(), Bson::Int32(1)));
+            action = action.projection(fields.collect::<Document>());
+        }
         match opts.limit {
             // The whole limit in the first batch where it fits (one round trip: the cursor is
             // closed once the limit is reached). Not a negative limit: that returns a single
@@ -542,6 +549,92 @@ impl Store for MongoStore {
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         self.find_in(None, coll, filter, opts).await
+    }
+
+    /// One `bulkWrite` command (MongoDB 8.0's client bulk write, sent to `admin`), ordered,
+    /// errors only: the reply says how far it got.
+    async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
+        let total = ops.len();
+        let ops: Vec<Bson> = ops
+            .into_iter()
+            .map(|op| {
+                Bson::Document(match op {
+                    super::WriteOp::Insert(doc) => bson::doc! {"insert": 0, "document": doc},
+                    super::WriteOp::Update {
+                        filter,
+                        update,
+                        upsert,
+                    } => bson::doc! {
+                        "update": 0,
+                        "filter": filter.to_document(),
+                        "updateMods": update.to_document(),
+                        "upsert": upsert,
+                        "multi": false,
+                    },
+                })
+            })
+            .collect();
+        let ns = format!("{}.{}", self.db.name(), coll);
+        let command = bson::doc! {
+            "bulkWrite": 1,
+            "ops": ops,
+            "nsInfo": [{"ns": ns}],
+            "ordered": true,
+            "errorsOnly": true,
+        };
+        let admin = self.db.client().database("admin");
+        let reply = match admin.run_command(command).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                return super::BatchOutcome {
+                    applied: 0,
+                    error: Some(map_err(coll, e)),
+                }
+            }
+        };
+        let first_error = reply
+            .get_document("cursor")
+            .ok()
+            .and_then(|c| c.get_array("firstBatch").ok())
+            .and_then(|b| b.iter().find_map(|e| e.as_document().cloned()));
+        match first_error {
+            None => match reply.get_document("writeConcernError") {
+                Ok(wce) => super::BatchOutcome {
+                    applied: total,
+                    error: Some(Error::Server {
+                        message: format!("write concern error: {wce}"),
+                        source: None,
+                    }),
+                },
+                Err(_) => super::BatchOutcome {
+                    applied: total,
+                    error: None,
+                },
+            },
+            Some(e) => {
+                let idx = e.get("idx").and_then(crate::codec::as_int).unwrap_or(0);
+                let code = e.get("code").and_then(crate::codec::as_int).unwrap_or(0);
+                let message = e.get_str("errmsg").unwrap_or("").to_owned();
+                let error = match code {
+                    11000 | 11001 => Error::DuplicateKey {
+                        collection: coll.to_owned(),
+                        message,
+                    },
+                    10334 | 17419 | 17420 => Error::TooLarge {
+                        collection: coll.to_owned(),
+                        message,
+                    },
+                    _ => Error::Server {
+                        message: format!("{message} (code {code})"),
+                        source: None,
+                    },
+                };
+                super::BatchOutcome {
+                    applied: usize::try_from(idx).unwrap_or(0),
+                    error: Some(error),
+                }
+            }
+        }
     }
 
     /// The reply's documents as the driver received them (no `Document` built).

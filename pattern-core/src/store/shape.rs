@@ -5,8 +5,30 @@
 
 use bson::{Bson, Document};
 
+use crate::codec::number::{self, NumberError};
 use crate::query::{Filter, IndexSpec, Path, Update};
-use crate::spec::SeriesSpec;
+use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::{Error, Result};
+
+/// What one write adds to the values a document keeps of its items ([`Keeps`](crate::Keeps)),
+/// computed from the items it pushes: sent as `$min`/`$max`/`$inc` beside the `$push`, or
+/// written as they are into a new document.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Kept {
+    /// The earliest and latest item time, epoch milliseconds (`None`: no bounds kept).
+    pub bounds: Option<(i64, i64)>,
+    /// For each aggregate of the summary, in order: the items' value (`None` when no item has a
+    /// number in that field).
+    pub summary: Vec<Option<Bson>>,
+}
+
+impl Kept {
+    /// Nothing kept.
+    pub const NONE: Kept = Kept {
+        bounds: None,
+        summary: Vec::new(),
+    };
+}
 
 impl SeriesSpec {
     /// The indexes the series needs: `{key, seq, _id}`, which orders a key's documents and
@@ -26,7 +48,7 @@ impl SeriesSpec {
     /// alike.
     pub fn indexes(&self) -> Vec<IndexSpec> {
         let (k, seq) = (self.key_field, self.order.field());
-        vec![
+        let mut all = vec![
             IndexSpec {
                 name: self.read_index_name(),
                 keys: vec![(k.into(), 1), (seq.into(), 1), ("_id".into(), 1)],
@@ -45,7 +67,23 @@ impl SeriesSpec {
                 unique: true,
                 partial: Some(Filter::Exists(seq.into(), true)),
             },
-        ]
+        ];
+        if let Some((min, max)) = self.keeps.bounds {
+            // The time-range reads: `{key, bounded: true, max >= from, min < to}`, and the
+            // buckets without bounds (`bounded: null`), both on this one index.
+            all.push(IndexSpec {
+                name: format!("pattern_{k}_1_{BOUNDED_FIELD}_1_{max}_1_{min}_1"),
+                keys: vec![
+                    (k.into(), 1),
+                    (BOUNDED_FIELD.into(), 1),
+                    (max.into(), 1),
+                    (min.into(), 1),
+                ],
+                unique: false,
+                partial: None,
+            });
+        }
+        all
     }
 
     /// The open-document index's keys: the key, then the newest document first.
@@ -144,18 +182,105 @@ impl SeriesSpec {
         ])
     }
 
-    pub(crate) fn push_update(&self, items: Vec<Bson>) -> Update {
-        Update {
+    /// The push of `items`: `$push` them, `$inc` the count, and keep their values (`kept`,
+    /// computed from them by [`SeriesSpec::kept`]).
+    pub(crate) fn push_update(&self, items: Vec<Bson>, kept: &Kept) -> Update {
+        let mut update = Update {
             inc: vec![(self.count_field.into(), items.len() as i32)],
             push: vec![(self.items_field.into(), items)],
             ..Update::default()
+        };
+        if let (Some((min, max)), Some((fmin, fmax))) = (kept.bounds, self.keeps.bounds) {
+            update.min.push((
+                fmin.into(),
+                Bson::DateTime(bson::DateTime::from_millis(min)),
+            ));
+            update.max.push((
+                fmax.into(),
+                Bson::DateTime(bson::DateTime::from_millis(max)),
+            ));
         }
+        for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
+            let Some(v) = v else { continue };
+            let ops = match agg.op {
+                AggregateOp::Sum => &mut update.sum,
+                AggregateOp::Min => &mut update.min,
+                AggregateOp::Max => &mut update.max,
+            };
+            ops.push((agg.field.into(), v.clone()));
+        }
+        update
+    }
+
+    /// What a document opened by this writer is marked complete for: `bounded: true` and
+    /// `summarized: [<summary fields>]` (see [`Keeps`](crate::Keeps)); sent in `$setOnInsert`.
+    pub(crate) fn marks(&self) -> Vec<(&'static str, Bson)> {
+        let mut marks = Vec::new();
+        if self.keeps.bounds.is_some() {
+            marks.push((BOUNDED_FIELD, Bson::Boolean(true)));
+        }
+        if !self.keeps.summary.is_empty() {
+            let fields = self
+                .keeps
+                .summary
+                .iter()
+                .map(|a| Bson::String(a.field.into()));
+            marks.push((SUMMARIZED_FIELD, Bson::Array(fields.collect())));
+        }
+        marks
+    }
+
+    /// The values `items` add to what a document keeps (their times `millis`, one per item):
+    /// the earliest and latest time, and each aggregate of the summary over the items' field
+    /// (a missing or null field is skipped). Refuses an item whose summarized field holds
+    /// something other than a number, and a sum that overflows, before anything is written.
+    pub(crate) fn kept(&self, items: &[Bson], millis: &[i64]) -> Result<Kept> {
+        if self.keeps.is_none() {
+            return Ok(Kept::NONE);
+        }
+        if self.keeps.bounds.is_some() && millis.len() != items.len() {
+            return Err(Error::invalid(format!(
+                "collection `{}` keeps time bounds: every item needs a time",
+                self.collection
+            )));
+        }
+        let bounds = self.keeps.bounds.and_then(|_| {
+            let (min, max) = (millis.iter().min()?, millis.iter().max()?);
+            Some((*min, *max))
+        });
+        let mut summary: Vec<Option<Bson>> = vec![None; self.keeps.summary.len()];
+        for item in items {
+            for (agg, acc) in self.keeps.summary.iter().zip(summary.iter_mut()) {
+                let v = match item {
+                    Bson::Document(d) => d.get(agg.item_field),
+                    _ => None,
+                };
+                let Some(v) = v.filter(|v| !matches!(v, Bson::Null)) else {
+                    continue;
+                };
+                *acc = Some(combine(
+                    self.collection,
+                    agg.op,
+                    agg.item_field,
+                    acc.take(),
+                    v,
+                )?);
+            }
+        }
+        Ok(Kept { bounds, summary })
     }
 
     /// A new document holding `items`: `_id`, the key, then the other fields in the
     /// lexicographic order MongoDB gives the fields an upsert creates.
-    pub(crate) fn new_doc(&self, key: &Bson, id: Bson, seq: i64, items: &[Bson]) -> Document {
-        self.new_doc_taking(key, id, seq, &mut items.to_vec())
+    pub(crate) fn new_doc(
+        &self,
+        key: &Bson,
+        id: Bson,
+        seq: i64,
+        items: &[Bson],
+        kept: &Kept,
+    ) -> Document {
+        self.new_doc_taking(key, id, seq, &mut items.to_vec(), kept)
     }
 
     /// [`SeriesSpec::new_doc`], moving `items` into it. Its array has room for a full
@@ -167,15 +292,22 @@ impl SeriesSpec {
         id: Bson,
         seq: i64,
         items: &mut Vec<Bson>,
+        kept: &Kept,
     ) -> Document {
         let room = (self.size as usize).clamp(items.len(), items.len().max(16));
         let mut array = Vec::with_capacity(room);
         array.append(items);
-        let mut fields = [
+        let mut fields = vec![
             (self.count_field, Bson::Int32(array.len() as i32)),
             (self.items_field, Bson::Array(array)),
             (self.order.field(), Bson::Int64(seq)),
         ];
+        if !self.keeps.is_none() {
+            fields.extend(self.marks());
+            let update = self.push_update(Vec::new(), kept);
+            let values = (update.sum.into_iter()).chain(update.min).chain(update.max);
+            fields.extend(values.map(|(k, v)| (self.field_named(&k), v)));
+        }
         fields.sort_by(|a, b| a.0.cmp(b.0));
         let mut doc = Document::new();
         doc.insert("_id", id);
@@ -185,6 +317,55 @@ impl SeriesSpec {
         }
         doc
     }
+}
+
+impl SeriesSpec {
+    /// The `&'static` name of a kept field (one of [`Keeps`](crate::Keeps)' fields).
+    fn field_named(&self, k: &str) -> &'static str {
+        let bounds = self.keeps.bounds.iter().flat_map(|(a, b)| [*a, *b]);
+        let summary = self.keeps.summary.iter().map(|a| a.field);
+        bounds
+            .chain(summary)
+            .find(|f| *f == k)
+            .expect("a kept field")
+    }
+}
+
+/// `acc` combined with item value `v` by `op`; `v` must be a number.
+fn combine(coll: &str, op: AggregateOp, field: &str, acc: Option<Bson>, v: &Bson) -> Result<Bson> {
+    let Some(acc) = acc else {
+        return match number::compare(v, v) {
+            Some(_) => Ok(v.clone()),
+            None => Err(not_a_number(coll, op, field, v)),
+        };
+    };
+    match op {
+        AggregateOp::Sum => number::add(&acc, v).map_err(|e| match e {
+            NumberError::Overflow => Error::Overflow {
+                collection: coll.to_owned(),
+                field: field.to_owned(),
+                message: format!("the sum of the items' `{field}` overflows"),
+            },
+            NumberError::NotANumber(_) => not_a_number(coll, op, field, v),
+        }),
+        AggregateOp::Min | AggregateOp::Max => {
+            let o = number::compare(v, &acc).ok_or_else(|| not_a_number(coll, op, field, v))?;
+            let take = if op == AggregateOp::Min {
+                o.is_lt()
+            } else {
+                o.is_gt()
+            };
+            Ok(if take { v.clone() } else { acc })
+        }
+    }
+}
+
+fn not_a_number(coll: &str, op: AggregateOp, field: &str, v: &Bson) -> Error {
+    Error::invalid(format!(
+        "summary {}({field}) of collection `{coll}`: an item's `{field}` is not a number but {:?}",
+        op.name(),
+        v.element_type()
+    ))
 }
 
 /// The `_id` of a [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) document: `<prefix>_<seconds>`, then `_<suffix>`
@@ -235,6 +416,7 @@ mod tests {
                 count_field: "count",
                 size: 10,
                 order,
+                keeps: crate::spec::Keeps::NONE,
             };
             let open: Vec<_> = spec
                 .indexes()

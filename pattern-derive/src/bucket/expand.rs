@@ -22,18 +22,26 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
     } = b;
     let item_time = match &b.time {
         Some(member) => {
-            let time = quote_spanned!(member.span()=> ::pattern_core::__private::__epoch_seconds(&(*__pattern_item).#member));
+            let time = quote_spanned!(member.span()=> ::pattern_core::__private::__epoch_millis(&(*__pattern_item).#member));
             quote! {
-                fn item_time(__pattern_item: &#item_ty) -> ::core::option::Option<i64> {
+                fn item_millis(__pattern_item: &#item_ty) -> ::core::option::Option<i64> {
                     #time
                 }
             }
         }
         None => quote! {
-            fn item_time(_: &#item_ty) -> ::core::option::Option<i64> {
+            fn item_millis(_: &#item_ty) -> ::core::option::Option<i64> {
                 ::core::option::Option::None
             }
         },
+    };
+    let bounds = match &b.time {
+        Some(member) => {
+            let name = crate::serde_names::unraw_member(member);
+            let (min, max) = (format!("{name}_min"), format!("{name}_max"));
+            quote!(::core::option::Option::Some((#min, #max)))
+        }
+        None => quote!(::core::option::Option::None),
     };
     let w = Wrappers {
         bodies: Bodies::Calls { key_ty },
@@ -47,6 +55,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         impl ::pattern_core::Bucket for #ident {
             type Key = #key_ty;
             type Item = #item_ty;
+            type Summary = ::pattern_core::bucket::Totals;
             const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
                 collection: #collection,
                 key_field: #key_field,
@@ -54,6 +63,10 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                 count_field: #count_field,
                 page_field: #page_field,
                 size: #size,
+                keeps: ::pattern_core::Keeps {
+                    bounds: #bounds,
+                    summary: &[],
+                },
             };
             #item_time
         }
@@ -118,6 +131,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
         type Key = str;
         type Item = ();
+        type Summary = ::pattern_core::bucket::Totals;
         const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
             collection: "",
             key_field: "",
@@ -125,8 +139,9 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
             count_field: "",
             page_field: "",
             size: 1,
+            keeps: ::pattern_core::Keeps::NONE,
         };
-        fn item_time(_: &()) -> ::core::option::Option<i64> {
+        fn item_millis(_: &()) -> ::core::option::Option<i64> {
             ::core::option::Option::None
         }
     };

@@ -50,6 +50,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
                     count_field: #count,
                     size: #chunk,
                     order: ::pattern_core::SeriesOrder::Seq(#seq),
+                    keeps: ::pattern_core::Keeps::NONE,
                 },
             };
         }
@@ -182,6 +183,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
                 count_field: "",
                 size: 1,
                 order: ::pattern_core::SeriesOrder::Seq(""),
+                keeps: ::pattern_core::Keeps::NONE,
             },
         };
     };

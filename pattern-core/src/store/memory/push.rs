@@ -78,6 +78,9 @@ impl Collection {
         seq: i64,
         new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
+        if !spec.keeps.is_none() {
+            return None; // kept values: the upsert, which keeps them
+        }
         let count = spec.count_field;
         let open = self
             .indexes
@@ -121,7 +124,13 @@ impl Collection {
             }
             None => {
                 // The items move into the new document, and back should it be refused.
-                let doc = spec.new_doc_taking(key, new_id(), seq, items);
+                let doc = spec.new_doc_taking(
+                    key,
+                    new_id(),
+                    seq,
+                    items,
+                    &crate::store::shape::Kept::NONE,
+                );
                 match self.insert_or_return(spec.collection, doc) {
                     Ok(()) => Some(Ok(true)),
                     Err(refused) => {
@@ -151,7 +160,13 @@ impl Collection {
         let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
             return None;
         };
-        if !update.set.is_empty() || !update.pull.is_empty() || !update.rewrite.is_empty() {
+        if !update.set.is_empty()
+            || !update.pull.is_empty()
+            || !update.rewrite.is_empty()
+            || !update.sum.is_empty()
+            || !update.min.is_empty()
+            || !update.max.is_empty()
+        {
             return None;
         }
         let push = Push {
@@ -333,6 +348,7 @@ mod tests {
             count_field: "count",
             size: 3,
             order: crate::spec::SeriesOrder::Seq("seq"),
+            keeps: crate::spec::Keeps::NONE,
         };
         let mut c = Collection::default();
         for index in spec.indexes().into_iter().chain(extra) {
@@ -438,6 +454,7 @@ mod tests {
             count_field: "count",
             size: 3,
             order: crate::spec::SeriesOrder::TimeId("seq"),
+            keeps: crate::spec::Keeps::NONE,
         };
         let docs = [
             doc! {"_id": "1_1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},

@@ -572,6 +572,7 @@ async fn the_whole_contract_inside_a_transaction() {
         count_field: "count",
         size: 2,
         order: crate::spec::SeriesOrder::Seq("seq"),
+        keeps: crate::spec::Keeps::NONE,
     };
     let s = MemoryStore::new();
     spec.ensure_indexes(&s).await.unwrap();

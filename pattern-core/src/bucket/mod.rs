@@ -43,7 +43,14 @@ use crate::spec::BucketSpec;
 use crate::store::Store;
 use crate::Result;
 
+mod ingest;
+mod summary;
+mod time;
+
 pub use crate::series::STREAM_BATCH;
+pub use ingest::{ingest, INGEST_BATCH};
+pub use summary::{backfill, summary, Number, Totals};
+pub use time::{latest, range};
 
 /// A type stored with the bucket pattern. Derive it with `#[derive(Bucket)]`.
 pub trait Bucket {
@@ -51,10 +58,14 @@ pub trait Bucket {
     type Key: KeyPart + ?Sized;
     /// The type of the series' items.
     type Item: Serialize + DeserializeOwned + Send + Sync;
+    /// What [`summary`] returns: with `#[bucket(summary(...))]` the derive's typed
+    /// `<Name>Summary`, otherwise [`Totals`].
+    type Summary: From<Totals> + Send;
     /// The storage layout.
     const SPEC: BucketSpec;
-    /// The item's time, named by `#[bucket(time = "...")]`; `None` uses the current time.
-    fn item_time(item: &Self::Item) -> Option<i64>;
+    /// The item's time in epoch milliseconds, from the field named by
+    /// `#[bucket(time = "...")]`; `None` uses the current time.
+    fn item_millis(item: &Self::Item) -> Option<i64>;
 }
 
 /// One bucket of items: a page.
@@ -76,7 +87,7 @@ pub struct Counts {
 }
 
 fn time_of<B: Bucket + ?Sized>(item: &B::Item) -> i64 {
-    B::item_time(item).unwrap_or_else(crate::key::now_seconds)
+    B::item_millis(item).unwrap_or_else(crate::key::now_millis)
 }
 
 /// Appends `item` to `key`'s series.
@@ -108,7 +119,7 @@ where
     push_values::<B, S, Q>(store, key, values, &times).await
 }
 
-/// Appends serialized items, `times[i]` the epoch seconds of item `i`.
+/// Appends serialized items, `times[i]` the epoch milliseconds of item `i`.
 async fn push_values<B, S, Q>(store: &S, key: &Q, values: Vec<Bson>, times: &[i64]) -> Result<()>
 where
     B: Bucket + ?Sized,

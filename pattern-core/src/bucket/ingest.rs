@@ -1,0 +1,50 @@
+//! Bulk ingest across keys.
+
+use super::{time_of, Bucket};
+use crate::key::KeyPart;
+use crate::series::{self, Entry};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Items per batch of [`ingest`] (one bulk write each), at most; fewer when they pass 8 MiB.
+pub const INGEST_BATCH: usize = 10_000;
+
+/// Writes `(key, item)` pairs for many keys, each key's items in the order given, in batches
+/// of [`INGEST_BATCH`] items: one `bulkWrite` command per batch once each key's newest bucket
+/// is known to this process (per key, a compare-and-set push that fills its open bucket, then
+/// inserts of whole new buckets); learning the keys first seen costs one find of their open
+/// buckets, and one more per key that has none open.
+///
+/// Returns how many items were written. On an error, [`Error::Ingest`] lists the indexes (into
+/// `items`) of exactly those that were not written: every other one was, once, so ingesting
+/// those again completes the load without duplicates. Concurrent pushes and ingests to the
+/// same keys keep every invariant of a push: a write the batch could not apply (another writer
+/// pushed first) stops the batch there, and the rest goes through the ordinary push.
+pub async fn ingest<B, S>(store: &S, items: &[(B::Key, B::Item)]) -> Result<u64>
+where
+    B: Bucket + ?Sized,
+    B::Key: Sized,
+    S: Store,
+{
+    let mut entries = Vec::with_capacity(items.len());
+    for (index, (key, item)) in items.iter().enumerate() {
+        let value = match crate::codec::ser::item(item) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(Error::Ingest {
+                    written: 0,
+                    unwritten: (0..items.len()).collect(),
+                    source: Box::new(e),
+                })
+            }
+        };
+        entries.push(Entry {
+            key: key.to_key_bson(),
+            prefix: key.id_prefix(),
+            item: value,
+            millis: time_of::<B>(item),
+            index,
+        });
+    }
+    series::ingest(store, &B::SPEC.series(), entries, INGEST_BATCH).await
+}

@@ -1,0 +1,461 @@
+//! Summaries kept on write (the computed pattern): each bucket keeps aggregates of its items
+//! (`#[bucket(summary(sum = "qty", min = "price", max = "price"))]`), updated by the push
+//! itself; [`summary`] combines whole buckets from them and computes the buckets at the edges
+//! of a time range, and those without a complete summary, from their items. [`backfill`]
+//! completes the buckets written before the attribute (or time bounds) existed.
+
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::RangeBounds;
+
+use bson::{Bson, DateTime, Decimal128, RawBsonRef, RawDocument, RawDocumentBuf};
+
+use super::time::{bounds_of, in_push_order, overlapping, Span};
+use super::Bucket;
+use crate::codec::number::{self, NumberError};
+use crate::codec::raw::raw_value;
+use crate::key::KeyPart;
+use crate::query::{Filter, FindOptions, Path, Update};
+use crate::series;
+use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// A number as BSON stores it: a summary's value. Sums follow MongoDB's `$inc` types (Int32
+/// widens to Int64; with a Double, a Double; with a Decimal128, an exact Decimal128).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Int32(i32),
+    Int64(i64),
+    Double(f64),
+    Decimal128(Decimal128),
+}
+
+impl Number {
+    /// The number a BSON value holds; `None` for anything else.
+    pub fn from_bson(b: &Bson) -> Option<Number> {
+        match b {
+            Bson::Int32(x) => Some(Number::Int32(*x)),
+            Bson::Int64(x) => Some(Number::Int64(*x)),
+            Bson::Double(x) => Some(Number::Double(*x)),
+            Bson::Decimal128(x) => Some(Number::Decimal128(*x)),
+            _ => None,
+        }
+    }
+
+    /// The BSON value.
+    pub fn to_bson(&self) -> Bson {
+        match *self {
+            Number::Int32(x) => Bson::Int32(x),
+            Number::Int64(x) => Bson::Int64(x),
+            Number::Double(x) => Bson::Double(x),
+            Number::Decimal128(x) => Bson::Decimal128(x),
+        }
+    }
+
+    /// The value as an `i64` when it is an integer that fits (a Double or Decimal128 with no
+    /// fraction included).
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Number::Int32(x) => Some(i64::from(x)),
+            Number::Int64(x) => Some(x),
+            Number::Double(x) => crate::codec::as_int(&Bson::Double(x)),
+            Number::Decimal128(d) => {
+                let (negative, coefficient, exponent) = number::decimal_parts(&d)?;
+                let mut v = i128::try_from(coefficient).ok()?;
+                let mut e = exponent;
+                while e < 0 {
+                    if v % 10 != 0 {
+                        return None;
+                    }
+                    v /= 10;
+                    e += 1;
+                }
+                for _ in 0..e {
+                    v = v.checked_mul(10)?;
+                }
+                i64::try_from(if negative { -v } else { v }).ok()
+            }
+        }
+    }
+
+    /// The value as an `f64` (rounded where it has more precision).
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Number::Int32(x) => f64::from(x),
+            Number::Int64(x) => x as f64,
+            Number::Double(x) => x,
+            Number::Decimal128(d) => d.to_string().parse().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Int32(x) => write!(f, "{x}"),
+            Number::Int64(x) => write!(f, "{x}"),
+            Number::Double(x) => write!(f, "{x}"),
+            Number::Decimal128(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// A summary as the library computes it: how many items, and each aggregate of
+/// `#[bucket(summary(...))]` in its order (`None`: no item had a number there). The derive's
+/// `<Name>Summary` is built from it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Items summarized.
+    pub items: u64,
+    /// One per aggregate, in the attribute's order.
+    pub values: Vec<Option<Number>>,
+}
+
+impl Totals {
+    fn new(n: usize) -> Totals {
+        Totals {
+            items: 0,
+            values: vec![None; n],
+        }
+    }
+
+    /// Adds aggregate `i`'s value `v` (a bucket's kept value, or an item's field).
+    fn add(&mut self, spec: &SeriesSpec, i: usize, v: &Bson, id: Option<&Bson>) -> Result<()> {
+        let agg = spec.keeps.summary[i];
+        let Some(n) = Number::from_bson(v) else {
+            return Err(Error::decode(
+                spec.collection,
+                id,
+                format!("`{}` is not a number but {:?}", agg.field, v.element_type()),
+            ));
+        };
+        let slot = &mut self.values[i];
+        *slot = Some(match slot.take() {
+            None => n,
+            Some(acc) => {
+                let (a, b) = (acc.to_bson(), n.to_bson());
+                let picked = match agg.op {
+                    AggregateOp::Sum => number::add(&a, &b).map_err(|e| match e {
+                        NumberError::Overflow => Error::Overflow {
+                            collection: spec.collection.to_owned(),
+                            field: agg.field.to_owned(),
+                            message: format!("the sum of `{}` overflows", agg.item_field),
+                        },
+                        NumberError::NotANumber(t) => Error::invalid(format!("{t:?}")),
+                    })?,
+                    AggregateOp::Min | AggregateOp::Max => {
+                        let o = number::compare(&b, &a).unwrap_or(Ordering::Equal);
+                        let keep = if agg.op == AggregateOp::Min {
+                            o.is_lt()
+                        } else {
+                            o.is_gt()
+                        };
+                        if keep {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                };
+                Number::from_bson(&picked).expect("a number")
+            }
+        });
+        Ok(())
+    }
+}
+
+/// The summary of `key`'s items whose time is in `range` (`..` for all of them): buckets
+/// wholly inside the range with a complete summary count by their kept values (their items
+/// are not read); the others (the range's edges, buckets written before the summary existed)
+/// by their items. Exact: sums never wrap ([`Error::Overflow`]), Decimal128 sums exactly.
+///
+/// Round trips: one find of the overlapping buckets' summaries (with the bounds, a second
+/// one sent beside it for buckets without bounds), then one of the items of the buckets not
+/// wholly summarized, when there are any.
+pub async fn summary<B, S, Q>(
+    store: &S,
+    key: &Q,
+    range: impl RangeBounds<DateTime>,
+) -> Result<B::Summary>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
+    let n = spec.keeps.summary.len();
+    if n == 0 {
+        return Err(Error::invalid(format!(
+            "collection `{}` keeps no summary: #[bucket(summary(...))]",
+            spec.collection
+        )));
+    }
+    let mut totals = Totals::new(n);
+    if span.is_empty() {
+        return Ok(totals.into());
+    }
+    let mut wanted: Vec<Path> = vec![spec.count_field.into(), SUMMARIZED_FIELD.into()];
+    wanted.extend(spec.keeps.summary.iter().map(|a| Path::from(a.field)));
+    if let Some((min, max)) = spec.keeps.bounds {
+        wanted.extend([Path::from(min), Path::from(max)]);
+    }
+    // The buckets that may hold items in range, light (their kept values only), and those
+    // without bounds, whole.
+    let (light, mut whole) = if span.is_all() {
+        spec.ensure_indexes(store).await?;
+        let opts = FindOptions {
+            projection: wanted,
+            ..FindOptions::default()
+        };
+        let all = spec.docs_of(&key, []);
+        let docs = store.find_raw(spec.collection, &all, &opts).await?;
+        (docs, Vec::new())
+    } else {
+        bounds_of(&spec)?;
+        overlapping(store, &spec, &key, span, wanted).await?
+    };
+    let mut itemized: Vec<Bson> = Vec::new();
+    for doc in &light {
+        match summarized(&spec, doc, span)? {
+            Some(count) => {
+                totals.items += count;
+                let id = id_of(&spec, doc)?;
+                for (i, agg) in spec.keeps.summary.iter().enumerate() {
+                    match doc.get(agg.field) {
+                        Ok(None) | Ok(Some(RawBsonRef::Null)) | Err(_) => {}
+                        Ok(Some(v)) => {
+                            totals.add(&spec, i, &raw_value(spec.collection, v)?, id.as_ref())?
+                        }
+                    }
+                }
+            }
+            None => itemized.push(id_of(&spec, doc)?.unwrap_or(Bson::Null)),
+        }
+    }
+    if !itemized.is_empty() {
+        let by_id = Filter::In("_id".into(), itemized);
+        let docs = (store.find_raw(spec.collection, &by_id, &FindOptions::default())).await?;
+        whole = in_push_order(&spec, docs, whole)?;
+    }
+    for raw in whole {
+        add_items::<B>(&spec, &raw, span, &mut totals)?;
+    }
+    Ok(totals.into())
+}
+
+/// A bucket's count when its kept summary covers the range's part of it: complete (marked
+/// for every aggregate) and wholly inside the range; `None` when its items must be read.
+fn summarized(spec: &SeriesSpec, doc: &RawDocument, span: Span) -> Result<Option<u64>> {
+    let complete = match doc.get(SUMMARIZED_FIELD) {
+        Ok(Some(RawBsonRef::Array(a))) => {
+            let marked: Vec<&str> = a.into_iter().filter_map(|v| v.ok()?.as_str()).collect();
+            spec.keeps
+                .summary
+                .iter()
+                .all(|agg| marked.contains(&agg.field))
+        }
+        _ => false,
+    };
+    if !complete {
+        return Ok(None);
+    }
+    if !span.is_all() {
+        let Some((min, max)) = spec.keeps.bounds else {
+            return Ok(None);
+        };
+        let date = |f: &str| match doc.get(f) {
+            Ok(Some(RawBsonRef::DateTime(d))) => Some(d.timestamp_millis()),
+            _ => None,
+        };
+        match (date(min), date(max)) {
+            (Some(a), Some(b)) if span.covers(a, b) => {}
+            _ => return Ok(None),
+        }
+    }
+    let count = match doc.get(spec.count_field) {
+        Ok(Some(v)) => crate::codec::as_int(&raw_value(spec.collection, v)?),
+        _ => None,
+    };
+    Ok(count.and_then(|c| u64::try_from(c).ok()))
+}
+
+fn id_of(spec: &SeriesSpec, doc: &RawDocument) -> Result<Option<Bson>> {
+    match doc.get("_id") {
+        Ok(Some(v)) => Ok(Some(raw_value(spec.collection, v)?)),
+        _ => Ok(None),
+    }
+}
+
+/// Adds the items of bucket `raw` whose time is in `span` to `totals`.
+fn add_items<B: Bucket + ?Sized>(
+    spec: &SeriesSpec,
+    raw: &RawDocumentBuf,
+    span: Span,
+    totals: &mut Totals,
+) -> Result<()> {
+    let id = id_of(spec, raw)?;
+    let items: Vec<B::Item> = series::decode_raw_items(spec.collection, spec.items_field, raw)?;
+    for item in &items {
+        let inside = span.is_all() || B::item_millis(item).is_some_and(|t| span.contains(t));
+        if !inside {
+            continue;
+        }
+        totals.items += 1;
+        let Bson::Document(doc) = crate::codec::ser::item(item)? else {
+            continue;
+        };
+        for (i, agg) in spec.keeps.summary.iter().enumerate() {
+            match doc.get(agg.item_field) {
+                None | Some(Bson::Null) => {}
+                Some(v) => totals.add(spec, i, v, id.as_ref())?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Completes the buckets of `B`'s collection that lack complete time bounds or a complete
+/// summary (written before `time = "..."` or `summary(...)` was set, by an older version, or
+/// by other tools): computes them from the bucket's items and sets them with the marks, one
+/// write per bucket, conditional on its count (a bucket pushed to meanwhile is read again).
+/// Returns how many buckets it completed. Reads the whole collection, a batch at a time.
+pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
+    let spec = B::SPEC.series();
+    if spec.keeps.is_none() {
+        return Ok(0);
+    }
+    spec.ensure_indexes(store).await?;
+    let mut done = 0u64;
+    let mut after: Option<Bson> = None;
+    loop {
+        let mut filter = vec![
+            spec.in_series(),
+            Filter::Exists(spec.key_field.into(), true),
+        ];
+        if let Some(a) = &after {
+            filter.push(Filter::Gt("_id".into(), a.clone()));
+        }
+        let opts = FindOptions {
+            sort: vec![("_id".into(), 1)],
+            limit: Some(series::STREAM_BATCH),
+            ..FindOptions::default()
+        };
+        let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
+        let full = docs.len() as i64 == series::STREAM_BATCH;
+        for raw in &docs {
+            after = id_of(&spec, raw)?;
+            if complete(&spec, raw) {
+                continue;
+            }
+            if complete_one::<B, S>(store, &spec, raw.clone()).await? {
+                done += 1;
+            }
+        }
+        if !full {
+            return Ok(done);
+        }
+    }
+}
+
+/// Whether a bucket carries every mark the spec keeps.
+fn complete(spec: &SeriesSpec, raw: &RawDocument) -> bool {
+    let bounded = spec.keeps.bounds.is_none()
+        || matches!(raw.get(BOUNDED_FIELD), Ok(Some(RawBsonRef::Boolean(true))));
+    bounded
+        && (spec.keeps.summary.is_empty()
+            || matches!(
+                summarized(
+                    spec,
+                    raw,
+                    Span {
+                        from: None,
+                        to: None
+                    }
+                ),
+                Ok(Some(_))
+            ))
+}
+
+/// Sets one bucket's bounds and summary from its items, conditional on its count; re-reads
+/// and retries when a push changed it meanwhile. `false` when the bucket is gone.
+async fn complete_one<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    mut raw: RawDocumentBuf,
+) -> Result<bool> {
+    for _ in 0..1_000 {
+        let id = id_of(spec, &raw)?.unwrap_or(Bson::Null);
+        let count = match raw.get(spec.count_field) {
+            Ok(Some(v)) => raw_value(spec.collection, v)?,
+            _ => Bson::Null,
+        };
+        let items: Vec<B::Item> =
+            series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
+        let values = items
+            .iter()
+            .map(crate::codec::ser::item)
+            .collect::<Result<Vec<_>>>()?;
+        let millis: Vec<i64> = items.iter().filter_map(B::item_millis).collect();
+        let mut update = Update::default();
+        if let Some((min, max)) = spec.keeps.bounds {
+            if millis.len() != items.len() {
+                return Err(Error::decode(
+                    spec.collection,
+                    Some(&id),
+                    "an item has no time: its bucket cannot be bounded",
+                ));
+            }
+            let date = |ms: Option<&i64>| ms.map(|m| Bson::DateTime(DateTime::from_millis(*m)));
+            let (lo, hi) = (date(millis.iter().min()), date(millis.iter().max()));
+            // An empty bucket holds no time: bounds that no range overlaps... none at all.
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => {
+                    update.set.push((min.into(), lo));
+                    update.set.push((max.into(), hi));
+                }
+                // No item: no bounds (no range overlaps the bucket); a later push's `$min` /
+                // `$max` starts them.
+                _ => update.unset.extend([Path::from(min), Path::from(max)]),
+            }
+        }
+        let kept = spec.kept(&values, &millis)?;
+        for (agg, v) in spec.keeps.summary.iter().zip(kept.summary) {
+            match v {
+                Some(v) => update.set.push((agg.field.into(), v)),
+                // No item has a number there: removed (a stale partial value must not stay,
+                // and a null would win every later `$min`).
+                None => update.unset.push(agg.field.into()),
+            }
+        }
+        update
+            .set
+            .extend(spec.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
+        let cas = Filter::and([
+            Filter::Eq("_id".into(), id.clone()),
+            Filter::Eq(spec.count_field.into(), count),
+        ]);
+        if store
+            .update_one(spec.collection, &cas, &mut update, false)
+            .await?
+            .matched
+        {
+            return Ok(true);
+        }
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let by_id = Filter::Eq("_id".into(), id);
+        match store.find_raw(spec.collection, &by_id, &one).await?.pop() {
+            Some(again) => raw = again,
+            None => return Ok(false),
+        }
+    }
+    Err(Error::Contention {
+        attempts: 1_000,
+        what: "completing a bucket's summary".into(),
+    })
+}

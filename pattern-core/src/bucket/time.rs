@@ -1,0 +1,225 @@
+//! Time-range reads over buckets that keep their time bounds (`#[bucket(time = "...")]`):
+//! [`range`] reads only the buckets whose bounds overlap the range, [`latest`] the newest
+//! buckets only.
+
+use std::borrow::Borrow;
+use std::ops::{Bound, RangeBounds};
+
+use bson::{Bson, DateTime, RawDocumentBuf};
+use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+
+use super::Bucket;
+use crate::key::KeyPart;
+use crate::query::eval::compare_by;
+use crate::query::{Filter, FindOptions};
+use crate::series;
+use crate::spec::{SeriesSpec, BOUNDED_FIELD};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// A half-open time range `[from, to)` in epoch milliseconds; `None`: unbounded on that side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) from: Option<i64>,
+    pub(crate) to: Option<i64>,
+}
+
+impl Span {
+    /// The range of dates as milliseconds: `a..b`, `a..=b`, `a..`, `..b`, `..`.
+    pub(crate) fn of(r: &impl RangeBounds<DateTime>) -> Span {
+        let ms = |d: &DateTime| d.timestamp_millis();
+        let from = match r.start_bound() {
+            Bound::Included(d) => Some(ms(d)),
+            Bound::Excluded(d) => Some(ms(d).saturating_add(1)),
+            Bound::Unbounded => None,
+        };
+        let to = match r.end_bound() {
+            Bound::Included(d) => ms(d).checked_add(1),
+            Bound::Excluded(d) => Some(ms(d)),
+            Bound::Unbounded => None,
+        };
+        Span { from, to }
+    }
+
+    pub(crate) fn is_all(&self) -> bool {
+        self.from.is_none() && self.to.is_none()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!((self.from, self.to), (Some(a), Some(b)) if a >= b)
+    }
+
+    pub(crate) fn contains(&self, ms: i64) -> bool {
+        self.from.is_none_or(|f| ms >= f) && self.to.is_none_or(|t| ms < t)
+    }
+
+    /// Whether every time in `[min, max]` is in the range.
+    pub(crate) fn covers(&self, min: i64, max: i64) -> bool {
+        self.contains(min) && self.contains(max)
+    }
+
+    /// The conditions on a bucket's bounds that overlap the range (beside `bounded: true`):
+    /// `max >= from` and `min < to`, served by the index `{key, bounded, max, min}`.
+    pub(crate) fn overlap(&self, spec: &SeriesSpec) -> Result<Vec<Filter>> {
+        let (min, max) = bounds_of(spec)?;
+        let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
+        let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
+        if let Some(f) = self.from {
+            all.push(Filter::Gte(max.into(), date(f)));
+        }
+        if let Some(t) = self.to {
+            all.push(Filter::Lt(min.into(), date(t)));
+        }
+        Ok(all)
+    }
+}
+
+/// The bound fields of a series that keeps them; an error naming the attribute otherwise.
+pub(crate) fn bounds_of(spec: &SeriesSpec) -> Result<(&'static str, &'static str)> {
+    spec.keeps.bounds.ok_or_else(|| {
+        Error::invalid(format!(
+            "time-range reads of collection `{}` need time bounds: #[bucket(time = \"...\")]",
+            spec.collection
+        ))
+    })
+}
+
+/// The buckets of `key` that may hold items in `span`, in push order: those whose bounds
+/// overlap it, and those without complete bounds (written before bounds were kept, or by
+/// other tools), which may hold anything. Two finds sent together: the overlap (on the bounds
+/// index) and the buckets without bounds (an equality on the same index).
+pub(crate) async fn overlapping<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    key: &Bson,
+    span: Span,
+    projection: Vec<crate::query::Path>,
+) -> Result<(Vec<RawDocumentBuf>, Vec<RawDocumentBuf>)> {
+    spec.ensure_indexes(store).await?;
+    let opts = FindOptions {
+        sort: spec.sort(),
+        projection,
+        ..FindOptions::default()
+    };
+    let bounded = spec.docs_of(key, span.overlap(spec)?);
+    let unbounded = spec.docs_of(key, [Filter::Eq(BOUNDED_FIELD.into(), Bson::Null)]);
+    let all = FindOptions {
+        sort: spec.sort(),
+        ..FindOptions::default()
+    };
+    let (a, b) = futures::join!(
+        store.find_raw(spec.collection, &bounded, &opts),
+        store.find_raw(spec.collection, &unbounded, &all)
+    );
+    Ok((a?, b?))
+}
+
+/// Every item of `key` whose time is in `range` (`from..to`, `from..=to`, `from..`, `..to`),
+/// in push order, reading only the buckets whose time bounds overlap the range (and buckets
+/// without complete bounds, which may hold anything). Two finds sent together, each one
+/// round trip per batch of the driver's cursor; items without a time are left out.
+///
+/// Needs `#[bucket(time = "...")]` (otherwise [`Error::InvalidInput`]).
+pub fn range<'a, B, S, Q>(
+    store: &'a S,
+    key: &Q,
+    range: impl RangeBounds<DateTime>,
+) -> impl Stream<Item = Result<B::Item>> + Send + 'a
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    B::Item: 'a,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
+    stream::once(async move {
+        if span.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
+        let docs = in_push_order(&spec, bounded, unbounded)?;
+        let mut out = Vec::new();
+        for raw in docs {
+            let items: Vec<B::Item> =
+                series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
+            let within = |i: &B::Item| B::item_millis(i).is_some_and(|t| span.contains(t));
+            out.extend(items.into_iter().filter(within));
+        }
+        Ok(out)
+    })
+    .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+    .try_flatten()
+    .boxed()
+}
+
+/// Two sets of a key's documents merged in the series' order (unnumbered first by `_id`,
+/// then by number).
+pub(crate) fn in_push_order(
+    spec: &SeriesSpec,
+    a: Vec<RawDocumentBuf>,
+    b: Vec<RawDocumentBuf>,
+) -> Result<Vec<RawDocumentBuf>> {
+    if b.is_empty() {
+        return Ok(a);
+    }
+    let mut all: Vec<(bson::Document, RawDocumentBuf)> = Vec::with_capacity(a.len() + b.len());
+    for raw in a.into_iter().chain(b) {
+        let mut head = bson::Document::new();
+        for f in ["_id", spec.order.field()] {
+            if let Ok(Some(v)) = raw.get(f) {
+                head.insert(f, crate::codec::raw::raw_value(spec.collection, v)?);
+            }
+        }
+        all.push((head, raw));
+    }
+    all.sort_by(|x, y| compare_by(&x.0, &y.0, &spec.sort()));
+    Ok(all.into_iter().map(|(_, raw)| raw).collect())
+}
+
+/// The last `n` items pushed to `key`, in push order: one find of the newest bucket, and one
+/// more of the buckets before it when it holds fewer than `n` (more only when older buckets
+/// hold fewer than `size` items).
+pub async fn latest<B, S, Q>(store: &S, key: &Q, n: usize) -> Result<Vec<B::Item>>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    let (spec, key) = (B::SPEC.series(), key.to_key_bson());
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    spec.ensure_indexes(store).await?;
+    let size = spec.size as usize;
+    // Newest bucket first, then older ones.
+    let mut newest_first: Vec<Vec<B::Item>> = Vec::new();
+    let (mut have, mut read, mut want) = (0usize, 0u64, 1i64);
+    loop {
+        let opts = FindOptions {
+            sort: spec.newest_first().to_vec(),
+            skip: read,
+            limit: Some(want),
+            ..FindOptions::default()
+        };
+        let docs = (store.find_raw(spec.collection, &spec.docs_of(&key, []), &opts)).await?;
+        let got = docs.len() as i64;
+        read += got as u64;
+        for raw in docs {
+            let items: Vec<B::Item> =
+                series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
+            have += items.len();
+            newest_first.push(items);
+        }
+        if have >= n || got < want {
+            break;
+        }
+        // Enough buckets for the rest when they are full.
+        want = i64::try_from((n - have).div_ceil(size)).unwrap_or(i64::MAX);
+    }
+    let mut items: Vec<B::Item> = newest_first.into_iter().rev().flatten().collect();
+    let extra = items.len().saturating_sub(n);
+    items.drain(..extra);
+    Ok(items)
+}

@@ -1,0 +1,425 @@
+//! Bulk ingest across keys: many keys' items written in batches, one command per batch once
+//! each key's newest document is known (the memo): per key, a compare-and-set push filling
+//! its open document, then inserts of whole new documents, all in one ordered bulk write.
+//! Any write the batch could not apply (another writer got there first, an `_id` taken) stops
+//! the batch there; the keys from there on go through the ordinary push, which learns the
+//! truth. So nothing is lost, nothing is written twice, and each key's items keep their order.
+
+use std::collections::HashMap;
+
+use bson::{Bson, Document};
+use futures::stream::{self, StreamExt};
+
+use super::ids::parse_bucket_id;
+use super::push::{newest_doc, push, seconds};
+use super::read::take_array;
+use crate::codec::as_int;
+use crate::query::{Filter, FindOptions};
+use crate::spec::SeriesSpec;
+use crate::store::shape::bucket_id;
+use crate::store::{BatchOutcome, Next, Store, TimeId, WriteOp};
+use crate::{Error, Result};
+
+/// One item to ingest: its key (and the key's `_id` prefix), the serialized item, its time
+/// (epoch milliseconds), and its index in the caller's input.
+pub(crate) struct Entry {
+    pub(crate) key: Bson,
+    pub(crate) prefix: String,
+    pub(crate) item: Bson,
+    pub(crate) millis: i64,
+    pub(crate) index: usize,
+}
+
+/// Bytes of items per bulk write at most (under the 16 MiB command limit, with room for the
+/// documents' other fields).
+const BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// Writes `entries` (each key's in order) in batches of at most `batch` items. Returns how
+/// many were written; on an error, [`Error::Ingest`] with the indexes of those that were not.
+pub(crate) async fn ingest<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    entries: Vec<Entry>,
+    batch: usize,
+) -> Result<u64> {
+    let unwritten_all = |from: &[Entry], e: Error, written: u64| Error::Ingest {
+        written,
+        unwritten: from.iter().map(|e| e.index).collect(),
+        source: Box::new(e),
+    };
+    let mut sizes = Vec::with_capacity(entries.len());
+    for e in &entries {
+        match crate::codec::size::check_item_size(spec.collection, &e.item) {
+            Ok(()) => sizes.push(crate::codec::size::value_bytes(&e.item).unwrap_or(0)),
+            Err(err) => return Err(unwritten_all(&entries, err, 0)),
+        }
+    }
+    if let Err(e) = spec.ensure_indexes(store).await {
+        return Err(unwritten_all(&entries, e, 0));
+    }
+    let mut written = 0u64;
+    let mut start = 0;
+    while start < entries.len() {
+        // The next batch: `batch` items, fewer when they pass the byte budget.
+        let (mut end, mut bytes) = (start, 0usize);
+        while end < entries.len() && end - start < batch.max(1) {
+            bytes += sizes[end];
+            if bytes > BATCH_BYTES && end > start {
+                break;
+            }
+            end += 1;
+        }
+        match ingest_batch(store, spec, &entries[start..end]).await {
+            Ok(n) => written += n,
+            Err((n, mut unwritten, e)) => {
+                unwritten.extend(entries[end..].iter().map(|e| e.index));
+                unwritten.sort_unstable();
+                return Err(Error::Ingest {
+                    written: written + n,
+                    unwritten,
+                    source: Box::new(e),
+                });
+            }
+        }
+        start = end;
+    }
+    Ok(written)
+}
+
+/// What this process knows of a key's newest document, for a batch.
+#[derive(Clone, Copy, Debug)]
+struct State {
+    /// The number of the key's next document.
+    next: i64,
+    /// The newest document's `_id` parts and count (`None`: the key has no document).
+    newest: Option<(TimeId, u32)>,
+}
+
+/// One key's items in a batch, and what the batch does with them.
+struct Group<'a> {
+    key: &'a Bson,
+    prefix: &'a str,
+    entries: Vec<&'a Entry>,
+    state: Option<State>,
+}
+
+/// What one write of the batch holds: its group, its items (a range of the group's entries),
+/// its document's `_id`, and the count the document had before it (0 for an insert).
+struct Planned {
+    group: usize,
+    items: std::ops::Range<usize>,
+    id: Bson,
+    before: usize,
+}
+
+type BatchError = (u64, Vec<usize>, Error);
+
+async fn ingest_batch<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    entries: &[Entry],
+) -> std::result::Result<u64, BatchError> {
+    // Group by key, each key's items in input order.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for e in entries {
+        let g = *by_key.entry(format!("{:?}", e.key)).or_insert_with(|| {
+            groups.push(Group {
+                key: &e.key,
+                prefix: &e.prefix,
+                entries: Vec::new(),
+                state: None,
+            });
+            groups.len() - 1
+        });
+        groups[g].entries.push(e);
+    }
+    if let Err(e) = learn(store, spec, &mut groups).await {
+        return Err((0, all_indexes(&groups), e));
+    }
+    // The writes: per key, fill the newest document, then insert whole new ones.
+    let size = spec.size as usize;
+    let (mut ops, mut planned) = (Vec::new(), Vec::new());
+    for (g, group) in groups.iter_mut().enumerate() {
+        let Some(mut st) = group.state else { continue };
+        let values = |r: std::ops::Range<usize>| -> Vec<Bson> {
+            group.entries[r].iter().map(|e| e.item.clone()).collect()
+        };
+        let millis = |r: std::ops::Range<usize>| -> Vec<i64> {
+            group.entries[r].iter().map(|e| e.millis).collect()
+        };
+        let mut done = 0;
+        if let Some((id, count)) = st.newest.filter(|(_, c)| (*c as usize) < size) {
+            let take = (size - count as usize).min(group.entries.len());
+            let kept = match spec.kept(&values(0..take), &millis(0..take)) {
+                Ok(k) => k,
+                Err(e) => return Err((0, all_indexes(&groups), e)),
+            };
+            let mut update = spec.push_update(values(0..take), &kept);
+            update.set_on_insert = vec![
+                (spec.key_field.into(), group.key.clone()),
+                (spec.order.field().into(), Bson::Int64(st.next - 1)),
+            ];
+            (update.set_on_insert).extend(spec.marks().into_iter().map(|(k, v)| (k.into(), v)));
+            let bson_id = Bson::String(bucket_id(group.prefix, id.seconds, id.suffix));
+            // The count as a range, not an equality: should the document be gone, the upsert
+            // inserts it with the count the `$inc` gives; should its count differ (another
+            // writer pushed), the upsert is refused on the `_id` and the batch stops here.
+            let c = Bson::Int64(i64::from(count));
+            let filter = Filter::and([
+                Filter::Eq("_id".into(), bson_id.clone()),
+                Filter::Gte(spec.count_field.into(), c.clone()),
+                Filter::Lte(spec.count_field.into(), c),
+            ]);
+            ops.push(WriteOp::Update {
+                filter,
+                update,
+                upsert: true,
+            });
+            planned.push(Planned {
+                group: g,
+                items: 0..take,
+                id: bson_id,
+                before: count as usize,
+            });
+            st.newest = Some((id, count + take as u32));
+            done = take;
+        }
+        while done < group.entries.len() {
+            let take = size.min(group.entries.len() - done);
+            let r = done..done + take;
+            let secs = seconds(group.entries[done].millis);
+            let suffix = match st.newest {
+                Some((id, _)) if id.seconds == secs => id.suffix.saturating_add(1),
+                _ => 0,
+            };
+            let id = Bson::String(bucket_id(group.prefix, secs, suffix));
+            let kept = match spec.kept(&values(r.clone()), &millis(r.clone())) {
+                Ok(k) => k,
+                Err(e) => return Err((0, all_indexes(&groups), e)),
+            };
+            let doc = spec.new_doc(group.key, id.clone(), st.next, &values(r.clone()), &kept);
+            ops.push(WriteOp::Insert(doc));
+            planned.push(Planned {
+                group: g,
+                items: r,
+                id,
+                before: 0,
+            });
+            st.newest = Some((
+                TimeId {
+                    seconds: secs,
+                    suffix,
+                },
+                take as u32,
+            ));
+            st.next += 1;
+            done += take;
+        }
+        group.state = Some(st);
+    }
+    let outcome = if ops.is_empty() {
+        BatchOutcome {
+            applied: 0,
+            error: None,
+        }
+    } else {
+        store.write_batch(spec.collection, ops).await
+    };
+    let applied = match outcome.error {
+        None => planned.len(),
+        // Unknown how far it got (the connection broke): read the documents back.
+        Some(Error::Unavailable { .. }) => match verify(store, spec, &groups, &planned).await {
+            Ok(n) => n,
+            Err(_) => {
+                let e = outcome.error.expect("an error");
+                return Err((0, all_indexes(&groups), e));
+            }
+        },
+        Some(_) => outcome.applied.min(planned.len()),
+    };
+    let mut written = 0u64;
+    // Keys whose writes all applied: remembered as planned.
+    let mut pending: Vec<(usize, usize)> = Vec::new(); // (group, first entry not written)
+    let mut first_unapplied: HashMap<usize, usize> = HashMap::new();
+    for (i, p) in planned.iter().enumerate() {
+        if i < applied {
+            written += p.items.len() as u64;
+        } else {
+            first_unapplied.entry(p.group).or_insert(p.items.start);
+        }
+    }
+    for (g, group) in groups.iter().enumerate() {
+        let memo = store.memo();
+        match (first_unapplied.get(&g), group.state) {
+            (None, Some(st)) => {
+                let next = Next {
+                    number: st.next,
+                    newest: st.newest.map(|(id, _)| id),
+                    count: st.newest.map(|(_, c)| c),
+                };
+                memo.set_next_number(spec.collection, group.key, next);
+            }
+            (Some(&from), _) => {
+                memo.take_next_number(spec.collection, group.key);
+                pending.push((g, from));
+            }
+            // Not learned (numbering unknown): the ordinary push.
+            (None, None) => pending.push((g, 0)),
+        }
+    }
+    // The rest, key by key, through the ordinary push (which learns what the batch did not).
+    // A key that fails is reported whole (its items from there on), and the others go on.
+    let mut failed: Option<(Vec<usize>, Error)> = None;
+    for &(g, from) in &pending {
+        let group = &groups[g];
+        let rest = &group.entries[from..];
+        let values = rest.iter().map(|e| e.item.clone()).collect();
+        let millis: Vec<i64> = rest.iter().map(|e| e.millis).collect();
+        match push(store, spec, group.key, group.prefix, values, &millis).await {
+            Ok(()) => written += rest.len() as u64,
+            Err(e) => {
+                let (unwritten, _) = failed.get_or_insert_with(|| (Vec::new(), e));
+                unwritten.extend(rest.iter().map(|e| e.index));
+            }
+        }
+    }
+    match failed {
+        None => Ok(written),
+        Some((unwritten, e)) => Err((written, unwritten, e)),
+    }
+}
+
+/// The input indexes of every item of the batch.
+fn all_indexes(groups: &[Group<'_>]) -> Vec<usize> {
+    groups
+        .iter()
+        .flat_map(|g| g.entries.iter().map(|e| e.index))
+        .collect()
+}
+
+/// Fills in each group's state: from the memo when it knows the newest document's count;
+/// otherwise one find of the keys' open documents, then the newest document of each key
+/// still unknown (concurrently). A key whose newest document has no number is left unknown
+/// (its items take the ordinary push).
+async fn learn<S: Store>(store: &S, spec: &SeriesSpec, groups: &mut [Group<'_>]) -> Result<()> {
+    let memo = store.memo();
+    let mut unknown: Vec<usize> = Vec::new();
+    for (g, group) in groups.iter_mut().enumerate() {
+        match memo.next_number(spec.collection, group.key) {
+            Some(Next {
+                number,
+                newest: Some(id),
+                count: Some(c),
+            }) => {
+                group.state = Some(State {
+                    next: number,
+                    newest: Some((id, c)),
+                })
+            }
+            _ => unknown.push(g),
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<Bson> = unknown.iter().map(|g| groups[*g].key.clone()).collect();
+    let open = Filter::and([
+        Filter::In(spec.key_field.into(), keys),
+        spec.open_partial(),
+        spec.in_series(),
+    ]);
+    let opts = FindOptions {
+        projection: vec![
+            spec.key_field.into(),
+            spec.count_field.into(),
+            spec.order.field().into(),
+        ],
+        ..FindOptions::default()
+    };
+    let docs = store.find(spec.collection, &open, &opts).await?;
+    let mut still: Vec<usize> = Vec::new();
+    for g in unknown {
+        // The key's open documents: at most one (the newest) unless written by other tools.
+        let key = groups[g].key;
+        let mine = docs.iter().filter(|d| {
+            d.get(spec.key_field)
+                .is_some_and(|k| crate::query::eval::values_equal(k, key))
+        });
+        let newest = mine.max_by_key(|d| d.get(spec.order.field()).and_then(as_int));
+        match newest {
+            Some(doc) => groups[g].state = state_of(spec, groups[g].prefix, doc),
+            None => still.push(g),
+        }
+    }
+    let found: Vec<(usize, Result<Option<Document>>)> = stream::iter(still)
+        .map(|g| {
+            let key = groups[g].key;
+            async move { (g, newest_doc(store, spec, key).await) }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    for (g, doc) in found {
+        groups[g].state = match doc? {
+            None => Some(State {
+                next: 1,
+                newest: None,
+            }),
+            Some(doc) => state_of(spec, groups[g].prefix, &doc),
+        };
+    }
+    Ok(())
+}
+
+/// The state a key's newest document gives: `None` when it has no number, or its `_id` is not
+/// one of the key's time-named `_id`s, or its count is not a count.
+fn state_of(spec: &SeriesSpec, prefix: &str, doc: &Document) -> Option<State> {
+    let seq = doc.get(spec.order.field()).and_then(as_int)?;
+    let id = match doc.get("_id") {
+        Some(Bson::String(id)) => parse_bucket_id(prefix, id)?,
+        _ => return None,
+    };
+    let count = doc.get(spec.count_field).and_then(as_int)?;
+    Some(State {
+        next: seq.checked_add(1)?,
+        newest: Some((id, u32::try_from(count).ok()?)),
+    })
+}
+
+/// After a batch whose fate is unknown: how many of its writes applied (they apply in order),
+/// read back by `_id`: a write applied when its document holds its items where it put them.
+async fn verify<S: Store>(
+    store: &S,
+    spec: &SeriesSpec,
+    groups: &[Group<'_>],
+    planned: &[Planned],
+) -> Result<usize> {
+    let ids: Vec<Bson> = planned.iter().map(|p| p.id.clone()).collect();
+    let docs = (store.find(
+        spec.collection,
+        &Filter::In("_id".into(), ids),
+        &FindOptions::default(),
+    ))
+    .await?;
+    for (i, p) in planned.iter().enumerate() {
+        let doc = docs
+            .iter()
+            .find(|d| d.get("_id").is_some_and(|id| id == &p.id));
+        let holds = doc.is_some_and(|d| {
+            let mut d = d.clone();
+            let Ok(items) = take_array(spec.collection, spec.items_field, &mut d) else {
+                return false;
+            };
+            let ours = &groups[p.group].entries[p.items.clone()];
+            items.len() >= p.before + ours.len()
+                && (items[p.before..p.before + ours.len()].iter())
+                    .zip(ours)
+                    .all(|(a, b)| a == &b.item)
+        });
+        if !holds {
+            return Ok(i);
+        }
+    }
+    Ok(planned.len())
+}
