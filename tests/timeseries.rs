@@ -667,3 +667,161 @@ on_both_stores!(
     ingest_reports_exactly_the_unwritten,
     reads_need_their_attributes,
 );
+
+/// Mongo only: what the reads and the ingest send, counted with command monitoring, and what
+/// the server examines for a one-day window of a long history (`explain` of the very queries
+/// the range read sent).
+mod on_mongo {
+    use super::*;
+    use pattern_tests::recording_mongo_store;
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Tick {
+        n: i64,
+        qty: i64,
+        date: DateTime,
+    }
+
+    const TICK_SUMMARY: &[Aggregate] = &[Aggregate {
+        op: AggregateOp::Sum,
+        item_field: "qty",
+        field: "qty_sum",
+    }];
+
+    struct Ticks;
+    impl Bucket for Ticks {
+        type Key = i64;
+        type Item = Tick;
+        type Summary = Totals;
+        const SPEC: BucketSpec = BucketSpec {
+            collection: "ticks",
+            key_field: "k",
+            items_field: "ticks",
+            count_field: "count",
+            page_field: "page",
+            size: 10,
+            keeps: Keeps {
+                bounds: Some(("date_min", "date_max")),
+                summary: TICK_SUMMARY,
+            },
+        };
+        fn item_millis(t: &Tick) -> Option<i64> {
+            Some(t.date.timestamp_millis())
+        }
+    }
+
+    /// `PATTERN_TS_HISTORY` items (default 1,000,000), one a minute.
+    fn history_len() -> i64 {
+        std::env::var("PATTERN_TS_HISTORY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000_000)
+    }
+
+    fn tick(n: i64) -> Tick {
+        Tick {
+            n,
+            qty: n % 100,
+            date: DateTime::from_millis(T0 + n * 60_000),
+        }
+    }
+
+    fn commands(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<(String, Document)> {
+        std::mem::take(&mut *log.lock().unwrap())
+    }
+
+    /// A one-day window of a long history reads the buckets that overlap it and no other
+    /// (documents examined, by `explain` of the query sent), in one find beside the check for
+    /// buckets without bounds; `latest` is one find when the newest bucket holds enough.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_day_of_a_long_history_reads_only_its_buckets() {
+        let (store, log) = recording_mongo_store("ts_day").await;
+        let total = history_len();
+        let started = std::time::Instant::now();
+        let mut n = 0;
+        while n < total {
+            let batch: Vec<(i64, Tick)> = (n..(n + 100_000).min(total)).map(|i| (7, tick(i))).collect();
+            bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap();
+            n += batch.len() as i64;
+        }
+        println!("ingested {total} items for one key in {:.1?}", started.elapsed());
+        commands(&log);
+        // The day in the middle of the history: 1,440 items, 144 buckets (+1 straddling).
+        let from = T0 + (total / 2) * 60_000;
+        let day = date(from)..date(from + DAY);
+        let items: Vec<Tick> = bucket::range::<Ticks, _, _>(&store, &7, day.clone())
+            .try_collect()
+            .await
+            .unwrap();
+        let want: Vec<i64> = (total / 2..(total / 2 + 1_440).min(total)).collect();
+        assert_eq!(items.iter().map(|t| t.n).collect::<Vec<_>>(), want);
+        let sent = commands(&log);
+        let finds: Vec<&Document> = sent.iter().filter(|(n, _)| n == "find").map(|(_, c)| c).collect();
+        assert_eq!(sent.len(), 2, "one find of the overlap, one of unbounded buckets: {sent:?}");
+        let overlapping = (want.len() as i64 + 9) / 10 + 1;
+        for find in finds {
+            let (docs, returned) = explain(&store, find).await;
+            assert!(docs <= returned + 1, "examined {docs} documents for {returned}: {find}");
+            assert!(returned <= overlapping, "{returned} buckets for a day");
+        }
+        // The summary of the same day: the whole buckets from their sums, the edges by items.
+        let s = bucket::summary::<Ticks, _, _>(&store, &7, day).await.unwrap();
+        assert_eq!(s.items, want.len() as u64);
+        let qty: i64 = want.iter().map(|n| n % 100).sum();
+        assert_eq!(s.values[0].and_then(|n| n.as_i64()), Some(qty));
+        commands(&log);
+        // latest: one find while the newest bucket holds enough, two past it.
+        let newest = bucket::latest::<Ticks, _, _>(&store, &7, 1).await.unwrap();
+        assert_eq!(newest.iter().map(|t| t.n).collect::<Vec<_>>(), [total - 1]);
+        assert_eq!(commands(&log).len(), 1);
+        let last = bucket::latest::<Ticks, _, _>(&store, &7, 25).await.unwrap();
+        assert_eq!(last.len(), 25);
+        assert_eq!(last[24].n, total - 1);
+        assert_eq!(commands(&log).len(), 2);
+        let _ = store.database().drop().await;
+    }
+
+    /// `(totalDocsExamined, nReturned)` of the find, explained as sent.
+    async fn explain(store: &pattern_core::MongoStore, find: &Document) -> (i64, i64) {
+        let mut cmd = Document::new();
+        for k in ["find", "filter", "sort", "projection"] {
+            if let Some(v) = find.get(k) {
+                cmd.insert(k, v.clone());
+            }
+        }
+        let out = store
+            .database()
+            .run_command(doc! {"explain": cmd, "verbosity": "executionStats"})
+            .await
+            .expect("explain");
+        let stats = out.get_document("executionStats").expect("executionStats");
+        let n = |k: &str| stats.get(k).and_then(as_int).unwrap_or(-1);
+        (n("totalDocsExamined"), n("nReturned"))
+    }
+
+    /// Once the keys' newest buckets are known, 1,000 items over 1,000 keys are one command.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
+        let (store, log) = recording_mongo_store("ts_ingest").await;
+        let batch = |round: i64| -> Vec<(i64, Tick)> {
+            (0..1_000).map(|k| (k, tick(round * 1_000 + k))).collect()
+        };
+        bucket::ingest::<Ticks, _>(&store, &batch(0)).await.unwrap();
+        let first: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+        println!("first batch (keys unknown): {} commands", first.len());
+        for round in 1..12 {
+            assert_eq!(bucket::ingest::<Ticks, _>(&store, &batch(round)).await.unwrap(), 1_000);
+            let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+            assert_eq!(sent, ["bulkWrite"], "round {round}");
+        }
+        for k in [0, 499, 999] {
+            let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
+                .map_ok(|t| t.n)
+                .try_collect()
+                .await
+                .unwrap();
+            assert_eq!(got, (0..12).map(|r| r * 1_000 + k).collect::<Vec<_>>());
+        }
+        let _ = store.database().drop().await;
+    }
+}

@@ -96,20 +96,19 @@ pub(crate) async fn overlapping<S: Store>(
     projection: Vec<crate::query::Path>,
 ) -> Result<(Vec<RawDocumentBuf>, Vec<RawDocumentBuf>)> {
     spec.ensure_indexes(store).await?;
+    // No sort on the server: sorted by number, a planner may walk the key's whole history on
+    // the `{key, seq}` index rather than the bounds index (SecantusDB does); the overlap is
+    // sorted here instead.
     let opts = FindOptions {
-        sort: spec.sort(),
         projection,
         ..FindOptions::default()
     };
     let bounded = spec.docs_of(key, span.overlap(spec)?);
     let unbounded = spec.docs_of(key, [Filter::Eq(BOUNDED_FIELD.into(), Bson::Null)]);
-    let all = FindOptions {
-        sort: spec.sort(),
-        ..FindOptions::default()
-    };
+    let whole = FindOptions::default();
     let (a, b) = futures::join!(
         store.find_raw(spec.collection, &bounded, &opts),
-        store.find_raw(spec.collection, &unbounded, &all)
+        store.find_raw(spec.collection, &unbounded, &whole)
     );
     Ok((a?, b?))
 }
@@ -160,9 +159,6 @@ pub(crate) fn in_push_order(
     a: Vec<RawDocumentBuf>,
     b: Vec<RawDocumentBuf>,
 ) -> Result<Vec<RawDocumentBuf>> {
-    if b.is_empty() {
-        return Ok(a);
-    }
     let mut all: Vec<(bson::Document, RawDocumentBuf)> = Vec::with_capacity(a.len() + b.len());
     for raw in a.into_iter().chain(b) {
         let mut head = bson::Document::new();
