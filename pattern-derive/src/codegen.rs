@@ -129,13 +129,57 @@ impl Wrappers<'_> {
         item: TokenStream,
         func: &str,
     ) -> TokenStream {
-        let (module, attrs, bounds, key) = (
+        self.stream_fn(
+            Method {
+                doc,
+                name,
+                params: quote!(),
+                ret: item,
+                func,
+                args: quote!(),
+            },
+            false,
+        )
+    }
+
+    /// `pub fn name<'a, S, Q, R>(store: &'a S, key: &Q, range: R, params) -> impl Stream<Item =
+    /// Result<ret>> + Send + 'a`, `R` a range of `bson::DateTime` (`..`, `from..to`...): a
+    /// stream over a time range, `m.ret` its item; the call passes `range` before `m.args`.
+    pub(crate) fn time_range_stream(&self, m: Method) -> TokenStream {
+        self.stream_fn(m, true)
+    }
+
+    /// A stream wrapper, with a time range `R` when `ranged`.
+    fn stream_fn(&self, m: Method, ranged: bool) -> TokenStream {
+        let Method {
+            doc,
+            name,
+            params,
+            ret: item,
+            func,
+            args,
+        } = m;
+        let (module, attrs, mut bounds, key) = (
             self.module(),
             self.attrs(doc),
             self.bounds(),
             ident(self.key),
         );
         let (name, func) = (ident(&name), ident(func));
+        let (range_ty, range_param, range_arg) = if ranged {
+            if let Bodies::Calls { .. } = self.bodies {
+                bounds.extend(quote! {
+                    __PatternR: ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>,
+                });
+            }
+            (
+                quote!(, __PatternR),
+                quote!(range: __PatternR,),
+                quote!(range,),
+            )
+        } else {
+            (quote!(), quote!(), quote!())
+        };
         let stream = quote! {
             ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#item>>
                 + ::core::marker::Send
@@ -143,21 +187,54 @@ impl Wrappers<'_> {
         };
         let ret = match self.bodies {
             Bodies::Calls { .. } => quote! {
-                impl #stream + use<'a, __PatternS, __PatternQ>
+                impl #stream + use<'a, __PatternS, __PatternQ #range_ty>
             },
             Bodies::Stubs => quote! {
                 ::core::pin::Pin<::std::boxed::Box<dyn #stream>>
             },
         };
         let body = self.body(quote! {
-            #module::#func::<Self, __PatternS, __PatternQ>(store, #key)
+            #module::#func::<Self, __PatternS, __PatternQ>(store, #key, #range_arg #args)
         });
         quote! {
             #attrs
-            pub fn #name<'a, __PatternS, __PatternQ>(
+            pub fn #name<'a, __PatternS, __PatternQ #range_ty>(
                 store: &'a __PatternS,
                 #key: &__PatternQ,
+                #range_param
+                #params
             ) -> #ret
+            #bounds
+            {
+                #body
+            }
+        }
+    }
+
+    /// `pub async fn name<S>(store: &S, params) -> Result<ret>`: a wrapper over the whole
+    /// collection, with no key (`ingest`, `backfill`).
+    pub(crate) fn collection_wide(&self, m: Method) -> TokenStream {
+        let Method {
+            doc,
+            name,
+            params,
+            ret,
+            func,
+            args,
+        } = m;
+        let (module, attrs) = (self.module(), self.attrs(doc));
+        let (name, func) = (ident(&name), ident(func));
+        let body = self.body(quote!(#module::#func::<Self, __PatternS>(store, #args).await));
+        let bounds = match self.bodies {
+            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::Store,),
+            Bodies::Stubs => quote!(),
+        };
+        quote! {
+            #attrs
+            pub async fn #name<__PatternS>(
+                store: &__PatternS,
+                #params
+            ) -> ::pattern_core::Result<#ret>
             #bounds
             {
                 #body

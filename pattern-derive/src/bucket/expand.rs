@@ -1,11 +1,13 @@
 //! The code of `#[derive(Bucket)]`, from the model alone.
 
-use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
+use syn::Visibility;
 
-use super::{Bucket, Stubs};
+use super::{Aggregate, Bucket, Op, Stubs};
 use crate::codegen::{self, Bodies, Method, StubItem, Wrappers};
+use crate::serde_names::unraw;
 
 pub(crate) fn expand(b: &Bucket) -> TokenStream {
     let Bucket {
@@ -48,14 +50,47 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         key: "key",
         module: "bucket",
     };
-    let item = quote!(#item_ty);
-    let methods = methods(&w, &item, &item);
+    let (summary_ty, summary_struct) = if b.summary.is_empty() {
+        (quote!(::pattern_core::bucket::Totals), None)
+    } else {
+        let (ty, code) = summary_struct(ident, b.vis, &b.summary);
+        (ty, Some(code))
+    };
+    let aggregates = b.summary.iter().map(|a| {
+        let op = Ident::new(
+            match a.op {
+                Op::Sum => "Sum",
+                Op::Min => "Min",
+                Op::Max => "Max",
+            },
+            Span::call_site(),
+        );
+        let (item_field, field) = (&a.item_field.value, &a.field);
+        quote! {
+            ::pattern_core::Aggregate {
+                op: ::pattern_core::AggregateOp::#op,
+                item_field: #item_field,
+                field: #field,
+            }
+        }
+    });
+    let (item, key) = (quote!(#item_ty), quote!(#key_ty));
+    let methods = methods(
+        &w,
+        Types {
+            item_param: &item,
+            item_ret: &item,
+            key_param: &key,
+            summary: (!b.summary.is_empty()).then_some(&summary_ty),
+        },
+        b.time.is_some(),
+    );
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Bucket for #ident {
             type Key = #key_ty;
             type Item = #item_ty;
-            type Summary = ::pattern_core::bucket::Totals;
+            type Summary = #summary_ty;
             const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
                 collection: #collection,
                 key_field: #key_field,
@@ -65,11 +100,13 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                 size: #size,
                 keeps: ::pattern_core::Keeps {
                     bounds: #bounds,
-                    summary: &[],
+                    summary: &[#(#aggregates),*],
                 },
             };
             #item_time
         }
+
+        #summary_struct
 
         #[automatically_derived]
         impl #ident {
@@ -78,10 +115,113 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
     }
 }
 
-/// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
-/// return.
-fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> [TokenStream; 7] {
-    [
+/// `<Name>Summary`, what the `summary` method returns, and its `From<Totals>`; its path
+/// first.
+fn summary_struct(
+    ident: &Ident,
+    vis: &Visibility,
+    aggs: &[Aggregate],
+) -> (TokenStream, TokenStream) {
+    let name = format_ident!("{}Summary", ident, span = ident.span());
+    let number = quote!(::pattern_core::bucket::Number);
+    let mut doc = vec![
+        format!(
+            " What `{}::summary` returns: the aggregates of `#[bucket(summary(...))]` over a key's",
+            unraw(ident)
+        ),
+        " items in a time range (`..` for all), each as MongoDB's `$inc`, `$min` and `$max` compute it."
+            .to_owned(),
+        String::new(),
+        " - `items`: how many items it covers;".to_owned(),
+    ];
+    let (mut fields, mut values) = (Vec::new(), Vec::new());
+    let next = quote! {
+        ::core::option::Option::flatten(::core::iter::Iterator::next(&mut __pattern_values))
+    };
+    for (i, a) in aggs.iter().enumerate() {
+        let field = Ident::new(&a.rust_field, Span::call_site());
+        let item = &a.item_field.value;
+        let what = match a.op {
+            Op::Sum => format!("the sum of the items' `{item}` (`Number::Int32(0)` when none holds a number there)"),
+            Op::Min => format!("the least of the items' `{item}` (`None` when none holds a number there)"),
+            Op::Max => format!("the greatest of the items' `{item}` (`None` when none holds a number there)"),
+        };
+        let end = if i + 1 == aggs.len() { "." } else { ";" };
+        doc.push(format!(" - `{}`: {what}{end}", a.rust_field));
+        let field_doc = format!(
+            " {}{}, kept in each bucket as `{}`.",
+            &what[..1].to_uppercase(),
+            &what[1..],
+            a.field
+        );
+        let (ty, value) = match a.op {
+            Op::Sum => (
+                number.clone(),
+                quote!(::core::option::Option::unwrap_or(#next, #number::Int32(0))),
+            ),
+            Op::Min | Op::Max => (quote!(::core::option::Option<#number>), next.clone()),
+        };
+        fields.push(quote! {
+            #[doc = #field_doc]
+            pub #field: #ty,
+        });
+        values.push(quote!(#field: #value,));
+    }
+    let values_iter = (!aggs.is_empty()).then(|| {
+        quote! {
+            let mut __pattern_values =
+                ::core::iter::IntoIterator::into_iter(__pattern_totals.values);
+        }
+    });
+    let code = quote! {
+        #(#[doc = #doc])*
+        #[derive(::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq)]
+        // Fields named after BSON names (`unitPrice_min`), which a private struct's user
+        // need not all read.
+        #[allow(dead_code, non_snake_case)]
+        #vis struct #name {
+            /// How many items it covers.
+            pub items: u64,
+            #(#fields)*
+        }
+
+        #[automatically_derived]
+        impl ::core::convert::From<::pattern_core::bucket::Totals> for #name {
+            /// Reads the values in the attribute's order; a missing one is `None` (a sum: zero).
+            fn from(__pattern_totals: ::pattern_core::bucket::Totals) -> Self {
+                #values_iter
+                #name {
+                    items: __pattern_totals.items,
+                    #(#values)*
+                }
+            }
+        }
+    };
+    (quote!(#name), code)
+}
+
+/// The types in the wrappers' signatures.
+struct Types<'a> {
+    /// The item type in parameters (`item: <param>`) and in what they return (`Page<<ret>>`).
+    item_param: &'a TokenStream,
+    item_ret: &'a TokenStream,
+    /// The key type in `ingest`'s pairs.
+    key_param: &'a TokenStream,
+    /// What `summary` returns; `None`: no `summary` method.
+    summary: Option<&'a TokenStream>,
+}
+
+/// The wrappers; `range` only when `time`.
+fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
+    let Types {
+        item_param,
+        item_ret,
+        key_param,
+        summary,
+    } = t;
+    let date_range =
+        quote!(impl ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>);
+    let mut methods = vec![
         w.keyed(Method {
             doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
             name: "push".into(),
@@ -113,6 +253,28 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> [T
             "pages",
         ),
         w.stream("Every item of `key`'s series, in push order.", "items".into(), quote!(#item_ret), "items"),
+    ];
+    if time {
+        methods.push(w.time_range_stream(Method {
+            doc: "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
+                  whose time bounds overlap it (and those without complete bounds): two finds sent together.",
+            name: "range".into(),
+            params: quote!(),
+            ret: quote!(#item_ret),
+            func: "range",
+            args: quote!(),
+        }));
+    }
+    methods.extend([
+        w.keyed(Method {
+            doc: "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
+                  newest bucket, two otherwise.",
+            name: "latest".into(),
+            params: quote!(n: usize,),
+            ret: quote!(::std::vec::Vec<#item_ret>),
+            func: "latest",
+            args: quote!(n,),
+        }),
         w.keyed(Method {
             doc: "How many items and pages `key`'s series holds (one aggregation).",
             name: "counts".into(),
@@ -121,17 +283,59 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> [T
             func: "counts",
             args: quote!(),
         }),
+    ]);
+    if let Some(summary) = summary {
+        methods.push(w.keyed(Method {
+            doc: "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
+                  summaries, the edges from their items. One round trip for the summaries, one more for \
+                  the items of the buckets not wholly counted, when there are any.",
+            name: "summary".into(),
+            params: quote!(range: #date_range,),
+            ret: quote!(#summary),
+            func: "summary",
+            args: quote!(range,),
+        }));
+    }
+    methods.extend([
+        w.collection_wide(Method {
+            doc: "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
+                  buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
+                  written. Returns how many items it wrote.",
+            name: "ingest".into(),
+            params: quote!(items: &[(#key_param, #item_param)],),
+            ret: quote!(u64),
+            func: "ingest",
+            args: quote!(items,),
+        }),
+        w.collection_wide(Method {
+            doc: "Fills in the time bounds and summaries of buckets written before they were kept, one \
+                  write per bucket completed, reading the collection a batch at a time; returns how many \
+                  buckets it completed.",
+            name: "backfill".into(),
+            params: quote!(),
+            ret: quote!(u64),
+            func: "backfill",
+            args: quote!(),
+        }),
         w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
-    ]
+    ]);
+    methods
 }
 
-/// The code emitted beside errors: an impl of `Bucket` with placeholder types, and stubs of
-/// the methods.
+/// The code emitted beside errors: an impl of `Bucket` with placeholder types, `<Name>Summary`
+/// when `summary(...)` could be read, and stubs of every method.
 pub(crate) fn fallback(s: &Stubs) -> TokenStream {
+    let (summary_ty, summary_struct) = match &s.summary {
+        Some(aggs) => {
+            let (ty, code) = summary_struct(&s.input.ident, &s.input.vis, aggs);
+            (ty, Some(code))
+        }
+        None => (quote!(::pattern_core::bucket::Totals), None),
+    };
     let body = quote! {
         type Key = str;
         type Item = ();
-        type Summary = ::pattern_core::bucket::Totals;
+        type Summary = #summary_ty;
         const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
             collection: "",
             key_field: "",
@@ -151,6 +355,15 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         module: "bucket",
     };
     let item = StubItem::new(s.item_ty);
-    let stubs = methods(&w, &item.param, &item.ret);
-    codegen::fallback(s.input, quote!(::pattern_core::Bucket), body, &stubs)
+    let key = StubItem::new(s.key_ty);
+    let types = Types {
+        item_param: &item.param,
+        item_ret: &item.ret,
+        key_param: &key.param,
+        summary: Some(&summary_ty),
+    };
+    let stubs = methods(&w, types, true);
+    let mut code = codegen::fallback(s.input, quote!(::pattern_core::Bucket), body, &stubs);
+    code.extend(summary_struct);
+    code
 }

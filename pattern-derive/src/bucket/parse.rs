@@ -1,20 +1,25 @@
 //! Reading `#[derive(Bucket)]`'s input into the model; every mistake is reported.
 
+use proc_macro2::Group;
+use quote::quote;
 use syn::meta::ParseNestedMeta;
-use syn::{DeriveInput, Member};
+use syn::spanned::Spanned;
+use syn::{token, DeriveInput, Member, Visibility};
 
-use super::{Bucket, Stubs};
+use super::{Aggregate, Bucket, Op, Stubs};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
-use crate::names::{check_distinct, check_field_name, Name};
-use crate::serde_names::unraw;
+use crate::names::{
+    check_distinct, check_field_name, field_name_problem, Name, BOUNDED_FIELD, SUMMARIZED_FIELD,
+};
+use crate::serde_names::{unraw, unraw_member};
 use crate::shape::{vec_arg, vec_item, Kind, Roles, Struct};
 
 const KIND: Kind<2> = Kind {
     derive: "Bucket",
     attr: "bucket",
     flags: ["key", "items"],
-    keys: &["collection", "size", "time", "count", "page"],
+    keys: &["collection", "size", "time", "count", "page", "summary"],
 };
 
 #[derive(Default)]
@@ -24,19 +29,34 @@ struct Attrs {
     time: Slot<Member>,
     count: Slot<Name>,
     page: Slot<Name>,
+    summary: Slot<Vec<Aggregate>>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
-    KIND.parse(input, container, check)
+    KIND.parse(input, container, |cx, st, a| check(cx, st, a, &input.vis))
 }
 
-/// What the stubs beside `parse`'s errors can use: the items field's item type, read again
-/// with its errors dropped (`parse` reported them).
+/// What the stubs beside `parse`'s errors can use: the key and item types and the summary's
+/// aggregates, read again with their errors dropped (`parse` reported them).
 pub(crate) fn stubs(input: &DeriveInput) -> Stubs<'_> {
-    let [_, items] = KIND.marked_quietly(input);
+    let [key, items] = KIND.marked_quietly(input);
+    let quiet = Ctxt::new();
+    let summary = container(&quiet, input).summary.get();
+    drop(quiet.check());
+    let summary = summary.map(|mut aggs| {
+        let mut seen = Vec::new();
+        aggs.retain(|a| {
+            let new = !seen.contains(&a.rust_field);
+            seen.push(a.rust_field.clone());
+            new
+        });
+        aggs
+    });
     Stubs {
         input,
+        key_ty: key.map(|(_, ty)| ty),
         item_ty: items.and_then(|(_, ty)| vec_arg(ty)),
+        summary,
     }
 }
 
@@ -54,6 +74,8 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "count" => a.count.parse(cx, meta, attr::field_name),
             // #[bucket(page = "page")]
             "page" => a.page.parse(cx, meta, attr::field_name),
+            // #[bucket(summary(sum = "qty", min = "price", max = "price"))]
+            "summary" => a.summary.parse(cx, meta, summary),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -75,8 +97,137 @@ fn time_field(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Member>> 
     Ok(member.ok())
 }
 
+/// `summary(sum = "qty", min = "price", ...)`: the aggregates in order, each a valid field
+/// name, no (op, field) twice.
+fn summary(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Vec<Aggregate>>> {
+    const SYNTAX: &str = "summary(sum = \"qty\", min = \"price\", max = \"price\")";
+    if !meta.input.peek(token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("summary takes a list of aggregates: `{SYNTAX}`"),
+        );
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let group: Group = meta.input.fork().parse()?;
+    if group.stream().is_empty() {
+        let path = &meta.path;
+        cx.error_spanned_by(
+            quote!(#path #group),
+            format!("summary(...) is empty; name at least one aggregate: `{SYNTAX}`"),
+        );
+        attr::skip_value(meta.input)?;
+        return Ok(Some(Vec::new()));
+    }
+    let mut aggs = Vec::<Aggregate>::new();
+    meta.parse_nested_meta(|m| {
+        let Some(op) = Op::ALL.into_iter().find(|op| m.path.is_ident(op.name())) else {
+            cx.syn_error(m.error(format!(
+                "unknown key `{}` in summary(...); expected one of: `sum`, `min`, `max`",
+                attr::key_name(&m)
+            )));
+            return attr::skip_value(m.input);
+        };
+        let Some(lit) = attr::string(cx, &m)? else {
+            return Ok(());
+        };
+        let name = Name::given(lit.value(), lit.span());
+        if field_name_problem(&name.value).is_some() {
+            check_field_name(cx, &name);
+        } else if aggs
+            .iter()
+            .any(|a| a.op == op && a.item_field.value == name.value)
+        {
+            cx.error_at(
+                lit.span(),
+                format!(
+                    "duplicate aggregate `{} = {:?}` in summary(...)",
+                    op.name(),
+                    name.value
+                ),
+            );
+        } else {
+            aggs.push(Aggregate::new(op, name));
+        }
+        Ok(())
+    })?;
+    Ok(Some(aggs))
+}
+
+/// The fields a bucket stores beside its key, items, count and page, with their roles: the
+/// time bounds and their mark, the summary's mark and aggregates. An aggregate kept by the
+/// bounds already (`min` or `max` of the time field) is an error at its literal instead.
+fn kept_names(
+    cx: &Ctxt,
+    time: Option<&Member>,
+    summary: &[Aggregate],
+    bucket: &str,
+) -> Vec<(String, Name)> {
+    let mut names = Vec::new();
+    let mut bounds = None;
+    if let Some(member) = time {
+        let (time, span) = (unraw_member(member), member.span());
+        let (min, max) = (format!("{time}_min"), format!("{time}_max"));
+        names.push((
+            "time bounds' min".to_owned(),
+            Name::given(min.clone(), span),
+        ));
+        names.push((
+            "time bounds' max".to_owned(),
+            Name::given(max.clone(), span),
+        ));
+        names.push(("time bounds' mark".to_owned(), Name::default(BOUNDED_FIELD)));
+        bounds = Some((time, min, max));
+    }
+    if !summary.is_empty() {
+        names.push(("summary's mark".to_owned(), Name::default(SUMMARIZED_FIELD)));
+    }
+    let mut rust_fields: Vec<&Aggregate> = Vec::new();
+    for a in summary {
+        let (op, item) = (a.op.name(), &a.item_field.value);
+        let span = a.item_field.span.expect("an aggregate's name is given");
+        if let Some((time, min, max)) = &bounds {
+            let kept = match a.op {
+                Op::Min => Some(min),
+                Op::Max => Some(max),
+                Op::Sum => None,
+            };
+            if kept == Some(&a.field) {
+                cx.error_at(
+                    span,
+                    format!(
+                        "`{op} = {item:?}` would be stored as {:?}, where the time bounds \
+                         (`time = {time:?}`) already keep the time's {op}; remove it",
+                        a.field
+                    ),
+                );
+                continue;
+            }
+        }
+        if let Some(other) = rust_fields.iter().find(|o| o.rust_field == a.rust_field) {
+            cx.error_at(
+                span,
+                format!(
+                    "`{op} = {item:?}` and `{} = {:?}` would both be the field `{}` of `{bucket}Summary`",
+                    other.op.name(),
+                    other.item_field.value,
+                    a.rust_field
+                ),
+            );
+            continue;
+        }
+        rust_fields.push(a);
+        let stored = Name {
+            value: a.field.clone(),
+            span: Some(span),
+        };
+        names.push((format!("`{op} = {item:?}`"), stored));
+    }
+    names
+}
+
 /// The checks that span several attributes, then the model.
-fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Bucket<'a>> {
+fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Option<Bucket<'a>> {
     let collection = a
         .collection
         .required(cx, st.ident, "#[bucket(collection = \"...\")]");
@@ -95,29 +246,32 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Bucket<'a>> {
         cx.error_spanned_by(f.ident, msg);
     }
     let item_ty = items.and_then(|f| vec_item(cx, f, "#[bucket(items)]"));
+    let time = a.time.get();
+    let summary = a.summary.get().unwrap_or_default();
+    let kept = kept_names(cx, time.as_ref(), &summary, &unraw(st.ident));
     let (key, items) = (key?, items?);
     check_field_name(cx, &key.bson);
     check_field_name(cx, &items.bson);
-    check_distinct(
-        cx,
-        &[
-            ("key", &key.bson),
-            ("items", &items.bson),
-            ("count", &count),
-            ("page", &page),
-        ],
-        st.ident.span(),
-    );
+    let mut names = vec![
+        ("key", &key.bson),
+        ("items", &items.bson),
+        ("count", &count),
+        ("page", &page),
+    ];
+    names.extend(kept.iter().map(|(role, name)| (role.as_str(), name)));
+    check_distinct(cx, &names, st.ident.span());
     Some(Bucket {
         ident: st.ident,
+        vis,
         collection: collection?.value,
         size: size?,
-        time: a.time.get(),
+        time,
         key_field: key.bson.value.clone(),
         items_field: items.bson.value.clone(),
         count_field: count.value,
         page_field: page.value,
         key_ty: key.ty,
         item_ty: item_ty?,
+        summary,
     })
 }

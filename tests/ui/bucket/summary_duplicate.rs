@@ -1,0 +1,22 @@
+// The same aggregate twice is reported at the second; summary given twice at the second key.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub qty: i64,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, summary(sum = "qty", max = "price", sum = "qty"))]
+#[bucket(summary(min = "price"))]
+pub struct TradeHistory {
+    #[bucket(key)]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+// An aggregate names its field with a string.
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Trade {
+    pub date: bson::DateTime,
+    pub qty: i64,
+    pub price: f64,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, summary(sum = qty, max = 1))]
+pub struct TradeHistory {
+    #[bucket(key)]
+    pub customer_id: i64,
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+fn main() {}
