@@ -1,0 +1,385 @@
+//! Buckets as time series against MongoDB's own answers, same server, same run: 1,000,000
+//! trades over 1,000 customers stored three ways, as flat documents (`insert_many`), in a
+//! time-series collection (`insert_many`, `metaField` = customer) and in our buckets
+//! (`ingest`, time bounds and a summary of `qty` kept). Prints, per layout: ingest
+//! throughput, the last 10 trades of a customer, a one-day range of a customer, the total
+//! quantity of a customer over all history, and storage (documents, bytes, indexes).
+//!
+//!     cargo bench -p pattern-bench --bench timeseries
+//!
+//! Needs `MONGODB_URI` (`scripts/bench.sh` starts a server and sets it). Under `cargo test`
+//! it runs a smoke version (20,000 trades over 100 customers) that checks the three layouts
+//! answer every query alike; speed targets are printed at full scale only (this machine is
+//! noisy: medians of many reads, ratios within one run).
+//!
+//! Targets: ingest at least half of flat `insert_many` and at least the time-series
+//! collection's; last-10 and one-day range no slower than the time-series collection; a
+//! whole-history total at least 10x faster than aggregating the items.
+
+use std::time::{Duration, Instant};
+
+use bson::{doc, DateTime, Document};
+use futures::TryStreamExt;
+use mongodb::Collection;
+use pattern_bench::{full_scale, scale};
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Trade {
+    #[serde(rename = "type")]
+    kind: String,
+    ticker: String,
+    qty: i64,
+    price: f64,
+    date: DateTime,
+}
+
+/// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept.
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, time = "date", summary(sum = "qty"))]
+#[allow(dead_code)]
+struct History {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+/// 2023-11-14T22:13:20Z.
+const T0: i64 = 1_700_000_000_000;
+const BATCH: usize = 10_000;
+
+/// Trade `i`: customer `i % customers`, one every `step` ms, so each customer trades about
+/// every `step * customers` ms.
+fn trade(i: i64, step: i64) -> Trade {
+    Trade {
+        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
+        ticker: ["MDB", "MSFT", "GOOG", "AAPL"][(i % 4) as usize].into(),
+        qty: 1 + (i * 7_919) % 500,
+        price: 100.0 + (i % 1_000) as f64 / 8.0,
+        date: DateTime::from_millis(T0 + i * step),
+    }
+}
+
+fn flat_doc(customer: i64, t: &Trade) -> Document {
+    let mut d = bson::to_document(t).unwrap();
+    d.insert("customerId", customer);
+    d
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000.0
+}
+
+struct Layout {
+    name: &'static str,
+    ingest: Duration,
+    last10: Duration,
+    day: Duration,
+    total: Duration,
+    storage: String,
+}
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(run());
+}
+
+async fn run() {
+    let n: i64 = scale(1_000_000, 20_000);
+    let customers: i64 = scale(1_000, 100);
+    let reads: usize = scale(25, 10);
+    // The time-series collection's whole-history `$group` takes seconds on the test server:
+    // fewer of those.
+    let slow_reads: usize = scale(5, 3);
+    // One trade every 6 s overall: each customer about one every 1.7 h (full scale).
+    let step = 6_000;
+    let store = pattern_tests::mongo_store("bench_timeseries").await;
+    let db = store.database().clone();
+    let trades: Vec<(i64, Trade)> = (0..n).map(|i| (i % customers, trade(i, step))).collect();
+    println!("{n} trades over {customers} customers, batches of {BATCH}");
+
+    // Flat documents, indexed as a reader of one customer's trades by time needs.
+    let flat: Collection<Document> = db.collection("flat_trades");
+    flat.create_index(
+        mongodb::IndexModel::builder()
+            .keys(doc! {"customerId": 1, "date": 1})
+            .build(),
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    for chunk in trades.chunks(BATCH) {
+        let docs: Vec<Document> = chunk.iter().map(|(c, t)| flat_doc(*c, t)).collect();
+        flat.insert_many(docs).await.unwrap();
+    }
+    let flat_ingest = started.elapsed();
+    println!("flat insert_many: {flat_ingest:.1?}");
+
+    // A time-series collection, the customer as its metaField.
+    db.create_collection("ts_trades")
+        .timeseries(
+            mongodb::options::TimeseriesOptions::builder()
+                .time_field("date".to_string())
+                .meta_field(Some("customerId".to_string()))
+                .build(),
+        )
+        .await
+        .unwrap();
+    let ts: Collection<Document> = db.collection("ts_trades");
+    let started = Instant::now();
+    for chunk in trades.chunks(BATCH) {
+        let docs: Vec<Document> = chunk.iter().map(|(c, t)| flat_doc(*c, t)).collect();
+        ts.insert_many(docs).await.unwrap();
+    }
+    let ts_ingest = started.elapsed();
+    println!("time-series insert_many: {ts_ingest:.1?}");
+
+    // Ours.
+    History::ensure_indexes(&store).await.unwrap();
+    let started = Instant::now();
+    for chunk in trades.chunks(BATCH) {
+        let written = History::ingest(&store, chunk).await.unwrap();
+        assert_eq!(written as usize, chunk.len());
+    }
+    let ours_ingest = started.elapsed();
+    println!("buckets ingest: {ours_ingest:.1?}");
+
+    // The reads: random customers (same for each layout), a day in the middle of history.
+    let picks: Vec<i64> = (0..reads as i64).map(|i| (i * 7_919 + 13) % customers).collect();
+    let day_from = T0 + (n / 2) * step;
+    let (from, to) = (DateTime::from_millis(day_from), DateTime::from_millis(day_from + 86_400_000));
+
+    let mut layouts = Vec::new();
+    for name in ["flat", "time-series", "buckets"] {
+        let (mut last10, mut day, mut total) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, &c) in picks.iter().enumerate() {
+            // The last 10 trades, newest first in the flat layouts, push order in ours.
+            let t = Instant::now();
+            let got: Vec<i64> = match name {
+                "buckets" => History::latest(&store, &c, 10)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .rev()
+                    .map(|t| t.date.timestamp_millis())
+                    .collect(),
+                _ => {
+                    let coll = if name == "flat" { &flat } else { &ts };
+                    coll.find(doc! {"customerId": c})
+                        .sort(doc! {"date": -1})
+                        .limit(10)
+                        .await
+                        .unwrap()
+                        .try_collect::<Vec<Document>>()
+                        .await
+                        .unwrap()
+                        .iter()
+                        .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
+                        .collect()
+                }
+            };
+            last10.push(t.elapsed());
+            let want: Vec<i64> = (0..10)
+                .map(|k| {
+                    let last = (n - 1) - ((n - 1 - c) % customers);
+                    T0 + (last - k * customers) * step
+                })
+                .collect();
+            assert_eq!(got, want, "{name}: last 10 of {c}");
+
+            // One day of trades.
+            let t = Instant::now();
+            let got: Vec<i64> = match name {
+                "buckets" => History::range(&store, &c, from..to)
+                    .map_ok(|t| t.date.timestamp_millis())
+                    .try_collect()
+                    .await
+                    .unwrap(),
+                _ => {
+                    let coll = if name == "flat" { &flat } else { &ts };
+                    coll.find(doc! {"customerId": c, "date": {"$gte": from, "$lt": to}})
+                        .sort(doc! {"date": 1})
+                        .await
+                        .unwrap()
+                        .try_collect::<Vec<Document>>()
+                        .await
+                        .unwrap()
+                        .iter()
+                        .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
+                        .collect()
+                }
+            };
+            day.push(t.elapsed());
+            let want: Vec<i64> = (0..n)
+                .filter(|i| i % customers == c)
+                .map(|i| T0 + i * step)
+                .filter(|ms| *ms >= from.timestamp_millis() && *ms < to.timestamp_millis())
+                .collect();
+            assert_eq!(got, want, "{name}: a day of {c}");
+
+            // The total quantity over all history.
+            if name == "time-series" && i >= slow_reads {
+                continue;
+            }
+            let t = Instant::now();
+            let got: i64 = match name {
+                "buckets" => History::summary(&store, &c, ..)
+                    .await
+                    .unwrap()
+                    .qty_sum
+                    .as_i64()
+                    .unwrap(),
+                _ => {
+                    let coll = if name == "flat" { &flat } else { &ts };
+                    sum_qty(coll, c).await
+                }
+            };
+            total.push(t.elapsed());
+            let want: i64 = trades.iter().filter(|(k, _)| *k == c).map(|(_, t)| t.qty).sum();
+            assert_eq!(got, want, "{name}: total of {c}");
+        }
+        println!(
+            "{name}: last 10 {:.3} ms, one day {:.3} ms, total {:.3} ms (medians)",
+            ms(median(last10.clone())),
+            ms(median(day.clone())),
+            ms(median(total.clone()))
+        );
+        let (ingest, storage) = match name {
+            "flat" => (flat_ingest, storage(&db, "flat_trades").await),
+            "time-series" => (ts_ingest, storage(&db, "ts_trades").await),
+            _ => (ours_ingest, storage(&db, "trades").await),
+        };
+        layouts.push(Layout {
+            name,
+            ingest,
+            last10: median(last10),
+            day: median(day),
+            total: median(total),
+            storage,
+        });
+    }
+    // Aggregating our own buckets' items (what a summary saves): `$unwind` and `$group`.
+    let mut unwound = Vec::new();
+    let buckets: Collection<Document> = db.collection("trades");
+    for &c in &picks {
+        let t = Instant::now();
+        let pipeline = vec![
+            doc! {"$match": {"customerId": c}},
+            doc! {"$unwind": "$history"},
+            doc! {"$group": {"_id": null, "qty": {"$sum": "$history.qty"}}},
+        ];
+        let out: Vec<Document> = buckets
+            .aggregate(pipeline)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        unwound.push(t.elapsed());
+        let want: i64 = trades.iter().filter(|(k, _)| *k == c).map(|(_, t)| t.qty).sum();
+        assert_eq!(out[0].get("qty").and_then(pattern_tests::as_int), Some(want));
+    }
+    let unwound = median(unwound);
+
+    println!(
+        "\n| layout | ingest (items/s) | last 10 (ms) | one day (ms) | total qty, all history (ms) | storage |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for l in &layouts {
+        println!(
+            "| {} | {:.0} ({:.1} s) | {:.3} | {:.3} | {:.3} | {} |",
+            l.name,
+            n as f64 / l.ingest.as_secs_f64(),
+            l.ingest.as_secs_f64(),
+            ms(l.last10),
+            ms(l.day),
+            ms(l.total),
+            l.storage
+        );
+    }
+    println!(
+        "| buckets, `$unwind` + `$group` of the items | | | | {:.3} | |",
+        ms(unwound)
+    );
+    let [f, t, b] = [&layouts[0], &layouts[1], &layouts[2]];
+    let aggregate_items = f.total.min(t.total).min(unwound);
+    let targets = [
+        (
+            "ingest >= 0.5x flat insert_many",
+            f.ingest.as_secs_f64() / b.ingest.as_secs_f64(),
+            0.5,
+        ),
+        (
+            "ingest >= 1x time-series insert_many",
+            t.ingest.as_secs_f64() / b.ingest.as_secs_f64(),
+            1.0,
+        ),
+        (
+            "last 10: time-series / ours >= 1",
+            t.last10.as_secs_f64() / b.last10.as_secs_f64(),
+            1.0,
+        ),
+        (
+            "one day: time-series / ours >= 1",
+            t.day.as_secs_f64() / b.day.as_secs_f64(),
+            1.0,
+        ),
+        (
+            "total: fastest aggregation of the items / ours >= 10",
+            aggregate_items.as_secs_f64() / b.total.as_secs_f64(),
+            10.0,
+        ),
+    ];
+    println!("\n| target | ratio | met |\n|---|---|---|");
+    for (what, ratio, want) in targets {
+        let met = if ratio >= want { "yes" } else { "NO" };
+        println!("| {what} | {ratio:.2} | {met} |");
+    }
+    if !full_scale() {
+        println!("(smoke scale: the ratios are not the targets' figures)");
+    }
+    let _ = db.drop().await;
+    drop(store);
+}
+
+async fn sum_qty(coll: &Collection<Document>, c: i64) -> i64 {
+    let pipeline = vec![
+        doc! {"$match": {"customerId": c}},
+        doc! {"$group": {"_id": null, "qty": {"$sum": "$qty"}}},
+    ];
+    let out: Vec<Document> = coll
+        .aggregate(pipeline)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    out[0].get("qty").and_then(pattern_tests::as_int).unwrap()
+}
+
+/// What the server reports of a collection: documents, data bytes, indexes and their bytes.
+async fn storage(db: &mongodb::Database, coll: &str) -> String {
+    let s = db.run_command(doc! {"collStats": coll}).await.unwrap();
+    let n = |k: &str| s.get(k).and_then(pattern_tests::as_int).unwrap_or(-1);
+    let docs = match s.get_document("timeseries") {
+        Ok(t) => format!(
+            "{} buckets",
+            t.get("bucketCount").and_then(pattern_tests::as_int).unwrap_or(-1)
+        ),
+        Err(_) => format!("{} docs", n("count")),
+    };
+    format!(
+        "{docs}, {:.1} MB data, {} indexes {:.1} MB",
+        n("size") as f64 / 1e6,
+        n("nindexes"),
+        n("totalIndexSize") as f64 / 1e6
+    )
+}
