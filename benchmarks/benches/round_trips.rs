@@ -131,6 +131,7 @@ async fn main() {
         "createIndexes",
         "createIndexes",
         "createIndexes",
+        "createIndexes",
         "find",
         "find",
     ];
@@ -150,6 +151,7 @@ async fn main() {
         &log,
         &[
             "listIndexes",
+            "createIndexes",
             "createIndexes",
             "createIndexes",
             "createIndexes",
@@ -341,6 +343,50 @@ async fn main() {
     log.clear();
     TradeHistory::counts(&store, &123).await.unwrap();
     rows.push(Row::exactly("bucket counts", 1, &log, &["aggregate"]));
+
+    // Time series: a range read, the latest items, a bulk ingest over known keys.
+    let from = bson::DateTime::from_millis((T0 + 100) * 1_000);
+    let to = bson::DateTime::from_millis((T0 + 200) * 1_000);
+    log.clear();
+    let in_range: Vec<Trade> = TradeHistory::range(&store, &123, from..to)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(in_range.len(), 100);
+    rows.push(Row::exactly(
+        "bucket range read (the overlap, and buckets without bounds, sent together)",
+        1,
+        &log,
+        &["find", "find"],
+    ));
+    log.clear();
+    assert_eq!(TradeHistory::latest(&store, &123, 3).await.unwrap().len(), 3);
+    rows.push(Row::exactly(
+        "bucket latest(3), within the newest bucket",
+        1,
+        &log,
+        &["find"],
+    ));
+    log.clear();
+    assert_eq!(TradeHistory::latest(&store, &123, 25).await.unwrap().len(), 25);
+    rows.push(Row::exactly(
+        "bucket latest(25), past the newest bucket",
+        1,
+        &log,
+        &["find", "find"],
+    ));
+    let batch = |round: i64| -> Vec<(i64, Trade)> {
+        (0..1_000).map(|k| (10_000 + k, trade(T0 + round * 1_000, k))).collect()
+    };
+    TradeHistory::ingest(&store, &batch(0)).await.unwrap();
+    log.clear();
+    TradeHistory::ingest(&store, &batch(1)).await.unwrap();
+    rows.push(Row::exactly(
+        "bucket ingest, 1,000 items over 1,000 keys this store knows",
+        1,
+        &log,
+        &["bulkWrite"],
+    ));
 
     // Outlier: save, pushes below and above the threshold (50), then the reads.
     Book::ensure_indexes(&store).await.unwrap();

@@ -185,6 +185,14 @@ fn directions(meta: &ParseNestedMeta) -> syn::Result<(Option<LitStr>, Option<Lit
     Ok((ser, de))
 }
 
+/// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).
+pub(crate) fn unraw_member(member: &syn::Member) -> String {
+    match member {
+        syn::Member::Named(ident) => unraw(ident),
+        syn::Member::Unnamed(index) => index.index.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,13 +265,5 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown rename rule"));
-    }
-}
-
-/// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).
-pub(crate) fn unraw_member(member: &syn::Member) -> String {
-    match member {
-        syn::Member::Named(ident) => unraw(ident),
-        syn::Member::Unnamed(index) => index.index.to_string(),
     }
 }
