@@ -92,11 +92,16 @@ async fn seed_replay_gives_seed_documents(store: AnyStore) {
     TradeHistory::push(&store, &123, t1.clone()).await.unwrap();
     TradeHistory::push(&store, &123, t2.clone()).await.unwrap();
     TradeHistory::push(&store, &456, t3.clone()).await.unwrap();
-    let b456 = doc! {"_id": "456_1698750962", "customerId": 456_i64, "count": 1, "history": [trade_doc(&t3)], "page": 1_i64};
+    // Beside the seed's fields: the page number, and the time bounds `time = "date"` keeps
+    // (marked complete: the bucket kept them from its first item).
+    let b456 = doc! {"_id": "456_1698750962", "customerId": 456_i64, "bounded": true, "count": 1,
+        "date_max": t3.date, "date_min": t3.date, "history": [trade_doc(&t3)], "page": 1_i64};
     assert_same_documents(
         &documents(&store, "trades").await,
         &[
-            doc! {"_id": "123_1698335223", "customerId": 123_i64, "count": 2, "history": [trade_doc(&t1), trade_doc(&t2)], "page": 1_i64},
+            doc! {"_id": "123_1698335223", "customerId": 123_i64, "bounded": true, "count": 2,
+            "date_max": t2.date, "date_min": t1.date,
+            "history": [trade_doc(&t1), trade_doc(&t2)], "page": 1_i64},
             b456.clone(),
         ],
     );
@@ -106,14 +111,19 @@ async fn seed_replay_gives_seed_documents(store: AnyStore) {
     assert_same_documents(
         &final_docs,
         &[
-            doc! {"_id": "123_1698335223", "customerId": 123_i64, "count": 3,
+            doc! {"_id": "123_1698335223", "customerId": 123_i64, "bounded": true, "count": 3,
+            "date_max": t4.date, "date_min": t1.date,
             "history": [trade_doc(&t1), trade_doc(&t2), trade_doc(&t4)], "page": 1_i64},
             b456,
         ],
     );
-    // The seed's field order, _id, customerId, count, history, then the page number.
+    // The seed's field order, _id, customerId, count, history, with the fields we add in the
+    // lexicographic order an upsert gives them.
     let keys: Vec<&str> = final_docs[0].keys().map(String::as_str).collect();
-    assert_eq!(keys, ["_id", "customerId", "count", "history", "page"]);
+    assert_eq!(
+        keys,
+        ["_id", "customerId", "bounded", "count", "date_max", "date_min", "history", "page"]
+    );
     let page = TradeHistory::page(&store, &123, 1).await.unwrap().unwrap();
     assert_eq!(page.items, vec![t1, t2, t4]);
     assert_eq!(page.id, Bson::String("123_1698335223".into()));
@@ -576,6 +586,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
         [
             "0_pattern_open_customerId_page_count_lt_10",
             "_id_",
+            "pattern_customerId_1_bounded_1_date_max_1_date_min_1",
             "pattern_customerId_1_page_-1_unique",
             "pattern_customerId_1_page_1__id_1",
         ]

@@ -123,12 +123,15 @@ async fn run() {
     let flat_ingest = started.elapsed();
     println!("flat insert_many: {flat_ingest:.1?}");
 
-    // A time-series collection, the customer as its metaField.
+    // A time-series collection, the customer as its metaField, with the granularity that
+    // suits the data: a customer trades about every 1.7 hours, so with the default
+    // (`seconds`: buckets span at most one hour) every bucket would hold one trade.
     db.create_collection("ts_trades")
         .timeseries(
             mongodb::options::TimeseriesOptions::builder()
                 .time_field("date".to_string())
                 .meta_field(Some("customerId".to_string()))
+                .granularity(Some(mongodb::options::TimeseriesGranularity::Hours))
                 .build(),
         )
         .await

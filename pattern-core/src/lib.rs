@@ -38,8 +38,8 @@ pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
 pub use store::mongo_txn::MongoTxn;
 pub use store::{
-    transaction, transaction_with, ArrayStats, BoxFuture, Store, StoreMemo, Transaction,
-    UpdateOutcome, TRANSACTION_ATTEMPTS,
+    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Store, StoreMemo,
+    Transaction, UpdateOutcome, WriteOp, TRANSACTION_ATTEMPTS,
 };
 pub use tree::Tree;
 

@@ -9,7 +9,7 @@ fn layer_of_file(rel: &str) -> &'static str {
     let rel = rel.trim_end_matches(".rs");
     match rel.split('/').collect::<Vec<_>>().as_slice() {
         ["lib"] => "lib",
-        ["bucket"] | ["outlier", ..] | ["tree", ..] => "patterns",
+        ["bucket", ..] | ["outlier", ..] | ["tree", ..] => "patterns",
         ["series", ..] => "series",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
@@ -44,12 +44,14 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             | "Transaction"
             | "transaction"
             | "BoxFuture"
-            | "TRANSACTION_ATTEMPTS",
+            | "TRANSACTION_ATTEMPTS"
+            | "WriteOp"
+            | "BatchOutcome",
             _,
         ) => "store contract",
         (
             "spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder" | "TreeSpec"
-            | "TreeModel" | "TreeFields",
+            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp",
             _,
         ) => "specs",
         ("query", _) => "query",
