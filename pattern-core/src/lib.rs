@@ -38,7 +38,7 @@ pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
 pub use store::mongo_txn::MongoTxn;
 pub use store::{
-    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Store, StoreMemo,
+    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Kept, Store, StoreMemo,
     Transaction, UpdateOutcome, WriteOp, TRANSACTION_ATTEMPTS,
 };
 pub use tree::Tree;

@@ -46,7 +46,8 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             | "BoxFuture"
             | "TRANSACTION_ATTEMPTS"
             | "WriteOp"
-            | "BatchOutcome",
+            | "BatchOutcome"
+            | "Kept",
             _,
         ) => "store contract",
         (

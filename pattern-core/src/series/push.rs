@@ -12,7 +12,7 @@ use crate::error::display_bson;
 use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
 use crate::store::shape::{bucket_id, Kept};
-use crate::store::{push_open_keeping, Next, Store, TimeId};
+use crate::store::{Next, Store, TimeId};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -98,13 +98,9 @@ async fn push_one<S: Store>(
             // The common case, one round trip: the seed's conditional upsert, into the key's
             // open document, or opening document `seq` when none is open.
             ids.prepare(store, seq).await?;
-            let pushed = if spec.keeps.is_none() {
-                store
-                    .push_open(spec, key, &mut items, seq, &|| ids.id())
-                    .await
-            } else {
-                push_open_keeping(store, spec, key, &mut items, kept, seq, &|| ids.id()).await
-            };
+            let pushed = store
+                .push_open(spec, key, &mut items, kept, seq, &|| ids.id())
+                .await;
             match overflowed(spec, kept, pushed) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {

@@ -106,10 +106,11 @@ impl Store for AnyStore {
         spec: &SeriesSpec,
         key: &bson::Bson,
         items: &mut Vec<bson::Bson>,
+        kept: &super::Kept,
         seq: i64,
         new_id: &(dyn Fn() -> bson::Bson + Sync),
     ) -> Result<bool> {
-        delegate!(self, s => s.push_open(spec, key, items, seq, new_id).await)
+        delegate!(self, s => s.push_open(spec, key, items, kept, seq, new_id).await)
     }
     async fn replace_one(
         &self,

@@ -60,10 +60,11 @@ impl Store for AnyTxn {
         spec: &SeriesSpec,
         key: &Bson,
         items: &mut Vec<Bson>,
+        kept: &super::Kept,
         seq: i64,
         new_id: &(dyn Fn() -> Bson + Sync),
     ) -> Result<bool> {
-        delegate!(self, t => t.push_open(spec, key, items, seq, new_id).await)
+        delegate!(self, t => t.push_open(spec, key, items, kept, seq, new_id).await)
     }
     async fn replace_one(
         &self,

@@ -26,6 +26,7 @@ pub(crate) mod shape;
 mod txn;
 
 pub use memo::StoreMemo;
+pub use shape::Kept;
 pub(crate) use memo::{Next, TimeId};
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
@@ -127,15 +128,20 @@ pub trait Store: Send + Sync {
     /// The default sends the seed's conditional upsert through [`Store::update_first`] (one
     /// round trip). A store may do the same natively: the in-memory store does, without
     /// building the query and the update.
+    ///
+    /// `kept`: what the items add to the values the series keeps ([`Keeps`](crate::Keeps)):
+    /// sent as `$min`/`$max`/`$inc` in the same update, written into a new document with its
+    /// marks.
     fn push_open(
         &self,
         spec: &SeriesSpec,
         key: &Bson,
         items: &mut Vec<Bson>,
+        kept: &Kept,
         seq: i64,
         new_id: &(dyn Fn() -> Bson + Sync),
     ) -> impl Future<Output = Result<bool>> + Send {
-        push_open_upsert(self, spec, key, items, seq, new_id)
+        push_open_keeping(self, spec, key, items, kept, seq, new_id)
     }
 
     /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
@@ -271,6 +277,7 @@ pub trait Store: Send + Sync {
 /// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`
 /// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
 /// document, found through the open-document index, which both filters and sorts (so no hint).
+#[cfg(test)]
 pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
     store: &S,
     spec: &SeriesSpec,

@@ -370,6 +370,7 @@ impl Store for MemoryStore {
         spec: &SeriesSpec,
         key: &Bson,
         items: &mut Vec<Bson>,
+        kept: &crate::store::Kept,
         seq: i64,
         new_id: &(dyn Fn() -> Bson + Sync),
     ) -> Result<bool> {
@@ -378,14 +379,17 @@ impl Store for MemoryStore {
             // Documents held by a transaction: the upsert, which waits for them.
             match state.claims.is_empty() {
                 true => {
-                    (state.collection(spec.collection)).push_open(spec, key, items, seq, new_id)
+                    (state.collection(spec.collection))
+                    .push_open(spec, key, items, kept, seq, new_id)
                 }
                 false => None,
             }
         };
         match native {
             Some(done) => done,
-            None => crate::store::push_open_upsert(self, spec, key, items, seq, new_id).await,
+            None => {
+                crate::store::push_open_keeping(self, spec, key, items, kept, seq, new_id).await
+            }
         }
     }
 

@@ -13,6 +13,7 @@ use crate::codec::size::{check_size, document_bytes};
 use crate::query::eval::is_number;
 use crate::query::{Filter, Update};
 use crate::spec::SeriesSpec;
+use crate::store::Kept;
 use crate::Result;
 
 impl Collection {
@@ -75,11 +76,12 @@ impl Collection {
         spec: &SeriesSpec,
         key: &Bson,
         items: &mut Vec<Bson>,
+        kept: &Kept,
         seq: i64,
         new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
         if !spec.keeps.is_none() {
-            return None; // kept values: the upsert, which keeps them
+            return self.push_open_keeping(spec, key, items, kept, seq, new_id);
         }
         let count = spec.count_field;
         let open = self
@@ -131,6 +133,56 @@ impl Collection {
                     items,
                     &crate::store::shape::Kept::NONE,
                 );
+                match self.insert_or_return(spec.collection, doc) {
+                    Ok(()) => Some(Ok(true)),
+                    Err(refused) => {
+                        let (e, mut doc) = *refused;
+                        if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
+                            *items = taken;
+                        }
+                        Some(Err(e))
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Collection::push_open`] for a series that keeps values beside its items: the open
+    /// document straight off the open-document index, then the push's update (with its
+    /// `$min`/`$max`/`$inc`) applied to it as any update is (the kept fields may be indexed:
+    /// the bounds are); or the new document, with its kept values and marks. `None` where
+    /// the upsert must decide (no such index, a key that is not a plain scalar, a document
+    /// whose number field is not a number).
+    fn push_open_keeping(
+        &mut self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &Kept,
+        seq: i64,
+        new_id: &dyn Fn() -> Bson,
+    ) -> Option<Result<bool>> {
+        let open = (self.indexes.iter()).position(|ix| spec.is_open_index(&ix.spec))?;
+        if !crate::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
+            return None;
+        }
+        match self.indexes[open].first_under(key, true).cloned() {
+            Some(id) => {
+                if !spec.in_series().matches(&self.docs.get(&id)?.doc) {
+                    return None;
+                }
+                let mut update = spec.push_update(std::mem::take(items), kept);
+                match self.update(spec.collection, &id, &mut update, None) {
+                    Ok(_) => Some(Ok(false)),
+                    Err(e) => {
+                        // Refused, nothing applied: the items are still in the update.
+                        *items = std::mem::take(&mut update.push[0].1);
+                        Some(Err(e))
+                    }
+                }
+            }
+            None => {
+                let doc = spec.new_doc_taking(key, new_id(), seq, items, kept);
                 match self.insert_or_return(spec.collection, doc) {
                     Ok(()) => Some(Ok(true)),
                     Err(refused) => {
@@ -480,6 +532,7 @@ mod tests {
             &spec,
             &Bson::Int32(1),
             &mut vec![Bson::Int32(0)],
+            &Kept::NONE,
             3,
             &|| Bson::String("1_3".into()),
         );
@@ -524,7 +577,7 @@ mod tests {
                     let item = || vec![Bson::Int32(100 * round + k)];
                     let new_id = || Bson::String(id.into());
                     let (mut a, mut b) = (item(), item());
-                    let ra = native.push_open(&spec, &key, &mut a, seq, &new_id).await;
+                    let ra = native.push_open(&spec, &key, &mut a, &Kept::NONE, seq, &new_id).await;
                     let rb =
                         crate::store::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
                             .await;

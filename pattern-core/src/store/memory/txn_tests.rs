@@ -580,7 +580,7 @@ async fn the_whole_contract_inside_a_transaction() {
     for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
         let new_id = move || Bson::String(format!("k_{seq}"));
         let mut items = vec![Bson::Int32(i)];
-        t.push_open(&spec, &Bson::Int32(7), &mut items, seq, &new_id)
+        t.push_open(&spec, &Bson::Int32(7), &mut items, &crate::store::Kept::NONE, seq, &new_id)
             .await
             .unwrap();
     }
@@ -588,7 +588,7 @@ async fn the_whole_contract_inside_a_transaction() {
     for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
         let new_id = move || Bson::String(format!("j_{seq}"));
         let mut items = vec![Bson::Int32(i)];
-        s.push_open(&spec, &Bson::Int32(8), &mut items, seq, &new_id)
+        s.push_open(&spec, &Bson::Int32(8), &mut items, &crate::store::Kept::NONE, seq, &new_id)
             .await
             .unwrap();
     }
