@@ -355,6 +355,10 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
             }
         }
         if !full {
+            // Every bucket now carries its bounds: range reads need not look for others.
+            if spec.keeps.bounds.is_some() {
+                series::mark_bounded(store, spec.collection).await?;
+            }
             return Ok(done);
         }
     }

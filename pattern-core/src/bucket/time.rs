@@ -104,6 +104,11 @@ pub(crate) async fn overlapping<S: Store>(
         ..FindOptions::default()
     };
     let bounded = spec.docs_of(key, span.overlap(spec)?);
+    // Every bucket of the collection bounded (its mark): the overlap alone.
+    if store.memo().all_bounded(spec.collection) == Some(true) {
+        let docs = store.find_raw(spec.collection, &bounded, &opts).await?;
+        return Ok((docs, Vec::new()));
+    }
     let unbounded = spec.docs_of(key, [Filter::Eq(BOUNDED_FIELD.into(), Bson::Null)]);
     let whole = FindOptions::default();
     let (a, b) = futures::join!(

@@ -1,8 +1,10 @@
 //! The series' indexes, created once per store and collection: the stale ones of earlier
 //! versions or sizes dropped first.
 
-use crate::query::IndexSpec;
-use crate::spec::SeriesSpec;
+use bson::Bson;
+
+use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -21,6 +23,9 @@ impl SeriesSpec {
         }
         match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
             Ok(()) => {
+                if self.keeps.bounds.is_some() {
+                    self.learn_bounded(store).await?;
+                }
                 store.memo().insert(*self);
                 Ok(())
             }
@@ -32,6 +37,46 @@ impl SeriesSpec {
             other => other,
         }
     }
+}
+
+impl SeriesSpec {
+    /// Learns whether every bucket of the collection carries complete time bounds: its mark
+    /// in [`BOUNDED_COLLECTIONS`] (one find); without one, a collection with no document yet
+    /// is marked now (every bucket will be written by writers that keep the bounds).
+    async fn learn_bounded<S: Store>(&self, store: &S) -> Result<()> {
+        let coll = self.collection;
+        if store.memo().all_bounded(coll) == Some(true) {
+            return Ok(());
+        }
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+        let marked = (store.find(BOUNDED_COLLECTIONS, &mark, &one).await?.first())
+            .is_some_and(|m| m.get_bool(BOUNDED_FIELD) == Ok(true));
+        let all = marked || {
+            let any = store.find(coll, &Filter::And(Vec::new()), &one).await?;
+            any.is_empty() && {
+                mark_bounded(store, coll).await?;
+                true
+            }
+        };
+        store.memo().set_all_bounded(coll, all);
+        Ok(())
+    }
+}
+
+/// Marks every bucket of `coll` as carrying complete time bounds.
+pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> {
+    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    let mut set = Update {
+        set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    store.update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true).await?;
+    store.memo().set_all_bounded(coll, true);
+    Ok(())
 }
 
 /// Creates `indexes` on `coll`, dropping indexes whose name starts with one of

@@ -18,6 +18,7 @@
 
 mod ids;
 mod indexes;
+pub(crate) use indexes::mark_bounded;
 mod ingest;
 mod push;
 mod read;

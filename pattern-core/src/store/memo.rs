@@ -21,6 +21,9 @@ pub struct StoreMemo {
     indexes: Mutex<Vec<SeriesSpec>>,
     trees: Mutex<Vec<TreeSpec>>,
     next_numbers: Mutex<NextNumbers>,
+    /// The collections of series with time bounds whose every bucket is known bounded (see
+    /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
+    bounded: Mutex<Vec<(String, bool)>>,
 }
 
 /// Next document numbers by collection and key: entries `(collection, key, next)` under a
@@ -61,6 +64,18 @@ impl StoreMemo {
         let mut specs = lock(&self.indexes);
         if !specs.contains(&spec) {
             specs.push(spec);
+        }
+    }
+    /// Whether every bucket of `coll` is known to carry complete time bounds (`None`: not
+    /// learned yet).
+    pub(crate) fn all_bounded(&self, coll: &str) -> Option<bool> {
+        (lock(&self.bounded).iter()).find_map(|(c, b)| (c == coll).then_some(*b))
+    }
+    pub(crate) fn set_all_bounded(&self, coll: &str, all: bool) {
+        let mut known = lock(&self.bounded);
+        match known.iter_mut().find(|(c, _)| c == coll) {
+            Some(entry) => entry.1 = all,
+            None => known.push((coll.to_owned(), all)),
         }
     }
     pub(crate) fn has_tree(&self, spec: &TreeSpec) -> bool {
@@ -119,6 +134,7 @@ impl StoreMemo {
         lock(&self.indexes).clear();
         lock(&self.trees).clear();
         *lock(&self.next_numbers) = NextNumbers::default();
+        lock(&self.bounded).clear();
     }
 }
 
