@@ -95,7 +95,7 @@ async fn seed_replay_gives_seed_documents(store: AnyStore) {
     // Beside the seed's fields: the page number, and the time bounds `time = "date"` keeps
     // (marked complete: the bucket kept them from its first item).
     let b456 = doc! {"_id": "456_1698750962", "customerId": 456_i64, "bounded": true, "count": 1,
-        "date_max": t3.date, "date_min": t3.date, "history": [trade_doc(&t3)], "page": 1_i64};
+    "date_max": t3.date, "date_min": t3.date, "history": [trade_doc(&t3)], "page": 1_i64};
     assert_same_documents(
         &documents(&store, "trades").await,
         &[
@@ -122,7 +122,16 @@ async fn seed_replay_gives_seed_documents(store: AnyStore) {
     let keys: Vec<&str> = final_docs[0].keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["_id", "customerId", "bounded", "count", "date_max", "date_min", "history", "page"]
+        [
+            "_id",
+            "customerId",
+            "bounded",
+            "count",
+            "date_max",
+            "date_min",
+            "history",
+            "page"
+        ]
     );
     let page = TradeHistory::page(&store, &123, 1).await.unwrap().unwrap();
     assert_eq!(page.items, vec![t1, t2, t4]);

@@ -740,11 +740,16 @@ mod on_mongo {
         let started = std::time::Instant::now();
         let mut n = 0;
         while n < total {
-            let batch: Vec<(i64, Tick)> = (n..(n + 100_000).min(total)).map(|i| (7, tick(i))).collect();
+            let batch: Vec<(i64, Tick)> = (n..(n + 100_000).min(total))
+                .map(|i| (7, tick(i)))
+                .collect();
             bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap();
             n += batch.len() as i64;
         }
-        println!("ingested {total} items for one key in {:.1?}", started.elapsed());
+        println!(
+            "ingested {total} items for one key in {:.1?}",
+            started.elapsed()
+        );
         commands(&log);
         // The day in the middle of the history: 1,440 items, 144 buckets (+1 straddling).
         let from = T0 + (total / 2) * 60_000;
@@ -756,17 +761,26 @@ mod on_mongo {
         let want: Vec<i64> = (total / 2..(total / 2 + 1_440).min(total)).collect();
         assert_eq!(items.iter().map(|t| t.n).collect::<Vec<_>>(), want);
         let sent = commands(&log);
-        let finds: Vec<&Document> = sent.iter().filter(|(n, _)| n == "find").map(|(_, c)| c).collect();
+        let finds: Vec<&Document> = sent
+            .iter()
+            .filter(|(n, _)| n == "find")
+            .map(|(_, c)| c)
+            .collect();
         // The collection was empty at first use, so every bucket is bounded: one find.
         assert_eq!(sent.len(), 1, "one find of the overlap: {sent:?}");
         let overlapping = (want.len() as i64 + 9) / 10 + 1;
         for find in finds {
             let (docs, returned) = explain(&store, find).await;
-            assert!(docs <= returned + 1, "examined {docs} documents for {returned}: {find}");
+            assert!(
+                docs <= returned + 1,
+                "examined {docs} documents for {returned}: {find}"
+            );
             assert!(returned <= overlapping, "{returned} buckets for a day");
         }
         // The summary of the same day: the whole buckets from their sums, the edges by items.
-        let s = bucket::summary::<Ticks, _, _>(&store, &7, day).await.unwrap();
+        let s = bucket::summary::<Ticks, _, _>(&store, &7, day)
+            .await
+            .unwrap();
         assert_eq!(s.items, want.len() as u64);
         let qty: i64 = want.iter().map(|n| n % 100).sum();
         assert_eq!(s.values[0].and_then(|n| n.as_i64()), Some(qty));
@@ -807,16 +821,23 @@ mod on_mongo {
     async fn buckets_without_bounds_are_looked_for_until_backfill() {
         let (store, log) = recording_mongo_store("ts_mark").await;
         let old: Vec<Trade> = (0..12).map(|i| trade(&mut Lcg(1), i)).collect();
-        bucket::push_many::<Legacy, _, _>(&store, &1, &old).await.unwrap();
+        bucket::push_many::<Legacy, _, _>(&store, &1, &old)
+            .await
+            .unwrap();
         let new: Vec<Trade> = (12..30).map(|i| trade(&mut Lcg(2), i)).collect();
-        bucket::push_many::<Trades, _, _>(&store, &1, &new).await.unwrap();
+        bucket::push_many::<Trades, _, _>(&store, &1, &new)
+            .await
+            .unwrap();
         commands(&log);
         let all: Vec<Trade> = bucket::range::<Trades, _, _>(&store, &1, ..)
             .try_collect()
             .await
             .unwrap();
         assert_eq!(all.len(), 30);
-        let finds = commands(&log).into_iter().filter(|(n, _)| n == "find").count();
+        let finds = commands(&log)
+            .into_iter()
+            .filter(|(n, _)| n == "find")
+            .count();
         assert_eq!(finds, 2);
         bucket::backfill::<Trades, _>(&store).await.unwrap();
         commands(&log);
@@ -847,7 +868,12 @@ mod on_mongo {
         let first: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
         println!("first batch (keys unknown): {} commands", first.len());
         for round in 1..12 {
-            assert_eq!(bucket::ingest::<Ticks, _>(&store, &batch(round)).await.unwrap(), 1_000);
+            assert_eq!(
+                bucket::ingest::<Ticks, _>(&store, &batch(round))
+                    .await
+                    .unwrap(),
+                1_000
+            );
             let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
             assert_eq!(sent, ["bulkWrite"], "round {round}");
         }

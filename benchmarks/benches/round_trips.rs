@@ -365,7 +365,10 @@ async fn main() {
         &["find"],
     ));
     log.clear();
-    assert_eq!(TradeHistory::latest(&store, &123, 3).await.unwrap().len(), 3);
+    assert_eq!(
+        TradeHistory::latest(&store, &123, 3).await.unwrap().len(),
+        3
+    );
     rows.push(Row::exactly(
         "bucket latest(3), within the newest bucket",
         1,
@@ -373,7 +376,10 @@ async fn main() {
         &["find"],
     ));
     log.clear();
-    assert_eq!(TradeHistory::latest(&store, &123, 25).await.unwrap().len(), 25);
+    assert_eq!(
+        TradeHistory::latest(&store, &123, 25).await.unwrap().len(),
+        25
+    );
     rows.push(Row::exactly(
         "bucket latest(25), past the newest bucket",
         1,
@@ -381,7 +387,9 @@ async fn main() {
         &["find", "find"],
     ));
     let batch = |round: i64| -> Vec<(i64, Trade)> {
-        (0..1_000).map(|k| (10_000 + k, trade(T0 + round * 1_000, k))).collect()
+        (0..1_000)
+            .map(|k| (10_000 + k, trade(T0 + round * 1_000, k)))
+            .collect()
     };
     TradeHistory::ingest(&store, &batch(0)).await.unwrap();
     log.clear();

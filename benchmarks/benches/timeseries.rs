@@ -156,9 +156,14 @@ async fn run() {
     println!("buckets ingest: {ours_ingest:.1?}");
 
     // The reads: random customers (same for each layout), a day in the middle of history.
-    let picks: Vec<i64> = (0..reads as i64).map(|i| (i * 7_919 + 13) % customers).collect();
+    let picks: Vec<i64> = (0..reads as i64)
+        .map(|i| (i * 7_919 + 13) % customers)
+        .collect();
     let day_from = T0 + (n / 2) * step;
-    let (from, to) = (DateTime::from_millis(day_from), DateTime::from_millis(day_from + 86_400_000));
+    let (from, to) = (
+        DateTime::from_millis(day_from),
+        DateTime::from_millis(day_from + 86_400_000),
+    );
 
     let mut layouts = Vec::new();
     // Each customer read in every layout in turn, so that whatever else the machine (or the
@@ -251,7 +256,11 @@ async fn run() {
                 }
             };
             total.push(t.elapsed());
-            let want: i64 = trades.iter().filter(|(k, _)| *k == c).map(|(_, t)| t.qty).sum();
+            let want: i64 = trades
+                .iter()
+                .filter(|(k, _)| *k == c)
+                .map(|(_, t)| t.qty)
+                .sum();
             assert_eq!(got, want, "{name}: total of {c}");
         }
     }
@@ -294,8 +303,15 @@ async fn run() {
             .await
             .unwrap();
         unwound.push(t.elapsed());
-        let want: i64 = trades.iter().filter(|(k, _)| *k == c).map(|(_, t)| t.qty).sum();
-        assert_eq!(out[0].get("qty").and_then(pattern_tests::as_int), Some(want));
+        let want: i64 = trades
+            .iter()
+            .filter(|(k, _)| *k == c)
+            .map(|(_, t)| t.qty)
+            .sum();
+        assert_eq!(
+            out[0].get("qty").and_then(pattern_tests::as_int),
+            Some(want)
+        );
     }
     let unwound = median(unwound);
 
@@ -382,7 +398,9 @@ async fn storage(db: &mongodb::Database, coll: &str) -> String {
     let docs = match s.get_document("timeseries") {
         Ok(t) => format!(
             "{} buckets",
-            t.get("bucketCount").and_then(pattern_tests::as_int).unwrap_or(-1)
+            t.get("bucketCount")
+                .and_then(pattern_tests::as_int)
+                .unwrap_or(-1)
         ),
         Err(_) => format!("{} docs", n("count")),
     };

@@ -163,8 +163,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         all_time.qty_sum, all_time.items, weekly.qty_sum, weekly.items
     );
     let checks = [
-        (tickers == ["MDB", "MSFT"], "the week's trades are MDB and MSFT"),
-        (all_time.qty_sum.as_i64() == Some(490), "490 shares over all history"),
+        (
+            tickers == ["MDB", "MSFT"],
+            "the week's trades are MDB and MSFT",
+        ),
+        (
+            all_time.qty_sum.as_i64() == Some(490),
+            "490 shares over all history",
+        ),
         (weekly.qty_sum.as_i64() == Some(71), "71 shares that week"),
     ];
     for (ok, what) in checks {

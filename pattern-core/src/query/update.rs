@@ -145,7 +145,10 @@ impl Update {
             out.insert("$setOnInsert", pairs(&self.set_on_insert));
         }
         if !self.inc.is_empty() || !self.sum.is_empty() {
-            let inc = self.inc.iter().map(|(k, n)| (k.to_string(), Bson::Int32(*n)));
+            let inc = self
+                .inc
+                .iter()
+                .map(|(k, n)| (k.to_string(), Bson::Int32(*n)));
             let sum = self.sum.iter().map(|(k, v)| (k.to_string(), v.clone()));
             out.insert("$inc", inc.chain(sum).collect::<Document>());
         }
@@ -156,7 +159,10 @@ impl Update {
             out.insert("$max", pairs(&self.max));
         }
         if !self.unset.is_empty() {
-            let fields = self.unset.iter().map(|k| (k.to_string(), Bson::String(String::new())));
+            let fields = self
+                .unset
+                .iter()
+                .map(|k| (k.to_string(), Bson::String(String::new())));
             out.insert("$unset", fields.collect::<Document>());
         }
         if !self.push.is_empty() {

@@ -74,7 +74,9 @@ pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> 
         set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
     };
-    store.update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true).await?;
+    store
+        .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
+        .await?;
     store.memo().set_all_bounded(coll, true);
     Ok(())
 }

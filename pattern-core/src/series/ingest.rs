@@ -173,7 +173,7 @@ async fn ingest_batch<S: Store>(
             ]);
             ops.push(WriteOp::Update {
                 filter,
-                update,
+                update: Box::new(update),
                 upsert: true,
             });
             planned.push(Planned {

@@ -26,8 +26,8 @@ pub(crate) mod shape;
 mod txn;
 
 pub use memo::StoreMemo;
-pub use shape::Kept;
 pub(crate) use memo::{Next, TimeId};
+pub use shape::Kept;
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
 /// What an `update_one` did.
@@ -48,7 +48,7 @@ pub enum WriteOp {
     /// [`Store::update_one`] does.
     Update {
         filter: Filter,
-        update: Update,
+        update: Box<Update>,
         upsert: bool,
     },
 }

@@ -378,10 +378,8 @@ impl Store for MemoryStore {
             let mut state = self.lock();
             // Documents held by a transaction: the upsert, which waits for them.
             match state.claims.is_empty() {
-                true => {
-                    (state.collection(spec.collection))
-                    .push_open(spec, key, items, kept, seq, new_id)
-                }
+                true => (state.collection(spec.collection))
+                    .push_open(spec, key, items, kept, seq, new_id),
                 false => None,
             }
         };

@@ -577,7 +577,9 @@ mod tests {
                     let item = || vec![Bson::Int32(100 * round + k)];
                     let new_id = || Bson::String(id.into());
                     let (mut a, mut b) = (item(), item());
-                    let ra = native.push_open(&spec, &key, &mut a, &Kept::NONE, seq, &new_id).await;
+                    let ra = native
+                        .push_open(&spec, &key, &mut a, &Kept::NONE, seq, &new_id)
+                        .await;
                     let rb =
                         crate::store::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
                             .await;
