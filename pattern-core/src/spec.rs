@@ -107,8 +107,8 @@ pub const SUMMARIZED_FIELD: &str = "summarized";
 
 /// The collection of marks `{_id: "<collection>", bounded: true}`: every bucket of that
 /// collection carries complete time bounds, so range reads need not look for buckets without
-/// them. Set when a process first uses the collection and finds it empty (every bucket will be
-/// written by writers that keep the bounds), and by a `backfill` that completed every bucket.
+/// them. Set by a process that creates the collection (every bucket will be written by writers
+/// that keep the bounds), and by a `backfill` that completed every bucket.
 pub const BOUNDED_COLLECTIONS: &str = "pattern_bounded";
 
 /// Where and how a bucket series is stored (filled in by the derive).

@@ -105,7 +105,7 @@ pub(crate) async fn overlapping<S: Store>(
     };
     let bounded = spec.docs_of(key, span.overlap(spec)?);
     // Every bucket of the collection bounded (its mark): the overlap alone.
-    if store.memo().all_bounded(spec.collection) == Some(true) {
+    if spec.all_bounded(store).await? {
         let docs = store.find_raw(spec.collection, &bounded, &opts).await?;
         return Ok((docs, Vec::new()));
     }

@@ -22,9 +22,10 @@ impl SeriesSpec {
             )));
         }
         match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
-            Ok(()) => {
-                if self.keeps.bounds.is_some() {
-                    self.learn_bounded(store).await?;
+            Ok(existed) => {
+                // A collection this process creates holds only buckets written with bounds.
+                if self.keeps.bounds.is_some() && !existed {
+                    mark_bounded(store, self.collection).await?;
                 }
                 store.memo().insert(*self);
                 Ok(())
@@ -34,19 +35,18 @@ impl SeriesSpec {
                  (written by another tool?): {message}",
                 self.collection
             ))),
-            other => other,
+            Err(e) => Err(e),
         }
     }
 }
 
 impl SeriesSpec {
-    /// Learns whether every bucket of the collection carries complete time bounds: its mark
-    /// in [`BOUNDED_COLLECTIONS`] (one find); without one, a collection with no document yet
-    /// is marked now (every bucket will be written by writers that keep the bounds).
-    async fn learn_bounded<S: Store>(&self, store: &S) -> Result<()> {
+    /// Whether every bucket of the collection carries complete time bounds: its mark in
+    /// [`BOUNDED_COLLECTIONS`], read once per process (one find) and remembered.
+    pub(crate) async fn all_bounded<S: Store>(&self, store: &S) -> Result<bool> {
         let coll = self.collection;
-        if store.memo().all_bounded(coll) == Some(true) {
-            return Ok(());
+        if let Some(known) = store.memo().all_bounded(coll) {
+            return Ok(known);
         }
         let one = FindOptions {
             limit: Some(1),
@@ -55,15 +55,8 @@ impl SeriesSpec {
         let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
         let marked = (store.find(BOUNDED_COLLECTIONS, &mark, &one).await?.first())
             .is_some_and(|m| m.get_bool(BOUNDED_FIELD) == Ok(true));
-        let all = marked || {
-            let any = store.find(coll, &Filter::And(Vec::new()), &one).await?;
-            any.is_empty() && {
-                mark_bounded(store, coll).await?;
-                true
-            }
-        };
-        store.memo().set_all_bounded(coll, all);
-        Ok(())
+        store.memo().set_all_bounded(coll, marked);
+        Ok(marked)
     }
 }
 
@@ -82,15 +75,20 @@ pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> 
 }
 
 /// Creates `indexes` on `coll`, dropping indexes whose name starts with one of
-/// `stale_prefixes` and that are not in the set (an older `size`). Idempotent.
+/// `stale_prefixes` and that are not in the set (an older `size`). Idempotent. Returns whether
+/// the collection existed (had any index) before (always `true` without `stale_prefixes`, which
+/// are read from the same listing).
 pub(crate) async fn ensure_indexes<S: Store>(
     store: &S,
     coll: &str,
     indexes: &[IndexSpec],
     stale_prefixes: &[String],
-) -> Result<()> {
+) -> Result<bool> {
+    let mut existed = true;
     if !stale_prefixes.is_empty() {
-        for name in store.index_names(coll).await? {
+        let names = store.index_names(coll).await?;
+        existed = !names.is_empty();
+        for name in names {
             let stale = stale_prefixes.iter().any(|p| name.starts_with(p.as_str()))
                 && !indexes.iter().any(|i| i.name == name);
             if stale {
@@ -101,5 +99,5 @@ pub(crate) async fn ensure_indexes<S: Store>(
     for index in indexes {
         store.create_index(coll, index).await?;
     }
-    Ok(())
+    Ok(existed)
 }
