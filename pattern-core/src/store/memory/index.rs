@@ -42,6 +42,9 @@ impl Ord for Key {
             (Bson::String(a), Bson::String(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Bson::Int32(a), Bson::Int32(b)) => a.cmp(b),
             (Bson::Int64(a), Bson::Int64(b)) => a.cmp(b),
+            // A bucket's time bounds and their mark.
+            (Bson::DateTime(a), Bson::DateTime(b)) => a.cmp(b),
+            (Bson::Boolean(a), Bson::Boolean(b)) => a.cmp(b),
             (a, b) => compare_values(a, b),
         }
     }
