@@ -153,29 +153,7 @@ pub trait Store: Send + Sync {
         coll: &str,
         ops: Vec<WriteOp>,
     ) -> impl Future<Output = BatchOutcome> + Send {
-        async move {
-            let total = ops.len();
-            for (i, op) in ops.into_iter().enumerate() {
-                let done = match op {
-                    WriteOp::Insert(doc) => self.insert_one(coll, doc).await,
-                    WriteOp::Update {
-                        filter,
-                        mut update,
-                        upsert,
-                    } => (self.update_one(coll, &filter, &mut update, upsert).await).map(|_| ()),
-                };
-                if let Err(e) = done {
-                    return BatchOutcome {
-                        applied: i,
-                        error: Some(e),
-                    };
-                }
-            }
-            BatchOutcome {
-                applied: total,
-                error: None,
-            }
-        }
+        write_one_by_one(self, coll, ops)
     }
 
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
@@ -271,6 +249,35 @@ pub trait Store: Send + Sync {
     /// work inside it instead of starting another).
     fn current_transaction(&self) -> Option<&Self::Txn> {
         None
+    }
+}
+
+/// [`Store::write_batch`] one write at a time, stopping at the first that fails.
+pub(crate) async fn write_one_by_one<S: Store + ?Sized>(
+    store: &S,
+    coll: &str,
+    ops: Vec<WriteOp>,
+) -> BatchOutcome {
+    let total = ops.len();
+    for (i, op) in ops.into_iter().enumerate() {
+        let done = match op {
+            WriteOp::Insert(doc) => store.insert_one(coll, doc).await,
+            WriteOp::Update {
+                filter,
+                mut update,
+                upsert,
+            } => (store.update_one(coll, &filter, &mut update, upsert).await).map(|_| ()),
+        };
+        if let Err(e) = done {
+            return BatchOutcome {
+                applied: i,
+                error: Some(e),
+            };
+        }
+    }
+    BatchOutcome {
+        applied: total,
+        error: None,
     }
 }
 

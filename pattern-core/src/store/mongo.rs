@@ -3,6 +3,7 @@
 //! Each operation is written once, as a method taking the [`Session`] it runs in: `None` for
 //! the store itself, the transaction's session for a [`MongoTxn`].
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +28,11 @@ pub const DEFAULT_SERVER_SELECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// or a whole graph: the first reply carries them all unless they exceed 16 MiB.
 const READ_ALL_BATCH: u32 = 100_000;
 
+/// [`MongoStore`]'s knowledge of the server's `bulkWrite`.
+const BULK_UNKNOWN: u8 = 0;
+const BULK_YES: u8 = 1;
+const BULK_NO: u8 = 2;
+
 /// The depth field `$graphLookup` adds to each document it finds (removed before returning).
 const DEPTH_FIELD: &str = "__pattern_graph_depth";
 
@@ -48,6 +54,9 @@ macro_rules! in_session {
 pub struct MongoStore {
     db: Database,
     memo: Arc<StoreMemo>,
+    /// Whether the server takes `bulkWrite` (MongoDB 8.0+): [`BULK_UNKNOWN`], [`BULK_YES`] or
+    /// [`BULK_NO`] (then batches go one write at a time).
+    bulk_write: Arc<std::sync::atomic::AtomicU8>,
 }
 
 impl MongoStore {
@@ -56,6 +65,7 @@ impl MongoStore {
         Self {
             db,
             memo: Arc::default(),
+            bulk_write: Arc::default(),
         }
     }
 
@@ -554,7 +564,14 @@ impl Store for MongoStore {
     /// One `bulkWrite` command (MongoDB 8.0's client bulk write, sent to `admin`), ordered,
     /// errors only: the reply says how far it got.
     async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
+        // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
+        // the first reply says, the batch is kept to be sent that way.
+        let bulk = self.bulk_write.load(Ordering::Relaxed);
+        if bulk == BULK_NO {
+            return super::write_one_by_one(self, coll, ops).await;
+        }
         let total = ops.len();
+        let ops_again = (bulk == BULK_UNKNOWN).then(|| ops.clone());
         let ops: Vec<Bson> = ops
             .into_iter()
             .map(|op| {
@@ -585,6 +602,18 @@ impl Store for MongoStore {
         let admin = self.db.client().database("admin");
         let reply = match admin.run_command(command).await {
             Ok(reply) => reply,
+            // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
+            // written: the same batch one write at a time, and from now on.
+            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
+                self.bulk_write.store(BULK_NO, Ordering::Relaxed);
+                return match ops_again {
+                    Some(ops) => super::write_one_by_one(self, coll, ops).await,
+                    None => super::BatchOutcome {
+                        applied: 0,
+                        error: Some(map_err(coll, e)),
+                    },
+                };
+            }
             Err(e) => {
                 return super::BatchOutcome {
                     applied: 0,
@@ -592,6 +621,7 @@ impl Store for MongoStore {
                 }
             }
         };
+        self.bulk_write.store(BULK_YES, Ordering::Relaxed);
         let first_error = reply
             .get_document("cursor")
             .ok()
