@@ -786,10 +786,14 @@ mod on_mongo {
         assert_eq!(s.values[0].and_then(|n| n.as_i64()), Some(qty));
         commands(&log);
         // latest: one find while the newest bucket holds enough, two past it.
+        let started = std::time::Instant::now();
         let newest = bucket::latest::<Ticks, _, _>(&store, &7, 1).await.unwrap();
+        println!("latest(1) of {total} items: {:.1?}", started.elapsed());
         assert_eq!(newest.iter().map(|t| t.n).collect::<Vec<_>>(), [total - 1]);
         assert_eq!(commands(&log).len(), 1);
+        let started = std::time::Instant::now();
         let last = bucket::latest::<Ticks, _, _>(&store, &7, 25).await.unwrap();
+        println!("latest(25): {:.1?}", started.elapsed());
         assert_eq!(last.len(), 25);
         assert_eq!(last[24].n, total - 1);
         assert_eq!(commands(&log).len(), 2);
