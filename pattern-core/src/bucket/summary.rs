@@ -5,7 +5,6 @@
 //! completes the buckets written before the attribute (or time bounds) existed.
 
 use std::borrow::Borrow;
-use std::cmp::Ordering;
 use std::fmt;
 use std::ops::RangeBounds;
 
@@ -13,12 +12,12 @@ use bson::{Bson, DateTime, Decimal128, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::time::{bounds_of, in_push_order, overlapping, Span};
 use super::Bucket;
-use crate::codec::number::{self, NumberError};
+use crate::codec::number;
 use crate::codec::raw::raw_value;
 use crate::key::KeyPart;
 use crate::query::{Filter, FindOptions, Path, Update};
 use crate::series;
-use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::spec::{SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -132,36 +131,9 @@ impl Totals {
             ));
         };
         let slot = &mut self.values[i];
-        *slot = Some(match slot.take() {
-            None => n,
-            Some(acc) => {
-                let (a, b) = (acc.to_bson(), n.to_bson());
-                let picked = match agg.op {
-                    AggregateOp::Sum => number::add(&a, &b).map_err(|e| match e {
-                        NumberError::Overflow => Error::Overflow {
-                            collection: spec.collection.to_owned(),
-                            field: agg.field.to_owned(),
-                            message: format!("the sum of `{}` overflows", agg.item_field),
-                        },
-                        NumberError::NotANumber(t) => Error::invalid(format!("{t:?}")),
-                    })?,
-                    AggregateOp::Min | AggregateOp::Max => {
-                        let o = number::compare(&b, &a).unwrap_or(Ordering::Equal);
-                        let keep = if agg.op == AggregateOp::Min {
-                            o.is_lt()
-                        } else {
-                            o.is_gt()
-                        };
-                        if keep {
-                            b
-                        } else {
-                            a
-                        }
-                    }
-                };
-                Number::from_bson(&picked).expect("a number")
-            }
-        });
+        let acc = slot.map(|n| n.to_bson());
+        let sum = crate::store::shape::combine(spec.collection, &agg, acc, &n.to_bson())?;
+        *slot = Number::from_bson(&sum);
         Ok(())
     }
 }

@@ -156,11 +156,7 @@ async fn ingest_batch<S: Store>(
                 Err(e) => return Err((0, all_indexes(&groups), e)),
             };
             let mut update = spec.push_update(values(0..take), &kept);
-            update.set_on_insert = vec![
-                (spec.key_field.into(), group.key.clone()),
-                (spec.order.field().into(), Bson::Int64(st.next - 1)),
-            ];
-            (update.set_on_insert).extend(spec.marks().into_iter().map(|(k, v)| (k.into(), v)));
+            update.set_on_insert = spec.on_insert(group.key, st.next - 1);
             let bson_id = Bson::String(bucket_id(group.prefix, id.seconds, id.suffix));
             // The count as a range, not an equality: should the document be gone, the upsert
             // inserts it with the count the `$inc` gives; should its count differ (another

@@ -309,12 +309,8 @@ pub(crate) async fn push_open_keeping<S: Store + ?Sized>(
     new_id: &(dyn Fn() -> Bson + Sync),
 ) -> Result<bool> {
     let mut update = spec.push_update(std::mem::take(items), kept);
-    update.set_on_insert = vec![
-        ("_id".into(), new_id()),
-        (spec.key_field.into(), key.clone()),
-        (spec.order.field().into(), Bson::Int64(seq)),
-    ];
-    (update.set_on_insert).extend(spec.marks().into_iter().map(|(k, v)| (k.into(), v)));
+    update.set_on_insert = vec![("_id".into(), new_id())];
+    update.set_on_insert.extend(spec.on_insert(key, seq));
     let (open, newest) = (spec.open(key), spec.newest_first());
     let pushed = store
         .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])

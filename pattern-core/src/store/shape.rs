@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
 use crate::query::{Filter, IndexSpec, Path, Update};
-use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::spec::{Aggregate, AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
 use crate::{Error, Result};
 
 /// What one write adds to the values a document keeps of its items ([`Keeps`](crate::Keeps)),
@@ -190,26 +190,45 @@ impl SeriesSpec {
             push: vec![(self.items_field.into(), items)],
             ..Update::default()
         };
-        if let (Some((min, max)), Some((fmin, fmax))) = (kept.bounds, self.keeps.bounds) {
-            update.min.push((
-                fmin.into(),
-                Bson::DateTime(bson::DateTime::from_millis(min)),
-            ));
-            update.max.push((
-                fmax.into(),
-                Bson::DateTime(bson::DateTime::from_millis(max)),
-            ));
-        }
-        for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
-            let Some(v) = v else { continue };
-            let ops = match agg.op {
+        for (field, op, v) in self.kept_values(kept) {
+            let ops = match op {
                 AggregateOp::Sum => &mut update.sum,
                 AggregateOp::Min => &mut update.min,
                 AggregateOp::Max => &mut update.max,
             };
-            ops.push((agg.field.into(), v.clone()));
+            ops.push((field.into(), v));
         }
         update
+    }
+
+    /// The fields `kept` writes, each with how it combines with what a document holds: the
+    /// time bounds (`$min`/`$max` of dates), then the summary's values.
+    fn kept_values<'a>(
+        &'a self,
+        kept: &'a Kept,
+    ) -> impl Iterator<Item = (&'static str, AggregateOp, Bson)> + 'a {
+        let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
+        let bounds = match (kept.bounds, self.keeps.bounds) {
+            (Some((min, max)), Some((fmin, fmax))) => vec![
+                (fmin, AggregateOp::Min, date(min)),
+                (fmax, AggregateOp::Max, date(max)),
+            ],
+            _ => Vec::new(),
+        };
+        let summary = (self.keeps.summary.iter().zip(&kept.summary))
+            .filter_map(|(agg, v)| Some((agg.field, agg.op, v.clone()?)));
+        bounds.into_iter().chain(summary)
+    }
+
+    /// What the push's upsert sets when it opens document `seq` of `key` (beside the `_id`):
+    /// the key, the number, and the marks.
+    pub(crate) fn on_insert(&self, key: &Bson, seq: i64) -> Vec<(Path, Bson)> {
+        let mut fields = vec![
+            (self.key_field.into(), key.clone()),
+            (self.order.field().into(), Bson::Int64(seq)),
+        ];
+        fields.extend(self.marks().into_iter().map(|(k, v)| (k.into(), v)));
+        fields
     }
 
     /// What a document opened by this writer is marked complete for: `bounded: true` and
@@ -258,13 +277,7 @@ impl SeriesSpec {
                 let Some(v) = v.filter(|v| !matches!(v, Bson::Null)) else {
                     continue;
                 };
-                *acc = Some(combine(
-                    self.collection,
-                    agg.op,
-                    agg.item_field,
-                    acc.take(),
-                    v,
-                )?);
+                *acc = Some(combine(self.collection, agg, acc.take(), v)?);
             }
         }
         Ok(Kept { bounds, summary })
@@ -304,9 +317,7 @@ impl SeriesSpec {
         ];
         if !self.keeps.is_none() {
             fields.extend(self.marks());
-            let update = self.push_update(Vec::new(), kept);
-            let values = (update.sum.into_iter()).chain(update.min).chain(update.max);
-            fields.extend(values.map(|(k, v)| (self.field_named(&k), v)));
+            fields.extend(self.kept_values(kept).map(|(k, _, v)| (k, v)));
         }
         fields.sort_by(|a, b| a.0.cmp(b.0));
         let mut doc = Document::new();
@@ -319,38 +330,29 @@ impl SeriesSpec {
     }
 }
 
-impl SeriesSpec {
-    /// The `&'static` name of a kept field (one of [`Keeps`](crate::Keeps)' fields).
-    fn field_named(&self, k: &str) -> &'static str {
-        let bounds = self.keeps.bounds.iter().flat_map(|(a, b)| [*a, *b]);
-        let summary = self.keeps.summary.iter().map(|a| a.field);
-        bounds
-            .chain(summary)
-            .find(|f| *f == k)
-            .expect("a kept field")
-    }
-}
-
-/// `acc` combined with item value `v` by `op`; `v` must be a number.
-fn combine(coll: &str, op: AggregateOp, field: &str, acc: Option<Bson>, v: &Bson) -> Result<Bson> {
+/// `acc` combined with `v` by the aggregate's op (`None`: `v` alone): what a document keeps
+/// when it adds an item's value, and what a summary read adds a bucket's value to. Refuses a
+/// `v` that is not a number, and a sum that overflows ([`Error::Overflow`] naming the bucket
+/// field).
+pub(crate) fn combine(coll: &str, agg: &Aggregate, acc: Option<Bson>, v: &Bson) -> Result<Bson> {
     let Some(acc) = acc else {
         return match number::compare(v, v) {
             Some(_) => Ok(v.clone()),
-            None => Err(not_a_number(coll, op, field, v)),
+            None => Err(not_a_number(coll, agg, v)),
         };
     };
-    match op {
+    match agg.op {
         AggregateOp::Sum => number::add(&acc, v).map_err(|e| match e {
             NumberError::Overflow => Error::Overflow {
                 collection: coll.to_owned(),
-                field: field.to_owned(),
-                message: format!("the sum of the items' `{field}` overflows"),
+                field: agg.field.to_owned(),
+                message: format!("the sum of `{}` overflows", agg.item_field),
             },
-            NumberError::NotANumber(_) => not_a_number(coll, op, field, v),
+            NumberError::NotANumber(_) => not_a_number(coll, agg, v),
         }),
         AggregateOp::Min | AggregateOp::Max => {
-            let o = number::compare(v, &acc).ok_or_else(|| not_a_number(coll, op, field, v))?;
-            let take = if op == AggregateOp::Min {
+            let o = number::compare(v, &acc).ok_or_else(|| not_a_number(coll, agg, v))?;
+            let take = if agg.op == AggregateOp::Min {
                 o.is_lt()
             } else {
                 o.is_gt()
@@ -360,10 +362,11 @@ fn combine(coll: &str, op: AggregateOp, field: &str, acc: Option<Bson>, v: &Bson
     }
 }
 
-fn not_a_number(coll: &str, op: AggregateOp, field: &str, v: &Bson) -> Error {
+fn not_a_number(coll: &str, agg: &Aggregate, v: &Bson) -> Error {
+    let field = agg.item_field;
     Error::invalid(format!(
-        "summary {}({field}) of collection `{coll}`: an item's `{field}` is not a number but {:?}",
-        op.name(),
+        "summary {}({field}) of collection `{coll}`: `{field}` is not a number but {:?}",
+        agg.op.name(),
         v.element_type()
     ))
 }

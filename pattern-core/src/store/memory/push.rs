@@ -124,26 +124,7 @@ impl Collection {
                 }
                 Some(Ok(false))
             }
-            None => {
-                // The items move into the new document, and back should it be refused.
-                let doc = spec.new_doc_taking(
-                    key,
-                    new_id(),
-                    seq,
-                    items,
-                    &crate::store::shape::Kept::NONE,
-                );
-                match self.insert_or_return(spec.collection, doc) {
-                    Ok(()) => Some(Ok(true)),
-                    Err(refused) => {
-                        let (e, mut doc) = *refused;
-                        if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
-                            *items = taken;
-                        }
-                        Some(Err(e))
-                    }
-                }
-            }
+            None => Some(self.open_new(spec, key, items, &Kept::NONE, seq, new_id)),
         }
     }
 
@@ -181,18 +162,30 @@ impl Collection {
                     }
                 }
             }
-            None => {
-                let doc = spec.new_doc_taking(key, new_id(), seq, items, kept);
-                match self.insert_or_return(spec.collection, doc) {
-                    Ok(()) => Some(Ok(true)),
-                    Err(refused) => {
-                        let (e, mut doc) = *refused;
-                        if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
-                            *items = taken;
-                        }
-                        Some(Err(e))
-                    }
+            None => Some(self.open_new(spec, key, items, kept, seq, new_id)),
+        }
+    }
+
+    /// Opens document `seq` holding `items` (and their kept values), as the push's upsert
+    /// would: the items move into it, and back should it be refused.
+    fn open_new(
+        &mut self,
+        spec: &SeriesSpec,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &Kept,
+        seq: i64,
+        new_id: &dyn Fn() -> Bson,
+    ) -> Result<bool> {
+        let doc = spec.new_doc_taking(key, new_id(), seq, items, kept);
+        match self.insert_or_return(spec.collection, doc) {
+            Ok(()) => Ok(true),
+            Err(refused) => {
+                let (e, mut doc) = *refused;
+                if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
+                    *items = taken;
                 }
+                Err(e)
             }
         }
     }
