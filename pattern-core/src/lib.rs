@@ -11,6 +11,7 @@
 //!
 //! See the README for a walk-through and the attribute reference.
 
+pub mod adopt;
 pub mod bucket;
 mod codec;
 mod error;

@@ -57,7 +57,7 @@ pub const DEFAULT_CHUNK: u32 = 500;
 impl OutlierSpec {
     /// Refuses a threshold outside 1..=2^31-1 (the derive checks it at compile time; a spec
     /// written by hand is checked here, before anything is sent).
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.threshold == 0 || self.threshold > i32::MAX as u32 {
             return Err(Error::invalid(format!(
                 "threshold must be in 1..=2^31-1, got {}",

@@ -77,6 +77,21 @@ impl Store for AnyStore {
     async fn insert_one(&self, coll: &str, doc: bson::Document) -> Result<()> {
         delegate!(self, s => s.insert_one(coll, doc).await)
     }
+    async fn insert_many(&self, coll: &str, docs: Vec<bson::Document>) -> Result<()> {
+        delegate!(self, s => s.insert_many(coll, docs).await)
+    }
+    fn scan<'a>(
+        &'a self,
+        coll: &'a str,
+        filter: &'a query::Filter,
+        opts: &'a query::FindOptions,
+        batch: u32,
+    ) -> futures::stream::BoxStream<'a, Result<bson::RawDocumentBuf>> {
+        delegate!(self, s => s.scan(coll, filter, opts, batch))
+    }
+    async fn kill_sessions(&self, ids: &[bson::Document]) -> Result<()> {
+        delegate!(self, s => s.kill_sessions(ids).await)
+    }
     async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
         delegate!(self, s => s.write_batch(coll, ops).await)
     }

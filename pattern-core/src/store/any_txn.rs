@@ -31,6 +31,9 @@ impl Store for AnyTxn {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
         delegate!(self, t => t.insert_one(coll, doc).await)
     }
+    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
+        delegate!(self, t => t.insert_many(coll, docs).await)
+    }
     async fn write_batch(&self, coll: &str, ops: Vec<super::WriteOp>) -> super::BatchOutcome {
         delegate!(self, t => t.write_batch(coll, ops).await)
     }
@@ -138,5 +141,8 @@ impl Transaction for AnyTxn {
     }
     async fn abort(&self) -> Result<()> {
         delegate!(self, t => t.abort().await)
+    }
+    async fn session_id(&self) -> Option<Document> {
+        delegate!(self, t => t.session_id().await)
     }
 }

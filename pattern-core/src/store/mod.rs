@@ -8,6 +8,7 @@
 use std::future::Future;
 
 use bson::{Bson, Document, RawDocumentBuf};
+use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::codec::raw::to_raw;
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
@@ -187,6 +188,51 @@ pub trait Store: Send + Sync {
             let docs = self.find(coll, filter, opts).await?;
             docs.iter().map(|d| to_raw(coll, d)).collect()
         }
+    }
+
+    /// Every document matching `filter`, in `opts.sort` order, as a stream read in batches of
+    /// `batch` documents: on MongoDB one cursor (a `find`, then a `getMore` per batch; a sort
+    /// no index serves may spill to disk, `allowDiskUse`), so a caller that handles each
+    /// document as it comes holds one batch at a time. The default reads them all with one
+    /// [`Store::find_raw`] (what the in-memory store does: its documents are in memory already).
+    fn scan<'a>(
+        &'a self,
+        coll: &'a str,
+        filter: &'a Filter,
+        opts: &'a FindOptions,
+        batch: u32,
+    ) -> BoxStream<'a, Result<RawDocumentBuf>> {
+        let _ = batch;
+        stream::once(self.find_raw(coll, filter, opts))
+            .flat_map(|found| match found {
+                Ok(docs) => stream::iter(docs.into_iter().map(Ok)).left_stream(),
+                Err(e) => stream::once(async move { Err(e) }).right_stream(),
+            })
+            .boxed()
+    }
+
+    /// Inserts the documents in order, stopping at the first that fails (one `insert` command
+    /// on MongoDB, split by the driver past 16 MiB or 100,000 documents). The default inserts
+    /// them one at a time.
+    fn insert_many(
+        &self,
+        coll: &str,
+        docs: Vec<Document>,
+    ) -> impl Future<Output = Result<()>> + Send {
+        async move {
+            for doc in docs {
+                self.insert_one(coll, doc).await?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Ends the server sessions `ids` (the [`Transaction::session_id`]s of another process),
+    /// aborting their transactions now rather than when they expire. A store without server
+    /// sessions does nothing.
+    fn kill_sessions(&self, ids: &[Document]) -> impl Future<Output = Result<()>> + Send {
+        let _ = ids;
+        async { Ok(()) }
     }
 
     /// Counts the matching documents and the elements of their `array_field`, server-side.

@@ -137,6 +137,26 @@ impl MongoStore {
         Ok(())
     }
 
+    /// `insert` of many documents, in order (the driver splits the batch past its limits).
+    pub(crate) async fn insert_many_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        docs: Vec<Document>,
+    ) -> Result<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        for doc in &docs {
+            crate::codec::size::check_document_size(coll, doc)?;
+        }
+        let collection = self.coll(coll);
+        in_session!(collection.insert_many(docs), session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(())
+    }
+
     pub(crate) async fn update_one_in(
         &self,
         session: Session<'_>,
@@ -684,6 +704,72 @@ impl Store for MongoStore {
         array_field: &str,
     ) -> Result<ArrayStats> {
         self.array_stats_in(None, coll, filter, array_field).await
+    }
+
+    /// One cursor: `find` with `batchSize` and `allowDiskUse`, then a `getMore` per batch.
+    fn scan<'a>(
+        &'a self,
+        coll: &'a str,
+        filter: &'a Filter,
+        opts: &'a FindOptions,
+        batch: u32,
+    ) -> futures::stream::BoxStream<'a, Result<RawDocumentBuf>> {
+        use futures::StreamExt;
+        let open = async move {
+            opts.check()?;
+            let collection = self.db.collection::<RawDocumentBuf>(coll);
+            let mut action = collection
+                .find(filter.to_document())
+                .batch_size(batch.max(1))
+                .allow_disk_use(true);
+            if !opts.sort.is_empty() {
+                action = action.sort(
+                    opts.sort
+                        .iter()
+                        .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
+                        .collect::<Document>(),
+                );
+            }
+            if opts.skip > 0 {
+                action = action.skip(opts.skip);
+            }
+            if let Some(n) = opts.limit.filter(|n| *n != 0) {
+                action = action.limit(n.checked_abs().unwrap_or(i64::MAX));
+            }
+            if !opts.projection.is_empty() {
+                let fields = opts
+                    .projection
+                    .iter()
+                    .map(|k| (k.to_string(), Bson::Int32(1)));
+                action = action.projection(fields.collect::<Document>());
+            }
+            action.await.map_err(|e| map_err(coll, e))
+        };
+        futures::stream::once(open)
+            .flat_map(move |cursor| match cursor {
+                Ok(c) => c.map(move |d| d.map_err(|e| map_err(coll, e))).left_stream(),
+                Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
+            })
+            .boxed()
+    }
+
+    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
+        self.insert_many_in(None, coll, docs).await
+    }
+
+    /// `killSessions`: ends them and aborts their transactions.
+    async fn kill_sessions(&self, ids: &[Document]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Bson> = ids.iter().cloned().map(Bson::Document).collect();
+        self.db
+            .client()
+            .database("admin")
+            .run_command(doc! {"killSessions": ids})
+            .await
+            .map_err(|e| map_err("(killSessions)", e))?;
+        Ok(())
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {

@@ -154,6 +154,9 @@ impl Store for MongoTxn {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
         in_txn!(self, |s| self.store.insert_one_in(s, coll, doc))
     }
+    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
+        in_txn!(self, |s| self.store.insert_many_in(s, coll, docs))
+    }
 
     async fn update_one(
         &self,
@@ -301,6 +304,10 @@ impl Transaction for MongoTxn {
             Phase::CommitFailed
         };
         state.outcome(result)
+    }
+
+    async fn session_id(&self) -> Option<Document> {
+        Some(self.state.lock().await.session.id().clone())
     }
 
     /// Aborts (the server's errors are ignored: a transaction it no longer has is aborted

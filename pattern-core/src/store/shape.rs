@@ -168,6 +168,15 @@ impl SeriesSpec {
         vec![(self.order.field().into(), 1), ("_id".into(), 1)]
     }
 
+    /// Every key's documents in order, keys one after the other (the read index's order).
+    pub(crate) fn sort_by_key(&self) -> Vec<(Path, i32)> {
+        vec![
+            (self.key_field.into(), 1),
+            (self.order.field().into(), 1),
+            ("_id".into(), 1),
+        ]
+    }
+
     /// Newest document first.
     pub(crate) fn newest_first(&self) -> [(Path, i32); 2] {
         [(self.order.field().into(), -1), ("_id".into(), -1)]

@@ -30,6 +30,13 @@ pub trait Transaction: Store<Txn = Self> + Sized {
 
     /// Discards every write of the transaction.
     fn abort(&self) -> impl Future<Output = Result<()>> + Send;
+
+    /// The server session the transaction runs in (MongoDB's `lsid`), for
+    /// [`Store::kill_sessions`] from another process should this one die mid-transaction;
+    /// `None` for a store without server sessions.
+    fn session_id(&self) -> impl Future<Output = Option<bson::Document>> + Send {
+        async { None }
+    }
 }
 
 /// Runs `work` in a transaction on `store` and commits it; retries the whole of it when it

@@ -1,0 +1,459 @@
+//! Migrating a flat collection (one document per item) into a bucket collection.
+
+use std::collections::HashMap;
+
+use bson::{doc, Bson, Document};
+use futures::StreamExt;
+
+use super::checkpoint::Checkpoint;
+use super::scan::{count, SCAN_BATCH};
+use super::{id_prefix, key_text, MigrateReport, Options, Source};
+use crate::codec::as_int;
+use crate::query::{Filter, FindOptions, IndexSpec, Path};
+use crate::spec::{BucketSpec, SeriesSpec};
+use crate::store::shape::bucket_id;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// An item's time in epoch milliseconds: a BSON date, or a number of epoch seconds.
+fn millis_of(v: Option<&Bson>) -> Option<i64> {
+    match v? {
+        Bson::DateTime(d) => Some(d.timestamp_millis()),
+        Bson::Int32(n) => Some(i64::from(*n) * 1000),
+        Bson::Int64(n) => n.checked_mul(1000),
+        Bson::Double(f) if f.is_finite() => Some((f * 1000.0) as i64),
+        _ => None,
+    }
+}
+
+/// Where a key's migration stands: the buckets written from the source so far.
+#[derive(Clone, Debug, Default)]
+struct KeyState {
+    /// Source items of the key migrated before.
+    done: i64,
+    /// Buckets holding them (all full).
+    pages: i64,
+    /// Seconds and suffix of the `_id` of bucket `pages`.
+    last_id: Option<(i64, u32)>,
+}
+
+/// A run of one key's source items written in one transaction.
+struct Part {
+    key: Bson,
+    prefix: String,
+    items: Vec<Bson>,
+    millis: Vec<i64>,
+    source_ids: Vec<Bson>,
+    state: KeyState,
+    /// The key's last source items: the migration of the key ends with this part.
+    last: bool,
+}
+
+fn fingerprint(spec: &BucketSpec, from: &Source<'_>, remove_source: bool) -> Document {
+    doc! {
+        "source": from.collection, "key": from.key_field, "time": from.time_field,
+        "target": spec.collection, "size": spec.size as i64, "items": spec.items_field,
+        "count": spec.count_field, "page": spec.page_field, "remove_source": remove_source,
+    }
+}
+
+/// The source index serving the migration's order.
+fn source_index(from: &Source<'_>) -> IndexSpec {
+    IndexSpec {
+        name: format!("pattern_migrate_{}_1_{}_1__id_1", from.key_field, from.time_field),
+        keys: vec![
+            (from.key_field.to_owned(), 1),
+            (from.time_field.to_owned(), 1),
+            ("_id".to_owned(), 1),
+        ],
+        unique: false,
+        partial: None,
+    }
+}
+
+/// Moves the items of a flat collection (`from`: one document per item, the bucket page's
+/// "before" layout) into `spec`'s buckets: each key's items in time order (then `_id`), `size`
+/// per bucket, numbered from 1, with the time bounds and summary the spec keeps. An item is
+/// the source document without its `_id` and key. The source is left as it was unless
+/// [`Options::remove_source`] (then each batch deletes the documents it migrated).
+///
+/// Each batch (up to [`Options::batch_items`] items: whole keys, or the full buckets of a key
+/// that holds more) is one transaction that also advances the checkpoint. Items the application
+/// pushed to a key meanwhile (through the library's push) are re-bucketed after the migrated
+/// ones inside the same transaction, in their order. The source index `{key, time, _id}` is
+/// created for the run (unless it exists) and dropped at its end.
+///
+/// Source documents without a key (an integer, string or ObjectId) or a time are not migrated:
+/// counted in `skipped`... (reported as `scanned - moved_items`).
+pub async fn migrate_bucket<S: Store>(
+    store: &S,
+    spec: &BucketSpec,
+    from: &Source<'_>,
+    opts: &Options<'_>,
+) -> Result<MigrateReport> {
+    let series = spec.series();
+    let mut report = MigrateReport {
+        kind: "bucket".into(),
+        source: from.collection.to_owned(),
+        target: spec.collection.to_owned(),
+        dry_run: opts.dry_run,
+        ..MigrateReport::default()
+    };
+    if spec.size == 0 || spec.size > i32::MAX as u32 {
+        return Err(Error::invalid(format!("bucket size must be in 1..=2^31-1, got {}", spec.size)));
+    }
+    let mut ckpt = Checkpoint::load(store, format!("bucket:{}->{}", from.collection, spec.collection)).await?;
+    let print = fingerprint(spec, from, opts.remove_source);
+    if let Some(Bson::Document(stored)) = ckpt.get("spec") {
+        if *stored != print {
+            return Err(Error::invalid(format!(
+                "the checkpoint `{}` in `{}` was written by a migration with other settings ({stored}); this run has \
+                 {print}: run it with the same settings, or delete the checkpoint to start over",
+                ckpt.name,
+                super::CHECKPOINTS
+            )));
+        }
+    }
+    let index = source_index(from);
+    if ckpt.state() == Some("finished") {
+        report.already_finished = true;
+        if !opts.dry_run {
+            drop_source_index(store, from, &index).await?;
+            if opts.verify {
+                report.verified = Some(super::verify_bucket(store, spec, opts).await?);
+            }
+        }
+        return Ok(report);
+    }
+    // Where to resume: the last key a batch wrote, and how far.
+    let resume = match ckpt.state() {
+        Some("running") => ckpt.get("key").cloned().map(|key| {
+            let complete = ckpt.get("complete").and_then(Bson::as_bool).unwrap_or(false);
+            let state = KeyState {
+                done: ckpt.get("key_done").and_then(as_int).unwrap_or(0),
+                pages: ckpt.get("pages").and_then(as_int).unwrap_or(0),
+                last_id: match (ckpt.get("last_secs").and_then(as_int), ckpt.get("last_suffix").and_then(as_int)) {
+                    (Some(s), Some(x)) => Some((s, x as u32)),
+                    _ => None,
+                },
+            };
+            (key, complete, state)
+        }),
+        _ => None,
+    };
+    report.resumed_from = resume.as_ref().map(|(k, _, _)| k.clone());
+    if !opts.dry_run {
+        report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
+        series.ensure_indexes(store).await?;
+        if !store.index_names(from.collection).await?.contains(&index.name) {
+            store.create_index(from.collection, &index).await?;
+        }
+    }
+    let filter = match &resume {
+        Some((k, true, _)) => Filter::Gt(from.key_field.to_owned().into(), k.clone()),
+        Some((k, false, _)) => Filter::Gte(from.key_field.to_owned().into(), k.clone()),
+        None => Filter::and([]),
+    };
+    // Items of the resumed key to pass over: migrated already (unless they were removed).
+    let (resume_text, mut skip) = match &resume {
+        Some((k, false, st)) if !opts.remove_source => (Some(key_text(k)), st.done),
+        Some((k, false, _)) => (Some(key_text(k)), 0),
+        _ => (None, 0),
+    };
+    let resume_state = match &resume {
+        Some((_, false, st)) => st.clone(),
+        _ => KeyState::default(),
+    };
+    let total = if opts.progress.is_some() {
+        Some(count(store, from.collection, &filter).await?)
+    } else {
+        None
+    };
+    opts.report("migrate", 0, total);
+    let sort: Vec<(Path, i32)> = vec![
+        (from.key_field.to_owned().into(), 1),
+        (from.time_field.to_owned().into(), 1),
+        ("_id".into(), 1),
+    ];
+    let find = FindOptions {
+        sort,
+        ..FindOptions::default()
+    };
+    let budget = opts.batch_items.max(spec.size as usize);
+    let mut docs = store.scan(from.collection, &filter, &find, SCAN_BATCH);
+    let mut done_parts: Vec<Part> = Vec::new();
+    let mut current: Option<(String, Part)> = None;
+    let mut pending = 0usize;
+    let mut read = 0u64;
+    while let Some(doc) = docs.next().await {
+        let raw = doc?;
+        read += 1;
+        if read % u64::from(SCAN_BATCH) == 0 {
+            opts.report("migrate", read, total);
+        }
+        let mut doc = crate::codec::raw::from_raw(from.collection, &raw)?;
+        let source_id = doc.remove("_id").unwrap_or(Bson::Null);
+        let key = doc.remove(from.key_field).unwrap_or(Bson::Null);
+        let (Ok(prefix), Some(millis)) = (id_prefix(from.collection, &key), millis_of(doc.get(from.time_field))) else {
+            continue;
+        };
+        let text = key_text(&key);
+        if skip > 0 && resume_text.as_deref() == Some(text.as_str()) {
+            skip -= 1;
+            continue;
+        }
+        if current.as_ref().map(|(t, _)| t) != Some(&text) {
+            if let Some((_, mut part)) = current.take() {
+                part.last = true;
+                done_parts.push(part);
+            }
+            let state = if resume_text.as_deref() == Some(text.as_str()) {
+                resume_state.clone()
+            } else {
+                KeyState::default()
+            };
+            current = Some((
+                text,
+                Part {
+                    key,
+                    prefix,
+                    items: Vec::new(),
+                    millis: Vec::new(),
+                    source_ids: Vec::new(),
+                    state,
+                    last: false,
+                },
+            ));
+        }
+        let part = &mut current.as_mut().expect("set above").1;
+        part.items.push(Bson::Document(doc));
+        part.millis.push(millis);
+        part.source_ids.push(source_id);
+        pending += 1;
+        if pending >= budget {
+            // The open key's full buckets go with the batch; its remainder waits for more.
+            let part = &mut current.as_mut().expect("set above").1;
+            let full = part.items.len() / spec.size as usize * spec.size as usize;
+            let mut head = None;
+            if full > 0 {
+                let rest_items = part.items.split_off(full);
+                let rest_millis = part.millis.split_off(full);
+                let rest_ids = part.source_ids.split_off(full);
+                let next_state = KeyState {
+                    done: part.state.done + full as i64,
+                    pages: part.state.pages + (full / spec.size as usize) as i64,
+                    last_id: None, // set from the written part below
+                };
+                let written = Part {
+                    key: part.key.clone(),
+                    prefix: part.prefix.clone(),
+                    items: std::mem::replace(&mut part.items, rest_items),
+                    millis: std::mem::replace(&mut part.millis, rest_millis),
+                    source_ids: std::mem::replace(&mut part.source_ids, rest_ids),
+                    state: std::mem::replace(&mut part.state, next_state),
+                    last: false,
+                };
+                head = Some(written);
+            }
+            let mut batch = std::mem::take(&mut done_parts);
+            batch.extend(head);
+            pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
+            let last_id = write_batch(store, &series, from, &mut ckpt, batch, &print, opts, &mut report).await?;
+            if let (Some(id), Some((_, p))) = (last_id, current.as_mut()) {
+                if p.state.last_id.is_none() && p.state.pages > 0 {
+                    p.state.last_id = Some(id);
+                }
+            }
+        }
+    }
+    drop(docs);
+    opts.report("migrate", read, total);
+    report.scanned = read;
+    if let Some((_, mut part)) = current.take() {
+        part.last = true;
+        done_parts.push(part);
+    }
+    if !done_parts.is_empty() {
+        write_batch(store, &series, from, &mut ckpt, done_parts, &print, opts, &mut report).await?;
+    }
+    if !opts.dry_run {
+        if report.batches > 0 || ckpt.state() == Some("running") {
+            ckpt.set(store, doc! {"state": "finished", "spec": print}).await?;
+        }
+        drop_source_index(store, from, &index).await?;
+        if opts.verify {
+            report.verified = Some(super::verify_bucket(store, spec, opts).await?);
+        }
+    }
+    Ok(report)
+}
+
+async fn drop_source_index<S: Store>(store: &S, from: &Source<'_>, index: &IndexSpec) -> Result<()> {
+    if store.index_names(from.collection).await?.contains(&index.name) {
+        store.drop_index(from.collection, &index.name).await?;
+    }
+    Ok(())
+}
+
+/// Writes `parts` in one transaction (nothing with `dry_run`: counted only). Returns the
+/// `_id` (seconds, suffix) of the last full bucket of the last part when that part does not
+/// end its key (the next part of the key numbers its `_id`s after it).
+#[allow(clippy::too_many_arguments)] // one batch's whole context, each used
+async fn write_batch<'s, S: Store>(
+    store: &S,
+    series: &SeriesSpec,
+    from: &Source<'s>,
+    ckpt: &mut Checkpoint,
+    parts: Vec<Part>,
+    print: &Document,
+    opts: &Options<'_>,
+    report: &mut MigrateReport,
+) -> Result<Option<(i64, u32)>> {
+    let Some(tail) = parts.last() else {
+        return Ok(None);
+    };
+    let size = series.size as usize;
+    let items: u64 = parts.iter().map(|p| p.items.len() as u64).sum();
+    let keys_done = parts.iter().filter(|p| p.last).count() as u64;
+    if opts.dry_run {
+        report.moved_items += items;
+        report.changed += keys_done;
+        report.written += parts.iter().map(|p| p.items.len().div_ceil(size) as u64).sum::<u64>();
+        return Ok(None);
+    }
+    let (tail_key, tail_last, tail_done, tail_pages) = (
+        tail.key.clone(),
+        tail.last,
+        tail.state.done + tail.items.len() as i64,
+        tail.state.pages + (tail.items.len() / size) as i64,
+    );
+    struct Ctx {
+        parts: Vec<Part>,
+        set: Document,
+        written: u64,
+        last_full: Option<(i64, u32)>,
+    }
+    let set = doc! {
+        "state": "running", "kind": "bucket", "spec": print.clone(), "key": tail_key,
+        "key_done": tail_done, "complete": tail_last, "pages": tail_pages,
+    };
+    let mut ctx = Ctx {
+        parts,
+        set,
+        written: 0,
+        last_full: None,
+    };
+    let series = *series;
+    let remove_from = opts.remove_source.then_some(from.collection);
+    let time_field = from.time_field;
+    let (_, retries) = ckpt
+        .batch(store, &mut ctx, |tx, c| {
+            let time_field = time_field.to_owned();
+            let remove_from = remove_from.map(str::to_owned);
+            Box::pin(async move {
+                let (w, last) =
+                    write_parts(tx, &series, &c.parts, &time_field, remove_from.as_deref()).await?;
+                c.written = w;
+                c.last_full = last;
+                let mut set = c.set.clone();
+                if let Some((s, x)) = last {
+                    set.insert("last_secs", s);
+                    set.insert("last_suffix", i64::from(x));
+                }
+                Ok(((), set))
+            })
+        })
+        .await?;
+    let Ctx {
+        parts,
+        written,
+        last_full,
+        ..
+    } = ctx;
+    for p in &parts {
+        store.memo().take_next_number(series.collection, &p.key);
+    }
+    report.retries += retries;
+    report.batches += 1;
+    report.moved_items += items;
+    report.changed += keys_done;
+    report.written += written;
+    Ok(last_full)
+}
+
+/// The transaction's writes: per part, the key's buckets after those migrated before (written
+/// by the application meanwhile) are read, deleted, and written again after the part's items.
+async fn write_parts<T: Store>(
+    tx: &T,
+    series: &SeriesSpec,
+    parts: &[Part],
+    time_field: &str,
+    remove_from: Option<&str>,
+) -> Result<(u64, Option<(i64, u32)>)> {
+    let coll = series.collection;
+    let page = series.order.field();
+    let by_key = FindOptions {
+        sort: series.sort_by_key(),
+        ..FindOptions::default()
+    };
+    let mut tails: HashMap<String, Vec<Document>> = HashMap::new();
+    let fresh: Vec<Bson> = parts.iter().filter(|p| p.state.pages == 0).map(|p| p.key.clone()).collect();
+    let mut found = Vec::new();
+    if !fresh.is_empty() {
+        found.extend(tx.find(coll, &Filter::In(series.key_field.into(), fresh), &by_key).await?);
+    }
+    for p in parts.iter().filter(|p| p.state.pages > 0) {
+        let after = Filter::and([series.by_key(&p.key), Filter::Gt(page.into(), Bson::Int64(p.state.pages))]);
+        found.extend(tx.find(coll, &after, &by_key).await?);
+    }
+    let mut stale = Vec::new();
+    for d in found {
+        stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
+        let key = d.get(series.key_field).cloned().unwrap_or(Bson::Null);
+        tails.entry(key_text(&key)).or_default().push(d);
+    }
+    if !stale.is_empty() {
+        tx.delete_many(coll, &Filter::In("_id".into(), stale)).await?;
+    }
+    let mut new_docs = Vec::new();
+    let mut last_full = None;
+    let size = series.size as usize;
+    for p in parts {
+        let mut items = p.items.clone();
+        let mut millis = p.millis.clone();
+        let source_items = items.len();
+        for d in tails.remove(&key_text(&p.key)).unwrap_or_default() {
+            for item in crate::series::take_items(coll, series.items_field, d)? {
+                let t = match &item {
+                    Bson::Document(i) => millis_of(i.get(time_field)),
+                    _ => None,
+                };
+                millis.push(t.or(millis.last().copied()).unwrap_or(0));
+                items.push(item);
+            }
+        }
+        let mut last = p.state.last_id;
+        for (i, (chunk, times)) in items.chunks(size).zip(millis.chunks(size)).enumerate() {
+            let secs = times[0].div_euclid(1000);
+            let (secs, suffix) = match last {
+                Some((s, x)) if secs <= s => (s, x + 1),
+                _ => (secs, 0),
+            };
+            last = Some((secs, suffix));
+            let id = Bson::String(bucket_id(&p.prefix, secs, suffix));
+            let kept = series.kept(chunk, times)?;
+            let number = p.state.pages + 1 + i as i64;
+            new_docs.push(series.new_doc(&p.key, id, number, chunk, &kept));
+            if (i + 1) * size <= source_items {
+                last_full = Some((secs, suffix));
+            }
+        }
+    }
+    let written = new_docs.len() as u64;
+    tx.insert_many(coll, new_docs).await?;
+    if let Some(source) = remove_from {
+        let ids: Vec<Bson> = parts.iter().flat_map(|p| p.source_ids.iter().cloned()).collect();
+        tx.delete_many(source, &Filter::In("_id".into(), ids)).await?;
+    }
+    Ok((written, last_full))
+}

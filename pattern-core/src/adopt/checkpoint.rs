@@ -1,0 +1,198 @@
+//! The checkpoint of a migration: one document in [`CHECKPOINTS`], moved by each batch's
+//! transaction (compare-and-set on its `version`, so two runs of one migration at once cannot
+//! both advance it), and the list of server sessions its runs used.
+
+use bson::{doc, Bson, Document};
+
+use crate::query::{Filter, FindOptions, Update};
+use crate::store::{transaction_with, BoxFuture, Store, Transaction};
+use crate::{Error, Result};
+
+/// The collection of migration checkpoints: `{_id: "<kind>:<collection>", version, state:
+/// "running" | "finished", position..., counters...}`, and `{_id: "<...>:sessions", ids: [...]}`.
+pub const CHECKPOINTS: &str = "pattern_migrations";
+
+/// Distinct sessions recorded per migration at most (the driver reuses a few pooled ones).
+const MAX_SESSIONS: usize = 64;
+
+/// A migration's checkpoint as this run knows it.
+pub(crate) struct Checkpoint {
+    pub(crate) name: String,
+    /// The stored document (`None`: no run has committed a batch).
+    pub(crate) doc: Option<Document>,
+    version: i64,
+    recorded: Vec<Document>,
+}
+
+impl Checkpoint {
+    /// Reads the checkpoint `name`.
+    pub(crate) async fn load<S: Store>(store: &S, name: String) -> Result<Self> {
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let doc = store
+            .find(CHECKPOINTS, &Filter::eq("_id", name.as_str()), &one)
+            .await?
+            .pop();
+        let version = doc
+            .as_ref()
+            .and_then(|d| crate::codec::as_int(d.get("version")?))
+            .unwrap_or(0);
+        Ok(Checkpoint {
+            name,
+            doc,
+            version,
+            recorded: Vec::new(),
+        })
+    }
+
+    pub(crate) fn state(&self) -> Option<&str> {
+        self.doc.as_ref()?.get_str("state").ok()
+    }
+
+    pub(crate) fn get(&self, field: &str) -> Option<&Bson> {
+        self.doc.as_ref()?.get(field)
+    }
+
+    fn sessions_id(&self) -> String {
+        format!("{}:sessions", self.name)
+    }
+
+    /// Ends the sessions an earlier run recorded (its transaction, if it died in one, would
+    /// hold its documents until it expires). Returns how many.
+    pub(crate) async fn end_earlier_sessions<S: Store>(&self, store: &S) -> Result<u64> {
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let id = self.sessions_id();
+        let Some(doc) = store
+            .find(CHECKPOINTS, &Filter::eq("_id", id.as_str()), &one)
+            .await?
+            .pop()
+        else {
+            return Ok(0);
+        };
+        let ids: Vec<Document> = match doc.get("ids") {
+            Some(Bson::Array(a)) => a
+                .iter()
+                .filter_map(|b| b.as_document().cloned())
+                .collect(),
+            _ => Vec::new(),
+        };
+        store.kill_sessions(&ids).await?;
+        store
+            .delete_many(CHECKPOINTS, &Filter::eq("_id", id.as_str()))
+            .await?;
+        Ok(ids.len() as u64)
+    }
+
+    /// Records `lsid` (outside any transaction) unless this run did already.
+    async fn record_session<S: Store>(&mut self, store: &S, lsid: Document) -> Result<()> {
+        if self.recorded.contains(&lsid) || self.recorded.len() >= MAX_SESSIONS {
+            return Ok(());
+        }
+        let mut add = Update::default();
+        add.push = vec![("ids".into(), vec![Bson::Document(lsid.clone())])];
+        let id = self.sessions_id();
+        store
+            .update_one(CHECKPOINTS, &Filter::eq("_id", id.as_str()), &mut add, true)
+            .await?;
+        self.recorded.push(lsid);
+        Ok(())
+    }
+
+    /// Runs one batch: `work` in a transaction that also sets `position` (and `state`) in the
+    /// checkpoint, committed together. Retries conflicts (returned as the second value: how
+    /// many); a checkpoint another run advanced meanwhile is [`Error::Contention`].
+    pub(crate) async fn batch<S, C, T, F>(
+        &mut self,
+        store: &S,
+        context: &mut C,
+        work: F,
+    ) -> Result<(T, u64)>
+    where
+        S: Store,
+        C: Send + ?Sized,
+        T: Send,
+        F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<(T, Document)>> + Send,
+    {
+        struct Ctx<'a, S, C: ?Sized, F> {
+            me: &'a mut Checkpoint,
+            store: &'a S,
+            context: &'a mut C,
+            work: F,
+            attempts: u64,
+            name: String,
+            version: i64,
+        }
+        let mut ctx = Ctx {
+            name: self.name.clone(),
+            version: self.version,
+            me: &mut *self,
+            store,
+            context,
+            work,
+            attempts: 0,
+        };
+        let (value, set) = transaction_with(store, &mut ctx, |tx, c| {
+            Box::pin(async move {
+                c.attempts += 1;
+                if let Some(lsid) = tx.session_id().await {
+                    c.me.record_session(c.store, lsid).await?;
+                }
+                let (value, mut set) = (c.work)(tx, &mut *c.context).await?;
+                set.insert("version", c.version + 1);
+                set.insert("updated", bson::DateTime::now());
+                advance(tx, &c.name, c.version, set.clone()).await?;
+                Ok((value, set))
+            })
+        })
+        .await?;
+        let retries = ctx.attempts.saturating_sub(1);
+        self.version += 1;
+        match &mut self.doc {
+            Some(d) => d.extend(set),
+            None => {
+                let mut d = doc! {"_id": self.name.as_str()};
+                d.extend(set);
+                self.doc = Some(d);
+            }
+        }
+        Ok((value, retries))
+    }
+
+    /// Sets `fields` in the checkpoint outside a batch (compare-and-set as in one).
+    pub(crate) async fn set<S: Store>(&mut self, store: &S, fields: Document) -> Result<()> {
+        self.batch(store, &mut (), |_, _| {
+            let f = fields.clone();
+            Box::pin(async move { Ok(((), f)) })
+        })
+        .await
+        .map(|_| ())
+    }
+}
+
+/// Moves checkpoint `name` from `version` (0: none yet) to the values in `set`.
+async fn advance<T: Transaction>(tx: &T, name: &str, version: i64, set: Document) -> Result<()> {
+    let filter = Filter::and([Filter::eq("_id", name), Filter::eq("version", version)]);
+    let mut update = Update {
+        set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        ..Update::default()
+    };
+    let moved = tx.update_one(CHECKPOINTS, &filter, &mut update, version == 0).await;
+    let another = || Error::Contention {
+        attempts: 1,
+        what: format!(
+            "another run of migration `{name}` moved its checkpoint (in `{CHECKPOINTS}`) since this run read it: \
+             run one migration at a time"
+        ),
+    };
+    match moved {
+        Ok(o) if o.matched || o.upserted => Ok(()),
+        Ok(_) => Err(another()),
+        Err(Error::DuplicateKey { .. }) => Err(another()),
+        Err(e) => Err(e),
+    }
+}

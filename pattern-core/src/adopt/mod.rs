@@ -1,0 +1,319 @@
+//! Adopting the patterns on existing data: [`analyze`](analyze_outlier) a collection, migrate it
+//! into the outlier or bucket layout ([`migrate_outlier`], [`migrate_bucket`]), and
+//! [`verify`](verify_bucket) what the library promises of the result.
+//!
+//! Every function here takes the pattern's spec as data ([`OutlierSpec`], [`BucketSpec`]): the
+//! derives' generated `analyze`, `verify` and `migrate` methods pass their own, and the
+//! `pattern` command line builds one from its arguments.
+//!
+//! - Reads stream ([`Store::scan`](crate::Store::scan): one cursor on MongoDB): memory stays
+//!   flat in the collection's size (the bucket analysis keeps one counter per key, the outlier
+//!   verification one entry per parent that has overflow).
+//! - Migrations write in batches, each one transaction that also moves the checkpoint
+//!   (collection [`CHECKPOINTS`]): a run killed at any moment leaves either the batch and its
+//!   checkpoint, or neither, and the next run resumes after the last committed batch. The
+//!   transaction of a killed run would hold its documents on the server until it expires (60
+//!   s): each run records its sessions beside the checkpoint, and the next run ends them
+//!   (`killSessions`) before it starts.
+//! - Beside live traffic: a migrated document or key is rewritten inside the transaction from
+//!   what it holds then, so items pushed by the application before, during or after keep their
+//!   order after the migrated ones; a push that races a batch makes the batch retry.
+//! - `dry_run` reads everything and writes nothing, reporting what would change.
+
+use bson::Bson;
+use serde::Serialize;
+
+mod analyze;
+mod bucket;
+mod checkpoint;
+pub mod histogram;
+mod outlier;
+mod scan;
+mod verify;
+
+pub use analyze::{analyze_bucket, analyze_outlier};
+pub use bucket::migrate_bucket;
+pub use checkpoint::CHECKPOINTS;
+pub use histogram::{Bar, Distribution, Histogram};
+pub use outlier::migrate_outlier;
+pub use verify::{verify_bucket, verify_outlier};
+
+/// How far a long operation is: what [`Options::progress`] is called with, after each batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress<'a> {
+    /// `"analyze"`, `"migrate"`, `"verify"`, `"scan overflow"`...
+    pub phase: &'a str,
+    /// Documents read so far in this phase.
+    pub done: u64,
+    /// Documents this phase will read, when known (counted before it starts).
+    pub total: Option<u64>,
+}
+
+/// A progress callback.
+pub type OnProgress<'a> = &'a (dyn Fn(&Progress<'_>) + Send + Sync);
+
+/// Options of the analyses, migrations and verifications.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// Read everything, write nothing (no checkpoint, no index), report what would change.
+    pub dry_run: bool,
+    /// Items written per transaction at most (default [`DEFAULT_BATCH_ITEMS`]); a key or
+    /// document holding more is written in several, each resumable.
+    pub batch_items: usize,
+    /// [`migrate_bucket`]: delete the migrated source documents, in the same transaction as
+    /// the buckets they went into. Off by default: the source is left as it was.
+    pub remove_source: bool,
+    /// Run the verification at the end of a migration (on by default).
+    pub verify: bool,
+    /// Called after each batch of documents read.
+    pub progress: Option<OnProgress<'a>>,
+}
+
+/// Items per migration transaction unless [`Options::batch_items`] says otherwise.
+pub const DEFAULT_BATCH_ITEMS: usize = 10_000;
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            dry_run: false,
+            batch_items: DEFAULT_BATCH_ITEMS,
+            remove_source: false,
+            verify: true,
+            progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("dry_run", &self.dry_run)
+            .field("batch_items", &self.batch_items)
+            .field("remove_source", &self.remove_source)
+            .field("verify", &self.verify)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+impl Options<'_> {
+    pub(crate) fn report(&self, phase: &str, done: u64, total: Option<u64>) {
+        if let Some(p) = self.progress {
+            p(&Progress { phase, done, total });
+        }
+    }
+}
+
+/// A flat source collection: one document per item (the bucket page's "before" layout,
+/// `{_id, ticker, customerId, type, qty, date}`). An item is the document without its `_id`
+/// and its key field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Source<'a> {
+    pub collection: &'a str,
+    /// The field holding the key (`customerId`).
+    pub key_field: &'a str,
+    /// The field holding the item's time (`date`): each key's items are migrated in its order
+    /// (then by `_id`). A BSON date, or a number of epoch seconds.
+    pub time_field: &'a str,
+}
+
+/// A suggested setting, with why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Suggestion {
+    pub value: u32,
+    pub reason: String,
+}
+
+/// The largest document seen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Largest {
+    pub id: Bson,
+    pub bytes: u64,
+    /// `bytes` over the 16 MiB document limit.
+    pub share_of_limit: f64,
+}
+
+/// What [`analyze_outlier`] found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OutlierAnalysis {
+    pub collection: String,
+    pub array: String,
+    pub documents: u64,
+    /// Items per document: the array, plus the overflow of a document already flagged.
+    pub lengths: Distribution,
+    /// Document sizes in bytes (the main documents as stored).
+    pub sizes: Distribution,
+    pub largest: Option<Largest>,
+    /// The threshold of the spec analyzed with.
+    pub threshold: u32,
+    /// Documents with more items than `threshold`.
+    pub over_threshold: u64,
+    /// Documents flagged already (in the outlier layout).
+    pub flagged: u64,
+    /// Documents whose array field is missing or not an array (skipped).
+    pub without_array: u64,
+    pub suggestion: Suggestion,
+}
+
+/// What [`analyze_bucket`] found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BucketAnalysis {
+    pub collection: String,
+    /// The field keying the items.
+    pub key: String,
+    pub documents: u64,
+    pub keys: u64,
+    pub items: u64,
+    /// Items per key.
+    pub per_key: Distribution,
+    /// Item sizes in bytes.
+    pub item_sizes: Distribution,
+    /// Document sizes in bytes.
+    pub sizes: Distribution,
+    pub largest: Option<Largest>,
+    /// The bucket size of the spec analyzed with.
+    pub size: u32,
+    /// Buckets the items take at that size.
+    pub buckets_at_size: u64,
+    /// Documents skipped: no key field.
+    pub without_key: u64,
+    pub suggestion: Suggestion,
+}
+
+/// A broken promise of the layout, found by [`verify_bucket`] or [`verify_outlier`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "defect", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LayoutDefect {
+    /// A field of the document does not have the layout's type (a count that is not an
+    /// integer, an array that is not one, a missing key or number...).
+    Malformed {
+        collection: String,
+        id: Bson,
+        reason: String,
+    },
+    /// The document's count is not the length of its array.
+    CountMismatch {
+        collection: String,
+        id: Bson,
+        count: i64,
+        items: u64,
+    },
+    /// A bucket or overflow chunk holds more items than its size.
+    OverSize {
+        collection: String,
+        id: Bson,
+        items: u64,
+        size: u32,
+    },
+    /// A key has more than one open (not full) bucket or chunk: their numbers.
+    SeveralOpen {
+        collection: String,
+        key: Bson,
+        numbers: Vec<i64>,
+    },
+    /// A key's documents are not numbered 1, 2, 3...: the first number out of place.
+    NotDense {
+        collection: String,
+        key: Bson,
+        expected: i64,
+        found: i64,
+    },
+    /// A bucket marked `bounded` whose time bounds do not cover exactly its items.
+    WrongBounds {
+        collection: String,
+        id: Bson,
+        reason: String,
+    },
+    /// A main document's array holds more items than the threshold.
+    OverThreshold {
+        collection: String,
+        id: Bson,
+        items: u64,
+        threshold: u32,
+    },
+    /// A main document flagged, with no overflow document.
+    FlagWithoutOverflow { collection: String, id: Bson },
+    /// Overflow documents of a parent that is not flagged (its reads miss them).
+    OverflowWithoutFlag { collection: String, id: Bson },
+    /// Overflow documents whose parent does not exist.
+    OrphanOverflow { collection: String, parent: Bson },
+}
+
+/// What a verification found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Verified {
+    /// Documents read.
+    pub documents: u64,
+    /// Defects found (all of them: `defects.len()` is their number).
+    pub defects: Vec<LayoutDefect>,
+}
+
+impl Verified {
+    pub fn is_clean(&self) -> bool {
+        self.defects.is_empty()
+    }
+}
+
+/// What a migration did (or, with [`Options::dry_run`], would do).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MigrateReport {
+    /// `"outlier"` or `"bucket"`.
+    pub kind: String,
+    /// The collection migrated in place (outlier) or read (bucket).
+    pub source: String,
+    /// The collection written (the same for outlier).
+    pub target: String,
+    pub dry_run: bool,
+    /// Where this run started: `None` from the start, else the checkpoint it resumed from.
+    pub resumed_from: Option<Bson>,
+    /// The migration had finished before this run (nothing to do).
+    pub already_finished: bool,
+    /// Documents read from the source by this run.
+    pub scanned: u64,
+    /// Documents (outlier) or keys (bucket) rewritten by this run.
+    pub changed: u64,
+    /// Items moved: into overflow chunks (outlier), into buckets (bucket).
+    pub moved_items: u64,
+    /// Documents written (overflow chunks or buckets inserted).
+    pub written: u64,
+    /// Transactions committed.
+    pub batches: u64,
+    /// Transactions retried after a conflict with another writer.
+    pub retries: u64,
+    /// Sessions of an interrupted run ended before starting.
+    pub ended_sessions: u64,
+    /// The verification that ended the migration (not with `dry_run`).
+    pub verified: Option<Verified>,
+}
+
+/// The canonical text of a key, for counting keys whose BSON types differ but which the
+/// server holds equal (`5`, `5i64`, `5.0`).
+pub(crate) fn key_text(b: &Bson) -> String {
+    match b {
+        Bson::Int32(n) => format!("n{n}"),
+        Bson::Int64(n) => format!("n{n}"),
+        Bson::Double(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n{}", *f as i64),
+        Bson::String(s) => format!("s{s}"),
+        Bson::ObjectId(o) => format!("o{o}"),
+        other => format!("x{other:?}"),
+    }
+}
+
+/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`).
+pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
+    match key {
+        Bson::Int32(n) => Ok(n.to_string()),
+        Bson::Int64(n) => Ok(n.to_string()),
+        Bson::String(s) => Ok(s.clone()),
+        Bson::ObjectId(o) => Ok(o.to_hex()),
+        other => Err(crate::Error::decode(
+            coll,
+            None,
+            format!(
+                "a key must be an integer, a string or an ObjectId, not {:?}",
+                other.element_type()
+            ),
+        )),
+    }
+}

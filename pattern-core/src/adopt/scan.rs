@@ -1,0 +1,82 @@
+//! Reading a collection once, as a stream, with progress.
+
+use bson::{Bson, RawDocumentBuf};
+use futures::StreamExt;
+
+use super::Options;
+use crate::query::{Filter, FindOptions, Path};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Documents per batch of a scan (per `getMore` on MongoDB).
+pub(crate) const SCAN_BATCH: u32 = 1000;
+
+/// How many documents match `filter` (one server-side count).
+pub(crate) async fn count<S: Store>(store: &S, coll: &str, filter: &Filter) -> Result<u64> {
+    Ok(store.array_stats(coll, filter, "_id").await?.documents)
+}
+
+/// Calls `each` on every document matching `filter`, in `sort` order, reporting progress as
+/// phase `phase` every [`SCAN_BATCH`] documents. Returns how many.
+pub(crate) async fn scan<S, F>(
+    store: &S,
+    coll: &str,
+    filter: &Filter,
+    sort: Vec<(Path, i32)>,
+    projection: Vec<Path>,
+    opts: &Options<'_>,
+    phase: &str,
+    mut each: F,
+) -> Result<u64>
+where
+    S: Store,
+    F: FnMut(RawDocumentBuf) -> Result<()>,
+{
+    let total = if opts.progress.is_some() {
+        Some(count(store, coll, filter).await?)
+    } else {
+        None
+    };
+    opts.report(phase, 0, total);
+    let find = FindOptions {
+        sort,
+        projection,
+        ..FindOptions::default()
+    };
+    let mut docs = store.scan(coll, filter, &find, SCAN_BATCH);
+    let mut n = 0u64;
+    while let Some(doc) = docs.next().await {
+        each(doc?)?;
+        n += 1;
+        if n % u64::from(SCAN_BATCH) == 0 {
+            opts.report(phase, n, total);
+        }
+    }
+    opts.report(phase, n, total);
+    Ok(n)
+}
+
+/// A raw document's field as BSON (`None` when missing).
+pub(crate) fn field(coll: &str, doc: &RawDocumentBuf, name: &str) -> Result<Option<Bson>> {
+    match doc.get(name) {
+        Ok(Some(v)) => crate::codec::raw::raw_value(coll, v).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(Error::decode(coll, None, e)),
+    }
+}
+
+/// The `_id` of a raw document (`Null` when it has none).
+pub(crate) fn id(coll: &str, doc: &RawDocumentBuf) -> Result<Bson> {
+    Ok(field(coll, doc, "_id")?.unwrap_or(Bson::Null))
+}
+
+/// The number of elements of an array field and its bytes: `None` when the field is missing
+/// or not an array.
+pub(crate) fn array_len(doc: &RawDocumentBuf, name: &str) -> Option<(u64, u64)> {
+    match doc.get(name) {
+        Ok(Some(bson::RawBsonRef::Array(a))) => {
+            Some((a.into_iter().count() as u64, a.as_bytes().len() as u64))
+        }
+        _ => None,
+    }
+}

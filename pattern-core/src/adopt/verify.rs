@@ -1,0 +1,246 @@
+//! `verify`: every promise of the bucket and outlier layouts checked over the stored
+//! documents, the defects returned as data.
+
+use std::collections::HashMap;
+
+use bson::{Bson, RawDocumentBuf};
+
+use super::scan::{array_len, field, id, scan};
+use super::{key_text, LayoutDefect, Options, Verified};
+use crate::codec::as_int;
+use crate::query::Filter;
+use crate::spec::{BucketSpec, OutlierSpec, SeriesSpec};
+use crate::store::Store;
+use crate::Result;
+
+/// The documents of one key of a series, checked as they stream by in key and number order.
+struct SeriesCheck<'s> {
+    spec: &'s SeriesSpec,
+    key: Option<(String, Bson)>,
+    expected: i64,
+    open: Vec<i64>,
+    defects: Vec<LayoutDefect>,
+    /// Keys with at least one document (to find parents and orphans).
+    keys: HashMap<String, Bson>,
+}
+
+impl<'s> SeriesCheck<'s> {
+    fn new(spec: &'s SeriesSpec) -> Self {
+        SeriesCheck {
+            spec,
+            key: None,
+            expected: 1,
+            open: Vec::new(),
+            defects: Vec::new(),
+            keys: HashMap::new(),
+        }
+    }
+
+    fn coll(&self) -> String {
+        self.spec.collection.to_owned()
+    }
+
+    fn end_key(&mut self) {
+        if let Some((_, key)) = self.key.take() {
+            if self.open.len() > 1 {
+                self.defects.push(LayoutDefect::SeveralOpen {
+                    collection: self.coll(),
+                    key,
+                    numbers: std::mem::take(&mut self.open),
+                });
+            }
+        }
+        self.open.clear();
+        self.expected = 1;
+    }
+
+    fn see(&mut self, doc: RawDocumentBuf) -> Result<()> {
+        let spec = self.spec;
+        let coll = spec.collection;
+        let id = id(coll, &doc)?;
+        let malformed = |reason: String| LayoutDefect::Malformed {
+            collection: coll.to_owned(),
+            id: id.clone(),
+            reason,
+        };
+        let Some(key) = field(coll, &doc, spec.key_field)? else {
+            self.defects.push(malformed(format!("no key field `{}`", spec.key_field)));
+            return Ok(());
+        };
+        let text = key_text(&key);
+        if self.key.as_ref().map(|(t, _)| t) != Some(&text) {
+            self.end_key();
+            self.keys.insert(text.clone(), key.clone());
+            self.key = Some((text, key));
+        }
+        let number_field = spec.order.field();
+        let number = field(coll, &doc, number_field)?;
+        let Some((items, _)) = array_len(&doc, spec.items_field) else {
+            if number.is_none() && doc.get(spec.items_field).ok().flatten().is_some() {
+                self.defects.push(malformed(format!("`{}` is not an array", spec.items_field)));
+            } else if number.is_some() {
+                self.defects.push(malformed(format!("no array `{}`", spec.items_field)));
+            }
+            return Ok(());
+        };
+        let Some(number) = number else {
+            // A document in the seed's overflow layout (no count, no number): read first,
+            // never written to.
+            return Ok(());
+        };
+        let Some(number) = as_int(&number) else {
+            self.defects.push(malformed(format!("`{number_field}` is not an integer: {number}")));
+            return Ok(());
+        };
+        match field(coll, &doc, spec.count_field)?.as_ref().and_then(as_int) {
+            Some(count) if count as u64 != items || count < 0 => {
+                self.defects.push(LayoutDefect::CountMismatch {
+                    collection: coll.to_owned(),
+                    id: id.clone(),
+                    count,
+                    items,
+                })
+            }
+            Some(_) => {}
+            None => self.defects.push(malformed(format!("`{}` is missing or not an integer", spec.count_field))),
+        }
+        if items > u64::from(spec.size) {
+            self.defects.push(LayoutDefect::OverSize {
+                collection: coll.to_owned(),
+                id: id.clone(),
+                items,
+                size: spec.size,
+            });
+        }
+        if items < u64::from(spec.size) {
+            self.open.push(number);
+        }
+        if number != self.expected {
+            // Reported once per key: the numbers after it are then off too.
+            if self.expected > 0 {
+                self.defects.push(LayoutDefect::NotDense {
+                    collection: coll.to_owned(),
+                    key: self.key.as_ref().map(|(_, k)| k.clone()).unwrap_or(Bson::Null),
+                    expected: self.expected,
+                    found: number,
+                });
+            }
+            self.expected = -1;
+        } else {
+            self.expected += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Scans a series in key and number order (its read index serves the sort).
+async fn check_series<'s, S: Store>(
+    store: &S,
+    spec: &'s SeriesSpec,
+    opts: &Options<'_>,
+    phase: &str,
+) -> Result<(u64, SeriesCheck<'s>)> {
+    let mut check = SeriesCheck::new(spec);
+    let n = scan(
+        store,
+        spec.collection,
+        &Filter::and([]),
+        spec.sort_by_key(),
+        vec![],
+        opts,
+        phase,
+        |doc| check.see(doc),
+    )
+    .await?;
+    check.end_key();
+    Ok((n, check))
+}
+
+/// Checks every bucket of `spec`'s collection: its count is the length of its array, it
+/// holds at most `size` items, each key has at most one open bucket, and a key's buckets are
+/// numbered 1, 2, 3... One pass in key and page order.
+pub async fn verify_bucket<S: Store>(
+    store: &S,
+    spec: &BucketSpec,
+    opts: &Options<'_>,
+) -> Result<Verified> {
+    let series = spec.series();
+    let (documents, check) = check_series(store, &series, opts, "verify").await?;
+    Ok(Verified {
+        documents,
+        defects: check.defects,
+    })
+}
+
+/// Checks an outlier collection and its overflow: every main array holds at most `threshold`
+/// items; a document is flagged exactly when it has overflow documents; every overflow
+/// document has its parent; chunks hold at most `chunk` items, their counts are their
+/// lengths, and each parent's chunks are numbered 1, 2, 3... with at most one not full.
+/// Memory: one entry per parent that has overflow.
+pub async fn verify_outlier<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    opts: &Options<'_>,
+) -> Result<Verified> {
+    let ov = &spec.overflow;
+    let (chunks, check) = check_series(store, ov, opts, "verify overflow").await?;
+    let mut defects = check.defects;
+    let mut parents = check.keys;
+    let coll = spec.collection;
+    let mut flagged_without = Vec::new();
+    let mains = scan(store, coll, &Filter::and([]), vec![("_id".into(), 1)], vec![], opts, "verify", |doc| {
+        let id = id(coll, &doc)?;
+        let has_overflow = parents.remove(&key_text(&id)).is_some();
+        let flag = match doc.get(spec.flag_field) {
+            Ok(None) | Ok(Some(bson::RawBsonRef::Null)) | Ok(Some(bson::RawBsonRef::Boolean(false))) => false,
+            Ok(Some(bson::RawBsonRef::Boolean(true))) => true,
+            _ => {
+                defects.push(LayoutDefect::Malformed {
+                    collection: coll.to_owned(),
+                    id: id.clone(),
+                    reason: format!("`{}` is not a boolean", spec.flag_field),
+                });
+                return Ok(());
+            }
+        };
+        match array_len(&doc, spec.items_field) {
+            Some((n, _)) if n > u64::from(spec.threshold) => defects.push(LayoutDefect::OverThreshold {
+                collection: coll.to_owned(),
+                id: id.clone(),
+                items: n,
+                threshold: spec.threshold,
+            }),
+            Some(_) => {}
+            None if doc.get(spec.items_field).ok().flatten().is_some() => defects.push(LayoutDefect::Malformed {
+                collection: coll.to_owned(),
+                id: id.clone(),
+                reason: format!("`{}` is not an array", spec.items_field),
+            }),
+            None => {}
+        }
+        match (flag, has_overflow) {
+            (true, false) => flagged_without.push(id),
+            (false, true) => defects.push(LayoutDefect::OverflowWithoutFlag {
+                collection: coll.to_owned(),
+                id,
+            }),
+            _ => {}
+        }
+        Ok(())
+    })
+    .await?;
+    defects.extend(flagged_without.into_iter().map(|id| LayoutDefect::FlagWithoutOverflow {
+        collection: coll.to_owned(),
+        id,
+    }));
+    let mut orphans: Vec<Bson> = parents.into_values().collect();
+    orphans.sort_by_key(key_text);
+    defects.extend(orphans.into_iter().map(|parent| LayoutDefect::OrphanOverflow {
+        collection: ov.collection.to_owned(),
+        parent,
+    }));
+    Ok(Verified {
+        documents: mains + chunks,
+        defects,
+    })
+}
