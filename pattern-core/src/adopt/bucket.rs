@@ -259,6 +259,7 @@ pub async fn migrate_bucket<S: Store>(
             batch.extend(head);
             pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
             let last_id = write_batch(store, &series, from, &mut ckpt, batch, &print, opts, &mut report).await?;
+            opts.report("migrate", read, total);
             if let (Some(id), Some((_, p))) = (last_id, current.as_mut()) {
                 if p.state.last_id.is_none() && p.state.pages > 0 {
                     p.state.last_id = Some(id);
