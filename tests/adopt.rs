@@ -275,9 +275,36 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
             pushed
         })
     };
+    // A reader beside them never sees an item twice or misses one: each read is the original
+    // array followed by some of the pushes, in order.
+    let reader = {
+        let (store, stop, original) = (store.clone(), stop.clone(), original.clone());
+        tokio::spawn(async move {
+            let mut reads = 0;
+            while !stop.load(Ordering::SeqCst) {
+                for (id, items) in &original {
+                    let got = book_items(&store, *id).await;
+                    assert_eq!(&got[..items.len()], &items[..], "book {id} read {reads}");
+                    let rest = &got[items.len()..];
+                    assert!(
+                        rest.iter().all(|i| *i < 0) && rest.windows(2).all(|w| w[0] > w[1]),
+                        "book {id}: after the original, {} items not all pushes in order: {:?}...",
+                        rest.len(),
+                        &rest[..rest.len().min(8)]
+                    );
+                    let n = outlier::count::<Book, _, _>(&store, id).await.unwrap();
+                    assert!(n >= got.len() as u64, "book {id}: count {n} < {} read before", got.len());
+                    reads += 1;
+                }
+            }
+            reads
+        })
+    };
     let report = migrate_outlier(&store, &Book::SPEC, &Options { batch_items: 40, ..Options::default() }).await.unwrap();
     stop.store(true, Ordering::SeqCst);
     let pushed = pusher.await.unwrap();
+    let reads = reader.await.unwrap();
+    assert!(reads > 0);
     for (id, items) in &original {
         let mut want = items.clone();
         want.extend(pushed.get(id).cloned().unwrap_or_default());

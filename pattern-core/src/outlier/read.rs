@@ -40,6 +40,56 @@ where
     }))
 }
 
+/// How many times a read of a document caught mid-migration is taken again before giving up.
+const CONSISTENT_READS: u32 = 20;
+
+/// Whether a main document read as bytes is flagged and holds more than `threshold` items in
+/// its array: written before the layout (a migration moves the items beyond the threshold to
+/// the front of the overflow, in one transaction). Reading its main document and then its
+/// overflow could see the items twice (the migration committed in between), so such a read is
+/// checked by reading the main document again.
+fn in_transition(spec: &OutlierSpec, main: &RawDocument) -> bool {
+    raw_flag(spec, main) == Some(true)
+        && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(a)))
+            if a.into_iter().nth(spec.threshold as usize).is_some())
+}
+
+/// The main document of `id` and, when it is flagged, its overflow documents in order, as one
+/// consistent picture: when the main document is [`in_transition`], it is read again after the
+/// overflow and the whole read is taken again if it changed (at most [`CONSISTENT_READS`]
+/// times, then [`Error::Contention`]).
+async fn main_and_overflow<S: Store>(
+    store: &S,
+    spec: &OutlierSpec,
+    id: &bson::Bson,
+) -> Result<Option<(RawDocumentBuf, Vec<RawDocumentBuf>)>> {
+    for _ in 0..CONSISTENT_READS {
+        let Some(main) = read_main_raw(store, spec, id).await? else {
+            return Ok(None);
+        };
+        if raw_flag(spec, &main) != Some(true) {
+            return Ok(Some((main, Vec::new())));
+        }
+        spec.overflow.ensure_indexes(store).await?;
+        let chunks = series::all_docs(store, &spec.overflow, id).await?;
+        if !in_transition(spec, &main) {
+            return Ok(Some((main, chunks)));
+        }
+        match read_main_raw(store, spec, id).await? {
+            Some(again) if again.as_bytes() == main.as_bytes() => return Ok(Some((main, chunks))),
+            _ => continue,
+        }
+    }
+    Err(Error::Contention {
+        attempts: CONSISTENT_READS,
+        what: format!(
+            "`{}` {} kept changing while it was read (being migrated?)",
+            spec.collection,
+            crate::error::display_bson(id)
+        ),
+    })
+}
+
 /// The document with every item of its array (main + overflow, in push order): two finds
 /// for an outlier, one for a typical document. `T` is decoded once, straight from the bytes
 /// the store returned, the overflow's items joined to the main array as bytes.
@@ -52,17 +102,11 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let Some(main) = read_main_raw(store, &spec, &id).await? else {
+    let Some((main, chunks)) = main_and_overflow(store, &spec, &id).await? else {
         return Ok(None);
     };
     let Some(flag) = raw_flag(&spec, &main) else {
         return full_from_docs(&spec, &main, &[]).map(Some); // reports the flag
-    };
-    let chunks = if flag {
-        spec.overflow.ensure_indexes(store).await?;
-        series::all_docs(store, &spec.overflow, &id).await?
-    } else {
-        Vec::new()
     };
     let whole = !flag && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(_))));
     let decoded = if whole {
@@ -162,9 +206,13 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
+    all_items_of::<T, S>(store, &id.to_key_bson()).await
+}
+
+/// [`all_items`] by the id's BSON value.
+async fn all_items_of<T: Outlier, S: Store>(store: &S, id: &bson::Bson) -> Result<Option<Vec<T::Item>>> {
     let spec = T::SPEC;
-    let id = id.to_key_bson();
-    let Some(main) = read_main_raw(store, &spec, &id).await? else {
+    let Some((main, chunks)) = main_and_overflow(store, &spec, id).await? else {
         return Ok(None);
     };
     let flag = match raw_flag(&spec, &main) {
@@ -174,8 +222,7 @@ where
     let mut items = series::decode_raw_items(spec.collection, spec.items_field, &main)?;
     if flag {
         let ov = &spec.overflow;
-        ov.ensure_indexes(store).await?;
-        for chunk in series::all_docs(store, ov, &id).await? {
+        for chunk in chunks {
             items.extend(series::decode_raw_items::<T::Item>(
                 ov.collection,
                 ov.items_field,
@@ -205,6 +252,11 @@ where
             return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>);
         };
         let (items, flag) = main_parts(&spec, &mut doc)?;
+        if flag && items.len() > spec.threshold as usize {
+            // Mid-migration: read whole, consistently (see `in_transition`).
+            let all = all_items_of::<T, S>(store, &id).await?.unwrap_or_default();
+            return Ok(Box::pin(stream::iter(all.into_iter().map(Ok))) as Boxed<'a, T::Item>);
+        }
         let first = stream::iter(
             series::decode_values::<T::Item>(spec.collection, Some(&id), spec.items_field, items)?
                 .into_iter()
@@ -238,14 +290,26 @@ where
 {
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let mut doc = existing_main(store, &spec, &id).await?;
-    let (items, flag) = main_parts(&spec, &mut doc)?;
-    let extra = if flag {
-        series::stats(store, &spec.overflow, &id).await?.items
-    } else {
-        0
-    };
-    Ok(items.len() as u64 + extra)
+    for _ in 0..CONSISTENT_READS {
+        let mut doc = existing_main(store, &spec, &id).await?;
+        let before = doc.clone();
+        let (items, flag) = main_parts(&spec, &mut doc)?;
+        let extra = if flag {
+            series::stats(store, &spec.overflow, &id).await?.items
+        } else {
+            0
+        };
+        // Mid-migration (see `in_transition`): the count holds if the main document did not
+        // change meanwhile.
+        if flag && items.len() > spec.threshold as usize && read_main(store, &spec, &id).await? != Some(before) {
+            continue;
+        }
+        return Ok(items.len() as u64 + extra);
+    }
+    Err(Error::Contention {
+        attempts: CONSISTENT_READS,
+        what: format!("`{}` kept changing while its items were counted", spec.collection),
+    })
 }
 
 /// Whether parent `id` overflowed (its main document has the flag). `NotFound` when there is
