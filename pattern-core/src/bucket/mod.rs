@@ -202,3 +202,34 @@ where
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     B::SPEC.series().ensure_indexes(store).await
 }
+
+/// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
+/// a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+pub async fn analyze<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::adopt::BucketAnalysis> {
+    crate::adopt::analyze_bucket(store, &B::SPEC, None, &crate::adopt::Options::default()).await
+}
+
+/// Reads a flat collection (one document per item) once and reports what it would become in
+/// this layout, with a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    from: &crate::adopt::Source<'_>,
+) -> Result<crate::adopt::BucketAnalysis> {
+    crate::adopt::analyze_bucket(store, &B::SPEC, Some(from), &crate::adopt::Options::default()).await
+}
+
+/// Checks every promise of the layout over the whole collection
+/// ([`adopt::verify_bucket`](crate::adopt::verify_bucket)).
+pub async fn verify<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::adopt::Verified> {
+    crate::adopt::verify_bucket(store, &B::SPEC, &crate::adopt::Options::default()).await
+}
+
+/// Moves a flat collection's items into this layout, resumably
+/// ([`adopt::migrate_bucket`](crate::adopt::migrate_bucket)).
+pub async fn migrate_from<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    from: &crate::adopt::Source<'_>,
+    opts: &crate::adopt::Options<'_>,
+) -> Result<crate::adopt::MigrateReport> {
+    crate::adopt::migrate_bucket(store, &B::SPEC, from, opts).await
+}

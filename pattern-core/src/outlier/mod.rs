@@ -188,3 +188,25 @@ where
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
     T::SPEC.overflow.ensure_indexes(store).await
 }
+
+/// Reads the collection (and its overflow) once and reports the items per document, the
+/// document sizes, how many exceed the threshold, and a suggested threshold
+/// ([`adopt::analyze_outlier`](crate::adopt::analyze_outlier)).
+pub async fn analyze<T: Outlier, S: Store>(store: &S) -> Result<crate::adopt::OutlierAnalysis> {
+    crate::adopt::analyze_outlier(store, &T::SPEC, &crate::adopt::Options::default()).await
+}
+
+/// Checks every promise of the layout over the collection and its overflow
+/// ([`adopt::verify_outlier`](crate::adopt::verify_outlier)).
+pub async fn verify<T: Outlier, S: Store>(store: &S) -> Result<crate::adopt::Verified> {
+    crate::adopt::verify_outlier(store, &T::SPEC, &crate::adopt::Options::default()).await
+}
+
+/// Brings the collection's documents over the threshold into the layout in place, resumably
+/// ([`adopt::migrate_outlier`](crate::adopt::migrate_outlier)).
+pub async fn migrate<T: Outlier, S: Store>(
+    store: &S,
+    opts: &crate::adopt::Options<'_>,
+) -> Result<crate::adopt::MigrateReport> {
+    crate::adopt::migrate_outlier(store, &T::SPEC, opts).await
+}

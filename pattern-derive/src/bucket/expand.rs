@@ -317,6 +317,43 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "backfill",
             args: quote!(),
         }),
+        w.collection_wide(Method {
+            doc: "Reads the collection once and reports its items per key, item and bucket sizes, and a \
+                  suggested `size`, with why.",
+            name: "analyze".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::adopt::BucketAnalysis),
+            func: "analyze",
+            args: quote!(),
+        }),
+        w.collection_wide(Method {
+            doc: "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
+                  reports its items per key and sizes, with a suggested `size` for this layout.",
+            name: "analyze_source".into(),
+            params: quote!(from: &::pattern_core::adopt::Source<'_>,),
+            ret: quote!(::pattern_core::adopt::BucketAnalysis),
+            func: "analyze_source",
+            args: quote!(from,),
+        }),
+        w.collection_wide(Method {
+            doc: "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
+                  open bucket per key, pages numbered densely); returns the defects as data.",
+            name: "verify".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::adopt::Verified),
+            func: "verify",
+            args: quote!(),
+        }),
+        w.collection_wide(Method {
+            doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
+                  in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
+                  live pushes, `dry_run` writes nothing. Ends with `verify`.",
+            name: "migrate_from".into(),
+            params: quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
+            ret: quote!(::pattern_core::adopt::MigrateReport),
+            func: "migrate_from",
+            args: quote!(from, opts,),
+        }),
         w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
     ]);
     methods

@@ -160,6 +160,35 @@ fn methods(
             func: "delete",
             args: quote!(),
         }),
+        w.collection_wide(Method {
+            doc: "Reads the collection (and its overflow) once and reports the items per document, the \
+                  document sizes, how many exceed the threshold, and a suggested threshold, with why.",
+            name: "analyze".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::adopt::OutlierAnalysis),
+            func: "analyze",
+            args: quote!(),
+        }),
+        w.collection_wide(Method {
+            doc: "Checks every promise of the layout over the collection and its overflow (arrays within \
+                  the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
+                  orphans); returns the defects as data.",
+            name: "verify".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::adopt::Verified),
+            func: "verify",
+            args: quote!(),
+        }),
+        w.collection_wide(Method {
+            doc: "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
+                  transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
+                  `dry_run` writes nothing. Ends with `verify`.",
+            name: "migrate".into(),
+            params: quote!(opts: &::pattern_core::adopt::Options<'_>,),
+            ret: quote!(::pattern_core::adopt::MigrateReport),
+            func: "migrate",
+            args: quote!(opts,),
+        }),
         w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
     ]);
     methods
