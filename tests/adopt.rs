@@ -103,7 +103,10 @@ const FLAT: Source<'static> = Source {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -127,7 +130,12 @@ async fn seed_books(store: &AnyStore, n: i32, lens: &[usize]) -> BTreeMap<i32, V
 
 /// Flat trades: `customers` keys, `per` items each on average, inserted in shuffled order,
 /// several in the same second. Returns each key's items in (date, _id) order.
-async fn seed_trades(store: &AnyStore, customers: i32, per: u64, seed: u64) -> BTreeMap<i32, Vec<Trade>> {
+async fn seed_trades(
+    store: &AnyStore,
+    customers: i32,
+    per: u64,
+    seed: u64,
+) -> BTreeMap<i32, Vec<Trade>> {
     let mut rng = Lcg(seed);
     let mut rows = Vec::new();
     for c in 0..customers {
@@ -136,7 +144,11 @@ async fn seed_trades(store: &AnyStore, customers: i32, per: u64, seed: u64) -> B
             let secs = 1_700_000_000 + rng.below(5_000) as i64;
             let t = Trade {
                 ticker: ["MDB", "GOOG", "AAPL"][rng.below(3) as usize].into(),
-                kind: if i % 2 == 0 { "buy".into() } else { "sell".into() },
+                kind: if i % 2 == 0 {
+                    "buy".into()
+                } else {
+                    "sell".into()
+                },
                 qty: 1 + rng.below(100) as i64,
                 date: DateTime::from_millis(secs * 1000 + rng.below(3) as i64 * 250),
             };
@@ -160,18 +172,24 @@ async fn seed_trades(store: &AnyStore, customers: i32, per: u64, seed: u64) -> B
     by_key
         .into_iter()
         .map(|(k, mut v)| {
-            v.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            v.sort_by_key(|a| (a.0, a.1));
             (k, v.into_iter().map(|(_, _, t)| t).collect())
         })
         .collect()
 }
 
 async fn book_items(store: &AnyStore, id: i32) -> Vec<i32> {
-    outlier::all_items::<Book, _, _>(store, &id).await.unwrap().unwrap()
+    outlier::all_items::<Book, _, _>(store, &id)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 async fn history(store: &AnyStore, key: i32) -> Vec<Trade> {
-    bucket::items::<History, _, _>(store, &key).try_collect().await.unwrap()
+    bucket::items::<History, _, _>(store, &key)
+        .try_collect()
+        .await
+        .unwrap()
 }
 
 fn quiet() -> Options<'static> {
@@ -181,11 +199,16 @@ fn quiet() -> Options<'static> {
 /// Options whose progress callback panics once the migrate phase passed `after` documents:
 /// a run that dies after some batches committed.
 fn dying(after: u64, armed: &'static AtomicBool) -> Options<'static> {
-    let die: &'static (dyn Fn(&adopt::Progress<'_>) + Send + Sync) = Box::leak(Box::new(move |p: &adopt::Progress<'_>| {
-        if p.phase == "migrate" && p.done >= after && p.done > 0 && armed.swap(false, Ordering::SeqCst) {
-            panic!("killed by the test after {} documents", p.done);
-        }
-    }));
+    let die: &'static (dyn Fn(&adopt::Progress<'_>) + Send + Sync) =
+        Box::leak(Box::new(move |p: &adopt::Progress<'_>| {
+            if p.phase == "migrate"
+                && p.done >= after
+                && p.done > 0
+                && armed.swap(false, Ordering::SeqCst)
+            {
+                panic!("killed by the test after {} documents", p.done);
+            }
+        }));
     Options {
         batch_items: 35,
         progress: Some(die),
@@ -201,21 +224,43 @@ async fn outlier_migration_moves_each_tail_in_order(store: AnyStore) {
     let original = seed_books(&store, 40, &lens).await;
     // A document in the seed's layout already: flagged, 60 items in the main array (a push
     // raced), and a seed-layout overflow document.
-    store.update_many("books", &pattern_core::query::Filter::eq("_id", 6), &pattern_core::query::Update {
-        set: vec![("has_extras".into(), Bson::Boolean(true))],
-        ..Default::default()
-    }).await.unwrap();
-    store.insert_one("books_extra", doc! {"book_id": 6, "buyers_extra": [1, 2, 3]}).await.unwrap();
+    store
+        .update_many(
+            "books",
+            &pattern_core::query::Filter::eq("_id", 6),
+            &pattern_core::query::Update {
+                set: vec![("has_extras".into(), Bson::Boolean(true))],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "books_extra",
+            doc! {"book_id": 6, "buyers_extra": [1, 2, 3]},
+        )
+        .await
+        .unwrap();
     let mut expected = original.clone();
     expected.get_mut(&6).unwrap().extend([1, 2, 3]);
-    let untouched_before: Vec<Document> = documents(&store, "books").await.into_iter()
-        .filter(|d| d.get_array("buyers").unwrap().len() <= 50).collect();
+    let untouched_before: Vec<Document> = documents(&store, "books")
+        .await
+        .into_iter()
+        .filter(|d| d.get_array("buyers").unwrap().len() <= 50)
+        .collect();
 
-    let opts = Options { batch_items: 150, ..Options::default() };
+    let opts = Options {
+        batch_items: 150,
+        ..Options::default()
+    };
     let report = migrate_outlier(&store, &Book::SPEC, &opts).await.unwrap();
     let over = original.values().filter(|v| v.len() > 50).count() as u64;
     assert_eq!(report.changed, over, "{report:?}");
-    let moved: u64 = original.values().map(|v| v.len().saturating_sub(50) as u64).sum();
+    let moved: u64 = original
+        .values()
+        .map(|v| v.len().saturating_sub(50) as u64)
+        .sum();
     assert_eq!(report.moved_items, moved);
     assert!(report.batches > 1, "small batches: {report:?}");
     assert!(report.verified.as_ref().unwrap().is_clean(), "{report:?}");
@@ -229,13 +274,30 @@ async fn outlier_migration_moves_each_tail_in_order(store: AnyStore) {
     }
     // Chunks of 20, numbered from 1.
     let chunks = documents(&store, "books_extra").await;
-    assert!(chunks.iter().all(|c| c.get_i32("count").unwrap() <= 20 && c.get_i64("seq").is_ok()));
+    assert!(chunks
+        .iter()
+        .all(|c| c.get_i32("count").unwrap() <= 20 && c.get_i64("seq").is_ok()));
     // A second run changes nothing.
-    let before = (documents(&store, "books").await, documents(&store, "books_extra").await);
-    let again = migrate_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
-    assert_eq!((again.changed, again.batches, again.written), (0, 0, 0), "{again:?}");
+    let before = (
+        documents(&store, "books").await,
+        documents(&store, "books_extra").await,
+    );
+    let again = migrate_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.changed, again.batches, again.written),
+        (0, 0, 0),
+        "{again:?}"
+    );
     assert!(again.already_finished);
-    assert_eq!(before, (documents(&store, "books").await, documents(&store, "books_extra").await));
+    assert_eq!(
+        before,
+        (
+            documents(&store, "books").await,
+            documents(&store, "books_extra").await
+        )
+    );
 }
 
 async fn outlier_migration_resumes_after_dying(store: AnyStore) {
@@ -243,12 +305,26 @@ async fn outlier_migration_resumes_after_dying(store: AnyStore) {
     let original = seed_books(&store, 30, &[10, 75, 130]).await;
     ARMED.store(true, Ordering::SeqCst);
     let s = store.clone();
-    let died = tokio::spawn(async move { migrate_outlier(&s, &Book::SPEC, &dying(3, &ARMED)).await })
-        .await;
+    let died =
+        tokio::spawn(async move { migrate_outlier(&s, &Book::SPEC, &dying(3, &ARMED)).await })
+            .await;
     assert!(died.is_err(), "the first run dies");
     let half: Vec<Document> = documents(&store, "books").await;
-    assert!(half.iter().any(|d| d.get_bool("has_extras").unwrap_or(false)), "some batches committed");
-    let report = migrate_outlier(&store, &Book::SPEC, &Options { batch_items: 35, ..Options::default() }).await.unwrap();
+    assert!(
+        half.iter()
+            .any(|d| d.get_bool("has_extras").unwrap_or(false)),
+        "some batches committed"
+    );
+    let report = migrate_outlier(
+        &store,
+        &Book::SPEC,
+        &Options {
+            batch_items: 35,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
     assert!(report.resumed_from.is_some(), "{report:?}");
     assert!(report.verified.unwrap().is_clean());
     for (id, items) in &original {
@@ -267,7 +343,9 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
             while !stop.load(Ordering::SeqCst) || n < 60 {
                 let id = (n * 7) % 20;
                 let item = -(n + 1);
-                outlier::push::<Book, _, _>(&store, &id, &item).await.unwrap();
+                outlier::push::<Book, _, _>(&store, &id, &item)
+                    .await
+                    .unwrap();
                 pushed.entry(id).or_default().push(item);
                 n += 1;
                 tokio::task::yield_now().await;
@@ -293,14 +371,27 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
                         &rest[..rest.len().min(8)]
                     );
                     let n = outlier::count::<Book, _, _>(&store, id).await.unwrap();
-                    assert!(n >= got.len() as u64, "book {id}: count {n} < {} read before", got.len());
+                    assert!(
+                        n >= got.len() as u64,
+                        "book {id}: count {n} < {} read before",
+                        got.len()
+                    );
                     reads += 1;
                 }
             }
             reads
         })
     };
-    let report = migrate_outlier(&store, &Book::SPEC, &Options { batch_items: 40, ..Options::default() }).await.unwrap();
+    let report = migrate_outlier(
+        &store,
+        &Book::SPEC,
+        &Options {
+            batch_items: 40,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
     stop.store(true, Ordering::SeqCst);
     let pushed = pusher.await.unwrap();
     let reads = reader.await.unwrap();
@@ -308,17 +399,31 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
     for (id, items) in &original {
         let mut want = items.clone();
         want.extend(pushed.get(id).cloned().unwrap_or_default());
-        assert_eq!(book_items(&store, *id).await, want, "book {id} ({report:?})");
+        assert_eq!(
+            book_items(&store, *id).await,
+            want,
+            "book {id} ({report:?})"
+        );
     }
-    assert!(verify_outlier(&store, &Book::SPEC, &quiet()).await.unwrap().is_clean());
+    assert!(verify_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 async fn outlier_dry_run_writes_nothing(store: AnyStore) {
     seed_books(&store, 10, &[10, 70]).await;
     let before = documents(&store, "books").await;
-    let opts = Options { dry_run: true, ..Options::default() };
+    let opts = Options {
+        dry_run: true,
+        ..Options::default()
+    };
     let report = migrate_outlier(&store, &Book::SPEC, &opts).await.unwrap();
-    assert_eq!((report.changed, report.moved_items, report.written), (5, 100, 5), "{report:?}");
+    assert_eq!(
+        (report.changed, report.moved_items, report.written),
+        (5, 100, 5),
+        "{report:?}"
+    );
     assert_eq!(documents(&store, "books").await, before);
     assert!(documents(&store, "books_extra").await.is_empty());
     assert!(documents(&store, adopt::CHECKPOINTS).await.is_empty());
@@ -326,9 +431,13 @@ async fn outlier_dry_run_writes_nothing(store: AnyStore) {
 
 async fn outlier_analysis_reports_the_distribution(store: AnyStore) {
     // 100 books: 95 with 1..=19 items, 5 with 500.
-    let lens: Vec<usize> = (0..100).map(|i| if i % 20 == 7 { 500 } else { 1 + i % 19 }).collect();
+    let lens: Vec<usize> = (0..100)
+        .map(|i| if i % 20 == 7 { 500 } else { 1 + i % 19 })
+        .collect();
     seed_books(&store, 100, &lens).await;
-    let a = analyze_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
+    let a = analyze_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
     assert_eq!(a.documents, 100);
     assert_eq!(a.over_threshold, 5);
     assert_eq!(a.lengths.max, 500);
@@ -340,43 +449,147 @@ async fn outlier_analysis_reports_the_distribution(store: AnyStore) {
     // 5% are outliers: p99 is one of them, so the suggestion keeps 99% whole at 500.
     assert_eq!(a.suggestion.value, 500, "{}", a.suggestion.reason);
     // Migrated, the flagged documents' overflow still counts.
-    migrate_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
-    let b = analyze_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
+    migrate_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
+    let b = analyze_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
     assert_eq!((b.lengths.max, b.flagged, b.over_threshold), (500, 5, 5));
 }
 
 async fn outlier_verify_finds_each_defect(store: AnyStore) {
     seed_books(&store, 6, &[10, 120]).await;
-    migrate_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
-    assert!(verify_outlier(&store, &Book::SPEC, &quiet()).await.unwrap().is_clean());
+    migrate_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
+    assert!(verify_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap()
+        .is_clean());
     let f = |id: i32| pattern_core::query::Filter::eq("_id", id);
-    let set = |k: &'static str, v: Bson| pattern_core::query::Update { set: vec![(k.into(), v)], ..Default::default() };
+    let set = |k: &'static str, v: Bson| pattern_core::query::Update {
+        set: vec![(k.into(), v)],
+        ..Default::default()
+    };
     // Book 0: 60 items in the main array. Book 2: flagged without overflow. Book 1: its
     // overflow's flag removed. Book 3: chunk 2 renumbered 5, chunk 1's count wrong.
-    store.update_many("books", &f(0), &set("buyers", Bson::Array((0..60).map(Bson::Int32).collect()))).await.unwrap();
-    store.update_many("books", &f(2), &set("has_extras", Bson::Boolean(true))).await.unwrap();
-    store.update_many("books", &f(1), &set("has_extras", Bson::Boolean(false))).await.unwrap();
-    let f3 = |seq: i64| pattern_core::query::Filter::and([pattern_core::query::Filter::eq("book_id", 3), pattern_core::query::Filter::eq("seq", seq)]);
-    store.update_many("books_extra", &f3(2), &set("seq", Bson::Int64(5))).await.unwrap();
-    store.update_many("books_extra", &f3(1), &set("count", Bson::Int32(7))).await.unwrap();
+    store
+        .update_many(
+            "books",
+            &f(0),
+            &set("buyers", Bson::Array((0..60).map(Bson::Int32).collect())),
+        )
+        .await
+        .unwrap();
+    store
+        .update_many("books", &f(2), &set("has_extras", Bson::Boolean(true)))
+        .await
+        .unwrap();
+    store
+        .update_many("books", &f(1), &set("has_extras", Bson::Boolean(false)))
+        .await
+        .unwrap();
+    let f3 = |seq: i64| {
+        pattern_core::query::Filter::and([
+            pattern_core::query::Filter::eq("book_id", 3),
+            pattern_core::query::Filter::eq("seq", seq),
+        ])
+    };
+    store
+        .update_many("books_extra", &f3(2), &set("seq", Bson::Int64(5)))
+        .await
+        .unwrap();
+    store
+        .update_many("books_extra", &f3(1), &set("count", Bson::Int32(7)))
+        .await
+        .unwrap();
     // An orphan chunk.
-    store.insert_one("books_extra", doc! {"book_id": 99, "count": 1, "buyers_extra": [1], "seq": 1i64}).await.unwrap();
+    store
+        .insert_one(
+            "books_extra",
+            doc! {"book_id": 99, "count": 1, "buyers_extra": [1], "seq": 1i64},
+        )
+        .await
+        .unwrap();
     let v = verify_outlier(&store, &Book::SPEC, &quiet()).await.unwrap();
     let kinds: Vec<String> = v.defects.iter().map(|d| format!("{d:?}")).collect();
     let has = |pred: &dyn Fn(&LayoutDefect) -> bool| v.defects.iter().any(pred);
-    assert!(has(&|d| matches!(d, LayoutDefect::OverThreshold { id: Bson::Int32(0), items: 60, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::FlagWithoutOverflow { id: Bson::Int32(2), .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::OverflowWithoutFlag { id: Bson::Int32(1), .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::NotDense { key: Bson::Int32(3), expected: 2, found: 3, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::CountMismatch { count: 7, items: 20, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::OrphanOverflow { parent: Bson::Int32(99), .. })), "{kinds:#?}");
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::OverThreshold {
+                id: Bson::Int32(0),
+                items: 60,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::FlagWithoutOverflow {
+                id: Bson::Int32(2),
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::OverflowWithoutFlag {
+                id: Bson::Int32(1),
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::NotDense {
+                key: Bson::Int32(3),
+                expected: 2,
+                found: 3,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::CountMismatch {
+                count: 7,
+                items: 20,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::OrphanOverflow {
+                parent: Bson::Int32(99),
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
     assert_eq!(v.defects.len(), 6, "{kinds:#?}");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Bucket
 
-async fn check_history(store: &AnyStore, expected: &BTreeMap<i32, Vec<Trade>>, extra: &BTreeMap<i32, Vec<Trade>>) {
+async fn check_history(
+    store: &AnyStore,
+    expected: &BTreeMap<i32, Vec<Trade>>,
+    extra: &BTreeMap<i32, Vec<Trade>>,
+) {
     for (k, items) in expected {
         let mut want = items.clone();
         want.extend(extra.get(k).cloned().unwrap_or_default());
@@ -389,8 +602,13 @@ async fn check_history(store: &AnyStore, expected: &BTreeMap<i32, Vec<Trade>>, e
 async fn bucket_migration_keeps_each_keys_order(store: AnyStore) {
     let expected = seed_trades(&store, 12, 40, 7).await;
     let source_before = documents(&store, "trades").await;
-    let opts = Options { batch_items: 35, ..Options::default() };
-    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &opts).await.unwrap();
+    let opts = Options {
+        batch_items: 35,
+        ..Options::default()
+    };
+    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &opts)
+        .await
+        .unwrap();
     let items: usize = expected.values().map(Vec::len).sum();
     assert_eq!(report.moved_items, items as u64, "{report:?}");
     assert_eq!(report.changed, 12);
@@ -399,36 +617,68 @@ async fn bucket_migration_keeps_each_keys_order(store: AnyStore) {
     check_history(&store, &expected, &BTreeMap::new()).await;
     // The source is as it was, without the migration's index.
     assert_eq!(documents(&store, "trades").await, source_before);
-    assert!(!store.index_names("trades").await.unwrap().iter().any(|n| n.starts_with("pattern_migrate")));
+    assert!(!store
+        .index_names("trades")
+        .await
+        .unwrap()
+        .iter()
+        .any(|n| n.starts_with("pattern_migrate")));
     // Bounds and summaries as the push keeps them.
     for (k, items) in &expected {
-        let s = bucket::summary::<History, _, _>(&store, k, ..).await.unwrap();
+        let s = bucket::summary::<History, _, _>(&store, k, ..)
+            .await
+            .unwrap();
         assert_eq!(s.items, items.len() as u64);
         let sum: i64 = items.iter().map(|t| t.qty).sum();
-        assert_eq!(s.values[0], Some(bucket::Number::Int64(sum)), "customer {k}");
-        let day: Vec<Trade> = bucket::range::<History, _, _>(&store, k, DateTime::from_millis(1_700_001_000_000)..DateTime::from_millis(1_700_002_000_000))
-            .try_collect().await.unwrap();
-        let want: Vec<Trade> = items.iter().filter(|t| (1_700_001_000_000..1_700_002_000_000).contains(&t.date.timestamp_millis())).cloned().collect();
+        assert_eq!(
+            s.values[0],
+            Some(bucket::Number::Int64(sum)),
+            "customer {k}"
+        );
+        let day: Vec<Trade> = bucket::range::<History, _, _>(
+            &store,
+            k,
+            DateTime::from_millis(1_700_001_000_000)..DateTime::from_millis(1_700_002_000_000),
+        )
+        .try_collect()
+        .await
+        .unwrap();
+        let want: Vec<Trade> = items
+            .iter()
+            .filter(|t| (1_700_001_000_000..1_700_002_000_000).contains(&t.date.timestamp_millis()))
+            .cloned()
+            .collect();
         assert_eq!(day, want, "customer {k}");
     }
     // Pages 1..n, `_id`s `<key>_<seconds of the first item>`.
     for d in documents(&store, "trade_history").await {
-        let first = d.get_array("history").unwrap()[0].as_document().unwrap().get_datetime("date").unwrap();
+        let first = d.get_array("history").unwrap()[0]
+            .as_document()
+            .unwrap()
+            .get_datetime("date")
+            .unwrap();
         let id = d.get_str("_id").unwrap();
         let secs = first.timestamp_millis().div_euclid(1000);
-        assert!(id.starts_with(&format!("{}_", d.get_i32("customerId").unwrap())), "{id}");
+        assert!(
+            id.starts_with(&format!("{}_", d.get_i32("customerId").unwrap())),
+            "{id}"
+        );
         let at: i64 = id.split('_').nth(1).unwrap().parse().unwrap();
         assert!(at >= secs, "{id} vs {secs}");
     }
     // A second run changes nothing.
     let before = documents(&store, "trade_history").await;
-    let again = migrate_bucket(&store, &History::SPEC, &FLAT, &opts).await.unwrap();
+    let again = migrate_bucket(&store, &History::SPEC, &FLAT, &opts)
+        .await
+        .unwrap();
     assert!(again.already_finished && again.batches == 0, "{again:?}");
     assert_eq!(documents(&store, "trade_history").await, before);
     // Other settings than the checkpoint's are refused.
     let mut other = History::SPEC;
     other.size = 20;
-    let err = migrate_bucket(&store, &other, &FLAT, &opts).await.unwrap_err();
+    let err = migrate_bucket(&store, &other, &FLAT, &opts)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("other settings"), "{err}");
 }
 
@@ -438,10 +688,23 @@ async fn bucket_migration_resumes_after_dying(store: AnyStore) {
     for kill_after in [60u64, 60] {
         ARMED.store(true, Ordering::SeqCst);
         let s = store.clone();
-        let died = tokio::spawn(async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dying(kill_after, &ARMED)).await }).await;
+        let died = tokio::spawn(async move {
+            migrate_bucket(&s, &History::SPEC, &FLAT, &dying(kill_after, &ARMED)).await
+        })
+        .await;
         assert!(died.is_err(), "the run dies");
     }
-    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &Options { batch_items: 35, ..Options::default() }).await.unwrap();
+    let report = migrate_bucket(
+        &store,
+        &History::SPEC,
+        &FLAT,
+        &Options {
+            batch_items: 35,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
     assert!(report.resumed_from.is_some(), "{report:?}");
     assert!(report.verified.as_ref().unwrap().is_clean(), "{report:?}");
     check_history(&store, &expected, &BTreeMap::new()).await;
@@ -454,12 +717,22 @@ async fn bucket_migration_can_remove_the_source(store: AnyStore) {
     let s = store.clone();
     let mut dies = dying(120, &ARMED);
     dies.remove_source = true;
-    assert!(tokio::spawn(async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dies).await }).await.is_err());
+    assert!(
+        tokio::spawn(async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dies).await })
+            .await
+            .is_err()
+    );
     let left = documents(&store, "trades").await.len();
     let total: usize = expected.values().map(Vec::len).sum();
     assert!(left < total && left > 0, "{left} of {total}");
-    let opts = Options { batch_items: 35, remove_source: true, ..Options::default() };
-    migrate_bucket(&store, &History::SPEC, &FLAT, &opts).await.unwrap();
+    let opts = Options {
+        batch_items: 35,
+        remove_source: true,
+        ..Options::default()
+    };
+    migrate_bucket(&store, &History::SPEC, &FLAT, &opts)
+        .await
+        .unwrap();
     assert!(documents(&store, "trades").await.is_empty());
     check_history(&store, &expected, &BTreeMap::new()).await;
 }
@@ -474,8 +747,15 @@ async fn bucket_migration_keeps_live_pushes(store: AnyStore) {
             let mut n = 0i64;
             while !stop.load(Ordering::SeqCst) || n < 60 {
                 let key = (n % 10) as i32;
-                let t = Trade { ticker: "LIVE".into(), kind: "buy".into(), qty: n, date: DateTime::from_millis(1_800_000_000_000 + n) };
-                bucket::push::<History, _, _>(&store, &key, &t).await.unwrap();
+                let t = Trade {
+                    ticker: "LIVE".into(),
+                    kind: "buy".into(),
+                    qty: n,
+                    date: DateTime::from_millis(1_800_000_000_000 + n),
+                };
+                bucket::push::<History, _, _>(&store, &key, &t)
+                    .await
+                    .unwrap();
                 pushed.entry(key).or_default().push(t);
                 n += 1;
                 tokio::task::yield_now().await;
@@ -483,24 +763,49 @@ async fn bucket_migration_keeps_live_pushes(store: AnyStore) {
             pushed
         })
     };
-    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &Options { batch_items: 25, ..Options::default() }).await.unwrap();
+    let report = migrate_bucket(
+        &store,
+        &History::SPEC,
+        &FLAT,
+        &Options {
+            batch_items: 25,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
     stop.store(true, Ordering::SeqCst);
     let pushed = pusher.await.unwrap();
     check_history(&store, &expected, &pushed).await;
-    let v = verify_bucket(&store, &History::SPEC, &quiet()).await.unwrap();
+    let v = verify_bucket(&store, &History::SPEC, &quiet())
+        .await
+        .unwrap();
     assert!(v.is_clean(), "{v:?} {report:?}");
 }
 
 async fn bucket_dry_run_writes_nothing(store: AnyStore) {
     let expected = seed_trades(&store, 5, 30, 9).await;
-    let opts = Options { dry_run: true, ..Options::default() };
-    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &opts).await.unwrap();
+    let opts = Options {
+        dry_run: true,
+        ..Options::default()
+    };
+    let report = migrate_bucket(&store, &History::SPEC, &FLAT, &opts)
+        .await
+        .unwrap();
     let items: usize = expected.values().map(Vec::len).sum();
     let buckets: usize = expected.values().map(|v| v.len().div_ceil(10)).sum();
-    assert_eq!((report.moved_items, report.changed, report.written), (items as u64, 5, buckets as u64));
+    assert_eq!(
+        (report.moved_items, report.changed, report.written),
+        (items as u64, 5, buckets as u64)
+    );
     assert!(documents(&store, "trade_history").await.is_empty());
     assert!(documents(&store, adopt::CHECKPOINTS).await.is_empty());
-    assert!(!store.index_names("trades").await.unwrap().iter().any(|n| n.starts_with("pattern_migrate")));
+    assert!(!store
+        .index_names("trades")
+        .await
+        .unwrap()
+        .iter()
+        .any(|n| n.starts_with("pattern_migrate")));
 }
 
 async fn bucket_analysis_reports_items_per_key(store: AnyStore) {
@@ -514,39 +819,142 @@ async fn bucket_analysis_reports_items_per_key(store: AnyStore) {
     }
     docs.push(doc! {"ticker": "no key"});
     store.insert_many("trades", docs).await.unwrap();
-    let a = analyze_bucket(&store, &History::SPEC, Some(&FLAT), &quiet()).await.unwrap();
-    assert_eq!((a.documents, a.keys, a.items, a.without_key), (551, 11, 550, 1));
+    let a = analyze_bucket(&store, &History::SPEC, Some(&FLAT), &quiet())
+        .await
+        .unwrap();
+    assert_eq!(
+        (a.documents, a.keys, a.items, a.without_key),
+        (551, 11, 550, 1)
+    );
     assert_eq!((a.per_key.p50, a.per_key.max), (5, 500));
     assert_eq!(a.buckets_at_size, 10 + 50);
     assert_eq!(a.suggestion.value, 10, "{}", a.suggestion.reason);
     // The bucket collection itself, once migrated.
-    migrate_bucket(&store, &History::SPEC, &FLAT, &quiet()).await.unwrap();
-    let b = analyze_bucket(&store, &History::SPEC, None, &quiet()).await.unwrap();
+    migrate_bucket(&store, &History::SPEC, &FLAT, &quiet())
+        .await
+        .unwrap();
+    let b = analyze_bucket(&store, &History::SPEC, None, &quiet())
+        .await
+        .unwrap();
     assert_eq!((b.keys, b.items, b.documents), (11, 550, 60));
 }
 
 async fn bucket_verify_finds_each_defect(store: AnyStore) {
     seed_trades(&store, 4, 40, 1).await;
-    migrate_bucket(&store, &History::SPEC, &FLAT, &quiet()).await.unwrap();
-    assert!(verify_bucket(&store, &History::SPEC, &quiet()).await.unwrap().is_clean());
+    migrate_bucket(&store, &History::SPEC, &FLAT, &quiet())
+        .await
+        .unwrap();
+    assert!(verify_bucket(&store, &History::SPEC, &quiet())
+        .await
+        .unwrap()
+        .is_clean());
     use pattern_core::query::{Filter, Update};
     let page = |k: i32, p: i64| Filter::and([Filter::eq("customerId", k), Filter::eq("page", p)]);
-    let set = |k: &'static str, v: Bson| Update { set: vec![(k.into(), v)], ..Default::default() };
+    let set = |k: &'static str, v: Bson| Update {
+        set: vec![(k.into(), v)],
+        ..Default::default()
+    };
     // Customer 0: page 1's count wrong. Customer 1: page 2 renumbered 7. Customer 2: page 1
     // holds 11 items. Customer 3: page 1 opened (9 items) beside its open last page.
-    store.update_many("trade_history", &page(0, 1), &set("count", Bson::Int32(3))).await.unwrap();
-    store.update_many("trade_history", &page(1, 2), &set("page", Bson::Int64(7))).await.unwrap();
-    let eleven: Vec<Bson> = (0..11).map(|i| Bson::Document(doc! {"ticker": "X", "type": "buy", "qty": i, "date": DateTime::from_millis(0)})).collect();
-    store.update_many("trade_history", &page(2, 1), &Update { set: vec![("history".into(), Bson::Array(eleven)), ("count".into(), Bson::Int32(11))], ..Default::default() }).await.unwrap();
-    let nine: Vec<Bson> = (0..9).map(|i| Bson::Document(doc! {"ticker": "X", "type": "buy", "qty": i, "date": DateTime::from_millis(0)})).collect();
-    store.update_many("trade_history", &page(3, 1), &Update { set: vec![("history".into(), Bson::Array(nine)), ("count".into(), Bson::Int32(9))], ..Default::default() }).await.unwrap();
-    let v = verify_bucket(&store, &History::SPEC, &quiet()).await.unwrap();
+    store
+        .update_many("trade_history", &page(0, 1), &set("count", Bson::Int32(3)))
+        .await
+        .unwrap();
+    store
+        .update_many("trade_history", &page(1, 2), &set("page", Bson::Int64(7)))
+        .await
+        .unwrap();
+    let eleven: Vec<Bson> = (0..11)
+        .map(|i| {
+            Bson::Document(
+                doc! {"ticker": "X", "type": "buy", "qty": i, "date": DateTime::from_millis(0)},
+            )
+        })
+        .collect();
+    store
+        .update_many(
+            "trade_history",
+            &page(2, 1),
+            &Update {
+                set: vec![
+                    ("history".into(), Bson::Array(eleven)),
+                    ("count".into(), Bson::Int32(11)),
+                ],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let nine: Vec<Bson> = (0..9)
+        .map(|i| {
+            Bson::Document(
+                doc! {"ticker": "X", "type": "buy", "qty": i, "date": DateTime::from_millis(0)},
+            )
+        })
+        .collect();
+    store
+        .update_many(
+            "trade_history",
+            &page(3, 1),
+            &Update {
+                set: vec![
+                    ("history".into(), Bson::Array(nine)),
+                    ("count".into(), Bson::Int32(9)),
+                ],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let v = verify_bucket(&store, &History::SPEC, &quiet())
+        .await
+        .unwrap();
     let kinds: Vec<String> = v.defects.iter().map(|d| format!("{d:?}")).collect();
     let has = |pred: &dyn Fn(&LayoutDefect) -> bool| v.defects.iter().any(pred);
-    assert!(has(&|d| matches!(d, LayoutDefect::CountMismatch { count: 3, items: 10, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::NotDense { key: Bson::Int32(1), expected: 2, found: 3, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::OverSize { items: 11, size: 10, .. })), "{kinds:#?}");
-    assert!(has(&|d| matches!(d, LayoutDefect::SeveralOpen { key: Bson::Int32(3), .. })), "{kinds:#?}");
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::CountMismatch {
+                count: 3,
+                items: 10,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::NotDense {
+                key: Bson::Int32(1),
+                expected: 2,
+                found: 3,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::OverSize {
+                items: 11,
+                size: 10,
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
+    assert!(
+        has(&|d| matches!(
+            d,
+            LayoutDefect::SeveralOpen {
+                key: Bson::Int32(3),
+                ..
+            }
+        )),
+        "{kinds:#?}"
+    );
 }
 
 on_both_stores!(
@@ -572,7 +980,12 @@ mod derived {
     use super::*;
 
     #[derive(pattern_core::Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
-    #[outlier(collection = "sales", threshold = 3, overflow = "extra_sales", chunk = 2)]
+    #[outlier(
+        collection = "sales",
+        threshold = 3,
+        overflow = "extra_sales",
+        chunk = 2
+    )]
     struct Sale {
         #[outlier(id)]
         #[serde(rename = "_id")]
@@ -583,7 +996,12 @@ mod derived {
 
     #[allow(dead_code)] // only a layout: its documents are read through the methods
     #[derive(pattern_core::Bucket)]
-    #[bucket(collection = "trade_pages", size = 4, time = "date", summary(sum = "qty"))]
+    #[bucket(
+        collection = "trade_pages",
+        size = 4,
+        time = "date",
+        summary(sum = "qty")
+    )]
     struct TradePages {
         #[bucket(key)]
         #[serde(rename = "customerId")]
@@ -593,7 +1011,9 @@ mod derived {
     }
 
     async fn generated_methods_analyze_migrate_verify(store: AnyStore) {
-        let docs: Vec<Document> = (0..6).map(|i| doc! {"_id": i, "customers": (0..i * 2).collect::<Vec<i32>>()}).collect();
+        let docs: Vec<Document> = (0..6)
+            .map(|i| doc! {"_id": i, "customers": (0..i * 2).collect::<Vec<i32>>()})
+            .collect();
         store.insert_many("sales", docs).await.unwrap();
         let a = Sale::analyze(&store).await.unwrap();
         assert_eq!((a.documents, a.over_threshold, a.lengths.max), (6, 4, 10));
@@ -601,16 +1021,27 @@ mod derived {
         assert_eq!(r.changed, 4);
         assert!(Sale::verify(&store).await.unwrap().is_clean());
         for i in 0..6 {
-            assert_eq!(Sale::all_customers(&store, &i).await.unwrap().unwrap(), (0..i * 2).collect::<Vec<i32>>());
+            assert_eq!(
+                Sale::all_customers(&store, &i).await.unwrap().unwrap(),
+                (0..i * 2).collect::<Vec<i32>>()
+            );
         }
 
         let expected = seed_trades(&store, 3, 9, 2).await;
         let before = TradePages::analyze_source(&store, &FLAT).await.unwrap();
-        assert_eq!(before.items, expected.values().map(|v| v.len() as u64).sum::<u64>());
-        let r = TradePages::migrate_from(&store, &FLAT, &Options::default()).await.unwrap();
+        assert_eq!(
+            before.items,
+            expected.values().map(|v| v.len() as u64).sum::<u64>()
+        );
+        let r = TradePages::migrate_from(&store, &FLAT, &Options::default())
+            .await
+            .unwrap();
         assert_eq!(r.changed, 3);
         assert!(TradePages::verify(&store).await.unwrap().is_clean());
-        assert_eq!(TradePages::analyze(&store).await.unwrap().items, before.items);
+        assert_eq!(
+            TradePages::analyze(&store).await.unwrap().items,
+            before.items
+        );
         for (k, items) in &expected {
             let got: Vec<Trade> = TradePages::items(&store, k).try_collect().await.unwrap();
             assert_eq!(&got, items);

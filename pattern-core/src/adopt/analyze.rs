@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bson::Bson;
 
 use super::histogram::Histogram;
-use super::scan::{array_len, field, id, scan};
+use super::scan::{array_len, field, id, scan, sorted};
 use super::{key_text, BucketAnalysis, Largest, Options, OutlierAnalysis, Source, Suggestion};
 use crate::error::MAX_DOCUMENT_BYTES;
 use crate::query::Filter;
@@ -60,8 +60,7 @@ pub async fn analyze_outlier<S: Store>(
         store,
         ov.collection,
         &all,
-        vec![],
-        vec![ov.key_field.into(), ov.items_field.into()],
+        sorted(vec![], vec![ov.key_field.into(), ov.items_field.into()]),
         opts,
         "scan overflow",
         |doc| {
@@ -80,27 +79,38 @@ pub async fn analyze_outlier<S: Store>(
         (Histogram::new(), Histogram::new(), Histogram::new());
     let (mut flagged, mut without_array) = (0u64, 0u64);
     let mut biggest = Biggest::default();
-    let documents = scan(store, coll, &all, vec![("_id".into(), 1)], vec![], opts, "analyze", |doc| {
-        let bytes = doc.as_bytes().len() as u64;
-        sizes.record(bytes);
-        biggest.see(|| id(coll, &doc), bytes)?;
-        let Some((n, array_bytes)) = array_len(&doc, spec.items_field) else {
-            without_array += 1;
-            return Ok(());
-        };
-        if n > 0 {
-            item_bytes.record(array_bytes / n);
-        }
-        let is_flagged = matches!(doc.get(spec.flag_field), Ok(Some(bson::RawBsonRef::Boolean(true))));
-        let more = if is_flagged {
-            flagged += 1;
-            extra.get(&key_text(&id(coll, &doc)?)).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        lengths.record(n + more);
-        Ok(())
-    })
+    let documents = scan(
+        store,
+        coll,
+        &all,
+        sorted(vec![("_id".into(), 1)], vec![]),
+        opts,
+        "analyze",
+        |doc| {
+            let bytes = doc.as_bytes().len() as u64;
+            sizes.record(bytes);
+            biggest.see(|| id(coll, &doc), bytes)?;
+            let Some((n, array_bytes)) = array_len(&doc, spec.items_field) else {
+                without_array += 1;
+                return Ok(());
+            };
+            if let Some(each) = array_bytes.checked_div(n) {
+                item_bytes.record(each);
+            }
+            let is_flagged = matches!(
+                doc.get(spec.flag_field),
+                Ok(Some(bson::RawBsonRef::Boolean(true)))
+            );
+            let more = if is_flagged {
+                flagged += 1;
+                extra.get(&key_text(&id(coll, &doc)?)).copied().unwrap_or(0)
+            } else {
+                0
+            };
+            lengths.record(n + more);
+            Ok(())
+        },
+    )
     .await?;
     let over_threshold = lengths.above(u64::from(spec.threshold));
     let suggestion = suggest_threshold(&lengths, &item_bytes);
@@ -173,32 +183,41 @@ pub async fn analyze_bucket<S: Store>(
     let mut biggest = Biggest::default();
     let mut without_key = 0u64;
     let all = Filter::and([]);
-    let documents = scan(store, coll, &all, vec![], vec![], opts, "analyze", |doc| {
-        let bytes = doc.as_bytes().len() as u64;
-        sizes.record(bytes);
-        biggest.see(|| id(coll, &doc), bytes)?;
-        let Some(key) = field(coll, &doc, key_field)?.filter(|k| !matches!(k, Bson::Null)) else {
-            without_key += 1;
-            return Ok(());
-        };
-        let n = match from {
-            Some(_) => {
-                item_sizes.record(bytes);
-                1
-            }
-            None => match array_len(&doc, spec.items_field) {
-                Some((n, array_bytes)) => {
-                    if n > 0 {
-                        item_sizes.record(array_bytes / n);
-                    }
-                    n
+    let documents = scan(
+        store,
+        coll,
+        &all,
+        sorted(vec![], vec![]),
+        opts,
+        "analyze",
+        |doc| {
+            let bytes = doc.as_bytes().len() as u64;
+            sizes.record(bytes);
+            biggest.see(|| id(coll, &doc), bytes)?;
+            let Some(key) = field(coll, &doc, key_field)?.filter(|k| !matches!(k, Bson::Null))
+            else {
+                without_key += 1;
+                return Ok(());
+            };
+            let n = match from {
+                Some(_) => {
+                    item_sizes.record(bytes);
+                    1
                 }
-                None => 0,
-            },
-        };
-        *per_key.entry(key_text(&key)).or_default() += n;
-        Ok(())
-    })
+                None => match array_len(&doc, spec.items_field) {
+                    Some((n, array_bytes)) => {
+                        if let Some(each) = array_bytes.checked_div(n) {
+                            item_sizes.record(each);
+                        }
+                        n
+                    }
+                    None => 0,
+                },
+            };
+            *per_key.entry(key_text(&key)).or_default() += n;
+            Ok(())
+        },
+    )
     .await?;
     let mut keys = Histogram::new();
     let size = u64::from(spec.size.max(1));
@@ -230,7 +249,12 @@ fn suggest_size(per_key: &Histogram, item_sizes: &Histogram) -> Suggestion {
     let item = item_sizes.percentile(99.0).max(1);
     let median = per_key.percentile(50.0);
     let fits = |s: u32| u64::from(s) * item <= BUCKET_BUDGET;
-    let by_bytes = NICE_SIZES.iter().copied().filter(|s| fits(*s)).max().unwrap_or(NICE_SIZES[0]);
+    let by_bytes = NICE_SIZES
+        .iter()
+        .copied()
+        .filter(|s| fits(*s))
+        .max()
+        .unwrap_or(NICE_SIZES[0]);
     let by_keys = NICE_SIZES
         .iter()
         .copied()

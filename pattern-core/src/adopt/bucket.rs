@@ -60,7 +60,10 @@ fn fingerprint(spec: &BucketSpec, from: &Source<'_>, remove_source: bool) -> Doc
 /// The source index serving the migration's order.
 fn source_index(from: &Source<'_>) -> IndexSpec {
     IndexSpec {
-        name: format!("pattern_migrate_{}_1_{}_1__id_1", from.key_field, from.time_field),
+        name: format!(
+            "pattern_migrate_{}_1_{}_1__id_1",
+            from.key_field, from.time_field
+        ),
         keys: vec![
             (from.key_field.to_owned(), 1),
             (from.time_field.to_owned(), 1),
@@ -100,9 +103,16 @@ pub async fn migrate_bucket<S: Store>(
         ..MigrateReport::default()
     };
     if spec.size == 0 || spec.size > i32::MAX as u32 {
-        return Err(Error::invalid(format!("bucket size must be in 1..=2^31-1, got {}", spec.size)));
+        return Err(Error::invalid(format!(
+            "bucket size must be in 1..=2^31-1, got {}",
+            spec.size
+        )));
     }
-    let mut ckpt = Checkpoint::load(store, format!("bucket:{}->{}", from.collection, spec.collection)).await?;
+    let mut ckpt = Checkpoint::load(
+        store,
+        format!("bucket:{}->{}", from.collection, spec.collection),
+    )
+    .await?;
     let print = fingerprint(spec, from, opts.remove_source);
     if let Some(Bson::Document(stored)) = ckpt.get("spec") {
         if *stored != print {
@@ -128,11 +138,17 @@ pub async fn migrate_bucket<S: Store>(
     // Where to resume: the last key a batch wrote, and how far.
     let resume = match ckpt.state() {
         Some("running") => ckpt.get("key").cloned().map(|key| {
-            let complete = ckpt.get("complete").and_then(Bson::as_bool).unwrap_or(false);
+            let complete = ckpt
+                .get("complete")
+                .and_then(Bson::as_bool)
+                .unwrap_or(false);
             let state = KeyState {
                 done: ckpt.get("key_done").and_then(as_int).unwrap_or(0),
                 pages: ckpt.get("pages").and_then(as_int).unwrap_or(0),
-                last_id: match (ckpt.get("last_secs").and_then(as_int), ckpt.get("last_suffix").and_then(as_int)) {
+                last_id: match (
+                    ckpt.get("last_secs").and_then(as_int),
+                    ckpt.get("last_suffix").and_then(as_int),
+                ) {
                     (Some(s), Some(x)) => Some((s, x as u32)),
                     _ => None,
                 },
@@ -145,7 +161,11 @@ pub async fn migrate_bucket<S: Store>(
     if !opts.dry_run {
         report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
         series.ensure_indexes(store).await?;
-        if !store.index_names(from.collection).await?.contains(&index.name) {
+        if !store
+            .index_names(from.collection)
+            .await?
+            .contains(&index.name)
+        {
             store.create_index(from.collection, &index).await?;
         }
     }
@@ -188,13 +208,16 @@ pub async fn migrate_bucket<S: Store>(
     while let Some(doc) = docs.next().await {
         let raw = doc?;
         read += 1;
-        if read % u64::from(SCAN_BATCH) == 0 {
+        if read.is_multiple_of(u64::from(SCAN_BATCH)) {
             opts.report("migrate", read, total);
         }
         let mut doc = crate::codec::raw::from_raw(from.collection, &raw)?;
         let source_id = doc.remove("_id").unwrap_or(Bson::Null);
         let key = doc.remove(from.key_field).unwrap_or(Bson::Null);
-        let (Ok(prefix), Some(millis)) = (id_prefix(from.collection, &key), millis_of(doc.get(from.time_field))) else {
+        let (Ok(prefix), Some(millis)) = (
+            id_prefix(from.collection, &key),
+            millis_of(doc.get(from.time_field)),
+        ) else {
             continue;
         };
         let text = key_text(&key);
@@ -258,7 +281,17 @@ pub async fn migrate_bucket<S: Store>(
             let mut batch = std::mem::take(&mut done_parts);
             batch.extend(head);
             pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
-            let last_id = write_batch(store, &series, from, &mut ckpt, batch, &print, opts, &mut report).await?;
+            let last_id = write_batch(
+                store,
+                &series,
+                from,
+                &mut ckpt,
+                batch,
+                &print,
+                opts,
+                &mut report,
+            )
+            .await?;
             opts.report("migrate", read, total);
             if let (Some(id), Some((_, p))) = (last_id, current.as_mut()) {
                 if p.state.last_id.is_none() && p.state.pages > 0 {
@@ -275,11 +308,22 @@ pub async fn migrate_bucket<S: Store>(
         done_parts.push(part);
     }
     if !done_parts.is_empty() {
-        write_batch(store, &series, from, &mut ckpt, done_parts, &print, opts, &mut report).await?;
+        write_batch(
+            store,
+            &series,
+            from,
+            &mut ckpt,
+            done_parts,
+            &print,
+            opts,
+            &mut report,
+        )
+        .await?;
     }
     if !opts.dry_run {
         if report.batches > 0 || ckpt.state() == Some("running") {
-            ckpt.set(store, doc! {"state": "finished", "spec": print}).await?;
+            ckpt.set(store, doc! {"state": "finished", "spec": print})
+                .await?;
         }
         drop_source_index(store, from, &index).await?;
         if opts.verify {
@@ -289,8 +333,16 @@ pub async fn migrate_bucket<S: Store>(
     Ok(report)
 }
 
-async fn drop_source_index<S: Store>(store: &S, from: &Source<'_>, index: &IndexSpec) -> Result<()> {
-    if store.index_names(from.collection).await?.contains(&index.name) {
+async fn drop_source_index<S: Store>(
+    store: &S,
+    from: &Source<'_>,
+    index: &IndexSpec,
+) -> Result<()> {
+    if store
+        .index_names(from.collection)
+        .await?
+        .contains(&index.name)
+    {
         store.drop_index(from.collection, &index.name).await?;
     }
     Ok(())
@@ -319,7 +371,10 @@ async fn write_batch<'s, S: Store>(
     if opts.dry_run {
         report.moved_items += items;
         report.changed += keys_done;
-        report.written += parts.iter().map(|p| p.items.len().div_ceil(size) as u64).sum::<u64>();
+        report.written += parts
+            .iter()
+            .map(|p| p.items.len().div_ceil(size) as u64)
+            .sum::<u64>();
         return Ok(None);
     }
     let (tail_key, tail_last, tail_done, tail_pages) = (
@@ -398,13 +453,23 @@ async fn write_parts<T: Store>(
         ..FindOptions::default()
     };
     let mut tails: HashMap<String, Vec<Document>> = HashMap::new();
-    let fresh: Vec<Bson> = parts.iter().filter(|p| p.state.pages == 0).map(|p| p.key.clone()).collect();
+    let fresh: Vec<Bson> = parts
+        .iter()
+        .filter(|p| p.state.pages == 0)
+        .map(|p| p.key.clone())
+        .collect();
     let mut found = Vec::new();
     if !fresh.is_empty() {
-        found.extend(tx.find(coll, &Filter::In(series.key_field.into(), fresh), &by_key).await?);
+        found.extend(
+            tx.find(coll, &Filter::In(series.key_field.into(), fresh), &by_key)
+                .await?,
+        );
     }
     for p in parts.iter().filter(|p| p.state.pages > 0) {
-        let after = Filter::and([series.by_key(&p.key), Filter::Gt(page.into(), Bson::Int64(p.state.pages))]);
+        let after = Filter::and([
+            series.by_key(&p.key),
+            Filter::Gt(page.into(), Bson::Int64(p.state.pages)),
+        ]);
         found.extend(tx.find(coll, &after, &by_key).await?);
     }
     let mut stale = Vec::new();
@@ -414,7 +479,8 @@ async fn write_parts<T: Store>(
         tails.entry(key_text(&key)).or_default().push(d);
     }
     if !stale.is_empty() {
-        tx.delete_many(coll, &Filter::In("_id".into(), stale)).await?;
+        tx.delete_many(coll, &Filter::In("_id".into(), stale))
+            .await?;
     }
     let mut new_docs = Vec::new();
     let mut last_full = None;
@@ -453,8 +519,12 @@ async fn write_parts<T: Store>(
     let written = new_docs.len() as u64;
     tx.insert_many(coll, new_docs).await?;
     if let Some(source) = remove_from {
-        let ids: Vec<Bson> = parts.iter().flat_map(|p| p.source_ids.iter().cloned()).collect();
-        tx.delete_many(source, &Filter::In("_id".into(), ids)).await?;
+        let ids: Vec<Bson> = parts
+            .iter()
+            .flat_map(|p| p.source_ids.iter().cloned())
+            .collect();
+        tx.delete_many(source, &Filter::In("_id".into(), ids))
+            .await?;
     }
     Ok((written, last_full))
 }

@@ -75,10 +75,7 @@ impl Checkpoint {
             return Ok(0);
         };
         let ids: Vec<Document> = match doc.get("ids") {
-            Some(Bson::Array(a)) => a
-                .iter()
-                .filter_map(|b| b.as_document().cloned())
-                .collect(),
+            Some(Bson::Array(a)) => a.iter().filter_map(|b| b.as_document().cloned()).collect(),
             _ => Vec::new(),
         };
         store.kill_sessions(&ids).await?;
@@ -93,8 +90,10 @@ impl Checkpoint {
         if self.recorded.contains(&lsid) || self.recorded.len() >= MAX_SESSIONS {
             return Ok(());
         }
-        let mut add = Update::default();
-        add.push = vec![("ids".into(), vec![Bson::Document(lsid.clone())])];
+        let mut add = Update {
+            push: vec![("ids".into(), vec![Bson::Document(lsid.clone())])],
+            ..Update::default()
+        };
         let id = self.sessions_id();
         store
             .update_one(CHECKPOINTS, &Filter::eq("_id", id.as_str()), &mut add, true)
@@ -181,13 +180,17 @@ async fn advance<T: Transaction>(tx: &T, name: &str, version: i64, set: Document
         set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
         ..Update::default()
     };
-    let moved = tx.update_one(CHECKPOINTS, &filter, &mut update, version == 0).await;
-    let another = || Error::Contention {
+    let moved = tx
+        .update_one(CHECKPOINTS, &filter, &mut update, version == 0)
+        .await;
+    let another = || {
+        Error::Contention {
         attempts: 1,
         what: format!(
             "another run of migration `{name}` moved its checkpoint (in `{CHECKPOINTS}`) since this run read it: \
              run one migration at a time"
         ),
+    }
     };
     match moved {
         Ok(o) if o.matched || o.upserted => Ok(()),

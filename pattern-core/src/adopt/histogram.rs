@@ -171,7 +171,11 @@ impl Distribution {
                 format!("{}-{}", b.low, b.high)
             };
             let n = ((b.count as f64 / most as f64) * width as f64).ceil() as usize;
-            out.push_str(&format!("  {label:>17} {:>10} {}\n", b.count, "#".repeat(n)));
+            out.push_str(&format!(
+                "  {label:>17} {:>10} {}\n",
+                b.count,
+                "#".repeat(n)
+            ));
         }
         out
     }
@@ -198,13 +202,30 @@ mod tests {
         for p in [50.0, 90.0, 99.0] {
             let exact = (p / 100.0 * 1_000_000.0) as u64;
             let got = h.percentile(p);
-            assert!(got >= exact && (got - exact) as f64 <= exact as f64 * 0.016, "{p}: {got} vs {exact}");
+            assert!(
+                got >= exact && (got - exact) as f64 <= exact as f64 * 0.016,
+                "{p}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.percentile(100.0), 1_000_000);
         let d = h.distribution();
         assert_eq!(d.bars.iter().map(|b| b.count).sum::<u64>(), 1_000_000);
-        assert_eq!(d.bars[0], Bar { low: 1, high: 1, count: 1 });
-        assert_eq!(d.bars[1], Bar { low: 2, high: 3, count: 2 });
+        assert_eq!(
+            d.bars[0],
+            Bar {
+                low: 1,
+                high: 1,
+                count: 1
+            }
+        );
+        assert_eq!(
+            d.bars[1],
+            Bar {
+                low: 2,
+                high: 3,
+                count: 2
+            }
+        );
     }
 
     #[test]

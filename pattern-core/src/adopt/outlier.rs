@@ -6,7 +6,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 
 use super::checkpoint::Checkpoint;
-use super::scan::{array_len, id, scan};
+use super::scan::{array_len, id, scan, sorted};
 use super::{key_text, MigrateReport, Options};
 use crate::query::{Filter, FindOptions, Path, Update};
 use crate::series::take_array;
@@ -20,7 +20,10 @@ const DOCS_PER_BATCH: usize = 100;
 /// The documents that break the layout: their array holds more than `threshold` items (an
 /// element at index `threshold` exists).
 fn over_threshold(spec: &OutlierSpec) -> Filter {
-    Filter::Exists(format!("{}.{}", spec.items_field, spec.threshold).into(), true)
+    Filter::Exists(
+        format!("{}.{}", spec.items_field, spec.threshold).into(),
+        true,
+    )
 }
 
 /// Brings `spec.collection` into the outlier layout in place: each document whose array holds
@@ -67,25 +70,41 @@ pub async fn migrate_outlier<S: Store>(
     if opts.dry_run {
         let chunk = u64::from(spec.overflow.size);
         let thr = u64::from(spec.threshold);
-        report.scanned = scan(store, coll, &filter, sort, vec![], opts, "migrate", |doc| {
-            if let Some((n, _)) = array_len(&doc, spec.items_field) {
-                if n > thr {
-                    report.changed += 1;
-                    report.moved_items += n - thr;
-                    report.written += (n - thr).div_ceil(chunk);
+        report.scanned = scan(
+            store,
+            coll,
+            &filter,
+            sorted(sort, vec![]),
+            opts,
+            "migrate",
+            |doc| {
+                if let Some((n, _)) = array_len(&doc, spec.items_field) {
+                    if n > thr {
+                        report.changed += 1;
+                        report.moved_items += n - thr;
+                        report.written += (n - thr).div_ceil(chunk);
+                    }
                 }
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
         .await?;
         return Ok(report);
     }
     // The ids to migrate, read ahead in one stream; each batch re-reads its documents.
     let mut ids = Vec::new();
-    report.scanned = scan(store, coll, &filter, sort, vec!["_id".into()], opts, "scan", |doc| {
-        ids.push(id(coll, &doc)?);
-        Ok(())
-    })
+    report.scanned = scan(
+        store,
+        coll,
+        &filter,
+        sorted(sort, vec!["_id".into()]),
+        opts,
+        "scan",
+        |doc| {
+            ids.push(id(coll, &doc)?);
+            Ok(())
+        },
+    )
     .await?;
     let total = ids.len() as u64;
     let mut pending: VecDeque<Bson> = ids.into();
@@ -101,7 +120,10 @@ pub async fn migrate_outlier<S: Store>(
                 Box::pin(async move {
                     *out = migrate_batch(tx, &spec_copy, take, budget).await?;
                     let last = out.last.clone().unwrap_or(Bson::Null);
-                    Ok(((), doc! {"state": "running", "after": last, "kind": "outlier"}))
+                    Ok((
+                        (),
+                        doc! {"state": "running", "after": last, "kind": "outlier"},
+                    ))
                 })
             })
             .await?;
@@ -115,7 +137,9 @@ pub async fn migrate_outlier<S: Store>(
             pending.pop_front();
         }
         for parent in &out.touched {
-            store.memo().take_next_number(spec.overflow.collection, parent);
+            store
+                .memo()
+                .take_next_number(spec.overflow.collection, parent);
         }
         done += out.processed as u64;
         opts.report("migrate", done, Some(total));
@@ -142,7 +166,12 @@ struct Outcome {
 
 /// One transaction's work: the documents `ids` (in order) re-read, each over the threshold
 /// rewritten, until `budget` items moved.
-async fn migrate_batch<T: Store>(tx: &T, spec: &OutlierSpec, ids: &[Bson], budget: u64) -> Result<Outcome> {
+async fn migrate_batch<T: Store>(
+    tx: &T,
+    spec: &OutlierSpec,
+    ids: &[Bson],
+    budget: u64,
+) -> Result<Outcome> {
     let coll = spec.collection;
     let ov = &spec.overflow;
     let in_order = FindOptions {
@@ -152,8 +181,10 @@ async fn migrate_batch<T: Store>(tx: &T, spec: &OutlierSpec, ids: &[Bson], budge
     let mains = tx
         .find(coll, &Filter::In("_id".into(), ids.to_vec()), &in_order)
         .await?;
-    let mut by_id: HashMap<String, Document> =
-        mains.into_iter().map(|d| (key_text(d.get("_id").unwrap_or(&Bson::Null)), d)).collect();
+    let mut by_id: HashMap<String, Document> = mains
+        .into_iter()
+        .map(|d| (key_text(d.get("_id").unwrap_or(&Bson::Null)), d))
+        .collect();
     let threshold = spec.threshold as usize;
     let mut out = Outcome::default();
     // Which documents this batch moves, with their items beyond the threshold.
@@ -171,11 +202,13 @@ async fn migrate_batch<T: Store>(tx: &T, spec: &OutlierSpec, ids: &[Bson], budge
         let mut items = items;
         let beyond = items.split_off(threshold);
         out.moved += beyond.len() as u64;
-        let mut set = Update::default();
-        set.set = vec![
-            (spec.items_field.into(), Bson::Array(items)),
-            (spec.flag_field.into(), Bson::Boolean(true)),
-        ];
+        let mut set = Update {
+            set: vec![
+                (spec.items_field.into(), Bson::Array(items)),
+                (spec.flag_field.into(), Bson::Boolean(true)),
+            ],
+            ..Update::default()
+        };
         tx.update_one(coll, &Filter::Eq("_id".into(), id.clone()), &mut set, false)
             .await?;
         moves.push((id.clone(), beyond));
@@ -214,18 +247,29 @@ async fn migrate_batch<T: Store>(tx: &T, spec: &OutlierSpec, ids: &[Bson], budge
     for (parent, mut items) in moves {
         items.extend(had.remove(&key_text(&parent)).unwrap_or_default());
         for (i, part) in items.chunks(size).enumerate() {
-            chunks.push(ov.new_doc(&parent, Bson::ObjectId(ObjectId::new()), i as i64 + 1, part, &Kept::NONE));
+            chunks.push(ov.new_doc(
+                &parent,
+                Bson::ObjectId(ObjectId::new()),
+                i as i64 + 1,
+                part,
+                &Kept::NONE,
+            ));
         }
         out.changed += 1;
         out.touched.push(parent);
     }
     out.written = chunks.len() as u64;
-    tx.insert_many(ov.collection, chunks).await.map_err(|e| match e {
-        Error::DuplicateKey { collection, message } => Error::DuplicateKey {
-            collection,
-            message: format!("{message} (an overflow chunk written during the migration?)"),
-        },
-        e => e,
-    })?;
+    tx.insert_many(ov.collection, chunks)
+        .await
+        .map_err(|e| match e {
+            Error::DuplicateKey {
+                collection,
+                message,
+            } => Error::DuplicateKey {
+                collection,
+                message: format!("{message} (an overflow chunk written during the migration?)"),
+            },
+            e => e,
+        })?;
     Ok(out)
 }

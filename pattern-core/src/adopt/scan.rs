@@ -5,6 +5,15 @@ use futures::StreamExt;
 
 use super::Options;
 use crate::query::{Filter, FindOptions, Path};
+
+/// Find options of a scan: `sort` order, `projection` fields.
+pub(crate) fn sorted(sort: Vec<(Path, i32)>, projection: Vec<Path>) -> FindOptions {
+    FindOptions {
+        sort,
+        projection,
+        ..FindOptions::default()
+    }
+}
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -16,14 +25,13 @@ pub(crate) async fn count<S: Store>(store: &S, coll: &str, filter: &Filter) -> R
     Ok(store.array_stats(coll, filter, "_id").await?.documents)
 }
 
-/// Calls `each` on every document matching `filter`, in `sort` order, reporting progress as
+/// Calls `each` on every document matching `filter`, in `find`'s order (and projection), reporting progress as
 /// phase `phase` every [`SCAN_BATCH`] documents. Returns how many.
 pub(crate) async fn scan<S, F>(
     store: &S,
     coll: &str,
     filter: &Filter,
-    sort: Vec<(Path, i32)>,
-    projection: Vec<Path>,
+    find: FindOptions,
     opts: &Options<'_>,
     phase: &str,
     mut each: F,
@@ -38,17 +46,12 @@ where
         None
     };
     opts.report(phase, 0, total);
-    let find = FindOptions {
-        sort,
-        projection,
-        ..FindOptions::default()
-    };
     let mut docs = store.scan(coll, filter, &find, SCAN_BATCH);
     let mut n = 0u64;
     while let Some(doc) = docs.next().await {
         each(doc?)?;
         n += 1;
-        if n % u64::from(SCAN_BATCH) == 0 {
+        if n.is_multiple_of(u64::from(SCAN_BATCH)) {
             opts.report(phase, n, total);
         }
     }

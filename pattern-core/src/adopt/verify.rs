@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use bson::{Bson, RawDocumentBuf};
 
-use super::scan::{array_len, field, id, scan};
+use super::scan::{array_len, field, id, scan, sorted};
 use super::{key_text, LayoutDefect, Options, Verified};
 use crate::codec::as_int;
 use crate::query::Filter;
@@ -64,7 +64,8 @@ impl<'s> SeriesCheck<'s> {
             reason,
         };
         let Some(key) = field(coll, &doc, spec.key_field)? else {
-            self.defects.push(malformed(format!("no key field `{}`", spec.key_field)));
+            self.defects
+                .push(malformed(format!("no key field `{}`", spec.key_field)));
             return Ok(());
         };
         let text = key_text(&key);
@@ -77,9 +78,11 @@ impl<'s> SeriesCheck<'s> {
         let number = field(coll, &doc, number_field)?;
         let Some((items, _)) = array_len(&doc, spec.items_field) else {
             if number.is_none() && doc.get(spec.items_field).ok().flatten().is_some() {
-                self.defects.push(malformed(format!("`{}` is not an array", spec.items_field)));
+                self.defects
+                    .push(malformed(format!("`{}` is not an array", spec.items_field)));
             } else if number.is_some() {
-                self.defects.push(malformed(format!("no array `{}`", spec.items_field)));
+                self.defects
+                    .push(malformed(format!("no array `{}`", spec.items_field)));
             }
             return Ok(());
         };
@@ -89,10 +92,15 @@ impl<'s> SeriesCheck<'s> {
             return Ok(());
         };
         let Some(number) = as_int(&number) else {
-            self.defects.push(malformed(format!("`{number_field}` is not an integer: {number}")));
+            self.defects.push(malformed(format!(
+                "`{number_field}` is not an integer: {number}"
+            )));
             return Ok(());
         };
-        match field(coll, &doc, spec.count_field)?.as_ref().and_then(as_int) {
+        match field(coll, &doc, spec.count_field)?
+            .as_ref()
+            .and_then(as_int)
+        {
             Some(count) if count as u64 != items || count < 0 => {
                 self.defects.push(LayoutDefect::CountMismatch {
                     collection: coll.to_owned(),
@@ -102,7 +110,10 @@ impl<'s> SeriesCheck<'s> {
                 })
             }
             Some(_) => {}
-            None => self.defects.push(malformed(format!("`{}` is missing or not an integer", spec.count_field))),
+            None => self.defects.push(malformed(format!(
+                "`{}` is missing or not an integer",
+                spec.count_field
+            ))),
         }
         if items > u64::from(spec.size) {
             self.defects.push(LayoutDefect::OverSize {
@@ -120,7 +131,11 @@ impl<'s> SeriesCheck<'s> {
             if self.expected > 0 {
                 self.defects.push(LayoutDefect::NotDense {
                     collection: coll.to_owned(),
-                    key: self.key.as_ref().map(|(_, k)| k.clone()).unwrap_or(Bson::Null),
+                    key: self
+                        .key
+                        .as_ref()
+                        .map(|(_, k)| k.clone())
+                        .unwrap_or(Bson::Null),
                     expected: self.expected,
                     found: number,
                 });
@@ -145,8 +160,7 @@ async fn check_series<'s, S: Store>(
         store,
         spec.collection,
         &Filter::and([]),
-        spec.sort_by_key(),
-        vec![],
+        sorted(spec.sort_by_key(), vec![]),
         opts,
         phase,
         |doc| check.see(doc),
@@ -188,57 +202,79 @@ pub async fn verify_outlier<S: Store>(
     let mut parents = check.keys;
     let coll = spec.collection;
     let mut flagged_without = Vec::new();
-    let mains = scan(store, coll, &Filter::and([]), vec![("_id".into(), 1)], vec![], opts, "verify", |doc| {
-        let id = id(coll, &doc)?;
-        let has_overflow = parents.remove(&key_text(&id)).is_some();
-        let flag = match doc.get(spec.flag_field) {
-            Ok(None) | Ok(Some(bson::RawBsonRef::Null)) | Ok(Some(bson::RawBsonRef::Boolean(false))) => false,
-            Ok(Some(bson::RawBsonRef::Boolean(true))) => true,
-            _ => {
-                defects.push(LayoutDefect::Malformed {
-                    collection: coll.to_owned(),
-                    id: id.clone(),
-                    reason: format!("`{}` is not a boolean", spec.flag_field),
-                });
-                return Ok(());
+    let mains = scan(
+        store,
+        coll,
+        &Filter::and([]),
+        sorted(vec![("_id".into(), 1)], vec![]),
+        opts,
+        "verify",
+        |doc| {
+            let id = id(coll, &doc)?;
+            let has_overflow = parents.remove(&key_text(&id)).is_some();
+            let flag = match doc.get(spec.flag_field) {
+                Ok(None)
+                | Ok(Some(bson::RawBsonRef::Null))
+                | Ok(Some(bson::RawBsonRef::Boolean(false))) => false,
+                Ok(Some(bson::RawBsonRef::Boolean(true))) => true,
+                _ => {
+                    defects.push(LayoutDefect::Malformed {
+                        collection: coll.to_owned(),
+                        id: id.clone(),
+                        reason: format!("`{}` is not a boolean", spec.flag_field),
+                    });
+                    return Ok(());
+                }
+            };
+            match array_len(&doc, spec.items_field) {
+                Some((n, _)) if n > u64::from(spec.threshold) => {
+                    defects.push(LayoutDefect::OverThreshold {
+                        collection: coll.to_owned(),
+                        id: id.clone(),
+                        items: n,
+                        threshold: spec.threshold,
+                    })
+                }
+                Some(_) => {}
+                None if doc.get(spec.items_field).ok().flatten().is_some() => {
+                    defects.push(LayoutDefect::Malformed {
+                        collection: coll.to_owned(),
+                        id: id.clone(),
+                        reason: format!("`{}` is not an array", spec.items_field),
+                    })
+                }
+                None => {}
             }
-        };
-        match array_len(&doc, spec.items_field) {
-            Some((n, _)) if n > u64::from(spec.threshold) => defects.push(LayoutDefect::OverThreshold {
-                collection: coll.to_owned(),
-                id: id.clone(),
-                items: n,
-                threshold: spec.threshold,
-            }),
-            Some(_) => {}
-            None if doc.get(spec.items_field).ok().flatten().is_some() => defects.push(LayoutDefect::Malformed {
-                collection: coll.to_owned(),
-                id: id.clone(),
-                reason: format!("`{}` is not an array", spec.items_field),
-            }),
-            None => {}
-        }
-        match (flag, has_overflow) {
-            (true, false) => flagged_without.push(id),
-            (false, true) => defects.push(LayoutDefect::OverflowWithoutFlag {
+            match (flag, has_overflow) {
+                (true, false) => flagged_without.push(id),
+                (false, true) => defects.push(LayoutDefect::OverflowWithoutFlag {
+                    collection: coll.to_owned(),
+                    id,
+                }),
+                _ => {}
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    defects.extend(
+        flagged_without
+            .into_iter()
+            .map(|id| LayoutDefect::FlagWithoutOverflow {
                 collection: coll.to_owned(),
                 id,
             }),
-            _ => {}
-        }
-        Ok(())
-    })
-    .await?;
-    defects.extend(flagged_without.into_iter().map(|id| LayoutDefect::FlagWithoutOverflow {
-        collection: coll.to_owned(),
-        id,
-    }));
+    );
     let mut orphans: Vec<Bson> = parents.into_values().collect();
     orphans.sort_by_key(key_text);
-    defects.extend(orphans.into_iter().map(|parent| LayoutDefect::OrphanOverflow {
-        collection: ov.collection.to_owned(),
-        parent,
-    }));
+    defects.extend(
+        orphans
+            .into_iter()
+            .map(|parent| LayoutDefect::OrphanOverflow {
+                collection: ov.collection.to_owned(),
+                parent,
+            }),
+    );
     Ok(Verified {
         documents: mains + chunks,
         defects,

@@ -205,7 +205,9 @@ pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<(
 
 /// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
 /// a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
-pub async fn analyze<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::adopt::BucketAnalysis> {
+pub async fn analyze<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+) -> Result<crate::adopt::BucketAnalysis> {
     crate::adopt::analyze_bucket(store, &B::SPEC, None, &crate::adopt::Options::default()).await
 }
 
@@ -215,7 +217,13 @@ pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
     store: &S,
     from: &crate::adopt::Source<'_>,
 ) -> Result<crate::adopt::BucketAnalysis> {
-    crate::adopt::analyze_bucket(store, &B::SPEC, Some(from), &crate::adopt::Options::default()).await
+    crate::adopt::analyze_bucket(
+        store,
+        &B::SPEC,
+        Some(from),
+        &crate::adopt::Options::default(),
+    )
+    .await
 }
 
 /// Checks every promise of the layout over the whole collection

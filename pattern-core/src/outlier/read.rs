@@ -210,7 +210,10 @@ where
 }
 
 /// [`all_items`] by the id's BSON value.
-async fn all_items_of<T: Outlier, S: Store>(store: &S, id: &bson::Bson) -> Result<Option<Vec<T::Item>>> {
+async fn all_items_of<T: Outlier, S: Store>(
+    store: &S,
+    id: &bson::Bson,
+) -> Result<Option<Vec<T::Item>>> {
     let spec = T::SPEC;
     let Some((main, chunks)) = main_and_overflow(store, &spec, id).await? else {
         return Ok(None);
@@ -301,14 +304,20 @@ where
         };
         // Mid-migration (see `in_transition`): the count holds if the main document did not
         // change meanwhile.
-        if flag && items.len() > spec.threshold as usize && read_main(store, &spec, &id).await? != Some(before) {
+        if flag
+            && items.len() > spec.threshold as usize
+            && read_main(store, &spec, &id).await? != Some(before)
+        {
             continue;
         }
         return Ok(items.len() as u64 + extra);
     }
     Err(Error::Contention {
         attempts: CONSISTENT_READS,
-        what: format!("`{}` kept changing while its items were counted", spec.collection),
+        what: format!(
+            "`{}` kept changing while its items were counted",
+            spec.collection
+        ),
     })
 }
 

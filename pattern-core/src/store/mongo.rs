@@ -747,7 +747,9 @@ impl Store for MongoStore {
         };
         futures::stream::once(open)
             .flat_map(move |cursor| match cursor {
-                Ok(c) => c.map(move |d| d.map_err(|e| map_err(coll, e))).left_stream(),
+                Ok(c) => c
+                    .map(move |d| d.map_err(|e| map_err(coll, e)))
+                    .left_stream(),
                 Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
             })
             .boxed()
