@@ -148,3 +148,58 @@ fn categories_in_memory() {
 fn categories_on_mongodb() {
     check_categories(&run(env!("CARGO_BIN_EXE_categories"), true), "MongoDB");
 }
+
+fn check_adopt(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(out.contains("sales: 1000 books, buyers per book p50 11 p90 20 p99 22 max 3859; 10 over the threshold of 50"), "{out}");
+    assert!(out.contains("suggested threshold: 50"), "{out}");
+    assert!(
+        out.contains("dry run: 10 books would move 22590 buyers into 51 overflow documents"),
+        "{out}"
+    );
+    assert!(
+        out.contains("migrated: 10 books, 22590 buyers moved, 51 overflow documents"),
+        "{out}"
+    );
+    assert!(
+        out.contains("book 7: 1259 buyers, 50 in its main document, has_extras true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("trades: 10000 trades of 162 customers"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dry run: 162 customers, 10000 trades into 202 buckets"),
+        "{out}"
+    );
+    assert!(
+        out.contains("migrated: 162 customers, 10000 trades into 202 buckets"),
+        "{out}"
+    );
+    assert_eq!(out.matches("verified: clean").count(), 2, "{out}");
+    assert!(
+        out.contains("customer 0: 286 trades, in time order: true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("a second run: already finished true, 0 written"),
+        "{out}"
+    );
+}
+
+#[test]
+fn adopt_existing_data_in_memory() {
+    check_adopt(
+        &run(env!("CARGO_BIN_EXE_adopt_existing_data"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn adopt_existing_data_on_mongodb() {
+    check_adopt(
+        &run(env!("CARGO_BIN_EXE_adopt_existing_data"), true),
+        "MongoDB",
+    );
+}

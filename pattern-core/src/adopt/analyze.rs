@@ -129,13 +129,29 @@ pub async fn analyze_outlier<S: Store>(
     })
 }
 
+/// The smallest of 1, 2, 5, 10, 20, 50, 100... at least `n`.
+fn nice_up(n: u64) -> u64 {
+    let mut step = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if step.saturating_mul(m) >= n {
+                return step.saturating_mul(m);
+            }
+        }
+        if step > u64::MAX / 10 {
+            return n;
+        }
+        step *= 10;
+    }
+}
+
 fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion {
     let p99 = lengths.percentile(99.0).max(1);
     let p50 = lengths.percentile(50.0);
     let max = lengths.max();
     let item = item_bytes.percentile(99.0).max(1);
     let cap = (MAIN_ARRAY_BUDGET / item).max(1);
-    let value = p99.min(cap).min(u64::from(i32::MAX as u32)) as u32;
+    let value = nice_up(p99).min(cap).min(u64::from(i32::MAX as u32)) as u32;
     let over = lengths.above(u64::from(value));
     let share = if lengths.count() == 0 {
         0.0
@@ -150,7 +166,9 @@ fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion 
             MAIN_ARRAY_BUDGET / 1024
         )
     } else {
-        format!("{value} items (the 99th percentile) keep {share:.1}% of documents whole")
+        format!(
+            "{value} items (the 99th percentile, {p99}, rounded up) keep {share:.1}% of documents whole"
+        )
     };
     reason.push_str(&format!(
         "; {over} documents would overflow (median {p50} items, largest {max})"

@@ -110,8 +110,11 @@ pub async fn migrate_outlier<S: Store>(
     let mut pending: VecDeque<Bson> = ids.into();
     let mut done = 0u64;
     opts.report("migrate", 0, Some(total));
+    // Documents re-read per transaction: as many as the last one handled before its item
+    // budget ran out, times two (large arrays: few; small ones: up to DOCS_PER_BATCH).
+    let mut per_batch = DOCS_PER_BATCH;
     while !pending.is_empty() {
-        let take: Vec<Bson> = pending.iter().take(DOCS_PER_BATCH).cloned().collect();
+        let take: Vec<Bson> = pending.iter().take(per_batch).cloned().collect();
         let budget = opts.batch_items.max(1) as u64;
         let mut work = (take, Outcome::default());
         let spec_copy = *spec;
@@ -142,6 +145,11 @@ pub async fn migrate_outlier<S: Store>(
                 .take_next_number(spec.overflow.collection, parent);
         }
         done += out.processed as u64;
+        per_batch = if out.processed < per_batch {
+            (out.processed * 2).clamp(1, DOCS_PER_BATCH)
+        } else {
+            (per_batch * 2).min(DOCS_PER_BATCH)
+        };
         opts.report("migrate", done, Some(total));
     }
     if report.batches > 0 || ckpt.state() == Some("running") {
