@@ -676,6 +676,13 @@ async fn bucket_migration_keeps_each_keys_order(store: AnyStore) {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("other settings"), "{err}");
+    // So are other kept values (buckets without the summary would follow buckets with it).
+    let mut other = History::SPEC;
+    other.keeps.summary = &[];
+    let err = migrate_bucket(&store, &other, &FLAT, &opts)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("other settings"), "{err}");
 }
 
 async fn bucket_migration_resumes_after_dying(store: AnyStore) {

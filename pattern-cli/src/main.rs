@@ -603,10 +603,16 @@ fn bucket_spec(collection: &str, f: &BucketFields, keeps: Keeps) -> Result<Bucke
     if let Some((min, max)) = keeps.bounds {
         names.push(("the time bounds' min".into(), min.into()));
         names.push(("the time bounds' max".into(), max.into()));
-        names.push(("the time bounds' mark".into(), "bounded".into()));
+        names.push((
+            "the time bounds' mark".into(),
+            pattern_core::BOUNDED_FIELD.into(),
+        ));
     }
     if !keeps.summary.is_empty() {
-        names.push(("the summary's mark".into(), "summarized".into()));
+        names.push((
+            "the summary's mark".into(),
+            pattern_core::SUMMARIZED_FIELD.into(),
+        ));
     }
     for a in keeps.summary {
         names.push((

@@ -29,7 +29,7 @@ pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
 pub use spec::{
     Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, TreeFields,
-    TreeModel, TreeSpec,
+    TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
 };
 pub use store::any::AnyStore;
 pub use store::any_txn::AnyTxn;

@@ -151,7 +151,12 @@ fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion 
     let max = lengths.max();
     let item = item_bytes.percentile(99.0).max(1);
     let cap = (MAIN_ARRAY_BUDGET / item).max(1);
-    let value = nice_up(p99).min(cap).min(u64::from(i32::MAX as u32)) as u32;
+    // Rounded up to 1, 2, 5, 10, 20, 50..., unless that passes the largest document.
+    let rounded = match nice_up(p99) {
+        n if n > max => p99,
+        n => n,
+    };
+    let value = rounded.min(cap).min(u64::from(i32::MAX as u32)) as u32;
     let over = lengths.above(u64::from(value));
     let share = if lengths.count() == 0 {
         0.0
@@ -166,8 +171,13 @@ fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion 
             MAIN_ARRAY_BUDGET / 1024
         )
     } else {
+        let how = if u64::from(value) == p99 {
+            ""
+        } else {
+            ", rounded up"
+        };
         format!(
-            "{value} items (the 99th percentile, {p99}, rounded up) keep {share:.1}% of documents whole"
+            "{value} items (the 99th percentile, {p99}{how}) keep {share:.1}% of documents whole"
         )
     };
     reason.push_str(&format!(

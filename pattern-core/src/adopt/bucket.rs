@@ -49,11 +49,24 @@ struct Part {
     last: bool,
 }
 
+/// The settings a checkpoint was written with: a resume with others is refused (buckets of
+/// one migration must not mix sizes, bounds or summaries).
 fn fingerprint(spec: &BucketSpec, from: &Source<'_>, remove_source: bool) -> Document {
+    let bounds = match spec.keeps.bounds {
+        Some((min, max)) => Bson::Array(vec![min.into(), max.into()]),
+        None => Bson::Null,
+    };
+    let summary: Vec<Bson> = spec
+        .keeps
+        .summary
+        .iter()
+        .map(|a| Bson::String(format!("{}({})={}", a.op.name(), a.item_field, a.field)))
+        .collect();
     doc! {
         "source": from.collection, "key": from.key_field, "time": from.time_field,
         "target": spec.collection, "size": spec.size as i64, "items": spec.items_field,
         "count": spec.count_field, "page": spec.page_field, "remove_source": remove_source,
+        "bounds": bounds, "summary": summary,
     }
 }
 
@@ -113,10 +126,8 @@ pub async fn migrate_bucket<S: Store>(
     }
     if ckpt.state() == Some("finished") {
         report.already_finished = true;
-        if !opts.dry_run {
-            if opts.verify {
-                report.verified = Some(super::verify_bucket(store, spec, opts).await?);
-            }
+        if !opts.dry_run && opts.verify {
+            report.verified = Some(super::verify_bucket(store, spec, opts).await?);
         }
         return Ok(report);
     }
