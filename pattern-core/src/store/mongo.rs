@@ -265,25 +265,9 @@ impl MongoStore {
     {
         opts.check()?;
         let collection = self.db.collection::<T>(coll);
-        let mut action = collection.find(filter.to_document());
-        if !opts.sort.is_empty() {
-            action = action.sort(
-                opts.sort
-                    .iter()
-                    .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
-                    .collect::<Document>(),
-            );
-        }
-        if opts.skip > 0 {
-            action = action.skip(opts.skip);
-        }
-        if !opts.projection.is_empty() {
-            let fields = opts
-                .projection
-                .iter()
-                .map(|k| (k.to_string(), Bson::Int32(1)));
-            action = action.projection(fields.collect::<Document>());
-        }
+        let mut action = collection
+            .find(filter.to_document())
+            .with_options(driver_find_options(opts));
         match opts.limit {
             // The whole limit in the first batch where it fits (one round trip: the cursor is
             // closed once the limit is reached). Not a negative limit: that returns a single
@@ -471,6 +455,30 @@ impl MongoStore {
 }
 
 /// The server's error code, if the server answered with one.
+/// The driver's options for `opts`' sort, skip and projection (the limit and batch size are
+/// set by each caller).
+fn driver_find_options(opts: &FindOptions) -> mongodb::options::FindOptions {
+    let mut o = mongodb::options::FindOptions::default();
+    if !opts.sort.is_empty() {
+        let sort = opts
+            .sort
+            .iter()
+            .map(|(k, d)| (k.to_string(), Bson::Int32(*d)));
+        o.sort = Some(sort.collect());
+    }
+    if opts.skip > 0 {
+        o.skip = Some(opts.skip);
+    }
+    if !opts.projection.is_empty() {
+        let fields = opts
+            .projection
+            .iter()
+            .map(|k| (k.to_string(), Bson::Int32(1)));
+        o.projection = Some(fields.collect());
+    }
+    o
+}
+
 pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
     match &*e.kind {
         ErrorKind::Command(c) => Some(c.code),
@@ -720,28 +728,11 @@ impl Store for MongoStore {
             let collection = self.db.collection::<RawDocumentBuf>(coll);
             let mut action = collection
                 .find(filter.to_document())
+                .with_options(driver_find_options(opts))
                 .batch_size(batch.max(1))
                 .allow_disk_use(true);
-            if !opts.sort.is_empty() {
-                action = action.sort(
-                    opts.sort
-                        .iter()
-                        .map(|(k, d)| (k.to_string(), Bson::Int32(*d)))
-                        .collect::<Document>(),
-                );
-            }
-            if opts.skip > 0 {
-                action = action.skip(opts.skip);
-            }
             if let Some(n) = opts.limit.filter(|n| *n != 0) {
                 action = action.limit(n.checked_abs().unwrap_or(i64::MAX));
-            }
-            if !opts.projection.is_empty() {
-                let fields = opts
-                    .projection
-                    .iter()
-                    .map(|k| (k.to_string(), Bson::Int32(1)));
-                action = action.projection(fields.collect::<Document>());
             }
             action.await.map_err(|e| map_err(coll, e))
         };
