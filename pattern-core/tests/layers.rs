@@ -9,7 +9,7 @@ fn layer_of_file(rel: &str) -> &'static str {
     let rel = rel.trim_end_matches(".rs");
     match rel.split('/').collect::<Vec<_>>().as_slice() {
         ["lib"] => "lib",
-        ["bucket", ..] | ["outlier", ..] | ["tree", ..] => "patterns",
+        ["bucket", ..] | ["outlier", ..] | ["tree", ..] | ["adopt", ..] => "patterns",
         ["series", ..] => "series",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
@@ -26,8 +26,8 @@ fn layer_of_file(rel: &str) -> &'static str {
 fn layer_of_path(first: &str, second: &str) -> &'static str {
     match (first, second) {
         (
-            "bucket" | "outlier" | "tree" | "Bucket" | "Outlier" | "Tree" | "Page" | "Counts"
-            | "Typical",
+            "bucket" | "outlier" | "tree" | "adopt" | "Bucket" | "Outlier" | "Tree" | "Page"
+            | "Counts" | "Typical",
             _,
         ) => "patterns",
         ("series", _) => "series",

@@ -37,7 +37,7 @@ fn slot_high(s: usize) -> u64 {
     let power = (s - EXACT) / SUB + 10;
     let sub = (s - EXACT) % SUB;
     let low = (1u64 << power) | (sub << (power - 6));
-    low + (1u64 << (power - 6)) - 1
+    low.saturating_add((1u64 << (power - 6)) - 1)
 }
 
 impl Histogram {
@@ -109,7 +109,7 @@ impl Histogram {
                 (0, 0)
             } else {
                 let p = 63 - v.leading_zeros();
-                (1u64 << p, (1u64 << p) * 2 - 1)
+                (1u64 << p, (1u64 << p) | ((1u64 << p) - 1))
             };
             match bars.last_mut() {
                 Some(b) if b.low == low => b.count += c,
