@@ -428,6 +428,33 @@ impl Store for MemoryStore {
         Ok(ops::array_stats(self.lock().get(coll), filter, array_field))
     }
 
+    /// A snapshot of the matching documents, shared with the store (a pointer each), each
+    /// serialized only when the stream reaches it: a scan holds no copy of the collection.
+    fn scan<'a>(
+        &'a self,
+        coll: &'a str,
+        filter: &'a Filter,
+        opts: &'a FindOptions,
+        batch: u32,
+    ) -> futures::stream::BoxStream<'a, Result<RawDocumentBuf>> {
+        use futures::stream::{self, StreamExt};
+        let _ = batch;
+        if let Err(e) = opts.check() {
+            return stream::once(async move { Err(e) }).boxed();
+        }
+        let docs = self
+            .lock()
+            .get(coll)
+            .map(|c| c.find_shared(filter, &opts.sort))
+            .unwrap_or_default();
+        let limit = match opts.limit {
+            Some(n) if n != 0 => n.unsigned_abs() as usize,
+            _ => usize::MAX,
+        };
+        let docs = docs.into_iter().skip(opts.skip as usize).take(limit);
+        stream::iter(docs.map(move |d| crate::codec::raw::to_raw(coll, &d))).boxed()
+    }
+
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
         self.write(|state| ops::delete(state, coll, filter)).await
     }

@@ -135,6 +135,24 @@ impl Collection {
             .collect()
     }
 
+    /// The documents matching `filter` in `sort` order, shared with the collection (a pointer
+    /// each, not a copy): a snapshot a scan serializes a batch at a time, which later writes
+    /// (copy on write) do not change.
+    pub(super) fn find_shared(
+        &self,
+        filter: &Filter,
+        sort: &[(crate::query::Path, i32)],
+    ) -> Vec<std::sync::Arc<Document>> {
+        let ids: Vec<&Key> = self
+            .find_refs(filter, sort, 0, None)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        ids.into_iter()
+            .map(|id| self.docs[id].doc.clone())
+            .collect()
+    }
+
     /// [`Collection::find`] without copying: the `_id`s and documents. When the plan already
     /// yields the sort order (forwards or backwards), it stops after `skip + limit` matches.
     pub(super) fn find_refs<'a>(
