@@ -956,7 +956,70 @@ async fn bucket_verify_finds_each_defect(store: AnyStore) {
     );
 }
 
+async fn index_reports_sort_needed_stale_and_users(store: AnyStore) {
+    use pattern_core::adopt::{index_report_bucket, index_report_outlier, index_report_tree};
+    use pattern_core::query::IndexSpec;
+    // Nothing yet: every needed index missing.
+    let r = &index_report_bucket(&store, &History::SPEC).await.unwrap()[0];
+    assert!(
+        !r.exists && r.present.is_empty() && r.missing.len() == 4,
+        "{r:?}"
+    );
+    bucket::ensure_indexes::<History, _>(&store).await.unwrap();
+    let r = &index_report_bucket(&store, &History::SPEC).await.unwrap()[0];
+    assert!(r.is_complete() && r.present.len() == 4, "{r:?}");
+    // A user's index and a stale one of the library (an earlier version's `{key, _id}`).
+    let index = |name: &str, field: &str| IndexSpec {
+        name: name.into(),
+        keys: vec![(field.into(), 1)],
+        unique: false,
+        partial: None,
+    };
+    store
+        .create_index("trade_history", &index("by_ticker", "history.ticker"))
+        .await
+        .unwrap();
+    store
+        .create_index(
+            "trade_history",
+            &index("pattern_customerId_1__id_1", "customerId"),
+        )
+        .await
+        .unwrap();
+    let r = &index_report_bucket(&store, &History::SPEC).await.unwrap()[0];
+    assert_eq!(r.stale, ["pattern_customerId_1__id_1"], "{r:?}");
+    assert!(
+        r.users.contains(&"by_ticker".to_string()) && !r.is_complete(),
+        "{r:?}"
+    );
+    // The same layout without `time`: the bounds index is the library's, stale for it.
+    let mut plain = History::SPEC;
+    plain.keeps = Keeps::NONE;
+    let r = &index_report_bucket(&store, &plain).await.unwrap()[0];
+    assert!(r.stale.iter().any(|n| n.contains("bounded")), "{r:?}");
+    // Outlier: nothing needed on the main collection, the series' on the overflow.
+    seed_books(&store, 3, &[60]).await;
+    let r = index_report_outlier(&store, &Book::SPEC).await.unwrap();
+    assert!(r[0].missing.is_empty() && r[0].exists, "{r:?}");
+    assert_eq!(r[1].missing.len(), 3, "{r:?}");
+    migrate_outlier(&store, &Book::SPEC, &quiet())
+        .await
+        .unwrap();
+    let r = index_report_outlier(&store, &Book::SPEC).await.unwrap();
+    assert!(r.iter().all(|x| x.is_complete()), "{r:?}");
+    // A tree: the model's indexes by the seed's names.
+    let tree = pattern_core::TreeSpec::new("categories", pattern_core::TreeModel::Ancestors);
+    let r = &index_report_tree(&store, &tree).await.unwrap()[0];
+    assert_eq!(r.missing, ["ancestors_1", "parent_1"], "{r:?}");
+    pattern_core::tree::raw::ensure_indexes(&store, &tree)
+        .await
+        .unwrap();
+    let r = &index_report_tree(&store, &tree).await.unwrap()[0];
+    assert!(r.is_complete() && r.present.len() == 2, "{r:?}");
+}
+
 on_both_stores!(
+    index_reports_sort_needed_stale_and_users,
     outlier_migration_moves_each_tail_in_order,
     outlier_migration_resumes_after_dying,
     outlier_migration_keeps_live_pushes,
@@ -1019,6 +1082,11 @@ mod derived {
         let r = Sale::migrate(&store, &Options::default()).await.unwrap();
         assert_eq!(r.changed, 4);
         assert!(Sale::verify(&store).await.unwrap().is_clean());
+        assert!(Sale::index_report(&store)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.is_complete()));
         for i in 0..6 {
             assert_eq!(
                 Sale::all_customers(&store, &i).await.unwrap().unwrap(),
@@ -1037,6 +1105,7 @@ mod derived {
             .unwrap();
         assert_eq!(r.changed, 3);
         assert!(TradePages::verify(&store).await.unwrap().is_clean());
+        assert!(TradePages::index_report(&store).await.unwrap()[0].is_complete());
         assert_eq!(
             TradePages::analyze(&store).await.unwrap().items,
             before.items

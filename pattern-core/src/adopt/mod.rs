@@ -27,6 +27,7 @@ mod analyze;
 mod bucket;
 mod checkpoint;
 pub mod histogram;
+mod indexes;
 mod outlier;
 mod scan;
 mod verify;
@@ -35,6 +36,7 @@ pub use analyze::{analyze_bucket, analyze_outlier};
 pub use bucket::migrate_bucket;
 pub use checkpoint::CHECKPOINTS;
 pub use histogram::{Bar, Distribution, Histogram};
+pub use indexes::{index_report_bucket, index_report_outlier, index_report_tree, IndexReport};
 pub use outlier::migrate_outlier;
 pub use verify::{verify_bucket, verify_outlier};
 

@@ -241,3 +241,11 @@ pub async fn migrate_from<B: Bucket + ?Sized, S: Store>(
 ) -> Result<crate::adopt::MigrateReport> {
     crate::adopt::migrate_bucket(store, &B::SPEC, from, opts).await
 }
+
+/// The collection's indexes against those the layout needs: present, missing, the library's
+/// stale ones, the user's ([`adopt::index_report_bucket`](crate::adopt::index_report_bucket)).
+pub async fn index_report<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+) -> Result<Vec<crate::adopt::IndexReport>> {
+    crate::adopt::index_report_bucket(store, &B::SPEC).await
+}

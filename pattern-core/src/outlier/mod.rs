@@ -210,3 +210,11 @@ pub async fn migrate<T: Outlier, S: Store>(
 ) -> Result<crate::adopt::MigrateReport> {
     crate::adopt::migrate_outlier(store, &T::SPEC, opts).await
 }
+
+/// The main and overflow collections' indexes against those the layout needs
+/// ([`adopt::index_report_outlier`](crate::adopt::index_report_outlier)).
+pub async fn index_report<T: Outlier, S: Store>(
+    store: &S,
+) -> Result<Vec<crate::adopt::IndexReport>> {
+    crate::adopt::index_report_outlier(store, &T::SPEC).await
+}

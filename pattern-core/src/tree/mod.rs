@@ -24,6 +24,7 @@ use crate::store::Store;
 use crate::{Error, Result};
 
 mod model;
+pub(crate) use model::indexes as model_indexes;
 mod read;
 mod verify;
 mod write;

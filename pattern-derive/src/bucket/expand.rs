@@ -354,6 +354,15 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "migrate_from",
             args: quote!(from, opts,),
         }),
+        w.collection_wide(Method {
+            doc: "Reports the collection's indexes against those the layout needs: present, missing, the \
+                  library's stale ones, and the user's own (which the library never drops).",
+            name: "index_report".into(),
+            params: quote!(),
+            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
+            func: "index_report",
+            args: quote!(),
+        }),
         w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
     ]);
     methods

@@ -189,6 +189,15 @@ fn methods(
             func: "migrate",
             args: quote!(opts,),
         }),
+        w.collection_wide(Method {
+            doc: "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
+                  library's stale ones, and the user's own (which the library never drops).",
+            name: "index_report".into(),
+            params: quote!(),
+            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
+            func: "index_report",
+            args: quote!(),
+        }),
         w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
     ]);
     methods
