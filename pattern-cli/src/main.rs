@@ -15,7 +15,7 @@
 //! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis ran |
 //! | 1 | an internal or unexpected error |
 //! | 2 | a usage error: a bad or missing argument (clap's), or settings the library refused |
-//! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did |
+//! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's |
 //! | 4 | the server cannot be reached (or did not answer in time) |
 //! | 5 | the migration stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
 //!
@@ -49,7 +49,8 @@ Exit codes:
   0  success: verify found the layout clean; the migration is done and verified clean
   1  internal or unexpected error
   2  usage error (a bad or missing argument, or settings the library refused)
-  3  the data has layout defects (verify found some, or the migration's final verify did)
+  3  the data has layout defects (verify found some, or the migration's final verify did),
+     or `indexes` found needed indexes missing or the library's stale ones
   4  cannot reach the server (or it did not answer in time)
   5  the migration stopped on a data or server error (the message names the cause);
      running the same command again resumes after the last committed batch
@@ -95,6 +96,31 @@ enum Command {
     /// Check every promise of the layout over the stored documents.
     #[command(subcommand)]
     Verify(Verify),
+    /// Compare the collections' indexes with those the layout needs: present, missing, the
+    /// library's stale ones, the user's own (never dropped). Writes nothing.
+    #[command(subcommand)]
+    Indexes(Indexes),
+}
+
+#[derive(Subcommand, Debug)]
+enum Indexes {
+    /// The main collection (the layout needs no index there) and the overflow collection.
+    Outlier(VerifyOutlier),
+    /// The bucket collection.
+    Bucket(IndexesBucket),
+}
+
+#[derive(Args, Debug)]
+struct IndexesBucket {
+    /// The bucket collection.
+    #[arg(long)]
+    collection: String,
+    #[command(flatten)]
+    fields: BucketFields,
+    /// The item's time field, when the buckets keep time bounds (`<time>_min`/`<time>_max`):
+    /// they need one more index.
+    #[arg(long)]
+    time: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -512,9 +538,59 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
             let what = format!("Verified the buckets of `{}`", spec.collection);
             outcome(&r, render_verified(&r, &what), !r.is_clean())?
         }
+        Command::Indexes(Indexes::Outlier(a)) => {
+            let spec = outlier_spec(&a.layout, a.threshold, &a.overflow)?;
+            let r = adopt::index_report_outlier(&store, &spec)
+                .await
+                .map_err(|e| Failure::from_core(e, 1))?;
+            let drift = r.iter().any(|x| !x.is_complete());
+            outcome(&r, render_indexes(&r), drift)?
+        }
+        Command::Indexes(Indexes::Bucket(a)) => {
+            let keeps = Keeps {
+                bounds: a
+                    .time
+                    .as_ref()
+                    .map(|t| (leak(format!("{t}_min")), leak(format!("{t}_max")))),
+                summary: &[],
+            };
+            let spec = bucket_spec(&a.collection, &a.fields, keeps)?;
+            let r = adopt::index_report_bucket(&store, &spec)
+                .await
+                .map_err(|e| Failure::from_core(e, 1))?;
+            let drift = r.iter().any(|x| !x.is_complete());
+            outcome(&r, render_indexes(&r), drift)?
+        }
     };
     bars.finish();
     Ok(out)
+}
+
+/// Each collection's indexes, sorted as [`adopt::IndexReport`] sorts them.
+fn render_indexes(reports: &[adopt::IndexReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!("Indexes of `{}`", r.collection));
+        out.push_str(if r.exists {
+            "\n"
+        } else {
+            " (no such collection yet)\n"
+        });
+        for (what, names) in [
+            ("needed, present", &r.present),
+            (
+                "needed, MISSING (created by ensure_indexes or first use)",
+                &r.missing,
+            ),
+            ("the library's, STALE (dropped by ensure_indexes)", &r.stale),
+            ("yours (never dropped)", &r.users),
+        ] {
+            if !names.is_empty() {
+                out.push_str(&format!("  {what}: {}\n", names.join(", ")));
+            }
+        }
+    }
+    out
 }
 
 fn outcome<T: Serialize>(report: &T, human: String, defects: bool) -> Result<Outcome, Failure> {
