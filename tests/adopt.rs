@@ -1018,7 +1018,47 @@ async fn index_reports_sort_needed_stale_and_users(store: AnyStore) {
     assert!(r.is_complete() && r.present.len() == 2, "{r:?}");
 }
 
+async fn two_runs_at_once_stay_exact(store: AnyStore) {
+    let expected = seed_trades(&store, 10, 60, 21).await;
+    let opts = Options {
+        batch_items: 30,
+        verify: false,
+        ..Options::default()
+    };
+    let (a, b) = tokio::join!(
+        migrate_bucket(&store, &History::SPEC, &FLAT, &opts),
+        migrate_bucket(&store, &History::SPEC, &FLAT, &opts)
+    );
+    // One finishes; the other finishes too (the first was done before it started) or stops
+    // when it finds the checkpoint moved by the other, with nothing of its batch kept.
+    let stopped = [&a, &b]
+        .iter()
+        .filter(|r| match r {
+            Ok(_) => false,
+            Err(pattern_core::Error::Contention { what, .. }) => {
+                assert!(what.contains("another run"), "{what}");
+                true
+            }
+            Err(e) => panic!("unexpected error: {e}"),
+        })
+        .count();
+    eprintln!(
+        "two runs: {} stopped; a: {:?}; b: {:?}",
+        stopped,
+        a.as_ref().map(|r| (r.batches, r.already_finished)),
+        b.as_ref().map(|r| (r.batches, r.already_finished))
+    );
+    assert!(stopped <= 1, "{a:?} {b:?}");
+    // Running it again completes whatever the stopped run left, exactly.
+    let last = migrate_bucket(&store, &History::SPEC, &FLAT, &Options::default())
+        .await
+        .unwrap();
+    assert!(last.verified.unwrap().is_clean());
+    check_history(&store, &expected, &BTreeMap::new()).await;
+}
+
 on_both_stores!(
+    two_runs_at_once_stay_exact,
     index_reports_sort_needed_stale_and_users,
     outlier_migration_moves_each_tail_in_order,
     outlier_migration_resumes_after_dying,
