@@ -28,8 +28,8 @@ pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
 pub use spec::{
-    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, TreeFields,
-    TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
+    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, ShardKey,
+    TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
 };
 pub use store::any::AnyStore;
 pub use store::any_txn::AnyTxn;

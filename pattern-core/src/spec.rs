@@ -130,7 +130,42 @@ pub struct BucketSpec {
     pub keeps: Keeps,
 }
 
+/// The shard key a collection of a pattern should be sharded on, so that every per-key
+/// operation of the pattern reaches one shard: `sh.shardCollection("<db>.<collection>",
+/// {<field>: 1})`. A range key: the layouts' unique indexes (`{key, page}`, `{ref, seq}`) have
+/// it as their prefix, which MongoDB requires of a unique index on a sharded collection (and
+/// a hashed key would not allow them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShardKey {
+    pub collection: &'static str,
+    pub field: &'static str,
+}
+
+impl ShardKey {
+    /// The key document: `{<field>: 1}`.
+    pub fn key_document(&self) -> bson::Document {
+        bson::doc! { self.field: 1 }
+    }
+
+    /// The admin command that shards the collection in database `db`.
+    pub fn shard_collection_command(&self, db: &str) -> bson::Document {
+        bson::doc! {
+            "shardCollection": format!("{db}.{}", self.collection),
+            "key": self.key_document(),
+        }
+    }
+}
+
 impl BucketSpec {
+    /// The bucket collection's shard key: the series key (a key's buckets live on one shard;
+    /// its pushes, page reads, ranges and summaries reach only that shard).
+    pub const fn shard_key(&self) -> ShardKey {
+        ShardKey {
+            collection: self.collection,
+            field: self.key_field,
+        }
+    }
+
     /// The series this bucket layout is an instance of.
     pub const fn series(&self) -> SeriesSpec {
         SeriesSpec {
@@ -160,6 +195,24 @@ pub struct OutlierSpec {
     /// `reference = "..."` (default `<struct name in snake case>_id`), `items_field` from
     /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
     pub overflow: SeriesSpec,
+}
+
+impl OutlierSpec {
+    /// The shard keys of the main collection (`_id`: every read and write of a parent is by
+    /// its `_id`) and of the overflow collection (the parent reference: a parent's chunks live
+    /// on one shard).
+    pub const fn shard_keys(&self) -> [ShardKey; 2] {
+        [
+            ShardKey {
+                collection: self.collection,
+                field: "_id",
+            },
+            ShardKey {
+                collection: self.overflow.collection,
+                field: self.overflow.key_field,
+            },
+        ]
+    }
 }
 
 /// The five ways of storing a tree in documents (the data-modeling article's models).

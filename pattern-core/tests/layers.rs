@@ -52,7 +52,7 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
         ) => "store contract",
         (
             "spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder" | "TreeSpec"
-            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp",
+            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp" | "ShardKey",
             _,
         ) => "specs",
         ("query", _) => "query",

@@ -208,7 +208,7 @@ where
         }
     }
     if !itemized.is_empty() {
-        let by_id = Filter::In("_id".into(), itemized);
+        let by_id = Filter::and([spec.by_key(&key), Filter::In("_id".into(), itemized)]);
         let docs = (store.find_raw(spec.collection, &by_id, &FindOptions::default())).await?;
         whole = in_push_order(&spec, docs, whole)?;
     }

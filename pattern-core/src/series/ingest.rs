@@ -162,7 +162,9 @@ async fn ingest_batch<S: Store>(
             // inserts it with the count the `$inc` gives; should its count differ (another
             // writer pushed), the upsert is refused on the `_id` and the batch stops here.
             let c = Bson::Int64(i64::from(count));
+            // The key too: an upsert on a cluster sharded by it must name it.
             let filter = Filter::and([
+                spec.by_key(group.key),
                 Filter::Eq("_id".into(), bson_id.clone()),
                 Filter::Gte(spec.count_field.into(), c.clone()),
                 Filter::Lte(spec.count_field.into(), c),
@@ -392,12 +394,12 @@ async fn verify<S: Store>(
     planned: &[Planned],
 ) -> Result<usize> {
     let ids: Vec<Bson> = planned.iter().map(|p| p.id.clone()).collect();
-    let docs = (store.find(
-        spec.collection,
-        &Filter::In("_id".into(), ids),
-        &FindOptions::default(),
-    ))
-    .await?;
+    let keys: Vec<Bson> = groups.iter().map(|g| g.key.clone()).collect();
+    let by_ids = Filter::and([
+        Filter::In(spec.key_field.into(), keys),
+        Filter::In("_id".into(), ids),
+    ]);
+    let docs = (store.find(spec.collection, &by_ids, &FindOptions::default())).await?;
     for (i, p) in planned.iter().enumerate() {
         let doc = docs
             .iter()

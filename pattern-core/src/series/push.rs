@@ -377,7 +377,9 @@ async fn push_many<S: Store>(
                 Some(doc) if spec.open(key).matches(doc) => {
                     let count = read_count(spec, doc)?;
                     let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
+                    // The key too: on a cluster sharded by it, the update reaches one shard.
                     let cas = Filter::and([
+                        spec.by_key(key),
                         Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
                         Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
                         Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
