@@ -9,18 +9,20 @@ use super::checkpoint::Checkpoint;
 use super::scan::{count, SCAN_BATCH};
 use super::{id_prefix, key_text, MigrateReport, Options, Source};
 use crate::codec::as_int;
+use crate::key::EpochSeconds;
 use crate::query::{Filter, FindOptions, Path};
 use crate::spec::{BucketSpec, SeriesSpec};
 use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// An item's time in epoch milliseconds: a BSON date, or a number of epoch seconds.
+/// An item's time in epoch milliseconds: a BSON date, or a number of epoch seconds (as the
+/// typed time fields read them, [`EpochSeconds`]).
 fn millis_of(v: Option<&Bson>) -> Option<i64> {
     match v? {
-        Bson::DateTime(d) => Some(d.timestamp_millis()),
-        Bson::Int32(n) => Some(i64::from(*n) * 1000),
-        Bson::Int64(n) => n.checked_mul(1000),
+        Bson::DateTime(d) => d.epoch_millis(),
+        Bson::Int32(n) => i64::from(*n).epoch_millis(),
+        Bson::Int64(n) => n.epoch_millis(),
         Bson::Double(f) if f.is_finite() => Some((f * 1000.0) as i64),
         _ => None,
     }
@@ -47,6 +49,33 @@ struct Part {
     state: KeyState,
     /// The key's last source items: the migration of the key ends with this part.
     last: bool,
+}
+
+impl Part {
+    /// Takes the first `n` items (full buckets of `size`) as a part that does not end the key;
+    /// this part keeps the rest, its state moved past them (the `_id` of its last bucket is
+    /// learned when they are written).
+    fn take_head(&mut self, n: usize, size: usize) -> Part {
+        let next = KeyState {
+            done: self.state.done + n as i64,
+            pages: self.state.pages + (n / size) as i64,
+            last_id: None,
+        };
+        let rest = (
+            self.items.split_off(n),
+            self.millis.split_off(n),
+            self.source_ids.split_off(n),
+        );
+        Part {
+            key: self.key.clone(),
+            prefix: self.prefix.clone(),
+            items: std::mem::replace(&mut self.items, rest.0),
+            millis: std::mem::replace(&mut self.millis, rest.1),
+            source_ids: std::mem::replace(&mut self.source_ids, rest.2),
+            state: std::mem::replace(&mut self.state, next),
+            last: false,
+        }
+    }
 }
 
 /// The settings a checkpoint was written with: a resume with others is refused (buckets of
@@ -245,30 +274,12 @@ pub async fn migrate_bucket<S: Store>(
         if pending >= budget {
             // The open key's full buckets go with the batch; its remainder waits for more.
             let part = &mut current.as_mut().expect("set above").1;
-            let full = part.items.len() / spec.size as usize * spec.size as usize;
-            let mut head = None;
-            if full > 0 {
-                let rest_items = part.items.split_off(full);
-                let rest_millis = part.millis.split_off(full);
-                let rest_ids = part.source_ids.split_off(full);
-                let next_state = KeyState {
-                    done: part.state.done + full as i64,
-                    pages: part.state.pages + (full / spec.size as usize) as i64,
-                    last_id: None, // set from the written part below
-                };
-                let written = Part {
-                    key: part.key.clone(),
-                    prefix: part.prefix.clone(),
-                    items: std::mem::replace(&mut part.items, rest_items),
-                    millis: std::mem::replace(&mut part.millis, rest_millis),
-                    source_ids: std::mem::replace(&mut part.source_ids, rest_ids),
-                    state: std::mem::replace(&mut part.state, next_state),
-                    last: false,
-                };
-                head = Some(written);
-            }
+            let size = spec.size as usize;
+            let full = part.items.len() / size * size;
             let mut batch = std::mem::take(&mut done_parts);
-            batch.extend(head);
+            if full > 0 {
+                batch.push(part.take_head(full, size));
+            }
             pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
             let last_id = write_batch(
                 store,

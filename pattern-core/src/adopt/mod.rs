@@ -302,13 +302,15 @@ pub(crate) fn key_text(b: &Bson) -> String {
     }
 }
 
-/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`).
+/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`](crate::KeyPart)
+/// writes it for the typed keys.
 pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
+    use crate::key::KeyPart;
     match key {
-        Bson::Int32(n) => Ok(n.to_string()),
-        Bson::Int64(n) => Ok(n.to_string()),
-        Bson::String(s) => Ok(s.clone()),
-        Bson::ObjectId(o) => Ok(o.to_hex()),
+        Bson::Int32(n) => Ok(n.id_prefix()),
+        Bson::Int64(n) => Ok(n.id_prefix()),
+        Bson::String(s) => Ok(s.id_prefix()),
+        Bson::ObjectId(o) => Ok(o.id_prefix()),
         other => Err(crate::Error::decode(
             coll,
             None,
