@@ -498,7 +498,10 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
     store
         .delete_many(
             "extra_sales",
-            &pattern_core::query::Filter::eq("_id", second.get("_id").unwrap().clone()),
+            &pattern_core::query::Filter::and([
+                pattern_core::query::Filter::eq("book_id", 3_i64),
+                pattern_core::query::Filter::eq("_id", second.get("_id").unwrap().clone()),
+            ]),
         )
         .await
         .unwrap();
@@ -614,7 +617,7 @@ async fn number_not_a_number(store: AnyStore) {
             .find(
                 "trades",
                 &pattern_core::query::Filter::eq("_id", id),
-                &Default::default(),
+                &pattern_tests::read_back(),
             )
             .await
             .unwrap();
@@ -671,7 +674,7 @@ async fn number_not_a_number(store: AnyStore) {
         .find(
             "extra_sales",
             &pattern_core::query::Filter::eq("_id", "odd"),
-            &Default::default(),
+            &pattern_tests::read_back(),
         )
         .await
         .unwrap();

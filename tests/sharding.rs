@@ -56,8 +56,25 @@ fn trade(i: i64) -> Trade {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_per_key_operation_reaches_one_shard() {
     let (store, log) = recording_mongo_store("sharding_targets").await;
-    let keys: Vec<(String, String)> = std::iter::once(History::SPEC.shard_key())
-        .chain(Book::SPEC.shard_keys())
+    // The generated shard keys, as data.
+    assert_eq!(
+        (History::shard_key().collection, History::shard_key().field),
+        ("trades", "customerId")
+    );
+    let [main, overflow] = Book::shard_keys();
+    assert_eq!(
+        [
+            (main.collection, main.field),
+            (overflow.collection, overflow.field)
+        ],
+        [("books", "_id"), ("books_extra", "book_id")]
+    );
+    assert_eq!(
+        History::shard_key().shard_collection_command("shop"),
+        doc! {"shardCollection": "shop.trades", "key": {"customerId": 1}}
+    );
+    let keys: Vec<(String, String)> = std::iter::once(History::shard_key())
+        .chain(Book::shard_keys())
         .map(|k| (k.collection.to_owned(), k.field.to_owned()))
         .collect();
     // What each operation's commands reach, worst first.
@@ -216,4 +233,218 @@ async fn every_per_key_operation_reaches_one_shard() {
         );
     }
     drop_db(&pattern_core::AnyStore::Mongo(store)).await;
+}
+
+/// Trees: the README recommends leaving a tree's collection unsharded (it lives on the
+/// database's primary shard with `pattern_tree_versions`, so every operation and every
+/// transaction reaches that one shard; the conformance suites check this on every command).
+/// For a tree collection sharded on `_id` anyway, this is what each operation would reach, per
+/// model: the table the README gives, checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tree_operations_on_a_tree_sharded_by_id() {
+    use pattern_core::tree::raw;
+    use pattern_core::{TreeModel, TreeSpec};
+    let (store, log) = recording_mongo_store("sharding_trees").await;
+    assert_eq!(
+        TreeSpec::new("categories", TreeModel::ParentRefs).shard_key(),
+        None
+    );
+    let models = [
+        ("parent_refs", TreeModel::ParentRefs),
+        ("child_refs", TreeModel::ChildRefs),
+        ("ancestors", TreeModel::Ancestors),
+        ("paths", TreeModel::MaterializedPath),
+        ("nested_set", TreeModel::NestedSet),
+    ];
+    let mut table: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (coll, model) in models {
+        let spec = TreeSpec::new(coll, model);
+        let keys = vec![(coll.to_owned(), "_id".to_owned())];
+        let id = |s: &str| Bson::String(s.to_owned());
+        let mut row: Vec<String> = Vec::new();
+        macro_rules! op {
+            ($name:expr, $call:expr) => {{
+                log.lock().unwrap().clear();
+                $call;
+                let mut worst = Targets::One;
+                // Shards a transaction touches: the node documents' `_id`s, and the primary
+                // shard for the (unsharded) version document.
+                let mut shards = std::collections::BTreeSet::new();
+                for (name, cmd) in log.lock().unwrap().iter() {
+                    for (c, r) in pattern_tests::command_reach(name, cmd, &keys) {
+                        worst = worst.max(r.targets());
+                        if cmd.get_bool("autocommit") == Ok(false) {
+                            shards.insert(format!("{c} {r:?}"));
+                        }
+                    }
+                }
+                let txn = if shards.is_empty() {
+                    String::new()
+                } else if shards.len() == 1 {
+                    " (txn: 1 shard)".to_owned()
+                } else {
+                    " (txn: several shards)".to_owned()
+                };
+                row.push(format!("{}: {worst:?}{txn}", $name));
+            }};
+        }
+        op!(
+            "insert_root",
+            raw::insert_root(&store, &spec, doc! {"_id": "Books"})
+                .await
+                .unwrap()
+        );
+        for (child, parent) in [
+            ("Programming", "Books"),
+            ("Languages", "Programming"),
+            ("Databases", "Programming"),
+            ("MongoDB", "Databases"),
+        ] {
+            raw::insert_child(&store, &spec, doc! {"_id": child}, &id(parent))
+                .await
+                .unwrap();
+        }
+        op!(
+            "insert_child",
+            raw::insert_child(&store, &spec, doc! {"_id": "dbm"}, &id("Databases"))
+                .await
+                .unwrap()
+        );
+        op!(
+            "get",
+            raw::get(&store, &spec, &id("Databases")).await.unwrap()
+        );
+        op!(
+            "parent",
+            raw::parent(&store, &spec, &id("Databases")).await.unwrap()
+        );
+        op!(
+            "children",
+            raw::children(&store, &spec, &id("Programming"))
+                .await
+                .unwrap()
+        );
+        op!(
+            "ancestors",
+            raw::ancestors(&store, &spec, &id("MongoDB")).await.unwrap()
+        );
+        op!(
+            "descendants",
+            raw::descendants(&store, &spec, &id("Programming"), None)
+                .await
+                .unwrap()
+        );
+        op!(
+            "depth",
+            raw::depth(&store, &spec, &id("MongoDB")).await.unwrap()
+        );
+        op!("roots", raw::roots(&store, &spec).await.unwrap());
+        op!(
+            "move_to",
+            raw::move_to(&store, &spec, &id("Databases"), Some(&id("Books")))
+                .await
+                .unwrap()
+        );
+        op!(
+            "delete_node",
+            raw::delete_node(&store, &spec, &id("dbm")).await.unwrap()
+        );
+        op!(
+            "delete_subtree",
+            raw::delete_subtree(&store, &spec, &id("Databases"))
+                .await
+                .unwrap()
+        );
+        table.insert(coll, row);
+    }
+    let shown: Vec<String> = table
+        .iter()
+        .map(|(m, row)| format!("{m:>12}: {}", row.join(", ")))
+        .collect();
+    eprintln!("{}", shown.join("\n"));
+    // One: one shard. Listed: the shards of the values named (a `$graphLookup` on `_id`: one
+    // per level). All: every shard. Every write's transaction spans the version document and
+    // several nodes: on a tree sharded by `_id`, a cross-shard commit.
+    let expected = [
+        "   ancestors: insert_root: One, insert_child: One (txn: several shards), get: One, parent: Listed, children: All, ancestors: Listed, descendants: All, depth: One, roots: All, move_to: All (txn: several shards), delete_node: All (txn: several shards), delete_subtree: All (txn: several shards)",
+        "  child_refs: insert_root: One, insert_child: One (txn: several shards), get: One, parent: All, children: Listed, ancestors: All, descendants: Listed, depth: All, roots: All, move_to: All (txn: several shards), delete_node: All (txn: several shards), delete_subtree: All (txn: several shards)",
+        "  nested_set: insert_root: All (txn: several shards), insert_child: All (txn: several shards), get: One, parent: Listed, children: All, ancestors: Listed, descendants: All, depth: Listed, roots: All, move_to: All (txn: several shards), delete_node: All (txn: several shards), delete_subtree: All (txn: several shards)",
+        " parent_refs: insert_root: One, insert_child: One (txn: several shards), get: One, parent: Listed, children: All, ancestors: Listed, descendants: All, depth: Listed, roots: All, move_to: Listed (txn: several shards), delete_node: All (txn: several shards), delete_subtree: All (txn: several shards)",
+        "       paths: insert_root: One, insert_child: One (txn: several shards), get: One, parent: One, children: All, ancestors: Listed, descendants: All, depth: One, roots: All, move_to: All (txn: several shards), delete_node: All (txn: several shards), delete_subtree: All (txn: several shards)",
+    ];
+    assert_eq!(
+        shown, expected,
+        "the README's table of tree operations on a tree sharded by _id"
+    );
+    drop_db(&pattern_core::AnyStore::Mongo(store)).await;
+}
+
+/// The check the conformance suites run on every command fails on what breaks the rule: a
+/// write addressed by `_id` alone to a bucket collection, an undocumented collection-wide
+/// read, a committed transaction over two keys' buckets. It passes the documented
+/// collection-wide reads, aborted transactions and a migration batch's transaction.
+#[tokio::test]
+async fn the_suite_check_fails_on_a_command_that_breaks_the_rule() {
+    use pattern_tests::check_suite_targeting;
+    let mem = pattern_core::MemoryStore::new();
+    // The store served the bucket layout: `trades` is sharded on `customerId`.
+    History::push(&mem, &1, trade(1)).await.unwrap();
+    let memo = mem.memo();
+    let fails = |log: Vec<(&str, Document)>| {
+        let log: Vec<(String, Document)> = log.into_iter().map(|(n, c)| (n.into(), c)).collect();
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_suite_targeting("self-test", "db", memo, &log)
+        }))
+        .is_err()
+    };
+    let push =
+        doc! {"update": "trades", "updates": [{"q": {"customerId": 1, "count": {"$lt": 5}}}]};
+    assert!(!fails(vec![("update", push.clone())]));
+    let by_id = doc! {"update": "trades", "updates": [{"q": {"_id": "1_1700000001", "count": 5}}]};
+    assert!(fails(vec![("update", by_id)]), "a write by _id alone");
+    let scan = doc! {"find": "trades", "filter": {}};
+    assert!(fails(vec![("find", scan.clone())]), "an undocumented scan");
+    let mut verify = scan;
+    verify.insert("comment", "pattern scatter: verify");
+    assert!(!fails(vec![("find", verify)]), "a documented scan");
+    let listed = doc! {"find": "trades", "filter": {"customerId": {"$in": [1, 2]}}};
+    assert!(!fails(vec![("find", listed)]), "a $in on the key");
+    let in_txn = |cmd: &Document, n: i64| {
+        let mut c = cmd.clone();
+        c.insert("lsid", doc! {"id": 7});
+        c.insert("txnNumber", n);
+        c.insert("autocommit", false);
+        c
+    };
+    let other = doc! {"update": "trades", "updates": [{"q": {"customerId": 2}}]};
+    let commit = doc! {"commitTransaction": 1};
+    let abort = doc! {"abortTransaction": 1};
+    assert!(
+        fails(vec![
+            ("update", in_txn(&push, 1)),
+            ("update", in_txn(&other, 1)),
+            ("commitTransaction", in_txn(&commit, 1)),
+        ]),
+        "a committed transaction over two keys"
+    );
+    assert!(!fails(vec![
+        ("update", in_txn(&push, 2)),
+        ("update", in_txn(&other, 2)),
+        ("abortTransaction", in_txn(&abort, 2)),
+    ]));
+    assert!(!fails(vec![
+        ("update", in_txn(&push, 3)),
+        ("update", in_txn(&push, 3)),
+        ("commitTransaction", in_txn(&commit, 3)),
+    ]));
+    let checkpoint = doc! {"update": "pattern_migrations", "updates": [{"q": {"_id": "m"}}]};
+    assert!(
+        !fails(vec![
+            ("update", in_txn(&push, 4)),
+            ("update", in_txn(&other, 4)),
+            ("update", in_txn(&checkpoint, 4)),
+            ("commitTransaction", in_txn(&commit, 4)),
+        ]),
+        "a migration batch (documented)"
+    );
 }

@@ -624,7 +624,13 @@ async fn ingest_reports_exactly_the_unwritten(store: AnyStore) {
     assert_eq!(unwritten_ids, key5, "exactly key 5's items are not written");
     // Fix the bucket, ingest exactly the unwritten ones: everything once, in order.
     store
-        .delete_many("trades", &pattern_core::query::Filter::eq("_id", "5_0"))
+        .delete_many(
+            "trades",
+            &pattern_core::query::Filter::and([
+                pattern_core::query::Filter::eq("customerId", 5_i64),
+                pattern_core::query::Filter::eq("_id", "5_0"),
+            ]),
+        )
         .await
         .unwrap();
     let again: Vec<(i64, Trade)> = unwritten.iter().map(|i| batch[*i].clone()).collect();

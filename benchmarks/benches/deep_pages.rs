@@ -206,7 +206,7 @@ fn in_memory(rt: &tokio::runtime::Runtime, items: i64, pages: [u64; 3]) {
                     sort: vec![("page".into(), 1), ("_id".into(), 1)],
                     skip: n - 1,
                     limit: Some(1),
-                    projection: Vec::new(),
+                    ..FindOptions::default()
                 };
                 let got = store
                     .find("trades", &Filter::eq("customerId", 123_i64), &opts)

@@ -291,6 +291,17 @@ pub struct TreeSpec {
 }
 
 impl TreeSpec {
+    /// `None`: leave a tree's collection unsharded. It then lives on the database's primary
+    /// shard beside `pattern_tree_versions`, so every operation reaches one shard and every
+    /// write's transaction (which bumps the tree's version document) commits on that shard.
+    /// Sharded by `_id` (the only key every model addresses nodes by), reads of one node stay on
+    /// one shard but children, descendants and roots reach every shard in most models, and
+    /// every write becomes a cross-shard transaction (the README's "Sharding" has the table per
+    /// model, checked by `tests/sharding.rs`). A category tree is small: one shard holds it.
+    pub const fn shard_key(&self) -> Option<ShardKey> {
+        None
+    }
+
     /// A spec with the seed's field names and no depth limit.
     pub const fn new(collection: &'static str, model: TreeModel) -> Self {
         TreeSpec {

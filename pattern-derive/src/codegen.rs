@@ -339,3 +339,29 @@ pub(crate) fn or_fallback(
         }
     }
 }
+
+/// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_key`/`shard_keys`):
+/// `pub const fn <name>() -> <ret>`, the same with or without errors in the attributes (the
+/// fallback's impl has a `SPEC` too); nothing for a generic type.
+pub(crate) fn shard_key(
+    input: &syn::DeriveInput,
+    trait_path: TokenStream,
+    name: &str,
+    ret: TokenStream,
+    doc: &str,
+) -> TokenStream {
+    // The derives refuse generic types (their error is the one the user should see).
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let name = ident(name);
+    let ty = &input.ident;
+    quote! {
+        impl #ty {
+            #[doc = #doc]
+            pub const fn #name() -> #ret {
+                <Self as #trait_path>::SPEC.#name()
+            }
+        }
+    }
+}

@@ -27,7 +27,16 @@ mod tree;
 #[proc_macro_derive(Bucket, attributes(bucket, serde))]
 pub fn derive_bucket(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    bucket::derive(&input).into()
+    let mut out = bucket::derive(&input);
+    out.extend(codegen::shard_key(
+        &input,
+        quote::quote!(::pattern_core::Bucket),
+        "shard_key",
+        quote::quote!(::pattern_core::ShardKey),
+        "The bucket collection's shard key, as data: the series key (a key's buckets on one \
+         shard; every per-key operation reaches only it). See the README's \"Sharding\".",
+    ));
+    out.into()
 }
 
 /// `#[derive(Outlier)]`: the outlier pattern. Use it as `pattern_core::Outlier`; the attribute
@@ -35,7 +44,16 @@ pub fn derive_bucket(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Outlier, attributes(outlier, serde))]
 pub fn derive_outlier(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    outlier::derive(&input).into()
+    let mut out = outlier::derive(&input);
+    out.extend(codegen::shard_key(
+        &input,
+        quote::quote!(::pattern_core::Outlier),
+        "shard_keys",
+        quote::quote!([::pattern_core::ShardKey; 2]),
+        "The shard keys of the main collection (`_id`) and of the overflow collection (the \
+         parent reference), as data. See the README's \"Sharding\".",
+    ));
+    out.into()
 }
 
 /// `#[derive(Tree)]`: a tree stored in one of the five models of MongoDB's data-modeling
@@ -44,5 +62,15 @@ pub fn derive_outlier(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Tree, attributes(tree, serde))]
 pub fn derive_tree(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    tree::derive(&input).into()
+    let mut out = tree::derive(&input);
+    out.extend(codegen::shard_key(
+        &input,
+        quote::quote!(::pattern_core::Tree),
+        "shard_key",
+        quote::quote!(::core::option::Option<::pattern_core::ShardKey>),
+        "`None`: a tree's collection is best left unsharded (on the database's primary shard, \
+         where every operation and transaction reaches one shard). See the README's \
+         \"Sharding\" for what each operation would reach on a tree sharded by `_id`.",
+    ));
+    out.into()
 }

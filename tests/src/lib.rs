@@ -144,6 +144,26 @@ pub async fn recording_mongo_store(
     )
 }
 
+/// A MongoDB store on a fresh database whose every command is recorded compacted
+/// ([`compact_command`]): what the conformance suites run on, for the targeting check.
+pub async fn targeted_mongo_store(test: &str) -> (MongoStore, Recorder) {
+    let log: Recorder = Arc::default();
+    let sink = log.clone();
+    let mut opts = options().await;
+    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        if let CommandEvent::Started(s) = ev {
+            if CommandLog::counts(&s.command_name) {
+                let cmd = compact_command(&s.command_name, &s.command);
+                sink.lock().unwrap().push((s.command_name, cmd));
+            }
+        }
+    }));
+    (
+        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
+        log,
+    )
+}
+
 /// Drops a test's database (best effort: the test server's storage is temporary anyway).
 pub async fn drop_db(store: &AnyStore) {
     if let AnyStore::Mongo(m) = store {
@@ -151,10 +171,19 @@ pub async fn drop_db(store: &AnyStore) {
     }
 }
 
+/// Find options of a test's own read (not the library's: the targeting check passes over it).
+pub fn read_back() -> FindOptions {
+    FindOptions {
+        comment: Some(TEST_READ),
+        ..FindOptions::default()
+    }
+}
+
 /// Every document of a collection in `_id` order, as stored.
 pub async fn documents<S: Store>(store: &S, coll: &str) -> Vec<Document> {
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
+        comment: Some(TEST_READ),
         ..FindOptions::default()
     };
     store
@@ -196,10 +225,16 @@ pub fn memory_store() -> AnyStore {
 
 /// Runs each listed `async fn(AnyStore)` of the calling module against both stores:
 /// `memory::<name>` on a new in-memory store, `mongo::<name>` on a fresh MongoDB database
-/// (failing with a message that says how to get a server when there is none).
+/// (failing with a message that says how to get a server when there is none). On MongoDB every
+/// command the test sends is recorded and checked against the targeting rule for the
+/// documented shard keys ([`check_suite_targeting`]); suites of the store contract itself,
+/// whose tests send whatever commands they test, list their tests after `untargeted:`.
 #[macro_export]
 macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
+    (untargeted: $($name:ident),* $(,)?) => {
+        $crate::on_both_stores!(@suite false; $($name),*);
+    };
+    (@suite $check:expr; $($name:ident),*) => {
         mod memory {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -212,12 +247,25 @@ macro_rules! on_both_stores {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    let store = ::pattern_core::AnyStore::Mongo($crate::mongo_store(stringify!($name)).await);
+                    let (m, log) = $crate::targeted_mongo_store(stringify!($name)).await;
+                    let store = ::pattern_core::AnyStore::Mongo(m.clone());
                     super::$name(store.clone()).await;
+                    if $check {
+                        let log = ::std::mem::take(&mut *log.lock().unwrap());
+                        $crate::check_suite_targeting(
+                            stringify!($name),
+                            m.database().name(),
+                            ::pattern_core::Store::memo(&m),
+                            &log,
+                        );
+                    }
                     $crate::drop_db(&store).await;
                 }
             )*
         }
+    };
+    ($($name:ident),* $(,)?) => {
+        $crate::on_both_stores!(@suite true; $($name),*);
     };
 }
 
@@ -232,167 +280,8 @@ pub fn as_int(v: &Bson) -> Option<i64> {
     }
 }
 
-/// Where a command would go on a cluster whose collections are sharded by `keys`, by
-/// MongoDB's targeting rule: a filter (or an inserted document) holding an equality on the
-/// shard key goes to one shard, a `$in` on it to the shards of those values, anything else to
-/// every shard.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Targets {
-    /// One shard: an equality on the shard key.
-    One,
-    /// The shards owning the listed values (`$in` on the shard key).
-    Listed,
-    /// Every shard (scatter-gather): no condition on the shard key.
-    All,
-}
-
-/// How a filter targets on shard key `field`.
-pub fn filter_targets(filter: &Document, field: &str) -> Targets {
-    let mut best = Targets::All;
-    if let Some(v) = filter.get(field) {
-        best = match v {
-            Bson::Document(ops) if ops.keys().any(|k| k.starts_with('$')) => {
-                if ops.contains_key("$eq") {
-                    Targets::One
-                } else if ops.contains_key("$in") {
-                    Targets::Listed
-                } else {
-                    Targets::All
-                }
-            }
-            _ => Targets::One,
-        };
-    }
-    if let Ok(all) = filter.get_array("$and") {
-        for f in all.iter().filter_map(Bson::as_document) {
-            best = best.min(filter_targets(f, field));
-        }
-    }
-    best
-}
-
-/// The collections a data command touches and how each of its filters or documents targets,
-/// for collections sharded by `keys` (`(collection, field)`); commands on other collections,
-/// and commands that carry no data (`getMore`, `commitTransaction`, index commands...), give
-/// nothing.
-pub fn command_targets(
-    name: &str,
-    cmd: &Document,
-    keys: &[(String, String)],
-) -> Vec<(String, Targets)> {
-    let key_of = |coll: &str| keys.iter().find(|(c, _)| c == coll).map(|(_, f)| f.clone());
-    let mut out = Vec::new();
-    let coll = cmd.get_str(name).unwrap_or("").to_owned();
-    let field = key_of(&coll);
-    match (name, field) {
-        ("find" | "count", Some(f)) => {
-            let filter = cmd
-                .get_document("filter")
-                .or_else(|_| cmd.get_document("query"));
-            let t = filter.map_or(Targets::All, |q| filter_targets(q, &f));
-            out.push((coll, t));
-        }
-        ("findAndModify", Some(f)) => {
-            let t = cmd
-                .get_document("query")
-                .map_or(Targets::All, |q| filter_targets(q, &f));
-            out.push((coll, t));
-        }
-        ("update", Some(f)) => {
-            for u in cmd
-                .get_array("updates")
-                .into_iter()
-                .flatten()
-                .filter_map(Bson::as_document)
-            {
-                let t = u
-                    .get_document("q")
-                    .map_or(Targets::All, |q| filter_targets(q, &f));
-                out.push((coll.clone(), t));
-            }
-        }
-        ("delete", Some(f)) => {
-            for d in cmd
-                .get_array("deletes")
-                .into_iter()
-                .flatten()
-                .filter_map(Bson::as_document)
-            {
-                let t = d
-                    .get_document("q")
-                    .map_or(Targets::All, |q| filter_targets(q, &f));
-                out.push((coll.clone(), t));
-            }
-        }
-        ("insert", Some(f)) => {
-            for d in cmd
-                .get_array("documents")
-                .into_iter()
-                .flatten()
-                .filter_map(Bson::as_document)
-            {
-                let t = if d.contains_key(&f) {
-                    Targets::One
-                } else {
-                    Targets::All
-                };
-                out.push((coll.clone(), t));
-            }
-        }
-        ("aggregate", Some(f)) => {
-            let first = cmd
-                .get_array("pipeline")
-                .ok()
-                .and_then(|p| p.first())
-                .and_then(Bson::as_document)
-                .and_then(|s| s.get_document("$match").ok());
-            out.push((coll, first.map_or(Targets::All, |m| filter_targets(m, &f))));
-        }
-        ("bulkWrite", _) => {
-            let ns: Vec<String> = cmd
-                .get_array("nsInfo")
-                .into_iter()
-                .flatten()
-                .filter_map(Bson::as_document)
-                .map(|n| {
-                    let full = n.get_str("ns").unwrap_or("");
-                    full.split_once('.').map_or(full, |(_, c)| c).to_owned()
-                })
-                .collect();
-            for op in cmd
-                .get_array("ops")
-                .into_iter()
-                .flatten()
-                .filter_map(Bson::as_document)
-            {
-                let (idx, t) = if let Ok(i) = op.get_i32("insert") {
-                    let c = ns.get(i as usize).cloned().unwrap_or_default();
-                    let Some(f) = key_of(&c) else { continue };
-                    let t = op.get_document("document").map_or(Targets::All, |d| {
-                        if d.contains_key(&f) {
-                            Targets::One
-                        } else {
-                            Targets::All
-                        }
-                    });
-                    (c, t)
-                } else {
-                    let i = op
-                        .get_i32("update")
-                        .or_else(|_| op.get_i32("delete"))
-                        .unwrap_or(0);
-                    let c = ns.get(i as usize).cloned().unwrap_or_default();
-                    let Some(f) = key_of(&c) else { continue };
-                    (
-                        c,
-                        op.get_document("filter")
-                            .map_or(Targets::All, |q| filter_targets(q, &f)),
-                    )
-                };
-                out.push((idx, t));
-            }
-        }
-        _ => {}
-    }
-    out
-}
+mod targeting;
+pub use targeting::{
+    check_suite_targeting, command_reach, command_targets, compact_command, declare_unsharded,
+    filter_targets, Reach, Recorder, Targets, TEST_READ,
+};

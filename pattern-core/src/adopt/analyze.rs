@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bson::Bson;
 
 use super::histogram::Histogram;
-use super::scan::{array_len, field, id, scan, sorted};
+use super::scan::{array_len, field, id, scan, sorted, ANALYZE};
 use super::{key_text, BucketAnalysis, Largest, Options, OutlierAnalysis, Source, Suggestion};
 use crate::error::MAX_DOCUMENT_BYTES;
 use crate::query::Filter;
@@ -60,7 +60,11 @@ pub async fn analyze_outlier<S: Store>(
         store,
         ov.collection,
         &all,
-        sorted(vec![], vec![ov.key_field.into(), ov.items_field.into()]),
+        sorted(
+            ANALYZE,
+            vec![],
+            vec![ov.key_field.into(), ov.items_field.into()],
+        ),
         opts,
         "scan overflow",
         |doc| {
@@ -83,7 +87,7 @@ pub async fn analyze_outlier<S: Store>(
         store,
         coll,
         &all,
-        sorted(vec![("_id".into(), 1)], vec![]),
+        sorted(ANALYZE, vec![("_id".into(), 1)], vec![]),
         opts,
         "analyze",
         |doc| {
@@ -215,7 +219,7 @@ pub async fn analyze_bucket<S: Store>(
         store,
         coll,
         &all,
-        sorted(vec![], vec![]),
+        sorted(ANALYZE, vec![], vec![]),
         opts,
         "analyze",
         |doc| {

@@ -6,7 +6,7 @@ use bson::{doc, Bson, Document};
 use futures::StreamExt;
 
 use super::checkpoint::Checkpoint;
-use super::scan::{count, SCAN_BATCH};
+use super::scan::{count, sorted, MIGRATE, SCAN_BATCH};
 use super::{id_prefix, key_text, MigrateReport, Options, Source};
 use crate::codec::as_int;
 use crate::key::EpochSeconds;
@@ -203,7 +203,7 @@ pub async fn migrate_bucket<S: Store>(
         _ => KeyState::default(),
     };
     let total = if opts.progress.is_some() {
-        Some(count(store, from.collection, &filter).await?)
+        Some(count(store, from.collection, &filter, MIGRATE).await?)
     } else {
         None
     };
@@ -213,10 +213,7 @@ pub async fn migrate_bucket<S: Store>(
         (from.time_field.to_owned().into(), 1),
         ("_id".into(), 1),
     ];
-    let find = FindOptions {
-        sort,
-        ..FindOptions::default()
-    };
+    let find = sorted(MIGRATE, sort, vec![]);
     let budget = opts.batch_items.max(spec.size as usize);
     let mut docs = store.scan(from.collection, &filter, &find, SCAN_BATCH);
     let mut done_parts: Vec<Part> = Vec::new();
@@ -457,14 +454,22 @@ async fn write_parts<T: Store>(
         found.extend(tx.find(coll, &after, &by_key).await?);
     }
     let mut stale = Vec::new();
+    let mut stale_keys = Vec::new();
     for d in found {
         stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
         let key = d.get(series.key_field).cloned().unwrap_or(Bson::Null);
+        if !stale_keys.contains(&key) {
+            stale_keys.push(key.clone());
+        }
         tails.entry(key_text(&key)).or_default().push(d);
     }
     if !stale.is_empty() {
-        tx.delete_many(coll, &Filter::In("_id".into(), stale))
-            .await?;
+        // By key too: on a collection sharded by it, only those keys' shards.
+        let of_keys = Filter::and([
+            Filter::In(series.key_field.into(), stale_keys),
+            Filter::In("_id".into(), stale),
+        ]);
+        tx.delete_many(coll, &of_keys).await?;
     }
     let mut new_docs = Vec::new();
     let mut last_full = None;

@@ -6,7 +6,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 
 use super::checkpoint::Checkpoint;
-use super::scan::{array_len, id, scan, sorted};
+use super::scan::{array_len, id, scan, sorted, MIGRATE};
 use super::{key_text, MigrateReport, Options};
 use crate::query::{Filter, FindOptions, Path, Update};
 use crate::series::take_array;
@@ -74,7 +74,7 @@ pub async fn migrate_outlier<S: Store>(
             store,
             coll,
             &filter,
-            sorted(sort, vec![]),
+            sorted(MIGRATE, sort, vec![]),
             opts,
             "migrate",
             |doc| {
@@ -97,7 +97,7 @@ pub async fn migrate_outlier<S: Store>(
         store,
         coll,
         &filter,
-        sorted(sort, vec!["_id".into()]),
+        sorted(MIGRATE, sort, vec!["_id".into()]),
         opts,
         "scan",
         |doc| {

@@ -4,25 +4,41 @@ use bson::{Bson, RawDocumentBuf};
 use futures::StreamExt;
 
 use super::Options;
-use crate::query::{Filter, FindOptions, Path};
+use crate::query::{Filter, FindOptions, Path, SCATTER};
 
-/// Find options of a scan: `sort` order, `projection` fields.
-pub(crate) fn sorted(sort: Vec<(Path, i32)>, projection: Vec<Path>) -> FindOptions {
+/// Find options of a scan for operation `what` (its `comment`, a [`SCATTER`] name): `sort`
+/// order, `projection` fields.
+pub(crate) fn sorted(
+    what: &'static str,
+    sort: Vec<(Path, i32)>,
+    projection: Vec<Path>,
+) -> FindOptions {
     FindOptions {
         sort,
         projection,
+        comment: Some(what),
         ..FindOptions::default()
     }
 }
+
+/// The `comment`s of the adoption's collection-wide reads.
+pub(crate) const ANALYZE: &str = "pattern scatter: analyze";
+pub(crate) const VERIFY: &str = "pattern scatter: verify";
+pub(crate) const MIGRATE: &str = "pattern scatter: migrate";
 use crate::store::Store;
 use crate::{Error, Result};
 
 /// Documents per batch of a scan (per `getMore` on MongoDB).
 pub(crate) const SCAN_BATCH: u32 = 1000;
 
-/// How many documents match `filter` (one server-side count).
-pub(crate) async fn count<S: Store>(store: &S, coll: &str, filter: &Filter) -> Result<u64> {
-    Ok(store.array_stats(coll, filter, "_id").await?.documents)
+/// How many documents match `filter` (one server-side count, named `what`).
+pub(crate) async fn count<S: Store>(
+    store: &S,
+    coll: &str,
+    filter: &Filter,
+    what: &'static str,
+) -> Result<u64> {
+    store.count_matching(coll, filter, what).await
 }
 
 /// Calls `each` on every document matching `filter`, in `find`'s order (and projection), reporting progress as
@@ -41,7 +57,7 @@ where
     F: FnMut(RawDocumentBuf) -> Result<()>,
 {
     let total = if opts.progress.is_some() {
-        Some(count(store, coll, filter).await?)
+        Some(count(store, coll, filter, find.comment.unwrap_or(SCATTER)).await?)
     } else {
         None
     };

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use bson::{Bson, RawDocumentBuf};
 
-use super::scan::{array_len, field, id, scan, sorted};
+use super::scan::{array_len, field, id, scan, sorted, VERIFY};
 use super::{key_text, LayoutDefect, Options, Verified};
 use crate::codec::as_int;
 use crate::query::Filter;
@@ -160,7 +160,7 @@ async fn check_series<'s, S: Store>(
         store,
         spec.collection,
         &Filter::and([]),
-        sorted(spec.sort_by_key(), vec![]),
+        sorted(VERIFY, spec.sort_by_key(), vec![]),
         opts,
         phase,
         |doc| check.see(doc),
@@ -206,7 +206,7 @@ pub async fn verify_outlier<S: Store>(
         store,
         coll,
         &Filter::and([]),
-        sorted(vec![("_id".into(), 1)], vec![]),
+        sorted(VERIFY, vec![("_id".into(), 1)], vec![]),
         opts,
         "verify",
         |doc| {

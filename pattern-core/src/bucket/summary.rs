@@ -313,6 +313,7 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
         let opts = FindOptions {
             sort: vec![("_id".into(), 1)],
             limit: Some(series::STREAM_BATCH),
+            comment: Some("pattern scatter: bucket backfill"),
             ..FindOptions::default()
         };
         let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
@@ -364,6 +365,11 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
 ) -> Result<bool> {
     for _ in 0..1_000 {
         let id = id_of(spec, &raw)?.unwrap_or(Bson::Null);
+        // The key too: on a collection sharded by it, the write reaches one shard.
+        let key = match raw.get(spec.key_field) {
+            Ok(Some(v)) => raw_value(spec.collection, v)?,
+            _ => Bson::Null,
+        };
         let count = match raw.get(spec.count_field) {
             Ok(Some(v)) => raw_value(spec.collection, v)?,
             _ => Bson::Null,
@@ -410,6 +416,7 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             .set
             .extend(spec.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
         let cas = Filter::and([
+            spec.by_key(&key),
             Filter::Eq("_id".into(), id.clone()),
             Filter::Eq(spec.count_field.into(), count),
         ]);
@@ -424,7 +431,7 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             limit: Some(1),
             ..FindOptions::default()
         };
-        let by_id = Filter::Eq("_id".into(), id);
+        let by_id = Filter::and([spec.by_key(&key), Filter::Eq("_id".into(), id)]);
         match store.find_raw(spec.collection, &by_id, &one).await?.pop() {
             Some(again) => raw = again,
             None => return Ok(false),

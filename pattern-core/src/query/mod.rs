@@ -35,7 +35,16 @@ pub struct FindOptions {
     /// may return more fields than asked (the in-memory store returns whole documents): only
     /// what is asked is read.
     pub projection: Vec<Path>,
+    /// MongoDB's `comment`, which the server logs with the command (profiler, `currentOp`,
+    /// slow-query log). The library names its collection-wide reads with
+    /// [`SCATTER`](crate::query::SCATTER) `<operation>`: on a sharded cluster they are the
+    /// scatter-gather ones, every other read names its shard key. The in-memory store ignores it.
+    pub comment: Option<&'static str>,
 }
+
+/// The prefix of the `comment` on the library's collection-wide reads (`pattern scatter:
+/// bucket verify`): on a sharded cluster, the reads that reach every shard.
+pub const SCATTER: &str = "pattern scatter:";
 
 impl FindOptions {
     /// Refuses what no server takes: a skip past 2^63-1 (MongoDB's `skip` is an Int64).

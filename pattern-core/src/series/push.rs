@@ -459,9 +459,12 @@ pub(super) async fn next_suffix<S: Store>(
             Bson::String(format!("{}`", &base[..base.len() - 1])),
         ),
     ]);
+    // Across keys: `_id`s are unique in the whole collection, and another key's bucket may
+    // hold the name (a scatter-gather on a cluster sharded by the key; only after a collision).
     let desc = FindOptions {
         sort: vec![("_id".into(), -1)],
         limit: Some(1),
+        comment: Some("pattern scatter: bucket _id suffix"),
         ..FindOptions::default()
     };
     let highest = store

@@ -150,7 +150,7 @@ pub(crate) async fn nth_doc<S: Store>(
         sort: vec![("_id".into(), 1)],
         skip: n.unsigned_abs() - 1,
         limit: Some(1),
-        projection: Vec::new(),
+        ..FindOptions::default()
     };
     Ok(store
         .find_raw(spec.collection, &unnumbered, &opts)
@@ -233,7 +233,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 sort,
                 skip: 0,
                 limit: Some(batch),
-                projection: Vec::new(),
+                ..FindOptions::default()
             };
             let docs = store
                 .find_raw(spec.collection, &Filter::and(filter), &opts)

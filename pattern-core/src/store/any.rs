@@ -160,6 +160,14 @@ impl Store for AnyStore {
     ) -> Result<ArrayStats> {
         delegate!(self, s => s.array_stats(coll, filter, array_field).await)
     }
+    async fn count_matching(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        comment: &'static str,
+    ) -> Result<u64> {
+        delegate!(self, s => s.count_matching(coll, filter, comment).await)
+    }
     async fn delete_many(&self, coll: &str, filter: &query::Filter) -> Result<u64> {
         delegate!(self, s => s.delete_many(coll, filter).await)
     }

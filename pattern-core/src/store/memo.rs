@@ -24,6 +24,8 @@ pub struct StoreMemo {
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
     bounded: Mutex<Vec<(String, bool)>>,
+    /// Every series and tree ensured in this process, kept across [`clear`](Self::clear).
+    served: Mutex<(Vec<SeriesSpec>, Vec<TreeSpec>)>,
 }
 
 /// Next document numbers by collection and key: entries `(collection, key, next)` under a
@@ -64,6 +66,10 @@ impl StoreMemo {
         let mut specs = lock(&self.indexes);
         if !specs.contains(&spec) {
             specs.push(spec);
+            let mut served = lock(&self.served);
+            if !served.0.contains(&spec) {
+                served.0.push(spec);
+            }
         }
     }
     /// Whether every bucket of `coll` is known to carry complete time bounds (`None`: not
@@ -85,6 +91,10 @@ impl StoreMemo {
         let mut specs = lock(&self.trees);
         if !specs.contains(&spec) {
             specs.push(spec);
+            let mut served = lock(&self.served);
+            if !served.1.contains(&spec) {
+                served.1.push(spec);
+            }
         }
     }
     /// What is remembered of `key`'s next document in `coll`.
@@ -128,6 +138,18 @@ impl StoreMemo {
                 }
             }
         }
+    }
+    /// Every series (bucket collections, outlier overflow collections) whose indexes this
+    /// store has ensured in this process, i.e. that its pushes and reads used, also before a
+    /// [`clear`](Self::clear): the layouts a process served (the targeting check of the tests
+    /// reads the collections' shard keys from them).
+    pub fn served_series(&self) -> Vec<SeriesSpec> {
+        lock(&self.served).0.clone()
+    }
+    /// Every tree whose indexes this store has ensured in this process, also before a
+    /// [`clear`](Self::clear).
+    pub fn served_trees(&self) -> Vec<TreeSpec> {
+        lock(&self.served).1.clone()
     }
     /// Forgets everything (after a collection was dropped behind the store's back).
     pub fn clear(&self) {

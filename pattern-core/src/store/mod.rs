@@ -243,6 +243,20 @@ pub trait Store: Send + Sync {
         array_field: &str,
     ) -> impl Future<Output = Result<ArrayStats>> + Send;
 
+    /// How many documents match `filter`: a collection-wide count (on a sharded cluster a
+    /// scatter-gather, named by `comment` in the server's logs, see
+    /// [`SCATTER`](crate::query::SCATTER)). By default [`array_stats`](Store::array_stats)'s
+    /// count; the MongoDB store sends it with its `comment`.
+    fn count_matching(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        comment: &'static str,
+    ) -> impl Future<Output = Result<u64>> + Send {
+        let _ = comment;
+        async move { Ok(self.array_stats(coll, filter, "_id").await?.documents) }
+    }
+
     /// Updates every document matching `filter` (each atomically; all of them together only
     /// inside a transaction); returns how many matched. An update with
     /// [`rewrites`](Update::rewrite) is sent as an update pipeline, each document's fields

@@ -476,6 +476,7 @@ fn driver_find_options(opts: &FindOptions) -> mongodb::options::FindOptions {
             .map(|k| (k.to_string(), Bson::Int32(1)));
         o.projection = Some(fields.collect());
     }
+    o.comment = opts.comment.map(Bson::from);
     o
 }
 
@@ -712,6 +713,21 @@ impl Store for MongoStore {
         array_field: &str,
     ) -> Result<ArrayStats> {
         self.array_stats_in(None, coll, filter, array_field).await
+    }
+
+    /// One `aggregate` (the driver's `countDocuments`), with `comment`.
+    async fn count_matching(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        comment: &'static str,
+    ) -> Result<u64> {
+        self.db
+            .collection::<Document>(coll)
+            .count_documents(filter.to_document())
+            .comment(comment)
+            .await
+            .map_err(|e| map_err(coll, e))
     }
 
     /// One cursor: `find` with `batchSize` and `allowDiskUse`, then a `getMore` per batch.

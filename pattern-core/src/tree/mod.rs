@@ -273,12 +273,14 @@ pub async fn walk<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<(u32, T)>
 
 /// Every defect of the stored tree ([`Defect`]), as data; empty when the tree is sound.
 pub async fn verify<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<Defect>> {
+    model::ensure_indexes(store, &T::SPEC).await?;
     verify::verify(store, &T::SPEC).await
 }
 
 /// Rebuilds the model's fields from the parent links it holds; reports what it changed and
 /// what it could not repair.
 pub async fn repair<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Repair> {
+    model::ensure_indexes(store, &T::SPEC).await?;
     verify::repair(store, &T::SPEC).await
 }
 
@@ -406,10 +408,12 @@ pub mod raw {
     }
     /// Every defect.
     pub async fn verify<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Defect>> {
+        model::ensure_indexes(store, spec).await?;
         check::verify(store, spec).await
     }
     /// Rebuilds what the parent links determine.
     pub async fn repair<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Repair> {
+        model::ensure_indexes(store, spec).await?;
         check::repair(store, spec).await
     }
 }

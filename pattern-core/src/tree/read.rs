@@ -431,14 +431,14 @@ pub(crate) async fn walk<S: Store + ?Sized>(
     Ok(out)
 }
 
-/// Every document of the tree's collection.
+/// Every document of the tree's collection (the whole tree's reads, `verify`, `repair`).
 pub(crate) async fn all<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
+    let every = FindOptions {
+        comment: Some("pattern scatter: tree, every node"),
+        ..FindOptions::default()
+    };
     store
-        .find(
-            spec.collection,
-            &Filter::And(vec![]),
-            &FindOptions::default(),
-        )
+        .find(spec.collection, &Filter::And(vec![]), &every)
         .await
 }
 

@@ -193,7 +193,7 @@ async fn secondary_index_narrows_and_sorts_like_a_scan() {
         sort: vec![("_id".into(), 1)],
         skip: 2,
         limit: Some(3),
-        projection: Vec::new(),
+        ..FindOptions::default()
     };
     let got = s.find("c", &Filter::eq("k", 1_i64), &opts).await.unwrap();
     let ids: Vec<&str> = got.iter().map(|d| d.get_str("_id").unwrap()).collect();
@@ -296,7 +296,7 @@ async fn multikey_indexes_answer_like_a_scan() {
                             sort: sort.clone(),
                             skip,
                             limit,
-                            projection: Vec::new(),
+                            ..FindOptions::default()
                         };
                         let mut a = indexed.find("t", &f, &opts).await.unwrap();
                         let mut b = plain.find("t", &f, &opts).await.unwrap();
