@@ -252,6 +252,16 @@ impl Wrappers<'_> {
         )
     }
 
+    /// `pub async fn ensure_validator<S>(store: &S) -> Result<()>`.
+    pub(crate) fn ensure_validator(&self, doc: &str) -> TokenStream {
+        let module = self.module();
+        self.unkeyed(
+            doc,
+            quote!(ensure_validator<__PatternS>(store: &__PatternS)),
+            quote!(#module::ensure_validator::<Self, __PatternS>(store).await),
+        )
+    }
+
     /// `pub async fn <sig> -> Result<()>`, `sig` generic over a store `S`: a wrapper that
     /// takes no key (`ensure_indexes`, outlier's `save`).
     pub(crate) fn unkeyed(&self, doc: &str, sig: TokenStream, call: TokenStream) -> TokenStream {
