@@ -43,6 +43,8 @@ where
             index,
         });
     }
-    super::validated::<B, S>(store).await.map_err(none_written)?;
+    super::validated::<B, S>(store)
+        .await
+        .map_err(none_written)?;
     series::ingest(store, &B::SPEC.series(), entries, INGEST_BATCH).await
 }

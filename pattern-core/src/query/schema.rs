@@ -144,11 +144,7 @@ impl Schema {
         if !self.bson_type.is_empty() && !self.bson_type.iter().any(|t| t.holds(value)) {
             let want: Vec<&str> = self.bson_type.iter().map(|t| t.alias()).collect();
             let is = BsonType::of(value).map_or("a deprecated type", BsonType::alias);
-            return Err(format!(
-                "{} is {is}, not {}",
-                name(path),
-                want.join(" or ")
-            ));
+            return Err(format!("{} is {is}, not {}", name(path), want.join(" or ")));
         }
         match value {
             Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => {

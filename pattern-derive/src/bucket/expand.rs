@@ -74,7 +74,11 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
             }
         }
     });
-    let validate = b.validate.then(|| quote!(const VALIDATE: bool = true;));
+    let validate = b.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     let (item, key) = (quote!(#item_ty), quote!(#key_ty));
     let methods = methods(
         &w,

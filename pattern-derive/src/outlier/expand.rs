@@ -33,7 +33,11 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
     };
     let item = quote!(#item_ty);
     let methods = methods(&w, &item, &item, Some(&o.items_rust));
-    let validate = o.validate.then(|| quote!(const VALIDATE: bool = true;));
+    let validate = o.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Outlier for #ident {

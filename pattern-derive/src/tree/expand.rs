@@ -33,7 +33,11 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
         let types = t.id_types.iter().map(|v| Ident::new(v, Span::call_site()));
         quote!(const ID_TYPES: &'static [::pattern_core::BsonType] = &[#(::pattern_core::BsonType::#types),*];)
     });
-    let validate = t.validate.then(|| quote!(const VALIDATE: bool = true;));
+    let validate = t.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     quote! {
         #[automatically_derived]
         impl ::pattern_core::tree::Tree for #ident {

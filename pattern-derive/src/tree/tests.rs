@@ -542,7 +542,10 @@ fn id_types_from_the_id_field_and_validate() {
         t.id_types
     };
     assert_eq!(id_types(parse_quote!(i64), false), ["Int", "Long"]);
-    assert_eq!(id_types(parse_quote!(bson::oid::ObjectId), false), ["ObjectId"]);
+    assert_eq!(
+        id_types(parse_quote!(bson::oid::ObjectId), false),
+        ["ObjectId"]
+    );
     assert_eq!(id_types(parse_quote!(Name), false), [] as [&str; 0]);
     assert_eq!(id_types(parse_quote!(i64), true), [] as [&str; 0]);
 }

@@ -232,8 +232,9 @@ impl Collection {
             .or_else(|| document_bytes(doc));
         debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
         // The checks a replacement by the updated document would make; a refusal undoes it.
-        let checked = validate(coll, validator, doc)
-            .and_then(|()| check_updated(coll, doc, size, id, indexes, moving, update.writes("_id")));
+        let checked = validate(coll, validator, doc).and_then(|()| {
+            check_updated(coll, doc, size, id, indexes, moving, update.writes("_id"))
+        });
         match checked {
             Ok(moves) => {
                 for (i, old, new) in moves {

@@ -1,0 +1,721 @@
+//! The layouts' validators (`ensure_validator`, `#[...(validate)]`), on both stores: writes that
+//! break a layout are refused with `Error::SchemaViolation` (code 121 on MongoDB, from a raw
+//! driver write too), the library's own writes all pass, "moderate" lets a foreign document
+//! that fails the schema be repaired, and a refusal inside a transaction or a batch is reported
+//! as the store reports its other per-document errors. The differential corpus is in
+//! `validator_corpus.rs`.
+
+use bson::{doc, Bson, Document};
+use pattern_core::adopt::{Options, Source};
+use pattern_core::query::{Filter, Update};
+use pattern_core::tree::{self, Tree};
+use pattern_core::{
+    bucket, outlier, transaction, AnyStore, Bucket, Error, Outlier, Store, WriteOp,
+};
+use pattern_tests::{documents, on_both_stores};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Trade {
+    ticker: String,
+    qty: i64,
+    date: bson::DateTime,
+}
+
+/// The seed's bucket layout: ten trades per bucket, integer customer ids.
+#[allow(dead_code)] // the derive's layout; never built
+#[derive(Bucket)]
+#[bucket(collection = "trades", size = 10, validate)]
+struct TradeHistory {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+/// Buckets that keep time bounds and a summary: every kept field in the schema.
+#[allow(dead_code)] // the derive's layout; never built
+#[derive(Bucket)]
+#[bucket(
+    collection = "ticks",
+    size = 4,
+    time = "date",
+    summary(sum = "qty", max = "qty"),
+    validate
+)]
+struct Ticks {
+    #[bucket(key)]
+    symbol: String,
+    #[bucket(items)]
+    ticks: Vec<Trade>,
+}
+
+/// Small threshold and chunks.
+#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[outlier(
+    collection = "feeds",
+    overflow = "feed_overflow",
+    threshold = 3,
+    chunk = 4,
+    validate
+)]
+struct Feed {
+    #[outlier(id)]
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    #[outlier(items)]
+    posts: Vec<String>,
+}
+
+fn feed(id: i64, posts: usize) -> Feed {
+    Feed {
+        id,
+        title: format!("feed {id}"),
+        posts: (0..posts).map(|i| format!("post{i}")).collect(),
+    }
+}
+
+macro_rules! category {
+    ($name:ident, $coll:literal, $model:literal) => {
+        #[derive(pattern_core::Tree, Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[tree(collection = $coll, model = $model, validate)]
+        struct $name {
+            #[serde(rename = "_id")]
+            name: String,
+            label: String,
+        }
+        impl Named for $name {
+            fn named(name: &str) -> Self {
+                $name {
+                    name: name.to_owned(),
+                    label: name.to_lowercase(),
+                }
+            }
+        }
+    };
+}
+
+/// A node type that can be made from its name.
+trait Named: Tree<Id = String> {
+    fn named(name: &str) -> Self;
+}
+
+category!(ByParent, "by_parent", "parent_refs");
+category!(ByChildren, "by_children", "child_refs");
+category!(ByAncestors, "by_ancestors", "ancestors");
+category!(ByPath, "by_path", "materialized_path");
+category!(ByNestedSet, "by_nested_set", "nested_set");
+
+/// Integer ids in nested sets (the ids' types come from the id field).
+#[derive(pattern_core::Tree, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[tree(collection = "numbered", model = "nested_set", validate)]
+struct Numbered {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+fn trade(i: i64) -> Trade {
+    Trade {
+        ticker: "MDB".into(),
+        qty: i,
+        date: bson::DateTime::from_millis(1_698_335_223_000 + i * 1000),
+    }
+}
+
+fn trades(n: usize) -> Vec<Bson> {
+    (0..n as i64)
+        .map(|i| bson::to_bson(&trade(i)).unwrap())
+        .collect()
+}
+
+/// The refusal is the typed error for `coll`.
+#[track_caller]
+fn assert_refused<T: std::fmt::Debug>(r: pattern_core::Result<T>, coll: &str) {
+    match r {
+        Err(Error::SchemaViolation { collection, .. }) if collection == coll => {}
+        other => panic!("expected a SchemaViolation on `{coll}`, got {other:?}"),
+    }
+}
+
+/// On MongoDB, the same document written with the driver itself is refused by the server with
+/// code 121 (DocumentValidationFailure).
+async fn raw_driver_refuses(store: &AnyStore, coll: &str, doc: Document) {
+    let AnyStore::Mongo(m) = store else { return };
+    let e = (m.database().collection::<Document>(coll))
+        .insert_one(doc)
+        .await
+        .expect_err("the server accepted a document its validator refuses");
+    let code = match &*e.kind {
+        mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => w.code,
+        other => panic!("not a write error: {other:?}"),
+    };
+    assert_eq!(code, 121, "{e}");
+}
+
+/// Inserts `doc` through the store (refused, typed) and through the driver (code 121).
+async fn refused_insert(store: &AnyStore, coll: &str, doc: Document) {
+    assert_refused(store.insert_one(coll, doc.clone()).await, coll);
+    raw_driver_refuses(store, coll, doc).await;
+}
+
+/// Every document of `coll` passes `schema` as an insert would check it: copied into a
+/// collection validated by the same schema, each one accepted.
+async fn all_pass(store: &AnyStore, coll: &str, schema: &pattern_core::query::Schema) -> usize {
+    let check = format!("{coll}_check");
+    store.set_validator(&check, schema).await.unwrap();
+    let docs = documents(store, coll).await;
+    for d in &docs {
+        if let Err(e) = store.insert_one(&check, d.clone()).await {
+            panic!("a document the library wrote to `{coll}` fails its schema: {e}\n{d}");
+        }
+    }
+    docs.len()
+}
+
+/// The seed's buckets: a raw write of a bucket with `count: 11` at `size = 10`, or an array of
+/// 11, or the key or count of another type, is refused; so is an update that would break a
+/// valid bucket. The seed's own layout (no `page`) passes.
+async fn bucket_refusals(store: AnyStore) {
+    TradeHistory::ensure_validator(&store).await.unwrap();
+    let base = doc! {"_id": "123_1698335223", "customerId": 123_i64, "count": 10, "history": trades(10), "page": 1_i64};
+    let with = |k: &str, v: Bson| {
+        let mut d = base.clone();
+        d.insert(k, v);
+        d
+    };
+    refused_insert(&store, "trades", with("count", Bson::Int32(11))).await;
+    refused_insert(&store, "trades", with("count", Bson::Int64(-1))).await;
+    refused_insert(&store, "trades", with("history", Bson::Array(trades(11)))).await;
+    refused_insert(&store, "trades", with("count", Bson::Double(3.0))).await;
+    refused_insert(
+        &store,
+        "trades",
+        with("customerId", Bson::String("123".into())),
+    )
+    .await;
+    refused_insert(&store, "trades", with("page", Bson::Int64(0))).await;
+    let mut no_key = base.clone();
+    no_key.remove("customerId");
+    refused_insert(&store, "trades", no_key).await;
+    // The seed's layout, no page, an Int32 key: accepted.
+    let seed = doc! {"_id": "123_1698349623", "customerId": 123, "count": 2, "history": trades(2)};
+    store.insert_one("trades", seed).await.unwrap();
+    store.insert_one("trades", base.clone()).await.unwrap();
+    // Updates of a valid bucket past the layout.
+    let by_id = Filter::eq("_id", "123_1698335223");
+    let mut inc = Update {
+        inc: vec![("count".into(), 1)],
+        ..Update::default()
+    };
+    assert_refused(
+        store.update_one("trades", &by_id, &mut inc, false).await,
+        "trades",
+    );
+    let mut push = Update {
+        push: vec![("history".into(), trades(1))],
+        ..Update::default()
+    };
+    assert_refused(
+        store.update_one("trades", &by_id, &mut push, false).await,
+        "trades",
+    );
+    let replaced = with("count", Bson::Int32(12));
+    assert_refused(
+        store.replace_one("trades", &by_id, replaced, false).await,
+        "trades",
+    );
+    // Nothing of them was written.
+    let docs = documents(&store, "trades").await;
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0], base);
+}
+
+/// The outlier's main documents and overflow chunks.
+async fn outlier_refusals(store: AnyStore) {
+    Feed::ensure_validator(&store).await.unwrap();
+    let main = doc! {"_id": 1_i64, "title": "t", "posts": ["a", "b", "c"], "has_extras": true};
+    let with = |d: &Document, k: &str, v: Bson| {
+        let mut d = d.clone();
+        d.insert(k, v);
+        d
+    };
+    refused_insert(
+        &store,
+        "feeds",
+        with(&main, "posts", bson::bson!(["a", "b", "c", "d"])),
+    )
+    .await;
+    refused_insert(
+        &store,
+        "feeds",
+        with(&main, "has_extras", Bson::String("yes".into())),
+    )
+    .await;
+    refused_insert(&store, "feeds", with(&main, "has_extras", Bson::Null)).await;
+    refused_insert(
+        &store,
+        "feeds",
+        with(&main, "_id", Bson::String("1".into())),
+    )
+    .await;
+    refused_insert(
+        &store,
+        "feeds",
+        with(&main, "posts", Bson::String("a".into())),
+    )
+    .await;
+    store.insert_one("feeds", main.clone()).await.unwrap();
+    let chunk = doc! {"_id": bson::oid::ObjectId::new(), "feed_id": 1_i64, "count": 4, "posts_extra": ["d", "e", "f", "g"], "seq": 1_i64};
+    let ov = "feed_overflow";
+    refused_insert(
+        &store,
+        ov,
+        with(
+            &chunk,
+            "posts_extra",
+            bson::bson!(["d", "e", "f", "g", "h"]),
+        ),
+    )
+    .await;
+    refused_insert(&store, ov, with(&chunk, "count", Bson::Int32(5))).await;
+    refused_insert(
+        &store,
+        ov,
+        with(&chunk, "feed_id", Bson::String("1".into())),
+    )
+    .await;
+    refused_insert(&store, ov, with(&chunk, "seq", Bson::Int32(0))).await;
+    let mut seed_layout = chunk.clone();
+    seed_layout.remove("count");
+    seed_layout.remove("seq");
+    refused_insert(&store, ov, seed_layout).await;
+    store.insert_one(ov, chunk).await.unwrap();
+    // A push past the threshold straight into the main array.
+    let mut push = Update {
+        push: vec![("posts".into(), vec![Bson::String("d".into())])],
+        ..Update::default()
+    };
+    let by_id = Filter::eq("_id", 1_i64);
+    assert_refused(
+        store.update_one("feeds", &by_id, &mut push, false).await,
+        "feeds",
+    );
+}
+
+/// Each tree model: a node whose model field has the wrong type is refused.
+async fn tree_refusals(store: AnyStore) {
+    ByParent::ensure_validator(&store).await.unwrap();
+    ByChildren::ensure_validator(&store).await.unwrap();
+    ByAncestors::ensure_validator(&store).await.unwrap();
+    ByPath::ensure_validator(&store).await.unwrap();
+    ByNestedSet::ensure_validator(&store).await.unwrap();
+    Numbered::ensure_validator(&store).await.unwrap();
+    let cases: Vec<(&str, Document)> = vec![
+        ("by_parent", doc! {"_id": "a", "parent": 5}),
+        ("by_parent", doc! {"_id": "a", "parent": ["b"]}),
+        ("by_parent", doc! {"_id": 1, "parent": Bson::Null}),
+        ("by_children", doc! {"_id": "a", "children": "b"}),
+        ("by_children", doc! {"_id": "a", "children": [1]}),
+        ("by_children", doc! {"_id": "a", "children": Bson::Null}),
+        (
+            "by_ancestors",
+            doc! {"_id": "a", "ancestors": "Books", "parent": "Books"},
+        ),
+        (
+            "by_ancestors",
+            doc! {"_id": "a", "ancestors": ["Books"], "parent": true},
+        ),
+        ("by_path", doc! {"_id": "a", "path": 5}),
+        ("by_path", doc! {"_id": 5, "path": Bson::Null}),
+        (
+            "by_nested_set",
+            doc! {"_id": "a", "parent": Bson::Null, "right": 2},
+        ),
+        (
+            "by_nested_set",
+            doc! {"_id": "a", "parent": Bson::Null, "left": "1", "right": 2},
+        ),
+        (
+            "by_nested_set",
+            doc! {"_id": "a", "parent": Bson::Null, "left": 1.5, "right": 2},
+        ),
+        (
+            "by_nested_set",
+            doc! {"_id": "a", "parent": ["x"], "left": 1, "right": 2},
+        ),
+        (
+            "numbered",
+            doc! {"_id": 1, "parent": "x", "left": 1, "right": 2},
+        ),
+    ];
+    for (coll, d) in cases {
+        refused_insert(&store, coll, d).await;
+    }
+    let fine: Vec<(&str, Document)> = vec![
+        ("by_parent", doc! {"_id": "MongoDB", "parent": "Databases"}),
+        ("by_parent", doc! {"_id": "Books", "parent": Bson::Null}),
+        (
+            "by_children",
+            doc! {"_id": "Databases", "children": ["MongoDB", "dbm"]},
+        ),
+        (
+            "by_ancestors",
+            doc! {"_id": "MongoDB", "ancestors": ["Books", "Programming", "Databases"], "parent": "Databases"},
+        ),
+        (
+            "by_path",
+            doc! {"_id": "MongoDB", "path": ",Books,Programming,Databases,"},
+        ),
+        // The seed's nested-set root: `parent: 0`.
+        (
+            "by_nested_set",
+            doc! {"_id": "Books", "parent": 0, "left": 1, "right": 12},
+        ),
+        (
+            "numbered",
+            doc! {"_id": 7_i64, "parent": 0, "left": 1, "right": 2},
+        ),
+    ];
+    for (coll, d) in fine {
+        store.insert_one(coll, d).await.unwrap();
+    }
+}
+
+/// With `validate`, every write of the library installs the validators first and passes them:
+/// pushes, batches, ingest across keys, backfill, a migration from a flat collection; every
+/// bucket written passes the schema.
+async fn library_bucket_writes_pass(store: AnyStore) {
+    for i in 0..25 {
+        TradeHistory::push(&store, &1, trade(i)).await.unwrap();
+    }
+    let many: Vec<Trade> = (0..23).map(trade).collect();
+    TradeHistory::push_many(&store, &2, &many).await.unwrap();
+    let pairs: Vec<(i64, Trade)> = (0..60).map(|i| (i % 7, trade(i))).collect();
+    assert_eq!(TradeHistory::ingest(&store, &pairs).await.unwrap(), 60);
+    // The validator is installed: a raw bucket over the size is refused.
+    let over = doc! {"customerId": 9_i64, "count": 11, "history": trades(11)};
+    assert_refused(store.insert_one("trades", over).await, "trades");
+    // A migration from a flat collection (Int32 keys, as a shell writes them).
+    let flat: Vec<Document> = (0..35)
+        .map(|i| doc! {"customerId": 100 + i % 3, "ticker": "MDB", "qty": i, "date": bson::DateTime::from_millis(1_700_000_000_000 + i64::from(i) * 1000)})
+        .collect();
+    store.insert_many("flat", flat).await.unwrap();
+    let from = Source {
+        collection: "flat",
+        key_field: "customerId",
+        time_field: "date",
+    };
+    let report = TradeHistory::migrate_from(&store, &from, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(report.moved_items, 35);
+    let checked = all_pass(&store, "trades", &bucket::schema::<TradeHistory>()).await;
+    assert!(checked > 10, "{checked} buckets");
+
+    // Kept bounds and summaries: pushes, then a bucket of the seed's layout without them,
+    // which backfill completes.
+    for i in 0..9 {
+        Ticks::push(&store, "MDB", trade(i)).await.unwrap();
+    }
+    Ticks::push_many(&store, "AAPL", &many).await.unwrap();
+    let old = doc! {"_id": "OLD_1", "symbol": "OLD", "count": 2, "ticks": trades(2)};
+    store.insert_one("ticks", old).await.unwrap();
+    assert!(Ticks::backfill(&store).await.unwrap() >= 1);
+    let checked = all_pass(&store, "ticks", &bucket::schema::<Ticks>()).await;
+    assert!(checked > 5);
+    let completed = documents(&store, "ticks").await;
+    let old = completed
+        .iter()
+        .find(|d| d.get_str("_id") == Ok("OLD_1"))
+        .unwrap();
+    assert_eq!(old.get_bool("bounded"), Ok(true), "{old}");
+}
+
+/// Outlier writes: save (over the threshold), pushes past it, batches, delete, and an
+/// in-place migration of documents written over the threshold before the validator existed.
+async fn library_outlier_writes_pass(store: AnyStore) {
+    // Written before the validator, over the threshold: "moderate" lets the migration rewrite
+    // them.
+    for id in 10..13 {
+        let raw = doc! {"_id": id, "title": "old", "posts": (0..9).map(|i| format!("p{i}")).collect::<Vec<_>>()};
+        store.insert_one("feeds", raw).await.unwrap();
+    }
+    feed(1, 9).save(&store).await.unwrap();
+    feed(2, 1).save(&store).await.unwrap();
+    for i in 0..7 {
+        Feed::push_posts(&store, &2, format!("more{i}"))
+            .await
+            .unwrap();
+    }
+    let batch: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
+    Feed::push_many_posts(&store, &2, &batch).await.unwrap();
+    feed(3, 0).save(&store).await.unwrap();
+    Feed::push_many_posts(&store, &3, &batch).await.unwrap();
+    assert!(Feed::delete(&store, &3).await.unwrap());
+    let report = Feed::migrate(&store, &Options::default()).await.unwrap();
+    assert_eq!(report.changed, 3);
+    assert_eq!(Feed::count_posts(&store, &2).await.unwrap(), 18);
+    assert_eq!(Feed::count_posts(&store, &11).await.unwrap(), 9);
+    for (coll, schema) in outlier::schemas::<Feed>() {
+        all_pass(&store, coll, &schema).await;
+    }
+    // Installed: a raw main document over the threshold is refused.
+    let over = doc! {"_id": 99_i64, "posts": ["a", "b", "c", "d"]};
+    assert_refused(store.insert_one("feeds", over).await, "feeds");
+}
+
+/// Every tree model: inserts, moves, saves, deletes and a repair all pass the validator.
+async fn library_tree_writes_pass(store: AnyStore) {
+    async fn ops<T: Named>(store: &AnyStore) {
+        let root =
+            |s: &'static str| async move { tree::insert_root::<T, _>(store, &T::named(s)).await };
+        let child = |s: &'static str, p: &'static str| async move {
+            tree::insert_child::<T, _, str>(store, p, &T::named(s)).await
+        };
+        root("Books").await.unwrap();
+        child("Programming", "Books").await.unwrap();
+        child("Databases", "Programming").await.unwrap();
+        child("Languages", "Programming").await.unwrap();
+        child("MongoDB", "Databases").await.unwrap();
+        child("dbm", "Databases").await.unwrap();
+        root("Other").await.unwrap();
+        let move_to = |p: Option<&'static str>| tree::move_to::<T, _, str>(store, "Databases", p);
+        move_to(Some("Other")).await.unwrap();
+        move_to(None).await.unwrap();
+        move_to(Some("Languages")).await.unwrap();
+        tree::save::<T, _>(store, &T::named("dbm")).await.unwrap();
+        tree::delete_node::<T, _, str>(store, "Programming")
+            .await
+            .unwrap();
+        let deleted = tree::delete_subtree::<T, _, str>(store, "MongoDB").await;
+        assert_eq!(deleted.unwrap(), 1);
+        let repair = tree::repair::<T, _>(store).await.unwrap();
+        assert!(repair.fixed.is_empty(), "{repair:?}");
+        assert!(tree::verify::<T, _>(store).await.unwrap().is_empty());
+        let checked = all_pass(store, T::SPEC.collection, &tree::schema::<T>()).await;
+        assert_eq!(checked, 5, "{}", T::SPEC.collection);
+        // Installed by the first write.
+        let wrong = doc! {"_id": "x", "parent": 1, "children": 1, "ancestors": 1, "path": 1, "left": 1.5, "right": 2};
+        assert_refused(
+            store.insert_one(T::SPEC.collection, wrong).await,
+            T::SPEC.collection,
+        );
+    }
+    ops::<ByParent>(&store).await;
+    ops::<ByChildren>(&store).await;
+    ops::<ByAncestors>(&store).await;
+    ops::<ByPath>(&store).await;
+    ops::<ByNestedSet>(&store).await;
+    for id in [1_i64, 2, 3] {
+        let node = Numbered { id };
+        match id {
+            1 => node.insert_root(&store).await.unwrap(),
+            _ => node.insert_child(&store, &1).await.unwrap(),
+        }
+    }
+    Numbered::move_to(&store, &3, Some(&2)).await.unwrap();
+    all_pass(&store, "numbered", &tree::schema::<Numbered>()).await;
+}
+
+/// "Moderate": a bucket written over the layout before the validator existed can still be
+/// updated or replaced (and so repaired); once repaired it is checked again. An insert (an
+/// upsert's too) is always checked.
+async fn moderate_repairs_foreign_documents(store: AnyStore) {
+    let broken =
+        doc! {"_id": "5_1", "customerId": 5_i64, "count": 15, "history": trades(15), "page": 1_i64};
+    let other = doc! {"_id": "6_1", "customerId": 6_i64, "count": 20, "history": trades(20)};
+    store.insert_one("trades", broken.clone()).await.unwrap();
+    store.insert_one("trades", other.clone()).await.unwrap();
+    TradeHistory::ensure_validator(&store).await.unwrap();
+    let by_id = Filter::eq("_id", "5_1");
+    // Still invalid after it: not checked.
+    let mut note = Update {
+        set: vec![("note".into(), Bson::String("seen".into()))],
+        ..Update::default()
+    };
+    assert!(
+        store
+            .update_one("trades", &by_id, &mut note, false)
+            .await
+            .unwrap()
+            .matched
+    );
+    // The repair: the count set, the array cut to the size.
+    let mut repair = Update {
+        set: vec![
+            ("count".into(), Bson::Int32(10)),
+            ("history".into(), Bson::Array(trades(10))),
+        ],
+        ..Update::default()
+    };
+    assert!(
+        store
+            .update_one("trades", &by_id, &mut repair, false)
+            .await
+            .unwrap()
+            .matched
+    );
+    // Valid now: an update or a replacement that breaks it again is refused.
+    let mut inc = Update {
+        inc: vec![("count".into(), 1)],
+        ..Update::default()
+    };
+    assert_refused(
+        store.update_one("trades", &by_id, &mut inc, false).await,
+        "trades",
+    );
+    assert_refused(
+        store
+            .replace_one("trades", &by_id, broken.clone(), false)
+            .await,
+        "trades",
+    );
+    // A replacement of a document that fails the schema is not checked either.
+    let mut still_broken = other.clone();
+    still_broken.insert("count", 19);
+    let other_id = Filter::eq("_id", "6_1");
+    let replaced = store
+        .replace_one("trades", &other_id, still_broken, false)
+        .await;
+    assert!(replaced.unwrap().matched);
+    // The broken documents, inserted again: refused.
+    store
+        .delete_many("trades", &Filter::And(vec![]))
+        .await
+        .unwrap();
+    assert_refused(store.insert_one("trades", broken).await, "trades");
+    assert_refused(store.insert_one("trades", other).await, "trades");
+    // An upsert inserts: checked.
+    let mut upsert = Update {
+        set: vec![("count".into(), Bson::Int32(11))],
+        ..Update::default()
+    };
+    let new = Filter::eq("_id", "7_1");
+    assert_refused(
+        store.update_one("trades", &new, &mut upsert, true).await,
+        "trades",
+    );
+    assert!(documents(&store, "trades").await.is_empty());
+}
+
+/// A refusal inside a transaction fails the transaction with the typed error and keeps
+/// nothing of it; in an ordered batch it is the failed write's error, the writes before it
+/// applied, none after.
+async fn refusals_in_transactions_and_batches(store: AnyStore) {
+    TradeHistory::ensure_validator(&store).await.unwrap();
+    let good = |id: &str| doc! {"_id": id, "customerId": 1_i64, "count": 1, "history": trades(1)};
+    let bad = |id: &str| doc! {"_id": id, "customerId": 1_i64, "count": 11, "history": trades(1)};
+    let r = transaction(&store, |tx| {
+        Box::pin(async move {
+            tx.insert_one("trades", good("t1")).await?;
+            tx.insert_one("trades", bad("t2")).await?;
+            Ok(())
+        })
+    })
+    .await;
+    assert_refused(r, "trades");
+    assert!(documents(&store, "trades").await.is_empty());
+    let ops = vec![
+        WriteOp::Insert(good("b1")),
+        WriteOp::Insert(bad("b2")),
+        WriteOp::Insert(good("b3")),
+    ];
+    let outcome = store.write_batch("trades", ops).await;
+    assert_eq!(outcome.applied, 1);
+    assert_refused(outcome.error.map_or(Ok(()), Err), "trades");
+    let ids: Vec<Bson> = documents(&store, "trades")
+        .await
+        .iter()
+        .map(|d| d.get("_id").unwrap().clone())
+        .collect();
+    assert_eq!(ids, [Bson::String("b1".into())]);
+    // An update in a batch, past the layout.
+    let ops = vec![WriteOp::Update {
+        filter: Filter::eq("_id", "b1"),
+        update: Box::new(Update {
+            inc: vec![("count".into(), 10)],
+            ..Update::default()
+        }),
+        upsert: false,
+    }];
+    let outcome = store.write_batch("trades", ops).await;
+    assert_eq!(outcome.applied, 0);
+    assert_refused(outcome.error.map_or(Ok(()), Err), "trades");
+    // An ingest whose fill of a foreign bucket (count 0, but ten items) would pass the size:
+    // the refusal inside `Error::Ingest`, the items after it listed unwritten.
+    let foreign =
+        doc! {"_id": "x_1", "customerId": 77_i64, "count": 0, "history": trades(10), "page": 1_i64};
+    store.insert_one("trades", foreign).await.unwrap();
+    let pairs: Vec<(i64, Trade)> = (0..20).map(|i| (77, trade(i))).collect();
+    match TradeHistory::ingest(&store, &pairs).await {
+        Err(Error::Ingest {
+            source, unwritten, ..
+        }) => {
+            assert!(
+                matches!(*source, Error::SchemaViolation { .. }),
+                "{source:?}"
+            );
+            assert_eq!(unwritten, (0..20).collect::<Vec<_>>());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Installing again replaces the validator; the memo makes the lazy install once per store,
+/// and a collection that did not exist is created with it.
+async fn install_is_idempotent(store: AnyStore) {
+    TradeHistory::ensure_validator(&store).await.unwrap();
+    TradeHistory::ensure_validator(&store).await.unwrap();
+    Feed::ensure_validator(&store).await.unwrap();
+    let over = doc! {"customerId": 1_i64, "count": 11, "history": []};
+    assert_refused(store.insert_one("trades", over).await, "trades");
+    if let AnyStore::Mongo(m) = &store {
+        let names = m.database().list_collection_names().await.unwrap();
+        for c in ["trades", "feeds", "feed_overflow"] {
+            assert!(names.iter().any(|n| n == c), "{c} not created: {names:?}");
+        }
+        let info = m
+            .database()
+            .run_command(doc! {"listCollections": 1, "filter": {"name": "trades"}})
+            .await
+            .unwrap();
+        let first = &info
+            .get_document("cursor")
+            .unwrap()
+            .get_array("firstBatch")
+            .unwrap()[0];
+        let options = first
+            .as_document()
+            .unwrap()
+            .get_document("options")
+            .unwrap();
+        assert_eq!(
+            options.get_str("validationLevel"),
+            Ok("moderate"),
+            "{options}"
+        );
+        assert_eq!(
+            options.get_str("validationAction"),
+            Ok("error"),
+            "{options}"
+        );
+        assert_eq!(
+            options.get_document("validator").unwrap(),
+            &doc! {"$jsonSchema": bucket::schema::<TradeHistory>().to_document()}
+        );
+    }
+}
+
+on_both_stores!(
+    bucket_refusals,
+    outlier_refusals,
+    tree_refusals,
+    library_bucket_writes_pass,
+    library_outlier_writes_pass,
+    library_tree_writes_pass,
+    moderate_repairs_foreign_documents,
+    refusals_in_transactions_and_batches,
+    install_is_idempotent,
+);
