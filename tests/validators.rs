@@ -2,8 +2,8 @@
 //! break a layout are refused with `Error::SchemaViolation` (code 121 on MongoDB, from a raw
 //! driver write too), the library's own writes all pass, "moderate" lets a foreign document
 //! that fails the schema be repaired, and a refusal inside a transaction or a batch is reported
-//! as the store reports its other per-document errors. The differential corpus is in
-//! `validator_corpus.rs`.
+//! as the store reports its other per-document errors. Last, the differential corpus: both
+//! stores decide alike on some 10,000 documents and updates under the same validators.
 
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{Options, Source};
