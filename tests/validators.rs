@@ -130,6 +130,44 @@ fn trades(n: usize) -> Vec<Bson> {
         .collect()
 }
 
+/// `$set` of `fields`.
+fn set(fields: Vec<(&str, Bson)>) -> Update {
+    let set = fields.into_iter().map(|(k, v)| (k.to_owned().into(), v));
+    Update {
+        set: set.collect(),
+        ..Update::default()
+    }
+}
+
+/// `$inc` of `field` by `n`.
+fn inc(field: &str, n: i32) -> Update {
+    Update {
+        inc: vec![(field.to_owned().into(), n)],
+        ..Update::default()
+    }
+}
+
+/// `$push` of `items` to `field`.
+fn push(field: &str, items: Vec<Bson>) -> Update {
+    Update {
+        push: vec![(field.to_owned().into(), items)],
+        ..Update::default()
+    }
+}
+
+/// `update` of the first document of `coll` matching `filter` (an upsert with `upsert`):
+/// whether one matched.
+async fn update(
+    store: &AnyStore,
+    coll: &str,
+    filter: &Filter,
+    mut update: Update,
+    upsert: bool,
+) -> pattern_core::Result<bool> {
+    let done = store.update_one(coll, filter, &mut update, upsert).await;
+    done.map(|o| o.matched)
+}
+
 /// The refusal is the typed error for `coll`.
 #[track_caller]
 fn assert_refused<T: std::fmt::Debug>(r: pattern_core::Result<T>, coll: &str) {
@@ -205,22 +243,10 @@ async fn bucket_refusals(store: AnyStore) {
     store.insert_one("trades", base.clone()).await.unwrap();
     // Updates of a valid bucket past the layout.
     let by_id = Filter::eq("_id", "123_1698335223");
-    let mut inc = Update {
-        inc: vec![("count".into(), 1)],
-        ..Update::default()
-    };
-    assert_refused(
-        store.update_one("trades", &by_id, &mut inc, false).await,
-        "trades",
-    );
-    let mut push = Update {
-        push: vec![("history".into(), trades(1))],
-        ..Update::default()
-    };
-    assert_refused(
-        store.update_one("trades", &by_id, &mut push, false).await,
-        "trades",
-    );
+    let past_size = update(&store, "trades", &by_id, inc("count", 1), false);
+    assert_refused(past_size.await, "trades");
+    let pushed = update(&store, "trades", &by_id, push("history", trades(1)), false);
+    assert_refused(pushed.await, "trades");
     let replaced = with("count", Bson::Int32(12));
     assert_refused(
         store.replace_one("trades", &by_id, replaced, false).await,
@@ -293,15 +319,15 @@ async fn outlier_refusals(store: AnyStore) {
     refused_insert(&store, ov, seed_layout).await;
     store.insert_one(ov, chunk).await.unwrap();
     // A push past the threshold straight into the main array.
-    let mut push = Update {
-        push: vec![("posts".into(), vec![Bson::String("d".into())])],
-        ..Update::default()
-    };
     let by_id = Filter::eq("_id", 1_i64);
-    assert_refused(
-        store.update_one("feeds", &by_id, &mut push, false).await,
+    let pushed = update(
+        &store,
         "feeds",
+        &by_id,
+        push("posts", vec!["d".into()]),
+        false,
     );
+    assert_refused(pushed.await, "feeds");
 }
 
 /// Each tree model: a node whose model field has the wrong type is refused.
@@ -531,41 +557,16 @@ async fn moderate_repairs_foreign_documents(store: AnyStore) {
     TradeHistory::ensure_validator(&store).await.unwrap();
     let by_id = Filter::eq("_id", "5_1");
     // Still invalid after it: not checked.
-    let mut note = Update {
-        set: vec![("note".into(), Bson::String("seen".into()))],
-        ..Update::default()
-    };
-    assert!(
-        store
-            .update_one("trades", &by_id, &mut note, false)
-            .await
-            .unwrap()
-            .matched
-    );
+    let note = set(vec![("note", "seen".into())]);
+    assert!(update(&store, "trades", &by_id, note, false).await.unwrap());
     // The repair: the count set, the array cut to the size.
-    let mut repair = Update {
-        set: vec![
-            ("count".into(), Bson::Int32(10)),
-            ("history".into(), Bson::Array(trades(10))),
-        ],
-        ..Update::default()
-    };
-    assert!(
-        store
-            .update_one("trades", &by_id, &mut repair, false)
-            .await
-            .unwrap()
-            .matched
-    );
+    let repair = set(vec![("count", 10.into()), ("history", trades(10).into())]);
+    assert!(update(&store, "trades", &by_id, repair, false)
+        .await
+        .unwrap());
     // Valid now: an update or a replacement that breaks it again is refused.
-    let mut inc = Update {
-        inc: vec![("count".into(), 1)],
-        ..Update::default()
-    };
-    assert_refused(
-        store.update_one("trades", &by_id, &mut inc, false).await,
-        "trades",
-    );
+    let past_size = update(&store, "trades", &by_id, inc("count", 1), false);
+    assert_refused(past_size.await, "trades");
     assert_refused(
         store
             .replace_one("trades", &by_id, broken.clone(), false)
@@ -588,15 +589,15 @@ async fn moderate_repairs_foreign_documents(store: AnyStore) {
     assert_refused(store.insert_one("trades", broken).await, "trades");
     assert_refused(store.insert_one("trades", other).await, "trades");
     // An upsert inserts: checked.
-    let mut upsert = Update {
-        set: vec![("count".into(), Bson::Int32(11))],
-        ..Update::default()
-    };
     let new = Filter::eq("_id", "7_1");
-    assert_refused(
-        store.update_one("trades", &new, &mut upsert, true).await,
+    let upsert = update(
+        &store,
         "trades",
+        &new,
+        set(vec![("count", 11.into())]),
+        true,
     );
+    assert_refused(upsert.await, "trades");
     assert!(documents(&store, "trades").await.is_empty());
 }
 
@@ -634,10 +635,7 @@ async fn refusals_in_transactions_and_batches(store: AnyStore) {
     // An update in a batch, past the layout.
     let ops = vec![WriteOp::Update {
         filter: Filter::eq("_id", "b1"),
-        update: Box::new(Update {
-            inc: vec![("count".into(), 10)],
-            ..Update::default()
-        }),
+        update: Box::new(inc("count", 10)),
         upsert: false,
     }];
     let outcome = store.write_batch("trades", ops).await;
@@ -1002,13 +1000,13 @@ fn decision(r: pattern_core::Result<()>, doc: &Document) -> bool {
 async fn differential_corpus() {
     let mongo = AnyStore::Mongo(pattern_tests::mongo_store("differential_corpus").await);
     let memory = pattern_tests::memory_store();
-    let stores = [&memory, &mongo];
-    let mut rng = Rng(0x5eed_0f_c0ff_ee);
-    let secantus = is_secantus(&mongo).await;
-    let (mut total, mut accepted, mut differ, mut deviations) = (0, 0, Vec::new(), 0);
-    let all = Filter::And(vec![]);
+    let mut rng = Rng(0x5eed_0fc0_ffee);
+    let mut tally = Tally {
+        secantus: is_secantus(&mongo).await,
+        ..Tally::default()
+    };
     for case in cases() {
-        for s in stores {
+        for s in [&memory, &mongo] {
             s.set_validator(case.coll, &case.schema).await.unwrap();
         }
         let (ids, values) = (pool(case.n, true), pool(case.n, false));
@@ -1035,73 +1033,40 @@ async fn differential_corpus() {
                 .collect();
             corpus.push(changes);
         }
-        let (mut case_ok, mut updates_ok) = (0, 0);
+        let (accepted_before, total_before) = (tally.accepted, tally.total);
         for (i, changes) in corpus.iter().enumerate() {
             let doc = mutated(&case.base, changes);
-            let mut seen = Vec::new();
-            for s in stores {
-                let ok = decision(s.insert_one(case.coll, doc.clone()).await, &doc);
-                if ok {
-                    s.delete_many(case.coll, &all).await.unwrap();
-                }
-                seen.push(ok);
-            }
-            total += 1;
-            case_ok += usize::from(seen[0]);
-            if seen[0] != seen[1] {
-                if secantus && case.coll == "probe" && secantus_bound_deviation(&memory, &doc).await
-                {
-                    deviations += 1;
-                } else {
-                    differ.push(format!(
-                        "{} insert {doc}: memory {}, MongoDB {}",
-                        case.coll, seen[0], seen[1]
-                    ));
-                }
-            }
+            tally.insert(&case, &doc, [&memory, &mongo]).await;
             // The single changes again, as an update of the valid document.
-            let [(field, value)] = changes.as_slice() else {
-                continue;
-            };
-            if i >= single || *field == "_id" {
-                continue;
-            }
-            let mut update = Update::default();
-            match value {
-                Some(v) => update.set.push((field.to_string().into(), (*v).clone())),
-                None => update.unset.push(field.to_string().into()),
-            }
-            let mut seen = Vec::new();
-            for s in stores {
-                s.insert_one(case.coll, case.base.clone()).await.unwrap();
-                let r = s
-                    .update_one(case.coll, &all, &mut update.clone(), false)
-                    .await;
-                seen.push(decision(r.map(|_| ()), &doc));
-                s.delete_many(case.coll, &all).await.unwrap();
-            }
-            total += 1;
-            updates_ok += usize::from(seen[0]);
-            if seen[0] != seen[1] {
-                if secantus && case.coll == "probe" && secantus_bound_deviation(&memory, &doc).await
-                {
-                    deviations += 1;
-                } else {
-                    differ.push(format!(
-                        "{} update to {doc}: memory {}, MongoDB {}",
-                        case.coll, seen[0], seen[1]
-                    ));
+            if let ([(field, value)], true) = (changes.as_slice(), i < single) {
+                if *field != "_id" {
+                    let change = match value {
+                        Some(v) => set(vec![(field, (*v).clone())]),
+                        None => Update {
+                            unset: vec![field.to_string().into()],
+                            ..Update::default()
+                        },
+                    };
+                    tally.update(&case, &doc, change, [&memory, &mongo]).await;
                 }
             }
         }
         println!(
-            "{:>14}: {} documents inserted ({single} with one field changed, 300 at random), {case_ok} accepted, {} refused; {updates_ok} updates accepted",
+            "{:>14}: {} documents inserted ({single} with one field changed, 300 at random) \
+             and {} updates, {} writes accepted",
             case.coll,
             corpus.len(),
-            corpus.len() - case_ok
+            tally.total - total_before - corpus.len(),
+            tally.accepted - accepted_before,
         );
-        accepted += case_ok + updates_ok;
     }
+    let Tally {
+        total,
+        accepted,
+        differ,
+        deviations,
+        ..
+    } = &tally;
     println!(
         "{total} writes, {accepted} accepted and {} refused by both stores alike, {} decided differently; \
          {deviations} probe documents refused by the in-memory store and accepted by SecantusDB (a Decimal128 \
@@ -1115,4 +1080,75 @@ async fn differential_corpus() {
         differ.join("\n")
     );
     pattern_tests::drop_db(&mongo).await;
+}
+
+/// The differential corpus's decisions so far.
+#[derive(Default)]
+struct Tally {
+    secantus: bool,
+    total: usize,
+    /// Writes the in-memory store accepted.
+    accepted: usize,
+    /// The writes the stores decided differently.
+    differ: Vec<String>,
+    /// Probe documents that differ only by SecantusDB's known deviation.
+    deviations: usize,
+}
+
+impl Tally {
+    /// Inserts `doc` into both stores (then deletes it where accepted) and records the
+    /// decisions.
+    async fn insert(&mut self, case: &Case, doc: &Document, stores: [&AnyStore; 2]) {
+        let mut seen = [false; 2];
+        for (s, ok) in stores.into_iter().zip(&mut seen) {
+            *ok = decision(s.insert_one(case.coll, doc.clone()).await, doc);
+            s.delete_many(case.coll, &Filter::And(vec![]))
+                .await
+                .unwrap();
+        }
+        self.record(case, "insert", doc, seen, stores[0]).await;
+    }
+
+    /// Applies `change` to the case's valid document in both stores and records the
+    /// decisions (`doc`: what it makes of it).
+    async fn update(
+        &mut self,
+        case: &Case,
+        doc: &Document,
+        change: Update,
+        stores: [&AnyStore; 2],
+    ) {
+        let (mut seen, all) = ([false; 2], Filter::And(vec![]));
+        for (s, ok) in stores.into_iter().zip(&mut seen) {
+            s.insert_one(case.coll, case.base.clone()).await.unwrap();
+            let r = update(s, case.coll, &all, change.clone(), false).await;
+            *ok = decision(r.map(|_| ()), doc);
+            s.delete_many(case.coll, &all).await.unwrap();
+        }
+        self.record(case, "update to", doc, seen, stores[0]).await;
+    }
+
+    async fn record(
+        &mut self,
+        case: &Case,
+        what: &str,
+        doc: &Document,
+        seen: [bool; 2],
+        memory: &AnyStore,
+    ) {
+        self.total += 1;
+        self.accepted += usize::from(seen[0]);
+        if seen[0] == seen[1] {
+            return;
+        }
+        if self.secantus && case.coll == "probe" && secantus_bound_deviation(memory, doc).await {
+            self.deviations += 1;
+        } else {
+            let [m, s] = seen;
+            self.differ.push(format!(
+                "{} {what} {doc}: memory {m}, MongoDB {s}",
+                case.coll
+            ));
+        }
+    }
 }

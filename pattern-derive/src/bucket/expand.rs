@@ -369,8 +369,12 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "index_report",
             args: quote!(),
         }),
-        w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
-        w.ensure_validator(
+        w.store_only(
+            "ensure_indexes",
+            "Creates the collection's indexes now rather than on first use.",
+        ),
+        w.store_only(
+            "ensure_validator",
             "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
              \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
              `Error::SchemaViolation`.",

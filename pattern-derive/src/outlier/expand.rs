@@ -204,8 +204,12 @@ fn methods(
             func: "index_report",
             args: quote!(),
         }),
-        w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
-        w.ensure_validator(
+        w.store_only(
+            "ensure_indexes",
+            "Creates the overflow collection's indexes now rather than on first use.",
+        ),
+        w.store_only(
+            "ensure_validator",
             "Installs the layout's `$jsonSchema` validators on the main and overflow collections \
              (`collMod`, level \"moderate\"): the server then refuses any write that breaks the layout, \
              with `Error::SchemaViolation`.",
