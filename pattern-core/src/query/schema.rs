@@ -7,7 +7,9 @@
 //! - `bsonType: "number"` takes the four number types, `"int"` only Int32, `"long"` only
 //!   Int64; the type is the value's own (an array is an `"array"`, never its elements);
 //! - `minimum`/`maximum` compare numbers across types, exactly (Int64 against Double without
-//!   rounding), refuse NaN, and let any value that is not a number pass;
+//!   rounding, Decimal128 by its value), refuse NaN (MongoDB's comparisons match NaN only
+//!   against NaN), and let any value that is not a number pass (SecantusDB, the test server,
+//!   lets a Decimal128 or a NaN pass them: the layouts' schemas never depend on it);
 //! - `maxItems` and `items` look at arrays only, other values pass;
 //! - a field the object lacks passes its `properties` schema; only `required` refuses it
 //!   (a field holding null is present).
@@ -82,13 +84,6 @@ impl Schema {
     pub fn items(mut self, schema: Schema) -> Self {
         self.items = Some(Box::new(schema));
         self
-    }
-
-    /// The schema of field `name` in `properties`.
-    pub fn property_schema(&self, name: &str) -> Option<&Schema> {
-        self.properties
-            .iter()
-            .find_map(|(k, s)| (k == name).then_some(s))
     }
 
     /// MongoDB's `$jsonSchema` document: the keywords in the order above, `bsonType` a string
