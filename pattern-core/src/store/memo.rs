@@ -21,12 +21,12 @@ pub struct StoreMemo {
     /// cheapest lookup for that.
     indexes: Mutex<Vec<SeriesSpec>>,
     trees: Mutex<Vec<TreeSpec>>,
+    /// The collections whose validator this process installed.
+    validators: Mutex<Vec<String>>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
     bounded: Mutex<Vec<(String, bool)>>,
-    /// The collections whose validator this process installed.
-    validators: Mutex<Vec<String>>,
 }
 
 /// Next document numbers by collection and key: entries `(collection, key, next)` under a
