@@ -49,6 +49,13 @@ pub enum Error {
     #[error("duplicate key in collection `{collection}`: {message}")]
     DuplicateKey { collection: String, message: String },
 
+    /// The collection's validator refused the document a write would leave (MongoDB's
+    /// DocumentValidationFailure, code 121; the in-memory store enforces the same validators):
+    /// nothing was written by that write. `message` says which rule failed where the store
+    /// tells.
+    #[error("document refused by the validator of collection `{collection}`: {message}")]
+    SchemaViolation { collection: String, message: String },
+
     /// A retry loop gave up (a pathological number of concurrent conflicts).
     #[error("gave up after {attempts} attempts: {what}")]
     Contention { attempts: u32, what: String },

@@ -3,6 +3,8 @@
 use bson::oid::ObjectId;
 use bson::Bson;
 
+use crate::codec::BsonType;
+
 /// A value that keys a bucket series or identifies an outlier's parent: integers, strings and
 /// ObjectIds. It is stored as its BSON value and, for bucket `_id`s, written as text.
 pub trait KeyPart {
@@ -10,6 +12,12 @@ pub trait KeyPart {
     fn to_key_bson(&self) -> Bson;
     /// The text before `_` in a bucket's `_id` (`123` in `123_1698335223`).
     fn id_prefix(&self) -> String;
+    /// The BSON types a key of this type is stored as, for the layouts' validators
+    /// (`ensure_validator`): `int` and `long` for the integers (the server holds them equal,
+    /// and a migration keeps the width its source had), `string`, `objectId`. Empty (the
+    /// default, for a key type of your own): the validators require the key without
+    /// constraining its type.
+    const BSON_TYPES: &'static [BsonType] = &[];
 }
 
 macro_rules! int_key {
@@ -17,6 +25,7 @@ macro_rules! int_key {
         impl KeyPart for $t {
             fn to_key_bson(&self) -> Bson { Bson::$variant(*self as $as) }
             fn id_prefix(&self) -> String { self.to_string() }
+            const BSON_TYPES: &'static [BsonType] = BsonType::INTEGERS;
         }
     )*};
 }
@@ -29,6 +38,7 @@ impl KeyPart for str {
     fn id_prefix(&self) -> String {
         self.to_owned()
     }
+    const BSON_TYPES: &'static [BsonType] = &[BsonType::String];
 }
 
 impl KeyPart for String {
@@ -38,6 +48,7 @@ impl KeyPart for String {
     fn id_prefix(&self) -> String {
         self.clone()
     }
+    const BSON_TYPES: &'static [BsonType] = &[BsonType::String];
 }
 
 impl KeyPart for ObjectId {
@@ -47,6 +58,7 @@ impl KeyPart for ObjectId {
     fn id_prefix(&self) -> String {
         self.to_hex()
     }
+    const BSON_TYPES: &'static [BsonType] = &[BsonType::ObjectId];
 }
 
 impl<T: KeyPart + ?Sized> KeyPart for &T {
@@ -56,6 +68,7 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
     fn id_prefix(&self) -> String {
         (**self).id_prefix()
     }
+    const BSON_TYPES: &'static [BsonType] = T::BSON_TYPES;
 }
 
 /// A time that names a bucket: the `_id` of a bucket is `<key>_<epoch seconds of its first

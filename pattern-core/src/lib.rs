@@ -24,6 +24,7 @@ mod store;
 pub mod tree;
 
 pub use bucket::{Bucket, Counts, Page};
+pub use codec::BsonType;
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};

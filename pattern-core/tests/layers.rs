@@ -56,7 +56,7 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             _,
         ) => "specs",
         ("query", _) => "query",
-        ("codec" | "key" | "error" | "KeyPart" | "EpochSeconds", _) => "foundation",
+        ("codec" | "key" | "error" | "KeyPart" | "EpochSeconds" | "BsonType", _) => "foundation",
         ("Error" | "Result" | "BoxError" | "MAX_DOCUMENT_BYTES", _) => "foundation",
         (other, _) => panic!("unknown crate path `crate::{other}`: add it to this test"),
     }

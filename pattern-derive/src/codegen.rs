@@ -242,13 +242,14 @@ impl Wrappers<'_> {
         }
     }
 
-    /// `pub async fn ensure_indexes<S>(store: &S) -> Result<()>`.
-    pub(crate) fn ensure_indexes(&self, doc: &str) -> TokenStream {
-        let module = self.module();
+    /// `pub async fn <name><S>(store: &S) -> Result<()>` calling the function of that name with
+    /// the store alone (`ensure_indexes`, `ensure_validator`).
+    pub(crate) fn store_only(&self, name: &str, doc: &str) -> TokenStream {
+        let (module, name) = (self.module(), ident(name));
         self.unkeyed(
             doc,
-            quote!(ensure_indexes<__PatternS>(store: &__PatternS)),
-            quote!(#module::ensure_indexes::<Self, __PatternS>(store).await),
+            quote!(#name<__PatternS>(store: &__PatternS)),
+            quote!(#module::#name::<Self, __PatternS>(store).await),
         )
     }
 

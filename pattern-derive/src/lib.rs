@@ -10,6 +10,7 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 mod attr;
+mod bson_type;
 mod bucket;
 mod codegen;
 mod ctxt;

@@ -185,6 +185,19 @@ fn directions(meta: &ParseNestedMeta) -> syn::Result<(Option<LitStr>, Option<Lit
     Ok((ser, de))
 }
 
+/// Whether serde writes the field as its type does: no `#[serde(with = "...")]` nor
+/// `#[serde(serialize_with = "...")]`, which write what they like.
+pub(crate) fn serialized_as_is(attrs: &[Attribute]) -> bool {
+    let mut custom = false;
+    let quiet = Ctxt::new();
+    each_key(&quiet, attrs, "serde", |meta| {
+        custom |= meta.path.is_ident("with") || meta.path.is_ident("serialize_with");
+        skip_value(meta.input)
+    });
+    drop(quiet.check());
+    !custom
+}
+
 /// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).
 pub(crate) fn unraw_member(member: &syn::Member) -> String {
     match member {

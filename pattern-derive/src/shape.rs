@@ -75,6 +75,8 @@ pub(crate) struct Field<'a, const N: usize> {
     pub bson: Name,
     /// Which of the derive's field flags it has, in the order of their keys.
     pub flags: [bool; N],
+    /// Whether serde writes it as its type does (see [`serde_names::serialized_as_is`]).
+    pub as_is: bool,
 }
 
 /// The field that has each flag (`None`: no valid one), and the fields with none.
@@ -137,6 +139,7 @@ impl<'a, const N: usize> Struct<'a, N> {
                         ty: &f.ty,
                         bson: serde_names::field_name(cx, ident, &f.attrs, rule),
                         flags: attr::flags(cx, &f.attrs, kind.attr, kind.flags),
+                        as_is: serde_names::serialized_as_is(&f.attrs),
                     }
                 })
                 .collect()

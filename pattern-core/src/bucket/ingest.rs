@@ -26,18 +26,15 @@ where
     B::Key: Sized,
     S: Store,
 {
+    // Nothing written: every item is unwritten.
+    let none_written = |e: Error| Error::Ingest {
+        written: 0,
+        unwritten: (0..items.len()).collect(),
+        source: Box::new(e),
+    };
     let mut entries = Vec::with_capacity(items.len());
     for (index, (key, item)) in items.iter().enumerate() {
-        let value = match crate::codec::ser::item(item) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(Error::Ingest {
-                    written: 0,
-                    unwritten: (0..items.len()).collect(),
-                    source: Box::new(e),
-                })
-            }
-        };
+        let value = crate::codec::ser::item(item).map_err(none_written)?;
         entries.push(Entry {
             key: key.to_key_bson(),
             prefix: key.id_prefix(),
@@ -46,5 +43,8 @@ where
             index,
         });
     }
+    super::validated::<B, S>(store)
+        .await
+        .map_err(none_written)?;
     series::ingest(store, &B::SPEC.series(), entries, INGEST_BATCH).await
 }

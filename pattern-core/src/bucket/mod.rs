@@ -37,10 +37,12 @@ use futures::stream::{Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::codec::BsonType;
 use crate::key::KeyPart;
+use crate::query::Schema;
 use crate::series;
 use crate::spec::BucketSpec;
-use crate::store::Store;
+use crate::store::{install_validator, Store};
 use crate::Result;
 
 mod ingest;
@@ -63,6 +65,9 @@ pub trait Bucket {
     type Summary: From<Totals> + Send;
     /// The storage layout.
     const SPEC: BucketSpec;
+    /// Whether the writes install the layout's validator ([`ensure_validator`]) with the
+    /// indexes, once per store and process (`#[bucket(validate)]`).
+    const VALIDATE: bool = false;
     /// The item's time in epoch milliseconds, from the field named by
     /// `#[bucket(time = "...")]`; `None` uses the current time.
     fn item_millis(item: &Self::Item) -> Option<i64>;
@@ -127,6 +132,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key_value, prefix) = (B::SPEC.series(), key.to_key_bson(), key.id_prefix());
+    validated::<B, S>(store).await?;
     series::push(store, &spec, &key_value, &prefix, values, times).await
 }
 
@@ -198,9 +204,44 @@ where
     })
 }
 
-/// Creates the collection's indexes now rather than on first use.
+/// Creates the collection's indexes now rather than on first use (and installs the
+/// validator, with `#[bucket(validate)]`).
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
+    validated::<B, S>(store).await?;
     B::SPEC.series().ensure_indexes(store).await
+}
+
+/// The `$jsonSchema` of the layout's buckets ([`schema_of`] with the key type's
+/// [`KeyPart::BSON_TYPES`]).
+pub fn schema<B: Bucket + ?Sized>() -> Schema {
+    schema_of(&B::SPEC, <B::Key as KeyPart>::BSON_TYPES)
+}
+
+/// The `$jsonSchema` every bucket of `spec` passes, keys of `key_types` (any type when empty):
+/// the key, `count` (an `int` or `long` in `0..=size`) and the items (an array of at most
+/// `size`) required; `page` an `int` or `long` from 1 where present (the seed's buckets have
+/// none); the time bounds `date`s, `bounded` a `bool`, the summary's values numbers and
+/// `summarized` an array of strings, where present.
+pub fn schema_of(spec: &BucketSpec, key_types: &[BsonType]) -> Schema {
+    spec.series().schema(key_types)
+}
+
+/// Installs the layout's validator ([`schema`]) on the bucket collection, creating the
+/// collection if need be ([`Store::set_validator`]: level "moderate", so documents that fail
+/// it already can still be repaired). From then on a write of a bucket that breaks the layout
+/// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
+/// [`Error::SchemaViolation`](crate::Error::SchemaViolation), whoever sends it.
+pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
+    install_validator(store, B::SPEC.collection, &schema::<B>()).await
+}
+
+/// [`ensure_validator`] once per store and process, when the type asks for it
+/// ([`Bucket::VALIDATE`]): what every write runs first.
+pub(crate) async fn validated<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
+    if B::VALIDATE && !store.memo().has_validator(B::SPEC.collection) {
+        ensure_validator::<B, S>(store).await?;
+    }
+    Ok(())
 }
 
 /// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
@@ -239,6 +280,7 @@ pub async fn migrate_from<B: Bucket + ?Sized, S: Store>(
     from: &crate::adopt::Source<'_>,
     opts: &crate::adopt::Options<'_>,
 ) -> Result<crate::adopt::MigrateReport> {
+    validated::<B, S>(store).await?;
     crate::adopt::migrate_bucket(store, &B::SPEC, from, opts).await
 }
 

@@ -299,6 +299,7 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
     if spec.keeps.is_none() {
         return Ok(0);
     }
+    super::validated::<B, S>(store).await?;
     spec.ensure_indexes(store).await?;
     let mut done = 0u64;
     let mut after: Option<Bson> = None;

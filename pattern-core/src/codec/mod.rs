@@ -1,10 +1,13 @@
 //! BSON helpers under every other layer: the items' serializer, document sizes and the 16 MiB
-//! checks, and documents read as bytes.
+//! checks, documents read as bytes, and MongoDB's names of the BSON types.
 
 pub(crate) mod number;
 pub(crate) mod raw;
 pub(crate) mod ser;
 pub(crate) mod size;
+mod types;
+
+pub use types::BsonType;
 
 use bson::Bson;
 

@@ -78,6 +78,15 @@ pub(crate) fn decimal_parts(d: &Decimal128) -> Option<(bool, u128, i32)> {
     }
 }
 
+/// Whether `v` is a NaN, double or decimal.
+pub(crate) fn is_nan(v: &Bson) -> bool {
+    match v {
+        Bson::Double(x) => x.is_nan(),
+        Bson::Decimal128(d) => matches!(decode(d), Dec::NaN(_)),
+        _ => false,
+    }
+}
+
 /// The canonical Decimal128 `(-1)^negative * coefficient * 10^exponent`; the coefficient must be
 /// below 10^34 and the exponent within -6176..=6111 (checked in debug builds).
 pub(crate) fn decimal_from_parts(negative: bool, coefficient: u128, exponent: i32) -> Decimal128 {

@@ -38,11 +38,12 @@ use bson::{Bson, Document, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::codec::BsonType;
 use crate::key::KeyPart;
-use crate::query::{Filter, FindOptions};
+use crate::query::{Filter, FindOptions, Schema};
 use crate::series;
 use crate::spec::OutlierSpec;
-use crate::store::Store;
+use crate::store::{install_validator, Store};
 use crate::{Error, Result};
 
 mod read;
@@ -76,6 +77,9 @@ pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
     type Item: Serialize + DeserializeOwned + Send + Sync;
     /// The storage layout.
     const SPEC: OutlierSpec;
+    /// Whether the writes install the layout's validators ([`ensure_validator`]) with the
+    /// indexes, once per store and process (`#[outlier(validate)]`).
+    const VALIDATE: bool = false;
 }
 
 /// The typical document: the main document alone, its array cut at the threshold.
@@ -184,9 +188,62 @@ where
     Ok(n > 0)
 }
 
-/// Creates the overflow collection's indexes now rather than on first use.
+/// Creates the overflow collection's indexes now rather than on first use (and installs the
+/// validators, with `#[outlier(validate)]`).
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
+    validated::<T, S>(store).await?;
     T::SPEC.overflow.ensure_indexes(store).await
+}
+
+/// The `$jsonSchema`s of the layout, each with its collection: the main collection's, then
+/// the overflow's ([`schemas_of`] with the id type's [`KeyPart::BSON_TYPES`]).
+pub fn schemas<T: Outlier>() -> [(&'static str, Schema); 2] {
+    schemas_of(&T::SPEC, <T::Id as KeyPart>::BSON_TYPES)
+}
+
+/// The `$jsonSchema`s every document of `spec` passes, ids of `id_types` (any type when
+/// empty), each with its collection. Main documents: `_id` of `id_types`, the array at most
+/// `threshold` long, the flag a `bool`, each where present (the struct's other fields are the
+/// user's). Overflow chunks: the parent reference (of `id_types`), `count` (an `int` or `long`
+/// in `0..=chunk`) and the array (at most `chunk` long) required, `seq` an `int` or `long`
+/// from 1 where present. The seed's single overflow document (no `count`) is read, never
+/// written: a new one is refused.
+pub fn schemas_of(spec: &OutlierSpec, id_types: &[BsonType]) -> [(&'static str, Schema); 2] {
+    let mut main = Schema::object();
+    if !id_types.is_empty() {
+        main = main.property("_id", Schema::of(id_types));
+    }
+    let main = main
+        .property(
+            spec.items_field,
+            Schema::of(&[BsonType::Array]).max_items(u64::from(spec.threshold)),
+        )
+        .property(spec.flag_field, Schema::of(&[BsonType::Bool]));
+    [
+        (spec.collection, main),
+        (spec.overflow.collection, spec.overflow.schema(id_types)),
+    ]
+}
+
+/// Installs the layout's validators ([`schemas`]) on the main and overflow collections,
+/// creating them if need be ([`Store::set_validator`]: level "moderate", so documents that fail
+/// them already can still be repaired). From then on a write that breaks the layout (an array
+/// past the threshold, a flag that is no boolean, a chunk past `chunk`...) fails with
+/// [`Error::SchemaViolation`], whoever sends it.
+pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
+    for (coll, schema) in schemas::<T>() {
+        install_validator(store, coll, &schema).await?;
+    }
+    Ok(())
+}
+
+/// [`ensure_validator`] once per store and process, when the type asks for it
+/// ([`Outlier::VALIDATE`]): what every write runs first.
+pub(crate) async fn validated<T: Outlier, S: Store>(store: &S) -> Result<()> {
+    if T::VALIDATE && !store.memo().has_validator(T::SPEC.overflow.collection) {
+        ensure_validator::<T, S>(store).await?;
+    }
+    Ok(())
 }
 
 /// Reads the collection (and its overflow) once and reports the items per document, the
@@ -208,6 +265,7 @@ pub async fn migrate<T: Outlier, S: Store>(
     store: &S,
     opts: &crate::adopt::Options<'_>,
 ) -> Result<crate::adopt::MigrateReport> {
+    validated::<T, S>(store).await?;
     crate::adopt::migrate_outlier(store, &T::SPEC, opts).await
 }
 

@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 
 use bson::Bson;
 
-use super::{by_id, existing_main, main_parts, not_found, Outlier};
+use super::{by_id, existing_main, main_parts, not_found, validated, Outlier};
 use crate::key::KeyPart;
 use crate::query::{Filter, Update};
 use crate::series;
@@ -20,6 +20,7 @@ use crate::{Error, Result};
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     let spec = T::SPEC;
     spec.check()?;
+    validated::<T, S>(store).await?;
     spec.overflow.ensure_indexes(store).await?;
     let mut doc = bson::to_document(value)
         .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
@@ -110,6 +111,7 @@ where
     let id = id.to_key_bson();
     let x = crate::codec::ser::item(item)?;
     crate::codec::size::check_item_size(spec.collection, &x)?;
+    validated::<T, S>(store).await?;
     spec.overflow.ensure_indexes(store).await?;
     let room = Filter::and([
         by_id(&id),
@@ -164,6 +166,7 @@ where
     if xs.is_empty() {
         return Ok(());
     }
+    validated::<T, S>(store).await?;
     spec.overflow.ensure_indexes(store).await?;
     let t = spec.threshold as usize;
     let mut done = 0;

@@ -12,12 +12,14 @@ use bson::{Bson, Document};
 
 pub(crate) mod eval;
 mod filter;
+mod schema;
 #[cfg(test)]
 mod tests;
 mod update;
 
 pub(crate) use filter::is_plain_scalar;
 pub use filter::Filter;
+pub use schema::Schema;
 pub use update::{Rewrite, Shift, Update};
 
 /// A field name or dotted path. The patterns' own paths are `&'static str`s, borrowed

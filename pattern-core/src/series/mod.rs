@@ -22,6 +22,7 @@ pub(crate) use indexes::mark_bounded;
 mod ingest;
 mod push;
 mod read;
+mod schema;
 
 pub(crate) use ingest::{ingest, Entry};
 pub(crate) use push::{name_foreign, push, push_fresh};

@@ -180,6 +180,9 @@ impl Store for AnyStore {
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         delegate!(self, s => s.drop_index(coll, name).await)
     }
+    async fn set_validator(&self, coll: &str, schema: &query::Schema) -> Result<()> {
+        delegate!(self, s => s.set_validator(coll, schema).await)
+    }
     fn memo(&self) -> &StoreMemo {
         delegate!(self, s => s.memo())
     }

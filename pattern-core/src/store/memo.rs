@@ -1,5 +1,6 @@
-//! What a store remembers in this process: the series whose indexes it has ensured, and per
-//! series key the number of the next document and the newest document's `_id`.
+//! What a store remembers in this process: the series whose indexes it has ensured, the
+//! collections whose validator it installed, and per series key the number of the next
+//! document and the newest document's `_id`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -20,6 +21,8 @@ pub struct StoreMemo {
     /// cheapest lookup for that.
     indexes: Mutex<Vec<SeriesSpec>>,
     trees: Mutex<Vec<TreeSpec>>,
+    /// The collections whose validator this process installed.
+    validators: Mutex<Vec<String>>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
@@ -97,6 +100,16 @@ impl StoreMemo {
             }
         }
     }
+    /// Whether this process installed `coll`'s validator.
+    pub(crate) fn has_validator(&self, coll: &str) -> bool {
+        lock(&self.validators).iter().any(|c| c == coll)
+    }
+    pub(crate) fn add_validator(&self, coll: &str) {
+        let mut colls = lock(&self.validators);
+        if !colls.iter().any(|c| c == coll) {
+            colls.push(coll.to_owned());
+        }
+    }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
         let h = memo_hash(coll, key);
@@ -157,6 +170,7 @@ impl StoreMemo {
         lock(&self.trees).clear();
         *lock(&self.next_numbers) = NextNumbers::default();
         lock(&self.bounded).clear();
+        lock(&self.validators).clear();
     }
 }
 

@@ -11,7 +11,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::codec::raw::to_raw;
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::spec::SeriesSpec;
 use crate::Result;
 
@@ -294,6 +294,30 @@ pub trait Store: Send + Sync {
     /// Drops an index by name.
     fn drop_index(&self, coll: &str, name: &str) -> impl Future<Output = Result<()>> + Send;
 
+    /// Installs `schema` as the collection's validator, creating the collection if need be
+    /// and replacing any validator it had (MongoDB: `collMod` with `validator: {$jsonSchema}`,
+    /// `validationLevel: "moderate"`, `validationAction: "error"`). From then on a write that
+    /// would leave a document the schema refuses fails with
+    /// [`Error::SchemaViolation`](crate::Error::SchemaViolation) and writes nothing: every
+    /// insert (an upsert's too), and every update or replacement of a document that passed the
+    /// schema before it. "Moderate": a document that fails the schema already (written before
+    /// the validator, or by a tool that bypassed it) may still be updated, so that it can be
+    /// repaired. Not transactional: in a transaction it applies to the store at once.
+    ///
+    /// The default refuses ([`Error::InvalidInput`](crate::Error::InvalidInput)): a store that
+    /// cannot enforce a validator says so rather than ignore it.
+    fn set_validator(
+        &self,
+        coll: &str,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<()>> + Send {
+        let _ = schema;
+        let refused = crate::Error::invalid(format!(
+            "this store does not enforce validators (collection `{coll}`)"
+        ));
+        async move { Err(refused) }
+    }
+
     /// The per-store memo of index sets already ensured, so each is created once per process.
     fn memo(&self) -> &StoreMemo;
 
@@ -310,6 +334,18 @@ pub trait Store: Send + Sync {
     fn current_transaction(&self) -> Option<&Self::Txn> {
         None
     }
+}
+
+/// Installs `schema` as `coll`'s validator ([`Store::set_validator`]) and remembers that this
+/// process did ([`StoreMemo`]).
+pub(crate) async fn install_validator<S: Store + ?Sized>(
+    store: &S,
+    coll: &str,
+    schema: &Schema,
+) -> Result<()> {
+    store.set_validator(coll, schema).await?;
+    store.memo().add_validator(coll);
+    Ok(())
 }
 
 /// [`Store::write_batch`] one write at a time, stopping at the first that fails.

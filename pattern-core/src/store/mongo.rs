@@ -15,7 +15,7 @@ use mongodb::options::{
 };
 use mongodb::{Client, ClientSession, Collection, Database, IndexModel};
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::store::mongo_txn::MongoTxn;
 use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 use crate::{Error, Result};
@@ -498,9 +498,6 @@ pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
 /// [`Error::Unavailable`].
 pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     let message = e.to_string();
-    let dup = |code: i32| code == 11000 || code == 11001;
-    // BSONObjectTooLarge, and "resulting document after update is larger than 16 MiB".
-    let too_large = |code: i32| code == 10334 || code == 17419 || code == 17420;
     let unavailable = matches!(
         *e.kind,
         ErrorKind::ServerSelection { .. }
@@ -514,23 +511,19 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
             source: Some(Box::new(e)),
         };
     }
+    let code = match &*e.kind {
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        ErrorKind::Command(c) => Some(c.code),
+        // The first document an `insert` of many refused.
+        ErrorKind::InsertMany(m) => (m.write_errors.as_ref())
+            .and_then(|w| w.first())
+            .map(|w| w.code),
+        _ => None,
+    };
+    if let Some(refused) = code.and_then(|code| refused_write(coll, code, &message)) {
+        return refused;
+    }
     match &*e.kind {
-        ErrorKind::Write(WriteFailure::WriteError(w)) if dup(w.code) => Error::DuplicateKey {
-            collection: coll.to_owned(),
-            message,
-        },
-        ErrorKind::Write(WriteFailure::WriteError(w)) if too_large(w.code) => Error::TooLarge {
-            collection: coll.to_owned(),
-            message,
-        },
-        ErrorKind::Command(c) if too_large(c.code) => Error::TooLarge {
-            collection: coll.to_owned(),
-            message,
-        },
-        ErrorKind::Command(c) if dup(c.code) => Error::DuplicateKey {
-            collection: coll.to_owned(),
-            message,
-        },
         // Raised by the driver before anything is sent: an argument it cannot encode, or a
         // transaction used out of order (e.g. on a server that has none).
         ErrorKind::InvalidArgument { .. }
@@ -544,6 +537,31 @@ pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
             message,
             source: Some(Box::new(e)),
         },
+    }
+}
+
+/// MongoDB's DocumentValidationFailure: a collection's validator refused a write.
+const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
+
+/// The typed error of a write the server refused with `code` ([`Error::DuplicateKey`],
+/// [`Error::TooLarge`], [`Error::SchemaViolation`]); `None` for any other code.
+fn refused_write(coll: &str, code: i32, message: &str) -> Option<Error> {
+    let (collection, message) = (coll.to_owned(), message.to_owned());
+    match code {
+        11000 | 11001 => Some(Error::DuplicateKey {
+            collection,
+            message,
+        }),
+        // BSONObjectTooLarge, and "resulting document after update is larger than 16 MiB".
+        10334 | 17419 | 17420 => Some(Error::TooLarge {
+            collection,
+            message,
+        }),
+        DOCUMENT_VALIDATION_FAILURE => Some(Error::SchemaViolation {
+            collection,
+            message,
+        }),
+        _ => None,
     }
 }
 
@@ -674,20 +692,13 @@ impl Store for MongoStore {
                 let idx = e.get("idx").and_then(crate::codec::as_int).unwrap_or(0);
                 let code = e.get("code").and_then(crate::codec::as_int).unwrap_or(0);
                 let message = e.get_str("errmsg").unwrap_or("").to_owned();
-                let error = match code {
-                    11000 | 11001 => Error::DuplicateKey {
-                        collection: coll.to_owned(),
-                        message,
-                    },
-                    10334 | 17419 | 17420 => Error::TooLarge {
-                        collection: coll.to_owned(),
-                        message,
-                    },
-                    _ => Error::Server {
+                let error = i32::try_from(code)
+                    .ok()
+                    .and_then(|code| refused_write(coll, code, &message))
+                    .unwrap_or_else(|| Error::Server {
                         message: format!("{message} (code {code})"),
                         source: None,
-                    },
-                };
+                    });
                 super::BatchOutcome {
                     applied: usize::try_from(idx).unwrap_or(0),
                     error: Some(error),
@@ -824,6 +835,40 @@ impl Store for MongoStore {
             .drop_index(name)
             .await
             .map_err(|e| map_err(coll, e))
+    }
+
+    /// `collMod` with the validator; `create` with it when the collection does not exist
+    /// (then `collMod` again, should another client have created it in between).
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        let options = doc! {
+            "validator": {"$jsonSchema": schema.to_document()},
+            "validationLevel": "moderate",
+            "validationAction": "error",
+        };
+        let command = |verb: &str| {
+            let mut c = doc! {verb: coll};
+            c.extend(options.clone());
+            c
+        };
+        let code = |e: &mongodb::error::Error| server_code(e);
+        match self.db.run_command(command("collMod")).await {
+            Ok(_) => return Ok(()),
+            // NamespaceNotFound: no such collection yet.
+            Err(e) if code(&e) == Some(26) => {}
+            Err(e) => return Err(map_err(coll, e)),
+        }
+        match self.db.run_command(command("create")).await {
+            Ok(_) => Ok(()),
+            // NamespaceExists: created by another client since.
+            Err(e) if code(&e) == Some(48) => {
+                self.db
+                    .run_command(command("collMod"))
+                    .await
+                    .map_err(|e| map_err(coll, e))?;
+                Ok(())
+            }
+            Err(e) => Err(map_err(coll, e)),
+        }
     }
 
     fn memo(&self) -> &StoreMemo {

@@ -7,7 +7,7 @@ use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
 use mongodb::ClientSession;
 use tokio::sync::Mutex;
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
 use crate::store::mongo::{map_err, server_code, MongoStore};
 use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
 use crate::{Error, Result};
@@ -32,7 +32,8 @@ const NO_SUCH_TRANSACTION: i32 = 251;
 /// write there conflict ([`Error::WriteConflict`]: a retry sees the collection). On a MongoDB
 /// server, a new index build waits for the transactions that hold locks on its collection, this
 /// one included: ensure a collection's indexes before the transaction first writes to it (as
-/// the patterns do, each index set once per process).
+/// the patterns do, each index set once per process). [`Store::set_validator`] runs on the
+/// store too (`collMod` is refused in a transaction).
 ///
 /// After an operation fails, MongoDB has aborted the transaction: what follows in it fails
 /// (with that first error named), and so does the commit.
@@ -252,6 +253,12 @@ impl Store for MongoTxn {
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         self.state.lock().await.open()?;
         self.store.drop_index(coll, name).await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        self.state.lock().await.open()?;
+        self.store.set_validator(coll, schema).await
     }
 
     fn memo(&self) -> &StoreMemo {

@@ -19,8 +19,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::borrow::Borrow;
 
+use crate::codec::BsonType;
+use crate::query::Schema;
 use crate::spec::TreeSpec;
-use crate::store::Store;
+use crate::store::{install_validator, Store};
 use crate::{Error, Result};
 
 mod model;
@@ -44,6 +46,14 @@ pub trait Tree: Serialize + DeserializeOwned + Send + Sync + Sized {
     type Id: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync;
     /// This node's id.
     fn id(&self) -> &Self::Id;
+    /// The BSON types the ids are stored as, for the validator ([`schema`]): what
+    /// `#[derive(Tree)]` reads off the id field's type (`String` and `&str`: `string`; the
+    /// integers: `int` and `long`; `ObjectId`: `objectId`); empty for any other type, whose
+    /// ids and references the validator then leaves unconstrained.
+    const ID_TYPES: &'static [BsonType] = &[];
+    /// Whether the writes install the model's validator ([`ensure_validator`]) with the
+    /// indexes, once per store and process (`#[tree(validate)]`).
+    const VALIDATE: bool = false;
 }
 
 /// The id as BSON (what `_id` holds).
@@ -68,15 +78,41 @@ fn decode_all<T: Tree>(docs: Vec<Document>) -> Result<Vec<T>> {
     docs.into_iter().map(decode::<T>).collect()
 }
 
-/// Creates the model's indexes (once per store and process; the other functions call it).
+/// Creates the model's indexes (once per store and process; the other functions call it),
+/// and installs the validator with `#[tree(validate)]`.
 pub async fn ensure_indexes<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
+    validated::<T, S>(store).await?;
     model::ensure_indexes(store, &T::SPEC).await
+}
+
+/// The `$jsonSchema` every node of the tree passes ([`raw::schema`] with [`Tree::ID_TYPES`]).
+pub fn schema<T: Tree>() -> Schema {
+    model::schema(&T::SPEC, T::ID_TYPES)
+}
+
+/// Installs the model's validator ([`schema`]) on the tree's collection, creating it if need
+/// be ([`Store::set_validator`]: level "moderate", so nodes that fail it already can still be
+/// repaired). From then on a write of a node whose model fields have the wrong types (a parent
+/// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
+/// fails with [`Error::SchemaViolation`], whoever sends it.
+pub async fn ensure_validator<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
+    install_validator(store, T::SPEC.collection, &schema::<T>()).await
+}
+
+/// [`ensure_validator`] once per store and process, when the type asks for it
+/// ([`Tree::VALIDATE`]): what every write runs first.
+async fn validated<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
+    if T::VALIDATE && !store.memo().has_validator(T::SPEC.collection) {
+        ensure_validator::<T, S>(store).await?;
+    }
+    Ok(())
 }
 
 /// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists. In nested sets
 /// a transaction that numbers it after every node (finding the largest `right` reads the
 /// collection: no index serves it, and roots are rare).
 pub async fn insert_root<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
+    validated::<T, S>(store).await?;
     write::insert(store, &T::SPEC, node_document(node)?, None).await
 }
 
@@ -89,6 +125,7 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
+    validated::<T, S>(store).await?;
     let parent = id_bson(parent)?;
     write::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
 }
@@ -97,6 +134,7 @@ where
 /// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
 /// its stored value. [`Error::UnknownNode`] when the node does not exist.
 pub async fn save<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
+    validated::<T, S>(store).await?;
     write::save(store, &T::SPEC, node_document(node)?).await
 }
 
@@ -226,6 +264,7 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
+    validated::<T, S>(store).await?;
     let id = id_bson(id)?;
     let new_parent = new_parent.map(id_bson).transpose()?;
     write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
@@ -239,6 +278,7 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
+    validated::<T, S>(store).await?;
     let id = id_bson(id)?;
     write::delete_subtree(store, &T::SPEC, &id).await
 }
@@ -251,6 +291,7 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
+    validated::<T, S>(store).await?;
     let id = id_bson(id)?;
     write::delete_node(store, &T::SPEC, &id).await
 }
@@ -281,6 +322,7 @@ pub async fn verify<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<Defect>
 /// what it could not repair.
 pub async fn repair<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Repair> {
     model::ensure_indexes(store, &T::SPEC).await?;
+    validated::<T, S>(store).await?;
     verify::repair(store, &T::SPEC).await
 }
 
@@ -290,13 +332,32 @@ pub mod raw {
     use bson::{Bson, Document};
 
     use super::{model, read, verify as check, write, Defect, Repair};
+    use crate::codec::BsonType;
+    use crate::query::Schema;
     use crate::spec::TreeSpec;
-    use crate::store::Store;
+    use crate::store::{install_validator, Store};
     use crate::Result;
 
     /// Creates the model's indexes (once per store and process; every other function does).
     pub async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
         model::ensure_indexes(store, spec).await
+    }
+    /// The `$jsonSchema` every node of `spec` passes, ids of `id_types` (strings in the
+    /// materialized-paths model whatever it says; unconstrained when empty): `_id` of
+    /// `id_types`; a parent an id or null (nested sets: or a number, the seed's root has `0`);
+    /// `children` and `ancestors` arrays of ids; `path` a string or null; `left` and `right`
+    /// integers, required (every nested-set node is numbered). The other model fields are
+    /// optional: a node without them is a root, or has no children.
+    pub fn schema(spec: &TreeSpec, id_types: &[BsonType]) -> Schema {
+        model::schema(spec, id_types)
+    }
+    /// Installs [`schema`] as the collection's validator ([`Store::set_validator`]).
+    pub async fn ensure_validator<S: Store + ?Sized>(
+        store: &S,
+        spec: &TreeSpec,
+        id_types: &[BsonType],
+    ) -> Result<()> {
+        install_validator(store, spec.collection, &model::schema(spec, id_types)).await
     }
     /// Inserts a root.
     pub async fn insert_root<S: Store + ?Sized>(

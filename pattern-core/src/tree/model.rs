@@ -6,10 +6,10 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
-use crate::codec::as_int;
+use crate::codec::{as_int, BsonType};
 use crate::error::display_bson;
 use crate::query::eval::compare_values;
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, IndexSpec, Schema, Update};
 use crate::spec::{TreeModel, TreeSpec};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -49,6 +49,51 @@ pub(crate) fn indexes(spec: &TreeSpec) -> Vec<IndexSpec> {
             partial: None,
         })
         .collect()
+}
+
+/// The `$jsonSchema` every node of the model passes (see [`raw::schema`](super::raw::schema)).
+pub(crate) fn schema(spec: &TreeSpec, id_types: &[BsonType]) -> Schema {
+    let ids = match spec.model {
+        TreeModel::MaterializedPath => &[BsonType::String][..],
+        _ => id_types,
+    };
+    let f = &spec.fields;
+    // An id or null, or what else `extra` allows; nothing said when the ids' type is unknown.
+    let parent = |extra: &[BsonType]| match ids {
+        [] => Schema::default(),
+        _ => Schema::of(&[ids, &[BsonType::Null], extra].concat()),
+    };
+    let mut id_array = Schema::of(&[BsonType::Array]);
+    if !ids.is_empty() {
+        id_array = id_array.items(Schema::of(ids));
+    }
+    let integer = || Schema::of(BsonType::INTEGERS);
+    let mut s = Schema::object();
+    let fields = match spec.model {
+        TreeModel::ParentRefs => vec![(f.parent, parent(&[]))],
+        TreeModel::ChildRefs => vec![(f.children, id_array)],
+        TreeModel::Ancestors => vec![(f.ancestors, id_array), (f.parent, parent(&[]))],
+        TreeModel::MaterializedPath => {
+            vec![(f.path, Schema::of(&[BsonType::String, BsonType::Null]))]
+        }
+        TreeModel::NestedSet => {
+            s = s.require(f.left).require(f.right);
+            let numbers = [BsonType::Int, BsonType::Long, BsonType::Double];
+            let numbers: Vec<BsonType> = numbers.into_iter().filter(|t| !ids.contains(t)).collect();
+            vec![
+                (f.parent, parent(&numbers)),
+                (f.left, integer()),
+                (f.right, integer()),
+            ]
+        }
+    };
+    let id = ("_id", Schema::of(ids));
+    for (field, schema) in std::iter::once(id).chain(fields) {
+        if schema != Schema::default() {
+            s = s.property(field, schema);
+        }
+    }
+    s
 }
 
 /// Creates the model's indexes once per store and process.

@@ -74,6 +74,11 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
             }
         }
     });
+    let validate = b.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     let (item, key) = (quote!(#item_ty), quote!(#key_ty));
     let methods = methods(
         &w,
@@ -103,6 +108,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                     summary: &[#(#aggregates),*],
                 },
             };
+            #validate
             #item_time
         }
 
@@ -363,7 +369,16 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "index_report",
             args: quote!(),
         }),
-        w.ensure_indexes("Creates the collection's indexes now rather than on first use."),
+        w.store_only(
+            "ensure_indexes",
+            "Creates the collection's indexes now rather than on first use.",
+        ),
+        w.store_only(
+            "ensure_validator",
+            "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
+             \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
+             `Error::SchemaViolation`.",
+        ),
     ]);
     methods
 }

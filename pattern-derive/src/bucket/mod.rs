@@ -29,6 +29,8 @@ pub(crate) struct Bucket<'a> {
     pub item_ty: &'a Type,
     /// `summary(...)`'s aggregates in the attribute's order; empty without it.
     pub summary: Vec<Aggregate>,
+    /// `validate`: the writes install the layout's validator.
+    pub validate: bool,
 }
 
 /// What an aggregate of `summary(...)` computes.

@@ -19,7 +19,15 @@ const KIND: Kind<2> = Kind {
     derive: "Bucket",
     attr: "bucket",
     flags: ["key", "items"],
-    keys: &["collection", "size", "time", "count", "page", "summary"],
+    keys: &[
+        "collection",
+        "size",
+        "time",
+        "count",
+        "page",
+        "summary",
+        "validate",
+    ],
 };
 
 #[derive(Default)]
@@ -30,6 +38,7 @@ struct Attrs {
     count: Slot<Name>,
     page: Slot<Name>,
     summary: Slot<Vec<Aggregate>>,
+    validate: Slot<()>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
@@ -76,6 +85,8 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "page" => a.page.parse(cx, meta, attr::field_name),
             // #[bucket(summary(sum = "qty", min = "price", max = "price"))]
             "summary" => a.summary.parse(cx, meta, summary),
+            // #[bucket(validate)]
+            "validate" => a.validate.parse(cx, meta, attr::flag),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -248,6 +259,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
     let item_ty = items.and_then(|f| vec_item(cx, f, "#[bucket(items)]"));
     let time = a.time.get();
     let summary = a.summary.get().unwrap_or_default();
+    let validate = a.validate.get().is_some();
     let kept = kept_names(cx, time.as_ref(), &summary, &unraw(st.ident));
     let (key, items) = (key?, items?);
     check_field_name(cx, &key.bson);
@@ -273,5 +285,6 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
         key_ty: key.ty,
         item_ty: item_ty?,
         summary,
+        validate,
     })
 }

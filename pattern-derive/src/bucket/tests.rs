@@ -88,7 +88,7 @@ fn every_mistake_arrives_at_once() {
         errors(input),
         [
             "size must be at least 1",
-            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`",
+            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`",
             "duplicate key `size`",
             "invalid MongoDB field name \"a.b\": it must not contain `.`",
             "time must be a string, like `time = \"...\"`",
@@ -140,7 +140,7 @@ fn malformed_values_do_not_stop_the_parser() {
             "expected a value after `count =`",
             "duplicate key `size`",
             "size must be at most 2147483647",
-            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`",
+            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`",
             "expected attribute arguments in parentheses: #[bucket(...)]",
             "`key` takes no value",
             "no field is marked #[bucket(key)]",
@@ -506,4 +506,53 @@ fn fallback_keeps_the_summary_type() {
         assert!(code.contains(part), "{part} not in {code}");
     }
     assert_eq!(code.matches("pub a_b_max").count(), 1, "{code}");
+}
+
+#[test]
+fn validate_sets_the_trait_constant() {
+    let input: DeriveInput = parse_quote! {
+        #[bucket(collection = "trades", size = 10, validate)]
+        struct TradeHistory {
+            #[bucket(key)]
+            customer_id: i64,
+            #[bucket(items)]
+            history: Vec<Trade>,
+        }
+    };
+    let b = parse(&input).unwrap();
+    assert!(b.validate);
+    let code = expand(&b).to_string();
+    assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
+    assert!(code.contains(
+        ":: pattern_core :: bucket :: ensure_validator :: < Self , __PatternS > (store) . await"
+    ));
+    let plain: DeriveInput = parse_quote! {
+        #[bucket(collection = "trades", size = 10)]
+        struct TradeHistory {
+            #[bucket(key)]
+            customer_id: i64,
+            #[bucket(items)]
+            history: Vec<Trade>,
+        }
+    };
+    let code = expand(&parse(&plain).unwrap()).to_string();
+    assert!(!code.contains("VALIDATE"), "{code}");
+    assert!(code.contains("pub async fn ensure_validator"));
+}
+
+#[test]
+fn validate_takes_no_value_and_comes_once() {
+    let input: DeriveInput = parse_quote! {
+        #[bucket(collection = "trades", size = 10, validate = true, validate)]
+        struct TradeHistory {
+            #[bucket(key)]
+            customer_id: i64,
+            #[bucket(items)]
+            history: Vec<Trade>,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["`validate` takes no value", "duplicate key `validate`"]
+    );
 }

@@ -33,6 +33,11 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
     };
     let item = quote!(#item_ty);
     let methods = methods(&w, &item, &item, Some(&o.items_rust));
+    let validate = o.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Outlier for #ident {
@@ -53,6 +58,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
                     keeps: ::pattern_core::Keeps::NONE,
                 },
             };
+            #validate
         }
 
         #[automatically_derived]
@@ -198,7 +204,16 @@ fn methods(
             func: "index_report",
             args: quote!(),
         }),
-        w.ensure_indexes("Creates the overflow collection's indexes now rather than on first use."),
+        w.store_only(
+            "ensure_indexes",
+            "Creates the overflow collection's indexes now rather than on first use.",
+        ),
+        w.store_only(
+            "ensure_validator",
+            "Installs the layout's `$jsonSchema` validators on the main and overflow collections \
+             (`collMod`, level \"moderate\"): the server then refuses any write that breaks the layout, \
+             with `Error::SchemaViolation`.",
+        ),
     ]);
     methods
 }

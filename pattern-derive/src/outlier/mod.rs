@@ -27,6 +27,8 @@ pub(crate) struct Outlier<'a> {
     /// The items field's BSON name, and its Rust name (unraw), which names the wrappers.
     pub items_field: String,
     pub items_rust: String,
+    /// `validate`: the writes install the layout's validators.
+    pub validate: bool,
 }
 
 /// What the fallback emitted beside errors is generated from: what could still be read of

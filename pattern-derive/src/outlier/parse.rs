@@ -23,6 +23,7 @@ const KIND: Kind<2> = Kind {
         "extra",
         "count",
         "seq",
+        "validate",
     ],
 };
 
@@ -37,6 +38,7 @@ struct Attrs {
     extra: Slot<Name>,
     count: Slot<Name>,
     seq: Slot<Name>,
+    validate: Slot<()>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Outlier<'_>> {
@@ -76,6 +78,8 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "count" => a.count.parse(cx, meta, attr::field_name),
             // #[outlier(seq = "seq")]
             "seq" => a.seq.parse(cx, meta, attr::field_name),
+            // #[outlier(validate)]
+            "validate" => a.validate.parse(cx, meta, attr::flag),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -156,6 +160,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Outlier<'a>> {
         item_ty: item_ty?,
         items_field: items.bson.value.clone(),
         items_rust: unraw(items.ident),
+        validate: a.validate.get().is_some(),
     })
 }
 

@@ -129,7 +129,7 @@ fn every_mistake_arrives_at_once() {
             "threshold must be at least 1",
             "chunk must be an integer, like `chunk = 10`",
             "unknown key `limit` in #[outlier(...)]; expected one of: `collection`, `overflow`, `threshold`, `chunk`, \
-             `flag`, `reference`, `extra`, `count`, `seq`",
+             `flag`, `reference`, `extra`, `count`, `seq`, `validate`",
             "duplicate key `threshold`",
             "overflow must differ from the main collection",
             "a field cannot be both #[outlier(id)] and #[outlier(items)]",
@@ -297,4 +297,25 @@ fn fallback_stubs_named_after_the_items_field_need_it() {
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }
+}
+
+#[test]
+fn validate_sets_the_trait_constant() {
+    let input: DeriveInput = parse_quote! {
+        #[outlier(collection = "sales", overflow = "extra_sales", threshold = 50, validate)]
+        struct Book {
+            #[outlier(id)]
+            #[serde(rename = "_id")]
+            id: i64,
+            #[outlier(items)]
+            customers_purchased: Vec<String>,
+        }
+    };
+    let o = parse(&input).unwrap();
+    assert!(o.validate);
+    let code = expand(&o).to_string();
+    assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
+    assert!(code.contains(
+        ":: pattern_core :: outlier :: ensure_validator :: < Self , __PatternS > (store) . await"
+    ));
 }

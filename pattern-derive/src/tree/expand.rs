@@ -29,6 +29,15 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
         id_ty: id_ty.to_token_stream(),
     };
     let methods = methods(&calls, &quote!(__PatternQ));
+    let id_types = (!t.id_types.is_empty()).then(|| {
+        let types = t.id_types.iter().map(|v| Ident::new(v, Span::call_site()));
+        quote!(const ID_TYPES: &'static [::pattern_core::BsonType] = &[#(::pattern_core::BsonType::#types),*];)
+    });
+    let validate = t.validate.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    });
     quote! {
         #[automatically_derived]
         impl ::pattern_core::tree::Tree for #ident {
@@ -44,6 +53,8 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
             fn id(&self) -> &Self::Id {
                 &self.#id_field
             }
+            #id_types
+            #validate
         }
 
         #[automatically_derived]
@@ -154,6 +165,17 @@ fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
             doc: "Creates the model's indexes now rather than on first use (once per store and process): one \
                   command per index (two for ancestors and nested sets, else one).",
             name: "ensure_indexes",
+            receiver: none(),
+            params: none(),
+            takes_id: false,
+            ret: quote!(()),
+            args: none(),
+        },
+        Method {
+            doc: "Installs the model's `$jsonSchema` validator on the tree's collection (`collMod`, level \
+                  \"moderate\"): the server then refuses any write of a node whose model fields have the \
+                  wrong types, with `Error::SchemaViolation`.",
+            name: "ensure_validator",
             receiver: none(),
             params: none(),
             takes_id: false,

@@ -21,6 +21,11 @@ pub(crate) struct Tree<'a> {
     /// The field stored as `_id`, and its type (the trait's `Id`).
     pub id_field: &'a Ident,
     pub id_ty: &'a Type,
+    /// The `pattern_core::BsonType` variants the ids are stored as (see
+    /// [`crate::bson_type::bson_types`]); empty when the id type does not say.
+    pub id_types: &'static [&'static str],
+    /// `validate`: the writes install the model's validator.
+    pub validate: bool,
 }
 
 /// What the fallback emitted beside errors is generated from: what could still be read of

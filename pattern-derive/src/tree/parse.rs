@@ -24,6 +24,7 @@ const KIND: Kind<1> = Kind {
         "path",
         "left",
         "right",
+        "validate",
     ],
 };
 
@@ -42,6 +43,7 @@ struct Attrs {
     collection: Slot<Name>,
     model: Slot<Model>,
     max_depth: Slot<u32>,
+    validate: Slot<()>,
     /// In the order of [`FIELDS`].
     fields: [Slot<Renamed>; 6],
 }
@@ -88,6 +90,8 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "model" => a.model.parse(cx, meta, model),
             // #[tree(max_depth = 5)]
             "max_depth" => a.max_depth.parse(cx, meta, attr::positive_int),
+            // #[tree(validate)]
+            "validate" => a.validate.parse(cx, meta, attr::flag),
             // #[tree(parent = "up")], #[tree(left = "lft")]...
             _ => match FIELDS.iter().position(|f| *f == key) {
                 Some(i) => a.fields[i].parse(cx, meta, renamed),
@@ -166,6 +170,8 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 1>, a: Attrs) -> Option<Tree<'a>> {
         max_depth,
         id_field: id.ident,
         id_ty: id.ty,
+        id_types: crate::bson_type::bson_types(id.ty, id.as_is),
+        validate: a.validate.get().is_some(),
     })
 }
 

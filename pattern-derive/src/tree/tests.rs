@@ -12,8 +12,9 @@ fn errors(input: DeriveInput) -> Vec<String> {
     messages(parse(&input))
 }
 
-const METHODS: [&str; 19] = [
+const METHODS: [&str; 20] = [
     "ensure_indexes",
+    "ensure_validator",
     "insert_root",
     "insert_child",
     "save",
@@ -77,6 +78,7 @@ fn reads_the_model_with_defaults() {
         "Result < :: std :: vec :: Vec < (u32 , Self) > >",
         "Result < :: std :: vec :: Vec < :: pattern_core :: tree :: Defect > >",
         "Result < :: pattern_core :: tree :: Repair >",
+        "const ID_TYPES : & 'static [:: pattern_core :: BsonType] = & [:: pattern_core :: BsonType :: String] ;",
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }
@@ -90,6 +92,7 @@ fn reads_the_model_with_defaults() {
         );
     }
     assert_eq!(code.matches("# [doc =").count(), METHODS.len());
+    assert!(!code.contains("VALIDATE"), "{code}");
 }
 
 #[test]
@@ -354,7 +357,7 @@ fn every_mistake_arrives_at_once() {
              \"materialized_path\", \"nested_set\"",
             "max_depth must be at least 1",
             "unknown key `depth` in #[tree(...)]; expected one of: `collection`, `model`, `max_depth`, `parent`, \
-             `children`, `ancestors`, `path`, `left`, `right`",
+             `children`, `ancestors`, `path`, `left`, `right`, `validate`",
             "duplicate key `collection`",
             "collection must be a string, like `collection = \"...\"`",
             "duplicate key `model`",
@@ -511,4 +514,38 @@ fn fallback_of_a_generic_struct_holds_where_the_trait_bounds_do() {
         struct Node {}
     };
     assert!(!fallback(&stubs(&input)).to_string().contains("where Node"));
+}
+
+#[test]
+fn id_types_from_the_id_field_and_validate() {
+    let id_types = |ty: syn::Type, with: bool| {
+        let input: DeriveInput = match with {
+            false => parse_quote! {
+                #[tree(collection = "c", model = "child_refs", validate)]
+                struct Node {
+                    #[serde(rename = "_id")]
+                    id: #ty,
+                }
+            },
+            true => parse_quote! {
+                #[tree(collection = "c", model = "child_refs", validate)]
+                struct Node {
+                    #[serde(rename = "_id", with = "as_text")]
+                    id: #ty,
+                }
+            },
+        };
+        let t = parse(&input).unwrap();
+        assert!(t.validate);
+        let code = expand(&t).to_string();
+        assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
+        t.id_types
+    };
+    assert_eq!(id_types(parse_quote!(i64), false), ["Int", "Long"]);
+    assert_eq!(
+        id_types(parse_quote!(bson::oid::ObjectId), false),
+        ["ObjectId"]
+    );
+    assert_eq!(id_types(parse_quote!(Name), false), [] as [&str; 0]);
+    assert_eq!(id_types(parse_quote!(i64), true), [] as [&str; 0]);
 }

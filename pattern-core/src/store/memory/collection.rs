@@ -1,5 +1,6 @@
-//! A collection of the in-memory store: its documents by `_id`, with their sizes, and its
-//! indexes; inserts, replacements and updates, each checked whole before it applies.
+//! A collection of the in-memory store: its documents by `_id`, with their sizes, its
+//! indexes and its validator; inserts, replacements and updates, each checked whole before it
+//! applies.
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use bson::{Bson, Document};
 use super::index::{Key, MemIndex};
 use crate::codec::size::{check_size, document_bytes};
 use crate::query::eval::compare_values;
-use crate::query::{IndexSpec, Update};
+use crate::query::{IndexSpec, Schema, Update};
 use crate::{Error, Result};
 
 /// A collection: its documents, its indexes, and its clock. Cloned whole when a transaction
@@ -21,6 +22,9 @@ pub(super) struct Collection {
     pub(super) docs: Docs,
     pub(super) indexes: Vec<MemIndex>,
     pub(super) clock: Clock,
+    /// The `$jsonSchema` every write must leave its document passing (see
+    /// [`Store::set_validator`](crate::Store::set_validator): level "moderate").
+    pub(super) validator: Option<Arc<Schema>>,
 }
 
 /// Where a collection's writes stand: every write stamps the document it leaves with the next
@@ -104,6 +108,9 @@ impl Collection {
             bytes = bytes.map(|n| n + 1 + 4 + 12);
         }
         let doc = id_first(doc);
+        if let Err(e) = validate(coll, self.validator.as_deref(), &doc) {
+            return Err(Box::new((e, doc)));
+        }
         let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
         let stamp = self.tick();
         let Collection { docs, indexes, .. } = self;
@@ -137,8 +144,16 @@ impl Collection {
         let bytes = document_bytes(&new);
         check_size(coll, bytes)?;
         let stamp = self.tick();
-        let Collection { docs, indexes, .. } = self;
+        let Collection {
+            docs,
+            indexes,
+            validator,
+            ..
+        } = self;
         let slot = docs.get_mut(id).expect("replace: the document exists");
+        if passes(validator.as_deref(), &slot.doc) {
+            validate(coll, validator.as_deref(), &new)?;
+        }
         // Each index's key for the old document and for the new one: an entry moves only
         // when they differ (and only then can a unique index conflict).
         let keys: Vec<_> = indexes
@@ -173,8 +188,15 @@ impl Collection {
         fields: Option<&[&str]>,
     ) -> Result<Option<Document>> {
         let stamp = self.tick();
-        let Collection { docs, indexes, .. } = self;
+        let Collection {
+            docs,
+            indexes,
+            validator,
+            ..
+        } = self;
         let Stored { doc, bytes, .. } = docs.get_mut(id).expect("update: the document exists");
+        // "Moderate": only a document that passed the validator must pass it once updated.
+        let validator = validator.as_deref().filter(|v| passes(Some(v), doc));
         // Copied only when a transaction's copy of the collection shares it.
         let doc = Arc::make_mut(doc);
         let before = fields.map(|fields| match fields {
@@ -210,7 +232,10 @@ impl Collection {
             .or_else(|| document_bytes(doc));
         debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
         // The checks a replacement by the updated document would make; a refusal undoes it.
-        match check_updated(coll, doc, size, id, indexes, moving, update.writes("_id")) {
+        let checked = validate(coll, validator, doc).and_then(|()| {
+            check_updated(coll, doc, size, id, indexes, moving, update.writes("_id"))
+        });
+        match checked {
             Ok(moves) => {
                 for (i, old, new) in moves {
                     indexes[i].rekey(old, new, id);
@@ -374,6 +399,22 @@ pub(super) fn check_updated(
         }
     }
     Ok(moves)
+}
+
+/// Whether `doc` passes `validator` (any document passes none).
+pub(super) fn passes(validator: Option<&Schema>, doc: &Document) -> bool {
+    validator.is_none_or(|v| v.violation(doc).is_none())
+}
+
+/// [`Error::SchemaViolation`] when `validator` refuses `doc`.
+pub(super) fn validate(coll: &str, validator: Option<&Schema>, doc: &Document) -> Result<()> {
+    match validator.and_then(|v| v.violation(doc)) {
+        None => Ok(()),
+        Some(why) => Err(Error::SchemaViolation {
+            collection: coll.to_owned(),
+            message: format!("Document failed validation: {why}"),
+        }),
+    }
 }
 
 pub(super) fn empty_document() -> &'static Document {

@@ -28,7 +28,12 @@
 //! runtime with timers). A unique key a plain write takes while a transaction holds the same
 //! key uncommitted does not wait: the transaction's commit then conflicts, and keeps nothing.
 //! Index changes are not transactional: a transaction's `create_index` and `drop_index` apply
-//! to the store at once.
+//! to the store at once; so does `set_validator`.
+//!
+//! A collection's validator ([`Store::set_validator`]) is checked where every write passes:
+//! the collection's insert, replacement and update (the native push steps aside for a
+//! validated collection). Level "moderate", as on MongoDB: every inserted document must pass
+//! it, an updated or replaced one only if it passed before.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +43,7 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, RawDocumentBuf};
 use tokio::sync::Notify;
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::spec::SeriesSpec;
 use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
 
@@ -472,6 +477,11 @@ impl Store for MemoryStore {
         if let Some(slot) = state.collections.get_mut(coll) {
             slot.get_mut().indexes.retain(|i| i.spec.name != name);
         }
+        Ok(())
+    }
+
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        self.lock().collection(coll).validator = Some(Arc::new(schema.clone()));
         Ok(())
     }
 

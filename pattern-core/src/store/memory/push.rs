@@ -80,6 +80,10 @@ impl Collection {
         seq: i64,
         new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
+        // A validated collection: every write through the checked update and insert.
+        if self.validator.is_some() {
+            return None;
+        }
         if !spec.keeps.is_none() {
             return self.push_open_keeping(spec, key, items, kept, seq, new_id);
         }
@@ -99,6 +103,7 @@ impl Collection {
             docs,
             indexes,
             clock,
+            ..
         } = self;
         match indexes[open].first_under(key, true) {
             Some(id) => {
@@ -205,6 +210,9 @@ impl Collection {
         let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
             return None;
         };
+        if self.validator.is_some() {
+            return None; // the checked update
+        }
         if !update.set.is_empty()
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
@@ -226,6 +234,7 @@ impl Collection {
             docs,
             indexes,
             clock,
+            ..
         } = self;
         let stored = docs.get_mut(id)?;
         let (before, moved) = match push.apply(stored, indexes, clock, items, None)? {

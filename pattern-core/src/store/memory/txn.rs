@@ -23,7 +23,7 @@ use super::collection::{unchanged, Collection, Stored};
 use super::index::Key;
 use super::ops::{self, Space, Step, Stop};
 use super::{index_names, MemoryStore, Slot, State};
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
+use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
 use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -38,8 +38,9 @@ use crate::{Error, Result};
 /// transaction: what follows in it fails with an [`Error::Server`] naming that first error, and
 /// so does the commit.
 ///
-/// Index changes ([`Store::create_index`], [`Store::drop_index`]) are not transactional: they
-/// apply to the store at once, and to the transaction's own copies.
+/// Index changes ([`Store::create_index`], [`Store::drop_index`]) and validators
+/// ([`Store::set_validator`]) are not transactional: they apply to the store at once, and to
+/// the transaction's own copies.
 pub struct MemoryTxn {
     store: MemoryStore,
     id: u64,
@@ -76,6 +77,7 @@ enum Status {
 enum IndexChange {
     Create(IndexSpec),
     Drop(String),
+    Validator(Arc<Schema>),
 }
 
 impl std::fmt::Debug for MemoryTxn {
@@ -260,6 +262,19 @@ impl MemoryTxn {
         Ok(())
     }
 
+    fn set_validator_now(&self, coll: &str, schema: &Schema) -> Result<()> {
+        let mut inner = self.lock();
+        self.usable(&mut inner)?;
+        let schema = Arc::new(schema.clone());
+        self.store.lock().collection(coll).validator = Some(schema.clone());
+        if let Some(w) = inner.working.get_mut(coll) {
+            w.validator = Some(schema.clone());
+        }
+        let change = IndexChange::Validator(schema);
+        inner.index_changes.push((coll.to_owned(), change));
+        Ok(())
+    }
+
     fn index_names_now(&self, coll: &str) -> Result<Vec<String>> {
         let mut inner = self.lock();
         self.usable(&mut inner)?;
@@ -414,6 +429,10 @@ impl Space for TxnSpace<'_> {
                         IndexChange::Create(spec) => copy.create_index(coll, spec),
                         IndexChange::Drop(name) => {
                             copy.indexes.retain(|i| i.spec.name != *name);
+                            Ok(())
+                        }
+                        IndexChange::Validator(schema) => {
+                            copy.validator = Some(schema.clone());
                             Ok(())
                         }
                     };
@@ -584,6 +603,10 @@ impl Store for MemoryTxn {
 
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         self.drop_index_now(coll, name)
+    }
+
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        self.set_validator_now(coll, schema)
     }
 
     fn memo(&self) -> &StoreMemo {
