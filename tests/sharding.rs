@@ -381,7 +381,7 @@ async fn tree_operations_on_a_tree_sharded_by_id() {
 
 /// The check the conformance suites run on every command fails on what breaks the rule: a
 /// write addressed by `_id` alone to a bucket collection, an undocumented collection-wide
-/// read, a committed transaction over two keys' buckets. It passes the documented
+/// read, a committed transaction over two keys' buckets, a unique index not led by the key. It passes the documented
 /// collection-wide reads, aborted transactions and a migration batch's transaction.
 #[tokio::test]
 async fn the_suite_check_fails_on_a_command_that_breaks_the_rule() {
@@ -407,6 +407,14 @@ async fn the_suite_check_fails_on_a_command_that_breaks_the_rule() {
     let mut verify = scan;
     verify.insert("comment", "pattern scatter: verify");
     assert!(!fails(vec![("find", verify)]), "a documented scan");
+    let index = |first: &str| {
+        doc! {"createIndexes": "trades", "indexes": [{"key": {first: 1, "page": 1}, "name": "p", "unique": true}]}
+    };
+    assert!(!fails(vec![("createIndexes", index("customerId"))]));
+    assert!(
+        fails(vec![("createIndexes", index("page"))]),
+        "a unique index without the shard key first"
+    );
     let listed = doc! {"find": "trades", "filter": {"customerId": {"$in": [1, 2]}}};
     assert!(!fails(vec![("find", listed)]), "a $in on the key");
     let in_txn = |cmd: &Document, n: i64| {

@@ -8,8 +8,9 @@
 //! store used; tree collections and the library's bookkeeping collections `pattern_*`
 //! unsharded; every other collection on `_id`), and a test fails when a command would reach
 //! every shard without being one of the documented collection-wide reads (their `comment`
-//! starts with [`SCATTER`]), or when a transaction would touch two shards (except a migration
-//! batch, which records its checkpoint with the documents it moved: documented).
+//! starts with [`SCATTER`]), when a transaction would touch two shards (except a migration
+//! batch, which records its checkpoint with the documents it moved: documented), or when a
+//! unique index on a sharded collection does not start with its shard key.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -366,6 +367,26 @@ pub fn check_suite_targeting(test: &str, db: &str, memo: &StoreMemo, log: &[(Str
     let mut txns: BTreeMap<String, (BTreeSet<String>, bool, Vec<String>)> = BTreeMap::new();
     let mut committed: BTreeSet<String> = BTreeSet::new();
     for (name, cmd) in log {
+        // A unique index on a sharded collection must start with the shard key.
+        if name == "createIndexes" {
+            let coll = cmd.get_str(name).unwrap_or("");
+            if let Some((_, field)) = keys.iter().find(|(c, _)| c == coll) {
+                for i in cmd
+                    .get_array("indexes")
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Bson::as_document)
+                    .filter(|i| i.get_bool("unique") == Ok(true))
+                {
+                    let first = i.get_document("key").ok().and_then(|k| k.keys().next());
+                    if first != Some(field) {
+                        offenders.push(format!(
+                            "unique index on `{coll}` does not start with the shard key `{field}`: {i}"
+                        ));
+                    }
+                }
+            }
+        }
         let comment = cmd.get_str("comment").unwrap_or("");
         let documented = comment.starts_with(SCATTER) || comment == TEST_READ;
         let reach = command_reach(name, cmd, &keys);
