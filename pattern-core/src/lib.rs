@@ -14,6 +14,7 @@
 pub mod adopt;
 pub mod bucket;
 mod codec;
+pub mod document;
 mod error;
 mod key;
 pub mod outlier;
@@ -25,16 +26,17 @@ pub mod tree;
 
 pub use bucket::{Bucket, Counts, Page};
 pub use codec::BsonType;
+pub use document::Document;
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
 pub use spec::{
-    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, ShardKey,
-    TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
+    Aggregate, AggregateOp, BucketSpec, Keeps, Keywords, Normalize, OutlierSpec, SeriesOrder,
+    SeriesSpec, ShardKey, TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
 };
 pub use store::any::AnyStore;
 pub use store::any_txn::AnyTxn;
-pub use store::memory::{MemoryStore, MemoryTxn};
+pub use store::memory::{MemoryPlan, MemoryStore, MemoryTxn};
 #[cfg(feature = "mongodb")]
 pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
@@ -54,6 +56,9 @@ pub use pattern_derive::Outlier;
 #[doc = include_str!("../docs/tree.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Tree;
+#[doc = include_str!("../docs/document.md")]
+#[cfg(feature = "derive")]
+pub use pattern_derive::Document;
 
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]

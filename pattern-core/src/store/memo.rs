@@ -23,6 +23,9 @@ pub struct StoreMemo {
     trees: Mutex<Vec<TreeSpec>>,
     /// The collections whose validator this process installed.
     validators: Mutex<Vec<String>>,
+    /// The collections of plain documents (`#[derive(Document)]`) whose indexes (keyword
+    /// arrays') this process ensured.
+    documents: Mutex<Vec<String>>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
@@ -110,6 +113,16 @@ impl StoreMemo {
             colls.push(coll.to_owned());
         }
     }
+    /// Whether this process ensured the indexes of the documents of `coll`.
+    pub(crate) fn has_documents(&self, coll: &str) -> bool {
+        lock(&self.documents).iter().any(|c| c == coll)
+    }
+    pub(crate) fn add_documents(&self, coll: &str) {
+        let mut colls = lock(&self.documents);
+        if !colls.iter().any(|c| c == coll) {
+            colls.push(coll.to_owned());
+        }
+    }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
         let h = memo_hash(coll, key);
@@ -171,6 +184,7 @@ impl StoreMemo {
         *lock(&self.next_numbers) = NextNumbers::default();
         lock(&self.bounded).clear();
         lock(&self.validators).clear();
+        lock(&self.documents).clear();
     }
 }
 
