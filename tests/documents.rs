@@ -133,7 +133,10 @@ async fn checkout_recipe(store: AnyStore) {
     let again = seed_book().insert(&store).await.unwrap_err();
     assert!(matches!(again, Error::DuplicateKey { .. }), "{again:?}");
     let nothing = Book::update_one(&store, Filter::id(&123456789), Update::new()).await;
-    assert!(matches!(nothing, Err(Error::InvalidInput(_))), "{nothing:?}");
+    assert!(
+        matches!(nothing, Err(Error::InvalidInput(_))),
+        "{nothing:?}"
+    );
 }
 
 /// 16 tasks check out the seed's book (3 copies) at once: exactly 3 succeed, every write
@@ -309,13 +312,21 @@ async fn keyword_search_replays_moby_dick(store: AnyStore) {
     let found = Volume::find(old.clone()).all(&store).await.unwrap();
     assert_eq!(titles(found), ["Moby-Dick"]);
     let add = Update::new().push(Volume::TOPICS, "transcendentalism".to_owned());
-    assert!(Volume::update_one(&store, Filter::id(&3), add).await.unwrap());
+    assert!(Volume::update_one(&store, Filter::id(&3), add)
+        .await
+        .unwrap());
     let walden = Volume::find(Volume::TOPICS.contains("transcendentalism"))
         .project(Volume::TITLE)
         .all_as::<Title, _>(&store)
         .await
         .unwrap();
-    assert_eq!(walden, [Title { id: 3, title: "Walden".into() }]);
+    assert_eq!(
+        walden,
+        [Title {
+            id: 3,
+            title: "Walden".into()
+        }]
+    );
 }
 
 /// Keywords lowercased on write and on query (`#[document(keywords(lowercase))]`); typed paths
@@ -479,7 +490,9 @@ async fn mongo_keyword_search_uses_the_index() {
             "explain of {cmd}: index scans {scans:?}, docs examined {examined:?}, returned {returned:?}"
         );
         assert!(
-            scans.iter().any(|(name, multikey)| name == "topics_1" && *multikey != Some(false)),
+            scans
+                .iter()
+                .any(|(name, multikey)| name == "topics_1" && *multikey != Some(false)),
             "no scan of topics_1 in {plan}"
         );
         assert_eq!(returned, Some(want as i64));

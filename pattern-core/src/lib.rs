@@ -50,15 +50,15 @@ pub use tree::Tree;
 #[doc = include_str!("../docs/bucket.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Bucket;
+#[doc = include_str!("../docs/document.md")]
+#[cfg(feature = "derive")]
+pub use pattern_derive::Document;
 #[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;
 #[doc = include_str!("../docs/tree.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Tree;
-#[doc = include_str!("../docs/document.md")]
-#[cfg(feature = "derive")]
-pub use pattern_derive::Document;
 
 /// What the derives' generated code refers to. Not a public API.
 #[doc(hidden)]

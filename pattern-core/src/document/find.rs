@@ -67,10 +67,7 @@ impl<D: Document> Find<D> {
 
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
     /// documents decode as).
-    pub async fn all_as<P: DeserializeOwned, S: Store + ?Sized>(
-        self,
-        store: &S,
-    ) -> Result<Vec<P>> {
+    pub async fn all_as<P: DeserializeOwned, S: Store + ?Sized>(self, store: &S) -> Result<Vec<P>> {
         let docs = self.documents(store).await?;
         docs.into_iter().map(|d| decode(D::COLLECTION, d)).collect()
     }

@@ -148,7 +148,10 @@ async fn keyword_search_normalises_projects_and_uses_the_index() {
     assert_eq!((plan.examined, plan.returned), (2, 2));
     let all = store.explain(
         "books",
-        &TOPICS.contains_all(["cape cod", "voyage"]).to_query().unwrap(),
+        &TOPICS
+            .contains_all(["cape cod", "voyage"])
+            .to_query()
+            .unwrap(),
     );
     assert_eq!(all.index.as_deref(), Some("tags_1"));
     assert_eq!((all.examined, all.returned), (1, 1));

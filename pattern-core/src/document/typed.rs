@@ -54,7 +54,10 @@ impl<D, T> Field<D, T> {
 
 impl<D: Document, T: Serialize> Field<D, T> {
     fn cond(self, value: &T, leaf: fn(Path, Bson) -> query::Filter) -> Filter<D> {
-        Filter::leaf(self.name, bson_of::<D>(self.name, value).map(|v| leaf(self.name.into(), v)))
+        Filter::leaf(
+            self.name,
+            bson_of::<D>(self.name, value).map(|v| leaf(self.name.into(), v)),
+        )
     }
 
     /// `{field: value}`: equal (an array field: equal as a whole).
@@ -83,9 +86,14 @@ impl<D: Document, T: Serialize> Field<D, T> {
     }
     /// `{field: {$in: [values]}}`: equal to one of them (none: matches nothing).
     pub fn is_in<V: Into<T>>(self, values: impl IntoIterator<Item = V>) -> Filter<D> {
-        let values = values.into_iter().map(|v| bson_of::<D>(self.name, &v.into()));
+        let values = values
+            .into_iter()
+            .map(|v| bson_of::<D>(self.name, &v.into()));
         let values = values.collect::<Result<Vec<_>, _>>();
-        Filter::leaf(self.name, values.map(|vs| query::Filter::In(self.name.into(), vs)))
+        Filter::leaf(
+            self.name,
+            values.map(|vs| query::Filter::In(self.name.into(), vs)),
+        )
     }
 }
 
@@ -100,18 +108,27 @@ impl<D: Document, T: Serialize> Field<D, Vec<T>> {
     /// keyword array, the keyword normalised as the field's keywords are.
     pub fn contains(self, item: impl Into<T>) -> Filter<D> {
         let item = bson_of::<D>(self.name, &item.into());
-        Filter::leaf(self.name, item.map(|v| query::Filter::Eq(self.name.into(), v)))
+        Filter::leaf(
+            self.name,
+            item.map(|v| query::Filter::Eq(self.name.into(), v)),
+        )
     }
     /// `{field: {$all: [items]}}`: the array holds every one of them (none: matches nothing).
     pub fn contains_all<V: Into<T>>(self, items: impl IntoIterator<Item = V>) -> Filter<D> {
         let items = self.items(items.into_iter().map(Into::into));
-        Filter::leaf(self.name, items.map(|vs| query::Filter::All(self.name.into(), vs)))
+        Filter::leaf(
+            self.name,
+            items.map(|vs| query::Filter::All(self.name.into(), vs)),
+        )
     }
     /// `{field: {$in: [items]}}`: the array holds at least one of them (none: matches
     /// nothing).
     pub fn contains_any<V: Into<T>>(self, items: impl IntoIterator<Item = V>) -> Filter<D> {
         let items = self.items(items.into_iter().map(Into::into));
-        Filter::leaf(self.name, items.map(|vs| query::Filter::In(self.name.into(), vs)))
+        Filter::leaf(
+            self.name,
+            items.map(|vs| query::Filter::In(self.name.into(), vs)),
+        )
     }
 }
 

@@ -50,7 +50,11 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
         .iter()
         .map(|f| {
             let Typed {
-                konst, ident, ty, bson, ..
+                konst,
+                ident,
+                ty,
+                bson,
+                ..
             } = f;
             let doc = format!(
                 "The field `{}`, stored as `{bson}`: a typed path for filters and updates.",

@@ -39,7 +39,10 @@ fn reads_names_ids_and_keywords() {
         ("TOPICS", "topics"),
         ("TAGS", "tags"),
     ];
-    let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     assert_eq!(names, want);
     assert_eq!(
         d.keywords,
