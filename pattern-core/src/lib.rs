@@ -4,8 +4,11 @@
 //!   document, pushed with one conditional upsert and read page by page ([`bucket`]).
 //! - [`Outlier`](macro@Outlier): the outlier pattern, an array capped at a threshold in the
 //!   main document with the rest in a chunked overflow collection ([`outlier`]).
+//! - [`Tree`](macro@Tree): the tree models of the data-modeling article ([`tree`]).
+//! - [`Document`](macro@Document): plain documents with typed field paths, conditional
+//!   updates and keyword arrays ([`document`]).
 //!
-//! Both run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
+//! All run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
 //! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
 //! the same documents and behave the same; one conformance suite runs against both.
 //!

@@ -182,12 +182,7 @@ fn check<'a>(
             );
         }
         let stored = |o: &&Read| o.stored && o.typed.bson == f.bson;
-        if let Some(first) = fields[..i]
-            .iter()
-            .filter(stored)
-            .next()
-            .filter(|_| r.stored)
-        {
+        if let Some(first) = fields[..i].iter().find(stored).filter(|_| r.stored) {
             cx.error_spanned_by(
                 f.ident,
                 format!(
