@@ -75,7 +75,7 @@ pub async fn ensure_indexes<D: Document, S: Store + ?Sized>(store: &S) -> Result
 
 /// The id as BSON (what `_id` holds).
 pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
-    bson::to_bson(id).map_err(|e| Error::invalid(format!("a document id does not serialize: {e}")))
+    crate::codec::raw::id_bson(id, "a document id")
 }
 
 /// The document as stored: serialized, with an `_id`, its keywords normalised.

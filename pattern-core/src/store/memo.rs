@@ -105,23 +105,17 @@ impl StoreMemo {
     }
     /// Whether this process installed `coll`'s validator.
     pub(crate) fn has_validator(&self, coll: &str) -> bool {
-        lock(&self.validators).iter().any(|c| c == coll)
+        listed(&self.validators, coll)
     }
     pub(crate) fn add_validator(&self, coll: &str) {
-        let mut colls = lock(&self.validators);
-        if !colls.iter().any(|c| c == coll) {
-            colls.push(coll.to_owned());
-        }
+        list(&self.validators, coll);
     }
     /// Whether this process ensured the indexes of the documents of `coll`.
     pub(crate) fn has_documents(&self, coll: &str) -> bool {
-        lock(&self.documents).iter().any(|c| c == coll)
+        listed(&self.documents, coll)
     }
     pub(crate) fn add_documents(&self, coll: &str) {
-        let mut colls = lock(&self.documents);
-        if !colls.iter().any(|c| c == coll) {
-            colls.push(coll.to_owned());
-        }
+        list(&self.documents, coll);
     }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
@@ -258,6 +252,19 @@ impl Hasher for Prehashed {
     }
     fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+/// Whether `coll` is among the collections of `colls`.
+fn listed(colls: &Mutex<Vec<String>>, coll: &str) -> bool {
+    lock(colls).iter().any(|c| c == coll)
+}
+
+/// Adds `coll` to the collections of `colls` (once).
+fn list(colls: &Mutex<Vec<String>>, coll: &str) {
+    let mut colls = lock(colls);
+    if !colls.iter().any(|c| c == coll) {
+        colls.push(coll.to_owned());
     }
 }
 
