@@ -5,5 +5,6 @@ fn ui() {
     t.compile_fail("ui/bucket/*.rs");
     t.compile_fail("ui/outlier/*.rs");
     t.compile_fail("ui/tree/*.rs");
+    t.compile_fail("ui/document/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -203,3 +203,84 @@ fn adopt_existing_data_on_mongodb() {
         "MongoDB",
     );
 }
+
+fn check_library_checkout(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(
+        out.contains(r#""_id":123456789,"title":"MongoDB: The Definitive Guide""#),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            r#""available":3,"checkout":[{"by":"joe","date":{"$date":"2012-10-15T00:00:00Z"}}]"#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("checkout by abc applied: true; available: 2, log: [\"joe\", \"abc\"]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("16 concurrent checkouts: 2 applied, 14 found no copy"),
+        "{out}"
+    );
+    assert!(out.contains("available: 0"), "{out}");
+    assert!(
+        out.contains("log: joe, abc and the 2 winners (4 entries)"),
+        "{out}"
+    );
+    assert!(out.contains("one more checkout applied: false"), "{out}");
+}
+
+#[test]
+fn library_checkout_in_memory() {
+    check_library_checkout(
+        &run(env!("CARGO_BIN_EXE_library_checkout"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn library_checkout_on_mongodb() {
+    check_library_checkout(
+        &run(env!("CARGO_BIN_EXE_library_checkout"), true),
+        "MongoDB",
+    );
+}
+
+fn check_keyword_search(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(out.contains("\"topics_1\""), "{out}");
+    assert!(
+        out.contains("findOne(topics: voyage, title: 1): _id 1, title \"Moby-Dick\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("voyage: [\"Moby-Dick\", \"The Odyssey\"]"),
+        "{out}"
+    );
+    assert!(out.contains("voyage and whaling: [\"Moby-Dick\"]"), "{out}");
+    assert!(
+        out.contains("epic or nature: [\"The Odyssey\", \"Walden\"]"),
+        "{out}"
+    );
+    assert!(out.contains("whale (no stemming): 0 found"), "{out}");
+    assert!(
+        out.contains("stored tags: [\"mongodb\", \"rust\", \"schema\"]"),
+        "{out}"
+    );
+    assert!(out.contains("RUST and mongodb: 1 found"), "{out}");
+}
+
+#[test]
+fn keyword_search_in_memory() {
+    check_keyword_search(
+        &run(env!("CARGO_BIN_EXE_keyword_search"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn keyword_search_on_mongodb() {
+    check_keyword_search(&run(env!("CARGO_BIN_EXE_keyword_search"), true), "MongoDB");
+}

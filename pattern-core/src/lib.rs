@@ -4,8 +4,11 @@
 //!   document, pushed with one conditional upsert and read page by page ([`bucket`]).
 //! - [`Outlier`](macro@Outlier): the outlier pattern, an array capped at a threshold in the
 //!   main document with the rest in a chunked overflow collection ([`outlier`]).
+//! - [`Tree`](macro@Tree): the tree models of the data-modeling article ([`tree`]).
+//! - [`Document`](macro@Document): plain documents with typed field paths, conditional
+//!   updates and keyword arrays ([`document`]).
 //!
-//! Both run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
+//! All run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
 //! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
 //! the same documents and behave the same; one conformance suite runs against both.
 //!
@@ -14,6 +17,7 @@
 pub mod adopt;
 pub mod bucket;
 mod codec;
+pub mod document;
 mod error;
 mod key;
 pub mod outlier;
@@ -25,16 +29,17 @@ pub mod tree;
 
 pub use bucket::{Bucket, Counts, Page};
 pub use codec::BsonType;
+pub use document::Document;
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use outlier::{Outlier, Typical};
 pub use spec::{
-    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, ShardKey,
-    TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
+    Aggregate, AggregateOp, BucketSpec, Keeps, Keywords, Normalize, OutlierSpec, SeriesOrder,
+    SeriesSpec, ShardKey, TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
 };
 pub use store::any::AnyStore;
 pub use store::any_txn::AnyTxn;
-pub use store::memory::{MemoryStore, MemoryTxn};
+pub use store::memory::{MemoryPlan, MemoryStore, MemoryTxn};
 #[cfg(feature = "mongodb")]
 pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
@@ -48,6 +53,9 @@ pub use tree::Tree;
 #[doc = include_str!("../docs/bucket.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Bucket;
+#[doc = include_str!("../docs/document.md")]
+#[cfg(feature = "derive")]
+pub use pattern_derive::Document;
 #[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;

@@ -317,3 +317,33 @@ impl TreeSpec {
         TreeSpec { model, ..self }
     }
 }
+
+/// How a keyword array's keywords are normalised, on write and on query alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Normalize {
+    /// Stored and looked up as given: `"Whaling"` and `"whaling"` are two keywords.
+    #[default]
+    AsIs,
+    /// Lowercased (Unicode's lowercase mapping, `str::to_lowercase`) when written and when
+    /// queried: `"Whaling"` finds `"whaling"`.
+    Lowercase,
+}
+
+impl Normalize {
+    /// `keyword` as stored.
+    pub fn apply(self, keyword: &str) -> String {
+        match self {
+            Normalize::AsIs => keyword.to_owned(),
+            Normalize::Lowercase => keyword.to_lowercase(),
+        }
+    }
+}
+
+/// A keyword array of a plain document (`#[document(keywords)]`): a `Vec<String>` field with a
+/// multikey index `{<field>: 1}`, found by the keywords it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Keywords {
+    /// The field's BSON name.
+    pub field: &'static str,
+    pub normalize: Normalize,
+}

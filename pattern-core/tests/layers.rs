@@ -9,7 +9,9 @@ fn layer_of_file(rel: &str) -> &'static str {
     let rel = rel.trim_end_matches(".rs");
     match rel.split('/').collect::<Vec<_>>().as_slice() {
         ["lib"] => "lib",
-        ["bucket", ..] | ["outlier", ..] | ["tree", ..] | ["adopt", ..] => "patterns",
+        ["bucket", ..] | ["outlier", ..] | ["tree", ..] | ["adopt", ..] | ["document", ..] => {
+            "patterns"
+        }
         ["series", ..] => "series",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
@@ -26,15 +28,17 @@ fn layer_of_file(rel: &str) -> &'static str {
 fn layer_of_path(first: &str, second: &str) -> &'static str {
     match (first, second) {
         (
-            "bucket" | "outlier" | "tree" | "adopt" | "Bucket" | "Outlier" | "Tree" | "Page"
-            | "Counts" | "Typical",
+            "bucket" | "outlier" | "tree" | "adopt" | "document" | "Bucket" | "Outlier" | "Tree"
+            | "Document" | "Page" | "Counts" | "Typical",
             _,
         ) => "patterns",
         ("series", _) => "series",
         ("store", "memory" | "mongo" | "mongo_txn" | "any" | "any_txn")
-        | ("MemoryStore" | "MongoStore" | "AnyStore" | "MemoryTxn" | "MongoTxn" | "AnyTxn", _) => {
-            "store implementations"
-        }
+        | (
+            "MemoryStore" | "MongoStore" | "AnyStore" | "MemoryTxn" | "MongoTxn" | "AnyTxn"
+            | "MemoryPlan",
+            _,
+        ) => "store implementations",
         (
             "store"
             | "Store"
@@ -52,7 +56,8 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
         ) => "store contract",
         (
             "spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder" | "TreeSpec"
-            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp" | "ShardKey",
+            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp" | "ShardKey"
+            | "Keywords" | "Normalize",
             _,
         ) => "specs",
         ("query", _) => "query",

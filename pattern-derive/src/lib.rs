@@ -1,7 +1,7 @@
 //! The derive macros of [`pattern_core`](https://docs.rs/pattern-core): use them through
-//! `pattern_core::{Bucket, Outlier, Tree}`, which re-exports them with their documentation.
+//! `pattern_core::{Bucket, Outlier, Tree, Document}`, which re-exports them with their documentation.
 //!
-//! Layout (private modules): `bucket`, `outlier` and `tree` each parse their input into a model
+//! Layout (private modules): `bucket`, `outlier`, `tree` and `document` each parse their input into a model
 //! (`parse.rs`, reporting every mistake at once through `ctxt::Ctxt`) and generate code from
 //! the model alone (`expand.rs`); `attr`, `shape`, `names`, `serde_names` and `codegen` hold
 //! what the derives share.
@@ -14,6 +14,7 @@ mod bson_type;
 mod bucket;
 mod codegen;
 mod ctxt;
+mod document;
 mod names;
 mod outlier;
 mod serde_names;
@@ -74,4 +75,13 @@ pub fn derive_tree(input: TokenStream) -> TokenStream {
          \"Sharding\" for what each operation would reach on a tree sharded by `_id`.",
     ));
     out.into()
+}
+
+/// `#[derive(Document)]`: a plain document with typed field paths (serde's renames applied),
+/// conditional updates and keyword arrays. Use it as `pattern_core::Document`; the attribute
+/// reference is in pattern_core's documentation of the re-export (`docs/document.md`).
+#[proc_macro_derive(Document, attributes(document, serde))]
+pub fn derive_document(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    document::derive(&input).into()
 }

@@ -188,14 +188,22 @@ fn directions(meta: &ParseNestedMeta) -> syn::Result<(Option<LitStr>, Option<Lit
 /// Whether serde writes the field as its type does: no `#[serde(with = "...")]` nor
 /// `#[serde(serialize_with = "...")]`, which write what they like.
 pub(crate) fn serialized_as_is(attrs: &[Attribute]) -> bool {
-    let mut custom = false;
+    serde_keys(attrs, &["with", "serialize_with"]).is_empty()
+}
+
+/// The keys among `keys` that the field's `#[serde(...)]` attributes give, as written (for
+/// errors at them).
+pub(crate) fn serde_keys(attrs: &[Attribute], keys: &[&str]) -> Vec<syn::Path> {
+    let mut found = Vec::new();
     let quiet = Ctxt::new();
     each_key(&quiet, attrs, "serde", |meta| {
-        custom |= meta.path.is_ident("with") || meta.path.is_ident("serialize_with");
+        if keys.iter().any(|k| meta.path.is_ident(k)) {
+            found.push(meta.path.clone());
+        }
         skip_value(meta.input)
     });
     drop(quiet.check());
-    !custom
+    found
 }
 
 /// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).

@@ -2,7 +2,7 @@
 //! fields take (`#[bucket(key)]`, `#[outlier(items)]`...).
 
 use syn::meta::ParseNestedMeta;
-use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, PathArguments, Type};
+use syn::{Data, DeriveInput, Fields, FieldsNamed, GenericArgument, Ident, PathArguments, Type};
 
 use crate::attr;
 use crate::ctxt::Ctxt;
@@ -88,45 +88,7 @@ pub(crate) struct Roles<'s, 'a, const N: usize> {
 impl<'a, const N: usize> Struct<'a, N> {
     /// Reads `input` for the derive `kind`.
     fn parse(cx: &Ctxt, input: &'a DeriveInput, kind: &Kind<N>) -> Self {
-        let derive = kind.derive;
-        if !input.generics.params.is_empty() {
-            cx.error_spanned_by(
-                &input.generics,
-                format!("#[derive({derive})] does not support generic types"),
-            );
-        } else if let Some(w) = &input.generics.where_clause {
-            cx.error_spanned_by(
-                w,
-                format!("#[derive({derive})] does not support where clauses"),
-            );
-        }
-        let named = match &input.data {
-            Data::Struct(s) => match &s.fields {
-                Fields::Named(named) => Some(named),
-                Fields::Unnamed(f) => {
-                    cx.error_spanned_by(f, needs_named_fields(derive));
-                    None
-                }
-                Fields::Unit => {
-                    cx.error_spanned_by(&input.ident, needs_named_fields(derive));
-                    None
-                }
-            },
-            Data::Enum(e) => {
-                cx.error_spanned_by(
-                    e.enum_token,
-                    format!("#[derive({derive})] works on structs, not enums"),
-                );
-                None
-            }
-            Data::Union(u) => {
-                cx.error_spanned_by(
-                    u.union_token,
-                    format!("#[derive({derive})] works on structs, not unions"),
-                );
-                None
-            }
-        };
+        let named = named_fields(cx, input, kind.derive);
         let rule = serde_names::rename_all(cx, &input.attrs);
         let fields = named.map(|named| {
             named
@@ -188,6 +150,53 @@ impl<'a, const N: usize> Struct<'a, N> {
             }
         }
         Some(Roles { marked, others })
+    }
+}
+
+/// The named fields of `input`; an error (and `None`) for a generic struct, a where clause,
+/// a tuple or unit struct, an enum or a union.
+pub(crate) fn named_fields<'a>(
+    cx: &Ctxt,
+    input: &'a DeriveInput,
+    derive: &str,
+) -> Option<&'a FieldsNamed> {
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            format!("#[derive({derive})] does not support generic types"),
+        );
+    } else if let Some(w) = &input.generics.where_clause {
+        cx.error_spanned_by(
+            w,
+            format!("#[derive({derive})] does not support where clauses"),
+        );
+    }
+    match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(named) => Some(named),
+            Fields::Unnamed(f) => {
+                cx.error_spanned_by(f, needs_named_fields(derive));
+                None
+            }
+            Fields::Unit => {
+                cx.error_spanned_by(&input.ident, needs_named_fields(derive));
+                None
+            }
+        },
+        Data::Enum(e) => {
+            cx.error_spanned_by(
+                e.enum_token,
+                format!("#[derive({derive})] works on structs, not enums"),
+            );
+            None
+        }
+        Data::Union(u) => {
+            cx.error_spanned_by(
+                u.union_token,
+                format!("#[derive({derive})] works on structs, not unions"),
+            );
+            None
+        }
     }
 }
 

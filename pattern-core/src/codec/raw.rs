@@ -6,6 +6,11 @@ use bson::{Bson, Document, RawBsonRef, RawDocument, RawDocumentBuf};
 use crate::Result;
 
 /// The `_id` of a stored document, or an error naming the collection.
+/// An id as BSON (what `_id` holds); `what` names it in the error (`a node id`).
+pub(crate) fn id_bson<Q: serde::Serialize + ?Sized>(id: &Q, what: &str) -> Result<Bson> {
+    bson::to_bson(id).map_err(|e| crate::Error::invalid(format!("{what} does not serialize: {e}")))
+}
+
 pub(crate) fn doc_id<'a>(coll: &str, doc: &'a Document) -> Result<&'a Bson> {
     doc.get("_id")
         .ok_or_else(|| crate::Error::decode(coll, None, "document has no _id"))

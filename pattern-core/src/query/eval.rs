@@ -48,6 +48,10 @@ impl Filter {
                 let x = get_path(doc, p);
                 vs.iter().any(|v| eq_matches(x, v))
             }
+            Filter::All(p, vs) => {
+                let x = get_path(doc, p);
+                !vs.is_empty() && vs.iter().all(|v| eq_matches(x, v))
+            }
             Filter::StartsWith(p, prefix) => match get_path(doc, p) {
                 Some(Bson::String(s)) => s.starts_with(prefix.as_str()),
                 Some(Bson::Array(a)) => a

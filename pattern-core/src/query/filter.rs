@@ -29,6 +29,10 @@ pub enum Filter {
     /// `{path: {$in: [values]}}`: the value (or, for an array, one of its elements) equals
     /// one of `values`; an empty list matches nothing.
     In(Path, Vec<Bson>),
+    /// `{path: {$all: [values]}}`: the value (or, for an array, its elements) holds every one
+    /// of `values` (each an equality, as [`Filter::Eq`]); an empty list matches nothing, as on
+    /// MongoDB. A server answers it from an index on `path` by looking up the first value.
+    All(Path, Vec<Bson>),
     /// A string that begins with the prefix: `{path: {$regex: "^<prefix, metacharacters
     /// escaped>"}}`, which a server answers from an index on `path` as a range of keys. The
     /// prefix is a value, never a pattern: `.`, `*`, `(`... match themselves. Non-strings do
@@ -76,6 +80,7 @@ impl Filter {
             | Filter::NotArray(p)
             | Filter::NumberOrMissing(p)
             | Filter::In(p, _)
+            | Filter::All(p, _)
             | Filter::StartsWith(p, _) => p,
             Filter::And(_) | Filter::Or(_) => "",
         }
@@ -121,6 +126,7 @@ impl Filter {
                     continue;
                 }
                 Filter::In(p, vs) => (p, "$in", Bson::Array(vs.clone())),
+                Filter::All(p, vs) => (p, "$all", Bson::Array(vs.clone())),
                 Filter::StartsWith(p, prefix) => {
                     let pattern = format!("^{}", escape_regex(prefix));
                     (p, "$regex", Bson::String(pattern))

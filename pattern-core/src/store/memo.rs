@@ -23,6 +23,9 @@ pub struct StoreMemo {
     trees: Mutex<Vec<TreeSpec>>,
     /// The collections whose validator this process installed.
     validators: Mutex<Vec<String>>,
+    /// The collections of plain documents (`#[derive(Document)]`) whose indexes (keyword
+    /// arrays') this process ensured.
+    documents: Mutex<Vec<String>>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
@@ -102,13 +105,17 @@ impl StoreMemo {
     }
     /// Whether this process installed `coll`'s validator.
     pub(crate) fn has_validator(&self, coll: &str) -> bool {
-        lock(&self.validators).iter().any(|c| c == coll)
+        listed(&self.validators, coll)
     }
     pub(crate) fn add_validator(&self, coll: &str) {
-        let mut colls = lock(&self.validators);
-        if !colls.iter().any(|c| c == coll) {
-            colls.push(coll.to_owned());
-        }
+        list(&self.validators, coll);
+    }
+    /// Whether this process ensured the indexes of the documents of `coll`.
+    pub(crate) fn has_documents(&self, coll: &str) -> bool {
+        listed(&self.documents, coll)
+    }
+    pub(crate) fn add_documents(&self, coll: &str) {
+        list(&self.documents, coll);
     }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
@@ -171,6 +178,7 @@ impl StoreMemo {
         *lock(&self.next_numbers) = NextNumbers::default();
         lock(&self.bounded).clear();
         lock(&self.validators).clear();
+        lock(&self.documents).clear();
     }
 }
 
@@ -244,6 +252,19 @@ impl Hasher for Prehashed {
     }
     fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+/// Whether `coll` is among the collections of `colls`.
+fn listed(colls: &Mutex<Vec<String>>, coll: &str) -> bool {
+    lock(colls).iter().any(|c| c == coll)
+}
+
+/// Adds `coll` to the collections of `colls` (once).
+fn list(colls: &Mutex<Vec<String>>, coll: &str) {
+    let mut colls = lock(colls);
+    if !colls.iter().any(|c| c == coll) {
+        colls.push(coll.to_owned());
     }
 }
 

@@ -58,7 +58,7 @@ pub trait Tree: Serialize + DeserializeOwned + Send + Sync + Sized {
 
 /// The id as BSON (what `_id` holds).
 pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
-    bson::to_bson(id).map_err(|e| Error::invalid(format!("a node id does not serialize: {e}")))
+    crate::codec::raw::id_bson(id, "a node id")
 }
 
 /// The node's own fields as a document, checked: `_id` present, no field the model keeps.

@@ -390,6 +390,7 @@ impl MemIndex {
                 source: Source::List(sorted_once(ids)),
                 order: Order::Id,
                 covered,
+                index: Some(&self.spec.name),
             });
         }
         Some(Plan {
@@ -402,6 +403,7 @@ impl MemIndex {
             // direction: the keys after the prefix, then `_id`.
             order: Order::Keys(&keys[m..]),
             covered,
+            index: Some(&self.spec.name),
         })
     }
 
@@ -426,6 +428,7 @@ impl MemIndex {
             source: Source::List(sorted_once(ids)),
             order: Order::Id,
             covered: false,
+            index: Some(&self.spec.name),
         })
     }
 

@@ -53,6 +53,7 @@ mod ops;
 mod plan;
 mod push;
 mod txn;
+pub use plan::MemoryPlan;
 pub use txn::MemoryTxn;
 #[cfg(test)]
 mod tests;
@@ -276,6 +277,16 @@ impl MemoryStore {
     #[cfg(test)]
     pub(crate) fn set_transaction_lifetime(&self, lifetime: Duration) {
         self.lock().lifetime = lifetime;
+    }
+
+    /// What the planner does for `filter` on `coll` (MongoDB's `explain`, in this store's
+    /// terms): the index it walks, the documents it examines and how many match. A collection
+    /// that does not exist examines nothing.
+    pub fn explain(&self, coll: &str, filter: &Filter) -> MemoryPlan {
+        self.lock()
+            .get(coll)
+            .map(|c| c.explain(filter))
+            .unwrap_or_default()
     }
 
     /// Drops a collection and its indexes.

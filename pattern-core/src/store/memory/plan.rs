@@ -20,6 +20,7 @@ impl Collection {
             source,
             order: Order::Id,
             covered: false,
+            index: None,
         };
         if let Some(id) = eq_on(filter, "_id") {
             return by_id(Source::Id(docs, id));
@@ -84,6 +85,22 @@ impl Collection {
         }
         // No index fits: scan every document in `_id` order.
         best.map_or_else(|| by_id(Source::Scan(docs)), |(plan, _)| plan)
+    }
+
+    /// What the planner does for `filter`: the index it walks, the documents it examines
+    /// (its candidates) and how many of them match.
+    pub(super) fn explain(&self, filter: &Filter) -> MemoryPlan {
+        let plan = self.plan(filter);
+        let (mut examined, mut returned) = (0, 0);
+        for id in plan.ids() {
+            examined += 1;
+            returned += usize::from(filter.matches(&self.docs[id].doc));
+        }
+        MemoryPlan {
+            index: plan.index.map(str::to_owned),
+            examined,
+            returned,
+        }
     }
 
     /// The `_id` of the first document matching `filter`.
@@ -214,6 +231,20 @@ impl Collection {
     }
 }
 
+/// What the in-memory planner does for a filter ([`MemoryStore::explain`](super::MemoryStore::explain)),
+/// as MongoDB's `explain` tells it: the index it walks, if any, the documents it examines and
+/// how many of them it returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// The index's name; `None` when the planner reads the documents themselves (an `_id`
+    /// lookup or range, or a scan of the collection).
+    pub index: Option<String>,
+    /// Documents examined (the plan's candidates).
+    pub examined: usize,
+    /// Documents that match.
+    pub returned: usize,
+}
+
 /// `_id`s (of documents borrowed for `'a`) in the order of a plan: an
 /// enum rather than a boxed iterator, so that a lookup allocates nothing.
 pub(super) enum Ids<'a> {
@@ -265,6 +296,8 @@ pub(super) struct Plan<'a> {
     /// Every candidate matches the query (the index answers it exactly), so a caller that
     /// needs only `_id`s need not look at the documents.
     pub(super) covered: bool,
+    /// The name of the index it walks (`None`: the documents themselves, by `_id` or a scan).
+    pub(super) index: Option<&'a str>,
 }
 
 /// The order a plan's candidates come in, ascending.
@@ -381,12 +414,17 @@ pub(super) fn implied(partial: &Filter, filter: &Filter) -> bool {
     }
 }
 
-/// The value of an equality on `path` among the query's conditions.
+/// The value of an equality on `path` among the query's conditions (the first value of an
+/// `$all`, which every match holds too: what MongoDB looks up in an index for it).
 pub(super) fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
     let mut found = None;
     any_leaf(filter, &mut |l| match l {
         Filter::Eq(p, v) if p == path => {
             found = Some(Key(v.clone()));
+            true
+        }
+        Filter::All(p, vs) if p == path && !vs.is_empty() => {
+            found = Some(Key(vs[0].clone()));
             true
         }
         _ => false,

@@ -1,0 +1,57 @@
+//! `#[derive(Document)]`: [`parse`] reads the struct and its attributes into a [`Doc`] model
+//! (reporting every mistake at once), [`expand`] writes the code from the model alone.
+
+mod expand;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::{Ident, TokenStream};
+use syn::{DeriveInput, Type};
+
+/// What `#[derive(Document)]` generates code from.
+pub(crate) struct Doc<'a> {
+    pub ident: &'a Ident,
+    pub collection: String,
+    /// The field stored as `_id`, and its type (the trait's `Id`).
+    pub id_field: &'a Ident,
+    pub id_ty: &'a Type,
+    /// Every field serde stores, as a typed path.
+    pub fields: Vec<Typed<'a>>,
+    /// The keyword arrays: their BSON names and how their keywords are normalised.
+    pub keywords: Vec<(String, Normalize)>,
+}
+
+/// A field's typed path: the constant's name (`AVAILABLE`), the field's type, its BSON name.
+pub(crate) struct Typed<'a> {
+    pub konst: Ident,
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    pub bson: String,
+}
+
+/// `pattern_core::Normalize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Normalize {
+    AsIs,
+    Lowercase,
+}
+
+impl Normalize {
+    /// The variant of `pattern_core::Normalize`.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Normalize::AsIs => "AsIs",
+            Normalize::Lowercase => "Lowercase",
+        }
+    }
+}
+
+/// The derive's output: the impls, or the errors and a fallback (an impl, the typed paths that
+/// could be read and stubs of the methods).
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    crate::codegen::or_fallback(
+        parse::parse(input).map(|model| expand::expand(&model)),
+        || expand::fallback(input, &parse::stubs(input)),
+    )
+}

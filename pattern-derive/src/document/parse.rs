@@ -1,0 +1,244 @@
+//! Reading `#[derive(Document)]`'s input into the model; every mistake is reported.
+
+use syn::meta::ParseNestedMeta;
+use syn::{DeriveInput, Ident, PathArguments, Token, Type};
+
+use super::{Doc, Normalize, Typed};
+use crate::attr::{self, Slot};
+use crate::ctxt::Ctxt;
+use crate::names::Name;
+use crate::serde_names::{self, unraw};
+use crate::shape::{named_fields, vec_arg};
+
+const DERIVE: &str = "Document";
+const ATTR: &str = "document";
+
+/// serde keys that store a field otherwise than its type says: no typed path can name what
+/// they write.
+const UNTYPED: [&str; 4] = ["flatten", "with", "serialize_with", "deserialize_with"];
+/// serde keys that leave a field out of the stored document.
+const NOT_STORED: [&str; 2] = ["skip", "skip_serializing"];
+
+/// One field as read: its typed path, whether serde stores it, its keyword option.
+struct Read<'a> {
+    typed: Typed<'a>,
+    stored: bool,
+    keywords: Option<Normalize>,
+}
+
+pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
+    let cx = Ctxt::new();
+    let collection = container(&cx, input);
+    let fields = fields(&cx, input);
+    let collection = collection.required(&cx, &input.ident, "#[document(collection = \"...\")]");
+    let model = fields.and_then(|fields| check(&cx, input, fields, collection));
+    cx.check()?;
+    Ok(model.expect("a model when there is no error"))
+}
+
+/// The typed paths the fallback emits beside `parse`'s errors: the fields read again, their
+/// errors dropped.
+pub(crate) fn stubs(input: &DeriveInput) -> Vec<Typed<'_>> {
+    let quiet = Ctxt::new();
+    let read = fields(&quiet, input).unwrap_or_default();
+    drop(quiet.check());
+    read.into_iter()
+        .filter(|r| r.stored)
+        .map(|r| r.typed)
+        .collect()
+}
+
+fn container(cx: &Ctxt, input: &DeriveInput) -> Slot<Name> {
+    let mut collection = Slot::default();
+    attr::each_key(cx, &input.attrs, ATTR, |meta| {
+        if meta.path.is_ident("collection") {
+            // #[document(collection = "books")]
+            collection.parse(cx, meta, attr::collection)
+        } else if meta.path.is_ident("keywords") {
+            cx.syn_error(meta.error(
+                "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
+            ));
+            attr::skip_value(meta.input)
+        } else {
+            attr::unknown(cx, meta, ATTR, &["collection"])
+        }
+    });
+    collection
+}
+
+/// Every field with its BSON name and options; `None` when the input is not a struct with
+/// named fields (reported).
+fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
+    let named = named_fields(cx, input, DERIVE)?;
+    let rule = serde_names::rename_all(cx, &input.attrs);
+    let read = named.named.iter().map(|f| {
+        let ident = f.ident.as_ref().expect("named field");
+        for key in serde_names::serde_keys(&f.attrs, &UNTYPED) {
+            let key_name = key.get_ident().map(Ident::to_string).unwrap_or_default();
+            cx.error_spanned_by(
+                &key,
+                format!(
+                    "#[derive(Document)] cannot type field `{}`: with #[serde({key_name})] serde \
+                     stores something else than its type; store it as its type or keep it out of \
+                     this struct",
+                    unraw(ident)
+                ),
+            );
+        }
+        let keywords = keywords_attr(cx, &f.attrs);
+        Read {
+            typed: Typed {
+                konst: const_name(ident),
+                ident,
+                ty: &f.ty,
+                bson: serde_names::field_name(cx, ident, &f.attrs, rule).value,
+            },
+            stored: serde_names::serde_keys(&f.attrs, &NOT_STORED).is_empty(),
+            keywords,
+        }
+    });
+    Some(read.collect())
+}
+
+/// `AVAILABLE` for a field `available` (`TYPE` for `r#type`).
+fn const_name(ident: &Ident) -> Ident {
+    Ident::new(&unraw(ident).to_uppercase(), ident.span())
+}
+
+/// The field's `#[document(keywords)]` or `#[document(keywords(lowercase))]`.
+fn keywords_attr(cx: &Ctxt, attrs: &[syn::Attribute]) -> Option<Normalize> {
+    let mut slot = Slot::default();
+    attr::each_key(cx, attrs, ATTR, |meta| {
+        if meta.path.is_ident("keywords") {
+            slot.parse(cx, meta, keywords_options)
+        } else {
+            attr::unknown(cx, meta, ATTR, &["keywords"])
+        }
+    });
+    slot.get()
+}
+
+/// `keywords` or `keywords(lowercase)`.
+fn keywords_options(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Normalize>> {
+    // #[document(keywords)]
+    if meta.input.is_empty() || meta.input.peek(Token![,]) {
+        return Ok(Some(Normalize::AsIs));
+    }
+    if meta.input.peek(Token![=]) {
+        cx.syn_error(meta.error(
+            "`keywords` takes no value: #[document(keywords)] or #[document(keywords(lowercase))]",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    // #[document(keywords(lowercase))]
+    let mut lowercase = Slot::default();
+    meta.parse_nested_meta(|option| {
+        if option.path.is_ident("lowercase") {
+            lowercase.parse(cx, &option, attr::flag)
+        } else {
+            cx.syn_error(option.error(format!(
+                "unknown keywords option `{}`; expected `lowercase`",
+                attr::key_name(&option)
+            )));
+            attr::skip_value(option.input)
+        }
+    })?;
+    Ok(Some(match lowercase.get() {
+        Some(()) => Normalize::Lowercase,
+        None => Normalize::AsIs,
+    }))
+}
+
+/// Whether `ty` is `Vec<String>` (as written: `Vec<String>`, `std::vec::Vec<std::string::String>`).
+fn is_vec_of_string(ty: &Type) -> bool {
+    let Some(Type::Path(item)) = vec_arg(ty) else {
+        return false;
+    };
+    let last = item.path.segments.last();
+    item.qself.is_none()
+        && last.is_some_and(|s| s.ident == "String" && s.arguments == PathArguments::None)
+}
+
+/// The checks that span several fields, then the model.
+fn check<'a>(
+    cx: &Ctxt,
+    input: &'a DeriveInput,
+    fields: Vec<Read<'a>>,
+    collection: Option<Name>,
+) -> Option<Doc<'a>> {
+    let mut id: Option<&Typed<'a>> = None;
+    for (i, r) in fields.iter().enumerate() {
+        let f = &r.typed;
+        if let Some(first) = fields[..i].iter().find(|o| o.typed.konst == f.konst) {
+            cx.error_spanned_by(
+                f.ident,
+                format!(
+                    "fields `{}` and `{}` would both be named `{}`",
+                    unraw(first.typed.ident),
+                    unraw(f.ident),
+                    f.konst
+                ),
+            );
+        }
+        let stored = |o: &&Read| o.stored && o.typed.bson == f.bson;
+        if let Some(first) = fields[..i].iter().find(stored).filter(|_| r.stored) {
+            cx.error_spanned_by(
+                f.ident,
+                format!(
+                    "fields `{}` and `{}` are both stored as {:?}",
+                    unraw(first.typed.ident),
+                    unraw(f.ident),
+                    f.bson
+                ),
+            );
+        }
+        if r.stored && f.bson == "_id" {
+            id = id.or(Some(f));
+        }
+        if r.keywords.is_some() {
+            keyword_checks(cx, r);
+        }
+    }
+    if id.is_none() {
+        cx.error_spanned_by(
+            &input.ident,
+            "a document needs its id stored as `_id`: add #[serde(rename = \"_id\")] to the id field",
+        );
+    }
+    let keywords = (fields.iter())
+        .filter_map(|r| Some((r.typed.bson.clone(), r.keywords?)))
+        .collect();
+    let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
+    Some(Doc {
+        ident: &input.ident,
+        collection: collection?.value,
+        id_field,
+        id_ty,
+        fields: fields
+            .into_iter()
+            .filter(|r| r.stored)
+            .map(|r| r.typed)
+            .collect(),
+        keywords,
+    })
+}
+
+/// A keyword array is a stored `Vec<String>` other than `_id`.
+fn keyword_checks(cx: &Ctxt, r: &Read) {
+    let f = &r.typed;
+    if !is_vec_of_string(f.ty) {
+        cx.error_spanned_by(
+            f.ty,
+            "a #[document(keywords)] field must be a `Vec<String>` (an array of keyword strings)",
+        );
+    }
+    if f.bson == "_id" {
+        cx.error_at(f.ident.span(), "the `_id` cannot be a keyword array");
+    } else if !r.stored {
+        cx.error_at(
+            f.ident.span(),
+            "a #[document(keywords)] field must be stored: remove #[serde(skip)]",
+        );
+    }
+}

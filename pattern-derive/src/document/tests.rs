@@ -1,0 +1,112 @@
+use syn::{parse_quote, DeriveInput};
+
+use super::parse::parse;
+use super::Normalize;
+use crate::ctxt::messages;
+
+fn errors(input: DeriveInput) -> Vec<String> {
+    messages(parse(&input))
+}
+
+#[test]
+fn reads_names_ids_and_keywords() {
+    let input: DeriveInput = parse_quote! {
+        #[document(collection = "volumes")]
+        #[serde(rename_all = "camelCase")]
+        struct Volume {
+            #[serde(rename = "_id")]
+            id: i64,
+            published_date: i32,
+            r#type: String,
+            #[document(keywords(lowercase))]
+            topics: Vec<String>,
+            #[document(keywords)]
+            tags: std::vec::Vec<std::string::String>,
+            #[serde(skip)]
+            cache: u8,
+        }
+    };
+    let d = parse(&input).unwrap();
+    assert_eq!(d.collection, "volumes");
+    assert_eq!(d.id_field, "id");
+    let names: Vec<(String, String)> = (d.fields.iter())
+        .map(|f| (f.konst.to_string(), f.bson.clone()))
+        .collect();
+    let want = [
+        ("ID", "_id"),
+        ("PUBLISHED_DATE", "publishedDate"),
+        ("TYPE", "type"),
+        ("TOPICS", "topics"),
+        ("TAGS", "tags"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(names, want);
+    assert_eq!(
+        d.keywords,
+        [
+            ("topics".to_owned(), Normalize::Lowercase),
+            ("tags".to_owned(), Normalize::AsIs)
+        ]
+    );
+}
+
+#[test]
+fn every_mistake_is_reported() {
+    let input: DeriveInput = parse_quote! {
+        #[document(collection = "", size = 3)]
+        struct Book {
+            #[serde(rename = "_id")]
+            id: i64,
+            #[document(keywords)]
+            title: String,
+            #[document(keywords(uppercase), keywords)]
+            topics: Vec<String>,
+            #[serde(flatten)]
+            extra: Extra,
+            #[serde(rename = "title")]
+            name: String,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "invalid MongoDB collection name \"\": it must not be empty",
+            "unknown key `size` in #[document(...)]; expected one of: `collection`",
+            "unknown keywords option `uppercase`; expected `lowercase`",
+            "duplicate key `keywords`",
+            "#[derive(Document)] cannot type field `extra`: with #[serde(flatten)] serde stores \
+             something else than its type; store it as its type or keep it out of this struct",
+            "a #[document(keywords)] field must be a `Vec<String>` (an array of keyword strings)",
+            "fields `title` and `name` are both stored as \"title\"",
+        ]
+    );
+}
+
+#[test]
+fn an_id_is_required_and_keywords_not_on_it() {
+    let input: DeriveInput = parse_quote! {
+        struct Volume {
+            #[document(keywords)]
+            #[serde(rename = "_id")]
+            topics: Vec<String>,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        [
+            "missing #[document(collection = \"...\")]",
+            "the `_id` cannot be a keyword array",
+        ]
+    );
+    let none: DeriveInput = parse_quote! {
+        #[document(collection = "v")]
+        struct Volume { title: String }
+    };
+    assert_eq!(
+        errors(none),
+        ["a document needs its id stored as `_id`: add #[serde(rename = \"_id\")] to the id field"]
+    );
+}

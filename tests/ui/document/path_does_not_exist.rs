@@ -1,0 +1,22 @@
+// A path that does not exist does not compile: each field has its constant, and no other.
+use pattern_core::Document;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct Checkout {
+    pub by: String,
+}
+
+#[derive(Document, Serialize, Deserialize)]
+#[document(collection = "books")]
+pub struct Book {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    pub available: i32,
+    pub checkout: Vec<Checkout>,
+}
+
+fn main() {
+    let _ = Book::find(Book::AVAILABLE_COPIES.gt(0));
+}
