@@ -10,7 +10,8 @@
 //! refused with a [`LocalTimeError`], never changed: a time with a fraction of a millisecond
 //! (BSON dates count milliseconds), an offset with seconds (historical ones such as
 //! Amsterdam's +00:19:32 before 1937: the layout counts minutes), and a time the time crate
-//! cannot represent (outside years -9999..=9999, local or UTC).
+//! cannot represent, local or UTC (beyond years ±999,999 with the `large-dates` feature that
+//! bson turns on; a BSON date reaches ±292 million years).
 
 use std::fmt;
 
@@ -57,8 +58,9 @@ pub enum LocalTimeError {
     /// An offset (in JavaScript's minutes) beyond ±25:59, which no `UtcOffset` holds.
     #[error("offset {minutes} minutes is beyond ±25:59")]
     OffsetOutOfRange { minutes: i32 },
-    /// The UTC or the local time is outside the years -9999..=9999 the time crate holds.
-    #[error("{millis} ms since the epoch at offset {offset} minutes is outside years -9999..=9999")]
+    /// The UTC or the local time is outside the years the time crate holds (±999,999 with
+    /// its `large-dates` feature, which bson turns on).
+    #[error("{millis} ms since the epoch at offset {offset} minutes is outside the years the time crate holds")]
     OutOfRange { millis: i64, offset: i32 },
 }
 
@@ -152,7 +154,13 @@ impl fmt::Display for LocalTime {
         let (y, m, d) = (t.year(), u8::from(t.month()), t.day());
         let (o, ms) = (t.offset(), t.millisecond());
         let sign = if o.is_negative() { '-' } else { '+' };
-        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())?;
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            t.hour(),
+            t.minute(),
+            t.second()
+        )?;
         if ms != 0 {
             write!(f, ".{ms:03}")?;
         }
@@ -182,7 +190,12 @@ impl<'de> Deserialize<'de> for LocalTime {
             bson::Bson::Double(x) if x.fract() == 0.0 && x.abs() < 1e9 => Some(x as i32),
             _ => None,
         }
-        .ok_or_else(|| D::Error::custom(format!("offset {} is not a whole number of minutes", s.offset)))?;
+        .ok_or_else(|| {
+            D::Error::custom(format!(
+                "offset {} is not a whole number of minutes",
+                s.offset
+            ))
+        })?;
         LocalTime::new(s.date, offset).map_err(D::Error::custom)
     }
 }

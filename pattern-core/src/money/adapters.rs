@@ -36,7 +36,9 @@ fn read_option_with<'de, D: Deserializer<'de>>(
 fn write<S: Serializer>(amount: &Decimal, form: Form, s: S) -> Result<S::Ok, S::Error> {
     match form {
         Form::Decimal128 => to_decimal128(amount).serialize(s),
-        Form::Scaled(scale) => s.serialize_i64(super::to_scaled(amount, scale).map_err(S::Error::custom)?),
+        Form::Scaled(scale) => {
+            s.serialize_i64(super::to_scaled(amount, scale).map_err(S::Error::custom)?)
+        }
         Form::Text => s.serialize_str(&amount.to_string()),
     }
 }
@@ -183,9 +185,7 @@ pub mod scaled {
 
     /// Reads an integer (Int32, Int64, or a double holding an integer up to 2^53) as that
     /// integer over 10^`N`.
-    pub fn deserialize<'de, const N: u32, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Decimal, D::Error> {
+    pub fn deserialize<'de, const N: u32, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
         const { assert!(N <= MAX_SCALE, "a Decimal holds at most 28 places") };
         read_with(d, |_| Form::Scaled(N))
     }
@@ -200,9 +200,7 @@ pub mod any_form {
     use super::*;
 
     /// Reads any of the three forms (integers at scale `N`), exactly.
-    pub fn deserialize<'de, const N: u32, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Decimal, D::Error> {
+    pub fn deserialize<'de, const N: u32, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
         const { assert!(N <= MAX_SCALE, "a Decimal holds at most 28 places") };
         read_with(d, any(N))
     }

@@ -54,7 +54,7 @@ pub enum MoneyError {
     Syntax { value: String, reason: &'static str },
     /// A BSON value of a type the form does not read (a double with a fraction for a scaled
     /// amount, a number for a string...).
-    #[error("a {found} is not {form}")]
+    #[error("a BSON {found} is not {form}")]
     WrongType { found: String, form: String },
     /// A scale past [`MAX_SCALE`].
     #[error("scale {0} is past the 28 places a Decimal holds")]

@@ -32,14 +32,20 @@ fn decimal_to_decimal128_is_exact_and_keeps_places() {
         assert_eq!((back.mantissa(), back.scale()), (d.mantissa(), d.scale()));
         assert_eq!(back.is_sign_negative(), d.is_sign_negative(), "{s}");
     }
-    assert_eq!(to_decimal128(&Decimal::MAX).to_string(), "79228162514264337593543950335");
+    assert_eq!(
+        to_decimal128(&Decimal::MAX).to_string(),
+        "79228162514264337593543950335"
+    );
 }
 
 #[test]
 fn decimal128_that_does_not_fit_is_refused() {
     let ok = |s: &str| from_decimal128(&d128(s)).map(|d| d.to_string());
     // Trailing zeros are dropped only as needed; exponents are expanded.
-    assert_eq!(ok("1.0000000000000000000000000000000000").unwrap(), "1.0000000000000000000000000000");
+    assert_eq!(
+        ok("1.0000000000000000000000000000000000").unwrap(),
+        "1.0000000000000000000000000000"
+    );
     assert_eq!(ok("1.5E+3").unwrap(), "1500");
     assert_eq!(ok("0E+6000").unwrap(), "0");
     assert_eq!(ok("0E-6176").unwrap(), "0.0000000000000000000000000000");
@@ -50,7 +56,10 @@ fn decimal128_that_does_not_fit_is_refused() {
         ok("0.12345678901234567890123456789"),
         Err(MoneyError::TooManyPlaces { .. })
     ));
-    assert!(matches!(ok("79228162514264337593543950336"), Err(MoneyError::OutOfRange { .. })));
+    assert!(matches!(
+        ok("79228162514264337593543950336"),
+        Err(MoneyError::OutOfRange { .. })
+    ));
     for s in ["NaN", "-NaN", "Infinity", "-Infinity"] {
         assert!(matches!(ok(s), Err(MoneyError::NotFinite { .. })), "{s}");
     }
@@ -64,11 +73,26 @@ fn scaled_longs_are_exact_at_any_magnitude() {
     assert_eq!(from_scaled(-5, 2).unwrap().to_string(), "-0.05");
     assert_eq!(from_scaled(0, 2).unwrap().to_string(), "0.00");
     // f64 would round these: 2^53 + 1 and i64's ends.
-    assert_eq!(from_scaled(9_007_199_254_740_993, 2).unwrap().to_string(), "90071992547409.93");
-    assert_eq!((9_007_199_254_740_993_f64 / 100.0).to_string(), "90071992547409.92");
-    assert_eq!(from_scaled(i64::MAX, 2).unwrap().to_string(), "92233720368547758.07");
-    assert_eq!(from_scaled(i64::MIN, 2).unwrap().to_string(), "-92233720368547758.08");
-    assert_eq!(from_scaled(i64::MAX, 28).unwrap().to_string(), "0.0000000009223372036854775807");
+    assert_eq!(
+        from_scaled(9_007_199_254_740_993, 2).unwrap().to_string(),
+        "90071992547409.93"
+    );
+    assert_eq!(
+        (9_007_199_254_740_993_f64 / 100.0).to_string(),
+        "90071992547409.92"
+    );
+    assert_eq!(
+        from_scaled(i64::MAX, 2).unwrap().to_string(),
+        "92233720368547758.07"
+    );
+    assert_eq!(
+        from_scaled(i64::MIN, 2).unwrap().to_string(),
+        "-92233720368547758.08"
+    );
+    assert_eq!(
+        from_scaled(i64::MAX, 28).unwrap().to_string(),
+        "0.0000000009223372036854775807"
+    );
     assert_eq!(from_scaled(1, 29), Err(MoneyError::Scale(29)));
     // And back.
     for n in [1999, 0, -1, i64::MAX, i64::MIN, 9_007_199_254_740_993] {
@@ -76,12 +100,18 @@ fn scaled_longs_are_exact_at_any_magnitude() {
     }
     assert_eq!(to_scaled(&dec("19.99"), 3), Ok(19990));
     assert_eq!(to_scaled(&dec("19.990"), 2), Ok(1999));
-    assert!(matches!(to_scaled(&dec("19.999"), 2), Err(MoneyError::TooManyPlaces { scale: 2, .. })));
+    assert!(matches!(
+        to_scaled(&dec("19.999"), 2),
+        Err(MoneyError::TooManyPlaces { scale: 2, .. })
+    ));
     assert!(matches!(
         to_scaled(&dec("92233720368547758.08"), 2),
         Err(MoneyError::OutOfRange { .. })
     ));
-    assert!(matches!(to_scaled(&Decimal::MAX, 28), Err(MoneyError::OutOfRange { .. })));
+    assert!(matches!(
+        to_scaled(&Decimal::MAX, 28),
+        Err(MoneyError::OutOfRange { .. })
+    ));
 }
 
 #[test]
@@ -92,7 +122,10 @@ fn display_strings_are_read_strictly() {
         ("-0.5", "-0.5"),
         ("+3", "3"),
         ("007.10", "7.10"),
-        ("0.0000000000000000000000000001", "0.0000000000000000000000000001"),
+        (
+            "0.0000000000000000000000000001",
+            "0.0000000000000000000000000001",
+        ),
     ] {
         assert_eq!(parse_text(s).unwrap().to_string(), want, "{s}");
     }
@@ -106,7 +139,9 @@ fn display_strings_are_read_strictly() {
     assert_eq!(reason("1e3"), "an exponent is not a display form");
     assert_eq!(reason("2.5E-1"), "an exponent is not a display form");
     assert_eq!(reason(""), "empty");
-    for s in ["abc", "1,000", "1_000", ".5", "5.", "-", "--1", "NaN", "Infinity", "$5", "1.2.3", "٣"] {
+    for s in [
+        "abc", "1,000", "1_000", ".5", "5.", "-", "--1", "NaN", "Infinity", "$5", "1.2.3", "٣",
+    ] {
         assert_eq!(reason(s), "not [+-]digits[.digits]", "{s}");
     }
     assert!(matches!(
@@ -128,25 +163,53 @@ fn forms_read_their_types_only() {
     assert_eq!(read(Form::Scaled(2), Bson::Int64(1999)).unwrap(), "19.99");
     assert_eq!(read(Form::Scaled(2), Bson::Int32(2495)).unwrap(), "24.95");
     // The legacy shell's numbers are doubles: integral ones up to 2^53 are exact.
-    assert_eq!(read(Form::Scaled(2), Bson::Double(1999.0)).unwrap(), "19.99");
-    assert_eq!(read(Form::Scaled(0), Bson::Double(9007199254740992.0)).unwrap(), "9007199254740992");
-    for v in [Bson::Double(19.99), Bson::Double(9007199254740994.0), Bson::Double(f64::NAN)] {
-        assert!(matches!(Form::Scaled(2).read(&v), Err(MoneyError::WrongType { .. })), "{v}");
+    assert_eq!(
+        read(Form::Scaled(2), Bson::Double(1999.0)).unwrap(),
+        "19.99"
+    );
+    assert_eq!(
+        read(Form::Scaled(0), Bson::Double(9007199254740992.0)).unwrap(),
+        "9007199254740992"
+    );
+    for v in [
+        Bson::Double(19.99),
+        Bson::Double(9007199254740994.0),
+        Bson::Double(f64::NAN),
+    ] {
+        assert!(
+            matches!(Form::Scaled(2).read(&v), Err(MoneyError::WrongType { .. })),
+            "{v}"
+        );
     }
     assert_eq!(
-        Form::Scaled(2).read(&Bson::Double(19.99)).unwrap_err().to_string(),
-        "a double (19.99) is not an amount scaled by 10^2"
+        Form::Scaled(2)
+            .read(&Bson::Double(19.99))
+            .unwrap_err()
+            .to_string(),
+        "a BSON double (19.99) is not an amount scaled by 10^2"
     );
-    assert_eq!(read(Form::Text, Bson::String("24.95".into())).unwrap(), "24.95");
+    assert_eq!(
+        read(Form::Text, Bson::String("24.95".into())).unwrap(),
+        "24.95"
+    );
     assert!(Form::Text.read(&Bson::Int64(1)).is_err());
     assert!(Form::Scaled(2).read(&Bson::String("1".into())).is_err());
     assert!(Form::Decimal128.read(&Bson::Double(1.0)).is_err());
     assert!(Form::Scaled(2).read(&Bson::Null).is_err());
-    assert_eq!(read(Form::Decimal128, Bson::Decimal128(d128("2.099"))).unwrap(), "2.099");
+    assert_eq!(
+        read(Form::Decimal128, Bson::Decimal128(d128("2.099"))).unwrap(),
+        "2.099"
+    );
     // Writing.
     assert_eq!(Form::Scaled(3).write(&dec("9.99")), Ok(Bson::Int64(9990)));
-    assert_eq!(Form::Text.write(&dec("80.00")), Ok(Bson::String("80.00".into())));
-    assert_eq!(Form::Decimal128.write(&dec("80.00")), Ok(Bson::Decimal128(d128("80.00"))));
+    assert_eq!(
+        Form::Text.write(&dec("80.00")),
+        Ok(Bson::String("80.00".into()))
+    );
+    assert_eq!(
+        Form::Decimal128.write(&dec("80.00")),
+        Ok(Bson::Decimal128(d128("80.00")))
+    );
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -194,7 +257,10 @@ fn adapters_round_trip_through_every_serializer() {
     };
     // bson's serializer and the library's own.
     assert_eq!(bson::to_document(&g).unwrap(), want);
-    assert_eq!(crate::codec::ser::to_bson(&g).unwrap(), Bson::Document(want.clone()));
+    assert_eq!(
+        crate::codec::ser::to_bson(&g).unwrap(),
+        Bson::Document(want.clone())
+    );
     // bson's deserializers: from a Document and from bytes.
     let back: Garment = bson::from_document(want.clone()).unwrap();
     assert_eq!(back, g);
@@ -203,12 +269,18 @@ fn adapters_round_trip_through_every_serializer() {
     assert_eq!(bson::from_slice::<Garment>(&bytes).unwrap(), g);
     // Extended JSON (serde_json): Decimal128 as {"$numberDecimal": "..."}.
     let json = serde_json::to_value(&g).unwrap();
-    assert_eq!(json["price"], serde_json::json!({"$numberDecimal": "19.99"}));
+    assert_eq!(
+        json["price"],
+        serde_json::json!({"$numberDecimal": "19.99"})
+    );
     assert_eq!(serde_json::from_value::<Garment>(json).unwrap(), g);
     // A missing or null Option reads as None.
     let mut none = want.clone();
     none.remove("sale");
-    assert_eq!(bson::from_document::<Garment>(none.clone()).unwrap().sale, None);
+    assert_eq!(
+        bson::from_document::<Garment>(none.clone()).unwrap().sale,
+        None
+    );
     none.insert("sale", Bson::Null);
     assert_eq!(bson::from_document::<Garment>(none).unwrap().sale, None);
 }
@@ -252,8 +324,14 @@ fn refusals_are_deserialization_errors() {
     // Writing refuses what would round.
     let mut g = garment();
     g.cents = dec("19.999");
-    assert!(bson::to_document(&g).unwrap_err().to_string().contains("rounded"));
+    assert!(bson::to_document(&g)
+        .unwrap_err()
+        .to_string()
+        .contains("rounded"));
     g.cents = dec("19.99");
     g.mills = Scaled(Decimal::MAX);
-    assert!(bson::to_document(&g).unwrap_err().to_string().contains("Int64"));
+    assert!(bson::to_document(&g)
+        .unwrap_err()
+        .to_string()
+        .contains("Int64"));
 }
