@@ -72,6 +72,12 @@ const SCALED: MoneyConversion<'static> = MoneyConversion {
     finish: Finish::KeepBoth,
 };
 
+/// The scaled conversion that moves the decimal into `price`.
+const INTO_OLD: MoneyConversion<'static> = MoneyConversion {
+    finish: Finish::IntoOld,
+    ..SCALED
+};
+
 const TEXT: MoneyConversion<'static> = MoneyConversion {
     form: Form::Text,
     ..SCALED
@@ -113,39 +119,44 @@ async fn seed_strings_gain_their_decimals(store: AnyStore) {
     assert_eq!(documents(&store, "clothes").await, want);
 }
 
-async fn into_old_gives_the_articles_overwrite(store: AnyStore) {
-    seed(&store, &scaled_clothes()).await;
-    let conv = MoneyConversion {
-        finish: Finish::IntoOld,
-        ..SCALED
-    };
-    let report = convert_money(&store, &conv, &quiet()).await.unwrap();
+/// Converts the seed's `source` with `conv` (which finishes), expecting `want` stored, then
+/// runs again: nothing left to write.
+async fn finishes(
+    store: &AnyStore,
+    source: &[Document],
+    conv: MoneyConversion<'_>,
+    want: &[Document],
+) {
+    seed(store, source).await;
+    let report = convert_money(store, &conv, &quiet()).await.unwrap();
     assert_eq!((report.converted, report.replaced), (5, 5));
     assert_eq!(report.finish_skipped, None);
     let v = report.verified.unwrap();
     assert!(v.is_clean() && v.converted == 5, "{v:?}");
-    // The `$mul: {price: NumberDecimal("0.01")}` result of the seed.
-    let want = with_field(scaled_clothes(), "price", seed_decimals());
-    assert_eq!(documents(&store, "clothes").await, want);
-    let again = convert_money(&store, &conv, &quiet()).await.unwrap();
+    assert_eq!(documents(store, "clothes").await, want);
+    let again = convert_money(store, &conv, &quiet()).await.unwrap();
     assert_eq!((again.converted, again.replaced), (0, 0));
     assert!(again.verified.unwrap().is_clean());
+    assert_eq!(documents(store, "clothes").await, want);
+}
+
+async fn into_old_gives_the_articles_overwrite(store: AnyStore) {
+    let conv = INTO_OLD;
+    // The `$mul: {price: NumberDecimal("0.01")}` result of the seed.
+    let want = with_field(scaled_clothes(), "price", seed_decimals());
+    finishes(&store, &scaled_clothes(), conv, &want).await;
 }
 
 async fn drop_old_keeps_only_the_decimal(store: AnyStore) {
-    seed(&store, &string_clothes()).await;
     let conv = MoneyConversion {
         finish: Finish::DropOld,
         ..TEXT
     };
-    let report = convert_money(&store, &conv, &quiet()).await.unwrap();
-    assert_eq!((report.converted, report.replaced), (5, 5));
     let mut want = with_field(string_clothes(), "priceDec", seed_decimals());
     want.iter_mut().for_each(|d| {
         d.remove("price");
     });
-    assert_eq!(documents(&store, "clothes").await, want);
-    assert!(report.verified.unwrap().is_clean());
+    finishes(&store, &string_clothes(), conv, &want).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,10 +509,7 @@ async fn dry_run_writes_nothing(store: AnyStore) {
     seed(&store, &source).await;
     let report = convert_money(
         &store,
-        &MoneyConversion {
-            finish: Finish::IntoOld,
-            ..SCALED
-        },
+        &INTO_OLD,
         &Options {
             dry_run: true,
             ..quiet()
@@ -542,10 +550,7 @@ async fn writers_of_the_old_form_are_caught_up(store: AnyStore) {
         }));
     let report = convert_money(
         &store,
-        &MoneyConversion {
-            finish: Finish::IntoOld,
-            ..SCALED
-        },
+        &INTO_OLD,
         &Options {
             batch_items: 5,
             progress: Some(write),

@@ -65,87 +65,82 @@ fn any(scale: u32) -> impl FnOnce(&Bson) -> Form {
     }
 }
 
-/// `#[serde(with = "pattern_core::money::decimal128")]` on a `Decimal` field: stored as a
-/// BSON Decimal128, exactly (its places kept: `80.00` stays `80.00`). Reading refuses
-/// anything but a finite Decimal128 that a `Decimal` holds exactly.
-///
-/// ```
-/// use pattern_core::money;
-/// use rust_decimal::Decimal;
-///
-/// #[derive(serde::Serialize, serde::Deserialize)]
-/// struct Price {
-///     #[serde(with = "money::decimal128")]
-///     price: Decimal,
-///     #[serde(default, with = "money::decimal128::option")]
-///     discount: Option<Decimal>,
-/// }
-/// let doc = bson::to_document(&Price { price: "19.99".parse()?, discount: None })?;
-/// assert_eq!(doc.get("price"), Some(&bson::Bson::Decimal128("19.99".parse()?)));
-/// let back: Price = bson::from_document(doc)?;
-/// assert_eq!(back.price.to_string(), "19.99");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub mod decimal128 {
-    use super::*;
+/// A serde adapter module for a `Decimal` field stored in one [`Form`], with its `option`
+/// twin.
+macro_rules! form_adapter {
+    ($(#[$doc:meta])* $name:ident, $form:expr, $stored:literal) => {
+        $(#[$doc])*
+        pub mod $name {
+            use super::*;
 
-    /// Writes a `Decimal` as a Decimal128.
-    pub fn serialize<S: Serializer>(amount: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        write(amount, Form::Decimal128, s)
-    }
+            #[doc = concat!("Writes a `Decimal` as ", $stored, ".")]
+            pub fn serialize<S: Serializer>(amount: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+                write(amount, $form, s)
+            }
 
-    /// Reads a Decimal128 into a `Decimal`, exactly.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        read_with(d, |_| Form::Decimal128)
-    }
+            #[doc = concat!("Reads ", $stored, " into a `Decimal`, exactly.")]
+            pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+                read_with(d, |_| $form)
+            }
 
-    /// The same for `Option<Decimal>` (`None` is null; add `#[serde(default)]` to read a
-    /// missing field as `None`).
-    pub mod option {
-        use super::super::*;
+            /// The same for `Option<Decimal>` (`None` is null; add `#[serde(default)]` to read
+            /// a missing field as `None`).
+            pub mod option {
+                use super::super::*;
 
-        /// Writes `Some` as a Decimal128, `None` as null.
-        pub fn serialize<S: Serializer>(amount: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
-            write_option(amount, Form::Decimal128, s)
+                #[doc = concat!("Writes `Some` as ", $stored, ", `None` as null.")]
+                pub fn serialize<S: Serializer>(
+                    amount: &Option<Decimal>,
+                    s: S,
+                ) -> Result<S::Ok, S::Error> {
+                    write_option(amount, $form, s)
+                }
+
+                #[doc = concat!("Reads ", $stored, " or null.")]
+                pub fn deserialize<'de, D: Deserializer<'de>>(
+                    d: D,
+                ) -> Result<Option<Decimal>, D::Error> {
+                    read_option_with(d, |_| $form)
+                }
+            }
         }
-
-        /// Reads a Decimal128 or null.
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
-            read_option_with(d, |_| Form::Decimal128)
-        }
-    }
+    };
 }
 
-/// `#[serde(with = "pattern_core::money::text")]` on a `Decimal` field: stored as its display
-/// string (`"24.95"`), read strictly ([`parse_text`](super::parse_text)).
-pub mod text {
-    use super::*;
+form_adapter!(
+    /// `#[serde(with = "pattern_core::money::decimal128")]` on a `Decimal` field: stored as a
+    /// BSON Decimal128, exactly (its places kept: `80.00` stays `80.00`). Reading refuses
+    /// anything but a finite Decimal128 that a `Decimal` holds exactly.
+    ///
+    /// ```
+    /// use pattern_core::money;
+    /// use rust_decimal::Decimal;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Price {
+    ///     #[serde(with = "money::decimal128")]
+    ///     price: Decimal,
+    ///     #[serde(default, with = "money::decimal128::option")]
+    ///     discount: Option<Decimal>,
+    /// }
+    /// let doc = bson::to_document(&Price { price: "19.99".parse()?, discount: None })?;
+    /// assert_eq!(doc.get("price"), Some(&bson::Bson::Decimal128("19.99".parse()?)));
+    /// let back: Price = bson::from_document(doc)?;
+    /// assert_eq!(back.price.to_string(), "19.99");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    decimal128,
+    Form::Decimal128,
+    "a Decimal128"
+);
 
-    /// Writes a `Decimal` as its display string.
-    pub fn serialize<S: Serializer>(amount: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        write(amount, Form::Text, s)
-    }
-
-    /// Reads a display string into a `Decimal`, exactly.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        read_with(d, |_| Form::Text)
-    }
-
-    /// The same for `Option<Decimal>`.
-    pub mod option {
-        use super::super::*;
-
-        /// Writes `Some` as a display string, `None` as null.
-        pub fn serialize<S: Serializer>(amount: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
-            write_option(amount, Form::Text, s)
-        }
-
-        /// Reads a display string or null.
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
-            read_option_with(d, |_| Form::Text)
-        }
-    }
-}
+form_adapter!(
+    /// `#[serde(with = "pattern_core::money::text")]` on a `Decimal` field: stored as its
+    /// display string (`"24.95"`), read strictly ([`parse_text`](super::parse_text)).
+    text,
+    Form::Text,
+    "its display string"
+);
 
 /// A `Decimal` field stored as an integer scaled by 10^`N` (the article's scale factor), the
 /// scale as a const argument:
