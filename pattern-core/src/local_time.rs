@@ -51,17 +51,31 @@ pub enum LocalTimeError {
     /// The time has a fraction of a millisecond (its nanoseconds past the millisecond): a
     /// BSON date counts milliseconds. Truncate it first if that is what you mean.
     #[error("{nanos} ns past the millisecond: a BSON date holds milliseconds")]
-    SubMillisecond { nanos: u32 },
+    SubMillisecond {
+        /// The nanoseconds past the last whole millisecond.
+        nanos: u32,
+    },
     /// The offset has seconds (`+00:17:30`): the layout counts minutes.
     #[error("offset {offset} has seconds: the layout counts whole minutes")]
-    OffsetSeconds { offset: String },
+    OffsetSeconds {
+        /// The offset, as `+HH:MM:SS`.
+        offset: String,
+    },
     /// An offset (in JavaScript's minutes) beyond ±25:59, which no `UtcOffset` holds.
     #[error("offset {minutes} minutes is beyond ±25:59")]
-    OffsetOutOfRange { minutes: i32 },
+    OffsetOutOfRange {
+        /// The offset in minutes, JavaScript's sign.
+        minutes: i32,
+    },
     /// The UTC or the local time is outside the years the time crate holds (±999,999 with
     /// its `large-dates` feature, which bson turns on).
     #[error("{millis} ms since the epoch at offset {offset} minutes is outside the years the time crate holds")]
-    OutOfRange { millis: i64, offset: i32 },
+    OutOfRange {
+        /// The date, in milliseconds since the epoch (UTC).
+        millis: i64,
+        /// The offset in minutes, JavaScript's sign.
+        offset: i32,
+    },
 }
 
 impl LocalTime {

@@ -25,6 +25,7 @@ const ROUNDS: usize = 3;
 /// `collection` whose `from` holds an amount in `form`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MoneyConversion<'a> {
+    /// The collection converted in place.
     pub collection: &'a str,
     /// The old field (top level): `price`.
     pub from: &'a str,
@@ -90,23 +91,38 @@ pub enum MoneyDefect {
     /// The old field holds a value the form does not convert exactly (`"19.999"`... at scale
     /// 2, `" 24.95"`, a double with a fraction, a string for a scaled form): left as it is.
     Unconvertible {
+        /// The document's `_id`.
         id: Bson,
+        /// The old field's value.
         value: Bson,
+        /// Why it does not convert ([`MoneyError`](crate::money::MoneyError)'s message).
         reason: String,
     },
     /// The old field converts, and the new field is missing: not converted (yet).
-    NotConverted { id: Bson, expected: Bson },
+    NotConverted {
+        /// The document's `_id`.
+        id: Bson,
+        /// The Decimal128 the new field should hold.
+        expected: Bson,
+    },
     /// The new field is not the exact conversion of the old one (a writer changed one of them).
     Mismatch {
+        /// The document's `_id`.
         id: Bson,
+        /// The old field's value.
         old: Bson,
+        /// The new field's value.
         new: Bson,
+        /// The old value converted: what the new field should hold.
         expected: Bson,
     },
     /// The field that should hold the amount (`field`) is not a finite Decimal128.
     NotDecimal {
+        /// The document's `_id`.
         id: Bson,
+        /// The field (`from` or `to`).
         field: String,
+        /// What it holds.
         value: Bson,
     },
 }
@@ -134,11 +150,17 @@ impl MoneyVerified {
 /// What [`convert_money`] did (or, with [`Options::dry_run`], would do).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MoneyReport {
+    /// The conversion's collection, fields, old form and finish step, as given.
     pub collection: String,
+    /// The old field.
     pub from: String,
+    /// The new field.
     pub to: String,
+    /// The old field's form.
     pub form: Form,
+    /// The finish step asked for.
     pub finish: Finish,
+    /// Nothing was written.
     pub dry_run: bool,
     /// The checkpoint's position this run resumed from (`None`: from the start).
     pub resumed_from: Option<Bson>,

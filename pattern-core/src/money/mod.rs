@@ -41,21 +41,44 @@ const COEF_END: u128 = 1 << 96;
 pub enum MoneyError {
     /// NaN or an infinity: not an amount.
     #[error("{value} is not an amount")]
-    NotFinite { value: String },
+    NotFinite {
+        /// The value, as text.
+        value: String,
+    },
     /// The value does not fit the target: a `Decimal` (a coefficient below 2^96, at most 28
     /// places), an Int64, or a Decimal128 (34 digits).
     #[error("{value} does not fit {target}")]
-    OutOfRange { value: String, target: &'static str },
+    OutOfRange {
+        /// The value, as text.
+        value: String,
+        /// What it does not fit.
+        target: &'static str,
+    },
     /// More decimal places than the scale: converting would round (`19.999` at scale 2).
     #[error("{value} has more decimal places than scale {scale}: it would be rounded")]
-    TooManyPlaces { value: String, scale: u32 },
+    TooManyPlaces {
+        /// The value, as text.
+        value: String,
+        /// The places allowed.
+        scale: u32,
+    },
     /// A string that is not a plain decimal number (`[+-]digits[.digits]`).
     #[error("{value:?} is not a display amount ({reason})")]
-    Syntax { value: String, reason: &'static str },
+    Syntax {
+        /// The string.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A BSON value of a type the form does not read (a double with a fraction for a scaled
     /// amount, a number for a string...).
     #[error("a BSON {found} is not {form}")]
-    WrongType { found: String, form: String },
+    WrongType {
+        /// The BSON type found (with the value, for a double).
+        found: String,
+        /// The form that was expected.
+        form: String,
+    },
     /// A scale past [`MAX_SCALE`].
     #[error("scale {0} is past the 28 places a Decimal holds")]
     Scale(u32),
