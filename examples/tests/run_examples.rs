@@ -284,3 +284,95 @@ fn keyword_search_in_memory() {
 fn keyword_search_on_mongodb() {
     check_keyword_search(&run(env!("CARGO_BIN_EXE_keyword_search"), true), "MongoDB");
 }
+
+fn check_money(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    // The seed's `db.clothes.find()` after each conversion.
+    assert!(out.contains(r#"{"_id":1,"description":"T-Shirt","size":"M","price":1999,"priceDec":{"$numberDecimal":"19.99"}}"#), "{out}");
+    assert!(out.contains(r#"{"_id":5,"description":"Designer Jeans","size":"30","price":8000,"priceDec":{"$numberDecimal":"80.00"}}"#), "{out}");
+    assert!(out.contains(r#"{"_id":4,"description":"Cool T-Shirt","size":"L","price":{"$numberDecimal":"24.95"}}"#), "{out}");
+    assert!(out.contains(r#"{"_id":4,"description":"Cool T-Shirt","size":"L","priceDec":{"$numberDecimal":"24.95"}}"#), "{out}");
+    assert!(
+        out.contains(
+            "scaled longs: 5 converted in 1 transaction(s), verified 5 of 5 documents, 0 defect(s)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("moved into price: 5 document(s) rewritten, clean: true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("total of the five prices, in Decimal: 194.92"),
+        "{out}"
+    );
+    assert!(
+        out.contains("display strings: 5 converted, 1 refused"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#""reason":"\" 4.99\" is not a display amount (spaces)""#),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "after fixing it: 1 converted, old field dropped from 6 document(s), clean: true"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("at scale 2: 90071992547409.93 (through f64: 90071992547409.92)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn money_in_memory() {
+    check_money(&run(env!("CARGO_BIN_EXE_money"), false), "in-memory");
+}
+
+#[test]
+fn money_on_mongodb() {
+    check_money(&run(env!("CARGO_BIN_EXE_money"), true), "MongoDB");
+}
+
+fn check_local_time(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(
+        out.contains(r#"{"_id":1,"date":{"$date":"2024-07-01T07:30:00Z"},"offset":-120}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"{"_id":3,"date":{"$date":"2024-03-10T06:15:00Z"},"offset":-345}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "2: 2024-01-15T23:59:59.999-05:00 (wall clock 2024-01-15 23:59, offset 300 minutes)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("4: 2024-07-01T09:30:00+02:00"), "{out}");
+    assert!(
+        out.contains("every original time and offset given back exactly: true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("refused: 500 ns past the millisecond"),
+        "{out}"
+    );
+    assert!(
+        out.contains("refused: offset +00:19:32 has seconds"),
+        "{out}"
+    );
+}
+
+#[test]
+fn local_time_in_memory() {
+    check_local_time(&run(env!("CARGO_BIN_EXE_local_time"), false), "in-memory");
+}
+
+#[test]
+fn local_time_on_mongodb() {
+    check_local_time(&run(env!("CARGO_BIN_EXE_local_time"), true), "MongoDB");
+}

@@ -12,6 +12,11 @@
 //! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
 //! the same documents and behave the same; one conformance suite runs against both.
 //!
+//! Beside them, the article's other recipes as typed values: [`money`] (`Decimal` stored
+//! exactly as Decimal128, the older scaled and string forms read exactly, and their
+//! conversion, [`adopt::convert_money`]) and [`LocalTime`] (a UTC date with the client's
+//! offset beside it).
+//!
 //! See the README for a walk-through and the attribute reference.
 
 pub mod adopt;
@@ -20,6 +25,8 @@ mod codec;
 pub mod document;
 mod error;
 mod key;
+mod local_time;
+pub mod money;
 pub mod outlier;
 pub mod query;
 mod series;
@@ -32,6 +39,7 @@ pub use codec::BsonType;
 pub use document::Document;
 pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
+pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
 pub use spec::{
     Aggregate, AggregateOp, BucketSpec, Keeps, Keywords, Normalize, OutlierSpec, SeriesOrder,

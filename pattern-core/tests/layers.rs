@@ -19,7 +19,7 @@ fn layer_of_file(rel: &str) -> &'static str {
         ["store", ..] => "store contract",
         ["spec"] => "specs",
         ["query", ..] => "query",
-        ["codec", ..] | ["key"] | ["error"] => "foundation",
+        ["codec", ..] | ["key"] | ["error"] | ["money", ..] | ["local_time"] => "foundation",
         other => panic!("no layer for src/{}", other.join("/")),
     }
 }
@@ -61,7 +61,11 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             _,
         ) => "specs",
         ("query", _) => "query",
-        ("codec" | "key" | "error" | "KeyPart" | "EpochSeconds" | "BsonType", _) => "foundation",
+        (
+            "codec" | "key" | "error" | "KeyPart" | "EpochSeconds" | "BsonType" | "money"
+            | "local_time" | "LocalTime" | "LocalTimeError",
+            _,
+        ) => "foundation",
         ("Error" | "Result" | "BoxError" | "MAX_DOCUMENT_BYTES", _) => "foundation",
         (other, _) => panic!("unknown crate path `crate::{other}`: add it to this test"),
     }

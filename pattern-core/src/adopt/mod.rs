@@ -19,6 +19,9 @@
 //!   what it holds then, so items pushed by the application before, during or after keep their
 //!   order after the migrated ones; a push that races a batch makes the batch retry.
 //! - `dry_run` reads everything and writes nothing, reporting what would change.
+//!
+//! The same machinery converts a money field to Decimal128 ([`convert_money`], checked by
+//! [`verify_money`]): the article's "add a decimal field, verify, then drop the old one".
 
 use bson::Bson;
 use serde::Serialize;
@@ -28,6 +31,7 @@ mod bucket;
 mod checkpoint;
 pub mod histogram;
 mod indexes;
+mod money;
 mod outlier;
 mod scan;
 mod verify;
@@ -37,6 +41,9 @@ pub use bucket::migrate_bucket;
 pub use checkpoint::CHECKPOINTS;
 pub use histogram::{Bar, Distribution, Histogram};
 pub use indexes::{index_report_bucket, index_report_outlier, index_report_tree, IndexReport};
+pub use money::{
+    convert_money, verify_money, Finish, MoneyConversion, MoneyDefect, MoneyReport, MoneyVerified,
+};
 pub use outlier::migrate_outlier;
 pub use verify::{verify_bucket, verify_outlier};
 

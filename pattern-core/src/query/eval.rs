@@ -611,15 +611,6 @@ fn bracket(b: &Bson) -> u8 {
     }
 }
 
-fn as_f64(b: &Bson) -> Option<f64> {
-    match b {
-        Bson::Int32(x) => Some(*x as f64),
-        Bson::Int64(x) => Some(*x as f64),
-        Bson::Double(x) => Some(*x),
-        _ => None,
-    }
-}
-
 /// A total order over BSON values (MongoDB's sort order for the types the patterns store).
 pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
     let (ba, bb) = (bracket(a), bracket(b));
@@ -631,11 +622,8 @@ pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
         (Bson::Int64(x), Bson::Int64(y)) => x.cmp(y),
         (Bson::Int32(x), Bson::Int64(y)) => (*x as i64).cmp(y),
         (Bson::Int64(x), Bson::Int32(y)) => x.cmp(&(*y as i64)),
-        (x, y) if ba == 2 => {
-            let (fx, fy) = (as_f64(x).unwrap_or(f64::NAN), as_f64(y).unwrap_or(f64::NAN));
-            fx.partial_cmp(&fy)
-                .unwrap_or_else(|| fx.is_nan().cmp(&fy.is_nan()).reverse())
-        }
+        // Numbers by exact value across the four types, Decimal128 included (NaN first).
+        (x, y) if ba == 2 => crate::codec::number::compare(x, y).unwrap_or(Ordering::Equal),
         (Bson::String(x), Bson::String(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bson::ObjectId(x), Bson::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
         (Bson::Boolean(x), Bson::Boolean(y)) => x.cmp(y),

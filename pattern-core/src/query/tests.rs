@@ -80,6 +80,17 @@ fn numbers_compare_across_types() {
     assert!(Filter::eq("c", 3.0).matches(&d));
     assert!(!Filter::Lt("c".into(), Bson::String("z".into())).matches(&d));
     assert!(Filter::Ne("missing".into(), Bson::Boolean(true)).matches(&d));
+    // Decimal128 by exact value: 19.99 is 19.990 and not 19.98, nor the double 19.99; past
+    // 2^53 an Int64 is not the double that rounds to it.
+    let dec = |s: &str| Bson::Decimal128(s.parse().unwrap());
+    let p = doc! {"p": dec("19.99"), "big": 9_007_199_254_740_993_i64};
+    assert!(Filter::Eq("p".into(), dec("19.990")).matches(&p));
+    assert!(!Filter::Eq("p".into(), dec("19.98")).matches(&p));
+    assert!(!Filter::Eq("p".into(), Bson::Double(19.99)).matches(&p));
+    assert!(Filter::Gt("p".into(), dec("19.98")).matches(&p));
+    assert!(Filter::Lt("p".into(), Bson::Int32(20)).matches(&p));
+    assert!(!Filter::eq("big", 9_007_199_254_740_992.0).matches(&p));
+    assert!(Filter::Gt("big".into(), Bson::Double(9_007_199_254_740_992.0)).matches(&p));
 }
 
 /// The reference semantics: applies to a copy, kept when every operator applied.
