@@ -32,9 +32,11 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use pattern_core::adopt::{
-    self, BucketAnalysis, Distribution, LayoutDefect, MigrateReport, Options, OutlierAnalysis,
-    Progress, Source, Verified, DEFAULT_BATCH_ITEMS,
+    self, BucketAnalysis, Distribution, Finish, LayoutDefect, MigrateReport, MoneyConversion,
+    MoneyDefect, MoneyReport, MoneyVerified, Options, OutlierAnalysis, Progress, Source, Verified,
+    DEFAULT_BATCH_ITEMS,
 };
+use pattern_core::money::Form;
 use pattern_core::{
     Aggregate, AggregateOp, BucketSpec, Error, Keeps, MongoStore, OutlierSpec, SeriesOrder,
     SeriesSpec,
@@ -50,7 +52,8 @@ Exit codes:
   1  internal or unexpected error
   2  usage error (a bad or missing argument, or settings the library refused)
   3  the data has layout defects (verify found some, or the migration's final verify did),
-     or `indexes` found needed indexes missing or the library's stale ones
+     or `indexes` found needed indexes missing or the library's stale ones, or `convert
+     money` refused a value or `verify money` found a defect
   4  cannot reach the server (or it did not answer in time)
   5  the migration stopped on a data or server error (the message names the cause);
      running the same command again resumes after the last committed batch
@@ -58,7 +61,8 @@ Exit codes:
 With --json, stdout holds exactly one JSON document: the report, or {\"error\": ..., \"code\": N}.
 Progress bars go to stderr, only when it is a terminal (not with --quiet or --json).";
 
-/// Analyze, migrate and verify MongoDB collections in the outlier and bucket layouts.
+/// Analyze, migrate and verify MongoDB collections in the outlier and bucket layouts; convert
+/// money fields to Decimal128.
 #[derive(Parser, Debug)]
 #[command(name = "pattern", version, after_help = EXIT_CODES)]
 struct Cli {
@@ -100,6 +104,64 @@ enum Command {
     /// library's stale ones, the user's own (never dropped). Writes nothing.
     #[command(subcommand)]
     Indexes(Indexes),
+    /// Convert a field's representation in place, in resumable batches, then verify.
+    #[command(subcommand)]
+    Convert(Convert),
+}
+
+#[derive(Subcommand, Debug)]
+enum Convert {
+    /// Amounts stored as scaled integers (1999 at scale 2) or display strings ("24.95") into a
+    /// Decimal128 field, exactly or not at all; then, after a clean verification, optionally
+    /// drop the old field or move the decimal into it.
+    Money(ConvertMoney),
+}
+
+/// A money field and its old form.
+#[derive(Args, Debug)]
+struct MoneyFields {
+    /// The collection, converted in place.
+    #[arg(long)]
+    collection: String,
+    /// The old field (top level).
+    #[arg(long)]
+    from: String,
+    /// The old field holds integers scaled by 10^SCALE (1999 at scale 2 = 19.99).
+    #[arg(long, value_name = "SCALE", required_unless_present = "text", conflicts_with = "text",
+          value_parser = clap::value_parser!(u32).range(0..=28))]
+    scaled: Option<u32>,
+    /// The old field holds display strings ("24.95").
+    #[arg(long)]
+    text: bool,
+    /// The new field, a Decimal128 (top level).
+    #[arg(long)]
+    to: String,
+}
+
+#[derive(Args, Debug)]
+struct ConvertMoney {
+    #[command(flatten)]
+    fields: MoneyFields,
+    /// What happens to the old field once every document verified clean.
+    #[arg(long, value_enum, default_value = "keep-both")]
+    finish: FinishArg,
+    /// Documents written per transaction at most (one checkpoint each; at most 100).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
+    batch: usize,
+    /// Read everything, write nothing (no checkpoint), report what would change.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// The last step of a money conversion.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum FinishArg {
+    /// Keep the old field beside the new one.
+    KeepBoth,
+    /// Remove the old field.
+    DropOld,
+    /// Move the decimal into the old field's name (the new field goes).
+    IntoOld,
 }
 
 #[derive(Subcommand, Debug)]
@@ -147,6 +209,8 @@ enum Verify {
     Outlier(VerifyOutlier),
     /// Counts matching the arrays, at most `size` items, pages 1, 2, 3..., one open bucket per key.
     Bucket(VerifyBucket),
+    /// Every amount a Decimal128 exactly equal to the old field's value (where it remains).
+    Money(MoneyFields),
 }
 
 /// The outlier layout (the derive's attributes, with its defaults).
@@ -537,6 +601,30 @@ async fn run(cli: Cli) -> Result<Outcome, Failure> {
             bars.finish();
             let what = format!("Verified the buckets of `{}`", spec.collection);
             outcome(&r, render_verified(&r, &what), !r.is_clean())?
+        }
+        Command::Convert(Convert::Money(a)) => {
+            let conv = money_conversion(&a.fields, a.finish);
+            let opts = Options {
+                dry_run: a.dry_run,
+                batch_items: a.batch,
+                ..base
+            };
+            let r = adopt::convert_money(&store, &conv, &opts)
+                .await
+                .map_err(|e| Failure::from_core(e, 5))?;
+            bars.finish();
+            let defects =
+                !r.refused.is_empty() || r.verified.as_ref().is_some_and(|v| !v.is_clean());
+            outcome(&r, render_money(&r), defects)?
+        }
+        Command::Verify(Verify::Money(a)) => {
+            let conv = money_conversion(&a, FinishArg::KeepBoth);
+            let r = adopt::verify_money(&store, &conv, &base)
+                .await
+                .map_err(|e| Failure::from_core(e, 1))?;
+            bars.finish();
+            let what = format!("Verified `{}`.{} -> {}", a.collection, a.from, a.to);
+            outcome(&r, render_money_verified(&r, &what), !r.is_clean())?
         }
         Command::Indexes(Indexes::Outlier(a)) => {
             let spec = outlier_spec(&a.layout, a.threshold, &a.overflow)?;
@@ -992,6 +1080,106 @@ fn render_migration(r: &MigrateReport, changed_unit: &str) -> String {
         None => {}
     }
     out
+}
+
+fn money_conversion(f: &MoneyFields, finish: FinishArg) -> MoneyConversion<'static> {
+    MoneyConversion {
+        collection: leak(f.collection.as_str()),
+        from: leak(f.from.as_str()),
+        form: f.scaled.map_or(Form::Text, Form::Scaled),
+        to: leak(f.to.as_str()),
+        finish: match finish {
+            FinishArg::KeepBoth => Finish::KeepBoth,
+            FinishArg::DropOld => Finish::DropOld,
+            FinishArg::IntoOld => Finish::IntoOld,
+        },
+    }
+}
+
+fn render_money(r: &MoneyReport) -> String {
+    let mut out = format!(
+        "Conversion of `{}`.{} ({}) into {}",
+        r.collection, r.from, r.form, r.to
+    );
+    if r.dry_run {
+        out.push_str(" (dry run: nothing written; what it would do)");
+    }
+    out.push('\n');
+    if r.already_finished {
+        out.push_str("  finished before this run: converting what was written since\n");
+    } else if let Some(from) = &r.resumed_from {
+        out.push_str(&format!(
+            "  resumed after _id {from} (the last committed batch)\n"
+        ));
+    }
+    let rows = [
+        ("documents read", r.scanned),
+        ("converted", r.converted),
+        ("refused (left as they were)", r.refused.len() as u64),
+        ("rewritten by the finish step", r.replaced),
+        ("transactions", r.batches),
+        ("retried after a conflict", r.retries),
+    ];
+    for (label, v) in rows {
+        out.push_str(&format!("  {label:<30} {}\n", n(v)));
+    }
+    for d in r.refused.iter().take(MAX_DEFECTS_SHOWN) {
+        out.push_str(&format!("  {}\n", describe_money(d)));
+    }
+    if let Some(why) = &r.finish_skipped {
+        out.push_str(&format!("  finish step not run: {why}\n"));
+    }
+    if let Some(v) = &r.verified {
+        out.push_str(&render_money_verified(v, "Verified"));
+    }
+    out
+}
+
+fn render_money_verified(v: &MoneyVerified, what: &str) -> String {
+    let mut out = format!(
+        "{what}: {} documents read, {} converted, {} without an amount, ",
+        n(v.documents),
+        n(v.converted),
+        n(v.without_amount)
+    );
+    if v.is_clean() {
+        out.push_str("no defects\n");
+        return out;
+    }
+    out.push_str(&format!("{} defects\n", n(v.defects.len() as u64)));
+    for d in v.defects.iter().take(MAX_DEFECTS_SHOWN) {
+        out.push_str(&format!("  {}\n", describe_money(d)));
+    }
+    if v.defects.len() > MAX_DEFECTS_SHOWN {
+        out.push_str(&format!(
+            "  ... and {} more\n",
+            n((v.defects.len() - MAX_DEFECTS_SHOWN) as u64)
+        ));
+    }
+    out
+}
+
+fn describe_money(d: &MoneyDefect) -> String {
+    match d {
+        MoneyDefect::Unconvertible { id, value, reason } => {
+            format!("_id {id}: {value} does not convert exactly: {reason}")
+        }
+        MoneyDefect::NotConverted { id, expected } => {
+            format!("_id {id}: not converted yet (should hold {expected})")
+        }
+        MoneyDefect::Mismatch {
+            id,
+            old,
+            new,
+            expected,
+        } => {
+            format!("_id {id}: the new field holds {new}, the old {old} converts to {expected}")
+        }
+        MoneyDefect::NotDecimal { id, field, value } => {
+            format!("_id {id}: `{field}` holds {value}, not a finite Decimal128")
+        }
+        other => format!("{other:?}"),
+    }
 }
 
 fn render_verified(v: &Verified, what: &str) -> String {
