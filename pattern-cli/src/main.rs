@@ -1142,20 +1142,7 @@ fn render_money_verified(v: &MoneyVerified, what: &str) -> String {
         n(v.converted),
         n(v.without_amount)
     );
-    if v.is_clean() {
-        out.push_str("no defects\n");
-        return out;
-    }
-    out.push_str(&format!("{} defects\n", n(v.defects.len() as u64)));
-    for d in v.defects.iter().take(MAX_DEFECTS_SHOWN) {
-        out.push_str(&format!("  {}\n", describe_money(d)));
-    }
-    if v.defects.len() > MAX_DEFECTS_SHOWN {
-        out.push_str(&format!(
-            "  ... and {} more\n",
-            n((v.defects.len() - MAX_DEFECTS_SHOWN) as u64)
-        ));
-    }
+    push_defects(&mut out, &v.defects, describe_money);
     out
 }
 
@@ -1184,21 +1171,26 @@ fn describe_money(d: &MoneyDefect) -> String {
 
 fn render_verified(v: &Verified, what: &str) -> String {
     let mut out = format!("{what}: {} documents read, ", n(v.documents));
-    if v.is_clean() {
+    push_defects(&mut out, &v.defects, describe);
+    out
+}
+
+/// "no defects", or how many and the first [`MAX_DEFECTS_SHOWN`], one per line.
+fn push_defects<T>(out: &mut String, defects: &[T], describe: fn(&T) -> String) {
+    if defects.is_empty() {
         out.push_str("no defects\n");
-        return out;
+        return;
     }
-    out.push_str(&format!("{} defects\n", n(v.defects.len() as u64)));
-    for d in v.defects.iter().take(MAX_DEFECTS_SHOWN) {
+    out.push_str(&format!("{} defects\n", n(defects.len() as u64)));
+    for d in defects.iter().take(MAX_DEFECTS_SHOWN) {
         out.push_str(&format!("  {}\n", describe(d)));
     }
-    if v.defects.len() > MAX_DEFECTS_SHOWN {
+    if defects.len() > MAX_DEFECTS_SHOWN {
         out.push_str(&format!(
             "  ... and {} more\n",
-            n((v.defects.len() - MAX_DEFECTS_SHOWN) as u64)
+            n((defects.len() - MAX_DEFECTS_SHOWN) as u64)
         ));
     }
-    out
 }
 
 fn describe(d: &LayoutDefect) -> String {

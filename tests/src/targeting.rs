@@ -215,12 +215,7 @@ pub fn command_reach(
             }
         }
         "bulkWrite" => {
-            let ns: Vec<String> = docs("nsInfo")
-                .map(|n| {
-                    let full = n.get_str("ns").unwrap_or("");
-                    full.split_once('.').map_or(full, |(_, c)| c).to_owned()
-                })
-                .collect();
+            let ns = bulk_collections(cmd);
             for op in docs("ops") {
                 let i = ["insert", "update", "delete"]
                     .iter()
@@ -241,6 +236,18 @@ pub fn command_reach(
         _ => {}
     }
     out
+}
+
+/// The collections a `bulkWrite` names (`nsInfo`, `<db>.<collection>`), in its order.
+fn bulk_collections(cmd: &Document) -> Vec<String> {
+    let infos = cmd.get_array("nsInfo").into_iter().flatten();
+    infos
+        .filter_map(Bson::as_document)
+        .map(|n| {
+            let full = n.get_str("ns").unwrap_or("");
+            full.split_once('.').map_or(full, |(_, c)| c).to_owned()
+        })
+        .collect()
 }
 
 /// [`command_reach`] in [`Targets`] terms.
@@ -337,15 +344,7 @@ pub fn check_suite_targeting(test: &str, db: &str, memo: &StoreMemo, log: &[(Str
         if let Ok(c) = cmd.get_str(name) {
             colls.insert(c.to_owned());
         }
-        for n in cmd
-            .get_array("nsInfo")
-            .into_iter()
-            .flatten()
-            .filter_map(Bson::as_document)
-        {
-            let full = n.get_str("ns").unwrap_or("");
-            colls.insert(full.split_once('.').map_or(full, |(_, c)| c).to_owned());
-        }
+        colls.extend(bulk_collections(cmd));
     }
     let keys: Vec<(String, String)> = colls
         .into_iter()
