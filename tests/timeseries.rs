@@ -869,6 +869,57 @@ mod on_mongo {
         let _ = store.database().drop().await;
     }
 
+    /// An ingest right after pushes needs no read: each push leaves what ingest needs (the
+    /// key's newest bucket, its number and count) in the process, whichever way it went (into a
+    /// known open bucket, a `findAndModify` into one another client opened, or a new bucket).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn an_ingest_after_pushes_is_one_bulk_write() {
+        let (store, log) = recording_mongo_store("ts_push_ingest").await;
+        // Half the keys have an open bucket another client wrote: this process does not know it.
+        let other = pattern_tests::second_client(&store).await;
+        for k in 0..50 {
+            bucket::push::<Ticks, _, _>(&other, &k, &tick(k))
+                .await
+                .unwrap();
+        }
+        for k in 0..100 {
+            bucket::push::<Ticks, _, _>(&store, &k, &tick(1_000 + k))
+                .await
+                .unwrap();
+        }
+        for k in 0..10 {
+            bucket::push::<Ticks, _, _>(&store, &k, &tick(2_000 + k))
+                .await
+                .unwrap();
+        }
+        commands(&log);
+        let batch: Vec<(i64, Tick)> = (0..10_000).map(|i| (i % 100, tick(10_000 + i))).collect();
+        assert_eq!(
+            bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap(),
+            10_000
+        );
+        let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(sent, ["bulkWrite"], "an ingest right after pushes");
+        for k in [0, 42, 77] {
+            let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
+                .map_ok(|t| t.n)
+                .try_collect()
+                .await
+                .unwrap();
+            let mut want: Vec<i64> = Vec::new();
+            want.extend((k < 50).then_some(k));
+            want.push(1_000 + k);
+            want.extend((k < 10).then_some(2_000 + k));
+            want.extend((0..100).map(|j| 10_000 + j * 100 + k));
+            assert_eq!(got, want, "key {k}");
+        }
+        let v = pattern_core::adopt::verify_bucket(&store, &Ticks::SPEC, &Default::default())
+            .await
+            .unwrap();
+        assert!(v.is_clean(), "{v:?}");
+        let _ = store.database().drop().await;
+    }
+
     /// Once the keys' newest buckets are known, 1,000 items over 1,000 keys are one command.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_thousand_items_over_a_thousand_keys_is_one_command() {

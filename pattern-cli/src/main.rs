@@ -14,7 +14,7 @@
 //! |---|---|
 //! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis ran |
 //! | 1 | an internal or unexpected error |
-//! | 2 | a usage error: a bad or missing argument (clap's), or settings the library refused |
+//! | 2 | a usage error: a bad or missing argument (clap's), settings the library refused, a run with other settings than its checkpoint's (part-way or finished), or a collection or field that is not there; nothing is written |
 //! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's |
 //! | 4 | the server cannot be reached (or did not answer in time) |
 //! | 5 | the migration stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
@@ -50,7 +50,9 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success: verify found the layout clean; the migration is done and verified clean
   1  internal or unexpected error
-  2  usage error (a bad or missing argument, or settings the library refused)
+  2  usage error: a bad or missing argument, settings the library refused, a run with
+     other settings than its checkpoint's (part-way or finished: the message says how to
+     start over), or a collection or field that is not there (nothing is written)
   3  the data has layout defects (verify found some, or the migration's final verify did),
      or `indexes` found needed indexes missing or the library's stale ones, or `convert
      money` refused a value or `verify money` found a defect
@@ -396,7 +398,10 @@ impl Failure {
     fn from_core(e: Error, otherwise: u8) -> Self {
         let code = if e.is_unavailable() {
             4
-        } else if matches!(e, Error::InvalidInput(_)) {
+        } else if matches!(
+            e,
+            Error::InvalidInput(_) | Error::SettingsChanged { .. } | Error::SourceNotFound { .. }
+        ) {
             2
         } else {
             otherwise
@@ -670,7 +675,7 @@ fn render_indexes(reports: &[adopt::IndexReport]) -> String {
                 "needed, MISSING (created by ensure_indexes or first use)",
                 &r.missing,
             ),
-            ("the library's, STALE (dropped by ensure_indexes)", &r.stale),
+            ("the library's, STALE (not used by this layout)", &r.stale),
             ("yours (never dropped)", &r.users),
         ] {
             if !names.is_empty() {

@@ -181,6 +181,84 @@ fn u(v: &Value, path: &str) -> u64 {
         .unwrap_or_else(|| panic!("no integer at {path} in {v:#}"))
 }
 
+/// `args` with `flag`'s value replaced by `value` (or `flag value` added), or, with `value`
+/// `None`, `flag` and its value (or the bare flag) removed; `Some("")` adds a bare flag.
+fn with_arg<'a>(args: &[&'a str], flag: &'a str, value: Option<&'a str>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut found = false;
+    while i < args.len() {
+        if args[i] == flag {
+            found = true;
+            let has_value = args.get(i + 1).is_some_and(|a| !a.starts_with("--"));
+            i += if has_value { 2 } else { 1 };
+            match value {
+                Some("") => out.push(flag),
+                Some(v) => out.extend([flag, v]),
+                None => {}
+            }
+            continue;
+        }
+        out.push(args[i]);
+        i += 1;
+    }
+    match value {
+        Some("") if !found => out.push(flag),
+        Some(v) if !found && !v.is_empty() => out.extend([flag, v]),
+        _ => {}
+    }
+    out
+}
+
+/// Runs `args` with each of `changes` applied in turn: each is refused with exit 2 and the
+/// words of a changed setting (`part_way` or finished), and leaves `colls` and the checkpoints
+/// byte-identical.
+async fn refused_with_other_settings(
+    db: &Db,
+    args: &[&str],
+    changes: &[(&str, Option<&str>)],
+    colls: &[&str],
+    part_way: bool,
+) {
+    let snapshot = || async {
+        let mut all = Vec::new();
+        for c in colls.iter().chain(&["pattern_migrations"]) {
+            all.push(db.raw(c, &["_id"]).await);
+        }
+        (all, db.store.collection_names().await.unwrap())
+    };
+    let before = snapshot().await;
+    for (flag, value) in changes {
+        let changed = with_arg(args, flag, *value);
+        let out = db.run(&changed);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value:?}: {}",
+            show(&out)
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        let words = if part_way {
+            "is part-way with other settings"
+        } else {
+            "finished with other settings"
+        };
+        assert!(err.contains(words), "{flag}: {err}");
+        assert!(
+            err.contains("db.pattern_migrations.deleteOne({_id: "),
+            "{flag}: {err}"
+        );
+        assert!(
+            snapshot().await == before,
+            "{flag} {value:?}: the data changed"
+        );
+    }
+    eprintln!(
+        "{} runs with other settings refused, data unchanged",
+        changes.len()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_reports_distributions_and_suggestions() {
     let db = Db::new("cli_analyze").await;
@@ -590,6 +668,22 @@ async fn migrate_bucket_survives_kills_and_resumes() {
         kills.mid_migration >= 1,
         "no kill landed after a committed batch: nothing resumed"
     );
+    // Part-way (or finished by a run killed in its verification): each setting that shapes the
+    // buckets changed in turn is refused, and changes nothing.
+    let (_, finished) = checkpoint(&db, "bucket:trades->trade_history").await;
+    let changes = [
+        ("--size", Some("50")),
+        ("--items", Some("trades")),
+        ("--count", Some("n")),
+        ("--page", Some("number")),
+        ("--time", Some("when")),
+        ("--key", Some("customer")),
+        ("--sum", None),
+        ("--min", Some("qty")),
+        ("--remove-source", Some("")),
+    ];
+    let colls = ["trades", "trade_history"];
+    refused_with_other_settings(&db, &args, &changes, &colls, !finished).await;
     let mut last = vec!["--json"];
     last.extend_from_slice(&args);
     let out = run_timed(&db, &last, "the run to completion");
@@ -715,6 +809,9 @@ async fn migrate_bucket_survives_kills_and_resumes() {
         DOCS as u64,
         "the source is left as it was"
     );
+    // Finished: another layout is refused (exit 2), not reported as done.
+    let changes = [("--size", Some("50")), ("--sum", None)];
+    refused_with_other_settings(&db, &args, &changes, &["trades", "trade_history"], false).await;
     db.drop().await;
 }
 
@@ -758,6 +855,20 @@ async fn migrate_outlier_survives_kills_and_resumes() {
     let started = Instant::now();
     let kills = kill_repeatedly(&db, &args, "outlier:books", 3, 10, &mut rng).await;
     eprintln!("killed runs: {:?}", started.elapsed());
+    let (_, finished) = checkpoint(&db, "outlier:books").await;
+    let changes = [
+        ("--threshold", Some("100")),
+        ("--array", Some("customers")),
+        ("--flag", Some("has_more")),
+        ("--overflow", Some("extra_more")),
+        ("--reference", Some("sale_id")),
+        ("--extra", Some("more")),
+        ("--chunk", Some("7")),
+        ("--chunk-count", Some("n")),
+        ("--seq", Some("number")),
+    ];
+    let colls = ["books", "extra_books"];
+    refused_with_other_settings(&db, &args, &changes, &colls, !finished).await;
     let out = run_timed(&db, &args, "the run to completion");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
@@ -843,6 +954,9 @@ async fn migrate_outlier_survives_kills_and_resumes() {
         ),
         before
     );
+    // Finished: another layout is refused (exit 2), not reported as done.
+    let changes = [("--threshold", Some("100")), ("--chunk", Some("50"))];
+    refused_with_other_settings(&db, &args, &changes, &["books", "extra_books"], false).await;
     db.drop().await;
 }
 
@@ -1110,6 +1224,149 @@ async fn indexes_reports_missing_stale_and_users_and_exits_3_on_drift() {
         3,
     );
     assert_eq!(r[0]["users"], serde_json::json!(["_id_"]), "{r:#}");
+    db.drop().await;
+}
+
+/// The defect of a typo: a first run pointed at an array the documents lack (and the default
+/// reference) is refused before it writes anything, naming what it found; the indexes such a
+/// run of an earlier version left on the overflow collection (the library's, for another
+/// reference) are dropped by the next run instead of failing it; the same for the bucket
+/// migration's source, key and time, and the money conversion's collection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typo_is_refused_before_anything_is_written() {
+    let db = Db::new("cli_typo").await;
+    let sales: Vec<Document> = (0..40)
+        .map(|i| {
+            let buyers: Vec<i32> = (0..(i * 5)).collect();
+            doc! {"_id": i, "title": format!("book {i}"), "customers_purchased": buyers}
+        })
+        .collect();
+    db.insert("sales", sales.clone()).await;
+    let collections = db.store.collection_names().await.unwrap();
+    let typo = [
+        "migrate",
+        "outlier",
+        "--collection",
+        "sales",
+        "--array",
+        "customers",
+        "--threshold",
+        "50",
+        "--overflow",
+        "extra_sales",
+    ];
+    let out = db.run(&typo);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no document of `sales` has `customers`")
+            && err.contains("customers_purchased")
+            && err.contains("nothing was written"),
+        "{err}"
+    );
+    let out = db.run(&with_arg(&typo, "--collection", Some("sale")));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no collection `sale`") && err.contains("sales"),
+        "{err}"
+    );
+    assert_eq!(
+        db.store.collection_names().await.unwrap(),
+        collections,
+        "something was created"
+    );
+
+    // The indexes an earlier version's run with the default reference (`sales_id`) left.
+    let stale = pattern_core::SeriesSpec {
+        collection: "extra_sales",
+        key_field: "sales_id",
+        items_field: "customers_purchased_extra",
+        count_field: "count",
+        size: pattern_core::outlier::DEFAULT_CHUNK,
+        order: pattern_core::SeriesOrder::Seq("seq"),
+        keeps: pattern_core::Keeps::NONE,
+    };
+    for index in stale.indexes() {
+        db.store.create_index("extra_sales", &index).await.unwrap();
+    }
+    let right = with_arg(
+        &with_arg(&typo, "--array", Some("customers_purchased")),
+        "--reference",
+        Some("book_id"),
+    );
+    let out = db.run(&right);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let names = db.store.index_names("extra_sales").await.unwrap();
+    assert!(!names.iter().any(|n| n.contains("sales_id")), "{names:?}");
+    let indexes: Vec<&str> = ["indexes"]
+        .into_iter()
+        .chain(
+            right[1..]
+                .iter()
+                .copied()
+                .filter(|a| !a.starts_with("--batch")),
+        )
+        .collect();
+    let out = db.run(&indexes);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    for (main, original) in db.docs("sales", &["_id"]).await.iter().zip(&sales) {
+        let n = original.get_array("customers_purchased").unwrap().len();
+        assert_eq!(
+            main.get_array("customers_purchased").unwrap().len(),
+            n.min(50)
+        );
+    }
+
+    // Bucket: the source, its key, its time; money: the collection.
+    let bucket = [
+        "migrate",
+        "bucket",
+        "--from",
+        "sales",
+        "--to",
+        "sale_buckets",
+        "--key",
+        "title",
+        "--time",
+        "date",
+    ];
+    let out = db.run(&bucket);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`date` holding the item's time") && err.contains("title"),
+        "{err}"
+    );
+    let out = db.run(&with_arg(&bucket, "--key", Some("customer")));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let out = db.run(&with_arg(&bucket, "--from", Some("trade")));
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let money = [
+        "convert",
+        "money",
+        "--collection",
+        "cloths",
+        "--from",
+        "price",
+        "--scaled",
+        "2",
+        "--to",
+        "priceDec",
+    ];
+    let r = db.json(&money, 2);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("no collection `cloths`"),
+        "{r:#}"
+    );
+    let after = db.store.collection_names().await.unwrap();
+    assert!(
+        !after.iter().any(|c| c == "sale_buckets" || c == "cloths"),
+        "{after:?}"
+    );
     db.drop().await;
 }
 

@@ -113,6 +113,37 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A resumable operation (a migration, a money conversion) was asked to run with other
+    /// settings than those its checkpoint was written with: resuming would mix two layouts in
+    /// one collection, and a finished one is in the checkpoint's layout, not the one asked for.
+    /// Nothing was written. `stored` and `given` hold the settings that differ, by name.
+    #[error("{}", settings_changed(checkpoint, *finished, stored, given, restart))]
+    SettingsChanged {
+        /// The checkpoint's `_id` in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS).
+        checkpoint: String,
+        /// The operation had finished (else it is part-way).
+        finished: bool,
+        /// The checkpoint's values of the settings that differ.
+        stored: Box<bson::Document>,
+        /// This run's values of the same settings.
+        given: Box<bson::Document>,
+        /// How to start over with the new settings.
+        restart: String,
+    },
+
+    /// A migration or conversion was pointed at data that is not there (a typo in a
+    /// collection or field name): refused before anything was written.
+    #[error("{}", source_not_found(collection, missing, found))]
+    SourceNotFound {
+        /// The collection named.
+        collection: String,
+        /// What is missing (boxed: errors stay small).
+        missing: Box<Missing>,
+        /// What was found instead: the database's collections when the collection is
+        /// missing, else the top-level fields of (a sample of) its documents.
+        found: Vec<String>,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {
@@ -120,6 +151,17 @@ pub enum Error {
         #[source]
         source: Option<BoxError>,
     },
+}
+
+#[cfg(test)]
+#[test]
+fn errors_stay_small() {
+    // Every call returns a `Result<_, Error>`: its size is copied on every return.
+    assert!(
+        std::mem::size_of::<Error>() <= 80,
+        "{}",
+        std::mem::size_of::<Error>()
+    );
 }
 
 /// MongoDB's maximum document size, which both stores enforce.
@@ -156,6 +198,69 @@ impl Error {
     /// True when the server could not be reached or timed out.
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Error::Unavailable { .. })
+    }
+}
+
+/// What [`Error::SourceNotFound`] did not find.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Missing {
+    /// The collection does not exist.
+    Collection,
+    /// No document of the collection has this field (with the type the operation needs).
+    Field {
+        /// The field's name.
+        field: String,
+        /// What it should hold: "an array", "a key", "a time"...
+        holding: String,
+    },
+}
+
+fn settings_changed(
+    checkpoint: &str,
+    finished: bool,
+    stored: &bson::Document,
+    given: &bson::Document,
+    restart: &str,
+) -> String {
+    let diff: Vec<String> = stored
+        .iter()
+        .map(|(k, v)| {
+            let g = given.get(k).map_or("(none)".to_owned(), display_bson);
+            format!("{k} {} in the checkpoint, {g} given", display_bson(v))
+        })
+        .collect();
+    let diff = diff.join("; ");
+    let delete = format!(
+        "delete the checkpoint (mongosh: db.{}.deleteOne({{_id: \"{checkpoint}\"}}))",
+        crate::adopt::CHECKPOINTS
+    );
+    if finished {
+        format!(
+            "`{checkpoint}` finished with other settings ({diff}): the data is in the checkpoint's layout, not in \
+             the one asked for. To redo it with the new settings, {delete}, then {restart}"
+        )
+    } else {
+        format!(
+            "`{checkpoint}` is part-way with other settings ({diff}): resuming would mix two layouts. Run it again \
+             with the checkpoint's settings to finish it; or, to start over with the new ones, {delete}, then {restart}"
+        )
+    }
+}
+
+fn source_not_found(collection: &str, missing: &Missing, found: &[String]) -> String {
+    let found = if found.is_empty() {
+        "none".to_owned()
+    } else {
+        found.join(", ")
+    };
+    match missing {
+        Missing::Collection => format!(
+            "no collection `{collection}` in this database (its collections: {found}); nothing was written"
+        ),
+        Missing::Field { field, holding } => format!(
+            "no document of `{collection}` has `{field}` holding {holding} (fields found: {found}); nothing was written"
+        ),
     }
 }
 

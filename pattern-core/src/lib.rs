@@ -32,12 +32,13 @@ pub mod query;
 mod series;
 mod spec;
 mod store;
+pub mod testing;
 pub mod tree;
 
 pub use bucket::{Bucket, Counts, Page};
 pub use codec::BsonType;
 pub use document::Document;
-pub use error::{BoxError, Error, Result, MAX_DOCUMENT_BYTES};
+pub use error::{BoxError, Error, Missing, Result, MAX_DOCUMENT_BYTES};
 pub use key::{EpochSeconds, KeyPart};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};

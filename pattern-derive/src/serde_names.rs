@@ -206,6 +206,32 @@ pub(crate) fn serde_keys(attrs: &[Attribute], keys: &[&str]) -> Vec<syn::Path> {
     found
 }
 
+/// The string values of the keys among `keys` that the field's `#[serde(...)]` attributes
+/// give (`with = "money::decimal128"`), with the key as written; a key given another way
+/// than `= "..."` comes with `None`.
+pub(crate) fn serde_key_values(
+    attrs: &[Attribute],
+    keys: &[&str],
+) -> Vec<(syn::Path, Option<LitStr>)> {
+    let mut found = Vec::new();
+    let quiet = Ctxt::new();
+    each_key(&quiet, attrs, "serde", |meta| {
+        if !keys.iter().any(|k| meta.path.is_ident(k)) {
+            return skip_value(meta.input);
+        }
+        let value = if meta.input.peek(Token![=]) {
+            meta.value()?.parse::<LitStr>().ok()
+        } else {
+            skip_value(meta.input)?;
+            None
+        };
+        found.push((meta.path.clone(), value));
+        Ok(())
+    });
+    drop(quiet.check());
+    found
+}
+
 /// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).
 pub(crate) fn unraw_member(member: &syn::Member) -> String {
     match member {

@@ -8,6 +8,7 @@
 //!     cargo run -p examples --bin book_sales
 
 use bson::Document;
+use pattern_core::testing::Fixtures;
 use pattern_core::{AnyStore, Outlier};
 use serde::{Deserialize, Serialize};
 

@@ -14,6 +14,7 @@
 
 use bson::DateTime;
 use pattern_core::document::Update;
+use pattern_core::testing::Fixtures;
 use pattern_core::{AnyStore, Document};
 use serde::{Deserialize, Serialize};
 

@@ -9,6 +9,7 @@
 //!     cargo run -p examples --bin local_time
 
 use bson::{doc, Bson};
+use pattern_core::testing::Fixtures;
 use pattern_core::{AnyStore, LocalTime, Store};
 use serde::{Deserialize, Serialize};
 use time::macros::datetime;

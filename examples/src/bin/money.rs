@@ -11,6 +11,7 @@
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{self, convert_money, Finish, MoneyConversion, Options};
 use pattern_core::money::{self, Decimal, Form};
+use pattern_core::testing::Fixtures;
 use pattern_core::{AnyStore, Store};
 use serde::{Deserialize, Serialize};
 

@@ -12,6 +12,7 @@
 
 use bson::{doc, DateTime, Document};
 use futures::TryStreamExt;
+use pattern_core::testing::Fixtures;
 use pattern_core::{AnyStore, Bucket};
 use serde::{Deserialize, Serialize};
 

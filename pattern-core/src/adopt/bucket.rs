@@ -6,6 +6,7 @@ use bson::{doc, Bson, Document};
 use futures::StreamExt;
 
 use super::checkpoint::Checkpoint;
+use super::preflight::{require_collection, require_exists, require_field};
 use super::scan::{count, sorted, MIGRATE, SCAN_BATCH};
 use super::{id_prefix, key_text, MigrateReport, Options, Source};
 use crate::codec::as_int;
@@ -93,10 +94,28 @@ fn fingerprint(spec: &BucketSpec, from: &Source<'_>, remove_source: bool) -> Doc
         .collect();
     doc! {
         "source": from.collection, "key": from.key_field, "time": from.time_field,
-        "target": spec.collection, "size": spec.size as i64, "items": spec.items_field,
+        "target": spec.collection, "target_key": spec.key_field, "size": spec.size as i64, "items": spec.items_field,
         "count": spec.count_field, "page": spec.page_field, "remove_source": remove_source,
         "bounds": bounds, "summary": summary,
     }
+}
+
+/// How to start a bucket migration over with other settings.
+const RESTART: &str =
+    "drop the bucket collection (its buckets hold the items migrated so far: a new run \
+                       would add them again) and run the migration with the new settings";
+
+/// Refuses a first run pointed at data that is not there: the source collection, a document
+/// with the key and one with the time, and (when the bucket collection holds documents) one
+/// with the key there.
+async fn preflight<S: Store>(store: &S, spec: &BucketSpec, from: &Source<'_>) -> Result<()> {
+    let src = from.collection;
+    require_collection(store, src).await?;
+    require_exists(store, src, from.key_field, "the key").await?;
+    require_exists(store, src, from.time_field, "the item's time").await?;
+    let has_key = Filter::Exists(spec.key_field.into(), true);
+    let (key, what) = (spec.key_field, "the key of the buckets");
+    require_field(store, spec.collection, has_key, key, what, true).await
 }
 
 /// Moves the items of a flat collection (`from`: one document per item, the bucket page's
@@ -143,15 +162,9 @@ pub async fn migrate_bucket<S: Store>(
     )
     .await?;
     let print = fingerprint(spec, from, opts.remove_source);
-    if let Some(Bson::Document(stored)) = ckpt.get("spec") {
-        if *stored != print {
-            return Err(Error::invalid(format!(
-                "the checkpoint `{}` in `{}` was written by a migration with other settings ({stored}); this run has \
-                 {print}: run it with the same settings, or delete the checkpoint to start over",
-                ckpt.name,
-                super::CHECKPOINTS
-            )));
-        }
+    ckpt.pin(print, &[], RESTART)?;
+    if !ckpt.exists() {
+        preflight(store, spec, from).await?;
     }
     if ckpt.state() == Some("finished") {
         report.already_finished = true;
@@ -185,7 +198,6 @@ pub async fn migrate_bucket<S: Store>(
     report.resumed_from = resume.as_ref().map(|(k, _, _)| k.clone());
     if !opts.dry_run {
         report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
-        series.ensure_indexes(store).await?;
     }
     let filter = match &resume {
         Some((k, true, _)) => Filter::Gt(from.key_field.to_owned().into(), k.clone()),
@@ -278,17 +290,8 @@ pub async fn migrate_bucket<S: Store>(
                 batch.push(part.take_head(full, size));
             }
             pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
-            let last_id = write_batch(
-                store,
-                &series,
-                from,
-                &mut ckpt,
-                batch,
-                &print,
-                opts,
-                &mut report,
-            )
-            .await?;
+            let last_id =
+                write_batch(store, &series, from, &mut ckpt, batch, opts, &mut report).await?;
             opts.report("migrate", read, total);
             if let (Some(id), Some((_, p))) = (last_id, current.as_mut()) {
                 if p.state.last_id.is_none() && p.state.pages > 0 {
@@ -311,7 +314,6 @@ pub async fn migrate_bucket<S: Store>(
             from,
             &mut ckpt,
             done_parts,
-            &print,
             opts,
             &mut report,
         )
@@ -319,8 +321,7 @@ pub async fn migrate_bucket<S: Store>(
     }
     if !opts.dry_run {
         if report.batches > 0 || ckpt.state() == Some("running") {
-            ckpt.set(store, doc! {"state": "finished", "spec": print})
-                .await?;
+            ckpt.set(store, doc! {"state": "finished"}).await?;
         }
         if opts.verify {
             report.verified = Some(super::verify_bucket(store, spec, opts).await?);
@@ -339,7 +340,6 @@ async fn write_batch<'s, S: Store>(
     from: &Source<'s>,
     ckpt: &mut Checkpoint,
     parts: Vec<Part>,
-    print: &Document,
     opts: &Options<'_>,
     report: &mut MigrateReport,
 ) -> Result<Option<(i64, u32)>> {
@@ -358,6 +358,8 @@ async fn write_batch<'s, S: Store>(
             .sum::<u64>();
         return Ok(None);
     }
+    // The bucket collection's indexes before its first write (once per store: a lookup after).
+    series.ensure_indexes(store).await?;
     let (tail_key, tail_last, tail_done, tail_pages) = (
         tail.key.clone(),
         tail.last,
@@ -371,7 +373,7 @@ async fn write_batch<'s, S: Store>(
         last_full: Option<(i64, u32)>,
     }
     let set = doc! {
-        "state": "running", "kind": "bucket", "spec": print.clone(), "key": tail_key,
+        "state": "running", "kind": "bucket", "key": tail_key,
         "key_done": tail_done, "complete": tail_last, "pages": tail_pages,
     };
     let mut ctx = Ctx {

@@ -22,7 +22,12 @@ pub(crate) struct Checkpoint {
     pub(crate) doc: Option<Document>,
     version: i64,
     recorded: Vec<Document>,
+    /// The settings this run pinned ([`Checkpoint::pin`]): written with every batch.
+    settings: Option<Document>,
 }
+
+/// The checkpoint's field holding the settings that shape the result.
+const SETTINGS: &str = "spec";
 
 impl Checkpoint {
     /// Reads the checkpoint `name`.
@@ -44,7 +49,51 @@ impl Checkpoint {
             doc,
             version,
             recorded: Vec::new(),
+            settings: None,
         })
+    }
+
+    /// Whether a run has committed a batch (the checkpoint exists).
+    pub(crate) fn exists(&self) -> bool {
+        self.doc.is_some()
+    }
+
+    /// Pins `given`, the settings that shape the operation's result: a checkpoint written with
+    /// other values of them refuses this run ([`Error::SettingsChanged`], nothing written),
+    /// part-way or finished. Once the operation finished, the settings named in
+    /// `free_once_finished` may change (a later step of it). Every batch of this run records
+    /// `given`. Settings the checkpoint did not record (written before they were pinned) are
+    /// taken from this run. `restart`: how to start over, for the error.
+    pub(crate) fn pin(
+        &mut self,
+        given: Document,
+        free_once_finished: &[&str],
+        restart: &str,
+    ) -> Result<()> {
+        let finished = self.state() == Some("finished");
+        if let Some(Bson::Document(stored)) = self.get(SETTINGS) {
+            let (mut was, mut now) = (Document::new(), Document::new());
+            for (k, v) in stored {
+                if finished && free_once_finished.contains(&k.as_str()) {
+                    continue;
+                }
+                if let Some(g) = given.get(k).filter(|g| *g != v) {
+                    was.insert(k.clone(), v.clone());
+                    now.insert(k.clone(), g.clone());
+                }
+            }
+            if !was.is_empty() {
+                return Err(Error::SettingsChanged {
+                    checkpoint: self.name.clone(),
+                    finished,
+                    stored: Box::new(was),
+                    given: Box::new(now),
+                    restart: restart.to_owned(),
+                });
+            }
+        }
+        self.settings = Some(given);
+        Ok(())
     }
 
     pub(crate) fn state(&self) -> Option<&str> {
@@ -142,6 +191,9 @@ impl Checkpoint {
                     c.me.record_session(c.store, lsid).await?;
                 }
                 let (value, mut set) = (c.work)(tx, &mut *c.context).await?;
+                if let Some(settings) = &c.me.settings {
+                    set.insert(SETTINGS, settings.clone());
+                }
                 set.insert("version", c.version + 1);
                 set.insert("updated", bson::DateTime::now());
                 advance(tx, &c.name, c.version, set.clone()).await?;

@@ -33,6 +33,7 @@ pub mod histogram;
 mod indexes;
 mod money;
 mod outlier;
+mod preflight;
 mod scan;
 mod verify;
 

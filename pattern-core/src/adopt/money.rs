@@ -81,6 +81,37 @@ impl MoneyConversion<'_> {
     fn checkpoint(&self) -> String {
         format!("money:{}:{}:{}", self.collection, self.from, self.to)
     }
+
+    /// The settings that shape the result beside the names (which name the checkpoint):
+    /// pinned by it, the finish step only until the conversion finished.
+    fn settings(&self) -> Document {
+        let form = match self.form {
+            Form::Scaled(s) => format!("scaled({s})"),
+            Form::Text => "text".to_owned(),
+            Form::Decimal128 => "decimal128".to_owned(),
+        };
+        let finish = match self.finish {
+            Finish::KeepBoth => "keep_both",
+            Finish::DropOld => "drop_old",
+            Finish::IntoOld => "into_old",
+        };
+        doc! {"form": form, "finish": finish}
+    }
+}
+
+/// How to start a money conversion over with another form.
+const RESTART: &str = "run the conversion with the new settings: documents converted already keep \
+                       their new field, which the new form's verification reports where it disagrees";
+
+/// Refuses a first run pointed at data that is not there: the collection, and a document
+/// with the old field or the new one.
+async fn preflight<S: Store>(store: &S, conv: &MoneyConversion<'_>) -> Result<()> {
+    let coll = conv.collection;
+    super::preflight::require_collection(store, coll).await?;
+    let exists = |f: &str| Filter::Exists(f.to_owned().into(), true);
+    let either = Filter::Or(vec![exists(conv.from), exists(conv.to)]);
+    let field = format!("{}` or `{}", conv.from, conv.to);
+    super::preflight::require_field(store, coll, either, &field, "an amount", false).await
 }
 
 /// A document whose amount is not exactly where the conversion puts it.
@@ -371,10 +402,14 @@ pub async fn convert_money<S: Store>(
         ended_sessions: 0,
         verified: None,
     };
+    let mut ckpt = Checkpoint::load(store, conv.checkpoint()).await?;
+    ckpt.pin(conv.settings(), &["finish"], RESTART)?;
+    if !ckpt.exists() {
+        preflight(store, conv).await?;
+    }
     if opts.dry_run {
         return dry_run(store, conv, opts, report).await;
     }
-    let mut ckpt = Checkpoint::load(store, conv.checkpoint()).await?;
     report.already_finished = ckpt.state() == Some("finished");
     let running = ckpt.state() == Some("running");
     let in_finish = running && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");

@@ -6,6 +6,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 
 use super::checkpoint::Checkpoint;
+use super::preflight::{require_collection, require_exists, require_field};
 use super::scan::{array_len, id, scan, sorted, MIGRATE};
 use super::{key_text, MigrateReport, Options};
 use crate::query::{Filter, FindOptions, Path, Update};
@@ -26,6 +27,31 @@ fn over_threshold(spec: &OutlierSpec) -> Filter {
     )
 }
 
+/// The settings that shape an outlier migration's result, pinned by its checkpoint.
+fn settings(spec: &OutlierSpec) -> Document {
+    let ov = &spec.overflow;
+    doc! {
+        "array": spec.items_field, "threshold": i64::from(spec.threshold), "flag": spec.flag_field,
+        "overflow": ov.collection, "reference": ov.key_field, "extra": ov.items_field,
+        "chunk": i64::from(ov.size), "count": ov.count_field, "seq": ov.order.field(),
+    }
+}
+
+/// How to start an outlier migration over with other settings.
+const RESTART: &str = "run the migration with the new settings: documents it migrated already keep \
+                       their items (main array and overflow), only documents over the new threshold are rewritten";
+
+/// Refuses a first run pointed at data that is not there: the collection, a document with
+/// the array, and (when the overflow collection holds documents) one with the reference.
+async fn preflight<S: Store>(store: &S, spec: &OutlierSpec) -> Result<()> {
+    let ov = &spec.overflow;
+    require_collection(store, spec.collection).await?;
+    require_exists(store, spec.collection, spec.items_field, "the array to cap").await?;
+    let has_ref = Filter::Exists(ov.key_field.into(), true);
+    let what = "the reference to the main document";
+    require_field(store, ov.collection, has_ref, ov.key_field, what, true).await
+}
+
 /// Brings `spec.collection` into the outlier layout in place: each document whose array holds
 /// more than `threshold` items keeps the first `threshold`, is flagged, and the rest move to
 /// overflow chunks numbered from 1, in their order, followed by whatever overflow the document
@@ -36,6 +62,15 @@ fn over_threshold(spec: &OutlierSpec) -> Filter {
 /// that landed since is kept, after the moved items) that also advances the checkpoint; a run
 /// resumes after the last committed batch. A second run finds nothing over the threshold and
 /// writes nothing.
+///
+/// Refused before anything is written ([`Error::SettingsChanged`]): a run whose settings
+/// (array, threshold, flag, overflow collection, reference, extra array, chunk size, count and
+/// sequence fields) differ from those of the checkpoint of an earlier run, part-way or
+/// finished. A first run refuses a collection that does not exist or where no document has
+/// the array, and an overflow collection with documents of which none has the reference
+/// ([`Error::SourceNotFound`]). The overflow collection's indexes are created (and the
+/// library's stale ones for another reference dropped) only when a document is to be
+/// rewritten: a run that moves nothing creates nothing.
 pub async fn migrate_outlier<S: Store>(
     store: &S,
     spec: &OutlierSpec,
@@ -51,6 +86,10 @@ pub async fn migrate_outlier<S: Store>(
         ..MigrateReport::default()
     };
     let mut ckpt = Checkpoint::load(store, format!("outlier:{coll}")).await?;
+    ckpt.pin(settings(spec), &[], RESTART)?;
+    if !ckpt.exists() {
+        preflight(store, spec).await?;
+    }
     report.already_finished = ckpt.state() == Some("finished");
     let after = match ckpt.state() {
         Some("running") => ckpt.get("after").cloned(),
@@ -59,7 +98,6 @@ pub async fn migrate_outlier<S: Store>(
     report.resumed_from = after.clone();
     if !opts.dry_run {
         report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
-        spec.overflow.ensure_indexes(store).await?;
     }
     let mut filter = vec![over_threshold(spec)];
     if let Some(a) = &after {
@@ -107,6 +145,9 @@ pub async fn migrate_outlier<S: Store>(
     )
     .await?;
     let total = ids.len() as u64;
+    if total > 0 {
+        spec.overflow.ensure_indexes(store).await?;
+    }
     let mut pending: VecDeque<Bson> = ids.into();
     let mut done = 0u64;
     opts.report("migrate", 0, Some(total));

@@ -10,6 +10,7 @@ use bson::Bson;
 use serde::Serialize;
 
 use super::Document;
+use crate::money::{Decimal, Form};
 use crate::query::{self, Path};
 use crate::spec::Normalize;
 use crate::{Error, Result};
@@ -17,10 +18,24 @@ use crate::{Error, Result};
 /// A top-level field of the document type `D` holding a `T`, by its BSON name (serde's renames
 /// applied). `#[derive(Document)]` generates one per field as an associated constant
 /// (`Book::AVAILABLE: Field<Book, i32>`); filters ([`Field::eq`], [`Field::gt`]...) and
-/// updates ([`Update::inc`], [`Update::push`]...) take values of type `T` only.
+/// updates ([`Update::inc`], [`Update::push`]...) take values of type `T` only, stored as the
+/// field stores them: as serde writes a `T` ([`Field::new`]), or, for a `Decimal` amount, in
+/// its money form ([`Field::decimal128`], [`Field::scaled`], [`Field::text`]).
 pub struct Field<D, T> {
     name: &'static str,
+    /// How a value of the field is stored.
+    encode: Encode<T>,
+    /// `$inc` can add to what it stores (not to an amount stored as text).
+    numeric: bool,
     of: PhantomData<fn() -> (D, T)>,
+}
+
+/// A field value as stored, or why it cannot be.
+type Encode<T> = fn(&T) -> Result<Bson, String>;
+
+/// serde's way: what `bson::to_bson` gives.
+fn serde_value<T: Serialize>(value: &T) -> Result<Bson, String> {
+    bson::to_bson(value).map_err(|e| e.to_string())
 }
 
 impl<D, T> Clone for Field<D, T> {
@@ -36,12 +51,20 @@ impl<D, T> fmt::Debug for Field<D, T> {
     }
 }
 
-impl<D, T> Field<D, T> {
-    /// The field stored as `name`. The derive builds these; by hand, the name is the caller's
-    /// promise that `D` stores a `T` there.
+impl<D, T: Serialize> Field<D, T> {
+    /// The field stored as `name`, its values as serde writes a `T`. The derive builds these;
+    /// by hand, the name is the caller's promise that `D` stores a `T` there.
     pub const fn new(name: &'static str) -> Self {
+        Field::stored(name, serde_value::<T>, true)
+    }
+}
+
+impl<D, T> Field<D, T> {
+    const fn stored(name: &'static str, encode: Encode<T>, numeric: bool) -> Self {
         Field {
             name,
+            encode,
+            numeric,
             of: PhantomData,
         }
     }
@@ -52,11 +75,77 @@ impl<D, T> Field<D, T> {
     }
 }
 
-impl<D: Document, T: Serialize> Field<D, T> {
+impl<D> Field<D, Decimal> {
+    /// A `Decimal` amount stored as a Decimal128 (`#[serde(with = "money::decimal128")]`, or
+    /// `serialize_with = "money::decimal128::serialize"` beside `money::any_form`): values
+    /// compare, sort and add (`$inc`) exactly, on both stores.
+    pub const fn decimal128(name: &'static str) -> Self {
+        Field::stored(name, money_value::<MONEY_DECIMAL128>, true)
+    }
+
+    /// A `Decimal` amount stored scaled by 10^`N` as an Int64 (`money::scaled::serialize::<N,
+    /// _>`): a value with more places than `N` is refused when the filter or update is sent.
+    pub const fn scaled<const N: u32>(name: &'static str) -> Self {
+        Field::stored(name, money_value::<N>, true)
+    }
+
+    /// A `Decimal` amount stored as its display string (`#[serde(with = "money::text")]`):
+    /// equality only means the same string, order is the strings' order, and `$inc` is
+    /// refused (it cannot add to a string).
+    pub const fn text(name: &'static str) -> Self {
+        Field::stored(name, money_value::<MONEY_TEXT>, false)
+    }
+}
+
+impl<D> Field<D, Option<Decimal>> {
+    /// An `Option<Decimal>` stored as a Decimal128 or null (`money::decimal128::option`).
+    pub const fn decimal128_option(name: &'static str) -> Self {
+        Field::stored(name, money_option::<MONEY_DECIMAL128>, false)
+    }
+
+    /// An `Option<Decimal>` stored as a display string or null (`money::text::option`).
+    pub const fn text_option(name: &'static str) -> Self {
+        Field::stored(name, money_option::<MONEY_TEXT>, false)
+    }
+}
+
+/// The money forms' codes for [`money_value`]: a scale (0..=28), or one of these.
+const MONEY_DECIMAL128: u32 = u32::MAX;
+const MONEY_TEXT: u32 = u32::MAX - 1;
+
+/// An amount as its form stores it.
+fn money_value<const FORM: u32>(amount: &Decimal) -> Result<Bson, String> {
+    let form = match FORM {
+        MONEY_DECIMAL128 => Form::Decimal128,
+        MONEY_TEXT => Form::Text,
+        scale => Form::Scaled(scale),
+    };
+    form.write(amount).map_err(|e| e.to_string())
+}
+
+/// An optional amount as its form stores it: `None` as null.
+fn money_option<const FORM: u32>(amount: &Option<Decimal>) -> Result<Bson, String> {
+    amount.as_ref().map_or(Ok(Bson::Null), money_value::<FORM>)
+}
+
+impl<D: Document, T> Field<D, T> {
+    /// A value of the field as stored, normalised when the field is a keyword array.
+    fn value(self, value: &T) -> Result<Bson, String> {
+        let mut v = (self.encode)(value).map_err(|e| {
+            format!(
+                "a value of field `{}` of `{}` does not serialize: {e}",
+                self.name,
+                D::COLLECTION
+            )
+        })?;
+        normalize_keywords(keywords_of::<D>(self.name), &mut v);
+        Ok(v)
+    }
+
     fn cond(self, value: &T, leaf: fn(Path, Bson) -> query::Filter) -> Filter<D> {
         Filter::leaf(
             self.name,
-            bson_of::<D>(self.name, value).map(|v| leaf(self.name.into(), v)),
+            self.value(value).map(|v| leaf(self.name.into(), v)),
         )
     }
 
@@ -86,9 +175,7 @@ impl<D: Document, T: Serialize> Field<D, T> {
     }
     /// `{field: {$in: [values]}}`: equal to one of them (none: matches nothing).
     pub fn is_in<V: Into<T>>(self, values: impl IntoIterator<Item = V>) -> Filter<D> {
-        let values = values
-            .into_iter()
-            .map(|v| bson_of::<D>(self.name, &v.into()));
+        let values = values.into_iter().map(|v| self.value(&v.into()));
         let values = values.collect::<Result<Vec<_>, _>>();
         Filter::leaf(
             self.name,
@@ -266,13 +353,17 @@ impl<D: Document> Filter<D> {
 #[diagnostic::on_unimplemented(
     message = "`$inc` needs a numeric field, and `{Self}` is not a number",
     label = "`$inc` on a `{Self}` field",
-    note = "`$inc` applies to fields of type i32, i64, f64 or bson::Decimal128; to change other fields, use `Update::set`"
+    note = "`$inc` applies to fields of type i32, i64, f64, bson::Decimal128, rust_decimal::Decimal or money::Scaled<N>; to change other fields, use `Update::set`"
 )]
-pub trait Numeric: Serialize {}
+pub trait Numeric {}
 impl Numeric for i32 {}
 impl Numeric for i64 {}
 impl Numeric for f64 {}
 impl Numeric for bson::Decimal128 {}
+/// A money amount stored as a Decimal128 or scaled Int64 (not as text: [`Field::text`]).
+impl Numeric for Decimal {}
+/// Stored as a scaled Int64: `$inc` adds exactly at the same scale.
+impl<const N: u32> Numeric for crate::money::Scaled<N> {}
 
 /// A field type `$push` can append to: an array of `Item`s.
 #[diagnostic::on_unimplemented(
@@ -326,10 +417,10 @@ impl<D: Document> Update<D> {
     fn with(
         mut self,
         name: &'static str,
-        value: &impl Serialize,
+        value: Result<Bson, String>,
         add: impl FnOnce(&mut query::Update, Path, Bson),
     ) -> Self {
-        match bson_of::<D>(name, value) {
+        match value {
             Ok(v) => add(&mut self.update, name.into(), v),
             Err(e) => {
                 self.error.get_or_insert(e);
@@ -339,26 +430,38 @@ impl<D: Document> Update<D> {
     }
 
     /// `$set: {field: value}`.
-    pub fn set<T: Serialize>(self, field: Field<D, T>, value: impl Into<T>) -> Self {
-        self.with(field.name, &value.into(), |u, p, v| u.set.push((p, v)))
+    pub fn set<T>(self, field: Field<D, T>, value: impl Into<T>) -> Self {
+        let v = field.value(&value.into());
+        self.with(field.name, v, |u, p, v| u.set.push((p, v)))
     }
 
     /// `$inc: {field: by}`: adds `by` to the number (a missing field becomes `by`), with
     /// MongoDB's rules for the result's type (an Int32 that overflows becomes an Int64; an
-    /// Int64 that overflows refuses the update).
+    /// Int64 that overflows refuses the update; Decimal128 sums are exact).
     pub fn inc<T: Numeric>(self, field: Field<D, T>, by: T) -> Self {
-        self.with(field.name, &by, |u, p, v| u.sum.push((p, v)))
+        let v = if field.numeric {
+            field.value(&by)
+        } else {
+            Err(format!(
+                "`$inc` cannot add to field `{}` of `{}`: it stores its amounts as text",
+                field.name,
+                D::COLLECTION
+            ))
+        };
+        self.with(field.name, v, |u, p, v| u.sum.push((p, v)))
     }
 
     /// `$push: {field: item}`: appends the item to the array (a missing field becomes
     /// `[item]`). On a keyword array, the keyword normalised.
     pub fn push<T: Array>(self, field: Field<D, T>, item: T::Item) -> Self {
-        self.with(field.name, &item, |u, p, v| u.push.push((p, vec![v])))
+        let v = bson_of::<D>(field.name, &item);
+        self.with(field.name, v, |u, p, v| u.push.push((p, vec![v])))
     }
 
     /// `$pull: {field: {$in: [item]}}`: removes every element equal to the item.
     pub fn pull<T: Array>(self, field: Field<D, T>, item: T::Item) -> Self {
-        self.with(field.name, &item, |u, p, v| u.pull.push((p, v)))
+        let v = bson_of::<D>(field.name, &item);
+        self.with(field.name, v, |u, p, v| u.pull.push((p, v)))
     }
 
     /// The update of the store contract, or the error of a value that did not serialize or

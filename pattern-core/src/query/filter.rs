@@ -50,6 +50,11 @@ pub enum Filter {
 const NOT_NUMBER_TYPES: [i32; 17] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
 
 impl Filter {
+    /// `{}`: every document (the conjunction of nothing).
+    pub const fn everything() -> Self {
+        Filter::And(Vec::new())
+    }
+
     /// `{path: {$eq: value}}`.
     pub fn eq(path: impl Into<Path>, value: impl Into<Bson>) -> Self {
         Filter::Eq(path.into(), value.into())

@@ -21,7 +21,8 @@ impl SeriesSpec {
                 self.size
             )));
         }
-        match ensure_indexes(store, self.collection, &self.indexes(), &self.stale_prefixes()).await {
+        let stale = |name: &str| self.is_stale(name);
+        match ensure_indexes(store, self.collection, &self.indexes(), Some(&stale)).await {
             Ok(existed) => {
                 // A collection this process creates holds only buckets written with bounds.
                 if self.keeps.bounds.is_some() && !existed {
@@ -74,24 +75,21 @@ pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> 
     Ok(())
 }
 
-/// Creates `indexes` on `coll`, dropping indexes whose name starts with one of
-/// `stale_prefixes` and that are not in the set (an older `size`). Idempotent. Returns whether
-/// the collection existed (had any index) before (always `true` without `stale_prefixes`, which
-/// are read from the same listing).
+/// Creates `indexes` on `coll`, first dropping the indexes `stale` names (an older `size`,
+/// another key). Idempotent. Returns whether the collection existed (had any index) before
+/// (always `true` without `stale`, which is read from the same listing).
 pub(crate) async fn ensure_indexes<S: Store>(
     store: &S,
     coll: &str,
     indexes: &[IndexSpec],
-    stale_prefixes: &[String],
+    stale: Option<&(dyn Fn(&str) -> bool + Sync)>,
 ) -> Result<bool> {
     let mut existed = true;
-    if !stale_prefixes.is_empty() {
+    if let Some(stale) = stale {
         let names = store.index_names(coll).await?;
         existed = !names.is_empty();
         for name in names {
-            let stale = stale_prefixes.iter().any(|p| name.starts_with(p.as_str()))
-                && !indexes.iter().any(|i| i.name == name);
-            if stale {
+            if stale(&name) {
                 store.drop_index(coll, &name).await?;
             }
         }

@@ -102,9 +102,15 @@ async fn push_one<S: Store>(
                 .push_open(spec, key, &mut items, kept, seq, &|| ids.id())
                 .await;
             match overflowed(spec, kept, pushed) {
-                Ok(false) => return Ok(()),
+                Ok(false) => {
+                    // Into the newest document, whose count this process knew: one more.
+                    if let Some(c) = memo.and_then(|m| m.count) {
+                        store.memo().set_count(coll, key, c + 1);
+                    }
+                    return Ok(());
+                }
                 Ok(true) => {
-                    remember(store, spec, key, seq.checked_add(1), ids.opened());
+                    remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
                     return Ok(());
                 }
                 // The `_id` is taken (an older document of the key starts in the same second):
@@ -149,7 +155,16 @@ async fn push_one<S: Store>(
         if let Some(before) = pushed {
             let seq = before.get(spec.order.field()).and_then(as_int);
             let newest = ids.parse(before.get("_id"));
-            remember(store, spec, key, seq.and_then(|n| n.checked_add(1)), newest);
+            let count = (before.get(spec.count_field).and_then(as_int))
+                .and_then(|c| u32::try_from(c.checked_add(1)?).ok());
+            remember(
+                store,
+                spec,
+                key,
+                seq.and_then(|n| n.checked_add(1)),
+                newest,
+                count,
+            );
             return Ok(());
         }
         // Nothing matched, so nothing moved: the items are back. No open document: read the
@@ -169,7 +184,7 @@ async fn push_one<S: Store>(
             .await
         {
             Ok(()) => {
-                remember(store, spec, key, seq.checked_add(1), ids.opened());
+                remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
                 return Ok(());
             }
             // The number is still free: open it under the next free suffix (one upsert).
@@ -257,12 +272,13 @@ fn remember<S: Store>(
     key: &Bson,
     next: Option<i64>,
     newest: Option<TimeId>,
+    count: Option<u32>,
 ) {
     if let Some(number) = next {
         let next = Next {
             number,
             newest,
-            count: None,
+            count,
         };
         store.memo().set_next_number(spec.collection, key, next);
     }
@@ -397,7 +413,8 @@ async fn push_many<S: Store>(
                         done += take;
                         let seq = doc.get(spec.order.field()).and_then(as_int);
                         let next = seq.and_then(|n| n.checked_add(1));
-                        remember(store, spec, key, next, newest);
+                        let after = u32::try_from(count as usize + take).ok();
+                        remember(store, spec, key, next, newest, after);
                         if count as usize + take == size {
                             known_next = next; // filled it: the next one is to open
                         }
@@ -420,7 +437,8 @@ async fn push_many<S: Store>(
         {
             Ok(()) => {
                 done += take;
-                remember(store, spec, key, seq.checked_add(1), ids.opened());
+                let count = u32::try_from(take).ok();
+                remember(store, spec, key, seq.checked_add(1), ids.opened(), count);
                 if take == size {
                     known_next = seq.checked_add(1);
                 }

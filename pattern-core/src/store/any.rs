@@ -43,16 +43,6 @@ impl AnyStore {
         }
     }
 
-    /// Every document of a collection in `_id` order, as stored.
-    pub async fn documents(&self, coll: &str) -> Result<Vec<bson::Document>> {
-        let opts = query::FindOptions {
-            sort: vec![("_id".into(), 1)],
-            ..query::FindOptions::default()
-        };
-        self.find(coll, &query::Filter::And(Vec::new()), &opts)
-            .await
-    }
-
     /// A short name of the store, for messages.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -179,6 +169,9 @@ impl Store for AnyStore {
     }
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         delegate!(self, s => s.drop_index(coll, name).await)
+    }
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        delegate!(self, s => s.collection_names().await)
     }
     async fn set_validator(&self, coll: &str, schema: &query::Schema) -> Result<()> {
         delegate!(self, s => s.set_validator(coll, schema).await)

@@ -115,6 +115,9 @@ impl Store for AnyTxn {
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         delegate!(self, t => t.drop_index(coll, name).await)
     }
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        delegate!(self, t => t.collection_names().await)
+    }
     async fn set_validator(&self, coll: &str, schema: &crate::query::Schema) -> Result<()> {
         delegate!(self, t => t.set_validator(coll, schema).await)
     }

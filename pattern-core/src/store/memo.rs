@@ -140,6 +140,17 @@ impl StoreMemo {
         m.len -= 1;
         Some(n)
     }
+    /// Sets the count of `key`'s newest document in `coll`, when its next number is
+    /// remembered (one push more into it).
+    pub(crate) fn set_count(&self, coll: &str, key: &Bson, count: u32) {
+        let h = memo_hash(coll, key);
+        let mut m = lock(&self.next_numbers);
+        let found =
+            (m.by_hash.get_mut(&h).into_iter().flatten()).find(|(c, k, _)| c == coll && k == key);
+        if let Some(entry) = found {
+            entry.2.count = Some(count);
+        }
+    }
     /// Remembers the number of `key`'s next document in `coll`.
     pub(crate) fn set_next_number(&self, coll: &str, key: &Bson, n: Next) {
         let h = memo_hash(coll, key);

@@ -294,6 +294,10 @@ pub trait Store: Send + Sync {
     /// Drops an index by name.
     fn drop_index(&self, coll: &str, name: &str) -> impl Future<Output = Result<()>> + Send;
 
+    /// Names of the database's collections (MongoDB: `listCollections`, the `system.` ones
+    /// left out), sorted.
+    fn collection_names(&self) -> impl Future<Output = Result<Vec<String>>> + Send;
+
     /// Installs `schema` as the collection's validator, creating the collection if need be
     /// and replacing any validator it had (MongoDB: `collMod` with `validator: {$jsonSchema}`,
     /// `validationLevel: "moderate"`, `validationAction: "error"`). From then on a write that

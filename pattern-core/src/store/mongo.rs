@@ -837,6 +837,14 @@ impl Store for MongoStore {
             .map_err(|e| map_err(coll, e))
     }
 
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        let mut names =
+            (self.db.list_collection_names().await).map_err(|e| map_err("(listCollections)", e))?;
+        names.retain(|n| !n.starts_with("system."));
+        names.sort();
+        Ok(names)
+    }
+
     /// `collMod` with the validator; `create` with it when the collection does not exist
     /// (then `collMod` again, should another client have created it in between).
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {

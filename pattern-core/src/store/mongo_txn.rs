@@ -256,6 +256,12 @@ impl Store for MongoTxn {
     }
 
     /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        self.state.lock().await.open()?;
+        self.store.collection_names().await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
         self.state.lock().await.open()?;
         self.store.set_validator(coll, schema).await

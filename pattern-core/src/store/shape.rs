@@ -144,6 +144,28 @@ impl SeriesSpec {
         ]
     }
 
+    /// Whether `name` is one of the library's indexes that this series drops when it finds
+    /// it on its collection: one of [`SeriesSpec::stale_prefixes`], or any of the library's
+    /// series indexes on another key field (another reference or key of an earlier run: its
+    /// unique `{key, seq}` index would refuse this series' documents, which lack that key).
+    pub(crate) fn is_stale(&self, name: &str) -> bool {
+        if self.indexes().iter().any(|i| i.name == name) {
+            return false;
+        }
+        if self
+            .stale_prefixes()
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
+        {
+            return true;
+        }
+        let k = self.key_field;
+        let mine = name.starts_with(&format!("pattern_{k}_1_"))
+            || name.starts_with(&format!("0_pattern_open_{k}_"));
+        let ours = name.starts_with("pattern_") || name.starts_with("0_pattern_open_");
+        ours && !mine
+    }
+
     pub(crate) fn by_key(&self, key: &Bson) -> Filter {
         Filter::Eq(self.key_field.into(), key.clone())
     }

@@ -2,10 +2,11 @@
 //! path per field, and thin methods over `::pattern_core::document`'s functions.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::DeriveInput;
 
-use super::{Doc, Typed};
+use super::{Doc, Money, Typed};
 use crate::codegen;
 
 pub(crate) fn expand(d: &Doc) -> TokenStream {
@@ -54,16 +55,32 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
                 ident,
                 ty,
                 bson,
-                ..
+                money,
             } = f;
             let doc = format!(
                 "The field `{}`, stored as `{bson}`: a typed path for filters and updates.",
                 crate::serde_names::unraw(ident)
             );
+            // At the field's type: a money form on a field of another type is an error there.
+            let span = ty.span();
+            let name = syn::LitStr::new(bson, span);
+            let ctor = match money {
+                None => quote_spanned!(span=> new),
+                Some(Money::Decimal128 { option: false }) => quote_spanned!(span=> decimal128),
+                Some(Money::Decimal128 { option: true }) => {
+                    quote_spanned!(span=> decimal128_option)
+                }
+                Some(Money::Text { option: false }) => quote_spanned!(span=> text),
+                Some(Money::Text { option: true }) => quote_spanned!(span=> text_option),
+                Some(Money::Scaled(n)) => {
+                    let n = proc_macro2::Literal::u32_unsuffixed(*n);
+                    quote_spanned!(span=> scaled::<#n>)
+                }
+            };
+            let new = quote_spanned!(span=> ::pattern_core::document::Field::#ctor(#name));
             quote! {
                 #[doc = #doc]
-                pub const #konst: ::pattern_core::document::Field<Self, #ty> =
-                    ::pattern_core::document::Field::new(#bson);
+                pub const #konst: ::pattern_core::document::Field<Self, #ty> = #new;
             }
         })
         .collect()

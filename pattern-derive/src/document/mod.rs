@@ -22,12 +22,22 @@ pub(crate) struct Doc<'a> {
     pub keywords: Vec<(String, Normalize)>,
 }
 
-/// A field's typed path: the constant's name (`AVAILABLE`), the field's type, its BSON name.
+/// A field's typed path: the constant's name (`AVAILABLE`), the field's type, its BSON name,
+/// and the money form its serde adapter stores it in (`None`: as its type).
 pub(crate) struct Typed<'a> {
     pub konst: Ident,
     pub ident: &'a Ident,
     pub ty: &'a Type,
     pub bson: String,
+    pub money: Option<Money>,
+}
+
+/// How one of the library's money adapters stores a `Decimal` (or `Option<Decimal>`) field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Money {
+    Decimal128 { option: bool },
+    Text { option: bool },
+    Scaled(u32),
 }
 
 /// `pattern_core::Normalize`.

@@ -3,7 +3,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::{DeriveInput, Ident, PathArguments, Token, Type};
 
-use super::{Doc, Normalize, Typed};
+use super::{Doc, Money, Normalize, Typed};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::Name;
@@ -14,8 +14,10 @@ const DERIVE: &str = "Document";
 const ATTR: &str = "document";
 
 /// serde keys that store a field otherwise than its type says: no typed path can name what
-/// they write.
-const UNTYPED: [&str; 4] = ["flatten", "with", "serialize_with", "deserialize_with"];
+/// they write (`with` and `serialize_with` only when they name one of the money adapters).
+const UNTYPED: [&str; 1] = ["flatten"];
+/// serde keys that choose how a field is written.
+const WRITERS: [&str; 2] = ["with", "serialize_with"];
 /// serde keys that leave a field out of the stored document.
 const NOT_STORED: [&str; 2] = ["skip", "skip_serializing"];
 
@@ -24,6 +26,8 @@ struct Read<'a> {
     typed: Typed<'a>,
     stored: bool,
     keywords: Option<Normalize>,
+    /// A writer the typed path cannot follow (reported): no typed path, even as a stub.
+    untyped: bool,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
@@ -43,7 +47,7 @@ pub(crate) fn stubs(input: &DeriveInput) -> Vec<Typed<'_>> {
     let read = fields(&quiet, input).unwrap_or_default();
     drop(quiet.check());
     read.into_iter()
-        .filter(|r| r.stored)
+        .filter(|r| r.stored && !r.untyped)
         .map(|r| r.typed)
         .collect()
 }
@@ -73,6 +77,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
     let rule = serde_names::rename_all(cx, &input.attrs);
     let read = named.named.iter().map(|f| {
         let ident = f.ident.as_ref().expect("named field");
+        let flattened = !serde_names::serde_keys(&f.attrs, &UNTYPED).is_empty();
         for key in serde_names::serde_keys(&f.attrs, &UNTYPED) {
             let key_name = key.get_ident().map(Ident::to_string).unwrap_or_default();
             cx.error_spanned_by(
@@ -85,6 +90,28 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
                 ),
             );
         }
+        let mut money = None;
+        let mut untyped = flattened;
+        for (key, value) in serde_names::serde_key_values(&f.attrs, &WRITERS) {
+            let with = key.is_ident("with");
+            if let Some(form) = value.as_ref().and_then(|v| money_form(&v.value(), with)) {
+                money = Some(form);
+                continue;
+            }
+            untyped = true;
+            cx.error_spanned_by(
+                &key,
+                format!(
+                    "#[derive(Document)] cannot type field `{}`: with #[serde({})] serde stores \
+                     something else than its type; store it as its type or keep it out of this \
+                     struct (the money adapters are understood: with = \"money::decimal128\", \
+                     \"money::text\", their `::option`, serialize_with = \
+                     \"money::scaled::serialize::<N, _>\")",
+                    unraw(ident),
+                    if with { "with" } else { "serialize_with" },
+                ),
+            );
+        }
         let keywords = keywords_attr(cx, &f.attrs);
         Read {
             typed: Typed {
@@ -92,12 +119,51 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
                 ident,
                 ty: &f.ty,
                 bson: serde_names::field_name(cx, ident, &f.attrs, rule).value,
+                money,
             },
             stored: serde_names::serde_keys(&f.attrs, &NOT_STORED).is_empty(),
             keywords,
+            untyped,
         }
     });
     Some(read.collect())
+}
+
+/// The money form a serde adapter path stores a `Decimal` in: `with` = a module
+/// (`money::decimal128`, `money::text`, their `::option`), else a `serialize_with` function
+/// (`money::decimal128::serialize`, `money::scaled::serialize::<2, _>`...). Matched on the
+/// path's last segments, whatever leads to them (`pattern_core::money::`, `money::`, an import).
+pub(super) fn money_form(path: &str, with: bool) -> Option<Money> {
+    let compact: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut segs: Vec<&str> = compact.split("::").collect();
+    if !with {
+        // A function: `serialize`, or `serialize::<N, _>` (the turbofish after the name).
+        let generic = match segs.as_slice() {
+            [.., "serialize", g] if g.starts_with('<') => Some(segs.pop()?),
+            _ => None,
+        };
+        if segs.pop()? != "serialize" {
+            return None;
+        }
+        if let Some(g) = generic {
+            let scale = g.strip_prefix('<')?.strip_suffix('>')?.split(',').next()?;
+            return match segs.as_slice() {
+                [.., "scaled"] => scale
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= 28)
+                    .map(Money::Scaled),
+                _ => None,
+            };
+        }
+    }
+    match segs.as_slice() {
+        [.., "decimal128"] => Some(Money::Decimal128 { option: false }),
+        [.., "decimal128", "option"] => Some(Money::Decimal128 { option: true }),
+        [.., "text"] => Some(Money::Text { option: false }),
+        [.., "text", "option"] => Some(Money::Text { option: true }),
+        _ => None,
+    }
 }
 
 /// `AVAILABLE` for a field `available` (`TYPE` for `r#type`).

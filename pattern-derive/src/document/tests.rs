@@ -110,3 +110,48 @@ fn an_id_is_required_and_keywords_not_on_it() {
         ["a document needs its id stored as `_id`: add #[serde(rename = \"_id\")] to the id field"]
     );
 }
+
+#[test]
+fn money_adapters_are_read_from_their_paths() {
+    use super::parse::money_form;
+    use super::Money::*;
+    let cases = [
+        (
+            "pattern_core::money::decimal128",
+            true,
+            Some(Decimal128 { option: false }),
+        ),
+        (
+            "money::decimal128::option",
+            true,
+            Some(Decimal128 { option: true }),
+        ),
+        ("text", true, Some(Text { option: false })),
+        ("money :: text :: option", true, Some(Text { option: true })),
+        (
+            "money::decimal128::serialize",
+            false,
+            Some(Decimal128 { option: false }),
+        ),
+        (
+            "money::decimal128::option::serialize",
+            false,
+            Some(Decimal128 { option: true }),
+        ),
+        ("money::scaled::serialize::<2, _>", false, Some(Scaled(2))),
+        (
+            "pattern_core::money::scaled::serialize::<28,_>",
+            false,
+            Some(Scaled(28)),
+        ),
+        ("money::scaled::serialize::<29, _>", false, None),
+        ("money::scaled", true, None),
+        ("money::decimal128", false, None),
+        ("money::any_form::deserialize::<2, _>", false, None),
+        ("shout", false, None),
+        ("my::module", true, None),
+    ];
+    for (path, with, want) in cases {
+        assert_eq!(money_form(path, with), want, "{path} (with: {with})");
+    }
+}

@@ -253,7 +253,8 @@ impl MemoryStore {
     }
 
     /// Every document of a collection as relaxed Extended JSON, one per line (`mongoexport`'s
-    /// format).
+    /// format). Relaxed: an Int32 and an Int64 both print as a number; to look at the BSON
+    /// types, read the documents with [`Fixtures::documents`](crate::testing::Fixtures::documents).
     pub fn dump_extjson(&self, coll: &str) -> String {
         self.dump(coll)
             .into_iter()
@@ -489,6 +490,12 @@ impl Store for MemoryStore {
             slot.get_mut().indexes.retain(|i| i.spec.name != name);
         }
         Ok(())
+    }
+
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self.lock().collections.keys().cloned().collect();
+        names.sort();
+        Ok(names)
     }
 
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {

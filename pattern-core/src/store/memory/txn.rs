@@ -605,6 +605,11 @@ impl Store for MemoryTxn {
         self.drop_index_now(coll, name)
     }
 
+    /// The store's collections (those only this transaction created aside).
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        self.store.collection_names().await
+    }
+
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
         self.set_validator_now(coll, schema)
     }
