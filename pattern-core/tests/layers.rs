@@ -9,9 +9,12 @@ fn layer_of_file(rel: &str) -> &'static str {
     let rel = rel.trim_end_matches(".rs");
     match rel.split('/').collect::<Vec<_>>().as_slice() {
         ["lib"] => "lib",
-        ["bucket", ..] | ["outlier", ..] | ["tree", ..] | ["adopt", ..] | ["document", ..] => {
-            "patterns"
-        }
+        ["bucket", ..]
+        | ["outlier", ..]
+        | ["tree", ..]
+        | ["adopt", ..]
+        | ["document", ..]
+        | ["testing"] => "patterns",
         ["series", ..] => "series",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
@@ -28,8 +31,8 @@ fn layer_of_file(rel: &str) -> &'static str {
 fn layer_of_path(first: &str, second: &str) -> &'static str {
     match (first, second) {
         (
-            "bucket" | "outlier" | "tree" | "adopt" | "document" | "Bucket" | "Outlier" | "Tree"
-            | "Document" | "Page" | "Counts" | "Typical",
+            "bucket" | "outlier" | "tree" | "adopt" | "document" | "testing" | "Bucket" | "Outlier"
+            | "Tree" | "Document" | "Page" | "Counts" | "Typical",
             _,
         ) => "patterns",
         ("series", _) => "series",
@@ -66,7 +69,7 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             | "local_time" | "LocalTime" | "LocalTimeError",
             _,
         ) => "foundation",
-        ("Error" | "Result" | "BoxError" | "MAX_DOCUMENT_BYTES", _) => "foundation",
+        ("Error" | "Result" | "BoxError" | "Missing" | "MAX_DOCUMENT_BYTES", _) => "foundation",
         (other, _) => panic!("unknown crate path `crate::{other}`: add it to this test"),
     }
 }
