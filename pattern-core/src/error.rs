@@ -127,7 +127,7 @@ pub enum Error {
         stored: Box<bson::Document>,
         /// This run's values of the same settings.
         given: Box<bson::Document>,
-        /// How to start over with the new settings.
+        /// How to start over with the new settings (the checkpoint to delete first).
         restart: String,
     },
 
@@ -231,19 +231,15 @@ fn settings_changed(
         })
         .collect();
     let diff = diff.join("; ");
-    let delete = format!(
-        "delete the checkpoint (mongosh: db.{}.deleteOne({{_id: \"{checkpoint}\"}}))",
-        crate::adopt::CHECKPOINTS
-    );
     if finished {
         format!(
             "`{checkpoint}` finished with other settings ({diff}): the data is in the checkpoint's layout, not in \
-             the one asked for. To redo it with the new settings, {delete}, then {restart}"
+             the one asked for. To redo it with the new settings, {restart}"
         )
     } else {
         format!(
             "`{checkpoint}` is part-way with other settings ({diff}): resuming would mix two layouts. Run it again \
-             with the checkpoint's settings to finish it; or, to start over with the new ones, {delete}, then {restart}"
+             with the checkpoint's settings to finish it; or, to start over with the new ones, {restart}"
         )
     }
 }

@@ -88,7 +88,10 @@ impl Checkpoint {
                     finished,
                     stored: Box::new(was),
                     given: Box::new(now),
-                    restart: restart.to_owned(),
+                    restart: format!(
+                        "delete the checkpoint (mongosh: db.{CHECKPOINTS}.deleteOne({{_id: \"{}\"}})), then {restart}",
+                        self.name
+                    ),
                 });
             }
         }
