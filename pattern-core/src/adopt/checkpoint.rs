@@ -60,21 +60,16 @@ impl Checkpoint {
 
     /// Pins `given`, the settings that shape the operation's result: a checkpoint written with
     /// other values of them refuses this run ([`Error::SettingsChanged`], nothing written),
-    /// part-way or finished. Once the operation finished, the settings named in
-    /// `free_once_finished` may change (a later step of it). Every batch of this run records
-    /// `given`. Settings the checkpoint did not record (written before they were pinned) are
-    /// taken from this run. `restart`: how to start over, for the error.
-    pub(crate) fn pin(
-        &mut self,
-        given: Document,
-        free_once_finished: &[&str],
-        restart: &str,
-    ) -> Result<()> {
+    /// part-way or finished; those named in `free` may change now (a step that has not begun,
+    /// or one that has ended). Every batch of this run records `given`. Settings the checkpoint
+    /// did not record (written before they were pinned) are taken from this run. `restart`:
+    /// how to start over, for the error.
+    pub(crate) fn pin(&mut self, given: Document, free: &[&str], restart: &str) -> Result<()> {
         let finished = self.state() == Some("finished");
         if let Some(Bson::Document(stored)) = self.get(SETTINGS) {
             let (mut was, mut now) = (Document::new(), Document::new());
             for (k, v) in stored {
-                if finished && free_once_finished.contains(&k.as_str()) {
+                if free.contains(&k.as_str()) {
                     continue;
                 }
                 if let Some(g) = given.get(k).filter(|g| *g != v) {

@@ -83,7 +83,7 @@ impl MoneyConversion<'_> {
     }
 
     /// The settings that shape the result beside the names (which name the checkpoint):
-    /// pinned by it, the finish step only until the conversion finished.
+    /// pinned by it, the finish step only while it is part-way.
     fn settings(&self) -> Document {
         let form = match self.form {
             Form::Scaled(s) => format!("scaled({s})"),
@@ -403,7 +403,12 @@ pub async fn convert_money<S: Store>(
         verified: None,
     };
     let mut ckpt = Checkpoint::load(store, conv.checkpoint()).await?;
-    ckpt.pin(conv.settings(), &["finish"], RESTART)?;
+    // The finish step is pinned while it is part-way: before it began (converting) or once it
+    // ended, another may be asked for.
+    let finishing = ckpt.state() == Some("running")
+        && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");
+    let free: &[&str] = if finishing { &[] } else { &["finish"] };
+    ckpt.pin(conv.settings(), free, RESTART)?;
     if !ckpt.exists() {
         preflight(store, conv).await?;
     }
