@@ -37,7 +37,7 @@ struct Book {
 impl Outlier for Book {
     type Id = i32;
     type Item = i32;
-    const SPEC: OutlierSpec = OutlierSpec {
+    const SPEC: OutlierSpec<'static> = OutlierSpec {
         collection: "books",
         items_field: "buyers",
         threshold: 50,
@@ -73,7 +73,7 @@ impl Bucket for History {
     type Key = i32;
     type Item = Trade;
     type Summary = Totals;
-    const SPEC: BucketSpec = BucketSpec {
+    const SPEC: BucketSpec<'static> = BucketSpec {
         collection: "trade_history",
         key_field: "customerId",
         items_field: "history",
@@ -1152,9 +1152,9 @@ fn refused_for<T: std::fmt::Debug>(r: Result<T, Error>, setting: &str, finished:
 }
 
 /// Book's layout with each setting that shapes an outlier migration changed in turn.
-fn outlier_variants() -> Vec<(&'static str, OutlierSpec)> {
+fn outlier_variants() -> Vec<(&'static str, OutlierSpec<'static>)> {
     let s = Book::SPEC;
-    let ov = |o: SeriesSpec| OutlierSpec { overflow: o, ..s };
+    let ov = |o: SeriesSpec<'static>| OutlierSpec { overflow: o, ..s };
     vec![
         (
             "threshold",
@@ -1284,9 +1284,9 @@ async fn outlier_settings_are_pinned_by_the_checkpoint(store: AnyStore) {
 }
 
 /// History's layout and source with each setting that shapes a bucket migration changed.
-fn bucket_variants() -> Vec<(&'static str, BucketSpec, Source<'static>, bool)> {
+fn bucket_variants() -> Vec<(&'static str, BucketSpec<'static>, Source<'static>, bool)> {
     let (s, f) = (History::SPEC, FLAT);
-    let spec = |b: BucketSpec| (b, f, false);
+    let spec = |b: BucketSpec<'static>| (b, f, false);
     let mut all = vec![
         ("size", spec(BucketSpec { size: 20, ..s })),
         (

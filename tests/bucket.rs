@@ -586,7 +586,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
     }
     TradeHistory::ensure_indexes(&store).await.unwrap();
     TradeHistory::ensure_indexes(&store).await.unwrap();
-    store.memo().clear();
+    store.extensions().forget();
     TradeHistory::ensure_indexes(&store).await.unwrap();
     let mut names = store.index_names("trades").await.unwrap();
     names.sort();
@@ -643,11 +643,11 @@ async fn same_second_burst(store: AnyStore) {
             .unwrap();
     }
     // A store that has not seen the key (another process): it reads the newest bucket.
-    store.memo().clear();
+    store.extensions().forget();
     Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
         .await
         .unwrap();
-    store.memo().clear();
+    store.extensions().forget();
     let batch: Vec<Tick> = (13..20).map(|i| tick(0, i, 1_700_000_000)).collect();
     Ticks::push_many(&store, "b", &batch).await.unwrap();
     let ids: Vec<String> = documents(&store, "ticks")
@@ -753,7 +753,7 @@ async fn mongo_push_and_page_round_trips() {
             .await
             .unwrap(); // fills bucket 101
     }
-    store.memo().clear();
+    store.extensions().forget();
     log.clear();
     Ticks::push(&store, "rt", tick(0, 303, 1_700_000_303))
         .await
@@ -767,7 +767,7 @@ async fn mongo_push_and_page_round_trips() {
     assert_eq!(log.names(), ["update"]);
     // Into an open bucket it has not seen: one `findAndModify`, whose reply gives the bucket's
     // number; then `update` again.
-    store.memo().clear();
+    store.extensions().forget();
     log.clear();
     for n in 305..=306 {
         Ticks::push(&store, "rt", tick(0, n, 1_700_000_000 + i64::from(n)))
@@ -804,7 +804,7 @@ async fn mongo_same_second_burst_round_trips() {
             .unwrap();
     }
     assert_eq!(log.names(), vec!["update"; 11]);
-    store.memo().clear();
+    store.extensions().forget();
     log.clear();
     Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
         .await

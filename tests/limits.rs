@@ -154,7 +154,7 @@ mod hand_written {
         type Key = i64;
         type Item = u32;
         type Summary = pattern_core::bucket::Totals;
-        const SPEC: BucketSpec = BucketSpec {
+        const SPEC: BucketSpec<'static> = BucketSpec {
             collection: "hand",
             key_field: "k",
             items_field: "items",
@@ -177,7 +177,7 @@ mod hand_written {
     impl<const T: u32, const C: u32> Outlier for Capped<T, C> {
         type Id = i64;
         type Item = u32;
-        const SPEC: OutlierSpec = OutlierSpec {
+        const SPEC: OutlierSpec<'static> = OutlierSpec {
             collection: "hand_main",
             items_field: "items",
             threshold: T,

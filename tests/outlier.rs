@@ -536,7 +536,7 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
 /// The overflow reference index exists after first use; ensuring it again changes nothing.
 async fn overflow_index_is_created_idempotently(store: AnyStore) {
     Book::ensure_indexes(&store).await.unwrap();
-    store.memo().clear();
+    store.extensions().forget();
     Book::ensure_indexes(&store).await.unwrap();
     let mut names = store.index_names("extra_sales").await.unwrap();
     names.sort();

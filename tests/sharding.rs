@@ -58,7 +58,10 @@ async fn every_per_key_operation_reaches_one_shard() {
     let (store, log) = recording_mongo_store("sharding_targets").await;
     // The generated shard keys, as data.
     assert_eq!(
-        (History::shard_key().collection, History::shard_key().field),
+        (
+            History::shard_keys()[0].collection,
+            History::shard_keys()[0].field
+        ),
         ("trades", "customerId")
     );
     let [main, overflow] = Book::shard_keys();
@@ -70,10 +73,10 @@ async fn every_per_key_operation_reaches_one_shard() {
         [("books", "_id"), ("books_extra", "book_id")]
     );
     assert_eq!(
-        History::shard_key().shard_collection_command("shop"),
+        History::shard_keys()[0].shard_collection_command("shop"),
         doc! {"shardCollection": "shop.trades", "key": {"customerId": 1}}
     );
-    let keys: Vec<(String, String)> = std::iter::once(History::shard_key())
+    let keys: Vec<(String, String)> = (History::shard_keys().into_iter())
         .chain(Book::shard_keys())
         .map(|k| (k.collection.to_owned(), k.field.to_owned()))
         .collect();
@@ -245,10 +248,9 @@ async fn tree_operations_on_a_tree_sharded_by_id() {
     use pattern_core::tree::raw;
     use pattern_core::{TreeModel, TreeSpec};
     let (store, log) = recording_mongo_store("sharding_trees").await;
-    assert_eq!(
-        TreeSpec::new("categories", TreeModel::ParentRefs).shard_key(),
-        None
-    );
+    assert!(TreeSpec::new("categories", TreeModel::ParentRefs)
+        .shard_keys()
+        .is_empty());
     let models = [
         ("parent_refs", TreeModel::ParentRefs),
         ("child_refs", TreeModel::ChildRefs),
@@ -386,14 +388,25 @@ async fn tree_operations_on_a_tree_sharded_by_id() {
 #[tokio::test]
 async fn the_suite_check_fails_on_a_command_that_breaks_the_rule() {
     use pattern_tests::check_suite_targeting;
-    let mem = pattern_core::MemoryStore::new();
-    // The store served the bucket layout: `trades` is sharded on `customerId`.
-    History::push(&mem, &1, trade(1)).await.unwrap();
-    let memo = mem.memo();
+    // The store served the bucket layout (its first use created the series' indexes): `trades`
+    // is sharded on `customerId`.
+    let created = History::SPEC.series().indexes();
+    let indexes: Vec<Document> = (created.iter())
+        .map(|i| {
+            let key: Document = (i.keys.iter())
+                .map(|(k, d)| (k.clone(), Bson::Int32(*d)))
+                .collect();
+            doc! {"key": key, "name": &i.name}
+        })
+        .collect();
+    let served = doc! {"createIndexes": "trades", "indexes": indexes};
     let fails = |log: Vec<(&str, Document)>| {
-        let log: Vec<(String, Document)> = log.into_iter().map(|(n, c)| (n.into(), c)).collect();
+        let log: Vec<(String, Document)> = std::iter::once(("createIndexes", served.clone()))
+            .chain(log)
+            .map(|(n, c)| (n.into(), c))
+            .collect();
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check_suite_targeting("self-test", "db", memo, &log)
+            check_suite_targeting("self-test", "db", &[], &log)
         }))
         .is_err()
     };

@@ -57,7 +57,7 @@ impl Bucket for Trades {
     type Key = i64;
     type Item = Trade;
     type Summary = Totals;
-    const SPEC: BucketSpec = BucketSpec {
+    const SPEC: BucketSpec<'static> = BucketSpec {
         collection: "trades",
         key_field: "customerId",
         items_field: "history",
@@ -80,7 +80,7 @@ impl Bucket for Legacy {
     type Key = i64;
     type Item = Trade;
     type Summary = Totals;
-    const SPEC: BucketSpec = BucketSpec {
+    const SPEC: BucketSpec<'static> = BucketSpec {
         keeps: Keeps::NONE,
         ..Trades::SPEC
     };
@@ -699,7 +699,7 @@ mod on_mongo {
         type Key = i64;
         type Item = Tick;
         type Summary = Totals;
-        const SPEC: BucketSpec = BucketSpec {
+        const SPEC: BucketSpec<'static> = BucketSpec {
             collection: "ticks",
             key_field: "k",
             items_field: "ticks",

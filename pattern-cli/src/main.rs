@@ -710,7 +710,11 @@ fn run_options<'a>(run: &RunArgs, base: Options<'a>, remove_source: bool) -> Opt
 
 /// The outlier spec the derive would build from the same attributes; `--reference` defaults to
 /// `<collection>_id` (the derive's is `<struct name in snake case>_id`, and there is no struct).
-fn outlier_spec(l: &OutlierLayout, threshold: u32, overflow: &str) -> Result<OutlierSpec, Failure> {
+fn outlier_spec(
+    l: &OutlierLayout,
+    threshold: u32,
+    overflow: &str,
+) -> Result<OutlierSpec<'static>, Failure> {
     let reference = l
         .reference
         .clone()
@@ -751,7 +755,11 @@ fn outlier_spec(l: &OutlierLayout, threshold: u32, overflow: &str) -> Result<Out
     })
 }
 
-fn bucket_spec(collection: &str, f: &BucketFields, keeps: Keeps) -> Result<BucketSpec, Failure> {
+fn bucket_spec(
+    collection: &str,
+    f: &BucketFields,
+    keeps: Keeps<'static>,
+) -> Result<BucketSpec<'static>, Failure> {
     let spec = BucketSpec {
         collection: leak(collection),
         key_field: leak(f.key.as_str()),
@@ -813,12 +821,12 @@ fn distinct(names: &[(&str, &String)], what: &str) -> Result<(), Failure> {
 
 /// The time bounds and summary a migrated bucket keeps, named as the derive names them:
 /// `<time>_min`/`<time>_max`, `<field>_<op>`.
-fn bucket_keeps(a: &MigrateBucket) -> Result<Keeps, Failure> {
+fn bucket_keeps(a: &MigrateBucket) -> Result<Keeps<'static>, Failure> {
     let bounds = (
         leak(format!("{}_min", a.time)),
         leak(format!("{}_max", a.time)),
     );
-    let mut summary: Vec<Aggregate> = Vec::new();
+    let mut summary: Vec<Aggregate<'static>> = Vec::new();
     let ops = [
         (AggregateOp::Sum, &a.sum),
         (AggregateOp::Min, &a.min),

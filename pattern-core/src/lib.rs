@@ -34,6 +34,7 @@ mod spec;
 mod store;
 pub mod testing;
 pub mod tree;
+mod validator;
 
 pub use bucket::{Bucket, Counts, Page};
 pub use codec::BsonType;
@@ -54,7 +55,7 @@ pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 #[cfg(feature = "mongodb")]
 pub use store::mongo_txn::MongoTxn;
 pub use store::{
-    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Kept, Store, StoreMemo,
+    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Extensions, Kept, Store,
     Transaction, UpdateOutcome, WriteOp, TRANSACTION_ATTEMPTS,
 };
 pub use tree::Tree;
@@ -78,6 +79,11 @@ pub mod __private {
     /// Reads an item's time field (`#[bucket(time = "...")]`), in epoch milliseconds.
     pub fn __epoch_millis<T: crate::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
         t.epoch_millis()
+    }
+    /// The collections of the trees `store` served in this process (the tests' targeting
+    /// check takes them as unsharded).
+    pub fn __trees_served<S: crate::store::Store>(store: &S) -> Vec<&'static str> {
+        crate::tree::model::ensured(store)
     }
     pub use core::borrow::Borrow;
     pub use core::option::Option;

@@ -2,18 +2,18 @@
 
 /// How the documents of one key are numbered and named. Both number them in a field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SeriesOrder {
+pub enum SeriesOrder<'a> {
     /// Numbered in the given field; `_id = "<key>_<epoch seconds of the first item>"`: the
     /// seed's bucket layout. Two documents that would get the same `_id` (first items in the
     /// same second) are told apart by a suffix: `123_1698335223_000001`.
-    TimeId(&'static str),
+    TimeId(&'a str),
     /// Numbered in the given field; `_id` is an ObjectId (overflow chunks).
-    Seq(&'static str),
+    Seq(&'a str),
 }
 
-impl SeriesOrder {
+impl<'a> SeriesOrder<'a> {
     /// The field numbering the documents.
-    pub const fn field(&self) -> &'static str {
+    pub const fn field(&self) -> &'a str {
         match self {
             SeriesOrder::TimeId(f) | SeriesOrder::Seq(f) => f,
         }
@@ -22,19 +22,19 @@ impl SeriesOrder {
 
 /// Where and how a series is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SeriesSpec {
-    pub collection: &'static str,
+pub struct SeriesSpec<'a> {
+    pub collection: &'a str,
     /// The field holding the key in every document (`customerId`, `book_id`).
-    pub key_field: &'static str,
+    pub key_field: &'a str,
     /// The array field (`history`, `customers_purchased_extra`).
-    pub items_field: &'static str,
+    pub items_field: &'a str,
     /// The field counting the items of the array (`count`).
-    pub count_field: &'static str,
+    pub count_field: &'a str,
     /// Items per document, at least 1.
     pub size: u32,
-    pub order: SeriesOrder,
+    pub order: SeriesOrder<'a>,
     /// What each document keeps of its items beside them (time bounds, a summary).
-    pub keeps: Keeps,
+    pub keeps: Keeps<'a>,
 }
 
 /// An aggregate of one item field that a bucket keeps, updated by the push that adds the items
@@ -63,12 +63,12 @@ impl AggregateOp {
 /// One aggregate of a bucket's summary: `op` over the items' `item_field`, kept in the
 /// bucket's top-level `field` (`qty_sum`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Aggregate {
+pub struct Aggregate<'a> {
     pub op: AggregateOp,
     /// The item field's name in BSON (a top-level field of the item).
-    pub item_field: &'static str,
+    pub item_field: &'a str,
     /// The bucket field holding the aggregate.
-    pub field: &'static str,
+    pub field: &'a str,
 }
 
 /// What each document of a series keeps of its items beside them, maintained by the same
@@ -79,17 +79,17 @@ pub struct Aggregate {
 /// without the mark (written before, or by other tools) may hold partial values, pushed
 /// since: reads treat it as unbounded and compute its summary from its items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Keeps {
+pub struct Keeps<'a> {
     /// The fields of the earliest and latest item time (`<time>_min`, `<time>_max`, as BSON
     /// dates), or `None`.
-    pub bounds: Option<(&'static str, &'static str)>,
+    pub bounds: Option<(&'a str, &'a str)>,
     /// The summary's aggregates, in the order of the generated summary's fields.
-    pub summary: &'static [Aggregate],
+    pub summary: &'a [Aggregate<'a>],
 }
 
-impl Keeps {
+impl Keeps<'_> {
     /// Nothing kept beside the items.
-    pub const NONE: Keeps = Keeps {
+    pub const NONE: Keeps<'static> = Keeps {
         bounds: None,
         summary: &[],
     };
@@ -113,21 +113,21 @@ pub const BOUNDED_COLLECTIONS: &str = "pattern_bounded";
 
 /// Where and how a bucket series is stored (filled in by the derive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BucketSpec {
+pub struct BucketSpec<'a> {
     /// `#[bucket(collection = "trades")]`
-    pub collection: &'static str,
+    pub collection: &'a str,
     /// The key field's name in BSON (serde renames applied).
-    pub key_field: &'static str,
+    pub key_field: &'a str,
     /// The items field's name in BSON.
-    pub items_field: &'static str,
+    pub items_field: &'a str,
     /// `#[bucket(count = "count")]`
-    pub count_field: &'static str,
+    pub count_field: &'a str,
     /// `#[bucket(page = "page")]`: the field numbering a key's buckets 1, 2, 3...
-    pub page_field: &'static str,
+    pub page_field: &'a str,
     /// `#[bucket(size = 10)]`
     pub size: u32,
     /// Time bounds (with `time = "..."`) and `summary(...)`.
-    pub keeps: Keeps,
+    pub keeps: Keeps<'a>,
 }
 
 /// The shard key a collection of a pattern should be sharded on, so that every per-key
@@ -136,12 +136,12 @@ pub struct BucketSpec {
 /// it as their prefix, which MongoDB requires of a unique index on a sharded collection (and
 /// a hashed key would not allow them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ShardKey {
-    pub collection: &'static str,
-    pub field: &'static str,
+pub struct ShardKey<'a> {
+    pub collection: &'a str,
+    pub field: &'a str,
 }
 
-impl ShardKey {
+impl ShardKey<'_> {
     /// The key document: `{<field>: 1}`.
     pub fn key_document(&self) -> bson::Document {
         bson::doc! { self.field: 1 }
@@ -156,18 +156,18 @@ impl ShardKey {
     }
 }
 
-impl BucketSpec {
+impl<'a> BucketSpec<'a> {
     /// The bucket collection's shard key: the series key (a key's buckets live on one shard;
     /// its pushes, page reads, ranges and summaries reach only that shard).
-    pub const fn shard_key(&self) -> ShardKey {
-        ShardKey {
+    pub const fn shard_keys(&self) -> [ShardKey<'a>; 1] {
+        [ShardKey {
             collection: self.collection,
             field: self.key_field,
-        }
+        }]
     }
 
     /// The series this bucket layout is an instance of.
-    pub const fn series(&self) -> SeriesSpec {
+    pub const fn series(&self) -> SeriesSpec<'a> {
         SeriesSpec {
             collection: self.collection,
             key_field: self.key_field,
@@ -182,26 +182,26 @@ impl BucketSpec {
 
 /// Where and how an outlier type is stored (filled in by the derive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutlierSpec {
+pub struct OutlierSpec<'a> {
     /// `#[outlier(collection = "sales")]`
-    pub collection: &'static str,
+    pub collection: &'a str,
     /// The array field's name in BSON.
-    pub items_field: &'static str,
+    pub items_field: &'a str,
     /// `#[outlier(threshold = 50)]`
     pub threshold: u32,
     /// `#[outlier(flag = "has_extras")]`
-    pub flag_field: &'static str,
+    pub flag_field: &'a str,
     /// The overflow chunks: `collection` from `overflow = "..."`, `key_field` from
     /// `reference = "..."` (default `<struct name in snake case>_id`), `items_field` from
     /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
-    pub overflow: SeriesSpec,
+    pub overflow: SeriesSpec<'a>,
 }
 
-impl OutlierSpec {
+impl<'a> OutlierSpec<'a> {
     /// The shard keys of the main collection (`_id`: every read and write of a parent is by
     /// its `_id`) and of the overflow collection (the parent reference: a parent's chunks live
     /// on one shard).
-    pub const fn shard_keys(&self) -> [ShardKey; 2] {
+    pub const fn shard_keys(&self) -> [ShardKey<'a>; 2] {
         [
             ShardKey {
                 collection: self.collection,
@@ -291,15 +291,15 @@ pub struct TreeSpec {
 }
 
 impl TreeSpec {
-    /// `None`: leave a tree's collection unsharded. It then lives on the database's primary
+    /// None: leave a tree's collection unsharded. It then lives on the database's primary
     /// shard beside `pattern_tree_versions`, so every operation reaches one shard and every
     /// write's transaction (which bumps the tree's version document) commits on that shard.
     /// Sharded by `_id` (the only key every model addresses nodes by), reads of one node stay on
     /// one shard but children, descendants and roots reach every shard in most models, and
     /// every write becomes a cross-shard transaction (the README's "Sharding" has the table per
     /// model, checked by `tests/sharding.rs`). A category tree is small: one shard holds it.
-    pub const fn shard_key(&self) -> Option<ShardKey> {
-        None
+    pub const fn shard_keys(&self) -> [ShardKey<'static>; 0] {
+        []
     }
 
     /// A spec with the seed's field names and no depth limit.

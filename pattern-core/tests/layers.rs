@@ -14,7 +14,8 @@ fn layer_of_file(rel: &str) -> &'static str {
         | ["tree", ..]
         | ["adopt", ..]
         | ["document", ..]
-        | ["testing"] => "patterns",
+        | ["testing"]
+        | ["validator"] => "patterns",
         ["series", ..] => "series",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
@@ -31,8 +32,8 @@ fn layer_of_file(rel: &str) -> &'static str {
 fn layer_of_path(first: &str, second: &str) -> &'static str {
     match (first, second) {
         (
-            "bucket" | "outlier" | "tree" | "adopt" | "document" | "testing" | "Bucket" | "Outlier"
-            | "Tree" | "Document" | "Page" | "Counts" | "Typical",
+            "bucket" | "outlier" | "tree" | "adopt" | "document" | "testing" | "validator"
+            | "Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical",
             _,
         ) => "patterns",
         ("series", _) => "series",

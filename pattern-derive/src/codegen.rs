@@ -341,13 +341,12 @@ pub(crate) fn or_fallback(
     }
 }
 
-/// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_key`/`shard_keys`):
-/// `pub const fn <name>() -> <ret>`, the same with or without errors in the attributes (the
+/// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_keys`):
+/// `pub const fn shard_keys() -> <ret>`, the same with or without errors in the attributes (the
 /// fallback's impl has a `SPEC` too); nothing for a generic type.
-pub(crate) fn shard_key(
+pub(crate) fn shard_keys(
     input: &syn::DeriveInput,
     trait_path: TokenStream,
-    name: &str,
     ret: TokenStream,
     doc: &str,
 ) -> TokenStream {
@@ -355,7 +354,7 @@ pub(crate) fn shard_key(
     if !input.generics.params.is_empty() {
         return TokenStream::new();
     }
-    let name = ident(name);
+    let name = ident("shard_keys");
     let ty = &input.ident;
     quote! {
         impl #ty {

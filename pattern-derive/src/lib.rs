@@ -30,12 +30,11 @@ mod tree;
 pub fn derive_bucket(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     let mut out = bucket::derive(&input);
-    out.extend(codegen::shard_key(
+    out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Bucket),
-        "shard_key",
-        quote::quote!(::pattern_core::ShardKey),
-        "The bucket collection's shard key, as data: the series key (a key's buckets on one \
+        quote::quote!([::pattern_core::ShardKey<'static>; 1]),
+        "The bucket collection's shard key (one), as data: the series key (a key's buckets on one \
          shard; every per-key operation reaches only it). See the README's \"Sharding\".",
     ));
     out.into()
@@ -47,11 +46,10 @@ pub fn derive_bucket(input: TokenStream) -> TokenStream {
 pub fn derive_outlier(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     let mut out = outlier::derive(&input);
-    out.extend(codegen::shard_key(
+    out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Outlier),
-        "shard_keys",
-        quote::quote!([::pattern_core::ShardKey; 2]),
+        quote::quote!([::pattern_core::ShardKey<'static>; 2]),
         "The shard keys of the main collection (`_id`) and of the overflow collection (the \
          parent reference), as data. See the README's \"Sharding\".",
     ));
@@ -65,12 +63,11 @@ pub fn derive_outlier(input: TokenStream) -> TokenStream {
 pub fn derive_tree(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     let mut out = tree::derive(&input);
-    out.extend(codegen::shard_key(
+    out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Tree),
-        "shard_key",
-        quote::quote!(::core::option::Option<::pattern_core::ShardKey>),
-        "`None`: a tree's collection is best left unsharded (on the database's primary shard, \
+        quote::quote!([::pattern_core::ShardKey<'static>; 0]),
+        "None: a tree's collection is best left unsharded (on the database's primary shard, \
          where every operation and transaction reaches one shard). See the README's \
          \"Sharding\" for what each operation would reach on a tree sharded by `_id`.",
     ));

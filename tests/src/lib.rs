@@ -255,7 +255,7 @@ macro_rules! on_both_stores {
                         $crate::check_suite_targeting(
                             stringify!($name),
                             m.database().name(),
-                            ::pattern_core::Store::memo(&m),
+                            &::pattern_core::__private::__trees_served(&m),
                             &log,
                         );
                     }

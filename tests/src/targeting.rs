@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex};
 
 use bson::{Bson, Document};
 use pattern_core::query::SCATTER;
-use pattern_core::StoreMemo;
 
 /// The `comment` of the tests' own collection-wide reads (reading back what the library
 /// wrote): they are not the library's commands, and the check passes over them.
@@ -330,11 +329,46 @@ pub fn declare_unsharded(db: &str, coll: &str) {
         .push((db.to_owned(), coll.to_owned()));
 }
 
+/// The layouts a test's commands show the store served: series (bucket and overflow
+/// collections, each with its key field, from the library's read index `pattern_<key>_1_<seq>_1__id_1`
+/// that every series creates on first use) and trees (the collections whose version document
+/// in `pattern_tree_versions` a write bumped).
+fn served(log: &[(String, Document)]) -> (Vec<(String, String)>, BTreeSet<String>) {
+    let (mut series, mut trees) = (Vec::new(), BTreeSet::new());
+    for (name, cmd) in log {
+        let coll = cmd.get_str(name).unwrap_or("");
+        if name == "createIndexes" {
+            let indexes = cmd.get_array("indexes").into_iter().flatten();
+            for i in indexes.filter_map(Bson::as_document) {
+                let library = i
+                    .get_str("name")
+                    .is_ok_and(|n| n.starts_with("pattern_") && n.ends_with("_1__id_1"));
+                let key = i.get_document("key").ok().and_then(|k| k.keys().next());
+                if let (true, Some(key)) = (library, key) {
+                    if !series.iter().any(|(c, _)| c == coll) {
+                        series.push((coll.to_owned(), key.clone()));
+                    }
+                }
+            }
+        }
+        if coll == "pattern_tree_versions" {
+            for u in cmd.get_array("updates").into_iter().flatten() {
+                let q = u.as_document().and_then(|u| u.get_document("q").ok());
+                if let Some(Ok(tree)) = q.map(|q| q.get_str("_id")) {
+                    trees.insert(tree.to_owned());
+                }
+            }
+        }
+    }
+    (series, trees)
+}
+
 /// Checks every command a conformance test sent on MongoDB (see the module's documentation);
 /// panics with the offending commands.
-pub fn check_suite_targeting(test: &str, db: &str, memo: &StoreMemo, log: &[(String, Document)]) {
-    let series = memo.served_series();
-    let trees = memo.served_trees();
+pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(String, Document)]) {
+    let (series, mut served_trees) = served(log);
+    served_trees.extend(trees.iter().map(|t| t.to_string()));
+    let trees = served_trees;
     let declared: Vec<String> = (UNSHARDED.lock().unwrap().iter())
         .filter(|(d, _)| d == db)
         .map(|(_, c)| c.clone())
@@ -349,12 +383,9 @@ pub fn check_suite_targeting(test: &str, db: &str, memo: &StoreMemo, log: &[(Str
     let keys: Vec<(String, String)> = colls
         .into_iter()
         .filter_map(|c| {
-            if let Some(s) = series.iter().find(|s| s.collection == c) {
-                Some((c, s.key_field.to_owned()))
-            } else if trees.iter().any(|t| t.collection == c)
-                || c.starts_with("pattern_")
-                || declared.contains(&c)
-            {
+            if let Some((_, key)) = series.iter().find(|(s, _)| *s == c) {
+                Some((c, key.clone()))
+            } else if trees.contains(&c) || c.starts_with("pattern_") || declared.contains(&c) {
                 None
             } else {
                 Some((c, "_id".to_owned()))

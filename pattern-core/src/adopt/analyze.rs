@@ -9,7 +9,7 @@ use super::histogram::Histogram;
 use super::scan::{array_len, field, id, scan, sorted, ANALYZE};
 use super::{key_text, BucketAnalysis, Largest, Options, OutlierAnalysis, Source, Suggestion};
 use crate::error::MAX_DOCUMENT_BYTES;
-use crate::query::Filter;
+use crate::query::{Filter, Path};
 use crate::spec::{BucketSpec, OutlierSpec};
 use crate::store::Store;
 use crate::Result;
@@ -49,7 +49,7 @@ impl Biggest {
 /// size would take more than 4 MiB of the main document.
 pub async fn analyze_outlier<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<OutlierAnalysis> {
     let ov = &spec.overflow;
@@ -63,7 +63,10 @@ pub async fn analyze_outlier<S: Store>(
         sorted(
             ANALYZE,
             vec![],
-            vec![ov.key_field.into(), ov.items_field.into()],
+            vec![
+                Path::from(ov.key_field.to_owned()),
+                Path::from(ov.items_field.to_owned()),
+            ],
         ),
         opts,
         "scan overflow",
@@ -202,7 +205,7 @@ fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion 
 /// Memory: one counter per distinct key.
 pub async fn analyze_bucket<S: Store>(
     store: &S,
-    spec: &BucketSpec,
+    spec: &BucketSpec<'_>,
     from: Option<&Source<'_>>,
     opts: &Options<'_>,
 ) -> Result<BucketAnalysis> {

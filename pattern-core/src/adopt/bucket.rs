@@ -81,7 +81,7 @@ impl Part {
 
 /// The settings a checkpoint was written with: a resume with others is refused (buckets of
 /// one migration must not mix sizes, bounds or summaries).
-fn fingerprint(spec: &BucketSpec, from: &Source<'_>, remove_source: bool) -> Document {
+fn fingerprint(spec: &BucketSpec<'_>, from: &Source<'_>, remove_source: bool) -> Document {
     let bounds = match spec.keeps.bounds {
         Some((min, max)) => Bson::Array(vec![min.into(), max.into()]),
         None => Bson::Null,
@@ -108,12 +108,12 @@ const RESTART: &str =
 /// Refuses a first run pointed at data that is not there: the source collection, a document
 /// with the key and one with the time, and (when the bucket collection holds documents) one
 /// with the key there.
-async fn preflight<S: Store>(store: &S, spec: &BucketSpec, from: &Source<'_>) -> Result<()> {
+async fn preflight<S: Store>(store: &S, spec: &BucketSpec<'_>, from: &Source<'_>) -> Result<()> {
     let src = from.collection;
     require_collection(store, src).await?;
     require_exists(store, src, from.key_field, "the key").await?;
     require_exists(store, src, from.time_field, "the item's time").await?;
-    let has_key = Filter::Exists(spec.key_field.into(), true);
+    let has_key = Filter::Exists(Path::from(spec.key_field.to_owned()), true);
     let (key, what) = (spec.key_field, "the key of the buckets");
     require_field(store, spec.collection, has_key, key, what, true).await
 }
@@ -138,7 +138,7 @@ async fn preflight<S: Store>(store: &S, spec: &BucketSpec, from: &Source<'_>) ->
 /// counted in `skipped`... (reported as `scanned - moved_items`).
 pub async fn migrate_bucket<S: Store>(
     store: &S,
-    spec: &BucketSpec,
+    spec: &BucketSpec<'_>,
     from: &Source<'_>,
     opts: &Options<'_>,
 ) -> Result<MigrateReport> {
@@ -336,7 +336,7 @@ pub async fn migrate_bucket<S: Store>(
 #[allow(clippy::too_many_arguments)] // one batch's whole context, each used
 async fn write_batch<'s, S: Store>(
     store: &S,
-    series: &SeriesSpec,
+    series: &SeriesSpec<'_>,
     from: &Source<'s>,
     ckpt: &mut Checkpoint,
     parts: Vec<Part>,
@@ -366,7 +366,8 @@ async fn write_batch<'s, S: Store>(
         tail.state.done + tail.items.len() as i64,
         tail.state.pages + (tail.items.len() / size) as i64,
     );
-    struct Ctx {
+    struct Ctx<'s> {
+        series: SeriesSpec<'s>,
         parts: Vec<Part>,
         set: Document,
         written: u64,
@@ -377,12 +378,12 @@ async fn write_batch<'s, S: Store>(
         "key_done": tail_done, "complete": tail_last, "pages": tail_pages,
     };
     let mut ctx = Ctx {
+        series: *series,
         parts,
         set,
         written: 0,
         last_full: None,
     };
-    let series = *series;
     let remove_from = opts.remove_source.then_some(from.collection);
     let time_field = from.time_field;
     let (_, retries) = ckpt
@@ -391,7 +392,8 @@ async fn write_batch<'s, S: Store>(
             let remove_from = remove_from.map(str::to_owned);
             Box::pin(async move {
                 let (w, last) =
-                    write_parts(tx, &series, &c.parts, &time_field, remove_from.as_deref()).await?;
+                    write_parts(tx, &c.series, &c.parts, &time_field, remove_from.as_deref())
+                        .await?;
                 c.written = w;
                 c.last_full = last;
                 let mut set = c.set.clone();
@@ -410,7 +412,7 @@ async fn write_batch<'s, S: Store>(
         ..
     } = ctx;
     for p in &parts {
-        store.memo().take_next_number(series.collection, &p.key);
+        crate::series::memo(store).take_next_number(series.collection, &p.key);
     }
     report.retries += retries;
     report.batches += 1;
@@ -424,7 +426,7 @@ async fn write_batch<'s, S: Store>(
 /// by the application meanwhile) are read, deleted, and written again after the part's items.
 async fn write_parts<T: Store>(
     tx: &T,
-    series: &SeriesSpec,
+    series: &SeriesSpec<'_>,
     parts: &[Part],
     time_field: &str,
     remove_from: Option<&str>,
@@ -444,14 +446,18 @@ async fn write_parts<T: Store>(
     let mut found = Vec::new();
     if !fresh.is_empty() {
         found.extend(
-            tx.find(coll, &Filter::In(series.key_field.into(), fresh), &by_key)
-                .await?,
+            tx.find(
+                coll,
+                &Filter::In(Path::from(series.key_field.to_owned()), fresh),
+                &by_key,
+            )
+            .await?,
         );
     }
     for p in parts.iter().filter(|p| p.state.pages > 0) {
         let after = Filter::and([
             series.by_key(&p.key),
-            Filter::Gt(page.into(), Bson::Int64(p.state.pages)),
+            Filter::Gt(Path::from(page.to_owned()), Bson::Int64(p.state.pages)),
         ]);
         found.extend(tx.find(coll, &after, &by_key).await?);
     }
@@ -468,7 +474,7 @@ async fn write_parts<T: Store>(
     if !stale.is_empty() {
         // By key too: on a collection sharded by it, only those keys' shards.
         let of_keys = Filter::and([
-            Filter::In(series.key_field.into(), stale_keys),
+            Filter::In(Path::from(series.key_field.to_owned()), stale_keys),
             Filter::In("_id".into(), stale),
         ]);
         tx.delete_many(coll, &of_keys).await?;

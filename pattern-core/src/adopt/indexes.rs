@@ -73,7 +73,7 @@ fn series_index(name: &str) -> bool {
 /// The bucket collection's indexes.
 pub async fn index_report_bucket<S: Store>(
     store: &S,
-    spec: &BucketSpec,
+    spec: &BucketSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
     let series = spec.series();
     Ok(vec![
@@ -85,7 +85,7 @@ pub async fn index_report_bucket<S: Store>(
 /// the overflow collection's.
 pub async fn index_report_outlier<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
     let ov = &spec.overflow;
     Ok(vec![

@@ -20,7 +20,7 @@ const DOCS_PER_BATCH: usize = 100;
 
 /// The documents that break the layout: their array holds more than `threshold` items (an
 /// element at index `threshold` exists).
-fn over_threshold(spec: &OutlierSpec) -> Filter {
+fn over_threshold(spec: &OutlierSpec<'_>) -> Filter {
     Filter::Exists(
         format!("{}.{}", spec.items_field, spec.threshold).into(),
         true,
@@ -28,7 +28,7 @@ fn over_threshold(spec: &OutlierSpec) -> Filter {
 }
 
 /// The settings that shape an outlier migration's result, pinned by its checkpoint.
-fn settings(spec: &OutlierSpec) -> Document {
+fn settings(spec: &OutlierSpec<'_>) -> Document {
     let ov = &spec.overflow;
     doc! {
         "array": spec.items_field, "threshold": i64::from(spec.threshold), "flag": spec.flag_field,
@@ -43,11 +43,11 @@ const RESTART: &str = "run the migration with the new settings: documents it mig
 
 /// Refuses a first run pointed at data that is not there: the collection, a document with
 /// the array, and (when the overflow collection holds documents) one with the reference.
-async fn preflight<S: Store>(store: &S, spec: &OutlierSpec) -> Result<()> {
+async fn preflight<S: Store>(store: &S, spec: &OutlierSpec<'_>) -> Result<()> {
     let ov = &spec.overflow;
     require_collection(store, spec.collection).await?;
     require_exists(store, spec.collection, spec.items_field, "the array to cap").await?;
-    let has_ref = Filter::Exists(ov.key_field.into(), true);
+    let has_ref = Filter::Exists(Path::from(ov.key_field.to_owned()), true);
     let what = "the reference to the main document";
     require_field(store, ov.collection, has_ref, ov.key_field, what, true).await
 }
@@ -73,7 +73,7 @@ async fn preflight<S: Store>(store: &S, spec: &OutlierSpec) -> Result<()> {
 /// rewritten: a run that moves nothing creates nothing.
 pub async fn migrate_outlier<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<MigrateReport> {
     spec.check()?;
@@ -157,12 +157,11 @@ pub async fn migrate_outlier<S: Store>(
     while !pending.is_empty() {
         let take: Vec<Bson> = pending.iter().take(per_batch).cloned().collect();
         let budget = opts.batch_items.max(1) as u64;
-        let mut work = (take, Outcome::default());
-        let spec_copy = *spec;
+        let mut work = (take, Outcome::default(), *spec);
         let (_, retries) = ckpt
-            .batch(store, &mut work, |tx, (take, out)| {
+            .batch(store, &mut work, |tx, (take, out, spec)| {
                 Box::pin(async move {
-                    *out = migrate_batch(tx, &spec_copy, take, budget).await?;
+                    *out = migrate_batch(tx, spec, take, budget).await?;
                     let last = out.last.clone().unwrap_or(Bson::Null);
                     Ok((
                         (),
@@ -181,9 +180,7 @@ pub async fn migrate_outlier<S: Store>(
             pending.pop_front();
         }
         for parent in &out.touched {
-            store
-                .memo()
-                .take_next_number(spec.overflow.collection, parent);
+            crate::series::memo(store).take_next_number(spec.overflow.collection, parent);
         }
         done += out.processed as u64;
         per_batch = if out.processed < per_batch {
@@ -217,7 +214,7 @@ struct Outcome {
 /// rewritten, until `budget` items moved.
 async fn migrate_batch<T: Store>(
     tx: &T,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     ids: &[Bson],
     budget: u64,
 ) -> Result<Outcome> {
@@ -253,8 +250,8 @@ async fn migrate_batch<T: Store>(
         out.moved += beyond.len() as u64;
         let mut set = Update {
             set: vec![
-                (spec.items_field.into(), Bson::Array(items)),
-                (spec.flag_field.into(), Bson::Boolean(true)),
+                (Path::from(spec.items_field.to_owned()), Bson::Array(items)),
+                (Path::from(spec.flag_field.to_owned()), Bson::Boolean(true)),
             ],
             ..Update::default()
         };
@@ -271,7 +268,7 @@ async fn migrate_batch<T: Store>(
     // What overflow the moved documents had: the seed's unnumbered documents first, then the
     // chunks in order, as the reads take them.
     let parents: Vec<Bson> = moves.iter().map(|(id, _)| id.clone()).collect();
-    let of_parents = Filter::In(ov.key_field.into(), parents.clone());
+    let of_parents = Filter::In(Path::from(ov.key_field.to_owned()), parents.clone());
     let existing = tx
         .find(
             ov.collection,

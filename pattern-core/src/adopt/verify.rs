@@ -15,7 +15,7 @@ use crate::Result;
 
 /// The documents of one key of a series, checked as they stream by in key and number order.
 struct SeriesCheck<'s> {
-    spec: &'s SeriesSpec,
+    spec: &'s SeriesSpec<'s>,
     key: Option<(String, Bson)>,
     expected: i64,
     open: Vec<i64>,
@@ -151,7 +151,7 @@ impl<'s> SeriesCheck<'s> {
 /// Scans a series in key and number order (its read index serves the sort).
 async fn check_series<'s, S: Store>(
     store: &S,
-    spec: &'s SeriesSpec,
+    spec: &'s SeriesSpec<'s>,
     opts: &Options<'_>,
     phase: &str,
 ) -> Result<(u64, SeriesCheck<'s>)> {
@@ -175,7 +175,7 @@ async fn check_series<'s, S: Store>(
 /// numbered 1, 2, 3... One pass in key and page order.
 pub async fn verify_bucket<S: Store>(
     store: &S,
-    spec: &BucketSpec,
+    spec: &BucketSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
     let series = spec.series();
@@ -193,7 +193,7 @@ pub async fn verify_bucket<S: Store>(
 /// Memory: one entry per parent that has overflow.
 pub async fn verify_outlier<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
     let ov = &spec.overflow;

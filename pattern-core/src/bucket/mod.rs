@@ -42,7 +42,8 @@ use crate::key::KeyPart;
 use crate::query::Schema;
 use crate::series;
 use crate::spec::BucketSpec;
-use crate::store::{install_validator, Store};
+use crate::store::Store;
+use crate::validator;
 use crate::Result;
 
 mod ingest;
@@ -64,7 +65,7 @@ pub trait Bucket {
     /// `<Name>Summary`, otherwise [`Totals`].
     type Summary: From<Totals> + Send;
     /// The storage layout.
-    const SPEC: BucketSpec;
+    const SPEC: BucketSpec<'static>;
     /// Whether the writes install the layout's validator ([`ensure_validator`]) with the
     /// indexes, once per store and process (`#[bucket(validate)]`).
     const VALIDATE: bool = false;
@@ -222,7 +223,7 @@ pub fn schema<B: Bucket + ?Sized>() -> Schema {
 /// `size`) required; `page` an `int` or `long` from 1 where present (the seed's buckets have
 /// none); the time bounds `date`s, `bounded` a `bool`, the summary's values numbers and
 /// `summarized` an array of strings, where present.
-pub fn schema_of(spec: &BucketSpec, key_types: &[BsonType]) -> Schema {
+pub fn schema_of(spec: &BucketSpec<'_>, key_types: &[BsonType]) -> Schema {
     spec.series().schema(key_types)
 }
 
@@ -232,13 +233,13 @@ pub fn schema_of(spec: &BucketSpec, key_types: &[BsonType]) -> Schema {
 /// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
 /// [`Error::SchemaViolation`](crate::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    install_validator(store, B::SPEC.collection, &schema::<B>()).await
+    validator::install(store, B::SPEC.collection, &schema::<B>()).await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
 /// ([`Bucket::VALIDATE`]): what every write runs first.
 pub(crate) async fn validated<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    if B::VALIDATE && !store.memo().has_validator(B::SPEC.collection) {
+    if B::VALIDATE && !validator::installed(store, B::SPEC.collection) {
         ensure_validator::<B, S>(store).await?;
     }
     Ok(())

@@ -121,7 +121,7 @@ impl Totals {
     }
 
     /// Adds aggregate `i`'s value `v` (a bucket's kept value, or an item's field).
-    fn add(&mut self, spec: &SeriesSpec, i: usize, v: &Bson, id: Option<&Bson>) -> Result<()> {
+    fn add(&mut self, spec: &SeriesSpec<'_>, i: usize, v: &Bson, id: Option<&Bson>) -> Result<()> {
         let agg = spec.keeps.summary[i];
         let Some(n) = Number::from_bson(v) else {
             return Err(Error::decode(
@@ -220,7 +220,7 @@ where
 
 /// A bucket's count when its kept summary covers the range's part of it: complete (marked
 /// for every aggregate) and wholly inside the range; `None` when its items must be read.
-fn summarized(spec: &SeriesSpec, doc: &RawDocument, span: Span) -> Result<Option<u64>> {
+fn summarized(spec: &SeriesSpec<'_>, doc: &RawDocument, span: Span) -> Result<Option<u64>> {
     let complete = match doc.get(SUMMARIZED_FIELD) {
         Ok(Some(RawBsonRef::Array(a))) => {
             let marked: Vec<&str> = a.into_iter().filter_map(|v| v.ok()?.as_str()).collect();
@@ -254,7 +254,7 @@ fn summarized(spec: &SeriesSpec, doc: &RawDocument, span: Span) -> Result<Option
     Ok(count.and_then(|c| u64::try_from(c).ok()))
 }
 
-fn id_of(spec: &SeriesSpec, doc: &RawDocument) -> Result<Option<Bson>> {
+fn id_of(spec: &SeriesSpec<'_>, doc: &RawDocument) -> Result<Option<Bson>> {
     match doc.get("_id") {
         Ok(Some(v)) => Ok(Some(raw_value(spec.collection, v)?)),
         _ => Ok(None),
@@ -263,7 +263,7 @@ fn id_of(spec: &SeriesSpec, doc: &RawDocument) -> Result<Option<Bson>> {
 
 /// Adds the items of bucket `raw` whose time is in `span` to `totals`.
 fn add_items<B: Bucket + ?Sized>(
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     raw: &RawDocumentBuf,
     span: Span,
     totals: &mut Totals,
@@ -339,7 +339,7 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
 }
 
 /// Whether a bucket carries every mark the spec keeps.
-fn complete(spec: &SeriesSpec, raw: &RawDocument) -> bool {
+fn complete(spec: &SeriesSpec<'_>, raw: &RawDocument) -> bool {
     let bounded = spec.keeps.bounds.is_none()
         || matches!(raw.get(BOUNDED_FIELD), Ok(Some(RawBsonRef::Boolean(true))));
     bounded
@@ -361,7 +361,7 @@ fn complete(spec: &SeriesSpec, raw: &RawDocument) -> bool {
 /// and retries when a push changed it meanwhile. `false` when the bucket is gone.
 async fn complete_one<B: Bucket + ?Sized, S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     mut raw: RawDocumentBuf,
 ) -> Result<bool> {
     for _ in 0..1_000 {
@@ -396,30 +396,38 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             // An empty bucket holds no time: bounds that no range overlaps... none at all.
             match (lo, hi) {
                 (Some(lo), Some(hi)) => {
-                    update.set.push((min.into(), lo));
-                    update.set.push((max.into(), hi));
+                    update
+                        .set
+                        .push((crate::query::Path::from(min.to_owned()), lo));
+                    update
+                        .set
+                        .push((crate::query::Path::from(max.to_owned()), hi));
                 }
                 // No item: no bounds (no range overlaps the bucket); a later push's `$min` /
                 // `$max` starts them.
-                _ => update.unset.extend([Path::from(min), Path::from(max)]),
+                _ => update
+                    .unset
+                    .extend([Path::from(min.to_owned()), Path::from(max.to_owned())]),
             }
         }
         let kept = spec.kept(&values, &millis)?;
         for (agg, v) in spec.keeps.summary.iter().zip(kept.summary) {
             match v {
-                Some(v) => update.set.push((agg.field.into(), v)),
+                Some(v) => update.set.push((Path::from(agg.field.to_owned()), v)),
                 // No item has a number there: removed (a stale partial value must not stay,
                 // and a null would win every later `$min`).
-                None => update.unset.push(agg.field.into()),
+                None => update.unset.push(Path::from(agg.field.to_owned())),
             }
         }
-        update
-            .set
-            .extend(spec.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
+        update.set.extend(
+            spec.marks()
+                .into_iter()
+                .map(|(k, v)| (Path::from(k.to_owned()), v)),
+        );
         let cas = Filter::and([
             spec.by_key(&key),
             Filter::Eq("_id".into(), id.clone()),
-            Filter::Eq(spec.count_field.into(), count),
+            Filter::Eq(Path::from(spec.count_field.to_owned()), count),
         ]);
         if store
             .update_one(spec.collection, &cas, &mut update, false)

@@ -60,22 +60,28 @@ impl Span {
 
     /// The conditions on a bucket's bounds that overlap the range (beside `bounded: true`):
     /// `max >= from` and `min < to`, served by the index `{key, bounded, max, min}`.
-    pub(crate) fn overlap(&self, spec: &SeriesSpec) -> Result<Vec<Filter>> {
+    pub(crate) fn overlap(&self, spec: &SeriesSpec<'_>) -> Result<Vec<Filter>> {
         let (min, max) = bounds_of(spec)?;
         let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
         let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
         if let Some(f) = self.from {
-            all.push(Filter::Gte(max.into(), date(f)));
+            all.push(Filter::Gte(
+                crate::query::Path::from(max.to_owned()),
+                date(f),
+            ));
         }
         if let Some(t) = self.to {
-            all.push(Filter::Lt(min.into(), date(t)));
+            all.push(Filter::Lt(
+                crate::query::Path::from(min.to_owned()),
+                date(t),
+            ));
         }
         Ok(all)
     }
 }
 
 /// The bound fields of a series that keeps them; an error naming the attribute otherwise.
-pub(crate) fn bounds_of(spec: &SeriesSpec) -> Result<(&'static str, &'static str)> {
+pub(crate) fn bounds_of<'a>(spec: &SeriesSpec<'a>) -> Result<(&'a str, &'a str)> {
     spec.keeps.bounds.ok_or_else(|| {
         Error::invalid(format!(
             "time-range reads of collection `{}` need time bounds: #[bucket(time = \"...\")]",
@@ -90,7 +96,7 @@ pub(crate) fn bounds_of(spec: &SeriesSpec) -> Result<(&'static str, &'static str
 /// index) and the buckets without bounds (an equality on the same index).
 pub(crate) async fn overlapping<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     span: Span,
     projection: Vec<crate::query::Path>,
@@ -160,7 +166,7 @@ where
 /// Two sets of a key's documents merged in the series' order (unnumbered first by `_id`,
 /// then by number).
 pub(crate) fn in_push_order(
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     a: Vec<RawDocumentBuf>,
     b: Vec<RawDocumentBuf>,
 ) -> Result<Vec<RawDocumentBuf>> {
@@ -203,7 +209,7 @@ where
     // index range before its limit (SecantusDB) needs to stay fast on a long history. Should
     // the bound cut anything off (a gap, buckets without numbers), the same query runs
     // unbounded.
-    let newest = (store.memo().next_number(spec.collection, &key))
+    let newest = (crate::series::memo(store).next_number(spec.collection, &key))
         .map(|next| next.number - 1)
         .filter(|n| *n >= 1);
     loop {

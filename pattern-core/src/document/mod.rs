@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::query::{self, FindOptions, IndexSpec};
 use crate::spec::Keywords;
-use crate::store::Store;
+use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 mod find;
@@ -63,14 +63,34 @@ pub fn indexes<D: Document>() -> Vec<IndexSpec> {
 
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store + ?Sized>(store: &S) -> Result<()> {
-    if D::KEYWORDS.is_empty() || store.memo().has_documents(D::COLLECTION) {
+    let ensured = &store.extensions().get(&ENSURED).0;
+    if D::KEYWORDS.is_empty() || lock(ensured).iter().any(|c| c == D::COLLECTION) {
         return Ok(());
     }
     for index in indexes::<D>() {
         store.create_index(D::COLLECTION, &index).await?;
     }
-    store.memo().add_documents(D::COLLECTION);
+    let mut colls = lock(ensured);
+    if !colls.iter().any(|c| c == D::COLLECTION) {
+        colls.push(D::COLLECTION.to_owned());
+    }
     Ok(())
+}
+
+/// The collections whose keyword indexes this process ensured, per store.
+#[derive(Debug, Default)]
+struct Ensured(std::sync::Mutex<Vec<String>>);
+
+impl Extension for Ensured {
+    fn forget(&self) {
+        lock(&self.0).clear();
+    }
+}
+
+static ENSURED: ExtensionKey<Ensured> = ExtensionKey::new();
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The id as BSON (what `_id` holds).

@@ -43,7 +43,8 @@ use crate::key::KeyPart;
 use crate::query::{Filter, FindOptions, Schema};
 use crate::series;
 use crate::spec::OutlierSpec;
-use crate::store::{install_validator, Store};
+use crate::store::Store;
+use crate::validator;
 use crate::{Error, Result};
 
 mod read;
@@ -55,7 +56,7 @@ pub use write::{push, push_many, save};
 /// Items per overflow document unless `#[outlier(chunk = N)]` says otherwise.
 pub const DEFAULT_CHUNK: u32 = 500;
 
-impl OutlierSpec {
+impl OutlierSpec<'_> {
     /// Refuses a threshold outside 1..=2^31-1 (the derive checks it at compile time; a spec
     /// written by hand is checked here, before anything is sent).
     pub(crate) fn check(&self) -> Result<()> {
@@ -76,7 +77,7 @@ pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
     /// The array's item type.
     type Item: Serialize + DeserializeOwned + Send + Sync;
     /// The storage layout.
-    const SPEC: OutlierSpec;
+    const SPEC: OutlierSpec<'static>;
     /// Whether the writes install the layout's validators ([`ensure_validator`]) with the
     /// indexes, once per store and process (`#[outlier(validate)]`).
     const VALIDATE: bool = false;
@@ -97,7 +98,7 @@ pub(super) fn by_id(id: &Bson) -> Filter {
 /// [`read_main`] as the document's BSON bytes.
 pub(super) async fn read_main_raw<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     id: &Bson,
 ) -> Result<Option<RawDocumentBuf>> {
     let one = FindOptions {
@@ -110,7 +111,7 @@ pub(super) async fn read_main_raw<S: Store>(
 
 pub(super) async fn read_main<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     id: &Bson,
 ) -> Result<Option<Document>> {
     let one = FindOptions {
@@ -125,7 +126,7 @@ pub(super) async fn read_main<S: Store>(
 }
 
 /// The main document's array (taken out of it, not copied) and flag.
-pub(super) fn main_parts(spec: &OutlierSpec, doc: &mut Document) -> Result<(Vec<Bson>, bool)> {
+pub(super) fn main_parts(spec: &OutlierSpec<'_>, doc: &mut Document) -> Result<(Vec<Bson>, bool)> {
     let items = series::take_array(spec.collection, spec.items_field, doc)?;
     let flag = match doc.get(spec.flag_field) {
         None | Some(Bson::Null) | Some(Bson::Boolean(false)) => false,
@@ -153,7 +154,7 @@ pub(super) fn decode_doc<T: DeserializeOwned>(coll: &str, doc: Document) -> Resu
 /// The main document of parent `id`; `NotFound` when there is none.
 pub(super) async fn existing_main<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     id: &Bson,
 ) -> Result<Document> {
     read_main(store, spec, id)
@@ -162,7 +163,7 @@ pub(super) async fn existing_main<S: Store>(
 }
 
 /// The parent `id` does not exist.
-pub(super) fn not_found(spec: &OutlierSpec, id: &Bson) -> Error {
+pub(super) fn not_found(spec: &OutlierSpec<'_>, id: &Bson) -> Error {
     Error::NotFound {
         collection: spec.collection.to_owned(),
         id: crate::error::display_bson(id),
@@ -184,7 +185,7 @@ where
     store
         .delete_many(ov, &Filter::Eq(spec.overflow.key_field.into(), id.clone()))
         .await?;
-    store.memo().take_next_number(ov, &id);
+    crate::series::memo(store).take_next_number(ov, &id);
     Ok(n > 0)
 }
 
@@ -208,7 +209,7 @@ pub fn schemas<T: Outlier>() -> [(&'static str, Schema); 2] {
 /// in `0..=chunk`) and the array (at most `chunk` long) required, `seq` an `int` or `long`
 /// from 1 where present. The seed's single overflow document (no `count`) is read, never
 /// written: a new one is refused.
-pub fn schemas_of(spec: &OutlierSpec, id_types: &[BsonType]) -> [(&'static str, Schema); 2] {
+pub fn schemas_of<'a>(spec: &OutlierSpec<'a>, id_types: &[BsonType]) -> [(&'a str, Schema); 2] {
     let mut main = Schema::object();
     if !id_types.is_empty() {
         main = main.property("_id", Schema::of(id_types));
@@ -232,7 +233,7 @@ pub fn schemas_of(spec: &OutlierSpec, id_types: &[BsonType]) -> [(&'static str, 
 /// [`Error::SchemaViolation`], whoever sends it.
 pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
     for (coll, schema) in schemas::<T>() {
-        install_validator(store, coll, &schema).await?;
+        validator::install(store, coll, &schema).await?;
     }
     Ok(())
 }
@@ -240,7 +241,7 @@ pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
 /// [`ensure_validator`] once per store and process, when the type asks for it
 /// ([`Outlier::VALIDATE`]): what every write runs first.
 pub(crate) async fn validated<T: Outlier, S: Store>(store: &S) -> Result<()> {
-    if T::VALIDATE && !store.memo().has_validator(T::SPEC.overflow.collection) {
+    if T::VALIDATE && !validator::installed(store, T::SPEC.overflow.collection) {
         ensure_validator::<T, S>(store).await?;
     }
     Ok(())

@@ -48,7 +48,7 @@ const CONSISTENT_READS: u32 = 20;
 /// the front of the overflow, in one transaction). Reading its main document and then its
 /// overflow could see the items twice (the migration committed in between), so such a read is
 /// checked by reading the main document again.
-fn in_transition(spec: &OutlierSpec, main: &RawDocument) -> bool {
+fn in_transition(spec: &OutlierSpec<'_>, main: &RawDocument) -> bool {
     raw_flag(spec, main) == Some(true)
         && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(a)))
             if a.into_iter().nth(spec.threshold as usize).is_some())
@@ -60,7 +60,7 @@ fn in_transition(spec: &OutlierSpec, main: &RawDocument) -> bool {
 /// times, then [`Error::Contention`]).
 async fn main_and_overflow<S: Store>(
     store: &S,
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     id: &bson::Bson,
 ) -> Result<Option<(RawDocumentBuf, Vec<RawDocumentBuf>)>> {
     for _ in 0..CONSISTENT_READS {
@@ -123,7 +123,7 @@ where
 
 /// [`full`] through `Document`s: what reports a document that does not decode.
 fn full_from_docs<T: DeserializeOwned>(
-    spec: &OutlierSpec,
+    spec: &OutlierSpec<'_>,
     main: &RawDocument,
     chunks: &[RawDocumentBuf],
 ) -> Result<T> {
@@ -142,7 +142,7 @@ fn full_from_docs<T: DeserializeOwned>(
 
 /// The flag of a main document read as bytes: `None` when it is neither a boolean nor
 /// missing or null (which [`main_parts`] reports).
-fn raw_flag(spec: &OutlierSpec, main: &RawDocument) -> Option<bool> {
+fn raw_flag(spec: &OutlierSpec<'_>, main: &RawDocument) -> Option<bool> {
     match main.get(spec.flag_field) {
         Ok(None) | Ok(Some(RawBsonRef::Null)) => Some(false),
         Ok(Some(RawBsonRef::Boolean(b))) => Some(b),
@@ -153,7 +153,11 @@ fn raw_flag(spec: &OutlierSpec, main: &RawDocument) -> Option<bool> {
 /// The bytes of `main` with its array replaced by one holding its items and then the items of
 /// every chunk, in order: a document `T` decodes from in one pass. The items are copied as
 /// bytes, not decoded. `None` when an array is neither an array nor missing or null.
-fn joined(spec: &OutlierSpec, main: &RawDocument, chunks: &[RawDocumentBuf]) -> Option<Vec<u8>> {
+fn joined(
+    spec: &OutlierSpec<'_>,
+    main: &RawDocument,
+    chunks: &[RawDocumentBuf],
+) -> Option<Vec<u8>> {
     use std::fmt::Write;
     // The array, written as the document it is (`{"0": .., "1": ..}`).
     let mut items = RawDocumentBuf::new();
@@ -345,7 +349,7 @@ mod tests {
     use super::*;
     use crate::spec::{SeriesOrder, SeriesSpec};
 
-    const SPEC: OutlierSpec = OutlierSpec {
+    const SPEC: OutlierSpec<'static> = OutlierSpec {
         collection: "main",
         items_field: "v",
         threshold: 2,

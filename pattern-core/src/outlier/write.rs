@@ -64,9 +64,12 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
 }
 
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
-async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> {
+async fn flag<S: Store>(store: &S, spec: &OutlierSpec<'_>, id: &Bson) -> Result<()> {
     let mut set = Update {
-        set: vec![(spec.flag_field.into(), Bson::Boolean(true))],
+        set: vec![(
+            crate::query::Path::from(spec.flag_field.to_owned()),
+            Bson::Boolean(true),
+        )],
         ..Update::default()
     };
     if store
@@ -82,11 +85,14 @@ async fn flag<S: Store>(store: &S, spec: &OutlierSpec, id: &Bson) -> Result<()> 
 
 /// The array holds exactly `len` items (at most `len` and at least `len`) and is not flagged:
 /// a compare-and-set on its length.
-fn main_has_len(spec: &OutlierSpec, id: &Bson, len: usize) -> Filter {
+fn main_has_len(spec: &OutlierSpec<'_>, id: &Bson, len: usize) -> Filter {
     let mut conds = vec![
         by_id(id),
         Filter::Exists(format!("{}.{}", spec.items_field, len).into(), false),
-        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+        Filter::Ne(
+            crate::query::Path::from(spec.flag_field.to_owned()),
+            Bson::Boolean(true),
+        ),
     ];
     if len > 0 {
         conds.push(Filter::Exists(

@@ -5,9 +5,10 @@ use bson::oid::ObjectId;
 use bson::Bson;
 
 use super::push::next_suffix;
+use super::TimeId;
 use crate::spec::{SeriesOrder, SeriesSpec};
 use crate::store::shape::bucket_id;
-use crate::store::{Store, TimeId};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// Whether a write was refused because its `_id` is taken (rather than by another unique
@@ -34,7 +35,7 @@ pub(super) fn is_id_taken(e: &Error) -> bool {
 /// another writer opened document `seq` first: the next attempt pushes into it. When a store
 /// does not say which index refused, a second refusal on the same `seq` is taken as the `_id`.
 pub(super) struct NewIds<'a> {
-    spec: &'a SeriesSpec,
+    spec: &'a SeriesSpec<'a>,
     prefix: &'a str,
     /// The first item's epoch seconds ([`SeriesOrder::TimeId`] only).
     seconds: Option<i64>,

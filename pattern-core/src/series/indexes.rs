@@ -3,16 +3,17 @@
 
 use bson::Bson;
 
+use super::memo;
 use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
 use crate::store::Store;
 use crate::{Error, Result};
 
-impl SeriesSpec {
+impl SeriesSpec<'_> {
     /// Creates the indexes once per store; an open-document index for another `size` is
     /// dropped first. Runs before every push and read: once done, it is one set lookup.
     pub(crate) async fn ensure_indexes<S: Store>(&self, store: &S) -> Result<()> {
-        if store.memo().contains(self) {
+        if memo(store).contains(self) {
             return Ok(());
         }
         if self.size == 0 || self.size > i32::MAX as u32 {
@@ -28,7 +29,7 @@ impl SeriesSpec {
                 if self.keeps.bounds.is_some() && !existed {
                     mark_bounded(store, self.collection).await?;
                 }
-                store.memo().insert(*self);
+                memo(store).insert(self);
                 Ok(())
             }
             Err(Error::DuplicateKey { message, .. }) => Err(Error::invalid(format!(
@@ -41,12 +42,12 @@ impl SeriesSpec {
     }
 }
 
-impl SeriesSpec {
+impl SeriesSpec<'_> {
     /// Whether every bucket of the collection carries complete time bounds: its mark in
     /// [`BOUNDED_COLLECTIONS`], read once per process (one find) and remembered.
     pub(crate) async fn all_bounded<S: Store>(&self, store: &S) -> Result<bool> {
         let coll = self.collection;
-        if let Some(known) = store.memo().all_bounded(coll) {
+        if let Some(known) = memo(store).all_bounded(coll) {
             return Ok(known);
         }
         let one = FindOptions {
@@ -56,7 +57,7 @@ impl SeriesSpec {
         let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
         let marked = (store.find(BOUNDED_COLLECTIONS, &mark, &one).await?.first())
             .is_some_and(|m| m.get_bool(BOUNDED_FIELD) == Ok(true));
-        store.memo().set_all_bounded(coll, marked);
+        memo(store).set_all_bounded(coll, marked);
         Ok(marked)
     }
 }
@@ -71,7 +72,7 @@ pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> 
     store
         .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
         .await?;
-    store.memo().set_all_bounded(coll, true);
+    memo(store).set_all_bounded(coll, true);
     Ok(())
 }
 

@@ -13,11 +13,12 @@ use futures::stream::{self, StreamExt};
 use super::ids::parse_bucket_id;
 use super::push::{newest_doc, push, seconds};
 use super::read::take_array;
+use super::{Next, TimeId};
 use crate::codec::as_int;
 use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
 use crate::store::shape::bucket_id;
-use crate::store::{BatchOutcome, Next, Store, TimeId, WriteOp};
+use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
 /// One item to ingest: its key (and the key's `_id` prefix), the serialized item, its time
@@ -38,7 +39,7 @@ const BATCH_BYTES: usize = 8 * 1024 * 1024;
 /// many were written; on an error, [`Error::Ingest`] with the indexes of those that were not.
 pub(crate) async fn ingest<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     entries: Vec<Entry>,
     batch: usize,
 ) -> Result<u64> {
@@ -116,7 +117,7 @@ type BatchError = (u64, Vec<usize>, Error);
 
 async fn ingest_batch<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     entries: &[Entry],
 ) -> std::result::Result<u64, BatchError> {
     // Group by key, each key's items in input order.
@@ -166,8 +167,11 @@ async fn ingest_batch<S: Store>(
             let filter = Filter::and([
                 spec.by_key(group.key),
                 Filter::Eq("_id".into(), bson_id.clone()),
-                Filter::Gte(spec.count_field.into(), c.clone()),
-                Filter::Lte(spec.count_field.into(), c),
+                Filter::Gte(
+                    crate::query::Path::from(spec.count_field.to_owned()),
+                    c.clone(),
+                ),
+                Filter::Lte(crate::query::Path::from(spec.count_field.to_owned()), c),
             ]);
             ops.push(WriteOp::Update {
                 filter,
@@ -248,7 +252,7 @@ async fn ingest_batch<S: Store>(
         }
     }
     for (g, group) in groups.iter().enumerate() {
-        let memo = store.memo();
+        let memo = super::memo(store);
         match (first_unapplied.get(&g), group.state) {
             (None, Some(st)) => {
                 let next = Next {
@@ -300,8 +304,8 @@ fn all_indexes(groups: &[Group<'_>]) -> Vec<usize> {
 /// otherwise one find of the keys' open documents, then the newest document of each key
 /// still unknown (concurrently). A key whose newest document has no number is left unknown
 /// (its items take the ordinary push).
-async fn learn<S: Store>(store: &S, spec: &SeriesSpec, groups: &mut [Group<'_>]) -> Result<()> {
-    let memo = store.memo();
+async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'_>]) -> Result<()> {
+    let memo = super::memo(store);
     let mut unknown: Vec<usize> = Vec::new();
     for (g, group) in groups.iter_mut().enumerate() {
         match memo.next_number(spec.collection, group.key) {
@@ -323,16 +327,14 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec, groups: &mut [Group<'_>])
     }
     let keys: Vec<Bson> = unknown.iter().map(|g| groups[*g].key.clone()).collect();
     let open = Filter::and([
-        Filter::In(spec.key_field.into(), keys),
+        Filter::In(crate::query::Path::from(spec.key_field.to_owned()), keys),
         spec.open_partial(),
         spec.in_series(),
     ]);
     let opts = FindOptions {
-        projection: vec![
-            spec.key_field.into(),
-            spec.count_field.into(),
-            spec.order.field().into(),
-        ],
+        projection: [spec.key_field, spec.count_field, spec.order.field()]
+            .map(|f| crate::query::Path::from(f.to_owned()))
+            .to_vec(),
         ..FindOptions::default()
     };
     let docs = store.find(spec.collection, &open, &opts).await?;
@@ -372,7 +374,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec, groups: &mut [Group<'_>])
 
 /// The state a key's newest document gives: `None` when it has no number, or its `_id` is not
 /// one of the key's time-named `_id`s, or its count is not a count.
-fn state_of(spec: &SeriesSpec, prefix: &str, doc: &Document) -> Option<State> {
+fn state_of(spec: &SeriesSpec<'_>, prefix: &str, doc: &Document) -> Option<State> {
     let seq = doc.get(spec.order.field()).and_then(as_int)?;
     let id = match doc.get("_id") {
         Some(Bson::String(id)) => parse_bucket_id(prefix, id)?,
@@ -389,14 +391,14 @@ fn state_of(spec: &SeriesSpec, prefix: &str, doc: &Document) -> Option<State> {
 /// read back by `_id`: a write applied when its document holds its items where it put them.
 async fn verify<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     groups: &[Group<'_>],
     planned: &[Planned],
 ) -> Result<usize> {
     let ids: Vec<Bson> = planned.iter().map(|p| p.id.clone()).collect();
     let keys: Vec<Bson> = groups.iter().map(|g| g.key.clone()).collect();
     let by_ids = Filter::and([
-        Filter::In(spec.key_field.into(), keys),
+        Filter::In(crate::query::Path::from(spec.key_field.to_owned()), keys),
         Filter::In("_id".into(), ids),
     ]);
     let docs = (store.find(spec.collection, &by_ids, &FindOptions::default())).await?;

@@ -18,7 +18,9 @@
 
 mod ids;
 mod indexes;
+mod memo;
 pub(crate) use indexes::mark_bounded;
+pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;
 mod push;
 mod read;

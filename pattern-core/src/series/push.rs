@@ -6,13 +6,14 @@ use bson::{Bson, Document};
 
 use super::ids::{is_id_taken, NewIds};
 use super::read::take_array;
+use super::{memo, Next, TimeId};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
 use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
 use crate::store::shape::{bucket_id, Kept};
-use crate::store::{Next, Store, TimeId};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -31,7 +32,7 @@ fn contention(what: &str) -> Error {
 /// item costs one round trip in the common case.
 pub(crate) async fn push<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     prefix: &str,
     mut items: Vec<Bson>,
@@ -50,7 +51,7 @@ pub(crate) async fn push<S: Store>(
 }
 
 /// Before any write: every item fits in a document, and the series' indexes exist.
-async fn ready<S: Store>(store: &S, spec: &SeriesSpec, items: &[Bson]) -> Result<()> {
+async fn ready<S: Store>(store: &S, spec: &SeriesSpec<'_>, items: &[Bson]) -> Result<()> {
     for item in items {
         crate::codec::size::check_item_size(spec.collection, item)?;
     }
@@ -62,12 +63,12 @@ async fn ready<S: Store>(store: &S, spec: &SeriesSpec, items: &[Bson]) -> Result
 /// document 1 meanwhile, this goes on as a push does, after it.
 pub(crate) async fn push_fresh<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     items: Vec<Bson>,
 ) -> Result<()> {
     ready(store, spec, &items).await?;
-    store.memo().take_next_number(spec.collection, key);
+    memo(store).take_next_number(spec.collection, key);
     if items.is_empty() {
         return Ok(());
     }
@@ -76,7 +77,7 @@ pub(crate) async fn push_fresh<S: Store>(
 
 async fn push_one<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     prefix: &str,
     item: Bson,
@@ -89,9 +90,9 @@ async fn push_one<S: Store>(
     let fields = [spec.count_field, spec.order.field(), "_id"];
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
-    let memo = store.memo().next_number(coll, key);
-    let mut next = memo.map(|m| m.number);
-    ids.after(memo.and_then(|m| m.newest));
+    let known = memo(store).next_number(coll, key);
+    let mut next = known.map(|m| m.number);
+    ids.after(known.and_then(|m| m.newest));
     let mut items = vec![item];
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
@@ -104,8 +105,8 @@ async fn push_one<S: Store>(
             match overflowed(spec, kept, pushed) {
                 Ok(false) => {
                     // Into the newest document, whose count this process knew: one more.
-                    if let Some(c) = memo.and_then(|m| m.count) {
-                        store.memo().set_count(coll, key, c + 1);
+                    if let Some(c) = known.and_then(|m| m.count) {
+                        memo(store).set_count(coll, key, c + 1);
                     }
                     return Ok(());
                 }
@@ -120,7 +121,7 @@ async fn push_one<S: Store>(
                 // into it), or the store did not say which index refused: find out below.
                 Err(Error::DuplicateKey { .. }) => {
                     ids.collided(seq);
-                    store.memo().take_next_number(coll, key);
+                    memo(store).take_next_number(coll, key);
                     next = None;
                 }
                 Err(e) => {
@@ -211,7 +212,7 @@ pub(crate) fn seconds(millis: i64) -> i64 {
 /// say "Failed to apply $inc"), as [`Error::Overflow`] naming the sums it added to (the
 /// field named in the message when there; MongoDB names only the document); anything else
 /// as it is.
-pub(crate) fn overflowed<T>(spec: &SeriesSpec, kept: &Kept, r: Result<T>) -> Result<T> {
+pub(crate) fn overflowed<T>(spec: &SeriesSpec<'_>, kept: &Kept, r: Result<T>) -> Result<T> {
     match r {
         Err(Error::Server { message, .. })
             if !spec.keeps.summary.is_empty() && message.contains("Failed to apply $inc") =>
@@ -242,7 +243,7 @@ pub(crate) fn overflowed<T>(spec: &SeriesSpec, kept: &Kept, r: Result<T>) -> Res
 /// (documents were deleted behind the memo), the key is read unbounded.
 pub(super) async fn newest_doc<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
 ) -> Result<Option<Document>> {
     let opts = FindOptions {
@@ -250,11 +251,14 @@ pub(super) async fn newest_doc<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
-    let known = store.memo().next_number(spec.collection, key);
+    let known = memo(store).next_number(spec.collection, key);
     if let Some(n) = known.map(|k| k.number).filter(|n| *n > 1) {
         let bounded = spec.docs_of(
             key,
-            [Filter::Gte(spec.order.field().into(), Bson::Int64(n - 1))],
+            [Filter::Gte(
+                crate::query::Path::from(spec.order.field().to_owned()),
+                Bson::Int64(n - 1),
+            )],
         );
         if let Some(doc) = store.find(spec.collection, &bounded, &opts).await?.pop() {
             return Ok(Some(doc));
@@ -268,7 +272,7 @@ pub(super) async fn newest_doc<S: Store>(
 
 fn remember<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     next: Option<i64>,
     newest: Option<TimeId>,
@@ -280,7 +284,7 @@ fn remember<S: Store>(
             newest,
             count,
         };
-        store.memo().set_next_number(spec.collection, key, next);
+        memo(store).set_next_number(spec.collection, key, next);
     }
 }
 
@@ -323,14 +327,14 @@ pub(crate) async fn name_foreign<S: Store>(
 /// it: the error names that document. One read, only after such a refusal.
 async fn number_held_by_foreign<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     seq: i64,
 ) -> Result<()> {
     let field = spec.order.field();
     let holder = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(field.into(), Bson::Int64(seq)),
+        Filter::Eq(crate::query::Path::from(field.to_owned()), Bson::Int64(seq)),
     ]);
     let one = FindOptions {
         limit: Some(1),
@@ -358,7 +362,7 @@ async fn number_held_by_foreign<S: Store>(
 /// number, as a single push does.
 async fn push_many<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     prefix: &str,
     items: &[Bson],
@@ -397,8 +401,14 @@ async fn push_many<S: Store>(
                     let cas = Filter::and([
                         spec.by_key(key),
                         Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
-                        Filter::Eq(spec.count_field.into(), Bson::Int64(count as i64)),
-                        Filter::Lte(spec.count_field.into(), Bson::Int64((size - take) as i64)),
+                        Filter::Eq(
+                            crate::query::Path::from(spec.count_field.to_owned()),
+                            Bson::Int64(count as i64),
+                        ),
+                        Filter::Lte(
+                            crate::query::Path::from(spec.count_field.to_owned()),
+                            Bson::Int64((size - take) as i64),
+                        ),
                     ]);
                     let values = kept(done..done + take)?;
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
@@ -463,7 +473,7 @@ async fn push_many<S: Store>(
 /// One past the highest suffix in use for `<prefix>_<seconds>` (and past `suffix`).
 pub(super) async fn next_suffix<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     prefix: &str,
     seconds: i64,
     suffix: u32,
@@ -503,7 +513,7 @@ pub(super) async fn next_suffix<S: Store>(
 /// the key's document count, so that numbering continues after them.
 async fn next_number<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     newest: &Document,
 ) -> Result<i64> {
@@ -531,7 +541,7 @@ async fn next_number<S: Store>(
     }
 }
 
-fn read_count(spec: &SeriesSpec, doc: &Document) -> Result<u64> {
+fn read_count(spec: &SeriesSpec<'_>, doc: &Document) -> Result<u64> {
     let f = spec.count_field;
     match doc.get(f).and_then(as_int) {
         Some(n) if n >= 0 => Ok(n as u64),

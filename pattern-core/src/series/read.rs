@@ -114,7 +114,7 @@ pub(crate) fn take_array(coll: &str, items_field: &str, doc: &mut Document) -> R
 /// trip, only then.
 pub(crate) async fn nth_doc<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     n: u64,
 ) -> Result<Option<RawDocumentBuf>> {
@@ -136,7 +136,7 @@ pub(crate) async fn nth_doc<S: Store>(
     // match a foreign array holding `n`, which its unique index already files under `n`).
     let numbered = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(field.into(), Bson::Int64(n)),
+        Filter::Eq(crate::query::Path::from(field.to_owned()), Bson::Int64(n)),
     ]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
@@ -145,7 +145,10 @@ pub(crate) async fn nth_doc<S: Store>(
     {
         return Ok(Some(doc));
     }
-    let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(field.into(), false)]);
+    let unnumbered = Filter::and([
+        spec.by_key(key),
+        Filter::Exists(crate::query::Path::from(field.to_owned()), false),
+    ]);
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
         skip: n.unsigned_abs() - 1,
@@ -163,7 +166,7 @@ pub(crate) async fn nth_doc<S: Store>(
 /// rather than by the query: a bare equality on the key is the cheapest query to serve.
 pub(crate) async fn all_docs<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
 ) -> Result<Vec<RawDocumentBuf>> {
     let opts = FindOptions {
@@ -192,7 +195,7 @@ pub(crate) async fn all_docs<S: Store>(
 /// order field (keyset pagination: each batch is one indexed range read, however deep).
 pub(crate) fn doc_stream<'a, S: Store>(
     store: &'a S,
-    spec: SeriesSpec,
+    spec: SeriesSpec<'a>,
     key: Bson,
     batch: i64,
 ) -> impl Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
@@ -216,16 +219,21 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 Next::Done => return Ok(None),
                 Next::First => spec.sort(),
                 Next::Unnumbered(after) => {
-                    filter.push(Filter::Exists(field.into(), false));
+                    filter.push(Filter::Exists(
+                        crate::query::Path::from(field.to_owned()),
+                        false,
+                    ));
                     filter.push(Filter::Gt("_id".into(), after.clone()));
                     vec![("_id".into(), 1)]
                 }
                 Next::Numbered(after) => {
                     filter.push(match after {
-                        Some(a) => Filter::Gt(field.into(), a.clone()),
-                        None => Filter::Exists(field.into(), true),
+                        Some(a) => {
+                            Filter::Gt(crate::query::Path::from(field.to_owned()), a.clone())
+                        }
+                        None => Filter::Exists(crate::query::Path::from(field.to_owned()), true),
                     });
-                    vec![(field.into(), 1)]
+                    vec![(crate::query::Path::from(field.to_owned()), 1)]
                 }
             };
             spec.ensure_indexes(store).await?;
@@ -267,14 +275,19 @@ pub(crate) fn doc_stream<'a, S: Store>(
 /// a decode error naming it.
 pub(crate) async fn stats<S: Store>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
 ) -> Result<ArrayStats> {
     let s = store
         .array_stats(spec.collection, &spec.docs_of(key, []), spec.items_field)
         .await?;
     if s.not_arrays > 0 {
-        let bad = spec.docs_of(key, [Filter::NotArray(spec.items_field.into())]);
+        let bad = spec.docs_of(
+            key,
+            [Filter::NotArray(crate::query::Path::from(
+                spec.items_field.to_owned(),
+            ))],
+        );
         let one = FindOptions {
             limit: Some(1),
             ..FindOptions::default()

@@ -4,7 +4,7 @@ use crate::codec::BsonType;
 use crate::query::Schema;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
 
-impl SeriesSpec {
+impl SeriesSpec<'_> {
     /// The schema every document the series writes passes, and the seed's buckets too: the
     /// key (required; of `key_types`, any type when empty), the count (required, an `int` or
     /// `long` in `0..=size`), the items (required, an array of at most `size`), the number

@@ -4,7 +4,7 @@ use super::any_txn::AnyTxn;
 use super::memory::MemoryStore;
 #[cfg(feature = "mongodb")]
 use super::mongo::MongoStore;
-use super::{ArrayStats, Store, StoreMemo, UpdateOutcome};
+use super::{ArrayStats, Extensions, Store, UpdateOutcome};
 use crate::query::{self};
 use crate::spec::SeriesSpec;
 use crate::Result;
@@ -108,7 +108,7 @@ impl Store for AnyStore {
     }
     async fn push_open(
         &self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &bson::Bson,
         items: &mut Vec<bson::Bson>,
         kept: &super::Kept,
@@ -176,8 +176,8 @@ impl Store for AnyStore {
     async fn set_validator(&self, coll: &str, schema: &query::Schema) -> Result<()> {
         delegate!(self, s => s.set_validator(coll, schema).await)
     }
-    fn memo(&self) -> &StoreMemo {
-        delegate!(self, s => s.memo())
+    fn extensions(&self) -> &Extensions {
+        delegate!(self, s => s.extensions())
     }
     async fn update_many(
         &self,

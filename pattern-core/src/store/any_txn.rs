@@ -4,7 +4,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
 use crate::spec::SeriesSpec;
-use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::Result;
 
 /// A transaction on an [`AnyStore`](crate::AnyStore), of the same kind as the store.
@@ -60,7 +60,7 @@ impl Store for AnyTxn {
     }
     async fn push_open(
         &self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &super::Kept,
@@ -121,8 +121,8 @@ impl Store for AnyTxn {
     async fn set_validator(&self, coll: &str, schema: &crate::query::Schema) -> Result<()> {
         delegate!(self, t => t.set_validator(coll, schema).await)
     }
-    fn memo(&self) -> &StoreMemo {
-        delegate!(self, t => t.memo())
+    fn extensions(&self) -> &Extensions {
+        delegate!(self, t => t.extensions())
     }
 
     type Txn = AnyTxn;

@@ -17,7 +17,7 @@ use crate::Result;
 
 pub(crate) mod any;
 pub(crate) mod any_txn;
-mod memo;
+mod extensions;
 pub(crate) mod memory;
 #[cfg(feature = "mongodb")]
 pub(crate) mod mongo;
@@ -26,8 +26,7 @@ pub(crate) mod mongo_txn;
 pub(crate) mod shape;
 mod txn;
 
-pub use memo::StoreMemo;
-pub(crate) use memo::{Next, TimeId};
+pub use extensions::{Extension, ExtensionKey, Extensions};
 pub use shape::Kept;
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
@@ -135,7 +134,7 @@ pub trait Store: Send + Sync {
     /// marks.
     fn push_open(
         &self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &Kept,
@@ -322,8 +321,11 @@ pub trait Store: Send + Sync {
         async move { Err(refused) }
     }
 
-    /// The per-store memo of index sets already ensured, so each is created once per process.
-    fn memo(&self) -> &StoreMemo;
+    /// What the patterns remember of this store in this process (the indexes they ensured, a
+    /// series' next document numbers...), each pattern under its own key. A store holds one
+    /// [`Extensions`] (`Extensions::default()`) and hands it out; a transaction hands out its
+    /// store's.
+    fn extensions(&self) -> &Extensions;
 
     /// This store's transactions: a [`Store`] whose operations all commit together or not at
     /// all ([`Transaction`]).
@@ -338,18 +340,6 @@ pub trait Store: Send + Sync {
     fn current_transaction(&self) -> Option<&Self::Txn> {
         None
     }
-}
-
-/// Installs `schema` as `coll`'s validator ([`Store::set_validator`]) and remembers that this
-/// process did ([`StoreMemo`]).
-pub(crate) async fn install_validator<S: Store + ?Sized>(
-    store: &S,
-    coll: &str,
-    schema: &Schema,
-) -> Result<()> {
-    store.set_validator(coll, schema).await?;
-    store.memo().add_validator(coll);
-    Ok(())
 }
 
 /// [`Store::write_batch`] one write at a time, stopping at the first that fails.
@@ -387,7 +377,7 @@ pub(crate) async fn write_one_by_one<S: Store + ?Sized>(
 #[cfg(test)]
 pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     items: &mut Vec<Bson>,
     seq: i64,
@@ -401,7 +391,7 @@ pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
 /// to a series with [`Keeps`](crate::Keeps) sends, on every store.
 pub(crate) async fn push_open_keeping<S: Store + ?Sized>(
     store: &S,
-    spec: &SeriesSpec,
+    spec: &SeriesSpec<'_>,
     key: &Bson,
     items: &mut Vec<Bson>,
     kept: &shape::Kept,

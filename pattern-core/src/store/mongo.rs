@@ -17,7 +17,7 @@ use mongodb::{Client, ClientSession, Collection, Database, IndexModel};
 
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::store::mongo_txn::MongoTxn;
-use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 use crate::{Error, Result};
 
 /// How long an operation may wait for a reachable server before it returns
@@ -53,7 +53,7 @@ macro_rules! in_session {
 #[derive(Clone, Debug)]
 pub struct MongoStore {
     db: Database,
-    memo: Arc<StoreMemo>,
+    extensions: Arc<Extensions>,
     /// Whether the server takes `bulkWrite` (MongoDB 8.0+): [`BULK_UNKNOWN`], [`BULK_YES`] or
     /// [`BULK_NO`] (then batches go one write at a time).
     bulk_write: Arc<std::sync::atomic::AtomicU8>,
@@ -64,7 +64,7 @@ impl MongoStore {
     pub fn new(db: Database) -> Self {
         Self {
             db,
-            memo: Arc::default(),
+            extensions: Arc::default(),
             bulk_write: Arc::default(),
         }
     }
@@ -97,7 +97,7 @@ impl MongoStore {
     /// Drops a collection and its indexes.
     pub async fn drop_collection(&self, name: &str) -> Result<()> {
         self.coll(name).drop().await.map_err(|e| map_err(name, e))?;
-        self.memo.clear();
+        self.extensions.forget();
         Ok(())
     }
 
@@ -879,8 +879,8 @@ impl Store for MongoStore {
         }
     }
 
-    fn memo(&self) -> &StoreMemo {
-        &self.memo
+    fn extensions(&self) -> &Extensions {
+        &self.extensions
     }
 
     type Txn = MongoTxn;

@@ -9,7 +9,7 @@ use tokio::sync::Mutex;
 
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
 use crate::store::mongo::{map_err, server_code, MongoStore};
-use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 
 /// How many times a commit is sent when its outcome is unknown (the server may or may not
@@ -267,8 +267,8 @@ impl Store for MongoTxn {
         self.store.set_validator(coll, schema).await
     }
 
-    fn memo(&self) -> &StoreMemo {
-        self.store.memo()
+    fn extensions(&self) -> &Extensions {
+        self.store.extensions()
     }
 
     type Txn = MongoTxn;

@@ -30,7 +30,7 @@ impl Kept {
     };
 }
 
-impl SeriesSpec {
+impl<'a> SeriesSpec<'a> {
     /// The indexes the series needs: `{key, seq, _id}`, which orders a key's documents and
     /// serves every read by key (the newest document is its last entry); one on
     /// `{key, seq: -1, _id: -1}` partial on `count < size`, which holds only open documents,
@@ -65,7 +65,7 @@ impl SeriesSpec {
                 name: format!("pattern_{k}_1_{seq}_-1_unique"),
                 keys: vec![(k.into(), 1), (seq.into(), -1)],
                 unique: true,
-                partial: Some(Filter::Exists(seq.into(), true)),
+                partial: Some(Filter::Exists(Path::from(seq.to_owned()), true)),
             },
         ];
         if let Some((min, max)) = self.keeps.bounds {
@@ -87,14 +87,17 @@ impl SeriesSpec {
     }
 
     /// The open-document index's keys: the key, then the newest document first.
-    pub(crate) fn open_keys(&self) -> [(&'static str, i32); 3] {
+    pub(crate) fn open_keys(&self) -> [(&'a str, i32); 3] {
         [(self.key_field, 1), (self.order.field(), -1), ("_id", -1)]
     }
 
     /// The open-document index's partial filter, which the push's query also carries: the
     /// documents with room (`count < size`).
     pub(crate) fn open_partial(&self) -> Filter {
-        Filter::Lt(self.count_field.into(), Bson::Int32(self.size as i32))
+        Filter::Lt(
+            Path::from(self.count_field.to_owned()),
+            Bson::Int32(self.size as i32),
+        )
     }
 
     /// Whether `index` is this series' open-document index (by its keys and filter, whatever
@@ -167,7 +170,7 @@ impl SeriesSpec {
     }
 
     pub(crate) fn by_key(&self, key: &Bson) -> Filter {
-        Filter::Eq(self.key_field.into(), key.clone())
+        Filter::Eq(Path::from(self.key_field.to_owned()), key.clone())
     }
 
     /// A document of the series: its number is absent (the unnumbered documents that come
@@ -175,7 +178,7 @@ impl SeriesSpec {
     /// an array: written by another tool) is not part of the series: no read returns or
     /// counts it and no push writes to it.
     pub(crate) fn in_series(&self) -> Filter {
-        Filter::NumberOrMissing(self.order.field().into())
+        Filter::NumberOrMissing(Path::from(self.order.field().to_owned()))
     }
 
     /// The key's documents ([`SeriesSpec::in_series`]), with `more` conditions.
@@ -187,21 +190,27 @@ impl SeriesSpec {
 
     /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
     pub(crate) fn sort(&self) -> Vec<(Path, i32)> {
-        vec![(self.order.field().into(), 1), ("_id".into(), 1)]
+        vec![
+            (Path::from(self.order.field().to_owned()), 1),
+            ("_id".into(), 1),
+        ]
     }
 
     /// Every key's documents in order, keys one after the other (the read index's order).
     pub(crate) fn sort_by_key(&self) -> Vec<(Path, i32)> {
         vec![
-            (self.key_field.into(), 1),
-            (self.order.field().into(), 1),
+            (Path::from(self.key_field.to_owned()), 1),
+            (Path::from(self.order.field().to_owned()), 1),
             ("_id".into(), 1),
         ]
     }
 
     /// Newest document first.
     pub(crate) fn newest_first(&self) -> [(Path, i32); 2] {
-        [(self.order.field().into(), -1), ("_id".into(), -1)]
+        [
+            (Path::from(self.order.field().to_owned()), -1),
+            ("_id".into(), -1),
+        ]
     }
 
     /// The key's open documents (`count < size`).
@@ -217,8 +226,8 @@ impl SeriesSpec {
     /// computed from them by [`SeriesSpec::kept`]).
     pub(crate) fn push_update(&self, items: Vec<Bson>, kept: &Kept) -> Update {
         let mut update = Update {
-            inc: vec![(self.count_field.into(), items.len() as i32)],
-            push: vec![(self.items_field.into(), items)],
+            inc: vec![(Path::from(self.count_field.to_owned()), items.len() as i32)],
+            push: vec![(Path::from(self.items_field.to_owned()), items)],
             ..Update::default()
         };
         for (field, op, v) in self.kept_values(kept) {
@@ -227,17 +236,17 @@ impl SeriesSpec {
                 AggregateOp::Min => &mut update.min,
                 AggregateOp::Max => &mut update.max,
             };
-            ops.push((field.into(), v));
+            ops.push((Path::from(field.to_owned()), v));
         }
         update
     }
 
     /// The fields `kept` writes, each with how it combines with what a document holds: the
     /// time bounds (`$min`/`$max` of dates), then the summary's values.
-    fn kept_values<'a>(
-        &'a self,
-        kept: &'a Kept,
-    ) -> impl Iterator<Item = (&'static str, AggregateOp, Bson)> + 'a {
+    fn kept_values<'k>(
+        &'k self,
+        kept: &'k Kept,
+    ) -> impl Iterator<Item = (&'a str, AggregateOp, Bson)> + 'k {
         let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
         let bounds = match (kept.bounds, self.keeps.bounds) {
             (Some((min, max)), Some((fmin, fmax))) => vec![
@@ -255,16 +264,20 @@ impl SeriesSpec {
     /// the key, the number, and the marks.
     pub(crate) fn on_insert(&self, key: &Bson, seq: i64) -> Vec<(Path, Bson)> {
         let mut fields = vec![
-            (self.key_field.into(), key.clone()),
-            (self.order.field().into(), Bson::Int64(seq)),
+            (Path::from(self.key_field.to_owned()), key.clone()),
+            (Path::from(self.order.field().to_owned()), Bson::Int64(seq)),
         ];
-        fields.extend(self.marks().into_iter().map(|(k, v)| (k.into(), v)));
+        fields.extend(
+            self.marks()
+                .into_iter()
+                .map(|(k, v)| (Path::from(k.to_owned()), v)),
+        );
         fields
     }
 
     /// What a document opened by this writer is marked complete for: `bounded: true` and
     /// `summarized: [<summary fields>]` (see [`Keeps`](crate::Keeps)); sent in `$setOnInsert`.
-    pub(crate) fn marks(&self) -> Vec<(&'static str, Bson)> {
+    pub(crate) fn marks(&self) -> Vec<(&'a str, Bson)> {
         let mut marks = Vec::new();
         if self.keeps.bounds.is_some() {
             marks.push((BOUNDED_FIELD, Bson::Boolean(true)));
@@ -365,7 +378,12 @@ impl SeriesSpec {
 /// when it adds an item's value, and what a summary read adds a bucket's value to. Refuses a
 /// `v` that is not a number, and a sum that overflows ([`Error::Overflow`] naming the bucket
 /// field).
-pub(crate) fn combine(coll: &str, agg: &Aggregate, acc: Option<Bson>, v: &Bson) -> Result<Bson> {
+pub(crate) fn combine(
+    coll: &str,
+    agg: &Aggregate<'_>,
+    acc: Option<Bson>,
+    v: &Bson,
+) -> Result<Bson> {
     let Some(acc) = acc else {
         return match number::compare(v, v) {
             Some(_) => Ok(v.clone()),
@@ -393,7 +411,7 @@ pub(crate) fn combine(coll: &str, agg: &Aggregate, acc: Option<Bson>, v: &Bson) 
     }
 }
 
-fn not_a_number(coll: &str, agg: &Aggregate, v: &Bson) -> Error {
+fn not_a_number(coll: &str, agg: &Aggregate<'_>, v: &Bson) -> Error {
     let field = agg.item_field;
     Error::invalid(format!(
         "summary {}({field}) of collection `{coll}`: `{field}` is not a number but {:?}",

@@ -22,10 +22,11 @@ use std::borrow::Borrow;
 use crate::codec::BsonType;
 use crate::query::Schema;
 use crate::spec::TreeSpec;
-use crate::store::{install_validator, Store};
+use crate::store::Store;
+use crate::validator;
 use crate::{Error, Result};
 
-mod model;
+pub(crate) mod model;
 pub(crate) use model::indexes as model_indexes;
 mod read;
 mod verify;
@@ -96,13 +97,13 @@ pub fn schema<T: Tree>() -> Schema {
 /// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
 /// fails with [`Error::SchemaViolation`], whoever sends it.
 pub async fn ensure_validator<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
-    install_validator(store, T::SPEC.collection, &schema::<T>()).await
+    validator::install(store, T::SPEC.collection, &schema::<T>()).await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
 /// ([`Tree::VALIDATE`]): what every write runs first.
 async fn validated<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
-    if T::VALIDATE && !store.memo().has_validator(T::SPEC.collection) {
+    if T::VALIDATE && !validator::installed(store, T::SPEC.collection) {
         ensure_validator::<T, S>(store).await?;
     }
     Ok(())
@@ -335,7 +336,8 @@ pub mod raw {
     use crate::codec::BsonType;
     use crate::query::Schema;
     use crate::spec::TreeSpec;
-    use crate::store::{install_validator, Store};
+    use crate::store::Store;
+    use crate::validator;
     use crate::Result;
 
     /// Creates the model's indexes (once per store and process; every other function does).
@@ -357,7 +359,7 @@ pub mod raw {
         spec: &TreeSpec,
         id_types: &[BsonType],
     ) -> Result<()> {
-        install_validator(store, spec.collection, &model::schema(spec, id_types)).await
+        validator::install(store, spec.collection, &model::schema(spec, id_types)).await
     }
     /// Inserts a root.
     pub async fn insert_root<S: Store + ?Sized>(

@@ -11,7 +11,7 @@ use crate::error::display_bson;
 use crate::query::eval::compare_values;
 use crate::query::{Filter, FindOptions, IndexSpec, Schema, Update};
 use crate::spec::{TreeModel, TreeSpec};
-use crate::store::Store;
+use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 /// The separator of materialized paths (the seed's).
@@ -98,14 +98,41 @@ pub(crate) fn schema(spec: &TreeSpec, id_types: &[BsonType]) -> Schema {
 
 /// Creates the model's indexes once per store and process.
 pub(crate) async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
-    if store.memo().has_tree(spec) {
+    let ensured = &store.extensions().get(&ENSURED).0;
+    if lock(ensured).contains(spec) {
         return Ok(());
     }
     for index in indexes(spec) {
         store.create_index(spec.collection, &index).await?;
     }
-    store.memo().add_tree(*spec);
+    let mut trees = lock(ensured);
+    if !trees.contains(spec) {
+        trees.push(*spec);
+    }
     Ok(())
+}
+
+/// The trees whose indexes this process ensured, per store.
+#[derive(Debug, Default)]
+struct Ensured(std::sync::Mutex<Vec<TreeSpec>>);
+
+impl Extension for Ensured {
+    fn forget(&self) {
+        lock(&self.0).clear();
+    }
+}
+
+static ENSURED: ExtensionKey<Ensured> = ExtensionKey::new();
+
+/// The collections of the trees whose indexes this process ensured on `store` (since the last
+/// [`Extensions::forget`](crate::store::Extensions::forget)).
+pub(crate) fn ensured<S: Store + ?Sized>(store: &S) -> Vec<&'static str> {
+    let trees = lock(&store.extensions().get(&ENSURED).0);
+    trees.iter().map(|t| t.collection).collect()
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Refuses a node document the model cannot store: no `_id`, an `_id` the model cannot hold

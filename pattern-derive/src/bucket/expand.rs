@@ -96,7 +96,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
             type Key = #key_ty;
             type Item = #item_ty;
             type Summary = #summary_ty;
-            const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
+            const SPEC: ::pattern_core::BucketSpec<'static> = ::pattern_core::BucketSpec {
                 collection: #collection,
                 key_field: #key_field,
                 items_field: #items_field,
@@ -397,7 +397,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         type Key = str;
         type Item = ();
         type Summary = #summary_ty;
-        const SPEC: ::pattern_core::BucketSpec = ::pattern_core::BucketSpec {
+        const SPEC: ::pattern_core::BucketSpec<'static> = ::pattern_core::BucketSpec {
             collection: "",
             key_field: "",
             items_field: "",

@@ -43,7 +43,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         impl ::pattern_core::Outlier for #ident {
             type Id = #id_ty;
             type Item = #item_ty;
-            const SPEC: ::pattern_core::OutlierSpec = ::pattern_core::OutlierSpec {
+            const SPEC: ::pattern_core::OutlierSpec<'static> = ::pattern_core::OutlierSpec {
                 collection: #collection,
                 items_field: #items_field,
                 threshold: #threshold,
@@ -224,7 +224,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
         type Id = str;
         type Item = ();
-        const SPEC: ::pattern_core::OutlierSpec = ::pattern_core::OutlierSpec {
+        const SPEC: ::pattern_core::OutlierSpec<'static> = ::pattern_core::OutlierSpec {
             collection: "",
             items_field: "",
             threshold: 1,

@@ -45,7 +45,7 @@ use tokio::sync::Notify;
 
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::spec::SeriesSpec;
-use crate::store::{ArrayStats, Store, StoreMemo, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 
 mod collection;
 mod index;
@@ -225,7 +225,7 @@ impl Space for State {
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
-    memo: Arc<StoreMemo>,
+    extensions: Arc<Extensions>,
     /// Notified whenever a transaction ends (its claims released).
     ended: Arc<Notify>,
 }
@@ -293,7 +293,7 @@ impl MemoryStore {
     /// Drops a collection and its indexes.
     pub fn drop_collection(&self, coll: &str) {
         self.lock().collections.remove(coll);
-        self.memo.clear();
+        self.extensions.forget();
     }
 
     /// Runs a plain write: `op` again each time it stops on a document an open transaction
@@ -384,7 +384,7 @@ impl Store for MemoryStore {
 
     async fn push_open(
         &self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &crate::store::Kept,
@@ -503,8 +503,8 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn memo(&self) -> &StoreMemo {
-        &self.memo
+    fn extensions(&self) -> &Extensions {
+        &self.extensions
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {

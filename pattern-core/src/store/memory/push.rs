@@ -73,7 +73,7 @@ impl Collection {
     /// runs as on any store, with the same result.
     pub(super) fn push_open(
         &mut self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &Kept,
@@ -141,7 +141,7 @@ impl Collection {
     /// whose number field is not a number).
     fn push_open_keeping(
         &mut self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &Kept,
@@ -175,7 +175,7 @@ impl Collection {
     /// would: the items move into it, and back should it be refused.
     fn open_new(
         &mut self,
-        spec: &SeriesSpec,
+        spec: &SeriesSpec<'_>,
         key: &Bson,
         items: &mut Vec<Bson>,
         kept: &Kept,
@@ -606,7 +606,7 @@ mod tests {
     }
 
     /// The update of one push of `n` into `spec`'s series.
-    pub(super) fn spec_push(spec: &crate::spec::SeriesSpec, n: i32) -> Update {
+    pub(super) fn spec_push(spec: &crate::spec::SeriesSpec<'static>, n: i32) -> Update {
         Update {
             inc: vec![(spec.count_field.into(), 1)],
             push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],

@@ -24,7 +24,7 @@ use super::index::Key;
 use super::ops::{self, Space, Step, Stop};
 use super::{index_names, MemoryStore, Slot, State};
 use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
-use crate::store::{ArrayStats, Store, StoreMemo, Transaction, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 
 /// A snapshot transaction on a [`MemoryStore`], with MongoDB's semantics:
@@ -614,8 +614,8 @@ impl Store for MemoryTxn {
         self.set_validator_now(coll, schema)
     }
 
-    fn memo(&self) -> &StoreMemo {
-        &self.store.memo
+    fn extensions(&self) -> &Extensions {
+        &self.store.extensions
     }
 
     type Txn = MemoryTxn;

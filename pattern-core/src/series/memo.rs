@@ -1,6 +1,8 @@
-//! What a store remembers in this process: the series whose indexes it has ensured, the
-//! collections whose validator it installed, and per series key the number of the next
-//! document and the newest document's `_id`.
+//! What the series engine remembers per store in this process (a store
+//! [extension](crate::store::Extensions)): the series whose indexes it has ensured, the
+//! collections whose every bucket is known bounded, and per series key the number of the next
+//! document, the newest document's `_id` and count. Looked up before every push, without
+//! allocating.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,30 +10,91 @@ use std::sync::Mutex;
 
 use bson::Bson;
 
-use crate::spec::{SeriesSpec, TreeSpec};
+use crate::spec::{SeriesOrder, SeriesSpec};
+use crate::store::{Extension, ExtensionKey, Store};
 
-/// What a store remembers in this process: which series it has already ensured the indexes
-/// of, and, per series key whose newest document a push of this process saw, the number the
-/// next document gets and the `_id` of the newest (so that the push that opens the next one is
-/// one upsert, not a miss, a read and an insert, and picks an `_id` the newest does not hold).
-/// Both are looked up before every push, without allocating.
+/// The key of the series memo in every store's extensions.
+static MEMO: ExtensionKey<SeriesMemo> = ExtensionKey::new();
+
+/// The series memo of `store`.
+pub(crate) fn memo<S: Store + ?Sized>(store: &S) -> &SeriesMemo {
+    store.extensions().get(&MEMO)
+}
+
+/// What a store remembers of its series in this process: which series it has already ensured
+/// the indexes of, and, per series key whose newest document a push of this process saw, the
+/// number the next document gets and the `_id` of the newest (so that the push that opens the
+/// next one is one upsert, not a miss, a read and an insert, and picks an `_id` the newest
+/// does not hold).
 #[derive(Debug, Default)]
-pub struct StoreMemo {
+pub(crate) struct SeriesMemo {
     /// A program has a handful of series: a list compared by value (no hashing) is the
     /// cheapest lookup for that.
-    indexes: Mutex<Vec<SeriesSpec>>,
-    trees: Mutex<Vec<TreeSpec>>,
-    /// The collections whose validator this process installed.
-    validators: Mutex<Vec<String>>,
-    /// The collections of plain documents (`#[derive(Document)]`) whose indexes (keyword
-    /// arrays') this process ensured.
-    documents: Mutex<Vec<String>>,
+    indexes: Mutex<Vec<Ensured>>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
     bounded: Mutex<Vec<(String, bool)>>,
-    /// Every series and tree ensured in this process, kept across [`clear`](Self::clear).
-    served: Mutex<(Vec<SeriesSpec>, Vec<TreeSpec>)>,
+}
+
+impl Extension for SeriesMemo {
+    fn forget(&self) {
+        lock(&self.indexes).clear();
+        *lock(&self.next_numbers) = NextNumbers::default();
+        lock(&self.bounded).clear();
+    }
+}
+
+/// A series whose indexes were ensured: its spec, owned (a spec may borrow from its caller).
+#[derive(Debug)]
+struct Ensured {
+    collection: Box<str>,
+    key_field: Box<str>,
+    items_field: Box<str>,
+    count_field: Box<str>,
+    size: u32,
+    /// The numbering field, and whether `_id`s are time-named.
+    order: (Box<str>, bool),
+    bounds: Option<(Box<str>, Box<str>)>,
+    summary: Vec<(crate::spec::AggregateOp, Box<str>, Box<str>)>,
+}
+
+impl Ensured {
+    fn of(s: &SeriesSpec<'_>) -> Self {
+        Ensured {
+            collection: s.collection.into(),
+            key_field: s.key_field.into(),
+            items_field: s.items_field.into(),
+            count_field: s.count_field.into(),
+            size: s.size,
+            order: (
+                s.order.field().into(),
+                matches!(s.order, SeriesOrder::TimeId(_)),
+            ),
+            bounds: s.keeps.bounds.map(|(a, b)| (a.into(), b.into())),
+            summary: (s.keeps.summary.iter())
+                .map(|a| (a.op, a.item_field.into(), a.field.into()))
+                .collect(),
+        }
+    }
+
+    fn is(&self, s: &SeriesSpec<'_>) -> bool {
+        *self.collection == *s.collection
+            && *self.key_field == *s.key_field
+            && *self.items_field == *s.items_field
+            && *self.count_field == *s.count_field
+            && self.size == s.size
+            && *self.order.0 == *s.order.field()
+            && self.order.1 == matches!(s.order, SeriesOrder::TimeId(_))
+            && match (&self.bounds, s.keeps.bounds) {
+                (None, None) => true,
+                (Some((a, b)), Some((c, d))) => **a == *c && **b == *d,
+                _ => false,
+            }
+            && self.summary.len() == s.keeps.summary.len()
+            && (self.summary.iter().zip(s.keeps.summary))
+                .all(|((op, i, f), a)| *op == a.op && **i == *a.item_field && **f == *a.field)
+    }
 }
 
 /// Next document numbers by collection and key: entries `(collection, key, next)` under a
@@ -64,18 +127,14 @@ pub(crate) struct TimeId {
 /// the slower path (a read of the newest document, then an insert).
 const MAX_NEXT_NUMBERS: usize = 100_000;
 
-impl StoreMemo {
-    pub(crate) fn contains(&self, spec: &SeriesSpec) -> bool {
-        lock(&self.indexes).contains(spec)
+impl SeriesMemo {
+    pub(crate) fn contains(&self, spec: &SeriesSpec<'_>) -> bool {
+        lock(&self.indexes).iter().any(|e| e.is(spec))
     }
-    pub(crate) fn insert(&self, spec: SeriesSpec) {
+    pub(crate) fn insert(&self, spec: &SeriesSpec<'_>) {
         let mut specs = lock(&self.indexes);
-        if !specs.contains(&spec) {
-            specs.push(spec);
-            let mut served = lock(&self.served);
-            if !served.0.contains(&spec) {
-                served.0.push(spec);
-            }
+        if !specs.iter().any(|e| e.is(spec)) {
+            specs.push(Ensured::of(spec));
         }
     }
     /// Whether every bucket of `coll` is known to carry complete time bounds (`None`: not
@@ -89,33 +148,6 @@ impl StoreMemo {
             Some(entry) => entry.1 = all,
             None => known.push((coll.to_owned(), all)),
         }
-    }
-    pub(crate) fn has_tree(&self, spec: &TreeSpec) -> bool {
-        lock(&self.trees).contains(spec)
-    }
-    pub(crate) fn add_tree(&self, spec: TreeSpec) {
-        let mut specs = lock(&self.trees);
-        if !specs.contains(&spec) {
-            specs.push(spec);
-            let mut served = lock(&self.served);
-            if !served.1.contains(&spec) {
-                served.1.push(spec);
-            }
-        }
-    }
-    /// Whether this process installed `coll`'s validator.
-    pub(crate) fn has_validator(&self, coll: &str) -> bool {
-        listed(&self.validators, coll)
-    }
-    pub(crate) fn add_validator(&self, coll: &str) {
-        list(&self.validators, coll);
-    }
-    /// Whether this process ensured the indexes of the documents of `coll`.
-    pub(crate) fn has_documents(&self, coll: &str) -> bool {
-        listed(&self.documents, coll)
-    }
-    pub(crate) fn add_documents(&self, coll: &str) {
-        list(&self.documents, coll);
     }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
@@ -169,27 +201,6 @@ impl StoreMemo {
                 }
             }
         }
-    }
-    /// Every series (bucket collections, outlier overflow collections) whose indexes this
-    /// store has ensured in this process, i.e. that its pushes and reads used, also before a
-    /// [`clear`](Self::clear): the layouts a process served (the targeting check of the tests
-    /// reads the collections' shard keys from them).
-    pub fn served_series(&self) -> Vec<SeriesSpec> {
-        lock(&self.served).0.clone()
-    }
-    /// Every tree whose indexes this store has ensured in this process, also before a
-    /// [`clear`](Self::clear).
-    pub fn served_trees(&self) -> Vec<TreeSpec> {
-        lock(&self.served).1.clone()
-    }
-    /// Forgets everything (after a collection was dropped behind the store's back).
-    pub fn clear(&self) {
-        lock(&self.indexes).clear();
-        lock(&self.trees).clear();
-        *lock(&self.next_numbers) = NextNumbers::default();
-        lock(&self.bounded).clear();
-        lock(&self.validators).clear();
-        lock(&self.documents).clear();
     }
 }
 
@@ -263,19 +274,6 @@ impl Hasher for Prehashed {
     }
     fn finish(&self) -> u64 {
         self.0
-    }
-}
-
-/// Whether `coll` is among the collections of `colls`.
-fn listed(colls: &Mutex<Vec<String>>, coll: &str) -> bool {
-    lock(colls).iter().any(|c| c == coll)
-}
-
-/// Adds `coll` to the collections of `colls` (once).
-fn list(colls: &Mutex<Vec<String>>, coll: &str) {
-    let mut colls = lock(colls);
-    if !colls.iter().any(|c| c == coll) {
-        colls.push(coll.to_owned());
     }
 }
 
