@@ -83,7 +83,7 @@ pub mod __private {
     /// The collections of the trees `store` served in this process (the tests' targeting
     /// check takes them as unsharded).
     pub fn __trees_served<S: crate::store::Store>(store: &S) -> Vec<&'static str> {
-        crate::tree::model::ensured(store)
+        crate::tree::model::served(store)
     }
     pub use core::borrow::Borrow;
     pub use core::option::Option;

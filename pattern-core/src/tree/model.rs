@@ -109,12 +109,20 @@ pub(crate) async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec
     if !trees.contains(spec) {
         trees.push(*spec);
     }
+    let mut served = lock(&store.extensions().get(&ENSURED).1);
+    if !served.contains(&spec.collection) {
+        served.push(spec.collection);
+    }
     Ok(())
 }
 
-/// The trees whose indexes this process ensured, per store.
+/// The trees whose indexes this process ensured, per store; and the collections of every tree
+/// it served, kept when the store forgets (what the tests' targeting check reads).
 #[derive(Debug, Default)]
-struct Ensured(std::sync::Mutex<Vec<TreeSpec>>);
+struct Ensured(
+    std::sync::Mutex<Vec<TreeSpec>>,
+    std::sync::Mutex<Vec<&'static str>>,
+);
 
 impl Extension for Ensured {
     fn forget(&self) {
@@ -124,11 +132,10 @@ impl Extension for Ensured {
 
 static ENSURED: ExtensionKey<Ensured> = ExtensionKey::new();
 
-/// The collections of the trees whose indexes this process ensured on `store` (since the last
-/// [`Extensions::forget`](crate::store::Extensions::forget)).
-pub(crate) fn ensured<S: Store + ?Sized>(store: &S) -> Vec<&'static str> {
-    let trees = lock(&store.extensions().get(&ENSURED).0);
-    trees.iter().map(|t| t.collection).collect()
+/// The collections of the trees whose indexes this process ensured on `store`, also before
+/// the store last forgot.
+pub(crate) fn served<S: Store + ?Sized>(store: &S) -> Vec<&'static str> {
+    lock(&store.extensions().get(&ENSURED).1).clone()
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
