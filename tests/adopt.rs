@@ -17,8 +17,9 @@ use pattern_core::bucket;
 use pattern_core::bucket::Totals;
 use pattern_core::outlier;
 use pattern_core::{
-    Aggregate, AggregateOp, AnyStore, Bucket, BucketSpec, Error, Keeps, Missing, Outlier,
-    OutlierSpec, SeriesOrder, SeriesSpec, Store,
+    spec::{Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec},
+    store::Store,
+    AnyStore, Bucket, Error, Missing, Outlier,
 };
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
@@ -227,8 +228,8 @@ async fn outlier_migration_moves_each_tail_in_order(store: AnyStore) {
     store
         .update_many(
             "books",
-            &pattern_core::query::Filter::eq("_id", 6),
-            &pattern_core::query::Update {
+            &pattern_core::store::query::Filter::eq("_id", 6),
+            &pattern_core::store::query::Update {
                 set: vec![("has_extras".into(), Bson::Boolean(true))],
                 ..Default::default()
             },
@@ -467,8 +468,8 @@ async fn outlier_verify_finds_each_defect(store: AnyStore) {
         .await
         .unwrap()
         .is_clean());
-    let f = |id: i32| pattern_core::query::Filter::eq("_id", id);
-    let set = |k: &'static str, v: Bson| pattern_core::query::Update {
+    let f = |id: i32| pattern_core::store::query::Filter::eq("_id", id);
+    let set = |k: &'static str, v: Bson| pattern_core::store::query::Update {
         set: vec![(k.into(), v)],
         ..Default::default()
     };
@@ -491,9 +492,9 @@ async fn outlier_verify_finds_each_defect(store: AnyStore) {
         .await
         .unwrap();
     let f3 = |seq: i64| {
-        pattern_core::query::Filter::and([
-            pattern_core::query::Filter::eq("book_id", 3),
-            pattern_core::query::Filter::eq("seq", seq),
+        pattern_core::store::query::Filter::and([
+            pattern_core::store::query::Filter::eq("book_id", 3),
+            pattern_core::store::query::Filter::eq("seq", seq),
         ])
     };
     store
@@ -847,7 +848,7 @@ async fn bucket_verify_finds_each_defect(store: AnyStore) {
         .await
         .unwrap()
         .is_clean());
-    use pattern_core::query::{Filter, Update};
+    use pattern_core::store::query::{Filter, Update};
     let page = |k: i32, p: i64| Filter::and([Filter::eq("customerId", k), Filter::eq("page", p)]);
     let set = |k: &'static str, v: Bson| Update {
         set: vec![(k.into(), v)],
@@ -958,7 +959,7 @@ async fn bucket_verify_finds_each_defect(store: AnyStore) {
 
 async fn index_reports_sort_needed_stale_and_users(store: AnyStore) {
     use pattern_core::adopt::{index_report_bucket, index_report_outlier, index_report_tree};
-    use pattern_core::query::IndexSpec;
+    use pattern_core::store::query::IndexSpec;
     // Nothing yet: every needed index missing.
     let r = &index_report_bucket(&store, &History::SPEC).await.unwrap()[0];
     assert!(
@@ -1008,7 +1009,8 @@ async fn index_reports_sort_needed_stale_and_users(store: AnyStore) {
     let r = index_report_outlier(&store, &Book::SPEC).await.unwrap();
     assert!(r.iter().all(|x| x.is_complete()), "{r:?}");
     // A tree: the model's indexes by the seed's names.
-    let tree = pattern_core::TreeSpec::new("categories", pattern_core::TreeModel::Ancestors);
+    let tree =
+        pattern_core::spec::TreeSpec::new("categories", pattern_core::spec::TreeModel::Ancestors);
     let r = &index_report_tree(&store, &tree).await.unwrap()[0];
     assert_eq!(r.missing, ["ancestors_1", "parent_1"], "{r:?}");
     pattern_core::tree::raw::ensure_indexes(&store, &tree)

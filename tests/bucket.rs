@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bson::{doc, Bson, DateTime, Document};
 use futures::TryStreamExt;
-use pattern_core::{AnyStore, Bucket, Counts, Error, MongoStore, Store};
+use pattern_core::{store::Store, AnyStore, Bucket, Counts, Error, MongoStore};
 use pattern_tests::{assert_same_documents, counted_mongo_store, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
@@ -307,7 +307,7 @@ async fn push_many_keeps_order_and_size(store: AnyStore) {
 /// when buckets were deleted behind that memo it still continues after the newest one left (or
 /// at page 1 when none is left), losing nothing.
 async fn push_many_after_deletes_behind_the_memo(store: AnyStore) {
-    use pattern_core::query::Filter;
+    use pattern_core::store::query::Filter;
     let all: Vec<Tick> = (0..15)
         .map(|i| tick(3, i, 1_660_000_000 + i as i64))
         .collect();
@@ -569,7 +569,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
         "0_pattern_open_customerId_page_count_lt_4",
     ] {
         let size = name.rsplit('_').next().unwrap().parse::<i32>().unwrap();
-        let spec = pattern_core::query::IndexSpec {
+        let spec = pattern_core::store::query::IndexSpec {
             name: name.into(),
             keys: vec![
                 ("customerId".into(), 1),
@@ -577,7 +577,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
                 ("_id".into(), -1),
             ],
             unique: false,
-            partial: Some(pattern_core::query::Filter::Lt(
+            partial: Some(pattern_core::store::query::Filter::Lt(
                 "count".into(),
                 Bson::Int32(size),
             )),

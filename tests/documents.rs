@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bson::{doc, Bson, DateTime};
 use pattern_core::document::{Filter, Update};
 use pattern_core::money::{self, Decimal};
-use pattern_core::{AnyStore, Document, Error, Store};
+use pattern_core::{store::Store, AnyStore, Document, Error};
 use pattern_tests::{documents, on_both_stores, recording_mongo_store};
 use serde::{Deserialize, Serialize};
 
@@ -608,7 +608,7 @@ mod fixtures {
         );
         let again = store.seed("fixtures", [doc! {"_id": 1}]).await.unwrap_err();
         assert!(matches!(again, Error::DuplicateKey { .. }), "{again:?}");
-        let all = pattern_core::query::Filter::everything();
+        let all = pattern_core::store::query::Filter::everything();
         let n = store
             .find("fixtures", &all, &Default::default())
             .await

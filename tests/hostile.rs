@@ -4,7 +4,7 @@
 
 use bson::{Bson, Document};
 use futures::TryStreamExt;
-use pattern_core::{AnyStore, Bucket, Error, Outlier, Store};
+use pattern_core::{store::Store, AnyStore, Bucket, Error, Outlier};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -498,9 +498,9 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
     store
         .delete_many(
             "extra_sales",
-            &pattern_core::query::Filter::and([
-                pattern_core::query::Filter::eq("book_id", 3_i64),
-                pattern_core::query::Filter::eq("_id", second.get("_id").unwrap().clone()),
+            &pattern_core::store::query::Filter::and([
+                pattern_core::store::query::Filter::eq("book_id", 3_i64),
+                pattern_core::store::query::Filter::eq("_id", second.get("_id").unwrap().clone()),
             ]),
         )
         .await
@@ -616,7 +616,7 @@ async fn number_not_a_number(store: AnyStore) {
         let stored = store
             .find(
                 "trades",
-                &pattern_core::query::Filter::eq("_id", id),
+                &pattern_core::store::query::Filter::eq("_id", id),
                 &pattern_tests::read_back(),
             )
             .await
@@ -673,7 +673,7 @@ async fn number_not_a_number(store: AnyStore) {
     let odd_chunk = store
         .find(
             "extra_sales",
-            &pattern_core::query::Filter::eq("_id", "odd"),
+            &pattern_core::store::query::Filter::eq("_id", "odd"),
             &pattern_tests::read_back(),
         )
         .await
@@ -719,13 +719,13 @@ async fn pushes_into_a_non_array_name_the_document(store: AnyStore) {
     store
         .delete_many(
             "trades",
-            &pattern_core::query::Filter::eq("customerId", 3_i64),
+            &pattern_core::store::query::Filter::eq("customerId", 3_i64),
         )
         .await
         .unwrap();
     TradeHistory::push(&store, &3, t(1)).await.unwrap();
-    let filter = pattern_core::query::Filter::eq("customerId", 3_i64);
-    let mut set = pattern_core::query::Update {
+    let filter = pattern_core::store::query::Filter::eq("customerId", 3_i64);
+    let mut set = pattern_core::store::query::Update {
         set: vec![("history".into(), Bson::String("text".into()))],
         ..Default::default()
     };

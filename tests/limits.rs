@@ -145,9 +145,9 @@ async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
 mod hand_written {
     use super::*;
     use pattern_core::outlier::DEFAULT_CHUNK;
-    use pattern_core::BucketSpec;
-    use pattern_core::OutlierSpec;
-    use pattern_core::{SeriesOrder, SeriesSpec};
+    use pattern_core::spec::BucketSpec;
+    use pattern_core::spec::OutlierSpec;
+    use pattern_core::spec::{SeriesOrder, SeriesSpec};
 
     pub struct Sized<const N: u32>;
     impl<const N: u32> Bucket for Sized<N> {
@@ -161,7 +161,7 @@ mod hand_written {
             count_field: "count",
             page_field: "page",
             size: N,
-            keeps: pattern_core::Keeps::NONE,
+            keeps: pattern_core::spec::Keeps::NONE,
         };
         fn item_millis(_: &u32) -> Option<i64> {
             Some(0)
@@ -189,7 +189,7 @@ mod hand_written {
                 count_field: "count",
                 size: C,
                 order: SeriesOrder::Seq("seq"),
-                keeps: pattern_core::Keeps::NONE,
+                keeps: pattern_core::spec::Keeps::NONE,
             },
         };
     }

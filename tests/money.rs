@@ -10,8 +10,8 @@ use pattern_core::adopt::{
     self, convert_money, verify_money, Finish, MoneyConversion, MoneyDefect, Options,
 };
 use pattern_core::money::{self, Decimal, Form, Scaled};
-use pattern_core::query::{Filter, Update};
-use pattern_core::{AnyStore, Store};
+use pattern_core::store::query::{Filter, Update};
+use pattern_core::{store::Store, AnyStore};
 use pattern_tests::{documents, on_both_stores, read_back};
 use serde::{Deserialize, Serialize};
 

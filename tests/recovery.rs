@@ -11,7 +11,7 @@
 
 use bson::doc;
 use futures::TryStreamExt;
-use pattern_core::{AnyStore, Bucket, Counts, Outlier, Store};
+use pattern_core::{store::Store, AnyStore, Bucket, Counts, Outlier};
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use bson::{doc, Bson, DateTime, Document};
 use futures::TryStreamExt;
 use pattern_core::adopt::{self, Options};
-use pattern_core::{Bucket, Outlier, Store};
+use pattern_core::{store::Store, Bucket, Outlier};
 use pattern_tests::{command_targets, drop_db, recording_mongo_store, Targets};
 use serde::{Deserialize, Serialize};
 
@@ -245,8 +245,8 @@ async fn every_per_key_operation_reaches_one_shard() {
 /// model: the table the README gives, checked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tree_operations_on_a_tree_sharded_by_id() {
+    use pattern_core::spec::{TreeModel, TreeSpec};
     use pattern_core::tree::raw;
-    use pattern_core::{TreeModel, TreeSpec};
     let (store, log) = recording_mongo_store("sharding_trees").await;
     assert!(TreeSpec::new("categories", TreeModel::ParentRefs)
         .shard_keys()

@@ -12,7 +12,11 @@ use std::ops::Bound;
 use bson::{doc, DateTime, Decimal128, Document};
 use futures::TryStreamExt;
 use pattern_core::bucket::{self, Number, Totals};
-use pattern_core::{Aggregate, AggregateOp, AnyStore, Bucket, BucketSpec, Error, Keeps, Store};
+use pattern_core::{
+    spec::{Aggregate, AggregateOp, BucketSpec, Keeps},
+    store::Store,
+    AnyStore, Bucket, Error,
+};
 use pattern_tests::{as_int, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
@@ -626,9 +630,9 @@ async fn ingest_reports_exactly_the_unwritten(store: AnyStore) {
     store
         .delete_many(
             "trades",
-            &pattern_core::query::Filter::and([
-                pattern_core::query::Filter::eq("customerId", 5_i64),
-                pattern_core::query::Filter::eq("_id", "5_0"),
+            &pattern_core::store::query::Filter::and([
+                pattern_core::store::query::Filter::eq("customerId", 5_i64),
+                pattern_core::store::query::Filter::eq("_id", "5_0"),
             ]),
         )
         .await

@@ -11,10 +11,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use bson::{doc, Bson, Document};
-use pattern_core::query::{
+use pattern_core::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Rewrite, Shift, Update,
 };
-use pattern_core::{transaction, AnyStore, AnyTxn, Error, Store, Transaction};
+use pattern_core::{
+    store::{AnyTxn, Store, Transaction},
+    transaction, AnyStore, Error,
+};
 use pattern_tests::{assert_same_documents, documents, on_both_stores};
 
 const C: &str = "things";
@@ -895,12 +898,12 @@ async fn transaction_gives_up_with_contention(store: AnyStore) {
     })
     .await;
     assert!(
-        matches!(r, Err(Error::Contention { attempts: n, .. }) if n == pattern_core::TRANSACTION_ATTEMPTS),
+        matches!(r, Err(Error::Contention { attempts: n, .. }) if n == pattern_core::store::TRANSACTION_ATTEMPTS),
         "{r:?}"
     );
     assert_eq!(
         attempts.load(Ordering::SeqCst),
-        pattern_core::TRANSACTION_ATTEMPTS
+        pattern_core::store::TRANSACTION_ATTEMPTS
     );
     holder.abort().await.unwrap();
     assert_eq!(get(&store, "a").await.unwrap().get_i32("n"), Ok(1));

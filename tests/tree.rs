@@ -5,7 +5,11 @@
 
 use bson::{doc, Bson, Document};
 use pattern_core::tree::{self, Tree};
-use pattern_core::{AnyStore, Error, Store, TreeModel, TreeSpec};
+use pattern_core::{
+    spec::{TreeModel, TreeSpec},
+    store::Store,
+    AnyStore, Error,
+};
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
@@ -550,7 +554,7 @@ async fn save_keeps_place(store: AnyStore) {
 /// A user's own write and a tree move in one transaction: both commit, or (when the work
 /// fails) neither is kept.
 async fn user_transaction(store: AnyStore) {
-    use pattern_core::query::Filter;
+    use pattern_core::store::query::Filter;
     // On a cluster the audit log stays unsharded, beside the tree: the transaction then
     // touches the primary shard alone (README, "Sharding").
     if let AnyStore::Mongo(m) = &store {

@@ -9,7 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bson::{doc, Bson, Document};
 use pattern_core::tree::{raw, Defect};
-use pattern_core::{AnyStore, Error, MongoStore, Store, TreeModel, TreeSpec};
+use pattern_core::{
+    spec::{TreeModel, TreeSpec},
+    store::Store,
+    AnyStore, Error, MongoStore,
+};
 use pattern_tests::{memory_store, mongo_store, on_both_stores};
 
 /// A small deterministic generator (xorshift), so a failing run replays from its seed.
@@ -260,7 +264,7 @@ fn spec(model: TreeModel) -> TreeSpec {
 /// The same tree with every model field renamed (odd cases of the oracle run use it).
 fn renamed(model: TreeModel) -> TreeSpec {
     TreeSpec {
-        fields: pattern_core::TreeFields {
+        fields: pattern_core::spec::TreeFields {
             parent: "up",
             children: "kids",
             ancestors: "line",

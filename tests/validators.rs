@@ -7,10 +7,12 @@
 
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{Options, Source};
-use pattern_core::query::{Filter, Update};
+use pattern_core::store::query::{Filter, Update};
 use pattern_core::tree::{self, Tree};
 use pattern_core::{
-    bucket, outlier, transaction, AnyStore, Bucket, Error, Outlier, Store, WriteOp,
+    bucket, outlier,
+    store::{Store, WriteOp},
+    transaction, AnyStore, Bucket, Error, Outlier,
 };
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
@@ -200,7 +202,11 @@ async fn refused_insert(store: &AnyStore, coll: &str, doc: Document) {
 
 /// Every document of `coll` passes `schema` as an insert would check it: copied into a
 /// collection validated by the same schema, each one accepted.
-async fn all_pass(store: &AnyStore, coll: &str, schema: &pattern_core::query::Schema) -> usize {
+async fn all_pass(
+    store: &AnyStore,
+    coll: &str,
+    schema: &pattern_core::store::query::Schema,
+) -> usize {
     let check = format!("{coll}_check");
     store.set_validator(&check, schema).await.unwrap();
     let docs = documents(store, coll).await;
@@ -813,7 +819,7 @@ fn pool(n: i64, ids_only: bool) -> Vec<Bson> {
 /// boundaries are around.
 struct Case {
     coll: &'static str,
-    schema: pattern_core::query::Schema,
+    schema: pattern_core::store::query::Schema,
     base: Document,
     n: i64,
 }
@@ -822,9 +828,9 @@ struct Case {
 /// and `maximum` without a type (any number is compared, anything else passes), `number`,
 /// `maxItems` without a type, `items` of several types, a nested object with its own
 /// `required`.
-fn probe() -> pattern_core::query::Schema {
-    use pattern_core::query::Schema;
-    use pattern_core::BsonType;
+fn probe() -> pattern_core::store::query::Schema {
+    use pattern_core::spec::BsonType;
+    use pattern_core::store::query::Schema;
     Schema::object()
         .require("r")
         .property("n", Schema::default().range(Some(0), Some(3)))

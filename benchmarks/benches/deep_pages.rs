@@ -177,8 +177,8 @@ fn explain(rt: &tokio::runtime::Runtime, store: &MongoStore, pages: [u64; 3]) {
 /// The same pages on the in-memory store (library only): the lookup by number against a skip
 /// over the same index, to show the algorithmic cost without a server's overhead.
 fn in_memory(rt: &tokio::runtime::Runtime, items: i64, pages: [u64; 3]) {
-    use pattern_core::query::{Filter, FindOptions};
-    use pattern_core::Store;
+    use pattern_core::store::query::{Filter, FindOptions};
+    use pattern_core::store::Store;
     let store = pattern_core::MemoryStore::new();
     rt.block_on(async {
         let all: Vec<Trade> = (0..items).map(|i| trade(1_600_000_000, i)).collect();

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use pattern_bench::{Trade, TradeHistory};
-use pattern_core::{Bucket, MemoryStore, MongoStore, Store};
+use pattern_core::{store::Store, Bucket, MemoryStore, MongoStore};
 
 /// Epoch seconds of a key's trade 0; trade `i` is `i` seconds later, so every bucket of a key
 /// starts in its own second.

@@ -34,8 +34,8 @@ use bson::{Bson, Document};
 use criterion::{BenchmarkId, Criterion};
 use futures::FutureExt;
 use pattern_bench::{Samples, Trade, TradeHistory};
-use pattern_core::query::Filter;
-use pattern_core::{MemoryStore, Store};
+use pattern_core::store::query::Filter;
+use pattern_core::{store::Store, MemoryStore};
 
 /// Keys the pushes rotate over; each starts with `history` items.
 const KEYS: i64 = 4;

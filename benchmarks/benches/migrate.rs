@@ -46,7 +46,10 @@ use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{full_scale, scale};
 use pattern_core::adopt::{self, MigrateReport, Options, Source, Verified};
-use pattern_core::{BucketSpec, Keeps, MongoStore, OutlierSpec, SeriesOrder, SeriesSpec};
+use pattern_core::{
+    spec::{BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec},
+    MongoStore,
+};
 use pattern_tests::as_int;
 
 /// 2023-11-14T22:13:20Z.

@@ -61,7 +61,7 @@ use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{Book, Samples, Trade, TradeHistory};
-use pattern_core::{Bucket, MongoStore, Store};
+use pattern_core::{store::Store, Bucket, MongoStore};
 use pattern_tests::{mongo_uri, unique_db};
 use serde::{Deserialize, Serialize};
 

@@ -14,7 +14,7 @@
 
 use futures::TryStreamExt;
 use pattern_bench::{book, scale, trade, Book, Trade, TradeHistory};
-use pattern_core::{MongoStore, Store};
+use pattern_core::{store::Store, MongoStore};
 use pattern_tests::{counted_mongo_store, CommandLog};
 
 /// Epoch seconds of the first trade.

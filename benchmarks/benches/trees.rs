@@ -20,7 +20,11 @@ use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use pattern_bench::scale;
 use pattern_core::tree::raw;
-use pattern_core::{AnyStore, MemoryStore, MongoStore, Store, TreeModel, TreeSpec};
+use pattern_core::{
+    spec::{TreeModel, TreeSpec},
+    store::Store,
+    AnyStore, MemoryStore, MongoStore,
+};
 
 /// Commands, documents read and documents written, from command monitoring.
 #[derive(Clone, Default)]

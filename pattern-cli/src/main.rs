@@ -38,8 +38,8 @@ use pattern_core::adopt::{
 };
 use pattern_core::money::Form;
 use pattern_core::{
-    Aggregate, AggregateOp, BucketSpec, Error, Keeps, MongoStore, OutlierSpec, SeriesOrder,
-    SeriesSpec,
+    spec::{Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec},
+    Error, MongoStore,
 };
 use serde::Serialize;
 
@@ -782,13 +782,13 @@ fn bucket_spec(
         names.push(("the time bounds' max".into(), max.into()));
         names.push((
             "the time bounds' mark".into(),
-            pattern_core::BOUNDED_FIELD.into(),
+            pattern_core::spec::BOUNDED_FIELD.into(),
         ));
     }
     if !keeps.summary.is_empty() {
         names.push((
             "the summary's mark".into(),
-            pattern_core::SUMMARIZED_FIELD.into(),
+            pattern_core::spec::SUMMARIZED_FIELD.into(),
         ));
     }
     for a in keeps.summary {

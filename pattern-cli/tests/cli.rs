@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document, RawDocumentBuf};
 use futures::StreamExt;
-use pattern_core::query::{Filter, FindOptions, Update};
-use pattern_core::{MongoStore, Store};
+use pattern_core::store::query::{Filter, FindOptions, Update};
+use pattern_core::{store::Store, MongoStore};
 use pattern_tests::{mongo_uri, unique_db};
 use serde_json::Value;
 
@@ -1278,14 +1278,14 @@ async fn a_typo_is_refused_before_anything_is_written() {
     );
 
     // The indexes an earlier version's run with the default reference (`sales_id`) left.
-    let stale = pattern_core::SeriesSpec {
+    let stale = pattern_core::spec::SeriesSpec {
         collection: "extra_sales",
         key_field: "sales_id",
         items_field: "customers_purchased_extra",
         count_field: "count",
         size: pattern_core::outlier::DEFAULT_CHUNK,
-        order: pattern_core::SeriesOrder::Seq("seq"),
-        keeps: pattern_core::Keeps::NONE,
+        order: pattern_core::spec::SeriesOrder::Seq("seq"),
+        keeps: pattern_core::spec::Keeps::NONE,
     };
     for index in stale.indexes() {
         db.store.create_index("extra_sales", &index).await.unwrap();

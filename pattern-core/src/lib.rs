@@ -8,7 +8,7 @@
 //! - [`Document`](macro@Document): plain documents with typed field paths, conditional
 //!   updates and keyword arrays ([`document`]).
 //!
-//! All run over any [`Store`]: the embedded [`MemoryStore`] (the default, nothing to
+//! All run over any [`Store`](store::Store): the embedded [`MemoryStore`] (the default, nothing to
 //! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
 //! the same documents and behave the same; one conformance suite runs against both.
 //!
@@ -28,36 +28,26 @@ mod key;
 mod local_time;
 pub mod money;
 pub mod outlier;
-pub mod query;
 mod series;
-mod spec;
-mod store;
+pub mod spec;
+pub mod store;
 pub mod testing;
 pub mod tree;
 mod validator;
 
+// What an application uses: the patterns' traits (and, below, their derives), the stores, the
+// one error, and the values reads return. What a custom store implements is in [`store`],
+// the layouts as data in [`spec`].
 pub use bucket::{Bucket, Counts, Page};
-pub use codec::BsonType;
 pub use document::Document;
-pub use error::{BoxError, Error, Missing, Result, MAX_DOCUMENT_BYTES};
-pub use key::{EpochSeconds, KeyPart};
+pub use error::{Error, Missing, Result};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
-pub use spec::{
-    Aggregate, AggregateOp, BucketSpec, Keeps, Keywords, Normalize, OutlierSpec, SeriesOrder,
-    SeriesSpec, ShardKey, TreeFields, TreeModel, TreeSpec, BOUNDED_FIELD, SUMMARIZED_FIELD,
-};
-pub use store::any::AnyStore;
-pub use store::any_txn::AnyTxn;
-pub use store::memory::{MemoryPlan, MemoryStore, MemoryTxn};
+pub use store::AnyStore;
+pub use store::MemoryStore;
 #[cfg(feature = "mongodb")]
-pub use store::mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
-#[cfg(feature = "mongodb")]
-pub use store::mongo_txn::MongoTxn;
-pub use store::{
-    transaction, transaction_with, ArrayStats, BatchOutcome, BoxFuture, Extensions, Kept, Store,
-    Transaction, UpdateOutcome, WriteOp, TRANSACTION_ATTEMPTS,
-};
+pub use store::MongoStore;
+pub use store::{transaction, transaction_with};
 pub use tree::Tree;
 
 #[doc = include_str!("../docs/bucket.md")]
@@ -77,7 +67,7 @@ pub use pattern_derive::Tree;
 #[doc(hidden)]
 pub mod __private {
     /// Reads an item's time field (`#[bucket(time = "...")]`), in epoch milliseconds.
-    pub fn __epoch_millis<T: crate::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
+    pub fn __epoch_millis<T: crate::spec::EpochSeconds + ?Sized>(t: &T) -> Option<i64> {
         t.epoch_millis()
     }
     /// The collections of the trees `store` served in this process (the tests' targeting

@@ -22,7 +22,7 @@ use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 const MAX_OFFSET_MINUTES: i32 = 25 * 60 + 59;
 
 /// A UTC instant with the UTC offset of the clock that read it: the original local time,
-/// exactly. Stored as `{date, offset}` (see the [module](self)).
+/// exactly. Stored as `{date, offset}` (a UTC date and the client's offset in minutes, JavaScript's sign).
 ///
 /// ```
 /// use pattern_core::LocalTime;

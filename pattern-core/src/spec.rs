@@ -1,4 +1,9 @@
-//! The storage layouts the derives fill in: plain data, read by every layer above.
+//! The storage layouts the derives fill in: plain data, read by every layer above. A custom
+//! layout (the `pattern` command line's, a test's) is built as these values.
+
+pub use crate::codec::BsonType;
+pub use crate::error::MAX_DOCUMENT_BYTES;
+pub use crate::key::{EpochSeconds, KeyPart};
 
 /// How the documents of one key are numbered and named. Both number them in a field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,12 +4,12 @@ use std::future::Future;
 
 use bson::Document;
 
-use crate::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
 use crate::Result;
 
 /// The `comment` of [`Fixtures::documents`]' read: a collection-wide one
-/// ([`SCATTER`](crate::query::SCATTER)).
+/// ([`SCATTER`](crate::store::query::SCATTER)).
 const DOCUMENTS: &str = "pattern scatter: documents";
 
 /// Fixtures on any [`Store`]: seed a collection, read it back as stored, clear it. Implemented

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use crate::query::Schema;
+use crate::store::query::Schema;
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::Result;
 

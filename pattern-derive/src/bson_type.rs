@@ -3,7 +3,7 @@
 
 use syn::{PathArguments, Type};
 
-/// The `pattern_core::BsonType` variants `ty` is stored as: `String` or `str` (also behind a
+/// The `pattern_core::spec::BsonType` variants `ty` is stored as: `String` or `str` (also behind a
 /// reference): `String`; the integers: `Int` and `Long` (serde's BSON writes the narrow ones
 /// as Int32, the wide ones as Int64, and the server holds the two equal); `ObjectId`:
 /// `ObjectId`. Empty for any other type, and when `serialized_as_is` is false (a field with

@@ -67,8 +67,8 @@ impl Wrappers<'_> {
         match self.bodies {
             Bodies::Calls { key_ty } => quote! {
                 where
-                    __PatternS: ::pattern_core::Store,
-                    __PatternQ: ::pattern_core::KeyPart + ?::core::marker::Sized,
+                    __PatternS: ::pattern_core::store::Store,
+                    __PatternQ: ::pattern_core::spec::KeyPart + ?::core::marker::Sized,
                     #key_ty: ::pattern_core::__private::Borrow<__PatternQ>,
             },
             Bodies::Stubs => quote! {
@@ -226,7 +226,7 @@ impl Wrappers<'_> {
         let (name, func) = (ident(&name), ident(func));
         let body = self.body(quote!(#module::#func::<Self, __PatternS>(store, #args).await));
         let bounds = match self.bodies {
-            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::Store,),
+            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::store::Store,),
             Bodies::Stubs => quote!(),
         };
         quote! {
@@ -258,7 +258,7 @@ impl Wrappers<'_> {
     pub(crate) fn unkeyed(&self, doc: &str, sig: TokenStream, call: TokenStream) -> TokenStream {
         let (attrs, body) = (self.attrs(doc), self.body(call));
         let bounds = match self.bodies {
-            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::Store,),
+            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::store::Store,),
             Bodies::Stubs => quote!(),
         };
         quote! {

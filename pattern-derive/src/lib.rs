@@ -33,7 +33,7 @@ pub fn derive_bucket(input: TokenStream) -> TokenStream {
     out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Bucket),
-        quote::quote!([::pattern_core::ShardKey<'static>; 1]),
+        quote::quote!([::pattern_core::spec::ShardKey<'static>; 1]),
         "The bucket collection's shard key (one), as data: the series key (a key's buckets on one \
          shard; every per-key operation reaches only it). See the README's \"Sharding\".",
     ));
@@ -49,7 +49,7 @@ pub fn derive_outlier(input: TokenStream) -> TokenStream {
     out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Outlier),
-        quote::quote!([::pattern_core::ShardKey<'static>; 2]),
+        quote::quote!([::pattern_core::spec::ShardKey<'static>; 2]),
         "The shard keys of the main collection (`_id`) and of the overflow collection (the \
          parent reference), as data. See the README's \"Sharding\".",
     ));
@@ -66,7 +66,7 @@ pub fn derive_tree(input: TokenStream) -> TokenStream {
     out.extend(codegen::shard_keys(
         &input,
         quote::quote!(::pattern_core::Tree),
-        quote::quote!([::pattern_core::ShardKey<'static>; 0]),
+        quote::quote!([::pattern_core::spec::ShardKey<'static>; 0]),
         "None: a tree's collection is best left unsharded (on the database's primary shard, \
          where every operation and transaction reaches one shard). See the README's \
          \"Sharding\" for what each operation would reach on a tree sharded by `_id`.",

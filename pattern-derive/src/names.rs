@@ -29,9 +29,9 @@ impl Name {
     }
 }
 
-/// The field marking a bucket whose time bounds cover every item: `pattern_core::BOUNDED_FIELD`.
+/// The field marking a bucket whose time bounds cover every item: `pattern_core::spec::BOUNDED_FIELD`.
 pub(crate) const BOUNDED_FIELD: &str = "bounded";
-/// The field listing a bucket's complete summary fields: `pattern_core::SUMMARIZED_FIELD`.
+/// The field listing a bucket's complete summary fields: `pattern_core::spec::SUMMARIZED_FIELD`.
 pub(crate) const SUMMARIZED_FIELD: &str = "summarized";
 
 /// A rule a name must follow: what breaks it, and what the error says.

@@ -9,8 +9,8 @@ use bson::{Bson, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
-use pattern_core::query::{Filter, FindOptions};
-use pattern_core::{AnyStore, MemoryStore, MongoStore, Store};
+use pattern_core::store::query::{Filter, FindOptions};
+use pattern_core::{store::Store, AnyStore, MemoryStore, MongoStore};
 
 /// How to get a server, for the failure message of tests that need one.
 pub const NO_SERVER: &str = "this test needs a MongoDB server and MONGODB_URI is not set. \

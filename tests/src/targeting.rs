@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use bson::{Bson, Document};
-use pattern_core::query::SCATTER;
+use pattern_core::store::query::SCATTER;
 
 /// The `comment` of the tests' own collection-wide reads (reading back what the library
 /// wrote): they are not the library's commands, and the check passes over them.

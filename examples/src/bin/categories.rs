@@ -10,7 +10,7 @@
 //!     cargo run -p examples --bin categories
 
 use bson::{doc, Bson, Document};
-use pattern_core::{AnyStore, Store, Tree, TreeModel};
+use pattern_core::{spec::TreeModel, store::Store, AnyStore, Tree};
 use serde::{Deserialize, Serialize};
 
 /// The five node types: the same struct, one attribute apart.
@@ -126,11 +126,11 @@ async fn replay<T: Category>(store: &AnyStore) -> Result<(), Box<dyn std::error:
     }
 
     println!("== model {} ==", model.name());
-    let stored = pattern_core::query::FindOptions::default();
+    let stored = pattern_core::store::query::FindOptions::default();
     let docs = store
         .find(
             "categories",
-            &pattern_core::query::Filter::And(vec![]),
+            &pattern_core::store::query::Filter::And(vec![]),
             &stored,
         )
         .await?;

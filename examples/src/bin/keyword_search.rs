@@ -8,7 +8,7 @@
 //!
 //!     cargo run -p examples --bin keyword_search
 
-use pattern_core::{AnyStore, Document, Store};
+use pattern_core::{store::Store, AnyStore, Document};
 use serde::{Deserialize, Serialize};
 
 #[derive(Document, Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@
 
 use bson::{doc, Bson};
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, LocalTime, Store};
+use pattern_core::{store::Store, AnyStore, LocalTime};
 use serde::{Deserialize, Serialize};
 use time::macros::datetime;
 use time::UtcOffset;

@@ -12,7 +12,7 @@ use bson::{doc, Bson, Document};
 use pattern_core::adopt::{self, convert_money, Finish, MoneyConversion, Options};
 use pattern_core::money::{self, Decimal, Form};
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, Store};
+use pattern_core::{store::Store, AnyStore};
 use serde::{Deserialize, Serialize};
 
 /// The seed's `clothes` with the prices given.
@@ -136,14 +136,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "drop of the old field skipped: {}",
         report.finish_skipped.as_deref().unwrap_or("no")
     );
-    let mut fix = pattern_core::query::Update {
+    let mut fix = pattern_core::store::query::Update {
         set: vec![("price".into(), Bson::from("4.99"))],
         ..Default::default()
     };
     store
         .update_one(
             "clothes_text",
-            &pattern_core::query::Filter::eq("_id", 6),
+            &pattern_core::store::query::Filter::eq("_id", 6),
             &mut fix,
             false,
         )

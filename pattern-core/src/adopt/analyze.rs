@@ -9,8 +9,8 @@ use super::histogram::Histogram;
 use super::scan::{array_len, field, id, scan, sorted, ANALYZE};
 use super::{key_text, BucketAnalysis, Largest, Options, OutlierAnalysis, Source, Suggestion};
 use crate::error::MAX_DOCUMENT_BYTES;
-use crate::query::{Filter, Path};
 use crate::spec::{BucketSpec, OutlierSpec};
+use crate::store::query::{Filter, Path};
 use crate::store::Store;
 use crate::Result;
 

@@ -4,7 +4,7 @@
 
 use bson::{doc, Bson, Document};
 
-use crate::query::{Filter, FindOptions, Update};
+use crate::store::query::{Filter, FindOptions, Update};
 use crate::store::{transaction_with, BoxFuture, Store, Transaction};
 use crate::{Error, Result};
 

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::query::IndexSpec;
 use crate::spec::{BucketSpec, OutlierSpec, TreeSpec};
+use crate::store::query::IndexSpec;
 use crate::store::Store;
 use crate::Result;
 

@@ -2,11 +2,11 @@
 //! into the outlier or bucket layout ([`migrate_outlier`], [`migrate_bucket`]), and
 //! [`verify`](verify_bucket) what the library promises of the result.
 //!
-//! Every function here takes the pattern's spec as data ([`OutlierSpec`], [`BucketSpec`]): the
+//! Every function here takes the pattern's spec as data ([`OutlierSpec`](crate::spec::OutlierSpec), [`BucketSpec`](crate::spec::BucketSpec)): the
 //! derives' generated `analyze`, `verify` and `migrate` methods pass their own, and the
 //! `pattern` command line builds one from its arguments.
 //!
-//! - Reads stream ([`Store::scan`](crate::Store::scan): one cursor on MongoDB): memory stays
+//! - Reads stream ([`Store::scan`](crate::store::Store::scan): one cursor on MongoDB): memory stays
 //!   flat in the collection's size (the bucket analysis keeps one counter per key, the outlier
 //!   verification one entry per parent that has overflow).
 //! - Migrations write in batches, each one transaction that also moves the checkpoint
@@ -310,7 +310,7 @@ pub(crate) fn key_text(b: &Bson) -> String {
     }
 }
 
-/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`](crate::KeyPart)
+/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`](crate::spec::KeyPart)
 /// writes it for the typed keys.
 pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
     use crate::key::KeyPart;

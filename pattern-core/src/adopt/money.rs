@@ -10,7 +10,7 @@ use super::scan::{field, id, scan, sorted, MIGRATE, VERIFY};
 use super::Options;
 use crate::codec::number::compare;
 use crate::money::{from_decimal128, to_decimal128, Form};
-use crate::query::{Filter, FindOptions, Path, Update};
+use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 

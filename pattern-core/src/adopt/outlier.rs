@@ -9,9 +9,9 @@ use super::checkpoint::Checkpoint;
 use super::preflight::{require_collection, require_exists, require_field};
 use super::scan::{array_len, id, scan, sorted, MIGRATE};
 use super::{key_text, MigrateReport, Options};
-use crate::query::{Filter, FindOptions, Path, Update};
 use crate::series::take_array;
 use crate::spec::OutlierSpec;
+use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::{Kept, Store};
 use crate::{Error, Result};
 

@@ -6,7 +6,7 @@ use bson::Document;
 
 use super::scan::MIGRATE;
 use crate::error::Missing;
-use crate::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
 use crate::{Error, Result};
 

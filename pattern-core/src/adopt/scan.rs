@@ -4,7 +4,7 @@ use bson::{Bson, RawDocumentBuf};
 use futures::StreamExt;
 
 use super::Options;
-use crate::query::{Filter, FindOptions, Path, SCATTER};
+use crate::store::query::{Filter, FindOptions, Path, SCATTER};
 
 /// Find options of a scan for operation `what` (its `comment`, a [`SCATTER`] name): `sort`
 /// order, `projection` fields.

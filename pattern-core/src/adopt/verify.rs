@@ -8,8 +8,8 @@ use bson::{Bson, RawDocumentBuf};
 use super::scan::{array_len, field, id, scan, sorted, VERIFY};
 use super::{key_text, LayoutDefect, Options, Verified};
 use crate::codec::as_int;
-use crate::query::Filter;
 use crate::spec::{BucketSpec, OutlierSpec, SeriesSpec};
+use crate::store::query::Filter;
 use crate::store::Store;
 use crate::Result;
 

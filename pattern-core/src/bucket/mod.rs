@@ -39,9 +39,9 @@ use serde::Serialize;
 
 use crate::codec::BsonType;
 use crate::key::KeyPart;
-use crate::query::Schema;
 use crate::series;
 use crate::spec::BucketSpec;
+use crate::store::query::Schema;
 use crate::store::Store;
 use crate::validator;
 use crate::Result;

@@ -15,9 +15,9 @@ use super::Bucket;
 use crate::codec::number;
 use crate::codec::raw::raw_value;
 use crate::key::KeyPart;
-use crate::query::{Filter, FindOptions, Path, Update};
 use crate::series;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -398,10 +398,10 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
                 (Some(lo), Some(hi)) => {
                     update
                         .set
-                        .push((crate::query::Path::from(min.to_owned()), lo));
+                        .push((crate::store::query::Path::from(min.to_owned()), lo));
                     update
                         .set
-                        .push((crate::query::Path::from(max.to_owned()), hi));
+                        .push((crate::store::query::Path::from(max.to_owned()), hi));
                 }
                 // No item: no bounds (no range overlaps the bucket); a later push's `$min` /
                 // `$max` starts them.

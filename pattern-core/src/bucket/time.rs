@@ -10,10 +10,10 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use super::Bucket;
 use crate::key::KeyPart;
-use crate::query::eval::compare_by;
-use crate::query::{Filter, FindOptions};
 use crate::series;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD};
+use crate::store::query::eval::compare_by;
+use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -66,13 +66,13 @@ impl Span {
         let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
         if let Some(f) = self.from {
             all.push(Filter::Gte(
-                crate::query::Path::from(max.to_owned()),
+                crate::store::query::Path::from(max.to_owned()),
                 date(f),
             ));
         }
         if let Some(t) = self.to {
             all.push(Filter::Lt(
-                crate::query::Path::from(min.to_owned()),
+                crate::store::query::Path::from(min.to_owned()),
                 date(t),
             ));
         }
@@ -99,7 +99,7 @@ pub(crate) async fn overlapping<S: Store>(
     spec: &SeriesSpec<'_>,
     key: &Bson,
     span: Span,
-    projection: Vec<crate::query::Path>,
+    projection: Vec<crate::store::query::Path>,
 ) -> Result<(Vec<RawDocumentBuf>, Vec<RawDocumentBuf>)> {
     spec.ensure_indexes(store).await?;
     // No sort on the server: sorted by number, a planner may walk the key's whole history on

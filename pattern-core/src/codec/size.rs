@@ -3,7 +3,8 @@
 
 use bson::{Bson, Document};
 
-use crate::{Error, Result, MAX_DOCUMENT_BYTES};
+use crate::error::MAX_DOCUMENT_BYTES;
+use crate::{Error, Result};
 
 /// The BSON size of a value as an array element (an upper bound of what it adds to a document):
 /// the size of the document `{"0": b}`, `usize::MAX` when that does not serialize.

@@ -5,7 +5,7 @@ use bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
 use super::{decode, ensure_indexes, Document, Field, Filter, DOCUMENT_FIND, KEYWORD_SEARCH};
-use crate::query::{FindOptions, Path};
+use crate::store::query::{FindOptions, Path};
 use crate::store::Store;
 use crate::Result;
 

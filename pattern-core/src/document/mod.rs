@@ -7,7 +7,7 @@
 //! - Keyword search: a `Vec<String>` field marked `#[document(keywords)]` has a multikey index
 //!   `{field: 1}`, and [`Field::contains`] / [`Field::contains_all`] find the documents holding
 //!   one keyword or all of several ([`find`], with a projection of chosen fields), keywords
-//!   optionally lowercased on write and on query ([`Normalize`](crate::Normalize)).
+//!   optionally lowercased on write and on query ([`Normalize`](crate::spec::Normalize)).
 //!
 //! The functions are generic over the document type; the derive generates the same as typed
 //! methods on the struct, and one [`Field`] constant per field.
@@ -18,8 +18,8 @@ use bson::{Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::query::{self, FindOptions, IndexSpec};
 use crate::spec::Keywords;
+use crate::store::query::{self, FindOptions, IndexSpec};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 

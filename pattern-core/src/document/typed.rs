@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::Document;
 use crate::money::{Decimal, Form};
-use crate::query::{self, Path};
 use crate::spec::Normalize;
+use crate::store::query::{self, Path};
 use crate::{Error, Result};
 
 /// A top-level field of the document type `D` holding a `T`, by its BSON name (serde's renames

@@ -27,7 +27,7 @@
 //! `find` over all its chunks, in one reply while they total under 16 MiB).
 //!
 //! Indexes on the overflow collection (created on first use, idempotently): those of every
-//! series ([`SeriesSpec::indexes`](crate::SeriesSpec::indexes)): `{<parent ref>: 1, seq: 1, _id: 1}` (serves every read by
+//! series ([`SeriesSpec::indexes`](crate::spec::SeriesSpec::indexes)): `{<parent ref>: 1, seq: 1, _id: 1}` (serves every read by
 //! parent), the open-chunk index `{<parent ref>: 1, seq: -1, _id: -1}` partial on
 //! `{count: {$lt: chunk}}`, and a unique one on `{<parent ref>: 1, seq: -1}` (one chunk per
 //! number).
@@ -40,9 +40,9 @@ use serde::Serialize;
 
 use crate::codec::BsonType;
 use crate::key::KeyPart;
-use crate::query::{Filter, FindOptions, Schema};
 use crate::series;
 use crate::spec::OutlierSpec;
+use crate::store::query::{Filter, FindOptions, Schema};
 use crate::store::Store;
 use crate::validator;
 use crate::{Error, Result};

@@ -4,8 +4,8 @@
 use bson::Bson;
 
 use super::memo;
-use crate::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
+use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 

@@ -15,8 +15,8 @@ use super::push::{newest_doc, push, seconds};
 use super::read::take_array;
 use super::{Next, TimeId};
 use crate::codec::as_int;
-use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions};
 use crate::store::shape::bucket_id;
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
@@ -168,10 +168,13 @@ async fn ingest_batch<S: Store>(
                 spec.by_key(group.key),
                 Filter::Eq("_id".into(), bson_id.clone()),
                 Filter::Gte(
-                    crate::query::Path::from(spec.count_field.to_owned()),
+                    crate::store::query::Path::from(spec.count_field.to_owned()),
                     c.clone(),
                 ),
-                Filter::Lte(crate::query::Path::from(spec.count_field.to_owned()), c),
+                Filter::Lte(
+                    crate::store::query::Path::from(spec.count_field.to_owned()),
+                    c,
+                ),
             ]);
             ops.push(WriteOp::Update {
                 filter,
@@ -327,13 +330,16 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     }
     let keys: Vec<Bson> = unknown.iter().map(|g| groups[*g].key.clone()).collect();
     let open = Filter::and([
-        Filter::In(crate::query::Path::from(spec.key_field.to_owned()), keys),
+        Filter::In(
+            crate::store::query::Path::from(spec.key_field.to_owned()),
+            keys,
+        ),
         spec.open_partial(),
         spec.in_series(),
     ]);
     let opts = FindOptions {
         projection: [spec.key_field, spec.count_field, spec.order.field()]
-            .map(|f| crate::query::Path::from(f.to_owned()))
+            .map(|f| crate::store::query::Path::from(f.to_owned()))
             .to_vec(),
         ..FindOptions::default()
     };
@@ -344,7 +350,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
         let key = groups[g].key;
         let mine = docs.iter().filter(|d| {
             d.get(spec.key_field)
-                .is_some_and(|k| crate::query::eval::values_equal(k, key))
+                .is_some_and(|k| crate::store::query::eval::values_equal(k, key))
         });
         let newest = mine.max_by_key(|d| d.get(spec.order.field()).and_then(as_int));
         match newest {
@@ -398,7 +404,10 @@ async fn verify<S: Store>(
     let ids: Vec<Bson> = planned.iter().map(|p| p.id.clone()).collect();
     let keys: Vec<Bson> = groups.iter().map(|g| g.key.clone()).collect();
     let by_ids = Filter::and([
-        Filter::In(crate::query::Path::from(spec.key_field.to_owned()), keys),
+        Filter::In(
+            crate::store::query::Path::from(spec.key_field.to_owned()),
+            keys,
+        ),
         Filter::In("_id".into(), ids),
     ]);
     let docs = (store.find(spec.collection, &by_ids, &FindOptions::default())).await?;

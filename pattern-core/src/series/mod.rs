@@ -7,7 +7,7 @@
 //!   loops only retry writes that did not apply;
 //! - the documents of a key are numbered 1, 2, 3... in a `seq` field (`page` for buckets), and
 //!   at most one is open (`count < size`): the newest. A push goes to the open document in one
-//!   atomic conditional upsert ([`Store::push_open`](crate::Store::push_open)); the first push of a process to a key
+//!   atomic conditional upsert ([`Store::push_open`](crate::store::Store::push_open)); the first push of a process to a key
 //!   returns the document's number, and from then on the process knows the next one. The
 //!   upsert inserts document `n + 1` only when no document is open, and a unique index on
 //!   `{key, seq}` lets one of two concurrent openers win (or refuses a number another process

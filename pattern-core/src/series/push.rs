@@ -10,8 +10,8 @@ use super::{memo, Next, TimeId};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
-use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions};
 use crate::store::shape::{bucket_id, Kept};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -28,7 +28,7 @@ fn contention(what: &str) -> Error {
 }
 
 /// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch milliseconds
-/// (used by [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) and time bounds only). One
+/// (used by [`SeriesOrder::TimeId`](crate::spec::SeriesOrder::TimeId) and time bounds only). One
 /// item costs one round trip in the common case.
 pub(crate) async fn push<S: Store>(
     store: &S,
@@ -256,7 +256,7 @@ pub(super) async fn newest_doc<S: Store>(
         let bounded = spec.docs_of(
             key,
             [Filter::Gte(
-                crate::query::Path::from(spec.order.field().to_owned()),
+                crate::store::query::Path::from(spec.order.field().to_owned()),
                 Bson::Int64(n - 1),
             )],
         );
@@ -334,7 +334,10 @@ async fn number_held_by_foreign<S: Store>(
     let field = spec.order.field();
     let holder = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(crate::query::Path::from(field.to_owned()), Bson::Int64(seq)),
+        Filter::Eq(
+            crate::store::query::Path::from(field.to_owned()),
+            Bson::Int64(seq),
+        ),
     ]);
     let one = FindOptions {
         limit: Some(1),
@@ -402,11 +405,11 @@ async fn push_many<S: Store>(
                         spec.by_key(key),
                         Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
                         Filter::Eq(
-                            crate::query::Path::from(spec.count_field.to_owned()),
+                            crate::store::query::Path::from(spec.count_field.to_owned()),
                             Bson::Int64(count as i64),
                         ),
                         Filter::Lte(
-                            crate::query::Path::from(spec.count_field.to_owned()),
+                            crate::store::query::Path::from(spec.count_field.to_owned()),
                             Bson::Int64((size - take) as i64),
                         ),
                     ]);

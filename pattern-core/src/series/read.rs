@@ -9,8 +9,8 @@ use serde::de::{DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::codec::raw::{from_raw, raw_value};
-use crate::query::{Filter, FindOptions};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions};
 use crate::store::{ArrayStats, Store};
 use crate::{Error, Result};
 
@@ -136,7 +136,10 @@ pub(crate) async fn nth_doc<S: Store>(
     // match a foreign array holding `n`, which its unique index already files under `n`).
     let numbered = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(crate::query::Path::from(field.to_owned()), Bson::Int64(n)),
+        Filter::Eq(
+            crate::store::query::Path::from(field.to_owned()),
+            Bson::Int64(n),
+        ),
     ]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
@@ -147,7 +150,7 @@ pub(crate) async fn nth_doc<S: Store>(
     }
     let unnumbered = Filter::and([
         spec.by_key(key),
-        Filter::Exists(crate::query::Path::from(field.to_owned()), false),
+        Filter::Exists(crate::store::query::Path::from(field.to_owned()), false),
     ]);
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
@@ -220,7 +223,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 Next::First => spec.sort(),
                 Next::Unnumbered(after) => {
                     filter.push(Filter::Exists(
-                        crate::query::Path::from(field.to_owned()),
+                        crate::store::query::Path::from(field.to_owned()),
                         false,
                     ));
                     filter.push(Filter::Gt("_id".into(), after.clone()));
@@ -229,11 +232,13 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 Next::Numbered(after) => {
                     filter.push(match after {
                         Some(a) => {
-                            Filter::Gt(crate::query::Path::from(field.to_owned()), a.clone())
+                            Filter::Gt(crate::store::query::Path::from(field.to_owned()), a.clone())
                         }
-                        None => Filter::Exists(crate::query::Path::from(field.to_owned()), true),
+                        None => {
+                            Filter::Exists(crate::store::query::Path::from(field.to_owned()), true)
+                        }
                     });
-                    vec![(crate::query::Path::from(field.to_owned()), 1)]
+                    vec![(crate::store::query::Path::from(field.to_owned()), 1)]
                 }
             };
             spec.ensure_indexes(store).await?;
@@ -284,7 +289,7 @@ pub(crate) async fn stats<S: Store>(
     if s.not_arrays > 0 {
         let bad = spec.docs_of(
             key,
-            [Filter::NotArray(crate::query::Path::from(
+            [Filter::NotArray(crate::store::query::Path::from(
                 spec.items_field.to_owned(),
             ))],
         );

@@ -1,8 +1,8 @@
 //! The `$jsonSchema` a series' documents pass: what its validator installs.
 
 use crate::codec::BsonType;
-use crate::query::Schema;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::store::query::Schema;
 
 impl SeriesSpec<'_> {
     /// The schema every document the series writes passes, and the seed's buckets too: the

@@ -5,8 +5,8 @@ use super::memory::MemoryStore;
 #[cfg(feature = "mongodb")]
 use super::mongo::MongoStore;
 use super::{ArrayStats, Extensions, Store, UpdateOutcome};
-use crate::query::{self};
 use crate::spec::SeriesSpec;
+use crate::store::query::{self};
 use crate::Result;
 
 /// Either store, chosen at run time (e.g. MongoDB when `MONGODB_URI` is set).

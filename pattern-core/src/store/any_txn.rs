@@ -2,8 +2,8 @@
 
 use bson::{Bson, Document, RawDocumentBuf};
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
 use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::Result;
 
@@ -118,7 +118,7 @@ impl Store for AnyTxn {
     async fn collection_names(&self) -> Result<Vec<String>> {
         delegate!(self, t => t.collection_names().await)
     }
-    async fn set_validator(&self, coll: &str, schema: &crate::query::Schema) -> Result<()> {
+    async fn set_validator(&self, coll: &str, schema: &crate::store::query::Schema) -> Result<()> {
         delegate!(self, t => t.set_validator(coll, schema).await)
     }
     fn extensions(&self) -> &Extensions {

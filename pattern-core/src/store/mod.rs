@@ -1,6 +1,7 @@
-//! The store contract: the few primitive operations the patterns are written against.
+//! The store contract: the few primitive operations the patterns are written against, and
+//! the stores that implement it.
 //!
-//! Two implementations ship: [`MemoryStore`](crate::MemoryStore) (embedded, the default) and
+//! Two implementations ship: [`MemoryStore`] (embedded, the default) and
 //! `MongoStore` (feature `mongodb`). Both keep the same collections and the same documents, and
 //! apply each single-document write atomically. The conformance suite in `tests/` runs
 //! unchanged against both.
@@ -11,8 +12,8 @@ use bson::{Bson, Document, RawDocumentBuf};
 use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::codec::raw::to_raw;
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::Result;
 
 pub(crate) mod any;
@@ -23,12 +24,22 @@ pub(crate) mod memory;
 pub(crate) mod mongo;
 #[cfg(feature = "mongodb")]
 pub(crate) mod mongo_txn;
+pub mod query;
 pub(crate) mod shape;
 mod txn;
 
+pub use any::AnyStore;
+pub use any_txn::AnyTxn;
 pub use extensions::{Extension, ExtensionKey, Extensions};
+pub use memory::{MemoryPlan, MemoryStore, MemoryTxn};
+#[cfg(feature = "mongodb")]
+pub use mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
+#[cfg(feature = "mongodb")]
+pub use mongo_txn::MongoTxn;
 pub use shape::Kept;
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
+
+pub use crate::error::BoxError;
 
 /// What an `update_one` did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -111,7 +122,7 @@ pub trait Store: Send + Sync {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         hint: &str,
         update: &mut Update,
         upsert: bool,
@@ -129,7 +140,7 @@ pub trait Store: Send + Sync {
     /// round trip). A store may do the same natively: the in-memory store does, without
     /// building the query and the update.
     ///
-    /// `kept`: what the items add to the values the series keeps ([`Keeps`](crate::Keeps)):
+    /// `kept`: what the items add to the values the series keeps ([`Keeps`](crate::spec::Keeps)):
     /// sent as `$min`/`$max`/`$inc` in the same update, written into a new document with its
     /// marks.
     fn push_open(
@@ -244,7 +255,7 @@ pub trait Store: Send + Sync {
 
     /// How many documents match `filter`: a collection-wide count (on a sharded cluster a
     /// scatter-gather, named by `comment` in the server's logs, see
-    /// [`SCATTER`](crate::query::SCATTER)). By default [`array_stats`](Store::array_stats)'s
+    /// [`SCATTER`](crate::store::query::SCATTER)). By default [`array_stats`](Store::array_stats)'s
     /// count; the MongoDB store sends it with its `comment`.
     fn count_matching(
         &self,
@@ -388,7 +399,7 @@ pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
 
 /// [`push_open_upsert`] that also keeps the items' values (`kept`: `$min`/`$max`/`$inc` in
 /// the same update) and, when it opens the document, marks it complete for them: what a push
-/// to a series with [`Keeps`](crate::Keeps) sends, on every store.
+/// to a series with [`Keeps`](crate::spec::Keeps) sends, on every store.
 pub(crate) async fn push_open_keeping<S: Store + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,

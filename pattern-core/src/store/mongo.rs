@@ -15,8 +15,8 @@ use mongodb::options::{
 };
 use mongodb::{Client, ClientSession, Collection, Database, IndexModel};
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::store::mongo_txn::MongoTxn;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -185,7 +185,7 @@ impl MongoStore {
         session: Session<'_>,
         coll: &str,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         hint: &str,
         update: &Update,
         upsert: bool,
@@ -584,7 +584,7 @@ impl Store for MongoStore {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         hint: &str,
         update: &mut Update,
         upsert: bool,

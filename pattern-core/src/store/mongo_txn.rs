@@ -7,8 +7,10 @@ use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
 use mongodb::ClientSession;
 use tokio::sync::Mutex;
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
 use crate::store::mongo::{map_err, server_code, MongoStore};
+use crate::store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
 use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 

@@ -6,11 +6,11 @@
 use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
-use crate::query::{Filter, IndexSpec, Path, Update};
 use crate::spec::{Aggregate, AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::store::query::{Filter, IndexSpec, Path, Update};
 use crate::{Error, Result};
 
-/// What one write adds to the values a document keeps of its items ([`Keeps`](crate::Keeps)),
+/// What one write adds to the values a document keeps of its items ([`Keeps`](crate::spec::Keeps)),
 /// computed from the items it pushes: sent as `$min`/`$max`/`$inc` beside the `$push`, or
 /// written as they are into a new document.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -276,7 +276,7 @@ impl<'a> SeriesSpec<'a> {
     }
 
     /// What a document opened by this writer is marked complete for: `bounded: true` and
-    /// `summarized: [<summary fields>]` (see [`Keeps`](crate::Keeps)); sent in `$setOnInsert`.
+    /// `summarized: [<summary fields>]` (see [`Keeps`](crate::spec::Keeps)); sent in `$setOnInsert`.
     pub(crate) fn marks(&self) -> Vec<(&'a str, Bson)> {
         let mut marks = Vec::new();
         if self.keeps.bounds.is_some() {
@@ -420,7 +420,7 @@ fn not_a_number(coll: &str, agg: &Aggregate<'_>, v: &Bson) -> Error {
     ))
 }
 
-/// The `_id` of a [`SeriesOrder::TimeId`](crate::SeriesOrder::TimeId) document: `<prefix>_<seconds>`, then `_<suffix>`
+/// The `_id` of a [`SeriesOrder::TimeId`](crate::spec::SeriesOrder::TimeId) document: `<prefix>_<seconds>`, then `_<suffix>`
 /// in at least 6 digits unless `suffix` is 0. Written digit by digit: every push computes the
 /// `_id` of the document it may open, and `format!` costs several times more.
 pub fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {

@@ -49,8 +49,8 @@ pub trait Transaction: Store<Txn = Self> + Sized {
 /// is given, and keep no other effects.
 ///
 /// ```
-/// use pattern_core::{transaction, MemoryStore, Store};
-/// use pattern_core::query::{Filter, Update};
+/// use pattern_core::{transaction, MemoryStore, store::Store};
+/// use pattern_core::store::query::{Filter, Update};
 /// # tokio_test_run(async {
 /// let store = MemoryStore::new();
 /// store.insert_one("accounts", bson::doc! {"_id": "a", "balance": 10}).await?;
@@ -86,7 +86,7 @@ where
 /// items to write or a `&mut` counter, as the mongodb driver's `and_run` does.
 ///
 /// ```
-/// use pattern_core::{transaction_with, MemoryStore, Store};
+/// use pattern_core::{transaction_with, MemoryStore, store::Store};
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let store = MemoryStore::new();
 /// let orders = vec![bson::doc! {"_id": 1}, bson::doc! {"_id": 2}];

@@ -1,5 +1,5 @@
 //! The tree models of the data-modeling article (`#[derive(Tree)]`): one document per node,
-//! stored five ways ([`TreeModel`](crate::TreeModel)), behind one typed API.
+//! stored five ways ([`TreeModel`](crate::spec::TreeModel)), behind one typed API.
 //!
 //! Every operation that writes more than one document runs in a
 //! [`transaction`](crate::transaction) (retried on
@@ -20,8 +20,8 @@ use serde::Serialize;
 use std::borrow::Borrow;
 
 use crate::codec::BsonType;
-use crate::query::Schema;
 use crate::spec::TreeSpec;
+use crate::store::query::Schema;
 use crate::store::Store;
 use crate::validator;
 use crate::{Error, Result};
@@ -334,8 +334,8 @@ pub mod raw {
 
     use super::{model, read, verify as check, write, Defect, Repair};
     use crate::codec::BsonType;
-    use crate::query::Schema;
     use crate::spec::TreeSpec;
+    use crate::store::query::Schema;
     use crate::store::Store;
     use crate::validator;
     use crate::Result;

@@ -8,9 +8,9 @@ use bson::{Bson, Document};
 
 use crate::codec::{as_int, BsonType};
 use crate::error::display_bson;
-use crate::query::eval::compare_values;
-use crate::query::{Filter, FindOptions, IndexSpec, Schema, Update};
 use crate::spec::{TreeModel, TreeSpec};
+use crate::store::query::eval::compare_values;
+use crate::store::query::{Filter, FindOptions, IndexSpec, Schema, Update};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 

@@ -10,9 +10,9 @@ use super::model::{
     stored_ancestors, stored_parent, unknown,
 };
 use crate::codec::as_int;
-use crate::query::eval::compare_values;
-use crate::query::{Filter, FindOptions, Graph, GraphLookup};
 use crate::spec::{TreeModel, TreeSpec};
+use crate::store::query::eval::compare_values;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup};
 use crate::store::Store;
 use crate::Result;
 

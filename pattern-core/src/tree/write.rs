@@ -10,8 +10,8 @@ use super::model::{
 };
 use super::read;
 use crate::error::display_bson;
-use crate::query::{Filter, FindOptions, Rewrite, Shift, Update};
 use crate::spec::{TreeModel, TreeSpec};
+use crate::store::query::{Filter, FindOptions, Rewrite, Shift, Update};
 use crate::store::{transaction, Store};
 use crate::{Error, Result};
 
@@ -197,7 +197,7 @@ pub(crate) async fn save<S: Store + ?Sized>(
     doc: Document,
 ) -> Result<()> {
     let id = id_of(&doc);
-    let fields: Vec<(crate::query::Path, Bson)> = doc
+    let fields: Vec<(crate::store::query::Path, Bson)> = doc
         .into_iter()
         .filter(|(k, _)| k != "_id")
         .map(|(k, v)| (k.into(), v))
@@ -260,7 +260,7 @@ async fn move_in<S: Store + ?Sized>(
                 Some(ids) => ids?,
                 None => read::ancestor_ids(tx, spec, np).await?,
             };
-            let same = |a: &Bson, b: &Bson| crate::query::eval::compare_values(a, b).is_eq();
+            let same = |a: &Bson, b: &Bson| crate::store::query::eval::compare_values(a, b).is_eq();
             if same(np, id) || anc.iter().any(|a| same(a, id)) {
                 return Err(cycle(spec, id, np));
             }
@@ -481,7 +481,7 @@ async fn delete_node_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson) -
                 // The node's place in its parent's array goes to its children, in order.
                 let mut list = Vec::new();
                 for c in array_of(spec, &holder, f.children)? {
-                    if crate::query::eval::compare_values(c, id).is_eq() {
+                    if crate::store::query::eval::compare_values(c, id).is_eq() {
                         list.extend(own.iter().cloned());
                     } else {
                         list.push(c.clone());

@@ -67,8 +67,8 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         );
         let (item_field, field) = (&a.item_field.value, &a.field);
         quote! {
-            ::pattern_core::Aggregate {
-                op: ::pattern_core::AggregateOp::#op,
+            ::pattern_core::spec::Aggregate {
+                op: ::pattern_core::spec::AggregateOp::#op,
                 item_field: #item_field,
                 field: #field,
             }
@@ -96,14 +96,14 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
             type Key = #key_ty;
             type Item = #item_ty;
             type Summary = #summary_ty;
-            const SPEC: ::pattern_core::BucketSpec<'static> = ::pattern_core::BucketSpec {
+            const SPEC: ::pattern_core::spec::BucketSpec<'static> = ::pattern_core::spec::BucketSpec {
                 collection: #collection,
                 key_field: #key_field,
                 items_field: #items_field,
                 count_field: #count_field,
                 page_field: #page_field,
                 size: #size,
-                keeps: ::pattern_core::Keeps {
+                keeps: ::pattern_core::spec::Keeps {
                     bounds: #bounds,
                     summary: &[#(#aggregates),*],
                 },
@@ -397,14 +397,14 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         type Key = str;
         type Item = ();
         type Summary = #summary_ty;
-        const SPEC: ::pattern_core::BucketSpec<'static> = ::pattern_core::BucketSpec {
+        const SPEC: ::pattern_core::spec::BucketSpec<'static> = ::pattern_core::spec::BucketSpec {
             collection: "",
             key_field: "",
             items_field: "",
             count_field: "",
             page_field: "",
             size: 1,
-            keeps: ::pattern_core::Keeps::NONE,
+            keeps: ::pattern_core::spec::Keeps::NONE,
         };
         fn item_millis(_: &()) -> ::core::option::Option<i64> {
             ::core::option::Option::None

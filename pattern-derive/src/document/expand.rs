@@ -19,9 +19,9 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
     } = d;
     let keywords = d.keywords.iter().map(|(field, how)| {
         let how = Ident::new(how.variant(), Span::call_site());
-        quote!(::pattern_core::Keywords {
+        quote!(::pattern_core::spec::Keywords {
             field: #field,
-            normalize: ::pattern_core::Normalize::#how,
+            normalize: ::pattern_core::spec::Normalize::#how,
         })
     });
     let consts = typed_paths(&d.fields);
@@ -34,7 +34,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             fn id(&self) -> &Self::Id {
                 &self.#id_field
             }
-            const KEYWORDS: &'static [::pattern_core::Keywords] = &[#(#keywords),*];
+            const KEYWORDS: &'static [::pattern_core::spec::Keywords] = &[#(#keywords),*];
         }
 
         #[automatically_derived]
@@ -98,7 +98,7 @@ struct Method {
 /// run, their parameters unbounded).
 fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
     let result = |t: TokenStream| quote!(::pattern_core::Result<#t>);
-    let store = quote!(__PatternS: ::pattern_core::Store + ?::core::marker::Sized,);
+    let store = quote!(__PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,);
     let module = quote!(::pattern_core::document);
     let (r_unit, r_bool, r_opt) = (
         result(quote!(())),

@@ -40,7 +40,7 @@ pub(crate) enum Money {
     Scaled(u32),
 }
 
-/// `pattern_core::Normalize`.
+/// `pattern_core::spec::Normalize`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Normalize {
     AsIs,
@@ -48,7 +48,7 @@ pub(crate) enum Normalize {
 }
 
 impl Normalize {
-    /// The variant of `pattern_core::Normalize`.
+    /// The variant of `pattern_core::spec::Normalize`.
     pub(crate) fn variant(self) -> &'static str {
         match self {
             Normalize::AsIs => "AsIs",

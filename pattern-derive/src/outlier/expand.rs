@@ -43,19 +43,19 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         impl ::pattern_core::Outlier for #ident {
             type Id = #id_ty;
             type Item = #item_ty;
-            const SPEC: ::pattern_core::OutlierSpec<'static> = ::pattern_core::OutlierSpec {
+            const SPEC: ::pattern_core::spec::OutlierSpec<'static> = ::pattern_core::spec::OutlierSpec {
                 collection: #collection,
                 items_field: #items_field,
                 threshold: #threshold,
                 flag_field: #flag,
-                overflow: ::pattern_core::SeriesSpec {
+                overflow: ::pattern_core::spec::SeriesSpec {
                     collection: #overflow,
                     key_field: #reference,
                     items_field: #extra,
                     count_field: #count,
                     size: #chunk,
-                    order: ::pattern_core::SeriesOrder::Seq(#seq),
-                    keeps: ::pattern_core::Keeps::NONE,
+                    order: ::pattern_core::spec::SeriesOrder::Seq(#seq),
+                    keeps: ::pattern_core::spec::Keeps::NONE,
                 },
             };
             #validate
@@ -224,19 +224,19 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
         type Id = str;
         type Item = ();
-        const SPEC: ::pattern_core::OutlierSpec<'static> = ::pattern_core::OutlierSpec {
+        const SPEC: ::pattern_core::spec::OutlierSpec<'static> = ::pattern_core::spec::OutlierSpec {
             collection: "",
             items_field: "",
             threshold: 1,
             flag_field: "",
-            overflow: ::pattern_core::SeriesSpec {
+            overflow: ::pattern_core::spec::SeriesSpec {
                 collection: "",
                 key_field: "",
                 items_field: "",
                 count_field: "",
                 size: 1,
-                order: ::pattern_core::SeriesOrder::Seq(""),
-                keeps: ::pattern_core::Keeps::NONE,
+                order: ::pattern_core::spec::SeriesOrder::Seq(""),
+                keeps: ::pattern_core::spec::Keeps::NONE,
             },
         };
     };

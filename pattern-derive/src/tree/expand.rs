@@ -31,7 +31,7 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
     let methods = methods(&calls, &quote!(__PatternQ));
     let id_types = (!t.id_types.is_empty()).then(|| {
         let types = t.id_types.iter().map(|v| Ident::new(v, Span::call_site()));
-        quote!(const ID_TYPES: &'static [::pattern_core::BsonType] = &[#(::pattern_core::BsonType::#types),*];)
+        quote!(const ID_TYPES: &'static [::pattern_core::spec::BsonType] = &[#(::pattern_core::spec::BsonType::#types),*];)
     });
     let validate = t.validate.then(|| {
         quote!(
@@ -41,10 +41,10 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl ::pattern_core::tree::Tree for #ident {
-            const SPEC: ::pattern_core::TreeSpec = ::pattern_core::TreeSpec {
+            const SPEC: ::pattern_core::spec::TreeSpec = ::pattern_core::spec::TreeSpec {
                 collection: #collection,
-                model: ::pattern_core::TreeModel::#model,
-                fields: ::pattern_core::TreeFields {
+                model: ::pattern_core::spec::TreeModel::#model,
+                fields: ::pattern_core::spec::TreeFields {
                     #(#fields: #names,)*
                 },
                 max_depth: #max_depth,
@@ -107,7 +107,7 @@ impl Bodies {
                 quote!(<__PatternS, __PatternQ>),
                 quote! {
                     where
-                        __PatternS: ::pattern_core::Store + ?::core::marker::Sized,
+                        __PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,
                         __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
                         #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
                 },
@@ -116,7 +116,7 @@ impl Bodies {
             Bodies::Calls { .. } => (
                 quote!(#[doc = #doc]),
                 quote!(<__PatternS>),
-                quote!(where __PatternS: ::pattern_core::Store + ?::core::marker::Sized,),
+                quote!(where __PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,),
                 quote!(::pattern_core::tree::#name::<Self, __PatternS>(store, #args).await),
             ),
             Bodies::Stubs { generic_id } => {
@@ -383,9 +383,9 @@ fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
 /// methods (taking ids of the id field's type when it could be read).
 pub(crate) fn fallback(s: &Stubs) -> TokenStream {
     let body = quote! {
-        const SPEC: ::pattern_core::TreeSpec = ::pattern_core::TreeSpec::new(
+        const SPEC: ::pattern_core::spec::TreeSpec = ::pattern_core::spec::TreeSpec::new(
             "",
-            ::pattern_core::TreeModel::ParentRefs,
+            ::pattern_core::spec::TreeModel::ParentRefs,
         );
         type Id = ();
         fn id(&self) -> &() {

@@ -14,14 +14,14 @@ pub(crate) struct Tree<'a> {
     pub ident: &'a Ident,
     pub collection: String,
     pub model: Model,
-    /// The names of `pattern_core::TreeFields`, in the order of [`FIELDS`]: the user's
+    /// The names of `pattern_core::spec::TreeFields`, in the order of [`FIELDS`]: the user's
     /// renames, else the seed's names.
     pub fields: [String; 6],
     pub max_depth: Option<u32>,
     /// The field stored as `_id`, and its type (the trait's `Id`).
     pub id_field: &'a Ident,
     pub id_ty: &'a Type,
-    /// The `pattern_core::BsonType` variants the ids are stored as (see
+    /// The `pattern_core::spec::BsonType` variants the ids are stored as (see
     /// [`crate::bson_type::bson_types`]); empty when the id type does not say.
     pub id_types: &'static [&'static str],
     /// `validate`: the writes install the model's validator.
@@ -37,7 +37,7 @@ pub(crate) struct Stubs<'a> {
     pub id_ty: Option<&'a Type>,
 }
 
-/// The five models of `pattern_core::TreeModel`.
+/// The five models of `pattern_core::spec::TreeModel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Model {
     ParentRefs,
@@ -47,7 +47,7 @@ pub(crate) enum Model {
     NestedSet,
 }
 
-/// The keys renaming a model's fields, in the order of `pattern_core::TreeFields` (whose
+/// The keys renaming a model's fields, in the order of `pattern_core::spec::TreeFields` (whose
 /// seed names they also are).
 pub(crate) const FIELDS: [&str; 6] = ["parent", "children", "ancestors", "path", "left", "right"];
 

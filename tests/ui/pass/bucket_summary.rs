@@ -46,7 +46,7 @@ pub mod models {
     }
 
     pub fn spec() -> Result<()> {
-        use pattern_core::{Aggregate, AggregateOp, Bucket};
+        use pattern_core::{Bucket, spec::{Aggregate, AggregateOp}};
         let keeps = TradeHistory::SPEC.keeps;
         assert_eq!(keeps.bounds, Some(("date_min", "date_max")));
         assert_eq!(

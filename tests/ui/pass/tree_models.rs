@@ -45,7 +45,7 @@ pub mod models {
 
     pub fn spec() -> Result<()> {
         use pattern_core::tree::Tree;
-        use pattern_core::{TreeFields, TreeModel};
+        use pattern_core::spec::{TreeFields, TreeModel};
         assert_eq!(ByParent::SPEC.model, TreeModel::ParentRefs);
         assert_eq!(ByChildren::SPEC.model, TreeModel::ChildRefs);
         assert_eq!(ByAncestors::SPEC.model, TreeModel::Ancestors);
@@ -121,7 +121,7 @@ async fn other_models(store: &pattern_core::MemoryStore) -> pattern_core::Result
 }
 
 /// Generic code passes its own store type through (`S: Store + ?Sized`).
-async fn generic<S: pattern_core::Store + ?Sized>(store: &S) -> pattern_core::Result<u32> {
+async fn generic<S: pattern_core::store::Store + ?Sized>(store: &S) -> pattern_core::Result<u32> {
     models::ByBounds::depth(store, &7).await
 }
 

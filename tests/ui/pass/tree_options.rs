@@ -4,7 +4,7 @@
 #![deny(warnings)]
 
 use pattern_core::tree::Tree;
-use pattern_core::{TreeFields, TreeModel};
+use pattern_core::spec::{TreeFields, TreeModel};
 
 #[derive(pattern_core::Tree, serde::Serialize, serde::Deserialize)]
 #[tree(collection = "categories", model = "parent_refs", parent = "up", max_depth = 5)]

@@ -41,7 +41,7 @@ pub mod models {
 
     pub fn constants() -> Result<()> {
         use pattern_core::tree::Tree;
-        use pattern_core::{Bucket, BsonType, Outlier};
+        use pattern_core::{Bucket, Outlier, spec::BsonType};
         assert!(TradeHistory::VALIDATE && Book::VALIDATE && Category::VALIDATE);
         assert!(!Menu::VALIDATE);
         assert_eq!(Category::ID_TYPES, [BsonType::ObjectId]);

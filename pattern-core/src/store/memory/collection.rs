@@ -10,8 +10,8 @@ use bson::{Bson, Document};
 
 use super::index::{Key, MemIndex};
 use crate::codec::size::{check_size, document_bytes};
-use crate::query::eval::compare_values;
-use crate::query::{IndexSpec, Schema, Update};
+use crate::store::query::eval::compare_values;
+use crate::store::query::{IndexSpec, Schema, Update};
 use crate::{Error, Result};
 
 /// A collection: its documents, its indexes, and its clock. Cloned whole when a transaction
@@ -23,7 +23,7 @@ pub(super) struct Collection {
     pub(super) indexes: Vec<MemIndex>,
     pub(super) clock: Clock,
     /// The `$jsonSchema` every write must leave its document passing (see
-    /// [`Store::set_validator`](crate::Store::set_validator): level "moderate").
+    /// [`Store::set_validator`](crate::store::Store::set_validator): level "moderate").
     pub(super) validator: Option<Arc<Schema>>,
 }
 

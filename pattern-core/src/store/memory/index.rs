@@ -15,8 +15,8 @@ use bson::{Bson, Document};
 
 use super::collection::Moved;
 use super::plan::{any_leaf, eq_on, in_on, range_on, Order, Plan, Source};
-use crate::query::eval::{compare_values, get_path};
-use crate::query::{Filter, IndexSpec, Update};
+use crate::store::query::eval::{compare_values, get_path};
+use crate::store::query::{Filter, IndexSpec, Update};
 use crate::Error;
 
 /// A BSON value ordered by MongoDB's comparison (so `1`, `1_i64` and `1.0` are one key, as in
@@ -443,7 +443,7 @@ impl MemIndex {
         !any_leaf(filter, &mut |leaf| {
             let equality = match leaf {
                 Filter::Eq(p, v) => {
-                    crate::query::is_plain_scalar(v)
+                    crate::store::query::is_plain_scalar(v)
                         && !matches!(v, Bson::Null)
                         && (prefix.iter().zip(values))
                             .any(|((k, _), value)| k == p && compare_values(v, &value.0).is_eq())

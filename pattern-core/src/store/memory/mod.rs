@@ -43,8 +43,8 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, RawDocumentBuf};
 use tokio::sync::Notify;
 
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 
 mod collection;
@@ -371,7 +371,7 @@ impl Store for MemoryStore {
         &self,
         coll: &str,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         _hint: &str,
         update: &mut Update,
         upsert: bool,

@@ -12,8 +12,8 @@ use bson::{Bson, Document, RawDocumentBuf};
 
 use super::collection::{id_first, Collection};
 use super::index::Key;
-use crate::query::eval::get_path;
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update};
+use crate::store::query::eval::get_path;
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update};
 use crate::store::{ArrayStats, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -50,7 +50,7 @@ pub(super) trait Space {
     fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Bson>) -> Step<()>;
 }
 
-/// [`Store::insert_one`](crate::Store::insert_one); the document is taken once inserted
+/// [`Store::insert_one`](crate::store::Store::insert_one); the document is taken once inserted
 /// (left in place when the operation waits or fails).
 pub(super) fn insert<S: Space>(space: &mut S, coll: &str, doc: &mut Option<Document>) -> Step<()> {
     let d = doc.as_mut().expect("a document to insert");
@@ -131,7 +131,7 @@ pub(super) fn update<S: Space>(
     Ok((outcome, None))
 }
 
-/// [`Store::replace_one`](crate::Store::replace_one); the document is taken once written.
+/// [`Store::replace_one`](crate::store::Store::replace_one); the document is taken once written.
 pub(super) fn replace<S: Space>(
     space: &mut S,
     coll: &str,
@@ -168,7 +168,7 @@ pub(super) fn replace<S: Space>(
     })
 }
 
-/// [`Store::delete_many`](crate::Store::delete_many).
+/// [`Store::delete_many`](crate::store::Store::delete_many).
 pub(super) fn delete<S: Space>(space: &mut S, coll: &str, filter: &Filter) -> Step<u64> {
     let ids = match space.read(coll) {
         Some(c) => c.matching(filter),
@@ -182,7 +182,7 @@ pub(super) fn delete<S: Space>(space: &mut S, coll: &str, filter: &Filter) -> St
     Ok(ids.len() as u64)
 }
 
-/// [`Store::update_many`](crate::Store::update_many): each matching document in `_id` order,
+/// [`Store::update_many`](crate::store::Store::update_many): each matching document in `_id` order,
 /// each atomically; the first that refuses the update stops it (those before stay updated).
 pub(super) fn update_many<S: Space>(
     space: &mut S,
@@ -208,12 +208,12 @@ pub(super) fn update_many<S: Space>(
     Ok(ids.len() as u64)
 }
 
-/// [`Store::find`](crate::Store::find) in `c`.
+/// [`Store::find`](crate::store::Store::find) in `c`.
 pub(super) fn find(c: Option<&Collection>, filter: &Filter, opts: &FindOptions) -> Vec<Document> {
     c.map(|c| c.find(filter, opts)).unwrap_or_default()
 }
 
-/// [`Store::find_raw`](crate::Store::find_raw) in `c`: serialized from the stored documents,
+/// [`Store::find_raw`](crate::store::Store::find_raw) in `c`: serialized from the stored documents,
 /// without copying them first.
 pub(super) fn find_raw(
     coll: &str,
@@ -230,7 +230,7 @@ pub(super) fn find_raw(
         .collect()
 }
 
-/// [`Store::array_stats`](crate::Store::array_stats) in `c`.
+/// [`Store::array_stats`](crate::store::Store::array_stats) in `c`.
 pub(super) fn array_stats(c: Option<&Collection>, filter: &Filter, field: &str) -> ArrayStats {
     let mut stats = ArrayStats::default();
     let Some(c) = c else {
@@ -247,7 +247,7 @@ pub(super) fn array_stats(c: Option<&Collection>, filter: &Filter, field: &str) 
     stats
 }
 
-/// [`Store::graph_lookup`](crate::Store::graph_lookup) in `c`: a breadth-first search, one
+/// [`Store::graph_lookup`](crate::store::Store::graph_lookup) in `c`: a breadth-first search, one
 /// `$in` query per depth (served by an index on `connect_to`, or by `_id`, where there is
 /// one). Each value is looked up once and each document found once, at its smallest depth.
 pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Graph> {

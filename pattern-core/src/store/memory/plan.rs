@@ -8,8 +8,8 @@ use bson::{Bson, Document};
 
 use super::collection::{Collection, Docs, Stored};
 use super::index::{Entries, HolderIds, Holders, Key};
-use crate::query::eval::compare_by;
-use crate::query::{Filter, FindOptions};
+use crate::store::query::eval::compare_by;
+use crate::store::query::{Filter, FindOptions};
 
 impl Collection {
     /// The cheapest plan for `filter`: an `_id` equality or range on the documents themselves,
@@ -115,7 +115,7 @@ impl Collection {
     pub(super) fn first_in_order(
         &self,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
     ) -> Option<Key> {
         if sort.is_empty() {
             return self.first_match(filter);
@@ -158,7 +158,7 @@ impl Collection {
     pub(super) fn find_shared(
         &self,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
     ) -> Vec<std::sync::Arc<Document>> {
         let ids: Vec<&Key> = self
             .find_refs(filter, sort, 0, None)
@@ -175,7 +175,7 @@ impl Collection {
     pub(super) fn find_refs<'a>(
         &'a self,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         skip: u64,
         limit: Option<i64>,
     ) -> Vec<(&'a Key, &'a Document)> {
@@ -187,7 +187,7 @@ impl Collection {
         &'a self,
         plan: Plan<'a>,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
         skip: u64,
         limit: Option<i64>,
     ) -> Vec<(&'a Key, &'a Document)> {
@@ -373,7 +373,11 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether the candidates come in `sort` order (`reversed`: when iterated backwards).
-    pub(super) fn sorted_by(&self, sort: &[(crate::query::Path, i32)], reversed: bool) -> bool {
+    pub(super) fn sorted_by(
+        &self,
+        sort: &[(crate::store::query::Path, i32)],
+        reversed: bool,
+    ) -> bool {
         let keys = match self.order {
             Order::Id => &[][..],
             Order::Keys(keys) => keys,
@@ -386,7 +390,7 @@ impl<'a> Plan<'a> {
 /// (`reversed`: when iterated backwards).
 pub(super) fn keys_sorted_by(
     keys: &[(String, i32)],
-    sort: &[(crate::query::Path, i32)],
+    sort: &[(crate::store::query::Path, i32)],
     reversed: bool,
 ) -> bool {
     let id_last = keys.last().is_some_and(|(k, _)| k == "_id");

@@ -1,4 +1,4 @@
-//! The series push, done natively (see [`Store::push_open`](crate::Store::push_open)): the
+//! The series push, done natively (see [`Store::push_open`](crate::store::Store::push_open)): the
 //! key's open document straight off the series' open-document index, the items appended in
 //! place after the size check, or a new document inserted as the upsert would build it. Any
 //! document it does not handle goes through the generic update or upsert, with the same
@@ -10,9 +10,9 @@ use super::collection::{empty_document, Clock, Collection, Stored};
 use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
 use crate::codec::size::{check_size, document_bytes};
-use crate::query::eval::is_number;
-use crate::query::{Filter, Update};
 use crate::spec::SeriesSpec;
+use crate::store::query::eval::is_number;
+use crate::store::query::{Filter, Update};
 use crate::store::Kept;
 use crate::Result;
 
@@ -28,7 +28,7 @@ impl Collection {
     pub(super) fn first_open(
         &self,
         filter: &Filter,
-        sort: &[(crate::query::Path, i32)],
+        sort: &[(crate::store::query::Path, i32)],
     ) -> Option<Option<Key>> {
         let Filter::And(conditions) = filter else {
             return None;
@@ -36,7 +36,7 @@ impl Collection {
         let Some((Filter::Eq(path, value), rest)) = conditions.split_first() else {
             return None;
         };
-        if !crate::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
+        if !crate::store::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
             return None;
         }
         // The index, and the conditions beyond its partial filter (checked on the document).
@@ -66,7 +66,7 @@ impl Collection {
         }
     }
 
-    /// The series push natively (see [`Store::push_open`](crate::Store::push_open)): the key's open document straight
+    /// The series push natively (see [`Store::push_open`](crate::store::Store::push_open)): the key's open document straight
     /// off the series' open-document index, the items pushed in place, or a new document
     /// inserted as the upsert would make it. `None` (nothing done) when the collection lacks
     /// that index, or the document is one [`Push::apply`] declines: then the upsert
@@ -95,7 +95,7 @@ impl Collection {
         let (Some(open), Ok(n)) = (open, i32::try_from(items.len())) else {
             return None;
         };
-        if !crate::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
+        if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
             return None;
         }
         // Its entries under the key are the key's open documents (see `first_open`).
@@ -149,7 +149,7 @@ impl Collection {
         new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
         let open = (self.indexes.iter()).position(|ix| spec.is_open_index(&ix.spec))?;
-        if !crate::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
+        if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
             return None;
         }
         match self.indexes[open].first_under(key, true).cloned() {
@@ -386,9 +386,9 @@ impl Push<'_> {
 mod tests {
     use super::super::MemoryStore;
     use super::*;
-    use crate::query::IndexSpec;
-    use crate::Store;
-    use crate::MAX_DOCUMENT_BYTES;
+    use crate::spec::MAX_DOCUMENT_BYTES;
+    use crate::store::query::IndexSpec;
+    use crate::store::Store;
     use bson::doc;
 
     /// A collection with a series' three indexes (size 3) and `extra`, holding documents of

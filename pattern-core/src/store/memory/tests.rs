@@ -1,7 +1,7 @@
 //! Unit tests of the in-memory store's indexes, planner and upserts.
 
 use super::*;
-use crate::query::{Graph, GraphLookup};
+use crate::store::query::{Graph, GraphLookup};
 use crate::Error;
 use bson::doc;
 
@@ -151,7 +151,7 @@ async fn first_in_order_through_an_index_is_the_scan_s() {
         ]),
         Filter::and([Filter::eq("k", 7_i64), lt()]),
     ];
-    let sorts: [Vec<(crate::query::Path, i32)>; 2] = [
+    let sorts: [Vec<(crate::store::query::Path, i32)>; 2] = [
         vec![("page".into(), -1), ("_id".into(), -1)],
         vec![("page".into(), 1), ("_id".into(), 1)],
     ];
@@ -274,7 +274,7 @@ async fn multikey_indexes_answer_like_a_scan() {
         indexed.insert_one("t", d.clone()).await.unwrap();
         plain.insert_one("t", d).await.unwrap();
     }
-    let sorts: [Vec<(crate::query::Path, i32)>; 4] = [
+    let sorts: [Vec<(crate::store::query::Path, i32)>; 4] = [
         vec![],
         vec![("_id".into(), -1)],
         vec![("n".into(), 1), ("_id".into(), 1)],
@@ -302,8 +302,8 @@ async fn multikey_indexes_answer_like_a_scan() {
                         let mut b = plain.find("t", &f, &opts).await.unwrap();
                         if sort.is_empty() {
                             let by_id = [("_id".into(), 1)];
-                            a.sort_by(|x, y| crate::query::eval::compare_by(x, y, &by_id));
-                            b.sort_by(|x, y| crate::query::eval::compare_by(x, y, &by_id));
+                            a.sort_by(|x, y| crate::store::query::eval::compare_by(x, y, &by_id));
+                            b.sort_by(|x, y| crate::store::query::eval::compare_by(x, y, &by_id));
                         }
                         assert_eq!(a, b, "{round}: {f:?} {opts:?}");
                         checked += 1;
@@ -337,7 +337,7 @@ async fn multikey_indexes_answer_like_a_scan() {
     // Updates that move array entries: rewrites, pulls, pushes, sets.
     let moves = [
         Update {
-            rewrite: vec![crate::query::Rewrite::ArrayPrefix {
+            rewrite: vec![crate::store::query::Rewrite::ArrayPrefix {
                 field: "ancestors".into(),
                 drop: 1,
                 prefix: vec!["r".into(), "a".into()],
@@ -451,15 +451,15 @@ async fn update_many_updates_each_match() {
     }
     let u = Update {
         rewrite: vec![
-            crate::query::Rewrite::Shift {
+            crate::store::query::Rewrite::Shift {
                 field: "left".into(),
-                pieces: vec![crate::query::Shift {
+                pieces: vec![crate::store::query::Shift {
                     from: 2,
                     to: 3,
                     by: 10,
                 }],
             },
-            crate::query::Rewrite::StringPrefix {
+            crate::store::query::Rewrite::StringPrefix {
                 field: "path".into(),
                 drop: 3,
                 prefix: ",r,".into(),
@@ -505,7 +505,7 @@ async fn update_many_updates_each_match() {
     assert_eq!(s.dump("t"), before);
     // Document 5 has no path: it refuses the prefix, documents 1 to 4 stay updated.
     let prefix = Update {
-        rewrite: vec![crate::query::Rewrite::StringPrefix {
+        rewrite: vec![crate::store::query::Rewrite::StringPrefix {
             field: "path".into(),
             drop: 0,
             prefix: "!".into(),

@@ -23,7 +23,9 @@ use super::collection::{unchanged, Collection, Stored};
 use super::index::Key;
 use super::ops::{self, Space, Step, Stop};
 use super::{index_names, MemoryStore, Slot, State};
-use crate::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update};
+use crate::store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
 use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::{Error, Result};
 

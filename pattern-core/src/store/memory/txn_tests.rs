@@ -523,7 +523,7 @@ async fn commit_merges_into_a_changed_collection() {
     }
     let t = s.start_transaction().await.unwrap();
     let moved = Update {
-        rewrite: vec![crate::query::Rewrite::ArrayPrefix {
+        rewrite: vec![crate::store::query::Rewrite::ArrayPrefix {
             field: "ancestors".into(),
             drop: 1,
             prefix: vec![Bson::Int32(7), Bson::Int32(8)],
@@ -701,7 +701,7 @@ async fn an_error_aborts_the_transaction() {
     // Refused before it is sent: the transaction goes on.
     let t = s.start_transaction().await.unwrap();
     let mut mixed = inc("v", 1);
-    mixed.rewrite = vec![crate::query::Rewrite::Shift {
+    mixed.rewrite = vec![crate::store::query::Rewrite::Shift {
         field: "v".into(),
         pieces: vec![],
     }];

@@ -1,4 +1,7 @@
-//! The small, closed query language the patterns speak to a [`Store`](crate::Store).
+//! The small, closed query language the patterns speak to a [`Store`](crate::store::Store):
+//! the store contract's filters, updates, find options, index and validator specs. An
+//! application uses the typed [`document::Filter`](crate::document::Filter) and
+//! [`document::Update`](crate::document::Update) instead.
 //!
 //! Filters, updates and index specs are typed values, never documents assembled from user
 //! input: a user-supplied value only ever sits in value position (a bare scalar, or behind
@@ -39,7 +42,7 @@ pub struct FindOptions {
     pub projection: Vec<Path>,
     /// MongoDB's `comment`, which the server logs with the command (profiler, `currentOp`,
     /// slow-query log). The library names its collection-wide reads with
-    /// [`SCATTER`](crate::query::SCATTER) `<operation>`: on a sharded cluster they are the
+    /// [`SCATTER`] `<operation>`: on a sharded cluster they are the
     /// scatter-gather ones, every other read names its shard key. The in-memory store ignores it.
     pub comment: Option<&'static str>,
 }
