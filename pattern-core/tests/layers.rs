@@ -17,6 +17,7 @@ fn layer_of_file(rel: &str) -> &'static str {
         | ["testing"]
         | ["validator"] => "patterns",
         ["series", ..] => "series",
+        ["store", "query", ..] => "query",
         ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
             "store implementations"
         }
@@ -37,6 +38,7 @@ fn layer_of_path(first: &str, second: &str) -> &'static str {
             _,
         ) => "patterns",
         ("series", _) => "series",
+        ("store", "query") => "query",
         ("store", "memory" | "mongo" | "mongo_txn" | "any" | "any_txn")
         | (
             "MemoryStore" | "MongoStore" | "AnyStore" | "MemoryTxn" | "MongoTxn" | "AnyTxn"
@@ -91,7 +93,7 @@ fn allowed(from: &str) -> &'static [&'static str] {
         "series" => &["store contract", "specs", "query", "foundation"],
         "store implementations" => &["store contract", "specs", "query", "foundation"],
         "store contract" => &["specs", "query", "foundation"],
-        "specs" => &[],
+        "specs" => &["foundation"],
         "query" => &["foundation"],
         "foundation" => &[],
         other => panic!("unknown layer {other}"),
