@@ -371,7 +371,10 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
                         rest.len(),
                         &rest[..rest.len().min(8)]
                     );
-                    let n = outlier::count::<Book, _, _>(&store, id).await.unwrap();
+                    let n = outlier::counts::<Book, _, _>(&store, id)
+                        .await
+                        .unwrap()
+                        .items;
                     assert!(
                         n >= got.len() as u64,
                         "book {id}: count {n} < {} read before",
@@ -1667,7 +1670,7 @@ mod derived {
             .all(|r| r.is_complete()));
         for i in 0..6 {
             assert_eq!(
-                Sale::all_customers(&store, &i).await.unwrap().unwrap(),
+                Sale::all_items(&store, &i).await.unwrap().unwrap(),
                 (0..i * 2).collect::<Vec<i32>>()
             );
         }
@@ -1678,7 +1681,7 @@ mod derived {
             before.items,
             expected.values().map(|v| v.len() as u64).sum::<u64>()
         );
-        let r = TradePages::migrate_from(&store, &FLAT, &Options::default())
+        let r = TradePages::migrate(&store, &FLAT, &Options::default())
             .await
             .unwrap();
         assert_eq!(r.changed, 3);

@@ -197,19 +197,15 @@ async fn run(store: &AnyStore, ops: &[Op]) -> Vec<String> {
                     .await,
                 )
             }
-            Op::PushItem { id, tiny: false } => {
-                show(Parent::push_items(store, KEYS[id], item(0)).await)
-            }
-            Op::PushItem { id, tiny: true } => {
-                show(Tiny::push_items(store, KEYS[id], item(0)).await)
-            }
+            Op::PushItem { id, tiny: false } => show(Parent::push(store, KEYS[id], item(0)).await),
+            Op::PushItem { id, tiny: true } => show(Tiny::push(store, KEYS[id], item(0)).await),
             Op::PushItems {
                 id,
                 count,
                 tiny: false,
             } => {
                 let items: Vec<Item> = (0..count).map(|_| item(0)).collect();
-                show(Parent::push_many_items(store, KEYS[id], &items).await)
+                show(Parent::push_many(store, KEYS[id], &items).await)
             }
             Op::PushItems {
                 id,
@@ -217,19 +213,19 @@ async fn run(store: &AnyStore, ops: &[Op]) -> Vec<String> {
                 tiny: true,
             } => {
                 let items: Vec<Item> = (0..count).map(|_| item(0)).collect();
-                show(Tiny::push_many_items(store, KEYS[id], &items).await)
+                show(Tiny::push_many(store, KEYS[id], &items).await)
             }
             Op::Typical { id, tiny: false } => show(Parent::typical(store, KEYS[id]).await),
             Op::Typical { id, tiny: true } => show(Tiny::typical(store, KEYS[id]).await),
             Op::All { id, tiny: false } => show(Parent::all_items(store, KEYS[id]).await),
             Op::All { id, tiny: true } => show(Tiny::all_items(store, KEYS[id]).await),
-            Op::Count { id, tiny: false } => show(Parent::count_items(store, KEYS[id]).await),
-            Op::Count { id, tiny: true } => show(Tiny::count_items(store, KEYS[id]).await),
-            Op::Stream { id } => show(
-                Parent::stream_items(store, KEYS[id])
-                    .try_collect::<Vec<_>>()
-                    .await,
-            ),
+            Op::Count { id, tiny: false } => {
+                show(Parent::counts(store, KEYS[id]).await.map(|c| c.items))
+            }
+            Op::Count { id, tiny: true } => {
+                show(Tiny::counts(store, KEYS[id]).await.map(|c| c.items))
+            }
+            Op::Stream { id } => show(Parent::items(store, KEYS[id]).try_collect::<Vec<_>>().await),
         };
         out.push(s);
     }

@@ -235,7 +235,7 @@ async fn kill_and_restart_while_pushing() {
                     let r = if w % 2 == 0 {
                         Marks::push(&store, &(w as i64 % 3), mark.clone()).await
                     } else {
-                        Log::push_marks(&store, &1, mark.clone()).await
+                        Log::push(&store, &1, mark.clone()).await
                     };
                     let took = t.elapsed();
                     let failed = {
@@ -344,7 +344,7 @@ async fn kill_and_restart_while_pushing() {
         extra > 0,
         "flag disagrees with the overflow"
     );
-    let all = Log::all_marks(&verify, &1).await.unwrap().unwrap();
+    let all = Log::all_items(&verify, &1).await.unwrap().unwrap();
     let mut in_log: HashMap<&Mark, usize> = HashMap::new();
     for m in &all {
         *in_log.entry(m).or_default() += 1;

@@ -204,19 +204,12 @@ async fn exercise(store: AnyStore, buckets: Vec<Document>, main: Document, chunk
     typed(TradeHistory::push_many(&store, &5, &[trade.clone(), trade]).await);
     typed(Book::typical(&store, &5).await);
     typed(Book::full(&store, &5).await);
-    typed(Book::all_customers_purchased(&store, &5).await);
-    typed(
-        Book::stream_customers_purchased(&store, &5)
-            .try_collect::<Vec<_>>()
-            .await,
-    );
-    typed(Book::count_customers_purchased(&store, &5).await);
+    typed(Book::all_items(&store, &5).await);
+    typed(Book::items(&store, &5).try_collect::<Vec<_>>().await);
+    typed(Book::counts(&store, &5).await.map(|c| c.items));
     typed(Book::is_outlier(&store, &5).await);
-    typed(Book::push_customers_purchased(&store, &5, "w".into()).await);
-    typed(
-        Book::push_many_customers_purchased(&store, &5, &["x".into(), "y".into(), "z".into()])
-            .await,
-    );
+    typed(Book::push(&store, &5, "w".into()).await);
+    typed(Book::push_many(&store, &5, &["x".into(), "y".into(), "z".into()]).await);
 }
 
 fn cases() -> impl Strategy<Value = (Vec<Document>, Document, Vec<Document>)> {
@@ -250,17 +243,12 @@ async fn chunk_number_at_its_maximum_is_a_decode_error() {
         .insert_one("extra_sales", bson::doc! {"_id": "max", "book_id": 5_i64, "count": 2, "customers_purchased_extra": ["c", "d"], "seq": i64::MAX})
         .await
         .unwrap();
-    let e = Book::push_customers_purchased(&store, &5, "e".into())
-        .await
-        .unwrap_err();
+    let e = Book::push(&store, &5, "e".into()).await.unwrap_err();
     assert!(
         matches!(e, Error::Decode { ref collection, ref id, .. } if collection == "extra_sales" && id.contains("max")),
         "{e:?}"
     );
-    assert_eq!(
-        Book::count_customers_purchased(&store, &5).await.unwrap(),
-        4
-    );
+    assert_eq!(Book::counts(&store, &5).await.map(|c| c.items).unwrap(), 4);
 }
 
 proptest! {
@@ -384,7 +372,7 @@ async fn unknown_fields_are_kept(store: AnyStore) {
         .unwrap();
     TradeHistory::push(&store, &6, t(2)).await.unwrap();
     for u in names(1..4) {
-        Book::push_customers_purchased(&store, &6, u).await.unwrap();
+        Book::push(&store, &6, u).await.unwrap();
     }
     let trades = pattern_tests::documents(&store, "trades").await;
     assert_eq!(trades[0].get_str("note").unwrap(), "by another tool");
@@ -392,10 +380,7 @@ async fn unknown_fields_are_kept(store: AnyStore) {
     let sales = pattern_tests::documents(&store, "sales").await;
     assert_eq!(sales[0].get_str("isbn").unwrap(), "0-15-645380-0");
     assert_eq!(
-        Book::all_customers_purchased(&store, &6)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &6).await.unwrap().unwrap(),
         names(0..4)
     );
 }
@@ -415,15 +400,10 @@ async fn main_array_over_threshold(store: AnyStore) {
     assert_eq!(typical.doc.customers_purchased, names(0..2));
     assert!(typical.has_extras);
     assert_eq!(
-        Book::all_customers_purchased(&store, &4)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &4).await.unwrap().unwrap(),
         names(0..5)
     );
-    Book::push_customers_purchased(&store, &4, "user05".into())
-        .await
-        .unwrap();
+    Book::push(&store, &4, "user05".into()).await.unwrap();
     let docs = pattern_tests::documents(&store, "sales").await;
     assert_eq!(
         docs[0].get_array("customers_purchased").unwrap().len(),
@@ -432,16 +412,10 @@ async fn main_array_over_threshold(store: AnyStore) {
     );
     assert_eq!(docs[0].get_bool("has_extras"), Ok(true));
     assert_eq!(
-        Book::all_customers_purchased(&store, &4)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &4).await.unwrap().unwrap(),
         names(0..6)
     );
-    assert_eq!(
-        Book::count_customers_purchased(&store, &4).await.unwrap(),
-        6
-    );
+    assert_eq!(Book::counts(&store, &4).await.map(|c| c.items).unwrap(), 6);
 }
 
 /// Two overflow chunks of one parent with the same number (inserted by another tool before our
@@ -475,13 +449,10 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
         Err(Error::InvalidInput(m)) => assert!(m.contains("same key and sequence number"), "{m}"),
         other => panic!("expected InvalidInput, got {other:?}"),
     };
-    refused(Book::all_customers_purchased(&store, &3).await.map(drop));
+    refused(Book::all_items(&store, &3).await.map(drop));
     // The count is an aggregation that needs no index: it counts both chunks.
-    assert_eq!(
-        Book::count_customers_purchased(&store, &3).await.unwrap(),
-        5
-    );
-    refused(Book::push_customers_purchased(&store, &3, "user05".into()).await);
+    assert_eq!(Book::counts(&store, &3).await.map(|c| c.items).unwrap(), 5);
+    refused(Book::push(&store, &3, "user05".into()).await);
     assert_eq!(
         pattern_tests::documents(&store, "extra_sales").await,
         before
@@ -506,14 +477,9 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
         .await
         .unwrap();
     store.insert_one("extra_sales", second).await.unwrap();
-    Book::push_customers_purchased(&store, &3, "user05".into())
-        .await
-        .unwrap();
+    Book::push(&store, &3, "user05".into()).await.unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &3)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &3).await.unwrap().unwrap(),
         names(0..6)
     );
 }
@@ -537,24 +503,13 @@ async fn overflow_without_flag(store: AnyStore) {
         .await
         .unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &2)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &2).await.unwrap().unwrap(),
         names(0..2)
     );
+    assert_eq!(Book::counts(&store, &2).await.map(|c| c.items).unwrap(), 2);
+    Book::push(&store, &2, "user04".into()).await.unwrap();
     assert_eq!(
-        Book::count_customers_purchased(&store, &2).await.unwrap(),
-        2
-    );
-    Book::push_customers_purchased(&store, &2, "user04".into())
-        .await
-        .unwrap();
-    assert_eq!(
-        Book::all_customers_purchased(&store, &2)
-            .await
-            .unwrap()
-            .unwrap(),
+        Book::all_items(&store, &2).await.unwrap().unwrap(),
         names(0..5)
     );
 }
@@ -644,24 +599,13 @@ async fn number_not_a_number(store: AnyStore) {
         .await
         .unwrap();
     for i in 2..5 {
-        Book::push_customers_purchased(&store, &4, format!("user{i:02}"))
-            .await
-            .unwrap();
+        Book::push(&store, &4, format!("user{i:02}")).await.unwrap();
     }
-    let all = Book::all_customers_purchased(&store, &4)
-        .await
-        .unwrap()
-        .unwrap();
+    let all = Book::all_items(&store, &4).await.unwrap().unwrap();
     assert_eq!(all, names(0..5));
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &4)
-        .try_collect()
-        .await
-        .unwrap();
+    let streamed: Vec<String> = Book::items(&store, &4).try_collect().await.unwrap();
     assert_eq!(streamed, names(0..5));
-    assert_eq!(
-        Book::count_customers_purchased(&store, &4).await.unwrap(),
-        5
-    );
+    assert_eq!(Book::counts(&store, &4).await.map(|c| c.items).unwrap(), 5);
     assert_eq!(
         Book::full(&store, &4)
             .await
@@ -747,11 +691,9 @@ async fn pushes_into_a_non_array_name_the_document(store: AnyStore) {
         )
         .await
         .unwrap();
-    let e = Book::push_customers_purchased(&store, &3, "u".into())
-        .await
-        .unwrap_err();
+    let e = Book::push(&store, &3, "u".into()).await.unwrap_err();
     assert!(is_decode(&e, "sales", "3"), "{e:?}");
-    let e = Book::push_many_customers_purchased(&store, &3, &["u".into(), "v".into()])
+    let e = Book::push_many(&store, &3, &["u".into(), "v".into()])
         .await
         .unwrap_err();
     assert!(is_decode(&e, "sales", "3"), "{e:?}");
@@ -769,9 +711,7 @@ async fn pushes_into_a_non_array_name_the_document(store: AnyStore) {
         )
         .await
         .unwrap();
-    let e = Book::push_customers_purchased(&store, &2, "d".into())
-        .await
-        .unwrap_err();
+    let e = Book::push(&store, &2, "d".into()).await.unwrap_err();
     assert!(is_decode(&e, "extra_sales", "c1"), "{e:?}");
 }
 

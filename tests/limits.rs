@@ -62,12 +62,8 @@ async fn oversized_item_is_refused(store: AnyStore) {
     .save(&store)
     .await
     .unwrap();
-    assert!(too_large(
-        Post::push_attachments(&store, &1, blob(0, 17)).await
-    ));
-    assert!(too_large(
-        Post::push_many_attachments(&store, &1, &[blob(0, 17)]).await
-    ));
+    assert!(too_large(Post::push(&store, &1, blob(0, 17)).await));
+    assert!(too_large(Post::push_many(&store, &1, &[blob(0, 17)]).await));
     assert!(too_large(
         Post {
             id: 2,
@@ -76,10 +72,7 @@ async fn oversized_item_is_refused(store: AnyStore) {
         .save(&store)
         .await
     ));
-    assert_eq!(
-        Post::all_attachments(&store, &1).await.unwrap(),
-        Some(vec![])
-    );
+    assert_eq!(Post::all_items(&store, &1).await.unwrap(), Some(vec![]));
     // A save whose overflow item is too large is refused before the saved document and its
     // overflow are touched.
     let small: Vec<Blob> = (0..60).map(|n| blob(n, 0)).collect();
@@ -100,10 +93,7 @@ async fn oversized_item_is_refused(store: AnyStore) {
         .save(&store)
         .await
     ));
-    assert_eq!(
-        Post::all_attachments(&store, &4).await.unwrap(),
-        Some(small)
-    );
+    assert_eq!(Post::all_items(&store, &4).await.unwrap(), Some(small));
 }
 
 async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
@@ -131,10 +121,8 @@ async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
     .save(&store)
     .await
     .unwrap();
-    assert!(too_large(
-        Post::push_attachments(&store, &3, blob(2, 6)).await
-    ));
-    let all = Post::all_attachments(&store, &3).await.unwrap().unwrap();
+    assert!(too_large(Post::push(&store, &3, blob(2, 6)).await));
+    let all = Post::all_items(&store, &3).await.unwrap().unwrap();
     assert_eq!(all.iter().map(|b| b.n).collect::<Vec<_>>(), [0, 1]);
     assert!(!Post::is_outlier(&store, &3).await.unwrap());
 }

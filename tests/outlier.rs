@@ -138,11 +138,11 @@ async fn seed_layout(store: AnyStore) {
     // Reads.
     assert_eq!(Book::full(&store, &2).await.unwrap(), Some(amulet.clone()));
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..1000))
     );
     assert_eq!(
-        Book::count_customers_purchased(&store, &2).await.unwrap(),
+        Book::counts(&store, &2).await.map(|c| c.items).unwrap(),
         1000
     );
     assert!(Book::is_outlier(&store, &2).await.unwrap());
@@ -163,15 +163,12 @@ async fn seed_layout(store: AnyStore) {
         })
     );
     assert_eq!(Book::typical(&store, &3).await.unwrap(), None);
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2)
-        .try_collect()
-        .await
-        .unwrap();
+    let streamed: Vec<String> = Book::items(&store, &2).try_collect().await.unwrap();
     assert_eq!(streamed, users(0..1000));
     // Saving again replaces the document and its overflow.
     wooden_amulet(users(0..60)).save(&store).await.unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..60))
     );
     assert_eq!(documents(&store, "extra_sales").await.len(), 1);
@@ -186,7 +183,7 @@ async fn seed_layout(store: AnyStore) {
 async fn pushes_fill_main_then_chunks(store: AnyStore) {
     feed("f").save(&store).await.unwrap();
     for n in 0..30 {
-        Feed::push_entries(&store, "f", entry(0, n)).await.unwrap();
+        Feed::push(&store, "f", entry(0, n)).await.unwrap();
         let (main, overflow) = (
             documents(&store, "feeds").await,
             documents(&store, "feed_overflow").await,
@@ -220,15 +217,15 @@ async fn pushes_fill_main_then_chunks(store: AnyStore) {
             && pattern_tests::as_int(d.get("n").unwrap()).is_some()));
     let want: Vec<Entry> = (0..30).map(|n| entry(0, n)).collect();
     assert_eq!(
-        Feed::all_entries(&store, "f").await.unwrap(),
+        Feed::all_items(&store, "f").await.unwrap(),
         Some(want.clone())
     );
-    let streamed: Vec<Entry> = Feed::stream_entries(&store, "f")
-        .try_collect()
-        .await
-        .unwrap();
+    let streamed: Vec<Entry> = Feed::items(&store, "f").try_collect().await.unwrap();
     assert_eq!(streamed, want);
-    assert_eq!(Feed::count_entries(&store, "f").await.unwrap(), 30);
+    assert_eq!(
+        Feed::counts(&store, "f").await.map(|c| c.items).unwrap(),
+        30
+    );
     assert_eq!(
         Feed::full(&store, "f").await.unwrap().unwrap().entries,
         want
@@ -239,19 +236,11 @@ async fn pushes_fill_main_then_chunks(store: AnyStore) {
 async fn push_many_splits_in_order(store: AnyStore) {
     feed("g").save(&store).await.unwrap();
     let all: Vec<Entry> = (0..25).map(|n| entry(1, n)).collect();
-    Feed::push_many_entries(&store, "g", &all[..2])
-        .await
-        .unwrap();
-    Feed::push_many_entries(&store, "g", &all[2..11])
-        .await
-        .unwrap();
-    Feed::push_entries(&store, "g", all[11].clone())
-        .await
-        .unwrap();
-    Feed::push_many_entries(&store, "g", &all[12..])
-        .await
-        .unwrap();
-    assert_eq!(Feed::all_entries(&store, "g").await.unwrap(), Some(all));
+    Feed::push_many(&store, "g", &all[..2]).await.unwrap();
+    Feed::push_many(&store, "g", &all[2..11]).await.unwrap();
+    Feed::push(&store, "g", all[11].clone()).await.unwrap();
+    Feed::push_many(&store, "g", &all[12..]).await.unwrap();
+    assert_eq!(Feed::all_items(&store, "g").await.unwrap(), Some(all));
     assert_eq!(
         documents(&store, "feeds").await[0]
             .get_array("entries")
@@ -268,22 +257,20 @@ async fn push_many_splits_in_order(store: AnyStore) {
 
 /// Pushing to a parent that does not exist is `NotFound`, and writes nothing.
 async fn push_to_missing_parent(store: AnyStore) {
-    let e = Feed::push_entries(&store, "ghost", entry(0, 0))
-        .await
-        .unwrap_err();
+    let e = Feed::push(&store, "ghost", entry(0, 0)).await.unwrap_err();
     assert!(
         matches!(e, Error::NotFound { ref collection, .. } if collection == "feeds"),
         "{e:?}"
     );
-    let e = Feed::push_many_entries(&store, "ghost", &[entry(0, 0)])
+    let e = Feed::push_many(&store, "ghost", &[entry(0, 0)])
         .await
         .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
     assert!(matches!(
-        Feed::count_entries(&store, "ghost").await,
+        Feed::counts(&store, "ghost").await.map(|c| c.items),
         Err(Error::NotFound { .. })
     ));
-    assert_eq!(Feed::all_entries(&store, "ghost").await.unwrap(), None);
+    assert_eq!(Feed::all_items(&store, "ghost").await.unwrap(), None);
     assert!(documents(&store, "feed_overflow").await.is_empty());
 }
 
@@ -303,26 +290,21 @@ async fn seed_single_overflow_document_is_read(store: AnyStore) {
         .await
         .unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..1000))
     );
-    Book::push_customers_purchased(&store, &2, "user1000".into())
-        .await
-        .unwrap();
-    Book::push_many_customers_purchased(&store, &2, &users(1001..1003))
+    Book::push(&store, &2, "user1000".into()).await.unwrap();
+    Book::push_many(&store, &2, &users(1001..1003))
         .await
         .unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..1003))
     );
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &2)
-        .try_collect()
-        .await
-        .unwrap();
+    let streamed: Vec<String> = Book::items(&store, &2).try_collect().await.unwrap();
     assert_eq!(streamed, users(0..1003));
     assert_eq!(
-        Book::count_customers_purchased(&store, &2).await.unwrap(),
+        Book::counts(&store, &2).await.map(|c| c.items).unwrap(),
         1003
     );
     let legacy = documents(&store, "extra_sales")
@@ -345,29 +327,25 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
     small.save(&store).await.unwrap(); // typical at 50
                                        // Threshold 20.
     assert_eq!(
-        Book20::all_customers_purchased(&store, &2).await.unwrap(),
+        Book20::all_items(&store, &2).await.unwrap(),
         Some(users(0..60))
     );
     assert_eq!(
-        Book20::all_customers_purchased(&store, &3).await.unwrap(),
+        Book20::all_items(&store, &3).await.unwrap(),
         Some(users(0..30))
     );
     let t = Book20::typical(&store, &3).await.unwrap().unwrap();
     assert_eq!(t.doc.customers_purchased, users(0..20));
     assert!(t.has_extras);
     assert!(Book20::is_outlier(&store, &3).await.unwrap());
-    Book20::push_customers_purchased(&store, &3, "user30".into())
-        .await
-        .unwrap();
-    Book20::push_customers_purchased(&store, &2, "user60".into())
-        .await
-        .unwrap();
+    Book20::push(&store, &3, "user30".into()).await.unwrap();
+    Book20::push(&store, &2, "user60".into()).await.unwrap();
     assert_eq!(
-        Book20::all_customers_purchased(&store, &3).await.unwrap(),
+        Book20::all_items(&store, &3).await.unwrap(),
         Some(users(0..31))
     );
     assert_eq!(
-        Book20::count_customers_purchased(&store, &3).await.unwrap(),
+        Book20::counts(&store, &3).await.map(|c| c.items).unwrap(),
         31
     );
     // The main array was not grown past the old 30: the push went to the overflow.
@@ -384,27 +362,25 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
     fresh.id = 4;
     fresh.save(&store).await.unwrap();
     for i in 40..85 {
-        Book80::push_customers_purchased(&store, &4, format!("user{i:02}"))
+        Book80::push(&store, &4, format!("user{i:02}"))
             .await
             .unwrap();
     }
-    Book80::push_customers_purchased(&store, &2, "user61".into())
-        .await
-        .unwrap();
+    Book80::push(&store, &2, "user61".into()).await.unwrap();
     assert_eq!(
-        Book80::all_customers_purchased(&store, &2).await.unwrap(),
+        Book80::all_items(&store, &2).await.unwrap(),
         Some(users(0..62))
     );
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..62))
     );
     assert_eq!(
-        Book80::all_customers_purchased(&store, &3).await.unwrap(),
+        Book80::all_items(&store, &3).await.unwrap(),
         Some(users(0..31))
     );
     assert_eq!(
-        Book80::all_customers_purchased(&store, &4).await.unwrap(),
+        Book80::all_items(&store, &4).await.unwrap(),
         Some(users(0..85))
     );
     let main4 = documents(&store, "sales")
@@ -414,7 +390,7 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
         .unwrap();
     assert_eq!(main4.get_array("customers_purchased").unwrap().len(), 80);
     assert_eq!(
-        Book::all_customers_purchased(&store, &4).await.unwrap(),
+        Book::all_items(&store, &4).await.unwrap(),
         Some(users(0..85))
     );
 }
@@ -430,9 +406,7 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
             let store = store.clone();
             tokio::spawn(async move {
                 for n in 0..PUSHES {
-                    Feed::push_entries(&store, "hot", entry(w, n))
-                        .await
-                        .expect("push");
+                    Feed::push(&store, "hot", entry(w, n)).await.expect("push");
                 }
             })
         })
@@ -460,7 +434,7 @@ async fn concurrent_pushes_to_one_document(store: AnyStore) {
         );
     }
     assert!(open <= 1);
-    let items = Feed::all_entries(&store, "hot").await.unwrap().unwrap();
+    let items = Feed::all_items(&store, "hot").await.unwrap().unwrap();
     assert_eq!(
         items.len() as u32,
         WRITERS * PUSHES,
@@ -516,17 +490,15 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
     let decode = |e: &Error, coll: &str, id: &str| matches!(e, Error::Decode { collection, id: got, .. } if collection == coll && got.contains(id));
     let e = Book::typical(&store, &7).await.unwrap_err();
     assert!(decode(&e, "sales", "7"), "{e:?}");
-    let e = Book::all_customers_purchased(&store, &7).await.unwrap_err();
+    let e = Book::all_items(&store, &7).await.unwrap_err();
     assert!(decode(&e, "sales", "7"), "{e:?}");
     let e = Book::typical(&store, &8).await.unwrap_err();
     assert!(decode(&e, "sales", "8"), "{e:?}");
-    let e = Book::all_customers_purchased(&store, &9).await.unwrap_err();
+    let e = Book::all_items(&store, &9).await.unwrap_err();
     assert!(decode(&e, "extra_sales", "bad-chunk"), "{e:?}");
-    let e = Book::count_customers_purchased(&store, &9)
-        .await
-        .unwrap_err();
+    let e = Book::counts(&store, &9).await.map(|c| c.items).unwrap_err();
     assert!(decode(&e, "extra_sales", "bad-chunk"), "{e:?}");
-    let e = Book::stream_customers_purchased(&store, &9)
+    let e = Book::items(&store, &9)
         .try_collect::<Vec<_>>()
         .await
         .unwrap_err();
@@ -571,9 +543,7 @@ async fn mongo_outlier_round_trips() {
     wooden_amulet(vec![]).save(&store).await.unwrap();
     log.clear();
     for i in 0..50 {
-        Book::push_customers_purchased(&store, &2, format!("user{i:02}"))
-            .await
-            .unwrap();
+        Book::push(&store, &2, format!("user{i:02}")).await.unwrap();
     }
     assert_eq!(log.names(), vec!["update"; 50]);
     log.clear();
@@ -581,15 +551,12 @@ async fn mongo_outlier_round_trips() {
     assert!(!typical.has_extras);
     assert_eq!(log.names(), ["find"]);
     for (extra, total) in [(200u32, 250u32), (2000, 2050)] {
-        let already = Book::count_customers_purchased(&store, &2).await.unwrap() as u32;
-        Book::push_many_customers_purchased(&store, &2, &users(already..total))
+        let already = Book::counts(&store, &2).await.map(|c| c.items).unwrap() as u32;
+        Book::push_many(&store, &2, &users(already..total))
             .await
             .unwrap();
         log.clear();
-        let all = Book::all_customers_purchased(&store, &2)
-            .await
-            .unwrap()
-            .unwrap();
+        let all = Book::all_items(&store, &2).await.unwrap().unwrap();
         assert_eq!(all.len() as u32, total, "after {extra} extras");
         assert_eq!(
             log.names(),

@@ -62,19 +62,16 @@ async fn flag_set_but_overflow_not_written(store: AnyStore) {
     assert_eq!(typical.doc.customers_purchased, users(0..3));
     assert!(typical.has_extras);
     assert_eq!(
-        Book::all_customers_purchased(&store, &1).await.unwrap(),
+        Book::all_items(&store, &1).await.unwrap(),
         Some(users(0..3))
     );
-    assert_eq!(
-        Book::count_customers_purchased(&store, &1).await.unwrap(),
-        3
-    );
+    assert_eq!(Book::counts(&store, &1).await.map(|c| c.items).unwrap(), 3);
     // Later pushes complete it: they go to the overflow, in order.
     for u in users(3..8) {
-        Book::push_customers_purchased(&store, &1, u).await.unwrap();
+        Book::push(&store, &1, u).await.unwrap();
     }
     assert_eq!(
-        Book::all_customers_purchased(&store, &1).await.unwrap(),
+        Book::all_items(&store, &1).await.unwrap(),
         Some(users(0..8))
     );
     assert_eq!(documents(&store, "extra_sales").await.len(), 3);
@@ -87,11 +84,9 @@ async fn flag_set_but_overflow_not_written(store: AnyStore) {
         )
         .await
         .unwrap();
-    Book::push_many_customers_purchased(&store, &2, &users(1..4))
-        .await
-        .unwrap();
+    Book::push_many(&store, &2, &users(1..4)).await.unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &2).await.unwrap(),
+        Book::all_items(&store, &2).await.unwrap(),
         Some(users(0..4))
     );
     let main = documents(&store, "sales")
@@ -118,20 +113,17 @@ async fn empty_open_chunk_is_filled(store: AnyStore) {
         .await
         .unwrap();
     assert_eq!(
-        Book::all_customers_purchased(&store, &3).await.unwrap(),
+        Book::all_items(&store, &3).await.unwrap(),
         Some(users(0..3))
     );
     for u in users(3..6) {
-        Book::push_customers_purchased(&store, &3, u).await.unwrap();
+        Book::push(&store, &3, u).await.unwrap();
     }
     assert_eq!(
-        Book::all_customers_purchased(&store, &3).await.unwrap(),
+        Book::all_items(&store, &3).await.unwrap(),
         Some(users(0..6))
     );
-    let stream: Vec<String> = Book::stream_customers_purchased(&store, &3)
-        .try_collect()
-        .await
-        .unwrap();
+    let stream: Vec<String> = Book::items(&store, &3).try_collect().await.unwrap();
     assert_eq!(stream, users(0..6));
     let chunks = documents(&store, "extra_sales").await;
     assert_eq!(

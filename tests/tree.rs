@@ -196,7 +196,11 @@ async fn seed_documents_exactly<T: Named>(store: &AnyStore) {
         "{:?}",
         T::SPEC.model
     );
-    assert!(tree::verify::<T, _>(store).await.unwrap().is_empty());
+    assert!(tree::verify::<T, _>(store)
+        .await
+        .unwrap()
+        .defects
+        .is_empty());
 }
 
 /// The seed's queries through the typed API.
@@ -277,7 +281,7 @@ async fn seed_shell_documents(store: AnyStore) {
             store.insert_one(COLL, d).await.unwrap();
         }
         seed_queries::<T>(store).await;
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![]);
+        assert_eq!(tree::verify::<T, _>(store).await.unwrap().defects, vec![]);
     }
     each_model!(store, shell);
 }
@@ -298,7 +302,11 @@ async fn operations(store: AnyStore) {
         let kids = tree::children::<T, _, _>(store, &s("Books")).await.unwrap();
         assert_eq!(sorted(names(&kids)), ["Databases", "Programming"], "{m:?}");
         assert_eq!(tree::depth::<T, _, _>(store, &s("dbm")).await.unwrap(), 2);
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Cycles are refused: under itself, under its own descendant.
         for under in ["Databases", "MongoDB"] {
             let e = tree::move_to::<T, _, _>(store, &s("Databases"), Some(&s(under))).await;
@@ -332,7 +340,11 @@ async fn operations(store: AnyStore) {
         assert!(matches!(e, Err(Error::DuplicateKey { .. })), "{m:?} {e:?}");
         let e = tree::insert_child(store, &s("Books"), &T::named("dbm")).await;
         assert!(matches!(e, Err(Error::DuplicateKey { .. })), "{m:?} {e:?}");
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Make Databases a root, then move it back under Programming.
         tree::move_to::<T, _, _>(store, &s("Databases"), None)
             .await
@@ -344,7 +356,11 @@ async fn operations(store: AnyStore) {
             .await
             .unwrap();
         assert_eq!(tree::depth::<T, _, _>(store, &s("dbm")).await.unwrap(), 3);
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Delete one node: its children move up.
         tree::delete_node::<T, _, _>(store, &s("Databases"))
             .await
@@ -361,7 +377,11 @@ async fn operations(store: AnyStore) {
             tree::depth::<T, _, _>(store, &s("MongoDB")).await.unwrap(),
             2
         );
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Delete a subtree.
         let n = tree::delete_subtree::<T, _, _>(store, &s("Programming"))
             .await
@@ -373,7 +393,11 @@ async fn operations(store: AnyStore) {
             .await
             .unwrap()
             .is_empty());
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Deleting a root's node makes its children roots.
         tree::insert_child(store, &s("Books"), &T::named("A"))
             .await
@@ -390,7 +414,11 @@ async fn operations(store: AnyStore) {
             "{m:?}"
         );
         assert_eq!(tree::depth::<T, _, _>(store, &s("B")).await.unwrap(), 1);
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
         // Descendants to a depth.
         tree::insert_child(store, &s("B"), &T::named("C"))
             .await
@@ -446,7 +474,11 @@ async fn hostile_ids(store: AnyStore) {
                 assert!(matches!(e, Err(Error::InvalidInput(_))), "{bad:?}: {e:?}");
             }
         }
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![], "{m:?}");
+        assert_eq!(
+            tree::verify::<T, _>(store).await.unwrap().defects,
+            vec![],
+            "{m:?}"
+        );
     }
     each_model!(store, hostile);
 }
@@ -504,7 +536,7 @@ async fn max_depth(store: AnyStore) {
             .await
             .unwrap()
             .is_none());
-        assert_eq!(tree::verify::<T, _>(store).await.unwrap(), vec![]);
+        assert_eq!(tree::verify::<T, _>(store).await.unwrap().defects, vec![]);
     }
     each_model!(store, limited);
 }
@@ -653,7 +685,7 @@ async fn derived_integer_ids(store: AnyStore) {
             doc! {"_id": 5_i64, "name": "it", "boss": 1_i64, "lo": 4_i64, "hi": 7_i64},
         ]
     );
-    assert!(Unit::verify(&store).await.unwrap().is_empty());
+    assert!(Unit::verify(&store).await.unwrap().defects.is_empty());
 }
 
 on_both_stores!(

@@ -196,12 +196,12 @@ async fn apply(store: &AnyStore, spec: &TreeSpec, op: &Op) -> &'static str {
 /// Every answer of the stored tree equals the oracle's, and `verify` is clean.
 async fn check(store: &AnyStore, spec: &TreeSpec, oracle: &Oracle, what: &str) {
     let m = spec.model;
-    let defects = raw::verify(store, spec).await.unwrap();
+    let defects = raw::verify(store, spec).await.unwrap().defects;
     assert_eq!(defects, vec![], "{m:?} {what}");
     let walked = raw::walk(store, spec).await.unwrap();
     let all: BTreeSet<String> = walked
         .iter()
-        .map(|(d, _)| d.get_str("_id").unwrap().to_owned())
+        .map(|(_, d)| d.get_str("_id").unwrap().to_owned())
         .collect();
     assert_eq!(all.len(), walked.len(), "{m:?} {what}: a node twice");
     assert_eq!(all, oracle.parent.keys().cloned().collect(), "{m:?} {what}");
@@ -222,7 +222,7 @@ async fn check(store: &AnyStore, spec: &TreeSpec, oracle: &Oracle, what: &str) {
         let below = raw::descendants(store, spec, &b, None).await.unwrap();
         let below_ids: Vec<String> = below
             .iter()
-            .map(|(d, _)| d.get_str("_id").unwrap().to_owned())
+            .map(|(_, d)| d.get_str("_id").unwrap().to_owned())
             .collect();
         let below_set: BTreeSet<String> = below_ids.iter().cloned().collect();
         assert_eq!(below_set.len(), below_ids.len(), "{m:?} {what}");
@@ -232,7 +232,7 @@ async fn check(store: &AnyStore, spec: &TreeSpec, oracle: &Oracle, what: &str) {
             "{m:?} {what}: below {id}"
         );
         // Pre-order: each node comes after its parent.
-        for (i, (d, depth)) in below.iter().enumerate() {
+        for (i, (depth, d)) in below.iter().enumerate() {
             let did = d.get_str("_id").unwrap();
             let want = oracle.ancestors(did).len() - oracle.ancestors(id).len();
             assert_eq!(
@@ -361,7 +361,7 @@ async fn write_skew(store: AnyStore) {
                 other => panic!("{model:?}: {other:?}"),
             }
             assert_eq!(
-                raw::verify(&store, &spec).await.unwrap(),
+                raw::verify(&store, &spec).await.unwrap().defects,
                 vec![],
                 "{model:?}"
             );
@@ -420,13 +420,13 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
             inserted.extend(t.await.unwrap());
         }
         assert_eq!(
-            raw::verify(&store, &spec).await.unwrap(),
+            raw::verify(&store, &spec).await.unwrap().defects,
             vec![],
             "{model:?}"
         );
         let walked = raw::walk(&store, &spec).await.unwrap();
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for (d, _) in &walked {
+        for (_, d) in &walked {
             *seen
                 .entry(d.get_str("_id").unwrap().to_owned())
                 .or_default() += 1;
@@ -519,11 +519,11 @@ async fn verify_and_repair(store: AnyStore) {
         for d in docs {
             store.insert_one(spec.collection, d).await.unwrap();
         }
-        let defects = raw::verify(&store, &spec).await.unwrap();
+        let defects = raw::verify(&store, &spec).await.unwrap().defects;
         assert_eq!(kinds(&defects), found, "{model:?}: {defects:?}");
         let report = raw::repair(&store, &spec).await.unwrap();
         assert_eq!(kinds(&report.unrepaired), left, "{model:?}: {report:?}");
-        let after = raw::verify(&store, &spec).await.unwrap();
+        let after = raw::verify(&store, &spec).await.unwrap().defects;
         assert_eq!(kinds(&after), left, "{model:?}: {after:?}");
         assert!(after.iter().all(|d| !d.repairable()), "{model:?}");
     }

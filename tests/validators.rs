@@ -439,11 +439,11 @@ async fn library_bucket_writes_pass(store: AnyStore) {
         key_field: "customerId",
         time_field: "date",
     };
-    let report = TradeHistory::migrate_from(&store, &from, &Options::default())
+    let report = TradeHistory::migrate(&store, &from, &Options::default())
         .await
         .unwrap();
     assert_eq!(report.moved_items, 35);
-    let checked = all_pass(&store, "trades", &bucket::schema::<TradeHistory>()).await;
+    let checked = all_pass(&store, "trades", &bucket::schemas::<TradeHistory>()[0].1).await;
     assert!(checked > 10, "{checked} buckets");
 
     // Kept bounds and summaries: pushes, then a bucket of the seed's layout without them,
@@ -455,7 +455,7 @@ async fn library_bucket_writes_pass(store: AnyStore) {
     let old = doc! {"_id": "OLD_1", "symbol": "OLD", "count": 2, "ticks": trades(2)};
     store.insert_one("ticks", old).await.unwrap();
     assert!(Ticks::backfill(&store).await.unwrap() >= 1);
-    let checked = all_pass(&store, "ticks", &bucket::schema::<Ticks>()).await;
+    let checked = all_pass(&store, "ticks", &bucket::schemas::<Ticks>()[0].1).await;
     assert!(checked > 5);
     let completed = documents(&store, "ticks").await;
     let old = completed
@@ -477,19 +477,17 @@ async fn library_outlier_writes_pass(store: AnyStore) {
     feed(1, 9).save(&store).await.unwrap();
     feed(2, 1).save(&store).await.unwrap();
     for i in 0..7 {
-        Feed::push_posts(&store, &2, format!("more{i}"))
-            .await
-            .unwrap();
+        Feed::push(&store, &2, format!("more{i}")).await.unwrap();
     }
     let batch: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
-    Feed::push_many_posts(&store, &2, &batch).await.unwrap();
+    Feed::push_many(&store, &2, &batch).await.unwrap();
     feed(3, 0).save(&store).await.unwrap();
-    Feed::push_many_posts(&store, &3, &batch).await.unwrap();
+    Feed::push_many(&store, &3, &batch).await.unwrap();
     assert!(Feed::delete(&store, &3).await.unwrap());
     let report = Feed::migrate(&store, &Options::default()).await.unwrap();
     assert_eq!(report.changed, 3);
-    assert_eq!(Feed::count_posts(&store, &2).await.unwrap(), 18);
-    assert_eq!(Feed::count_posts(&store, &11).await.unwrap(), 9);
+    assert_eq!(Feed::counts(&store, &2).await.map(|c| c.items).unwrap(), 18);
+    assert_eq!(Feed::counts(&store, &11).await.map(|c| c.items).unwrap(), 9);
     for (coll, schema) in outlier::schemas::<Feed>() {
         all_pass(&store, coll, &schema).await;
     }
@@ -525,8 +523,12 @@ async fn library_tree_writes_pass(store: AnyStore) {
         assert_eq!(deleted.unwrap(), 1);
         let repair = tree::repair::<T, _>(store).await.unwrap();
         assert!(repair.fixed.is_empty(), "{repair:?}");
-        assert!(tree::verify::<T, _>(store).await.unwrap().is_empty());
-        let checked = all_pass(store, T::SPEC.collection, &tree::schema::<T>()).await;
+        assert!(tree::verify::<T, _>(store)
+            .await
+            .unwrap()
+            .defects
+            .is_empty());
+        let checked = all_pass(store, T::SPEC.collection, &tree::schemas::<T>()[0].1).await;
         assert_eq!(checked, 5, "{}", T::SPEC.collection);
         // Installed by the first write.
         let wrong = doc! {"_id": "x", "parent": 1, "children": 1, "ancestors": 1, "path": 1, "left": 1.5, "right": 2};
@@ -548,7 +550,7 @@ async fn library_tree_writes_pass(store: AnyStore) {
         }
     }
     Numbered::move_to(&store, &3, Some(&2)).await.unwrap();
-    all_pass(&store, "numbered", &tree::schema::<Numbered>()).await;
+    all_pass(&store, "numbered", &tree::schemas::<Numbered>()[0].1).await;
 }
 
 /// "Moderate": a bucket written over the layout before the validator existed can still be
@@ -707,7 +709,7 @@ async fn install_is_idempotent(store: AnyStore) {
         );
         assert_eq!(
             options.get_document("validator").unwrap(),
-            &doc! {"$jsonSchema": bucket::schema::<TradeHistory>().to_document()}
+            &doc! {"$jsonSchema": bucket::schemas::<TradeHistory>()[0].1.to_document()}
         );
     }
 }
@@ -864,13 +866,13 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             coll: "trades",
-            schema: bucket::schema::<TradeHistory>(),
+            schema: bucket::schemas::<TradeHistory>()[0].1.clone(),
             base: doc! {"_id": "1_1", "customerId": 1_i64, "count": 2, "history": trades(2), "page": 1_i64},
             n: 10,
         },
         Case {
             coll: "ticks",
-            schema: bucket::schema::<Ticks>(),
+            schema: bucket::schemas::<Ticks>()[0].1.clone(),
             base: doc! {"_id": "MDB_1", "symbol": "MDB", "count": 1, "ticks": trades(1), "page": 1_i64,
             "bounded": true, "date_min": date.clone(), "date_max": date, "summarized": ["qty_sum", "qty_max"],
             "qty_sum": 5_i64, "qty_max": 5_i64},
@@ -890,32 +892,32 @@ fn cases() -> Vec<Case> {
         },
         tree(
             "by_parent",
-            tree::schema::<ByParent>(),
+            tree::schemas::<ByParent>()[0].1.clone(),
             doc! {"parent": "Books"},
         ),
         tree(
             "by_children",
-            tree::schema::<ByChildren>(),
+            tree::schemas::<ByChildren>()[0].1.clone(),
             doc! {"children": ["a", "b"]},
         ),
         tree(
             "by_ancestors",
-            tree::schema::<ByAncestors>(),
+            tree::schemas::<ByAncestors>()[0].1.clone(),
             doc! {"ancestors": ["Books"], "parent": "Books"},
         ),
         tree(
             "by_path",
-            tree::schema::<ByPath>(),
+            tree::schemas::<ByPath>()[0].1.clone(),
             doc! {"path": ",Books,"},
         ),
         tree(
             "by_nested_set",
-            tree::schema::<ByNestedSet>(),
+            tree::schemas::<ByNestedSet>()[0].1.clone(),
             doc! {"parent": "Books", "left": 2, "right": 3},
         ),
         Case {
             coll: "numbered",
-            schema: tree::schema::<Numbered>(),
+            schema: tree::schemas::<Numbered>()[0].1.clone(),
             base: doc! {"_id": 5_i64, "parent": 1_i64, "left": 2_i64, "right": 3_i64},
             n: 3,
         },

@@ -424,7 +424,7 @@ impl Bench {
             (lib.doc.customers_purchased, lib.has_extras),
             (drv.customers_purchased, drv.has_extras)
         );
-        let lib = Book::all_customers_purchased(&self.store, &OUTLIER_BASE)
+        let lib = Book::all_items(&self.store, &OUTLIER_BASE)
             .await
             .unwrap()
             .unwrap();
@@ -528,9 +528,7 @@ impl Bench {
                 let id = batch.base + i / THRESHOLD as i64;
                 let item = buyer(i as usize % THRESHOLD);
                 if side == Side::Library {
-                    Book::push_customers_purchased(&self.store, &id, item)
-                        .await
-                        .unwrap();
+                    Book::push(&self.store, &id, item).await.unwrap();
                 } else {
                     self.driver_outlier_push(id, item).await;
                 }
@@ -551,9 +549,7 @@ impl Bench {
             }
             (Op::OutlierRead, Side::Library) => {
                 let id = OUTLIER_BASE + i % self.outliers;
-                let all = Book::all_customers_purchased(&self.store, &id)
-                    .await
-                    .unwrap();
+                let all = Book::all_items(&self.store, &id).await.unwrap();
                 black_box(all.expect("a book"));
             }
             (Op::OutlierRead, Side::Driver) => {

@@ -418,9 +418,7 @@ async fn main() {
     ));
     log.clear();
     for i in 0..50 {
-        Book::push_customers_purchased(&store, &1, format!("u{i}"))
-            .await
-            .unwrap();
+        Book::push(&store, &1, format!("u{i}")).await.unwrap();
     }
     rows.push(Row::exactly(
         "outlier push below the threshold",
@@ -429,9 +427,7 @@ async fn main() {
         &repeated(&["update"], 50),
     ));
     log.clear();
-    Book::push_customers_purchased(&store, &1, "u50".into())
-        .await
-        .unwrap();
+    Book::push(&store, &1, "u50".into()).await.unwrap();
     rows.push(Row::exactly(
         "outlier push over the threshold, the parent's first (opens chunk 1)",
         1,
@@ -441,9 +437,7 @@ async fn main() {
     let above = 996;
     log.clear();
     for i in 51..51 + above {
-        Book::push_customers_purchased(&store, &1, format!("u{i}"))
-            .await
-            .unwrap();
+        Book::push(&store, &1, format!("u{i}")).await.unwrap();
     }
     rows.push(Row::exactly(
         format!("outlier push over the threshold, {above} more (chunks of 500, opens chunk 2)"),
@@ -453,9 +447,7 @@ async fn main() {
     ));
     let other = cold(&store).await;
     log.clear();
-    Book::push_customers_purchased(&other, &1, "cold".into())
-        .await
-        .unwrap();
+    Book::push(&other, &1, "cold".into()).await.unwrap();
     rows.push(Row::exactly(
         "outlier push over the threshold, first of a process to the parent, a chunk open",
         1,
@@ -463,7 +455,7 @@ async fn main() {
         &["update", "update", "findAndModify"],
     ));
     log.clear();
-    Book::push_many_customers_purchased(&store, &1, &["m1".into(), "m2".into()])
+    Book::push_many(&store, &1, &["m1".into(), "m2".into()])
         .await
         .unwrap();
     rows.push(Row::exactly(
@@ -474,7 +466,7 @@ async fn main() {
     ));
     book(3, 0).save(&store).await.unwrap();
     log.clear();
-    Book::push_many_customers_purchased(&store, &3, &["a".into(), "b".into()])
+    Book::push_many(&store, &3, &["a".into(), "b".into()])
         .await
         .unwrap();
     rows.push(Row::exactly(
@@ -489,7 +481,7 @@ async fn main() {
     rows.push(Row::exactly("outlier typical read", 1, &log, &["find"]));
     log.clear();
     assert_eq!(
-        Book::count_customers_purchased(&store, &1).await.unwrap(),
+        Book::counts(&store, &1).await.map(|c| c.items).unwrap(),
         1_050
     );
     rows.push(Row::exactly(
@@ -502,10 +494,7 @@ async fn main() {
     assert!(Book::is_outlier(&store, &1).await.unwrap());
     rows.push(Row::exactly("outlier is_outlier", 1, &log, &["find"]));
     log.clear();
-    let streamed: Vec<String> = Book::stream_customers_purchased(&store, &1)
-        .try_collect()
-        .await
-        .unwrap();
+    let streamed: Vec<String> = Book::items(&store, &1).try_collect().await.unwrap();
     assert_eq!(streamed.len(), 1_050);
     rows.push(Row::exactly(
         "outlier stream, 2 chunks",
@@ -521,10 +510,7 @@ async fn main() {
     ] {
         book(id, 50 + extras).save(&store).await.unwrap();
         log.clear();
-        let all = Book::all_customers_purchased(&store, &id)
-            .await
-            .unwrap()
-            .unwrap();
+        let all = Book::all_items(&store, &id).await.unwrap().unwrap();
         assert_eq!(all.len(), 50 + extras);
         let want: &[&str] = if extras == 0 {
             &["find"]

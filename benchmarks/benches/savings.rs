@@ -149,7 +149,7 @@ async fn run(op: Op, store: &MongoStore) -> usize {
             let t = Book::typical(store, &id).await.unwrap().expect("a book");
             t.doc.customers_purchased.len()
         }
-        Op::AllBuyers(id) => Book::all_customers_purchased(store, &id)
+        Op::AllBuyers(id) => Book::all_items(store, &id)
             .await
             .unwrap()
             .expect("a book")
@@ -302,7 +302,7 @@ async fn load(store: &MongoStore, books: i64, trades: i64) -> (i64, i64) {
     let typical = outlier - 1;
     for id in [outlier, typical] {
         let expect = &all_books[(id - 1) as usize].customers_purchased;
-        let all = Book::all_customers_purchased(store, &id).await.unwrap();
+        let all = Book::all_items(store, &id).await.unwrap();
         assert_eq!(all.as_ref(), Some(expect), "layout A, book {id}");
         let t = Book::typical(store, &id).await.unwrap().unwrap();
         assert_eq!(t.has_extras, expect.len() > 50);

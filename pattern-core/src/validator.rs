@@ -21,11 +21,7 @@ static INSTALLED: ExtensionKey<Installed> = ExtensionKey::new();
 
 /// Installs `schema` as `coll`'s validator ([`Store::set_validator`]) and remembers that this
 /// process did.
-pub(crate) async fn install<S: Store + ?Sized>(
-    store: &S,
-    coll: &str,
-    schema: &Schema,
-) -> Result<()> {
+pub(crate) async fn install<S: Store>(store: &S, coll: &str, schema: &Schema) -> Result<()> {
     store.set_validator(coll, schema).await?;
     let mut colls = lock(&store.extensions().get(&INSTALLED).0);
     if !colls.iter().any(|c| c == coll) {
@@ -35,7 +31,7 @@ pub(crate) async fn install<S: Store + ?Sized>(
 }
 
 /// Whether this process installed `coll`'s validator on `store`.
-pub(crate) fn installed<S: Store + ?Sized>(store: &S, coll: &str) -> bool {
+pub(crate) fn installed<S: Store>(store: &S, coll: &str) -> bool {
     lock(&store.extensions().get(&INSTALLED).0)
         .iter()
         .any(|c| c == coll)

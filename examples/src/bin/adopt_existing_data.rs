@@ -158,9 +158,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         done.batches,
         if clean { "clean" } else { "DEFECTS" }
     );
-    let bestseller = Book::all_customers_purchased(&store, &7)
-        .await?
-        .unwrap_or_default();
+    let bestseller = Book::all_items(&store, &7).await?.unwrap_or_default();
     let typical = Book::typical(&store, &7).await?.expect("book 7");
     println!(
         "book 7: {} buyers, {} in its main document, has_extras {}",
@@ -179,7 +177,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  suggested size: {} ({})",
         t.suggestion.value, t.suggestion.reason
     );
-    let dry = TradeHistory::migrate_from(
+    let dry = TradeHistory::migrate(
         &store,
         &TRADES,
         &Options {
@@ -192,7 +190,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "dry run: {} customers, {} trades into {} buckets",
         dry.changed, dry.moved_items, dry.written
     );
-    let done = TradeHistory::migrate_from(&store, &TRADES, &Options::default()).await?;
+    let done = TradeHistory::migrate(&store, &TRADES, &Options::default()).await?;
     let clean = done.verified.as_ref().is_some_and(|v| v.is_clean());
     println!(
         "migrated: {} customers, {} trades into {} buckets, {} transactions; verified: {}",
@@ -208,7 +206,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "customer 0: {} trades, in time order: {in_order}",
         first.len()
     );
-    let again = TradeHistory::migrate_from(&store, &TRADES, &Options::default()).await?;
+    let again = TradeHistory::migrate(&store, &TRADES, &Options::default()).await?;
     println!(
         "a second run: already finished {}, {} written",
         again.already_finished, again.written

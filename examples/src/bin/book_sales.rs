@@ -65,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     amulet.save(&store).await?;
     for i in 0..1000 {
-        Book::push_customers_purchased(&store, &2, user(i)).await?;
+        Book::push(&store, &2, user(i)).await?;
     }
 
     show(
@@ -83,9 +83,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         typical.doc.customers_purchased.len(),
         typical.has_extras
     );
-    let all = Book::all_customers_purchased(&store, &2)
-        .await?
-        .expect("book 2 exists");
+    let all = Book::all_items(&store, &2).await?.expect("book 2 exists");
     println!(
         "every buyer of book 2: {} ({} .. {})",
         all.len(),

@@ -165,7 +165,7 @@ async fn replay<T: Category>(store: &AnyStore) -> Result<(), Box<dyn std::error:
     for (depth, node) in pattern_core::tree::walk::<T, _>(store).await? {
         println!("{}{}", "  ".repeat(depth as usize), node.id());
     }
-    let defects = pattern_core::tree::verify::<T, _>(store).await?;
+    let defects = pattern_core::tree::verify::<T, _>(store).await?.defects;
     println!("verify: {} defects", defects.len());
     Ok(())
 }

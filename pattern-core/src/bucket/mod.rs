@@ -190,6 +190,17 @@ where
         .try_flatten()
 }
 
+/// Every item of `key`, in order, collected ([`items`] into a `Vec`).
+pub async fn all_items<B, S, Q>(store: &S, key: &Q) -> Result<Vec<B::Item>>
+where
+    B: Bucket + ?Sized,
+    B::Key: Borrow<Q>,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
+    items::<B, S, Q>(store, key).try_collect().await
+}
+
 /// How many items and pages `key` has (one aggregation).
 pub async fn counts<B, S, Q>(store: &S, key: &Q) -> Result<Counts>
 where
@@ -212,28 +223,29 @@ pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<(
     B::SPEC.series().ensure_indexes(store).await
 }
 
-/// The `$jsonSchema` of the layout's buckets ([`schema_of`] with the key type's
+/// The `$jsonSchema` of the layout's buckets, with its collection ([`schemas_of`] with the key type's
 /// [`KeyPart::BSON_TYPES`]).
-pub fn schema<B: Bucket + ?Sized>() -> Schema {
-    schema_of(&B::SPEC, <B::Key as KeyPart>::BSON_TYPES)
+pub fn schemas<B: Bucket + ?Sized>() -> [(&'static str, Schema); 1] {
+    schemas_of(&B::SPEC, <B::Key as KeyPart>::BSON_TYPES)
 }
 
-/// The `$jsonSchema` every bucket of `spec` passes, keys of `key_types` (any type when empty):
+/// The `$jsonSchema` every bucket of `spec` passes, with its collection; keys of `key_types` (any type when empty):
 /// the key, `count` (an `int` or `long` in `0..=size`) and the items (an array of at most
 /// `size`) required; `page` an `int` or `long` from 1 where present (the seed's buckets have
 /// none); the time bounds `date`s, `bounded` a `bool`, the summary's values numbers and
 /// `summarized` an array of strings, where present.
-pub fn schema_of(spec: &BucketSpec<'_>, key_types: &[BsonType]) -> Schema {
-    spec.series().schema(key_types)
+pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a str, Schema); 1] {
+    [(spec.collection, spec.series().schema(key_types))]
 }
 
-/// Installs the layout's validator ([`schema`]) on the bucket collection, creating the
+/// Installs the layout's validator ([`schemas`]) on the bucket collection, creating the
 /// collection if need be ([`Store::set_validator`]: level "moderate", so documents that fail
 /// it already can still be repaired). From then on a write of a bucket that breaks the layout
 /// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
 /// [`Error::SchemaViolation`](crate::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    validator::install(store, B::SPEC.collection, &schema::<B>()).await
+    let [(coll, schema)] = schemas::<B>();
+    validator::install(store, coll, &schema).await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
@@ -276,7 +288,7 @@ pub async fn verify<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::ad
 
 /// Moves a flat collection's items into this layout, resumably
 /// ([`adopt::migrate_bucket`](crate::adopt::migrate_bucket)).
-pub async fn migrate_from<B: Bucket + ?Sized, S: Store>(
+pub async fn migrate<B: Bucket + ?Sized, S: Store>(
     store: &S,
     from: &crate::adopt::Source<'_>,
     opts: &crate::adopt::Options<'_>,

@@ -61,27 +61,24 @@ impl<D: Document> Find<D> {
     }
 
     /// The matching documents, as `D`.
-    pub async fn all<S: Store + ?Sized>(self, store: &S) -> Result<Vec<D>> {
+    pub async fn all<S: Store>(self, store: &S) -> Result<Vec<D>> {
         self.all_as::<D, S>(store).await
     }
 
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
     /// documents decode as).
-    pub async fn all_as<P: DeserializeOwned, S: Store + ?Sized>(self, store: &S) -> Result<Vec<P>> {
+    pub async fn all_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Vec<P>> {
         let docs = self.documents(store).await?;
         docs.into_iter().map(|d| decode(D::COLLECTION, d)).collect()
     }
 
     /// The first matching document, as `D` (the seed's `findOne`).
-    pub async fn one<S: Store + ?Sized>(self, store: &S) -> Result<Option<D>> {
+    pub async fn one<S: Store>(self, store: &S) -> Result<Option<D>> {
         self.one_as::<D, S>(store).await
     }
 
     /// The first matching document, decoded as `P`.
-    pub async fn one_as<P: DeserializeOwned, S: Store + ?Sized>(
-        self,
-        store: &S,
-    ) -> Result<Option<P>> {
+    pub async fn one_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Option<P>> {
         Ok(self.limit(1).all_as(store).await?.into_iter().next())
     }
 
@@ -106,7 +103,7 @@ impl<D: Document> Find<D> {
 
     /// The documents as found, cut to the projection (a store may return more fields than
     /// asked: the in-memory store does).
-    async fn documents<S: Store + ?Sized>(&self, store: &S) -> Result<Vec<BsonDocument>> {
+    async fn documents<S: Store>(&self, store: &S) -> Result<Vec<BsonDocument>> {
         let filter = self.filter.to_query()?;
         let opts = self.options();
         ensure_indexes::<D, S>(store).await?;

@@ -62,7 +62,7 @@ pub fn indexes<D: Document>() -> Vec<IndexSpec> {
 }
 
 /// Creates [`indexes`] (once per store and process; the other functions call it).
-pub async fn ensure_indexes<D: Document, S: Store + ?Sized>(store: &S) -> Result<()> {
+pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
     if D::KEYWORDS.is_empty() || lock(ensured).iter().any(|c| c == D::COLLECTION) {
         return Ok(());
@@ -126,7 +126,7 @@ fn decode<P: DeserializeOwned>(coll: &str, doc: BsonDocument) -> Result<P> {
 }
 
 /// Inserts the document (one `insert`). [`Error::DuplicateKey`] when its `_id` exists.
-pub async fn insert<D: Document, S: Store + ?Sized>(store: &S, doc: &D) -> Result<()> {
+pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
     store.insert_one(D::COLLECTION, doc).await
@@ -135,7 +135,7 @@ pub async fn insert<D: Document, S: Store + ?Sized>(store: &S, doc: &D) -> Resul
 /// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
 /// a replacement document and `upsert`). Last writer wins: for fields that change together
 /// under a condition, [`update_one`].
-pub async fn save<D: Document, S: Store + ?Sized>(store: &S, doc: &D) -> Result<()> {
+pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
     let by_id = query::Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
@@ -147,7 +147,7 @@ pub async fn save<D: Document, S: Store + ?Sized>(store: &S, doc: &D) -> Result<
 pub async fn get<D, S, Q>(store: &S, id: &Q) -> Result<Option<D>>
 where
     D: Document,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
@@ -170,7 +170,7 @@ where
 /// {...}}`: `false` means no copy was available, and nothing was written. Refuses, before
 /// sending anything, a filter or update whose values did not serialize, and an update that
 /// does nothing ([`Error::InvalidInput`]).
-pub async fn update_one<D: Document, S: Store + ?Sized>(
+pub async fn update_one<D: Document, S: Store>(
     store: &S,
     filter: Filter<D>,
     update: Update<D>,

@@ -50,7 +50,7 @@ use crate::{Error, Result};
 mod read;
 mod write;
 
-pub use read::{all_items, count, full, is_outlier, items, typical};
+pub use read::{all_items, counts, full, is_outlier, items, typical};
 pub use write::{push, push_many, save};
 
 /// Items per overflow document unless `#[outlier(chunk = N)]` says otherwise.

@@ -10,6 +10,7 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 
 use super::{decode_doc, existing_main, main_parts, read_main, read_main_raw, Outlier, Typical};
+use crate::bucket::Counts;
 use crate::codec::raw::from_raw;
 use crate::key::KeyPart;
 use crate::series;
@@ -286,9 +287,10 @@ where
     .try_flatten()
 }
 
-/// How many items parent `id`'s array holds, main + overflow. `NotFound` when there is no
-/// such document.
-pub async fn count<T, S, Q>(store: &S, id: &Q) -> Result<u64>
+/// How many items parent `id`'s array holds, main + overflow, and in how many documents
+/// (`pages`: the main document and its overflow chunks). `NotFound` when there is no such
+/// document.
+pub async fn counts<T, S, Q>(store: &S, id: &Q) -> Result<Counts>
 where
     T: Outlier,
     T::Id: Borrow<Q>,
@@ -301,10 +303,11 @@ where
         let mut doc = existing_main(store, &spec, &id).await?;
         let before = doc.clone();
         let (items, flag) = main_parts(&spec, &mut doc)?;
-        let extra = if flag {
-            series::stats(store, &spec.overflow, &id).await?.items
+        let (extra, chunks) = if flag {
+            let s = series::stats(store, &spec.overflow, &id).await?;
+            (s.items, s.documents)
         } else {
-            0
+            (0, 0)
         };
         // Mid-migration (see `in_transition`): the count holds if the main document did not
         // change meanwhile.
@@ -314,7 +317,10 @@ where
         {
             continue;
         }
-        return Ok(items.len() as u64 + extra);
+        return Ok(Counts {
+            items: items.len() as u64 + extra,
+            pages: 1 + chunks,
+        });
     }
     Err(Error::Contention {
         attempts: CONSISTENT_READS,

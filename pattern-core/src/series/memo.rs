@@ -17,7 +17,7 @@ use crate::store::{Extension, ExtensionKey, Store};
 static MEMO: ExtensionKey<SeriesMemo> = ExtensionKey::new();
 
 /// The series memo of `store`.
-pub(crate) fn memo<S: Store + ?Sized>(store: &S) -> &SeriesMemo {
+pub(crate) fn memo<S: Store>(store: &S) -> &SeriesMemo {
     store.extensions().get(&MEMO)
 }
 

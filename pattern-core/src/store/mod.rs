@@ -87,7 +87,7 @@ pub struct ArrayStats {
 
 /// The primitive operations the patterns need. Every method acts on one collection by name
 /// and is atomic for each document it writes.
-pub trait Store: Send + Sync {
+pub trait Store: Send + Sync + Sized {
     /// Inserts a document; a unique index violation is [`Error::DuplicateKey`](crate::Error::DuplicateKey).
     fn insert_one(&self, coll: &str, doc: Document) -> impl Future<Output = Result<()>> + Send;
 
@@ -354,7 +354,7 @@ pub trait Store: Send + Sync {
 }
 
 /// [`Store::write_batch`] one write at a time, stopping at the first that fails.
-pub(crate) async fn write_one_by_one<S: Store + ?Sized>(
+pub(crate) async fn write_one_by_one<S: Store>(
     store: &S,
     coll: &str,
     ops: Vec<WriteOp>,
@@ -386,7 +386,7 @@ pub(crate) async fn write_one_by_one<S: Store + ?Sized>(
 /// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
 /// document, found through the open-document index, which both filters and sorts (so no hint).
 #[cfg(test)]
-pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
+pub(crate) async fn push_open_upsert<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
@@ -400,7 +400,7 @@ pub(crate) async fn push_open_upsert<S: Store + ?Sized>(
 /// [`push_open_upsert`] that also keeps the items' values (`kept`: `$min`/`$max`/`$inc` in
 /// the same update) and, when it opens the document, marks it complete for them: what a push
 /// to a series with [`Keeps`](crate::spec::Keeps) sends, on every store.
-pub(crate) async fn push_open_keeping<S: Store + ?Sized>(
+pub(crate) async fn push_open_keeping<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,

@@ -74,7 +74,7 @@ pub trait Transaction: Store<Txn = Self> + Sized {
 /// ```
 pub async fn transaction<S, T, F>(store: &S, mut work: F) -> Result<T>
 where
-    S: Store + ?Sized,
+    S: Store,
     F: for<'t> FnMut(&'t S::Txn) -> BoxFuture<'t, Result<T>> + Send,
     T: Send,
 {
@@ -107,7 +107,7 @@ where
 /// ```
 pub async fn transaction_with<S, C, T, F>(store: &S, context: &mut C, mut work: F) -> Result<T>
 where
-    S: Store + ?Sized,
+    S: Store,
     C: Send + ?Sized,
     F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
     T: Send,

@@ -32,7 +32,7 @@ mod read;
 mod verify;
 mod write;
 
-pub use verify::{Defect, Repair};
+pub use verify::{Defect, Repair, Verified};
 
 /// The collection holding each tree's version document, `{_id: "<tree collection>", version:
 /// n}`, which every structural write increments inside its transaction.
@@ -81,28 +81,30 @@ fn decode_all<T: Tree>(docs: Vec<Document>) -> Result<Vec<T>> {
 
 /// Creates the model's indexes (once per store and process; the other functions call it),
 /// and installs the validator with `#[tree(validate)]`.
-pub async fn ensure_indexes<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
+pub async fn ensure_indexes<T: Tree, S: Store>(store: &S) -> Result<()> {
     validated::<T, S>(store).await?;
     model::ensure_indexes(store, &T::SPEC).await
 }
 
-/// The `$jsonSchema` every node of the tree passes ([`raw::schema`] with [`Tree::ID_TYPES`]).
-pub fn schema<T: Tree>() -> Schema {
-    model::schema(&T::SPEC, T::ID_TYPES)
+/// The `$jsonSchema` every node of the tree passes, with its collection ([`raw::schemas`] with
+/// [`Tree::ID_TYPES`]).
+pub fn schemas<T: Tree>() -> [(&'static str, Schema); 1] {
+    [(T::SPEC.collection, model::schema(&T::SPEC, T::ID_TYPES))]
 }
 
-/// Installs the model's validator ([`schema`]) on the tree's collection, creating it if need
+/// Installs the model's validator ([`schemas`]) on the tree's collection, creating it if need
 /// be ([`Store::set_validator`]: level "moderate", so nodes that fail it already can still be
 /// repaired). From then on a write of a node whose model fields have the wrong types (a parent
 /// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
 /// fails with [`Error::SchemaViolation`], whoever sends it.
-pub async fn ensure_validator<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
-    validator::install(store, T::SPEC.collection, &schema::<T>()).await
+pub async fn ensure_validator<T: Tree, S: Store>(store: &S) -> Result<()> {
+    let [(coll, schema)] = schemas::<T>();
+    validator::install(store, coll, &schema).await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
 /// ([`Tree::VALIDATE`]): what every write runs first.
-async fn validated<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
+async fn validated<T: Tree, S: Store>(store: &S) -> Result<()> {
     if T::VALIDATE && !validator::installed(store, T::SPEC.collection) {
         ensure_validator::<T, S>(store).await?;
     }
@@ -112,7 +114,7 @@ async fn validated<T: Tree, S: Store + ?Sized>(store: &S) -> Result<()> {
 /// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists. In nested sets
 /// a transaction that numbers it after every node (finding the largest `right` reads the
 /// collection: no index serves it, and roots are rare).
-pub async fn insert_root<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
+pub async fn insert_root<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
     validated::<T, S>(store).await?;
     write::insert(store, &T::SPEC, node_document(node)?, None).await
 }
@@ -122,7 +124,7 @@ pub async fn insert_root<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Res
 pub async fn insert_child<T, S, Q>(store: &S, parent: &Q, node: &T) -> Result<()>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -134,7 +136,7 @@ where
 /// Writes the node's own data (`$set` of each field the struct serializes), keeping its place
 /// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
 /// its stored value. [`Error::UnknownNode`] when the node does not exist.
-pub async fn save<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()> {
+pub async fn save<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
     validated::<T, S>(store).await?;
     write::save(store, &T::SPEC, node_document(node)?).await
 }
@@ -143,7 +145,7 @@ pub async fn save<T: Tree, S: Store + ?Sized>(store: &S, node: &T) -> Result<()>
 pub async fn get<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -159,7 +161,7 @@ where
 pub async fn parent<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -176,7 +178,7 @@ where
 pub async fn children<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -190,7 +192,7 @@ where
 pub async fn siblings<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -203,7 +205,7 @@ where
 pub async fn ancestors<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -218,7 +220,7 @@ where
 pub async fn descendants<T, S, Q>(store: &S, id: &Q, max_depth: Option<u32>) -> Result<Vec<T>>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -232,7 +234,7 @@ where
 pub async fn depth<T, S, Q>(store: &S, id: &Q) -> Result<u32>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -246,7 +248,7 @@ where
 pub async fn is_descendant<T, S, Q>(store: &S, id: &Q, of: &Q) -> Result<bool>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -261,7 +263,7 @@ where
 pub async fn move_to<T, S, Q>(store: &S, id: &Q, new_parent: Option<&Q>) -> Result<()>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -275,7 +277,7 @@ where
 pub async fn delete_subtree<T, S, Q>(store: &S, id: &Q) -> Result<u64>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -288,7 +290,7 @@ where
 pub async fn delete_node<T, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     T: Tree,
-    S: Store + ?Sized,
+    S: Store,
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
@@ -298,14 +300,14 @@ where
 }
 
 /// Every root, in the order of [`children`].
-pub async fn roots<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<T>> {
+pub async fn roots<T: Tree, S: Store>(store: &S) -> Result<Vec<T>> {
     model::ensure_indexes(store, &T::SPEC).await?;
     decode_all(read::roots(store, &T::SPEC).await?)
 }
 
 /// The whole tree in pre-order, each node with its depth (for the materialized-paths model,
 /// the order of the full paths).
-pub async fn walk<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<(u32, T)>> {
+pub async fn walk<T: Tree, S: Store>(store: &S) -> Result<Vec<(u32, T)>> {
     model::ensure_indexes(store, &T::SPEC).await?;
     let all = read::walk(store, &T::SPEC).await?;
     all.into_iter()
@@ -313,15 +315,22 @@ pub async fn walk<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<(u32, T)>
         .collect()
 }
 
-/// Every defect of the stored tree ([`Defect`]), as data; empty when the tree is sound.
-pub async fn verify<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Vec<Defect>> {
+/// Every defect of the stored tree ([`Defect`]), as data, with the nodes read
+/// ([`Verified::is_clean`] when the tree is sound).
+pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
     model::ensure_indexes(store, &T::SPEC).await?;
     verify::verify(store, &T::SPEC).await
 }
 
+/// The collection's indexes against those the model needs: present, missing, the user's
+/// ([`adopt::index_report_tree`](crate::adopt::index_report_tree)).
+pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::adopt::IndexReport>> {
+    crate::adopt::index_report_tree(store, &T::SPEC).await
+}
+
 /// Rebuilds the model's fields from the parent links it holds; reports what it changed and
 /// what it could not repair.
-pub async fn repair<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Repair> {
+pub async fn repair<T: Tree, S: Store>(store: &S) -> Result<Repair> {
     model::ensure_indexes(store, &T::SPEC).await?;
     validated::<T, S>(store).await?;
     verify::repair(store, &T::SPEC).await
@@ -332,7 +341,7 @@ pub async fn repair<T: Tree, S: Store + ?Sized>(store: &S) -> Result<Repair> {
 pub mod raw {
     use bson::{Bson, Document};
 
-    use super::{model, read, verify as check, write, Defect, Repair};
+    use super::{model, read, verify as check, write, Repair, Verified};
     use crate::codec::BsonType;
     use crate::spec::TreeSpec;
     use crate::store::query::Schema;
@@ -341,7 +350,7 @@ pub mod raw {
     use crate::Result;
 
     /// Creates the model's indexes (once per store and process; every other function does).
-    pub async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
+    pub async fn ensure_indexes<S: Store>(store: &S, spec: &TreeSpec) -> Result<()> {
         model::ensure_indexes(store, spec).await
     }
     /// The `$jsonSchema` every node of `spec` passes, ids of `id_types` (strings in the
@@ -350,11 +359,11 @@ pub mod raw {
     /// `children` and `ancestors` arrays of ids; `path` a string or null; `left` and `right`
     /// integers, required (every nested-set node is numbered). The other model fields are
     /// optional: a node without them is a root, or has no children.
-    pub fn schema(spec: &TreeSpec, id_types: &[BsonType]) -> Schema {
-        model::schema(spec, id_types)
+    pub fn schemas(spec: &TreeSpec, id_types: &[BsonType]) -> [(&'static str, Schema); 1] {
+        [(spec.collection, model::schema(spec, id_types))]
     }
-    /// Installs [`schema`] as the collection's validator ([`Store::set_validator`]).
-    pub async fn ensure_validator<S: Store + ?Sized>(
+    /// Installs [`schemas`] as the collection's validator ([`Store::set_validator`]).
+    pub async fn ensure_validator<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id_types: &[BsonType],
@@ -362,16 +371,12 @@ pub mod raw {
         validator::install(store, spec.collection, &model::schema(spec, id_types)).await
     }
     /// Inserts a root.
-    pub async fn insert_root<S: Store + ?Sized>(
-        store: &S,
-        spec: &TreeSpec,
-        node: Document,
-    ) -> Result<()> {
+    pub async fn insert_root<S: Store>(store: &S, spec: &TreeSpec, node: Document) -> Result<()> {
         model::check_node(spec, &node)?;
         write::insert(store, spec, node, None).await
     }
     /// Inserts a child of `parent`.
-    pub async fn insert_child<S: Store + ?Sized>(
+    pub async fn insert_child<S: Store>(
         store: &S,
         spec: &TreeSpec,
         node: Document,
@@ -381,16 +386,12 @@ pub mod raw {
         write::insert(store, spec, node, Some(parent.clone())).await
     }
     /// The node's document.
-    pub async fn get<S: Store + ?Sized>(
-        store: &S,
-        spec: &TreeSpec,
-        id: &Bson,
-    ) -> Result<Option<Document>> {
+    pub async fn get<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
         model::ensure_indexes(store, spec).await?;
         model::get(store, spec, id).await
     }
     /// The parent's document.
-    pub async fn parent<S: Store + ?Sized>(
+    pub async fn parent<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id: &Bson,
@@ -399,7 +400,7 @@ pub mod raw {
         read::parent(store, spec, id).await
     }
     /// The children's documents, in the model's order.
-    pub async fn children<S: Store + ?Sized>(
+    pub async fn children<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id: &Bson,
@@ -408,7 +409,7 @@ pub mod raw {
         read::children(store, spec, id).await
     }
     /// The ancestors' documents, root first.
-    pub async fn ancestors<S: Store + ?Sized>(
+    pub async fn ancestors<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id: &Bson,
@@ -417,22 +418,23 @@ pub mod raw {
         read::ancestors(store, spec, id).await
     }
     /// The descendants in pre-order, with their depth below the node.
-    pub async fn descendants<S: Store + ?Sized>(
+    pub async fn descendants<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id: &Bson,
         max_depth: Option<u32>,
-    ) -> Result<Vec<(Document, u32)>> {
+    ) -> Result<Vec<(u32, Document)>> {
         model::ensure_indexes(store, spec).await?;
-        read::descendants(store, spec, id, max_depth).await
+        let below = read::descendants(store, spec, id, max_depth).await?;
+        Ok(below.into_iter().map(|(d, depth)| (depth, d)).collect())
     }
     /// The node's depth.
-    pub async fn depth<S: Store + ?Sized>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
+    pub async fn depth<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
         model::ensure_indexes(store, spec).await?;
         read::depth(store, spec, id).await
     }
     /// Moves a subtree.
-    pub async fn move_to<S: Store + ?Sized>(
+    pub async fn move_to<S: Store>(
         store: &S,
         spec: &TreeSpec,
         id: &Bson,
@@ -441,41 +443,31 @@ pub mod raw {
         write::move_to(store, spec, id, new_parent).await
     }
     /// Deletes a subtree.
-    pub async fn delete_subtree<S: Store + ?Sized>(
-        store: &S,
-        spec: &TreeSpec,
-        id: &Bson,
-    ) -> Result<u64> {
+    pub async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
         write::delete_subtree(store, spec, id).await
     }
     /// Deletes one node.
-    pub async fn delete_node<S: Store + ?Sized>(
-        store: &S,
-        spec: &TreeSpec,
-        id: &Bson,
-    ) -> Result<()> {
+    pub async fn delete_node<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
         write::delete_node(store, spec, id).await
     }
     /// The roots' documents.
-    pub async fn roots<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
+    pub async fn roots<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
         model::ensure_indexes(store, spec).await?;
         read::roots(store, spec).await
     }
     /// Every node in pre-order with its depth.
-    pub async fn walk<S: Store + ?Sized>(
-        store: &S,
-        spec: &TreeSpec,
-    ) -> Result<Vec<(Document, u32)>> {
+    pub async fn walk<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<(u32, Document)>> {
         model::ensure_indexes(store, spec).await?;
-        read::walk(store, spec).await
+        let all = read::walk(store, spec).await?;
+        Ok(all.into_iter().map(|(d, depth)| (depth, d)).collect())
     }
-    /// Every defect.
-    pub async fn verify<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Defect>> {
+    /// Every defect, with the nodes read.
+    pub async fn verify<S: Store>(store: &S, spec: &TreeSpec) -> Result<Verified> {
         model::ensure_indexes(store, spec).await?;
         check::verify(store, spec).await
     }
     /// Rebuilds what the parent links determine.
-    pub async fn repair<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Repair> {
+    pub async fn repair<S: Store>(store: &S, spec: &TreeSpec) -> Result<Repair> {
         model::ensure_indexes(store, spec).await?;
         check::repair(store, spec).await
     }

@@ -97,7 +97,7 @@ pub(crate) fn schema(spec: &TreeSpec, id_types: &[BsonType]) -> Schema {
 }
 
 /// Creates the model's indexes once per store and process.
-pub(crate) async fn ensure_indexes<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
+pub(crate) async fn ensure_indexes<S: Store>(store: &S, spec: &TreeSpec) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
     if lock(ensured).contains(spec) {
         return Ok(());
@@ -134,7 +134,7 @@ static ENSURED: ExtensionKey<Ensured> = ExtensionKey::new();
 
 /// The collections of the trees whose indexes this process ensured on `store`, also before
 /// the store last forgot.
-pub(crate) fn served<S: Store + ?Sized>(store: &S) -> Vec<&'static str> {
+pub(crate) fn served<S: Store>(store: &S) -> Vec<&'static str> {
     lock(&store.extensions().get(&ENSURED).1).clone()
 }
 
@@ -332,7 +332,7 @@ pub(crate) fn by_id(id: &Bson) -> Filter {
 }
 
 /// The node, or `None`.
-pub(crate) async fn get<S: Store + ?Sized>(
+pub(crate) async fn get<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -345,11 +345,7 @@ pub(crate) async fn get<S: Store + ?Sized>(
 }
 
 /// The node, or [`Error::UnknownNode`].
-pub(crate) async fn must_get<S: Store + ?Sized>(
-    store: &S,
-    spec: &TreeSpec,
-    id: &Bson,
-) -> Result<Document> {
+pub(crate) async fn must_get<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Document> {
     get(store, spec, id).await?.ok_or_else(|| unknown(spec, id))
 }
 
@@ -370,7 +366,7 @@ pub(crate) fn set(fields: Vec<(&'static str, Bson)>) -> Update {
 
 /// Increments the tree's version document: every structural write does, inside its
 /// transaction, so that any two of them conflict (no write skew).
-pub(crate) async fn bump_version<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<()> {
+pub(crate) async fn bump_version<S: Store>(store: &S, spec: &TreeSpec) -> Result<()> {
     let mut inc = Update {
         inc: vec![("version".into(), 1)],
         ..Update::default()

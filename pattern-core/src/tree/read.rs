@@ -27,7 +27,7 @@ fn graph(id: &Bson, start_with: &str, from: &str, to: &str, depth: Option<u32>) 
     }
 }
 
-async fn lookup<S: Store + ?Sized>(store: &S, spec: &TreeSpec, q: GraphLookup) -> Result<Graph> {
+async fn lookup<S: Store>(store: &S, spec: &TreeSpec, q: GraphLookup) -> Result<Graph> {
     store
         .graph_lookup(spec.collection, &q)
         .await?
@@ -54,7 +54,7 @@ fn down(spec: &TreeSpec, id: &Bson, depth: Option<u32>) -> GraphLookup {
 }
 
 /// The node's parent, `None` for a root (or a parent that does not exist: an orphan).
-pub(crate) async fn parent<S: Store + ?Sized>(
+pub(crate) async fn parent<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -76,7 +76,7 @@ pub(crate) async fn parent<S: Store + ?Sized>(
 }
 
 /// The node's children in the model's order.
-pub(crate) async fn children<S: Store + ?Sized>(
+pub(crate) async fn children<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -140,7 +140,7 @@ fn in_array_order(order: &[Bson], docs: impl IntoIterator<Item = Document>) -> V
 }
 
 /// The other children of the node's parent (the other roots for a root).
-pub(crate) async fn siblings<S: Store + ?Sized>(
+pub(crate) async fn siblings<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -156,7 +156,7 @@ pub(crate) async fn siblings<S: Store + ?Sized>(
 }
 
 /// The node's ancestors, root first.
-pub(crate) async fn ancestors<S: Store + ?Sized>(
+pub(crate) async fn ancestors<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -193,13 +193,13 @@ pub(crate) async fn ancestors<S: Store + ?Sized>(
 }
 
 /// The node's depth (a root: 0).
-pub(crate) async fn depth<S: Store + ?Sized>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
+pub(crate) async fn depth<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
     let n = ancestor_ids(store, spec, id).await?.len();
     Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// Whether `id` is a descendant of `of`.
-pub(crate) async fn is_descendant<S: Store + ?Sized>(
+pub(crate) async fn is_descendant<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -211,7 +211,7 @@ pub(crate) async fn is_descendant<S: Store + ?Sized>(
 
 /// The ids of the node's ancestors (any order), one query: the node itself where it names
 /// them, else a `$graphLookup` up its links.
-pub(crate) async fn ancestor_ids<S: Store + ?Sized>(
+pub(crate) async fn ancestor_ids<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -235,7 +235,7 @@ pub(crate) async fn ancestor_ids<S: Store + ?Sized>(
 
 /// The node's descendants in pre-order, with their depth below the node (children: 1), to
 /// `max_depth` levels (`None`: all).
-pub(crate) async fn descendants<S: Store + ?Sized>(
+pub(crate) async fn descendants<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -370,7 +370,7 @@ pub(crate) fn children_map(spec: &TreeSpec, docs: &[Document]) -> HashMap<String
 }
 
 /// The roots, in the model's order.
-pub(crate) async fn roots<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
+pub(crate) async fn roots<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
     let f = &spec.fields;
     let filter = match spec.model {
         TreeModel::ParentRefs | TreeModel::Ancestors => Filter::eq(f.parent, Bson::Null),
@@ -411,10 +411,7 @@ fn root_docs(
 }
 
 /// Every node in pre-order from the roots, with its depth (one read of the collection).
-pub(crate) async fn walk<S: Store + ?Sized>(
-    store: &S,
-    spec: &TreeSpec,
-) -> Result<Vec<(Document, u32)>> {
+pub(crate) async fn walk<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<(Document, u32)>> {
     let all = all(store, spec).await?;
     let kids = children_map(spec, &all);
     let roots = root_docs(spec, &all, &kids);
@@ -432,7 +429,7 @@ pub(crate) async fn walk<S: Store + ?Sized>(
 }
 
 /// Every document of the tree's collection (the whole tree's reads, `verify`, `repair`).
-pub(crate) async fn all<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
+pub(crate) async fn all<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
     let every = FindOptions {
         comment: Some("pattern scatter: tree, every node"),
         ..FindOptions::default()

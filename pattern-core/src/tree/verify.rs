@@ -15,6 +15,22 @@ use crate::store::query::Update;
 use crate::store::{transaction, Store};
 use crate::Result;
 
+/// What [`verify`](super::verify) found: the nodes it read and every defect, as data.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Verified {
+    /// Nodes read.
+    pub nodes: u64,
+    /// Every defect found (empty when the tree is sound).
+    pub defects: Vec<Defect>,
+}
+
+impl Verified {
+    /// No defect: the tree is sound.
+    pub fn is_clean(&self) -> bool {
+        self.defects.is_empty()
+    }
+}
+
 /// A defect of a stored tree, found by [`verify`](super::verify).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -350,12 +366,15 @@ fn nested_bounds(
     }
 }
 
-pub(super) async fn verify<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Vec<Defect>> {
+pub(super) async fn verify<S: Store>(store: &S, spec: &TreeSpec) -> Result<Verified> {
     let docs = all(store, spec).await?;
-    Ok(examine(spec, &docs).0)
+    Ok(Verified {
+        nodes: docs.len() as u64,
+        defects: examine(spec, &docs).0,
+    })
 }
 
-pub(super) async fn repair<S: Store + ?Sized>(store: &S, spec: &TreeSpec) -> Result<Repair> {
+pub(super) async fn repair<S: Store>(store: &S, spec: &TreeSpec) -> Result<Repair> {
     let spec = *spec;
     transaction(store, |tx| {
         Box::pin(async move {

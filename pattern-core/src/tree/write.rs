@@ -16,7 +16,7 @@ use crate::store::{transaction, Store};
 use crate::{Error, Result};
 
 /// Inserts a node (a root when `parent` is `None`).
-pub(crate) async fn insert<S: Store + ?Sized>(
+pub(crate) async fn insert<S: Store>(
     store: &S,
     spec: &TreeSpec,
     doc: Document,
@@ -63,7 +63,7 @@ fn root_fields(spec: &TreeSpec, doc: &mut Document) {
     }
 }
 
-async fn insert_in<S: Store + ?Sized>(
+async fn insert_in<S: Store>(
     tx: &S,
     spec: &TreeSpec,
     mut doc: Document,
@@ -125,7 +125,7 @@ async fn insert_in<S: Store + ?Sized>(
 }
 
 /// The depth of a node whose document is `doc`.
-async fn depth_of<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, doc: &Document) -> Result<u32> {
+async fn depth_of<S: Store>(tx: &S, spec: &TreeSpec, doc: &Document) -> Result<u32> {
     match stored_ancestors(spec, doc) {
         Some(ids) => Ok(u32::try_from(ids?.len()).unwrap_or(u32::MAX)),
         None => read::depth(tx, spec, &id_of(doc)).await,
@@ -146,7 +146,7 @@ fn piece(from: i64, to: i64, by: i64) -> Shift {
 
 /// Renumbers the nested sets' `left` and `right` by `pieces`, in the documents holding a
 /// value in one of their ranges: one command.
-async fn shift<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, pieces: Vec<Shift>) -> Result<u64> {
+async fn shift<S: Store>(tx: &S, spec: &TreeSpec, pieces: Vec<Shift>) -> Result<u64> {
     let f = &spec.fields;
     let ranges = |field: &'static str| {
         pieces.iter().map(move |p| {
@@ -174,7 +174,7 @@ async fn shift<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, pieces: Vec<Shift>) -
 }
 
 /// The largest `right` (0 in an empty tree), with its document's id.
-async fn extreme_right<S: Store + ?Sized>(tx: &S, spec: &TreeSpec) -> Result<(Bson, i64)> {
+async fn extreme_right<S: Store>(tx: &S, spec: &TreeSpec) -> Result<(Bson, i64)> {
     let opts = FindOptions {
         sort: vec![(spec.fields.right.into(), -1)],
         limit: Some(1),
@@ -191,11 +191,7 @@ async fn extreme_right<S: Store + ?Sized>(tx: &S, spec: &TreeSpec) -> Result<(Bs
 }
 
 /// Replaces the node's own fields (`$set` of each: the model's fields are left as they are).
-pub(crate) async fn save<S: Store + ?Sized>(
-    store: &S,
-    spec: &TreeSpec,
-    doc: Document,
-) -> Result<()> {
+pub(crate) async fn save<S: Store>(store: &S, spec: &TreeSpec, doc: Document) -> Result<()> {
     let id = id_of(&doc);
     let fields: Vec<(crate::store::query::Path, Bson)> = doc
         .into_iter()
@@ -220,7 +216,7 @@ pub(crate) async fn save<S: Store + ?Sized>(
 }
 
 /// Moves a subtree under `new_parent` (a root with `None`).
-pub(crate) async fn move_to<S: Store + ?Sized>(
+pub(crate) async fn move_to<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -243,7 +239,7 @@ fn cycle(spec: &TreeSpec, id: &Bson, under: &Bson) -> Error {
     }
 }
 
-async fn move_in<S: Store + ?Sized>(
+async fn move_in<S: Store>(
     tx: &S,
     spec: &TreeSpec,
     id: &Bson,
@@ -375,7 +371,7 @@ async fn move_in<S: Store + ?Sized>(
 }
 
 /// Removes `id` from the array `field` of every node that lists it: one command.
-async fn pull_everywhere<S: Store + ?Sized>(
+async fn pull_everywhere<S: Store>(
     tx: &S,
     spec: &TreeSpec,
     field: &'static str,
@@ -390,11 +386,7 @@ async fn pull_everywhere<S: Store + ?Sized>(
 }
 
 /// Deletes a node and its subtree; returns how many nodes.
-pub(crate) async fn delete_subtree<S: Store + ?Sized>(
-    store: &S,
-    spec: &TreeSpec,
-    id: &Bson,
-) -> Result<u64> {
+pub(crate) async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
     ensure_indexes(store, spec).await?;
     let spec = *spec;
     transaction(store, |tx| {
@@ -404,7 +396,7 @@ pub(crate) async fn delete_subtree<S: Store + ?Sized>(
     .await
 }
 
-async fn delete_subtree_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
+async fn delete_subtree_in<S: Store>(tx: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
     bump_version(tx, spec).await?;
     let (f, coll) = (&spec.fields, spec.collection);
     let node = must_get(tx, spec, id).await?;
@@ -443,11 +435,7 @@ async fn delete_subtree_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson
 }
 
 /// Deletes one node; its children move up to its parent.
-pub(crate) async fn delete_node<S: Store + ?Sized>(
-    store: &S,
-    spec: &TreeSpec,
-    id: &Bson,
-) -> Result<()> {
+pub(crate) async fn delete_node<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
     ensure_indexes(store, spec).await?;
     let spec = *spec;
     transaction(store, |tx| {
@@ -457,7 +445,7 @@ pub(crate) async fn delete_node<S: Store + ?Sized>(
     .await
 }
 
-async fn delete_node_in<S: Store + ?Sized>(tx: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
+async fn delete_node_in<S: Store>(tx: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
     bump_version(tx, spec).await?;
     let (f, coll) = (&spec.fields, spec.collection);
     let node = must_get(tx, spec, id).await?;

@@ -259,6 +259,14 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             "pages",
         ),
         w.stream("Every item of `key`'s series, in push order.", "items".into(), quote!(#item_ret), "items"),
+        w.keyed(Method {
+            doc: "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).",
+            name: "all_items".into(),
+            params: quote!(),
+            ret: quote!(::std::vec::Vec<#item_ret>),
+            func: "all_items",
+            args: quote!(),
+        }),
     ];
     if time {
         methods.push(w.time_range_stream(Method {
@@ -354,10 +362,10 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
                   in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
                   live pushes, `dry_run` writes nothing. Ends with `verify`.",
-            name: "migrate_from".into(),
+            name: "migrate".into(),
             params: quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
             ret: quote!(::pattern_core::adopt::MigrateReport),
-            func: "migrate_from",
+            func: "migrate",
             args: quote!(from, opts,),
         }),
         w.collection_wide(Method {

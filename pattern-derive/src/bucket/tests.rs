@@ -306,9 +306,9 @@ fn reads_the_summary() {
     for part in [
         "type Summary = TradeHistorySummary ;",
         "bounds : :: core :: option :: Option :: Some ((\"date_min\" , \"date_max\"))",
-        "summary : & [:: pattern_core :: Aggregate { op : :: pattern_core :: AggregateOp :: Sum , \
-         item_field : \"qty\" , field : \"qty_sum\" , } , :: pattern_core :: Aggregate { op : \
-         :: pattern_core :: AggregateOp :: Min , item_field : \"price\" , field : \"price_min\" , } ,",
+        "summary : & [:: pattern_core :: spec :: Aggregate { op : :: pattern_core :: spec :: AggregateOp :: Sum , \
+         item_field : \"qty\" , field : \"qty_sum\" , } , :: pattern_core :: spec :: Aggregate { op : \
+         :: pattern_core :: spec :: AggregateOp :: Min , item_field : \"price\" , field : \"price_min\" , } ,",
         "item_field : \"unit-price\" , field : \"unit-price_max\" ,",
         "# [derive (:: core :: clone :: Clone , :: core :: fmt :: Debug , :: core :: cmp :: PartialEq)] \
          # [allow (dead_code , non_snake_case)] pub (crate) struct TradeHistorySummary { \
@@ -333,7 +333,7 @@ fn reads_the_summary() {
          impl :: core :: ops :: RangeBounds < :: pattern_core :: __private :: bson :: DateTime > ,) -> \
          :: pattern_core :: Result < TradeHistorySummary >",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(i64 , Trade)] ,) -> \
-         :: pattern_core :: Result < u64 > where __PatternS : :: pattern_core :: Store , \
+         :: pattern_core :: Result < u64 > where __PatternS : :: pattern_core :: store :: Store , \
          { :: pattern_core :: bucket :: ingest :: < Self , __PatternS > (store , items ,) . await }",
         "pub async fn backfill < __PatternS > (store : & __PatternS ,) -> :: pattern_core :: Result < u64 >",
     ] {
@@ -357,7 +357,7 @@ fn no_summary_no_time() {
     let code = expand(&b).to_string();
     for part in [
         "type Summary = :: pattern_core :: bucket :: Totals ;",
-        "keeps : :: pattern_core :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , }",
+        "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , }",
         "pub async fn latest <",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(String , f64)] ,)",
         "pub async fn backfill <",

@@ -98,7 +98,7 @@ struct Method {
 /// run, their parameters unbounded).
 fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
     let result = |t: TokenStream| quote!(::pattern_core::Result<#t>);
-    let store = quote!(__PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,);
+    let store = quote!(__PatternS: ::pattern_core::store::Store,);
     let module = quote!(::pattern_core::document);
     let (r_unit, r_bool, r_opt) = (
         result(quote!(())),

@@ -32,7 +32,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         module: "outlier",
     };
     let item = quote!(#item_ty);
-    let methods = methods(&w, &item, &item, Some(&o.items_rust));
+    let methods = methods(&w, &item, &item);
     let validate = o.validate.then(|| {
         quote!(
             const VALIDATE: bool = true;
@@ -69,41 +69,34 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
 }
 
 /// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
-/// return; those named after the items field only when `f`, its Rust name, is known.
-fn methods(
-    w: &Wrappers,
-    item_param: &TokenStream,
-    item_ret: &TokenStream,
-    f: Option<&str>,
-) -> Vec<TokenStream> {
+/// return.
+fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Vec<TokenStream> {
     let mut methods = vec![w.unkeyed(
         "Inserts this document, or replaces the stored one with the same `_id`: the first \
          `threshold` items go to the main document, the rest to new overflow chunks.",
         quote!(save<__PatternS>(&self, store: &__PatternS)),
         quote!(::pattern_core::outlier::save::<Self, __PatternS>(store, self).await),
     )];
-    if let Some(f) = f {
-        methods.extend([
-            w.keyed(Method {
-                doc: "Appends `item` to the array of parent `id`: to the main document while it is below the \
-                      threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
-                name: format!("push_{f}"),
-                params: quote!(item: #item_param,),
-                ret: quote!(()),
-                func: "push",
-                args: quote!(&item,),
-            }),
-            w.keyed(Method {
-                doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
-                      the rest to the overflow.",
-                name: format!("push_many_{f}"),
-                params: quote!(items: &[#item_param],),
-                ret: quote!(()),
-                func: "push_many",
-                args: quote!(items,),
-            }),
-        ]);
-    }
+    methods.extend([
+        w.keyed(Method {
+            doc: "Appends `item` to the array of parent `id`: to the main document while it is below the \
+                  threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
+            name: "push".into(),
+            params: quote!(item: #item_param,),
+            ret: quote!(()),
+            func: "push",
+            args: quote!(&item,),
+        }),
+        w.keyed(Method {
+            doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
+                  the rest to the overflow.",
+            name: "push_many".into(),
+            params: quote!(items: &[#item_param],),
+            ret: quote!(()),
+            func: "push_many",
+            args: quote!(items,),
+        }),
+    ]);
     methods.extend([
         w.keyed(Method {
             doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
@@ -123,32 +116,31 @@ fn methods(
             args: quote!(),
         }),
     ]);
-    if let Some(f) = f {
-        methods.extend([
-            w.keyed(Method {
-                doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
-                name: format!("all_{f}"),
-                params: quote!(),
-                ret: quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
-                func: "all_items",
-                args: quote!(),
-            }),
-            w.stream(
-                "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
-                format!("stream_{f}"),
-                quote!(#item_ret),
-                "items",
-            ),
-            w.keyed(Method {
-                doc: "How many items parent `id`'s array holds, main document and overflow.",
-                name: format!("count_{f}"),
-                params: quote!(),
-                ret: quote!(u64),
-                func: "count",
-                args: quote!(),
-            }),
-        ]);
-    }
+    methods.extend([
+        w.stream(
+            "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
+            "items".into(),
+            quote!(#item_ret),
+            "items",
+        ),
+        w.keyed(Method {
+            doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
+            name: "all_items".into(),
+            params: quote!(),
+            ret: quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
+            func: "all_items",
+            args: quote!(),
+        }),
+        w.keyed(Method {
+            doc: "How many items parent `id`'s array holds, main document and overflow, and in how many \
+                  documents.",
+            name: "counts".into(),
+            params: quote!(),
+            ret: quote!(::pattern_core::Counts),
+            func: "counts",
+            args: quote!(),
+        }),
+    ]);
     methods.extend([
         w.keyed(Method {
             doc: "Whether parent `id` overflowed its threshold.",
@@ -246,6 +238,6 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         module: "outlier",
     };
     let item = StubItem::new(s.item_ty);
-    let stubs = methods(&w, &item.param, &item.ret, s.items_rust.as_deref());
+    let stubs = methods(&w, &item.param, &item.ret);
     codegen::fallback(s.input, quote!(::pattern_core::Outlier), body, &stubs)
 }

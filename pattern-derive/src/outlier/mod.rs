@@ -24,9 +24,8 @@ pub(crate) struct Outlier<'a> {
     pub seq: String,
     pub id_ty: &'a Type,
     pub item_ty: &'a Type,
-    /// The items field's BSON name, and its Rust name (unraw), which names the wrappers.
+    /// The items field's BSON name.
     pub items_field: String,
-    pub items_rust: String,
     /// `validate`: the writes install the layout's validators.
     pub validate: bool,
 }
@@ -35,9 +34,6 @@ pub(crate) struct Outlier<'a> {
 /// the struct.
 pub(crate) struct Stubs<'a> {
     pub input: &'a DeriveInput,
-    /// The items field's Rust name (unraw), which names some wrappers, when one field is
-    /// marked #[outlier(items)]: those wrappers have no stub without it.
-    pub items_rust: Option<String>,
     /// `T` of the items field's `Vec<T>`, when that field and its type could be read.
     pub item_ty: Option<&'a Type>,
 }

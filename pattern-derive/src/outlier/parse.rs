@@ -51,7 +51,6 @@ pub(crate) fn stubs(input: &DeriveInput) -> Stubs<'_> {
     let [_, items] = KIND.marked_quietly(input);
     Stubs {
         input,
-        items_rust: items.map(|(ident, _)| unraw(ident)),
         item_ty: items.and_then(|(_, ty)| vec_arg(ty)),
     }
 }
@@ -159,7 +158,6 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Outlier<'a>> {
         id_ty: id?.ty,
         item_ty: item_ty?,
         items_field: items.bson.value.clone(),
-        items_rust: unraw(items.ident),
         validate: a.validate.get().is_some(),
     })
 }

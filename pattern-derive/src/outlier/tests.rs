@@ -59,11 +59,11 @@ fn reads_the_model_with_defaults() {
         "size : :: pattern_core :: outlier :: DEFAULT_CHUNK",
         "SeriesOrder :: Seq (\"seq\")",
         "pub async fn save",
-        "pub async fn push_customers_purchased",
-        "pub async fn push_many_customers_purchased",
-        "pub async fn all_customers_purchased",
-        "pub fn stream_customers_purchased",
-        "pub async fn count_customers_purchased",
+        "pub async fn push <",
+        "pub async fn push_many <",
+        "pub async fn all_items <",
+        "pub fn items <",
+        "pub async fn counts <",
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }
@@ -89,10 +89,7 @@ fn every_key() {
         [&o.flag, &o.reference, &o.extra, &o.count, &o.seq],
         ["f", "r", "e", "n", "s"]
     );
-    assert_eq!(
-        (o.items_field.as_str(), o.items_rust.as_str()),
-        ("allTrades", "all_trades")
-    );
+    assert_eq!(o.items_field.as_str(), "allTrades");
 }
 
 #[test]
@@ -227,23 +224,22 @@ fn fallback_stubs_every_method() {
     };
     assert_eq!(errors(input.clone()), ["threshold must be at least 1"]);
     let s = stubs(&input);
-    assert_eq!(s.items_rust.as_deref(), Some("customers_purchased"));
     let code = fallback(&s).to_string();
     for part in [
         "impl :: pattern_core :: Outlier for Book",
         "impl Book",
         "pub async fn save < __PatternS > (& self , store : & __PatternS)",
-        "# [doc (hidden)] # [allow (unused_variables)] pub async fn push_customers_purchased < __PatternS , __PatternQ > \
+        "# [doc (hidden)] # [allow (unused_variables)] pub async fn push < __PatternS , __PatternQ > \
          (store : & __PatternS , id : & __PatternQ , item : String ,)",
-        "pub async fn push_many_customers_purchased <",
+        "pub async fn push_many <",
         "items : & [String] ,",
         "pub async fn typical <",
         "Option < :: pattern_core :: Typical < Self >>",
         "pub async fn full <",
-        "pub async fn all_customers_purchased <",
+        "pub async fn all_items <",
         "Option < :: std :: vec :: Vec < String >>",
-        "pub fn stream_customers_purchased <",
-        "pub async fn count_customers_purchased <",
+        "pub fn items <",
+        "pub async fn counts <",
         "pub async fn is_outlier <",
         "pub async fn delete <",
         "pub async fn ensure_indexes <",
@@ -258,7 +254,7 @@ fn fallback_stubs_every_method() {
 }
 
 #[test]
-fn fallback_stubs_named_after_the_items_field_need_it() {
+fn fallback_stubs_without_the_items_field_take_any_item() {
     let input: DeriveInput = parse_quote! {
         struct Book {
             #[outlier(id)]
@@ -267,18 +263,18 @@ fn fallback_stubs_named_after_the_items_field_need_it() {
         }
     };
     let s = stubs(&input);
-    assert_eq!((s.items_rust.as_deref(), s.item_ty.is_none()), (None, true));
+    assert!(s.item_ty.is_none());
     let code = fallback(&s).to_string();
     for part in [
         "pub async fn save",
+        "pub async fn push <",
+        "item : impl :: core :: marker :: Sized ,",
         "pub async fn typical",
         "pub async fn full",
+        "pub async fn all_items <",
         "pub async fn is_outlier",
     ] {
         assert!(code.contains(part), "{part} not in {code}");
-    }
-    for part in ["fn push", "fn all_", "fn stream_", "fn count_"] {
-        assert!(!code.contains(part), "{part} in {code}");
     }
     // Named, but not a `Vec`: any item in, `()` out.
     let input: DeriveInput = parse_quote! {
@@ -291,7 +287,7 @@ fn fallback_stubs_named_after_the_items_field_need_it() {
     };
     let code = fallback(&stubs(&input)).to_string();
     for part in [
-        "pub async fn push_customers <",
+        "pub async fn push <",
         "item : impl :: core :: marker :: Sized ,",
         "Option < :: std :: vec :: Vec < () >>",
     ] {

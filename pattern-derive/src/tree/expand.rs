@@ -1,7 +1,7 @@
 //! The code of `#[derive(Tree)]`, from the model alone.
 //!
 //! The methods wrap `::pattern_core::tree`'s functions, typed for the struct: ids by
-//! reference to the id field's type, the store any `S: Store + ?Sized`.
+//! reference to the id field's type, the store any `S: Store`.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
@@ -107,7 +107,7 @@ impl Bodies {
                 quote!(<__PatternS, __PatternQ>),
                 quote! {
                     where
-                        __PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,
+                        __PatternS: ::pattern_core::store::Store,
                         __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
                         #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
                 },
@@ -116,7 +116,7 @@ impl Bodies {
             Bodies::Calls { .. } => (
                 quote!(#[doc = #doc]),
                 quote!(<__PatternS>),
-                quote!(where __PatternS: ::pattern_core::store::Store + ?::core::marker::Sized,),
+                quote!(where __PatternS: ::pattern_core::store::Store,),
                 quote!(::pattern_core::tree::#name::<Self, __PatternS>(store, #args).await),
             ),
             Bodies::Stubs { generic_id } => {
@@ -353,13 +353,13 @@ fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
             args: none(),
         },
         Method {
-            doc: "Every defect of the stored tree, as data; empty when the tree is sound.\n\nOne read of \
-                  every node.",
+            doc: "Every defect of the stored tree, as data, with the nodes read (`is_clean()` when the \
+                  tree is sound).\n\nOne read of every node.",
             name: "verify",
             receiver: none(),
             params: none(),
             takes_id: false,
-            ret: quote!(::std::vec::Vec<::pattern_core::tree::Defect>),
+            ret: quote!(::pattern_core::tree::Verified),
             args: none(),
         },
         Method {
@@ -371,6 +371,16 @@ fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
             params: none(),
             takes_id: false,
             ret: quote!(::pattern_core::tree::Repair),
+            args: none(),
+        },
+        Method {
+            doc: "Reports the collection's indexes against those the model needs: present, missing, and the \
+                  user's own (which the library never drops).\n\nOne `listIndexes`.",
+            name: "index_report",
+            receiver: none(),
+            params: none(),
+            takes_id: false,
+            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
             args: none(),
         },
     ]

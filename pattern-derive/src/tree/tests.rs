@@ -12,7 +12,7 @@ fn errors(input: DeriveInput) -> Vec<String> {
     messages(parse(&input))
 }
 
-const METHODS: [&str; 20] = [
+const METHODS: [&str; 21] = [
     "ensure_indexes",
     "ensure_validator",
     "insert_root",
@@ -33,6 +33,7 @@ const METHODS: [&str; 20] = [
     "walk",
     "verify",
     "repair",
+    "index_report",
 ];
 
 #[test]
@@ -56,19 +57,19 @@ fn reads_the_model_with_defaults() {
     for part in [
         "impl :: pattern_core :: tree :: Tree for Category",
         "collection : \"categories\"",
-        "model : :: pattern_core :: TreeModel :: ParentRefs",
-        "fields : :: pattern_core :: TreeFields { parent : \"parent\" , children : \"children\" , ancestors : \
+        "model : :: pattern_core :: spec :: TreeModel :: ParentRefs",
+        "fields : :: pattern_core :: spec :: TreeFields { parent : \"parent\" , children : \"children\" , ancestors : \
          \"ancestors\" , path : \"path\" , left : \"left\" , right : \"right\" , }",
         "max_depth : :: core :: option :: Option :: None",
         "type Id = String",
         "fn id (& self) -> & Self :: Id { & self . name }",
         "pub async fn insert_root < __PatternS > (& self , store : & __PatternS ,) -> :: pattern_core :: Result < () > \
-         where __PatternS : :: pattern_core :: Store + ? :: core :: marker :: Sized , \
+         where __PatternS : :: pattern_core :: store :: Store , \
          { :: pattern_core :: tree :: insert_root :: < Self , __PatternS > (store , self ,) . await }",
         "pub async fn insert_child < __PatternS , __PatternQ > (& self , store : & __PatternS , parent : & __PatternQ ,)",
         ":: pattern_core :: tree :: insert_child :: < Self , __PatternS , __PatternQ > (store , parent , self ,)",
         "pub async fn children < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,) -> \
-         :: pattern_core :: Result < :: std :: vec :: Vec < Self > > where __PatternS : :: pattern_core :: Store + ? :: core :: marker :: Sized , __PatternQ : :: pattern_core :: __private :: serde :: Serialize + ? :: core :: marker :: Sized , String : :: pattern_core :: __private :: Borrow < __PatternQ > ,",
+         :: pattern_core :: Result < :: std :: vec :: Vec < Self > > where __PatternS : :: pattern_core :: store :: Store , __PatternQ : :: pattern_core :: __private :: serde :: Serialize + ? :: core :: marker :: Sized , String : :: pattern_core :: __private :: Borrow < __PatternQ > ,",
         "pub async fn get < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,) -> \
          :: pattern_core :: Result < :: core :: option :: Option < Self > >",
         "id : & __PatternQ , max_depth : :: core :: option :: Option < u32 > ,",
@@ -76,9 +77,9 @@ fn reads_the_model_with_defaults() {
         "id : & __PatternQ , new_parent : :: core :: option :: Option < & __PatternQ > ,",
         "Result < u64 >",
         "Result < :: std :: vec :: Vec < (u32 , Self) > >",
-        "Result < :: std :: vec :: Vec < :: pattern_core :: tree :: Defect > >",
+        "Result < :: pattern_core :: tree :: Verified >",
         "Result < :: pattern_core :: tree :: Repair >",
-        "const ID_TYPES : & 'static [:: pattern_core :: BsonType] = & [:: pattern_core :: BsonType :: String] ;",
+        "const ID_TYPES : & 'static [:: pattern_core :: spec :: BsonType] = & [:: pattern_core :: spec :: BsonType :: String] ;",
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }

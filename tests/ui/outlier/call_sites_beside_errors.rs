@@ -44,16 +44,16 @@ async fn drain<T>(s: impl futures::Stream<Item = pattern_core::Result<T>>) -> pa
 async fn calls(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     let book = Book { id: 1, title: "Dune".into(), customers_purchased: vec!["ann".into()] };
     assert_send(book.save(store)).await?;
-    assert_send(Book::push_customers_purchased(store, &1, "bob".to_owned())).await?;
-    Book::push_many_customers_purchased(store, &1, &["cy".to_owned()]).await?;
+    assert_send(Book::push(store, &1, "bob".to_owned())).await?;
+    Book::push_many(store, &1, &["cy".to_owned()]).await?;
     let typical: Option<pattern_core::Typical<Book>> = assert_send(Book::typical(store, &1)).await?;
     let _ = typical.map(|t| (t.doc.title, t.has_extras));
     let full: Option<Book> = Book::full(store, &1).await?;
     let _ = full.map(|b| (b.id, b.customers_purchased));
-    let all: Option<Vec<String>> = Book::all_customers_purchased(store, &1).await?;
+    let all: Option<Vec<String>> = Book::all_items(store, &1).await?;
     let _ = all.map(|v| v.iter().map(String::len).sum::<usize>());
-    drain(assert_send(Book::stream_customers_purchased(store, &1))).await?;
-    let n: u64 = Book::count_customers_purchased(store, &1).await?;
+    drain(assert_send(Book::items(store, &1))).await?;
+    let n: u64 = Book::counts(store, &1).await.map(|c| c.items)?;
     let _ = n;
     let _: bool = Book::is_outlier(store, &1).await?;
     let _: bool = Book::delete(store, &1).await?;

@@ -122,7 +122,7 @@ pub mod no_prelude {
 
     pub async fn exercise(store: &::pattern_core::MemoryStore) -> ::pattern_core::Result<()> {
         Plain::push(store, "k", 1).await?;
-        Parent::push_children(store, &1, ::std::string::String::new()).await
+        Parent::push(store, &1, ::std::string::String::new()).await
     }
 }
 
@@ -172,16 +172,16 @@ async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()>
     use outlier_models::{Book, Channel};
     let book = Book { id: 1, title: "Dune".into(), customers_purchased: vec!["ann".into()] };
     assert_send(book.save(store)).await?;
-    assert_send(Book::push_customers_purchased(store, &1, "bob".to_owned())).await?;
-    assert_send(Book::push_many_customers_purchased(store, &1, &["cy".to_owned()])).await?;
+    assert_send(Book::push(store, &1, "bob".to_owned())).await?;
+    assert_send(Book::push_many(store, &1, &["cy".to_owned()])).await?;
     let typical: Option<pattern_core::Typical<Book>> = assert_send(Book::typical(store, &1)).await?;
     let _ = typical.map(|t| (t.doc.title, t.has_extras));
     let full: Option<Book> = assert_send(Book::full(store, &1)).await?;
     let _ = full.map(|b| (b.id, b.customers_purchased));
-    let all: Option<Vec<String>> = assert_send(Book::all_customers_purchased(store, &1)).await?;
+    let all: Option<Vec<String>> = assert_send(Book::all_items(store, &1)).await?;
     let _ = all;
-    drain(assert_send(Book::stream_customers_purchased(store, &1))).await?;
-    let n: u64 = assert_send(Book::count_customers_purchased(store, &1)).await?;
+    drain(assert_send(Book::items(store, &1))).await?;
+    let n: u64 = assert_send(Book::counts(store, &1)).await?;
     let _ = n;
     let _: bool = assert_send(Book::is_outlier(store, &1)).await?;
     let _: bool = assert_send(Book::delete(store, &1)).await?;
@@ -190,13 +190,13 @@ async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()>
     let id = bson::oid::ObjectId::new();
     let channel = Channel { id, display_name: "news".into(), follower_ids: vec![] };
     channel.save(store).await?;
-    Channel::push_follower_ids(store, &id, 7).await?;
-    Channel::push_many_follower_ids(store, &id, &[8, 9]).await?;
+    Channel::push(store, &id, 7).await?;
+    Channel::push_many(store, &id, &[8, 9]).await?;
     let _ = Channel::typical(store, &id).await?.map(|t| t.doc.display_name);
     Channel::full(store, &id).await?;
-    Channel::all_follower_ids(store, &id).await?;
-    drain(Channel::stream_follower_ids(store, &id)).await?;
-    Channel::count_follower_ids(store, &id).await?;
+    Channel::all_items(store, &id).await?;
+    drain(Channel::items(store, &id)).await?;
+    Channel::counts(store, &id).await.map(|c| c.items)?;
     Channel::is_outlier(store, &id).await?;
     Channel::delete(store, &id).await?;
     Channel::ensure_indexes(store).await

@@ -90,7 +90,7 @@ async fn every_method(store: &pattern_core::MemoryStore) -> pattern_core::Result
     let _: Vec<ByParent> = assert_send(ByParent::roots(store)).await?;
     let walked: Vec<(u32, ByParent)> = assert_send(ByParent::walk(store)).await?;
     let _ = walked.into_iter().map(|(depth, node)| (depth, node.name));
-    let defects: Vec<pattern_core::tree::Defect> = assert_send(ByParent::verify(store)).await?;
+    let defects: Vec<pattern_core::tree::Defect> = assert_send(ByParent::verify(store)).await?.defects;
     let _ = defects.iter().filter(|d| d.repairable()).count();
     let repair: pattern_core::tree::Repair = assert_send(ByParent::repair(store)).await?;
     let _ = (repair.fixed.len(), repair.unrepaired.len());

@@ -43,7 +43,7 @@ async fn calls(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     Category::delete_node(store, &id).await?;
     let _: Vec<Category> = Category::roots(store).await?;
     let _: Vec<(u32, Category)> = Category::walk(store).await?;
-    let _: Vec<pattern_core::tree::Defect> = Category::verify(store).await?;
+    let _: pattern_core::tree::Verified = Category::verify(store).await?;
     let _: pattern_core::tree::Repair = Category::repair(store).await?;
     Category::ensure_indexes(store).await?;
 
