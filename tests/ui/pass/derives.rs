@@ -181,7 +181,7 @@ async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()>
     let all: Option<Vec<String>> = assert_send(Book::all_items(store, &1)).await?;
     let _ = all;
     drain(assert_send(Book::items(store, &1))).await?;
-    let n: u64 = assert_send(Book::counts(store, &1)).await?;
+    let n: u64 = assert_send(Book::counts(store, &1)).await?.items;
     let _ = n;
     let _: bool = assert_send(Book::is_outlier(store, &1)).await?;
     let _: bool = assert_send(Book::delete(store, &1)).await?;
