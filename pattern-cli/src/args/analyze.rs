@@ -1,0 +1,46 @@
+//! `pattern analyze outlier|bucket`.
+
+use clap::{Args, Subcommand};
+
+use super::layout::{threshold_parser, OutlierLayout};
+
+#[derive(Subcommand, Debug)]
+pub enum Analyze {
+    /// The arrays of a collection: items per document, sizes, a suggested threshold.
+    Outlier(AnalyzeOutlier),
+    /// A flat collection (one document per item), or with --buckets a bucket collection:
+    /// items per key, sizes, a suggested bucket size.
+    Bucket(AnalyzeBucket),
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeOutlier {
+    #[command(flatten)]
+    pub layout: OutlierLayout,
+    /// The threshold to count the documents over.
+    #[arg(long, default_value_t = 50, value_parser = threshold_parser())]
+    pub threshold: u32,
+    /// The overflow collection, to count the overflow of documents flagged already (without
+    /// it, only the main arrays are counted).
+    #[arg(long)]
+    pub overflow: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeBucket {
+    /// The collection: flat (one document per item) unless --buckets.
+    #[arg(long)]
+    pub collection: String,
+    /// The key field.
+    #[arg(long)]
+    pub key: String,
+    /// The collection is in the bucket layout already: count each document's array.
+    #[arg(long)]
+    pub buckets: bool,
+    /// The array field of a bucket (with --buckets).
+    #[arg(long, default_value = "history")]
+    pub items: String,
+    /// The bucket size to count the buckets at.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub size: u32,
+}

@@ -1,0 +1,27 @@
+//! `pattern indexes outlier|bucket`.
+
+use clap::{Args, Subcommand};
+
+use super::layout::BucketFields;
+use super::verify::VerifyOutlier;
+
+#[derive(Subcommand, Debug)]
+pub enum Indexes {
+    /// The main collection (the layout needs no index there) and the overflow collection.
+    Outlier(VerifyOutlier),
+    /// The bucket collection.
+    Bucket(IndexesBucket),
+}
+
+#[derive(Args, Debug)]
+pub struct IndexesBucket {
+    /// The bucket collection.
+    #[arg(long)]
+    pub collection: String,
+    #[command(flatten)]
+    pub fields: BucketFields,
+    /// The item's time field, when the buckets keep time bounds (`<time>_min`/`<time>_max`):
+    /// they need one more index.
+    #[arg(long)]
+    pub time: Option<String>,
+}

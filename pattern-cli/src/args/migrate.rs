@@ -1,0 +1,57 @@
+//! `pattern migrate outlier|bucket`.
+
+use clap::{Args, Subcommand};
+
+use super::layout::{threshold_parser, BucketFields, OutlierLayout, RunArgs};
+
+#[derive(Subcommand, Debug)]
+pub enum Migrate {
+    /// Move each array's items beyond the threshold into numbered overflow chunks, in place.
+    Outlier(MigrateOutlier),
+    /// Move a flat collection (one document per item) into buckets of `size` items per key.
+    Bucket(MigrateBucket),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateOutlier {
+    #[command(flatten)]
+    pub layout: OutlierLayout,
+    /// Items kept in the main document at most.
+    #[arg(long, value_parser = threshold_parser())]
+    pub threshold: u32,
+    /// The overflow collection.
+    #[arg(long)]
+    pub overflow: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateBucket {
+    /// The flat source collection (one document per item).
+    #[arg(long)]
+    pub from: String,
+    /// The bucket collection to write.
+    #[arg(long)]
+    pub to: String,
+    /// The field holding each item's time (a date, or epoch seconds): the items' order, and
+    /// the prefix of the buckets' time bounds (`<time>_min`, `<time>_max`).
+    #[arg(long)]
+    pub time: String,
+    #[command(flatten)]
+    pub fields: BucketFields,
+    /// Keep the sum of this item field in each bucket (`<field>_sum`). Repeatable.
+    #[arg(long, value_name = "FIELD")]
+    pub sum: Vec<String>,
+    /// Keep the smallest value of this item field in each bucket (`<field>_min`). Repeatable.
+    #[arg(long, value_name = "FIELD")]
+    pub min: Vec<String>,
+    /// Keep the largest value of this item field in each bucket (`<field>_max`). Repeatable.
+    #[arg(long, value_name = "FIELD")]
+    pub max: Vec<String>,
+    /// Delete the migrated source documents, in the transaction that writes their buckets.
+    #[arg(long)]
+    pub remove_source: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}

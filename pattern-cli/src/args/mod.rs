@@ -1,0 +1,95 @@
+//! The command line as clap parses it: the global options and the subcommands, one module per
+//! subcommand, and the layouts' arguments several of them share ([`layout`]). The arguments
+//! are kept as parsed (owned `String`s): the specs the commands build borrow from them.
+
+mod analyze;
+mod convert;
+mod indexes;
+mod layout;
+mod migrate;
+mod verify;
+
+use clap::{Parser, Subcommand};
+
+pub use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
+pub use convert::{Convert, ConvertMoney, FinishArg};
+pub use indexes::{Indexes, IndexesBucket};
+pub use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
+pub use migrate::{Migrate, MigrateBucket, MigrateOutlier};
+pub use verify::{Verify, VerifyBucket, VerifyOutlier};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success: verify found the layout clean; the migration is done and verified clean
+  1  internal or unexpected error
+  2  usage error: a bad or missing argument, settings the library refused, a run with
+     other settings than its checkpoint's (part-way or finished: the message says how to
+     start over), or a collection or field that is not there (nothing is written)
+  3  the data has layout defects (verify found some, or the migration's final verify did),
+     or `indexes` found needed indexes missing or the library's stale ones, or `convert
+     money` refused a value or `verify money` found a defect
+  4  cannot reach the server (or it did not answer in time)
+  5  the migration stopped on a data or server error (the message names the cause);
+     running the same command again resumes after the last committed batch
+
+With --json, stdout holds exactly one JSON document: the report, or {\"error\": ..., \"code\": N}.
+Progress bars go to stderr, only when it is a terminal (not with --quiet or --json).";
+
+/// Analyze, migrate and verify MongoDB collections in the outlier and bucket layouts; convert
+/// money fields to Decimal128.
+#[derive(Parser, Debug)]
+#[command(name = "pattern", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// The server's connection string (default: $MONGODB_URI).
+    #[arg(
+        long,
+        env = "MONGODB_URI",
+        global = true,
+        hide_env_values = true,
+        help_heading = "Global options"
+    )]
+    pub uri: Option<String>,
+    /// The database (required).
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub db: Option<String>,
+    /// Print the report as one JSON document on stdout, and nothing else there.
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub json: bool,
+    /// No progress bars.
+    #[arg(long, short, global = true, help_heading = "Global options")]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Read a collection once and report how its arrays or series are distributed, with a
+    /// suggested threshold or bucket size. Writes nothing.
+    #[command(subcommand)]
+    Analyze(Analyze),
+    /// Move a collection's data into the pattern's layout, in resumable batches, then verify.
+    #[command(subcommand)]
+    Migrate(Migrate),
+    /// Check every promise of the layout over the stored documents.
+    #[command(subcommand)]
+    Verify(Verify),
+    /// Compare the collections' indexes with those the layout needs: present, missing, the
+    /// library's stale ones, the user's own (never dropped). Writes nothing.
+    #[command(subcommand)]
+    Indexes(Indexes),
+    /// Convert a field's representation in place, in resumable batches, then verify.
+    #[command(subcommand)]
+    Convert(Convert),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

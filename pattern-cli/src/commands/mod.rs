@@ -1,0 +1,74 @@
+//! The subcommands, one module each: each builds the specs from its arguments and calls
+//! [`pattern_core::adopt`], then renders the report ([`crate::render`]).
+
+mod analyze;
+mod convert;
+mod indexes;
+mod migrate;
+mod verify;
+
+use pattern_core::adopt::{self, Options, Progress};
+use pattern_core::MongoStore;
+
+use crate::args::{Cli, Command, RunArgs};
+use crate::exit::{Failure, Outcome};
+use crate::progress::Bars;
+
+/// What every command runs with.
+pub struct Context<'a> {
+    pub store: &'a MongoStore,
+    /// The options of every call: the progress bars, unless `--quiet` or `--json`.
+    pub base: Options<'a>,
+    /// The bars, finished (left on their own lines) once the library is done.
+    pub bars: &'a Bars,
+}
+
+/// Connects to the server and runs the command.
+pub async fn run(cli: Cli) -> Result<Outcome, Failure> {
+    let Some(uri) = cli.uri.filter(|u| !u.trim().is_empty()) else {
+        return Err(Failure::usage(
+            "no server given: pass --uri <connection string> or set MONGODB_URI",
+        ));
+    };
+    let Some(db) = cli.db.filter(|d| !d.is_empty()) else {
+        return Err(Failure::usage("the database is required: pass --db <name>"));
+    };
+    let store = MongoStore::connect(&uri, &db)
+        .await
+        .map_err(Failure::reading)?;
+    let bars = Bars::new(!cli.quiet && !cli.json);
+    let on_progress = |p: &Progress<'_>| bars.update(p);
+    let progress: Option<adopt::OnProgress<'_>> = if bars.enabled {
+        Some(&on_progress)
+    } else {
+        None
+    };
+    let cx = Context {
+        store: &store,
+        base: Options {
+            progress,
+            ..Options::default()
+        },
+        bars: &bars,
+    };
+    let out = match cli.command {
+        Command::Analyze(a) => analyze::run(a, &cx).await?,
+        Command::Migrate(a) => migrate::run(a, &cx).await?,
+        Command::Verify(a) => verify::run(a, &cx).await?,
+        Command::Indexes(a) => indexes::run(a, &cx).await?,
+        Command::Convert(a) => convert::run(a, &cx).await?,
+    };
+    bars.finish();
+    Ok(out)
+}
+
+/// The options of a migration run: `base` with the run's arguments.
+fn run_options<'a>(run: &RunArgs, base: Options<'a>, remove_source: bool) -> Options<'a> {
+    Options {
+        dry_run: run.dry_run,
+        batch_items: run.batch,
+        remove_source,
+        verify: !run.no_verify,
+        ..base
+    }
+}

@@ -1,0 +1,82 @@
+//! The layout defects a verification found (`verify outlier`, `verify bucket`, a migration's
+//! final verification), one per line.
+
+use pattern_core::adopt::{LayoutDefect, Verified};
+
+use super::{n, push_defects};
+
+pub fn render_verified(v: &Verified, what: &str) -> String {
+    let mut out = format!("{what}: {} documents read, ", n(v.documents));
+    push_defects(&mut out, &v.defects, describe);
+    out
+}
+
+fn describe(d: &LayoutDefect) -> String {
+    match d {
+        LayoutDefect::Malformed {
+            collection,
+            id,
+            reason,
+        } => {
+            format!("{collection} _id {id}: malformed: {reason}")
+        }
+        LayoutDefect::CountMismatch {
+            collection,
+            id,
+            count,
+            items,
+        } => {
+            format!("{collection} _id {id}: count is {count} but the array holds {items} items")
+        }
+        LayoutDefect::OverSize {
+            collection,
+            id,
+            items,
+            size,
+        } => {
+            format!("{collection} _id {id}: {items} items, over the size of {size}")
+        }
+        LayoutDefect::SeveralOpen {
+            collection,
+            key,
+            numbers,
+        } => {
+            format!(
+                "{collection} key {key}: several open (not full) documents, numbers {numbers:?}"
+            )
+        }
+        LayoutDefect::NotDense {
+            collection,
+            key,
+            expected,
+            found,
+        } => {
+            format!("{collection} key {key}: not numbered 1, 2, 3...: expected {expected}, found {found}")
+        }
+        LayoutDefect::WrongBounds {
+            collection,
+            id,
+            reason,
+        } => {
+            format!("{collection} _id {id}: wrong time bounds: {reason}")
+        }
+        LayoutDefect::OverThreshold {
+            collection,
+            id,
+            items,
+            threshold,
+        } => {
+            format!("{collection} _id {id}: {items} items in the main array, over the threshold of {threshold}")
+        }
+        LayoutDefect::FlagWithoutOverflow { collection, id } => {
+            format!("{collection} _id {id}: flagged, but has no overflow document")
+        }
+        LayoutDefect::OverflowWithoutFlag { collection, id } => {
+            format!("{collection} _id {id}: has overflow documents but is not flagged (reads miss them)")
+        }
+        LayoutDefect::OrphanOverflow { collection, parent } => {
+            format!("{collection}: overflow documents of parent {parent}, which does not exist")
+        }
+        other => serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}

@@ -1,0 +1,88 @@
+//! The human reports (stdout without `--json`): the analyses' distributions and suggestions,
+//! a migration's counters, the defects a verification found, one per line, and the indexes.
+
+mod analysis;
+mod defects;
+mod indexes;
+mod migration;
+mod money;
+
+use pattern_core::adopt::{self, Distribution};
+
+pub use analysis::{render_bucket_analysis, render_outlier_analysis};
+pub use defects::render_verified;
+pub use indexes::render_indexes;
+pub use migration::render_migration;
+pub use money::{render_money, render_money_verified};
+
+/// Defects listed in the human report at most.
+const MAX_DEFECTS_SHOWN: usize = 50;
+
+/// `1234567` as `1,234,567`.
+pub fn n(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn distribution(out: &mut String, title: &str, d: &Distribution) {
+    out.push_str(&format!(
+        "{title}:\n  count {}  min {}  p50 {}  p90 {}  p99 {}  max {}  mean {:.1}\n",
+        n(d.count),
+        n(d.min),
+        n(d.p50),
+        n(d.p90),
+        n(d.p99),
+        n(d.max),
+        d.mean
+    ));
+    out.push_str(&d.render(40));
+}
+
+fn largest(out: &mut String, l: &Option<adopt::Largest>) {
+    if let Some(l) = l {
+        out.push_str(&format!(
+            "Largest document: _id {}, {} bytes ({:.2}% of the 16 MiB limit)\n",
+            l.id,
+            n(l.bytes),
+            l.share_of_limit * 100.0
+        ));
+    }
+}
+
+/// "no defects", or how many and the first [`MAX_DEFECTS_SHOWN`], one per line.
+fn push_defects<T>(out: &mut String, defects: &[T], describe: fn(&T) -> String) {
+    if defects.is_empty() {
+        out.push_str("no defects\n");
+        return;
+    }
+    out.push_str(&format!("{} defects\n", n(defects.len() as u64)));
+    for d in defects.iter().take(MAX_DEFECTS_SHOWN) {
+        out.push_str(&format!("  {}\n", describe(d)));
+    }
+    if defects.len() > MAX_DEFECTS_SHOWN {
+        out.push_str(&format!(
+            "  ... and {} more\n",
+            n((defects.len() - MAX_DEFECTS_SHOWN) as u64)
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands() {
+        assert_eq!(n(0), "0");
+        assert_eq!(n(999), "999");
+        assert_eq!(n(1000), "1,000");
+        assert_eq!(n(1234567), "1,234,567");
+    }
+}
