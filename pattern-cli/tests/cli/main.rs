@@ -1,0 +1,13 @@
+//! The `pattern` command end to end, against the server in `MONGODB_URI` (a test that needs
+//! one fails, saying how to get one, when it is unset): each test on its own database, dropped
+//! at the end. One module per subcommand or topic; the shared helpers in [`support`].
+
+mod analyze;
+mod convert;
+mod errors;
+mod indexes;
+mod migrate;
+mod migrate_bucket;
+mod migrate_outlier;
+mod support;
+mod verify;
