@@ -17,13 +17,16 @@
 //! conversion, [`adopt::convert_money`]) and [`LocalTime`] (a UTC date with the client's
 //! offset beside it).
 //!
-//! See the README for a walk-through and the attribute reference.
+//! Each derive's documentation is its pattern's reference; the [`guide`] has the chapters on
+//! stores and errors, transactions, sharding, validators, adopting existing data, money and time,
+//! and naming.
 
 pub mod adopt;
 pub mod bucket;
 mod codec;
 pub mod document;
 mod error;
+pub mod guide;
 mod key;
 mod local_time;
 pub mod money;

@@ -1,0 +1,49 @@
+//! The guide: chapters on what the crate does beyond one derive's reference.
+//!
+//! Each pattern's reference is on its derive: [`Bucket`](macro@crate::Bucket),
+//! [`Outlier`](macro@crate::Outlier), [`Tree`](macro@crate::Tree) and
+//! [`Document`](macro@crate::Document) (attributes, generated methods and the commands each
+//! sends, layout, indexes). Testing an application on the in-memory store is
+//! [`testing`](crate::testing). The chapters here:
+//!
+//! - [`stores`]: [`MemoryStore`](crate::MemoryStore), `MongoStore`, [`AnyStore`](crate::AnyStore),
+//!   what each guarantees, a store of your own, and the one [`Error`](crate::Error).
+//! - [`transactions`]: [`transaction`](crate::transaction) and
+//!   [`transaction_with`](crate::transaction_with), and what both stores guarantee of them.
+//! - [`sharding`]: each layout's shard keys, and what each operation reaches.
+//! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
+//! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
+//!   `pattern` command line).
+//! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
+//!   conversion) and [`LocalTime`](crate::LocalTime).
+//! - [`naming`]: the one naming convention of every derive and free function.
+//!
+//! Every code example in these chapters runs as a doctest, on the in-memory store.
+
+pub mod stores {
+    #![doc = include_str!("../docs/stores.md")]
+}
+
+pub mod transactions {
+    #![doc = include_str!("../docs/transactions.md")]
+}
+
+pub mod sharding {
+    #![doc = include_str!("../docs/sharding.md")]
+}
+
+pub mod validators {
+    #![doc = include_str!("../docs/validators.md")]
+}
+
+pub mod adoption {
+    #![doc = include_str!("../docs/adoption.md")]
+}
+
+pub mod money_and_time {
+    #![doc = include_str!("../docs/money-and-time.md")]
+}
+
+pub mod naming {
+    #![doc = include_str!("../docs/naming.md")]
+}
