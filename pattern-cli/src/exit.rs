@@ -10,21 +10,21 @@ use serde::Serialize;
 
 /// How the command ends when it does not succeed.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub code: u8,
     pub message: String,
 }
 
 impl Failure {
     /// An internal or unexpected error: exit 1.
-    pub fn internal(message: impl Into<String>) -> Self {
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
         Failure {
             code: 1,
             message: message.into(),
         }
     }
 
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Failure {
             code: 2,
             message: message.into(),
@@ -32,7 +32,7 @@ impl Failure {
     }
 
     /// A library error: unreachable server 4, refused settings 2, else `otherwise`.
-    pub fn from_core(e: Error, otherwise: u8) -> Self {
+    pub(crate) fn from_core(e: Error, otherwise: u8) -> Self {
         let code = if e.is_unavailable() {
             4
         } else if matches!(
@@ -58,26 +58,30 @@ impl Failure {
 
     /// A library error of a command that only reads: exit 1 unless [`Failure::from_core`]
     /// maps it to 2 or 4.
-    pub fn reading(e: Error) -> Self {
+    pub(crate) fn reading(e: Error) -> Self {
         Failure::from_core(e, 1)
     }
 
     /// A library error of a command that writes: exit 5 (the run stopped; running it again
     /// resumes) unless [`Failure::from_core`] maps it to 2 or 4.
-    pub fn stopped(e: Error) -> Self {
+    pub(crate) fn stopped(e: Error) -> Self {
         Failure::from_core(e, 5)
     }
 }
 
 /// What a command produced: its report, and whether the data had defects (exit 3).
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub json: serde_json::Value,
     pub human: String,
     pub defects: bool,
 }
 
 /// The outcome of `report`, rendered for people as `human`.
-pub fn outcome<T: Serialize>(report: &T, human: String, defects: bool) -> Result<Outcome, Failure> {
+pub(crate) fn outcome<T: Serialize>(
+    report: &T,
+    human: String,
+    defects: bool,
+) -> Result<Outcome, Failure> {
     let json = serde_json::to_value(report)
         .map_err(|e| Failure::internal(format!("the report does not serialize: {e}")))?;
     Ok(Outcome {
@@ -89,7 +93,7 @@ pub fn outcome<T: Serialize>(report: &T, human: String, defects: bool) -> Result
 
 /// Clap's usage error (or `--help`, `--version`): with `--json` asked, an error also goes to
 /// stdout as the JSON error report; then clap prints and exits as it does.
-pub fn refuse_arguments(e: clap::Error, json_asked: bool) -> ! {
+pub(crate) fn refuse_arguments(e: clap::Error, json_asked: bool) -> ! {
     if json_asked && e.use_stderr() {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
@@ -103,7 +107,7 @@ pub fn refuse_arguments(e: clap::Error, json_asked: bool) -> ! {
 
 /// Prints the result (the report as JSON or for people, or the failure) and returns the exit
 /// code.
-pub fn finish(result: Result<Outcome, Failure>, json: bool) -> ExitCode {
+pub(crate) fn finish(result: Result<Outcome, Failure>, json: bool) -> ExitCode {
     match result {
         Ok(out) => {
             if json {

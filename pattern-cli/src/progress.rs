@@ -10,20 +10,20 @@ use pattern_core::adopt::Progress;
 use crate::render::n;
 
 /// One progress bar per phase on stderr (indicatif hides them when stderr is not a terminal).
-pub struct Bars {
+pub(crate) struct Bars {
     pub enabled: bool,
     current: Mutex<Option<(String, u64, ProgressBar)>>,
 }
 
 impl Bars {
-    pub fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool) -> Self {
         Bars {
             enabled: enabled && std::io::stderr().is_terminal(),
             current: Mutex::new(None),
         }
     }
 
-    pub fn update(&self, p: &Progress<'_>) {
+    pub(crate) fn update(&self, p: &Progress<'_>) {
         let Ok(mut current) = self.current.lock() else {
             return;
         };
@@ -62,7 +62,7 @@ impl Bars {
         }
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Ok(mut current) = self.current.lock() {
             if let Some((_, _, bar)) = current.take() {
                 close(&bar);

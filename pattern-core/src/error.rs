@@ -14,8 +14,10 @@ pub enum Error {
     /// after the server applied it).
     #[error("MongoDB server unreachable or timed out: {message}")]
     Unavailable {
+        /// What the driver said.
         message: String,
         #[source]
+        /// The driver's error.
         source: Option<BoxError>,
     },
 
@@ -23,9 +25,11 @@ pub enum Error {
     /// or by another version of the struct). Names the collection and the document's `_id`.
     #[error("document {id} in collection `{collection}` does not decode: {reason}")]
     Decode {
+        /// The collection.
         collection: String,
         /// The `_id` of the document, as relaxed Extended JSON.
         id: String,
+        /// What does not decode, and why.
         reason: String,
     },
 
@@ -38,27 +42,52 @@ pub enum Error {
     /// large by itself (refused before anything is sent), or one that does not fit in the
     /// document it would go to. Nothing was written.
     #[error("document in collection `{collection}` would exceed 16 MiB: {message}")]
-    TooLarge { collection: String, message: String },
+    TooLarge {
+        /// The collection.
+        collection: String,
+        /// Which item or document, and its size.
+        message: String,
+    },
 
     /// The parent document of an outlier push does not exist.
     #[error("no document with _id {id} in collection `{collection}`")]
-    NotFound { collection: String, id: String },
+    NotFound {
+        /// The collection.
+        collection: String,
+        /// The `_id` asked for, as relaxed Extended JSON.
+        id: String,
+    },
 
     /// A unique index rejected a write. The patterns retry these internally; callers see it only
     /// from their own writes (e.g. inserting a parent that already exists).
     #[error("duplicate key in collection `{collection}`: {message}")]
-    DuplicateKey { collection: String, message: String },
+    DuplicateKey {
+        /// The collection.
+        collection: String,
+        /// The store's message (the index and the key).
+        message: String,
+    },
 
     /// The collection's validator refused the document a write would leave (MongoDB's
     /// DocumentValidationFailure, code 121; the in-memory store enforces the same validators):
     /// nothing was written by that write. `message` says which rule failed where the store
     /// tells.
     #[error("document refused by the validator of collection `{collection}`: {message}")]
-    SchemaViolation { collection: String, message: String },
+    SchemaViolation {
+        /// The collection.
+        collection: String,
+        /// The store's message (the rule that failed, where it says).
+        message: String,
+    },
 
     /// A retry loop gave up (a pathological number of concurrent conflicts).
     #[error("gave up after {attempts} attempts: {what}")]
-    Contention { attempts: u32, what: String },
+    Contention {
+        /// How many times it was tried.
+        attempts: u32,
+        /// What kept conflicting.
+        what: String,
+    },
 
     /// A transaction was aborted by a conflict with another writer (MongoDB's
     /// `TransientTransactionError`: a write conflict, or a transaction the server gave up).
@@ -66,20 +95,30 @@ pub enum Error {
     /// retries these itself.
     #[error("transaction aborted by a conflict, retry it: {message}")]
     WriteConflict {
+        /// What the store said.
         message: String,
         #[source]
+        /// The driver's error.
         source: Option<BoxError>,
     },
 
     /// A tree operation named a node that does not exist.
     #[error("no node with _id {id} in tree collection `{collection}`")]
-    UnknownNode { collection: String, id: String },
+    UnknownNode {
+        /// The tree's collection.
+        collection: String,
+        /// The node's id, as relaxed Extended JSON.
+        id: String,
+    },
 
     /// A move would put a node under itself or under one of its own descendants.
     #[error("moving {node} under {under} in `{collection}` would make a cycle: {under} is {node} or one of its descendants")]
     Cycle {
+        /// The tree's collection.
         collection: String,
+        /// The node moved.
         node: String,
+        /// The new parent asked for.
         under: String,
     },
 
@@ -88,8 +127,11 @@ pub enum Error {
         "a node of `{collection}` would be at depth {depth}, deeper than max_depth = {max_depth}"
     )]
     TooDeep {
+        /// The tree's collection.
         collection: String,
+        /// The depth a node would get.
         depth: u64,
+        /// The tree's limit.
         max_depth: u32,
     },
 
@@ -97,8 +139,11 @@ pub enum Error {
     /// would overflow it was refused whole, nothing written.
     #[error("sum overflow in collection `{collection}`, field `{field}`: {message}")]
     Overflow {
+        /// The collection.
         collection: String,
+        /// The summary field(s) the sum would overflow.
         field: String,
+        /// The store's message.
         message: String,
     },
 
@@ -107,9 +152,12 @@ pub enum Error {
     /// Ingesting exactly those again completes the load.
     #[error("ingest wrote {written} items and stopped, {} not written: {source}", unwritten.len())]
     Ingest {
+        /// Items written (each once).
         written: u64,
+        /// Indexes into the input of the items not written, in order.
         unwritten: Vec<usize>,
         #[source]
+        /// The error that stopped it.
         source: Box<Error>,
     },
 
@@ -147,8 +195,10 @@ pub enum Error {
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {
+        /// What the server said.
         message: String,
         #[source]
+        /// The driver's error.
         source: Option<BoxError>,
     },
 }

@@ -28,6 +28,7 @@ impl<'a> SeriesOrder<'a> {
 /// Where and how a series is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SeriesSpec<'a> {
+    /// The collection of the series' documents.
     pub collection: &'a str,
     /// The field holding the key in every document (`customerId`, `book_id`).
     pub key_field: &'a str,
@@ -37,6 +38,7 @@ pub struct SeriesSpec<'a> {
     pub count_field: &'a str,
     /// Items per document, at least 1.
     pub size: u32,
+    /// How a key's documents are numbered and named.
     pub order: SeriesOrder<'a>,
     /// What each document keeps of its items beside them (time bounds, a summary).
     pub keeps: Keeps<'a>,
@@ -69,6 +71,7 @@ impl AggregateOp {
 /// bucket's top-level `field` (`qty_sum`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Aggregate<'a> {
+    /// What it computes.
     pub op: AggregateOp,
     /// The item field's name in BSON (a top-level field of the item).
     pub item_field: &'a str,
@@ -142,7 +145,9 @@ pub struct BucketSpec<'a> {
 /// a hashed key would not allow them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ShardKey<'a> {
+    /// The collection to shard.
     pub collection: &'a str,
+    /// The shard key's one field.
     pub field: &'a str,
 }
 
@@ -264,11 +269,17 @@ impl TreeModel {
 /// `parent`, `left` and `right`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TreeFields {
+    /// The parent's id (parent references, ancestors, nested sets).
     pub parent: &'static str,
+    /// The children's ids, in order (child references).
     pub children: &'static str,
+    /// The ancestors' ids from the root down (ancestors).
     pub ancestors: &'static str,
+    /// The ancestors' ids as one string (materialized paths).
     pub path: &'static str,
+    /// The nested set's left number.
     pub left: &'static str,
+    /// The nested set's right number.
     pub right: &'static str,
 }
 
@@ -289,7 +300,9 @@ impl TreeFields {
 pub struct TreeSpec {
     /// The collection of the nodes, one document per node, `_id` = the node's id.
     pub collection: &'static str,
+    /// Which of the five models stores it.
     pub model: TreeModel,
+    /// The names of the fields the model keeps.
     pub fields: TreeFields,
     /// The deepest a node may be (a root is at depth 0), at least 1; `None`: unbounded.
     pub max_depth: Option<u32>,
@@ -301,7 +314,7 @@ impl TreeSpec {
     /// write's transaction (which bumps the tree's version document) commits on that shard.
     /// Sharded by `_id` (the only key every model addresses nodes by), reads of one node stay on
     /// one shard but children, descendants and roots reach every shard in most models, and
-    /// every write becomes a cross-shard transaction (the README's "Sharding" has the table per
+    /// every write becomes a cross-shard transaction ([`guide::sharding`](crate::guide::sharding) has the table per
     /// model, checked by `tests/sharding.rs`). A category tree is small: one shard holds it.
     pub const fn shard_keys(&self) -> [ShardKey<'static>; 0] {
         []
@@ -350,5 +363,6 @@ impl Normalize {
 pub struct Keywords {
     /// The field's BSON name.
     pub field: &'static str,
+    /// How its keywords are normalised, on write and on query.
     pub normalize: Normalize,
 }

@@ -35,7 +35,7 @@ pub fn derive_bucket(input: TokenStream) -> TokenStream {
         quote::quote!(::pattern_core::Bucket),
         quote::quote!([::pattern_core::spec::ShardKey<'static>; 1]),
         "The bucket collection's shard key (one), as data: the series key (a key's buckets on one \
-         shard; every per-key operation reaches only it). See the README's \"Sharding\".",
+         shard; every per-key operation reaches only it). See `pattern_core::guide::sharding`.",
     ));
     out.into()
 }
@@ -51,7 +51,7 @@ pub fn derive_outlier(input: TokenStream) -> TokenStream {
         quote::quote!(::pattern_core::Outlier),
         quote::quote!([::pattern_core::spec::ShardKey<'static>; 2]),
         "The shard keys of the main collection (`_id`) and of the overflow collection (the \
-         parent reference), as data. See the README's \"Sharding\".",
+         parent reference), as data. See `pattern_core::guide::sharding`.",
     ));
     out.into()
 }
@@ -68,8 +68,8 @@ pub fn derive_tree(input: TokenStream) -> TokenStream {
         quote::quote!(::pattern_core::Tree),
         quote::quote!([::pattern_core::spec::ShardKey<'static>; 0]),
         "None: a tree's collection is best left unsharded (on the database's primary shard, \
-         where every operation and transaction reaches one shard). See the README's \
-         \"Sharding\" for what each operation would reach on a tree sharded by `_id`.",
+         where every operation and transaction reaches one shard). See `pattern_core::guide::sharding` \
+         for what each operation would reach on a tree sharded by `_id`.",
     ));
     out.into()
 }

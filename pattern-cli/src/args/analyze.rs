@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use super::layout::{threshold_parser, OutlierLayout};
 
 #[derive(Subcommand, Debug)]
-pub enum Analyze {
+pub(crate) enum Analyze {
     /// The arrays of a collection: items per document, sizes, a suggested threshold.
     Outlier(AnalyzeOutlier),
     /// A flat collection (one document per item), or with --buckets a bucket collection:
@@ -14,7 +14,7 @@ pub enum Analyze {
 }
 
 #[derive(Args, Debug)]
-pub struct AnalyzeOutlier {
+pub(crate) struct AnalyzeOutlier {
     #[command(flatten)]
     pub layout: OutlierLayout,
     /// The threshold to count the documents over.
@@ -27,7 +27,7 @@ pub struct AnalyzeOutlier {
 }
 
 #[derive(Args, Debug)]
-pub struct AnalyzeBucket {
+pub(crate) struct AnalyzeBucket {
     /// The collection: flat (one document per item) unless --buckets.
     #[arg(long)]
     pub collection: String,

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use super::layout::MoneyFields;
 
 #[derive(Subcommand, Debug)]
-pub enum Convert {
+pub(crate) enum Convert {
     /// Amounts stored as scaled integers (1999 at scale 2) or display strings ("24.95") into a
     /// Decimal128 field, exactly or not at all; then, after a clean verification, optionally
     /// drop the old field or move the decimal into it.
@@ -14,7 +14,7 @@ pub enum Convert {
 }
 
 #[derive(Args, Debug)]
-pub struct ConvertMoney {
+pub(crate) struct ConvertMoney {
     #[command(flatten)]
     pub fields: MoneyFields,
     /// What happens to the old field once every document verified clean.
@@ -30,7 +30,7 @@ pub struct ConvertMoney {
 
 /// The last step of a money conversion.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum FinishArg {
+pub(crate) enum FinishArg {
     /// Keep the old field beside the new one.
     KeepBoth,
     /// Remove the old field.

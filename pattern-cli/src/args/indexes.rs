@@ -6,7 +6,7 @@ use super::layout::BucketFields;
 use super::verify::VerifyOutlier;
 
 #[derive(Subcommand, Debug)]
-pub enum Indexes {
+pub(crate) enum Indexes {
     /// The main collection (the layout needs no index there) and the overflow collection.
     Outlier(VerifyOutlier),
     /// The bucket collection.
@@ -14,7 +14,7 @@ pub enum Indexes {
 }
 
 #[derive(Args, Debug)]
-pub struct IndexesBucket {
+pub(crate) struct IndexesBucket {
     /// The bucket collection.
     #[arg(long)]
     pub collection: String,

@@ -7,7 +7,7 @@ use pattern_core::adopt::DEFAULT_BATCH_ITEMS;
 
 /// The outlier layout (the derive's attributes, with its defaults).
 #[derive(Args, Debug)]
-pub struct OutlierLayout {
+pub(crate) struct OutlierLayout {
     /// The main collection.
     #[arg(long)]
     pub collection: String,
@@ -36,7 +36,7 @@ pub struct OutlierLayout {
 
 /// The bucket layout's fields (the derive's attributes, with its defaults).
 #[derive(Args, Debug)]
-pub struct BucketFields {
+pub(crate) struct BucketFields {
     /// The key field (in the buckets, and in a flat source).
     #[arg(long)]
     pub key: String,
@@ -56,7 +56,7 @@ pub struct BucketFields {
 
 /// A money field and its old form.
 #[derive(Args, Debug)]
-pub struct MoneyFields {
+pub(crate) struct MoneyFields {
     /// The collection, converted in place.
     #[arg(long)]
     pub collection: String,
@@ -77,7 +77,7 @@ pub struct MoneyFields {
 
 /// How a migration runs.
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Items written per transaction at most (one checkpoint each).
     #[arg(long, default_value_t = DEFAULT_BATCH_ITEMS, value_parser = clap::value_parser!(u64).range(1..).map(|n| n as usize))]
     pub batch: usize,
@@ -90,6 +90,6 @@ pub struct RunArgs {
 }
 
 /// An outlier threshold: at least 1, at most what a BSON int holds.
-pub fn threshold_parser() -> clap::builder::RangedI64ValueParser<u32> {
+pub(super) fn threshold_parser() -> clap::builder::RangedI64ValueParser<u32> {
     clap::value_parser!(u32).range(1..=i32::MAX as i64)
 }

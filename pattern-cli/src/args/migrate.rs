@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use super::layout::{threshold_parser, BucketFields, OutlierLayout, RunArgs};
 
 #[derive(Subcommand, Debug)]
-pub enum Migrate {
+pub(crate) enum Migrate {
     /// Move each array's items beyond the threshold into numbered overflow chunks, in place.
     Outlier(MigrateOutlier),
     /// Move a flat collection (one document per item) into buckets of `size` items per key.
@@ -13,7 +13,7 @@ pub enum Migrate {
 }
 
 #[derive(Args, Debug)]
-pub struct MigrateOutlier {
+pub(crate) struct MigrateOutlier {
     #[command(flatten)]
     pub layout: OutlierLayout,
     /// Items kept in the main document at most.
@@ -27,7 +27,7 @@ pub struct MigrateOutlier {
 }
 
 #[derive(Args, Debug)]
-pub struct MigrateBucket {
+pub(crate) struct MigrateBucket {
     /// The flat source collection (one document per item).
     #[arg(long)]
     pub from: String,

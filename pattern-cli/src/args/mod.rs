@@ -11,12 +11,12 @@ mod verify;
 
 use clap::{Parser, Subcommand};
 
-pub use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
-pub use convert::{Convert, ConvertMoney, FinishArg};
-pub use indexes::{Indexes, IndexesBucket};
-pub use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
-pub use migrate::{Migrate, MigrateBucket, MigrateOutlier};
-pub use verify::{Verify, VerifyBucket, VerifyOutlier};
+pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
+pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
+pub(crate) use indexes::{Indexes, IndexesBucket};
+pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
+pub(crate) use migrate::{Migrate, MigrateBucket, MigrateOutlier};
+pub(crate) use verify::{Verify, VerifyBucket, VerifyOutlier};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -39,7 +39,7 @@ Progress bars go to stderr, only when it is a terminal (not with --quiet or --js
 /// money fields to Decimal128.
 #[derive(Parser, Debug)]
 #[command(name = "pattern", version, after_help = EXIT_CODES)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The server's connection string (default: $MONGODB_URI).
     #[arg(
         long,
@@ -63,7 +63,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Read a collection once and report how its arrays or series are distributed, with a
     /// suggested threshold or bucket size. Writes nothing.
     #[command(subcommand)]

@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use super::layout::{threshold_parser, BucketFields, MoneyFields, OutlierLayout};
 
 #[derive(Subcommand, Debug)]
-pub enum Verify {
+pub(crate) enum Verify {
     /// Main arrays within the threshold, flags exactly on documents with overflow, chunks
     /// numbered 1, 2, 3... with counts matching, no orphans.
     Outlier(VerifyOutlier),
@@ -18,7 +18,7 @@ pub enum Verify {
 // The outlier layout with its threshold and overflow collection (also `indexes outlier`'s
 // arguments). A plain comment: a doc comment would be clap's `about`.
 #[derive(Args, Debug)]
-pub struct VerifyOutlier {
+pub(crate) struct VerifyOutlier {
     #[command(flatten)]
     pub layout: OutlierLayout,
     /// Items kept in the main document at most.
@@ -30,7 +30,7 @@ pub struct VerifyOutlier {
 }
 
 #[derive(Args, Debug)]
-pub struct VerifyBucket {
+pub(crate) struct VerifyBucket {
     /// The bucket collection.
     #[arg(long)]
     pub collection: String,

@@ -9,7 +9,7 @@ use crate::exit::{outcome, Failure, Outcome};
 use crate::render::{render_bucket_analysis, render_outlier_analysis};
 use crate::specs::OutlierNames;
 
-pub async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failure> {
+pub(super) async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Analyze::Outlier(a) => outlier(&a, cx).await,
         Analyze::Bucket(a) => bucket(&a, cx).await,

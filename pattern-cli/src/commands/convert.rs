@@ -9,7 +9,7 @@ use crate::exit::{outcome, Failure, Outcome};
 use crate::render::render_money;
 use crate::specs::money_conversion;
 
-pub async fn run(cmd: Convert, cx: &Context<'_>) -> Result<Outcome, Failure> {
+pub(super) async fn run(cmd: Convert, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Convert::Money(a) => money(&a, cx).await,
     }

@@ -8,7 +8,7 @@ use crate::exit::{outcome, Failure, Outcome};
 use crate::render::render_indexes;
 use crate::specs::{bucket_spec, KeptNames, OutlierNames};
 
-pub async fn run(cmd: Indexes, cx: &Context<'_>) -> Result<Outcome, Failure> {
+pub(super) async fn run(cmd: Indexes, cx: &Context<'_>) -> Result<Outcome, Failure> {
     let r = match cmd {
         Indexes::Outlier(a) => outlier(&a, cx).await?,
         Indexes::Bucket(a) => bucket(&a, cx).await?,

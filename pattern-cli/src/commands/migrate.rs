@@ -9,7 +9,7 @@ use crate::exit::{outcome, Failure, Outcome};
 use crate::render::render_migration;
 use crate::specs::{bucket_keeps, bucket_spec, OutlierNames};
 
-pub async fn run(cmd: Migrate, cx: &Context<'_>) -> Result<Outcome, Failure> {
+pub(super) async fn run(cmd: Migrate, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Migrate::Outlier(a) => outlier(&a, cx).await,
         Migrate::Bucket(a) => bucket(&a, cx).await,

@@ -15,7 +15,7 @@ use crate::exit::{Failure, Outcome};
 use crate::progress::Bars;
 
 /// What every command runs with.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub store: &'a MongoStore,
     /// The options of every call: the progress bars, unless `--quiet` or `--json`.
     pub base: Options<'a>,
@@ -24,7 +24,7 @@ pub struct Context<'a> {
 }
 
 /// Connects to the server and runs the command.
-pub async fn run(cli: Cli) -> Result<Outcome, Failure> {
+pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
     let Some(uri) = cli.uri.filter(|u| !u.trim().is_empty()) else {
         return Err(Failure::usage(
             "no server given: pass --uri <connection string> or set MONGODB_URI",

@@ -9,7 +9,7 @@ use crate::exit::{outcome, Failure, Outcome};
 use crate::render::{render_money_verified, render_verified};
 use crate::specs::{bucket_spec, money_conversion, OutlierNames};
 
-pub async fn run(cmd: Verify, cx: &Context<'_>) -> Result<Outcome, Failure> {
+pub(super) async fn run(cmd: Verify, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Verify::Outlier(a) => outlier(&a, cx).await,
         Verify::Bucket(a) => bucket(&a, cx).await,

@@ -5,7 +5,7 @@ use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis};
 
 use super::{distribution, largest, n};
 
-pub fn render_outlier_analysis(r: &OutlierAnalysis, with_overflow: bool) -> String {
+pub(crate) fn render_outlier_analysis(r: &OutlierAnalysis, with_overflow: bool) -> String {
     let mut out = format!(
         "Collection `{}`, array `{}`: {} documents\n\n",
         r.collection,
@@ -36,7 +36,7 @@ pub fn render_outlier_analysis(r: &OutlierAnalysis, with_overflow: bool) -> Stri
     out
 }
 
-pub fn render_bucket_analysis(r: &BucketAnalysis, buckets: bool) -> String {
+pub(crate) fn render_bucket_analysis(r: &BucketAnalysis, buckets: bool) -> String {
     let layout = if buckets {
         "bucket collection"
     } else {

@@ -5,7 +5,7 @@ use pattern_core::adopt::{LayoutDefect, Verified};
 
 use super::{n, push_defects};
 
-pub fn render_verified(v: &Verified, what: &str) -> String {
+pub(crate) fn render_verified(v: &Verified, what: &str) -> String {
     let mut out = format!("{what}: {} documents read, ", n(v.documents));
     push_defects(&mut out, &v.defects, describe);
     out

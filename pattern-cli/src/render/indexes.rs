@@ -3,7 +3,7 @@
 use pattern_core::adopt::IndexReport;
 
 /// Each collection's indexes, sorted as [`IndexReport`] sorts them.
-pub fn render_indexes(reports: &[IndexReport]) -> String {
+pub(crate) fn render_indexes(reports: &[IndexReport]) -> String {
     let mut out = String::new();
     for r in reports {
         out.push_str(&format!("Indexes of `{}`", r.collection));

@@ -4,7 +4,7 @@ use pattern_core::adopt::MigrateReport;
 
 use super::{n, render_verified};
 
-pub fn render_migration(r: &MigrateReport, changed_unit: &str) -> String {
+pub(crate) fn render_migration(r: &MigrateReport, changed_unit: &str) -> String {
     let mut out = if r.kind == "bucket" {
         format!("Migration of `{}` into buckets in `{}`", r.source, r.target)
     } else {

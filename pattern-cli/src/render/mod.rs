@@ -9,17 +9,17 @@ mod money;
 
 use pattern_core::adopt::{self, Distribution};
 
-pub use analysis::{render_bucket_analysis, render_outlier_analysis};
-pub use defects::render_verified;
-pub use indexes::render_indexes;
-pub use migration::render_migration;
-pub use money::{render_money, render_money_verified};
+pub(crate) use analysis::{render_bucket_analysis, render_outlier_analysis};
+pub(crate) use defects::render_verified;
+pub(crate) use indexes::render_indexes;
+pub(crate) use migration::render_migration;
+pub(crate) use money::{render_money, render_money_verified};
 
 /// Defects listed in the human report at most.
 const MAX_DEFECTS_SHOWN: usize = 50;
 
 /// `1234567` as `1,234,567`.
-pub fn n(v: u64) -> String {
+pub(crate) fn n(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

@@ -4,7 +4,7 @@ use pattern_core::adopt::{MoneyDefect, MoneyReport, MoneyVerified};
 
 use super::{n, push_defects, MAX_DEFECTS_SHOWN};
 
-pub fn render_money(r: &MoneyReport) -> String {
+pub(crate) fn render_money(r: &MoneyReport) -> String {
     let mut out = format!(
         "Conversion of `{}`.{} ({}) into {}",
         r.collection, r.from, r.form, r.to
@@ -43,7 +43,7 @@ pub fn render_money(r: &MoneyReport) -> String {
     out
 }
 
-pub fn render_money_verified(v: &MoneyVerified, what: &str) -> String {
+pub(crate) fn render_money_verified(v: &MoneyVerified, what: &str) -> String {
     let mut out = format!(
         "{what}: {} documents read, {} converted, {} without an amount, ",
         n(v.documents),

@@ -10,7 +10,7 @@ use crate::exit::Failure;
 /// The fields a bucket keeps beside its items, named as the derive names them:
 /// `<time>_min`/`<time>_max`, `<field>_<op>`. [`KeptNames::keeps`] borrows them.
 #[derive(Debug, Default)]
-pub struct KeptNames<'a> {
+pub(crate) struct KeptNames<'a> {
     /// The time bounds' fields.
     bounds: Option<(String, String)>,
     /// Each aggregate: its operation, the item field, the bucket field.
@@ -19,7 +19,7 @@ pub struct KeptNames<'a> {
 
 impl<'a> KeptNames<'a> {
     /// The time bounds of `time` (none without), and no summary.
-    pub fn bounds(time: Option<&str>) -> Self {
+    pub(crate) fn bounds(time: Option<&str>) -> Self {
         KeptNames {
             bounds: time.map(|t| (format!("{t}_min"), format!("{t}_max"))),
             summary: Vec::new(),
@@ -27,7 +27,7 @@ impl<'a> KeptNames<'a> {
     }
 
     /// The summary's aggregates, for [`KeptNames::keeps`].
-    pub fn summary(&self) -> Vec<Aggregate<'_>> {
+    pub(crate) fn summary(&self) -> Vec<Aggregate<'_>> {
         self.summary
             .iter()
             .map(|(op, item, field)| Aggregate {
@@ -39,7 +39,7 @@ impl<'a> KeptNames<'a> {
     }
 
     /// What a bucket keeps: these bounds and `summary`, this [`KeptNames::summary`].
-    pub fn keeps<'s>(&'s self, summary: &'s [Aggregate<'s>]) -> Keeps<'s> {
+    pub(crate) fn keeps<'s>(&'s self, summary: &'s [Aggregate<'s>]) -> Keeps<'s> {
         Keeps {
             bounds: self
                 .bounds
@@ -52,7 +52,7 @@ impl<'a> KeptNames<'a> {
 
 /// The time bounds and summary a migrated bucket keeps, named as the derive names them:
 /// `<time>_min`/`<time>_max`, `<field>_<op>`.
-pub fn bucket_keeps(a: &MigrateBucket) -> Result<KeptNames<'_>, Failure> {
+pub(crate) fn bucket_keeps(a: &MigrateBucket) -> Result<KeptNames<'_>, Failure> {
     let mut kept = KeptNames::bounds(Some(a.time.as_str()));
     let ops = [
         (AggregateOp::Sum, &a.sum),
@@ -83,7 +83,7 @@ pub fn bucket_keeps(a: &MigrateBucket) -> Result<KeptNames<'_>, Failure> {
     Ok(kept)
 }
 
-pub fn bucket_spec<'a>(
+pub(crate) fn bucket_spec<'a>(
     collection: &'a str,
     f: &'a BucketFields,
     keeps: Keeps<'a>,

@@ -13,11 +13,11 @@ use pattern_core::money::Form;
 use crate::args::{FinishArg, MoneyFields};
 use crate::exit::Failure;
 
-pub use bucket::{bucket_keeps, bucket_spec, KeptNames};
-pub use outlier::OutlierNames;
+pub(crate) use bucket::{bucket_keeps, bucket_spec, KeptNames};
+pub(crate) use outlier::OutlierNames;
 
 /// The money conversion the arguments name.
-pub fn money_conversion(f: &MoneyFields, finish: FinishArg) -> MoneyConversion<'_> {
+pub(crate) fn money_conversion(f: &MoneyFields, finish: FinishArg) -> MoneyConversion<'_> {
     MoneyConversion {
         collection: &f.collection,
         from: &f.from,

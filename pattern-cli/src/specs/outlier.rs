@@ -8,7 +8,7 @@ use crate::exit::Failure;
 
 /// An outlier layout's arguments and the names derived from them, checked: no two roles of a
 /// main document or of an overflow chunk share a field. [`OutlierNames::spec`] borrows them.
-pub struct OutlierNames<'a> {
+pub(crate) struct OutlierNames<'a> {
     layout: &'a OutlierLayout,
     /// `--reference`, or `<collection>_id`.
     reference: String,
@@ -19,7 +19,7 @@ pub struct OutlierNames<'a> {
 impl<'a> OutlierNames<'a> {
     /// `--reference` defaults to `<collection>_id` (the derive's is `<struct name in snake
     /// case>_id`, and there is no struct), `--extra` to `<array>_extra`.
-    pub fn new(l: &'a OutlierLayout) -> Result<Self, Failure> {
+    pub(crate) fn new(l: &'a OutlierLayout) -> Result<Self, Failure> {
         let reference = l
             .reference
             .clone()
@@ -52,7 +52,7 @@ impl<'a> OutlierNames<'a> {
 
     /// The outlier spec the derive would build from the same attributes, with its overflow
     /// chunks in `overflow`.
-    pub fn spec<'s>(&'s self, threshold: u32, overflow: &'s str) -> OutlierSpec<'s> {
+    pub(crate) fn spec<'s>(&'s self, threshold: u32, overflow: &'s str) -> OutlierSpec<'s> {
         let l = self.layout;
         OutlierSpec {
             collection: &l.collection,

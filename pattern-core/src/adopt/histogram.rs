@@ -41,6 +41,7 @@ fn slot_high(s: usize) -> u64 {
 }
 
 impl Histogram {
+    /// An empty histogram.
     pub fn new() -> Self {
         Self::default()
     }
@@ -140,12 +141,19 @@ impl Histogram {
 /// Percentiles and a histogram of some quantity (array lengths, items per key, bytes).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Distribution {
+    /// Values recorded.
     pub count: u64,
+    /// The least value.
     pub min: u64,
+    /// The median (the bucket's upper bound that holds it).
     pub p50: u64,
+    /// The 90th percentile (likewise).
     pub p90: u64,
+    /// The 99th percentile (likewise).
     pub p99: u64,
+    /// The greatest value.
     pub max: u64,
+    /// The mean.
     pub mean: f64,
     /// Counts by powers of two: `0`, `1`, `2..=3`, `4..=7`...
     pub bars: Vec<Bar>,
@@ -154,8 +162,11 @@ pub struct Distribution {
 /// One bar of a [`Distribution`]: how many values lie in `low..=high`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Bar {
+    /// The least value the bar counts.
     pub low: u64,
+    /// The greatest value the bar counts.
     pub high: u64,
+    /// Values in `low..=high`.
     pub count: u64,
 }
 

@@ -11,6 +11,7 @@ use crate::Result;
 /// The indexes of one collection, as a pattern sees them (by name).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IndexReport {
+    /// The collection.
     pub collection: String,
     /// The collection has at least one index (it exists).
     pub exists: bool,
@@ -18,8 +19,8 @@ pub struct IndexReport {
     pub present: Vec<String>,
     /// Indexes the pattern needs, absent: `ensure_indexes` (or the first use) creates them.
     pub missing: Vec<String>,
-    /// The library's own indexes this layout no longer uses (an earlier version, another size
-    /// or `time` setting): `ensure_indexes` drops those of a series when it runs.
+    /// The library's own indexes this layout does not use (another size, key or `time`
+    /// setting): a series' `ensure_indexes` drops those of another size or key.
     pub stale: Vec<String>,
     /// Every other index (the user's, and `_id_`): never dropped by the library.
     pub users: Vec<String>,

@@ -119,6 +119,7 @@ impl Options<'_> {
 /// and its key field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Source<'a> {
+    /// The collection read.
     pub collection: &'a str,
     /// The field holding the key (`customerId`).
     pub key_field: &'a str,
@@ -130,14 +131,18 @@ pub struct Source<'a> {
 /// A suggested setting, with why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Suggestion {
+    /// The suggested threshold or bucket size.
     pub value: u32,
+    /// Why, in a sentence.
     pub reason: String,
 }
 
 /// The largest document seen.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Largest {
+    /// Its `_id`.
     pub id: Bson,
+    /// Its BSON size in bytes.
     pub bytes: u64,
     /// `bytes` over the 16 MiB document limit.
     pub share_of_limit: f64,
@@ -146,13 +151,17 @@ pub struct Largest {
 /// What [`analyze_outlier`] found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OutlierAnalysis {
+    /// The main collection read.
     pub collection: String,
+    /// The array field measured.
     pub array: String,
+    /// Documents read.
     pub documents: u64,
     /// Items per document: the array, plus the overflow of a document already flagged.
     pub lengths: Distribution,
     /// Document sizes in bytes (the main documents as stored).
     pub sizes: Distribution,
+    /// The largest main document (none in an empty collection).
     pub largest: Option<Largest>,
     /// The threshold of the spec analyzed with.
     pub threshold: u32,
@@ -162,17 +171,22 @@ pub struct OutlierAnalysis {
     pub flagged: u64,
     /// Documents whose array field is missing or not an array (skipped).
     pub without_array: u64,
+    /// A threshold that keeps most documents whole, with why.
     pub suggestion: Suggestion,
 }
 
 /// What [`analyze_bucket`] found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BucketAnalysis {
+    /// The collection read.
     pub collection: String,
     /// The field keying the items.
     pub key: String,
+    /// Documents read.
     pub documents: u64,
+    /// Distinct keys.
     pub keys: u64,
+    /// Items (a flat source: one per document; buckets: the arrays' lengths).
     pub items: u64,
     /// Items per key.
     pub per_key: Distribution,
@@ -180,6 +194,7 @@ pub struct BucketAnalysis {
     pub item_sizes: Distribution,
     /// Document sizes in bytes.
     pub sizes: Distribution,
+    /// The largest document (none in an empty collection).
     pub largest: Option<Largest>,
     /// The bucket size of the spec analyzed with.
     pub size: u32,
@@ -187,6 +202,7 @@ pub struct BucketAnalysis {
     pub buckets_at_size: u64,
     /// Documents skipped: no key field.
     pub without_key: u64,
+    /// A bucket size for these items, with why.
     pub suggestion: Suggestion,
 }
 
@@ -198,56 +214,96 @@ pub enum LayoutDefect {
     /// A field of the document does not have the layout's type (a count that is not an
     /// integer, an array that is not one, a missing key or number...).
     Malformed {
+        /// The collection.
         collection: String,
+        /// The document's `_id`.
         id: Bson,
+        /// What is wrong with it.
         reason: String,
     },
     /// The document's count is not the length of its array.
     CountMismatch {
+        /// The collection.
         collection: String,
+        /// The document's `_id`.
         id: Bson,
+        /// The count it holds.
         count: i64,
+        /// The items its array holds.
         items: u64,
     },
     /// A bucket or overflow chunk holds more items than its size.
     OverSize {
+        /// The collection.
         collection: String,
+        /// The document's `_id`.
         id: Bson,
+        /// The items its array holds.
         items: u64,
+        /// The layout's size.
         size: u32,
     },
     /// A key has more than one open (not full) bucket or chunk: their numbers.
     SeveralOpen {
+        /// The collection.
         collection: String,
+        /// The key.
         key: Bson,
+        /// The numbers of its open documents.
         numbers: Vec<i64>,
     },
     /// A key's documents are not numbered 1, 2, 3...: the first number out of place.
     NotDense {
+        /// The collection.
         collection: String,
+        /// The key.
         key: Bson,
+        /// The number expected at that place.
         expected: i64,
+        /// The number found there.
         found: i64,
     },
     /// A bucket marked `bounded` whose time bounds do not cover exactly its items.
     WrongBounds {
+        /// The collection.
         collection: String,
+        /// The bucket's `_id`.
         id: Bson,
+        /// How the bounds and the items disagree.
         reason: String,
     },
     /// A main document's array holds more items than the threshold.
     OverThreshold {
+        /// The main collection.
         collection: String,
+        /// The document's `_id`.
         id: Bson,
+        /// The items its array holds.
         items: u64,
+        /// The layout's threshold.
         threshold: u32,
     },
     /// A main document flagged, with no overflow document.
-    FlagWithoutOverflow { collection: String, id: Bson },
+    FlagWithoutOverflow {
+        /// The main collection.
+        collection: String,
+        /// The document's `_id`.
+        id: Bson,
+    },
     /// Overflow documents of a parent that is not flagged (its reads miss them).
-    OverflowWithoutFlag { collection: String, id: Bson },
+    OverflowWithoutFlag {
+        /// The main collection.
+        collection: String,
+        /// The parent's `_id`.
+        id: Bson,
+    },
     /// Overflow documents whose parent does not exist.
-    OrphanOverflow { collection: String, parent: Bson },
+    OrphanOverflow {
+        /// The overflow collection.
+        collection: String,
+        /// The parent `_id` the overflow documents reference.
+        parent: Bson,
+    },
 }
 
 /// What a verification found.
@@ -260,6 +316,7 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// No defect: every promise of the layout holds.
     pub fn is_clean(&self) -> bool {
         self.defects.is_empty()
     }
@@ -274,6 +331,7 @@ pub struct MigrateReport {
     pub source: String,
     /// The collection written (the same for outlier).
     pub target: String,
+    /// Nothing was written ([`Options::dry_run`]).
     pub dry_run: bool,
     /// Where this run started: `None` from the start, else the checkpoint it resumed from.
     pub resumed_from: Option<Bson>,

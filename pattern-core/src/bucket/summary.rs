@@ -25,9 +25,13 @@ use crate::{Error, Result};
 /// widens to Int64; with a Double, a Double; with a Decimal128, an exact Decimal128).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Number {
+    /// A 32-bit integer (MongoDB's `int`).
     Int32(i32),
+    /// A 64-bit integer (`long`).
     Int64(i64),
+    /// A double.
     Double(f64),
+    /// A Decimal128, exact.
     Decimal128(Decimal128),
 }
 

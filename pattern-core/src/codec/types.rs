@@ -9,22 +9,39 @@ use bson::Bson;
 /// is of any of these types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BsonType {
+    /// MongoDB's `double`.
     Double,
+    /// MongoDB's `string`.
     String,
+    /// MongoDB's `object` (an embedded document).
     Object,
+    /// MongoDB's `array`.
     Array,
+    /// MongoDB's `binData`.
     BinData,
+    /// MongoDB's `objectId`.
     ObjectId,
+    /// MongoDB's `bool`.
     Bool,
+    /// MongoDB's `date`.
     Date,
+    /// MongoDB's `null`.
     Null,
+    /// MongoDB's `regex`.
     Regex,
+    /// MongoDB's `javascript`.
     JavaScript,
+    /// MongoDB's `int` (32-bit).
     Int,
+    /// MongoDB's `timestamp`.
     Timestamp,
+    /// MongoDB's `long` (64-bit).
     Long,
+    /// MongoDB's `decimal` (Decimal128).
     Decimal,
+    /// MongoDB's `minKey`.
     MinKey,
+    /// MongoDB's `maxKey`.
     MaxKey,
     /// Int32, Int64, Double or Decimal128.
     Number,

@@ -86,6 +86,7 @@ pub trait Outlier: Serialize + DeserializeOwned + Send + Sync {
 /// The typical document: the main document alone, its array cut at the threshold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typical<T> {
+    /// The main document, its array holding at most `threshold` items.
     pub doc: T,
     /// More items exist than the array shows (the document is an outlier).
     pub has_extras: bool,

@@ -1,5 +1,5 @@
-//! The series' indexes, created once per store and collection: the stale ones of earlier
-//! versions or sizes dropped first.
+//! The series' indexes, created once per store and collection: the library's indexes of
+//! another size or key dropped first.
 
 use bson::Bson;
 

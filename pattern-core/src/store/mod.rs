@@ -58,8 +58,11 @@ pub enum WriteOp {
     /// Updates the first document matching `filter` (inserts one with `upsert`), as
     /// [`Store::update_one`] does.
     Update {
+        /// Which document (the first that matches).
         filter: Filter,
+        /// What to change.
         update: Box<Update>,
+        /// Insert one built from the filter and the update when none matches.
         upsert: bool,
     },
 }
@@ -70,7 +73,9 @@ pub enum WriteOp {
 /// lost mid-command, reports `applied` as 0: the caller reads back to find out.)
 #[derive(Debug)]
 pub struct BatchOutcome {
+    /// The writes that applied, from the first, in order.
     pub applied: usize,
+    /// Why the write at index `applied` failed (none after it ran).
     pub error: Option<crate::Error>,
 }
 

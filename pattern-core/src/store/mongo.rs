@@ -496,7 +496,7 @@ pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
 /// server could not be reached: the driver labels those too inside a transaction, but a retry
 /// of the transaction would only wait for the server again, so they stay
 /// [`Error::Unavailable`].
-pub fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
+pub(crate) fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
     let message = e.to_string();
     let unavailable = matches!(
         *e.kind,

@@ -130,7 +130,7 @@ impl<'a> SeriesSpec<'a> {
         format!("0_pattern_open_{k}_{seq}_{count}_lt_")
     }
 
-    /// Indexes of earlier versions or settings, dropped when found: the open-document index
+    /// The library's indexes of other settings, dropped when found: the open-document index
     /// for another `size`, the `{key, _id}` index of unnumbered buckets, and `{key, seq}`.
     pub(crate) fn stale_prefixes(&self) -> Vec<String> {
         let k = self.key_field;
@@ -423,7 +423,7 @@ fn not_a_number(coll: &str, agg: &Aggregate<'_>, v: &Bson) -> Error {
 /// The `_id` of a [`SeriesOrder::TimeId`](crate::spec::SeriesOrder::TimeId) document: `<prefix>_<seconds>`, then `_<suffix>`
 /// in at least 6 digits unless `suffix` is 0. Written digit by digit: every push computes the
 /// `_id` of the document it may open, and `format!` costs several times more.
-pub fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {
+pub(crate) fn bucket_id(prefix: &str, seconds: i64, suffix: u32) -> String {
     let mut id = String::with_capacity(prefix.len() + 28);
     id.push_str(prefix);
     id.push('_');

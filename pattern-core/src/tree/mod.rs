@@ -47,7 +47,7 @@ pub trait Tree: Serialize + DeserializeOwned + Send + Sync + Sized {
     type Id: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync;
     /// This node's id.
     fn id(&self) -> &Self::Id;
-    /// The BSON types the ids are stored as, for the validator ([`schema`]): what
+    /// The BSON types the ids are stored as, for the validator ([`schemas`]): what
     /// `#[derive(Tree)]` reads off the id field's type (`String` and `&str`: `string`; the
     /// integers: `int` and `long`; `ObjectId`: `objectId`); empty for any other type, whose
     /// ids and references the validator then leaves unconstrained.

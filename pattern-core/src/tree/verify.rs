@@ -37,33 +37,65 @@ impl Verified {
 pub enum Defect {
     /// A model field of the node does not have the model's type (an `ancestors` that is not
     /// an array, a `path` that is not `",a,b,"`, a `left` that is not an integer...).
-    Malformed { id: Bson, reason: String },
+    Malformed {
+        /// The node's id.
+        id: Bson,
+        /// What is wrong with the field.
+        reason: String,
+    },
     /// The node's parent does not exist.
-    Orphan { id: Bson, parent: Bson },
+    Orphan {
+        /// The node's id.
+        id: Bson,
+        /// The parent id it holds.
+        parent: Bson,
+    },
     /// The node is its own ancestor: its parent links go round in a cycle.
-    Cycle { id: Bson },
+    Cycle {
+        /// A node of the cycle.
+        id: Bson,
+    },
     /// Child references: the node is listed in the `children` of more than one node.
-    TwoParents { id: Bson, parents: Vec<Bson> },
+    TwoParents {
+        /// The node's id.
+        id: Bson,
+        /// The nodes that list it.
+        parents: Vec<Bson>,
+    },
     /// Child references: a `children` array lists a node that does not exist.
-    MissingChild { parent: Bson, child: Bson },
+    MissingChild {
+        /// The node whose `children` lists it.
+        parent: Bson,
+        /// The id listed.
+        child: Bson,
+    },
     /// Array of ancestors: the stored array is not the chain of parents from the root.
     WrongAncestors {
+        /// The node's id.
         id: Bson,
+        /// The ancestors it holds.
         stored: Vec<Bson>,
+        /// The ancestors its parent links give.
         expected: Vec<Bson>,
     },
     /// Materialized paths: the stored path is not the parent's path followed by the parent
     /// (the last segment is the parent link).
     WrongPath {
+        /// The node's id.
         id: Bson,
+        /// The path it holds.
         stored: Option<String>,
+        /// The path its parent links give.
         expected: Option<String>,
     },
     /// Nested sets: `left`/`right` are not the numbers of a depth-first walk of the parent
     /// links (overlapping, gapped, or not nested as the parents say).
     WrongBounds {
+        /// The node's id.
         id: Bson,
+        /// The `left` and `right` it holds.
         stored: Option<(i64, i64)>,
+        /// The numbers a depth-first walk gives.
         expected: (i64, i64),
     },
 }

@@ -5,14 +5,14 @@ use bson::{doc, oid::ObjectId, DateTime, Document};
 use super::Rng;
 
 /// `books`: document `i` (1..=100) holds `i` customers: lengths 1..=100.
-pub fn books_1_to_100() -> Vec<Document> {
+pub(crate) fn books_1_to_100() -> Vec<Document> {
     (1..=100i32)
         .map(|i| doc! {"_id": i, "title": format!("book {i}"), "customers_purchased": (0..i).collect::<Vec<i32>>()})
         .collect()
 }
 
 /// `trades`: customer `c` (0..10) has `10 (c + 1)` trades, 550 in all, in shuffled order.
-pub fn trades_10_customers(rng: &mut Rng) -> Vec<Document> {
+pub(crate) fn trades_10_customers(rng: &mut Rng) -> Vec<Document> {
     let base = DateTime::parse_rfc3339_str("2024-01-01T00:00:00Z")
         .unwrap()
         .timestamp_millis();
@@ -29,7 +29,7 @@ pub fn trades_10_customers(rng: &mut Rng) -> Vec<Document> {
     docs
 }
 
-pub fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
+pub(crate) fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
     for i in (1..v.len()).rev() {
         let j = rng.range(0, i as u64) as usize;
         v.swap(i, j);

@@ -12,7 +12,7 @@ use super::{show, with_arg, Db, Rng, BIN};
 /// Runs `args` with each of `changes` applied in turn: each is refused with exit 2 and the
 /// words of a changed setting (`part_way` or finished), and leaves `colls` and the checkpoints
 /// byte-identical.
-pub async fn refused_with_other_settings(
+pub(crate) async fn refused_with_other_settings(
     db: &Db,
     args: &[&str],
     changes: &[(&str, Option<&str>)],
@@ -62,10 +62,10 @@ pub async fn refused_with_other_settings(
 /// first reads) can take longer than the kill window, and a kill there would test nothing of
 /// the resume. (A run killed while the server builds an index leaves the build running; on
 /// SecantusDB a second build of the same index then conflicted with it for minutes.)
-pub const KILL_WAIT: Duration = Duration::from_secs(120);
+pub(crate) const KILL_WAIT: Duration = Duration::from_secs(120);
 
 /// What the kills of [`kill_repeatedly`] hit.
-pub struct Kills {
+pub(crate) struct Kills {
     /// Runs killed before they ended.
     pub mid_run: usize,
     /// Of those, runs that had committed a batch (moved the checkpoint) when killed.
@@ -73,7 +73,7 @@ pub struct Kills {
 }
 
 /// The version of checkpoint `name` (0: none yet) and whether it says finished.
-pub async fn checkpoint(db: &Db, name: &str) -> (i64, bool) {
+pub(crate) async fn checkpoint(db: &Db, name: &str) -> (i64, bool) {
     let found = db
         .store
         .find(
@@ -100,7 +100,7 @@ pub async fn checkpoint(db: &Db, name: &str) -> (i64, bool) {
 /// time (a loaded machine: its start, the source index, the scan take longer) is killed as
 /// soon as it commits one instead (at most [`KILL_WAIT`] later), so that every kill lands in
 /// the middle of the migration rather than before it.
-pub async fn kill_repeatedly(
+pub(crate) async fn kill_repeatedly(
     db: &Db,
     args: &[&str],
     ckpt: &str,
@@ -173,7 +173,7 @@ pub async fn kill_repeatedly(
     kills
 }
 
-pub fn run_timed(db: &Db, args: &[&str], what: &str) -> Output {
+pub(crate) fn run_timed(db: &Db, args: &[&str], what: &str) -> Output {
     let started = Instant::now();
     let out = db.run(args);
     eprintln!(

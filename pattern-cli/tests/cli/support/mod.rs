@@ -1,8 +1,8 @@
 //! What every test uses: the binary, a test's database, a seeded generator, the output's
 //! pieces, the arguments rewritten.
 
-pub mod data;
-pub mod kill;
+pub(crate) mod data;
+pub(crate) mod kill;
 
 use std::process::Output;
 
@@ -14,12 +14,12 @@ use pattern_core::{store::Store, MongoStore};
 use pattern_tests::{mongo_uri, unique_db};
 use serde_json::Value;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_pattern");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_pattern");
 /// A small deterministic generator (splitmix64): no dependency, reproducible from its seed.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn seeded() -> Self {
+    pub(crate) fn seeded() -> Self {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -28,7 +28,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -37,20 +37,20 @@ impl Rng {
     }
 
     /// Uniform in `low..=high`.
-    pub fn range(&mut self, low: u64, high: u64) -> u64 {
+    pub(crate) fn range(&mut self, low: u64, high: u64) -> u64 {
         low + self.next() % (high - low + 1)
     }
 }
 
 /// A test's database: the store, and the command's arguments that name it.
-pub struct Db {
+pub(crate) struct Db {
     pub name: String,
     pub uri: String,
     pub store: MongoStore,
 }
 
 impl Db {
-    pub async fn new(test: &str) -> Self {
+    pub(crate) async fn new(test: &str) -> Self {
         let uri = mongo_uri();
         let name = unique_db(test);
         let store = MongoStore::connect(&uri, &name).await.expect("connect");
@@ -58,7 +58,7 @@ impl Db {
     }
 
     /// `pattern --db <db> <args>` with the server's URI in the environment.
-    pub fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
         c.env("MONGODB_URI", &self.uri)
             .args(["--db", &self.name])
@@ -66,12 +66,12 @@ impl Db {
         c
     }
 
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("the command runs")
     }
 
     /// Runs with `--json`, expects `code`, returns the parsed report.
-    pub fn json(&self, args: &[&str], code: i32) -> Value {
+    pub(crate) fn json(&self, args: &[&str], code: i32) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
         let out = self.run(&all);
@@ -80,7 +80,7 @@ impl Db {
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", show(&out)))
     }
 
-    pub async fn count(&self, coll: &str) -> u64 {
+    pub(crate) async fn count(&self, coll: &str) -> u64 {
         self.store
             .array_stats(coll, &Filter::and([]), "_id")
             .await
@@ -89,7 +89,7 @@ impl Db {
     }
 
     /// Every document of `coll` in `sort` order, as stored (bytes).
-    pub async fn raw(&self, coll: &str, sort: &[&str]) -> Vec<RawDocumentBuf> {
+    pub(crate) async fn raw(&self, coll: &str, sort: &[&str]) -> Vec<RawDocumentBuf> {
         let find = FindOptions {
             sort: sort.iter().map(|f| (f.to_string().into(), 1)).collect(),
             ..FindOptions::default()
@@ -103,7 +103,7 @@ impl Db {
         out
     }
 
-    pub async fn docs(&self, coll: &str, sort: &[&str]) -> Vec<Document> {
+    pub(crate) async fn docs(&self, coll: &str, sort: &[&str]) -> Vec<Document> {
         self.raw(coll, sort)
             .await
             .into_iter()
@@ -111,7 +111,7 @@ impl Db {
             .collect()
     }
 
-    pub async fn insert(&self, coll: &str, docs: Vec<Document>) {
+    pub(crate) async fn insert(&self, coll: &str, docs: Vec<Document>) {
         for chunk in docs.chunks(10_000) {
             self.store
                 .insert_many(coll, chunk.to_vec())
@@ -120,7 +120,7 @@ impl Db {
         }
     }
 
-    pub async fn drop(self) {
+    pub(crate) async fn drop(self) {
         self.store
             .database()
             .drop()
@@ -129,7 +129,7 @@ impl Db {
     }
 }
 
-pub fn show(out: &Output) -> String {
+pub(crate) fn show(out: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
         out.status.code(),
@@ -138,10 +138,10 @@ pub fn show(out: &Output) -> String {
     )
 }
 
-pub fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
-pub fn u(v: &Value, path: &str) -> u64 {
+pub(crate) fn u(v: &Value, path: &str) -> u64 {
     v.pointer(path)
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("no integer at {path} in {v:#}"))
@@ -149,7 +149,11 @@ pub fn u(v: &Value, path: &str) -> u64 {
 
 /// `args` with `flag`'s value replaced by `value` (or `flag value` added), or, with `value`
 /// `None`, `flag` and its value (or the bare flag) removed; `Some("")` adds a bare flag.
-pub fn with_arg<'a>(args: &[&'a str], flag: &'a str, value: Option<&'a str>) -> Vec<&'a str> {
+pub(crate) fn with_arg<'a>(
+    args: &[&'a str],
+    flag: &'a str,
+    value: Option<&'a str>,
+) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut found = false;

@@ -575,7 +575,7 @@ impl Undo {
 }
 
 /// The value at a dotted path: `a.b` descends into documents, `a.3` into arrays.
-pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+pub(crate) fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     if !path.as_bytes().contains(&b'.') {
         return doc.get(path); // a top-level field: the usual case, without a splitter
     }
@@ -612,7 +612,7 @@ fn bracket(b: &Bson) -> u8 {
 }
 
 /// A total order over BSON values (MongoDB's sort order for the types the patterns store).
-pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
+pub(crate) fn compare_values(a: &Bson, b: &Bson) -> Ordering {
     let (ba, bb) = (bracket(a), bracket(b));
     if ba != bb {
         return ba.cmp(&bb);
@@ -655,7 +655,7 @@ pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
 }
 
 /// Equality as `$eq` sees it (numbers compare by value across Int32/Int64/Double).
-pub fn values_equal(a: &Bson, b: &Bson) -> bool {
+pub(crate) fn values_equal(a: &Bson, b: &Bson) -> bool {
     bracket(a) == bracket(b) && compare_values(a, b).is_eq()
 }
 
@@ -665,7 +665,7 @@ fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering
 }
 
 /// Compares two documents by a sort specification (missing fields sort as null).
-pub fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
+pub(crate) fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
     for (path, dir) in sort {
         let (x, y) = (
             get_path(a, path).unwrap_or(&Bson::Null),

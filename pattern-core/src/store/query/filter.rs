@@ -219,7 +219,7 @@ pub(super) fn is_modifier_like(v: &Bson) -> bool {
 /// `{path: {$eq: value}}`. Documents (operator expressions, or an exact-document match whose
 /// keys could be operators), arrays (which also match an array element), regexes (a pattern
 /// match) and the JavaScript types are not.
-pub fn is_plain_scalar(v: &Bson) -> bool {
+pub(crate) fn is_plain_scalar(v: &Bson) -> bool {
     matches!(
         v,
         Bson::Double(_)

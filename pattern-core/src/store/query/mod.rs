@@ -34,7 +34,9 @@ pub type Path = Cow<'static, str>;
 pub struct FindOptions {
     /// Sort keys, `1` ascending, `-1` descending.
     pub sort: Vec<(Path, i32)>,
+    /// Documents to pass over first (at most 2^63-1).
     pub skip: u64,
+    /// Documents returned at most (`None` or 0: all; a negative limit counts as its absolute value).
     pub limit: Option<i64>,
     /// The top-level fields wanted (`_id` always comes); empty: the whole documents. A store
     /// may return more fields than asked (the in-memory store returns whole documents): only
@@ -67,8 +69,11 @@ impl FindOptions {
 /// An index the patterns need.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexSpec {
+    /// The index's name (`createIndexes` does nothing when an index of that name exists).
     pub name: String,
+    /// The keys in order, `1` ascending, `-1` descending.
     pub keys: Vec<(String, i32)>,
+    /// At most one document per key value.
     pub unique: bool,
     /// `partialFilterExpression`
     pub partial: Option<Filter>,

@@ -45,30 +45,44 @@ pub enum Rewrite {
     /// [1, {$size: "$field"}]}]}]}`. A document whose field is not an array (or is missing)
     /// refuses the update.
     ArrayPrefix {
+        /// The array field.
         field: Path,
+        /// How many leading elements are replaced.
         drop: usize,
+        /// What replaces them.
         prefix: Vec<Bson>,
     },
     /// A string whose first `drop` characters (Unicode code points) are replaced by `prefix`:
     /// `{$concat: [prefix, {$substrCP: ["$field", drop, {$strLenCP: "$field"}]}]}`. A
     /// document whose field is not a string refuses the update.
     StringPrefix {
+        /// The string field.
         field: Path,
+        /// How many leading characters are replaced.
         drop: usize,
+        /// What replaces them.
         prefix: String,
     },
     /// An integer field moved by the first piece whose range holds it (`from <= v <= to`:
     /// `v + by`), left as it is when none does (the renumbering of nested sets):
     /// `{$switch: {branches: [{case: {$and: [{$gte: ["$f", from]}, {$lte: ["$f", to]}]}, then:
     /// {$add: ["$f", by]}}...], default: "$f"}}`. A missing or non-numeric value is left as it is.
-    Shift { field: Path, pieces: Vec<Shift> },
+    Shift {
+        /// The integer field.
+        field: Path,
+        /// The ranges and what each adds.
+        pieces: Vec<Shift>,
+    },
 }
 
 /// One piece of a [`Rewrite::Shift`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shift {
+    /// The range's least value.
     pub from: i64,
+    /// The range's greatest value.
     pub to: i64,
+    /// What is added to a value in the range.
     pub by: i64,
 }
 
