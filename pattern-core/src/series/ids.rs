@@ -4,9 +4,9 @@
 use bson::oid::ObjectId;
 use bson::Bson;
 
-use super::push::next_suffix;
 use super::TimeId;
 use crate::spec::{SeriesOrder, SeriesSpec};
+use crate::store::query::{Filter, FindOptions};
 use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -176,6 +176,44 @@ pub(super) fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
         && seconds != "-0";
     let seconds = seconds.parse::<i64>().ok().filter(|_| canonical)?;
     Some(TimeId { seconds, suffix })
+}
+
+/// One past the highest suffix in use for `<prefix>_<seconds>` (and past `suffix`).
+async fn next_suffix<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    prefix: &str,
+    seconds: i64,
+    suffix: u32,
+) -> Result<u32> {
+    let coll = spec.collection;
+    let base = format!("{}_", bucket_id(prefix, seconds, 0));
+    let range = Filter::and([
+        Filter::Gte("_id".into(), Bson::String(base.clone())),
+        Filter::Lt(
+            "_id".into(),
+            Bson::String(format!("{}`", &base[..base.len() - 1])),
+        ),
+    ]);
+    // Across keys: `_id`s are unique in the whole collection, and another key's bucket may
+    // hold the name (a scatter-gather on a cluster sharded by the key; only after a collision).
+    let desc = FindOptions {
+        sort: vec![("_id".into(), -1)],
+        limit: Some(1),
+        comment: Some("pattern scatter: bucket _id suffix"),
+        ..FindOptions::default()
+    };
+    let highest = store
+        .find(coll, &range, &desc)
+        .await?
+        .first()
+        .and_then(|d| {
+            d.get_str("_id")
+                .ok()
+                .and_then(|s| s[base.len()..].parse::<u32>().ok())
+        })
+        .unwrap_or(0);
+    Ok(highest.max(suffix) + 1)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::codec::raw::doc_id;
 use crate::error::display_bson;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions};
-use crate::store::shape::{bucket_id, Kept};
+use crate::store::shape::Kept;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -471,44 +471,6 @@ async fn push_many<S: Store>(
         }
     }
     Ok(())
-}
-
-/// One past the highest suffix in use for `<prefix>_<seconds>` (and past `suffix`).
-pub(super) async fn next_suffix<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    prefix: &str,
-    seconds: i64,
-    suffix: u32,
-) -> Result<u32> {
-    let coll = spec.collection;
-    let base = format!("{}_", bucket_id(prefix, seconds, 0));
-    let range = Filter::and([
-        Filter::Gte("_id".into(), Bson::String(base.clone())),
-        Filter::Lt(
-            "_id".into(),
-            Bson::String(format!("{}`", &base[..base.len() - 1])),
-        ),
-    ]);
-    // Across keys: `_id`s are unique in the whole collection, and another key's bucket may
-    // hold the name (a scatter-gather on a cluster sharded by the key; only after a collision).
-    let desc = FindOptions {
-        sort: vec![("_id".into(), -1)],
-        limit: Some(1),
-        comment: Some("pattern scatter: bucket _id suffix"),
-        ..FindOptions::default()
-    };
-    let highest = store
-        .find(coll, &range, &desc)
-        .await?
-        .first()
-        .and_then(|d| {
-            d.get_str("_id")
-                .ok()
-                .and_then(|s| s[base.len()..].parse::<u32>().ok())
-        })
-        .unwrap_or(0);
-    Ok(highest.max(suffix) + 1)
 }
 
 /// The number of the document after `newest` (the key's newest document, full): one past its

@@ -14,7 +14,7 @@ pub enum AnyTxn {
     Memory(crate::store::memory::MemoryTxn),
     /// A MongoDB transaction.
     #[cfg(feature = "mongodb")]
-    Mongo(crate::store::mongo_txn::MongoTxn),
+    Mongo(crate::store::mongo::MongoTxn),
 }
 
 macro_rules! delegate {

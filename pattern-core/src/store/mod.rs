@@ -22,8 +22,6 @@ mod extensions;
 pub(crate) mod memory;
 #[cfg(feature = "mongodb")]
 pub(crate) mod mongo;
-#[cfg(feature = "mongodb")]
-pub(crate) mod mongo_txn;
 pub mod query;
 pub(crate) mod shape;
 mod txn;
@@ -33,9 +31,9 @@ pub use any_txn::AnyTxn;
 pub use extensions::{Extension, ExtensionKey, Extensions};
 pub use memory::{MemoryPlan, MemoryStore, MemoryTxn};
 #[cfg(feature = "mongodb")]
-pub use mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
+pub use mongo::MongoTxn;
 #[cfg(feature = "mongodb")]
-pub use mongo_txn::MongoTxn;
+pub use mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
 pub use shape::Kept;
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 

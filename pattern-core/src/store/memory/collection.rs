@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document};
 
-use super::index::{Key, MemIndex};
+use super::index::{Key, MemIndex, Moved};
 use crate::codec::size::{check_size, document_bytes};
 use crate::store::query::eval::compare_values;
 use crate::store::query::{IndexSpec, Schema, Update};
@@ -334,13 +334,6 @@ impl Collection {
 
 /// An index entry that moves: the index (its position), the old key, the new key.
 pub(super) type Move = (usize, Option<Vec<Key>>, Option<Vec<Key>>);
-
-/// How an update can move a document's entry in an index: see [`MemIndex::moved_by`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Moved {
-    Keys,
-    Filter,
-}
 
 /// What an index held for a document before an update that can move its entry: its key
 /// ([`Moved::Keys`]), or whether it held it at all ([`Moved::Filter`]: the key's values are

@@ -13,8 +13,6 @@ use std::ops::Bound;
 
 use bson::{Bson, Document};
 
-use super::collection::Moved;
-use super::plan::{any_leaf, eq_on, in_on, range_on, Order, Plan, Source};
 use crate::store::query::eval::{compare_values, get_path};
 use crate::store::query::{Filter, IndexSpec, Update};
 use crate::Error;
@@ -152,7 +150,7 @@ pub(super) struct MemIndex {
 }
 
 /// `_id`s in ascending order, each once.
-fn sorted_once<'a>(ids: impl IntoIterator<Item = &'a Key>) -> Vec<&'a Key> {
+pub(super) fn sorted_once<'a>(ids: impl IntoIterator<Item = &'a Key>) -> Vec<&'a Key> {
     let mut ids: Vec<&Key> = ids.into_iter().collect();
     ids.sort();
     ids.dedup();
@@ -345,116 +343,6 @@ impl MemIndex {
         }
     }
 
-    /// A plan over this index: equalities on a prefix of its keys, then at most a range on
-    /// the next key. `None` when the query constrains no prefix of the index.
-    ///
-    /// Over a multikey index, a value that is an array is not looked up (the documents
-    /// holding it are under its elements), and unless the plan looks up whole keys (where
-    /// each document has at most one entry) its `_id`s are collected, each once, in `_id`
-    /// order. With no equality or range on its first key, an `$in` on it is a lookup per
-    /// value.
-    pub(super) fn plan<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
-        let keys = &self.spec.keys;
-        let usable = |v: &Key| !(self.multikey && matches!(v.0, Bson::Array(_)));
-        // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
-        let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
-        for (path, _) in keys {
-            match eq_on(filter, path) {
-                Some(v) if usable(&v) => bounds.push(v),
-                _ => break,
-            }
-        }
-        let m = bounds.len();
-        let (lo, hi) = keys
-            .get(m)
-            .map_or((None, None), |(path, _)| range_on(filter, path));
-        let (lo, hi) = (lo.filter(usable), hi.filter(usable));
-        if m == 0 && lo.is_none() && hi.is_none() {
-            return self.plan_in(filter);
-        }
-        // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
-        // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
-        bounds.extend(lo);
-        let split = bounds.len();
-        bounds.extend_from_within(..m);
-        bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
-        let covered = self.covers(filter, &bounds[..m]);
-        if self.multikey && m < keys.len() {
-            let (start, end) = bounds.split_at(split);
-            let range = (Bound::Included(start), Bound::Included(end));
-            let ids = self
-                .entries
-                .range::<[Key], _>(range)
-                .flat_map(|(_, ids)| ids.iter());
-            return Some(Plan {
-                source: Source::List(sorted_once(ids)),
-                order: Order::Id,
-                covered,
-                index: Some(&self.spec.name),
-            });
-        }
-        Some(Plan {
-            source: Source::Index {
-                entries: &self.entries,
-                bounds,
-                split,
-            },
-            // Entries iterate in ascending order of their values, whatever the declared
-            // direction: the keys after the prefix, then `_id`.
-            order: Order::Keys(&keys[m..]),
-            covered,
-            index: Some(&self.spec.name),
-        })
-    }
-
-    /// A plan for an `$in` on the index's first key: the entries under each value.
-    fn plan_in<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
-        let (path, _) = self.spec.keys.first()?;
-        let values = in_on(filter, path)?;
-        if self.multikey && values.iter().any(|v| matches!(v, Bson::Array(_))) {
-            return None;
-        }
-        let mut ids = Vec::new();
-        for v in values {
-            let (lo, hi) = ([Key(v.clone())], [Key(v.clone()), Key(Bson::MaxKey)]);
-            let range = (Bound::Included(&lo[..]), Bound::Included(&hi[..]));
-            ids.extend(
-                self.entries
-                    .range::<[Key], _>(range)
-                    .flat_map(|(_, ids)| ids.iter()),
-            );
-        }
-        Some(Plan {
-            source: Source::List(sorted_once(ids)),
-            order: Order::Id,
-            covered: false,
-            index: Some(&self.spec.name),
-        })
-    }
-
-    /// Whether the entries a plan enumerates, with `values` for the equalities on the index's
-    /// first keys, are exactly the matches of `filter`: each of its conditions is one of those
-    /// equalities (with the value the plan looks up, and one that is stored as itself: a
-    /// scalar, not null, which a missing field's entry would hold too), or one of the
-    /// conditions of the partial filter, which every entry meets.
-    pub(super) fn covers(&self, filter: &Filter, values: &[Key]) -> bool {
-        let prefix = &self.spec.keys[..values.len()];
-        let partial = self.spec.partial.as_ref();
-        !any_leaf(filter, &mut |leaf| {
-            let equality = match leaf {
-                Filter::Eq(p, v) => {
-                    crate::store::query::is_plain_scalar(v)
-                        && !matches!(v, Bson::Null)
-                        && (prefix.iter().zip(values))
-                            .any(|((k, _), value)| k == p && compare_values(v, &value.0).is_eq())
-                }
-                _ => false,
-            };
-            let in_partial = partial.is_some_and(|f| any_leaf(f, &mut |l| l == leaf));
-            !(equality || in_partial)
-        })
-    }
-
     /// Another document (not `id`) already holds `doc`'s key in this unique index.
     pub(super) fn conflicts(&self, doc: &Document, id: &Key) -> bool {
         self.spec.unique && self.holds_other(self.key_of(doc).as_deref(), id)
@@ -482,4 +370,11 @@ impl MemIndex {
             ),
         }
     }
+}
+
+/// How an update can move a document's entry in an index: see [`MemIndex::moved_by`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Moved {
+    Keys,
+    Filter,
 }

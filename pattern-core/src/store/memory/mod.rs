@@ -48,6 +48,7 @@ use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Sc
 use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 
 mod collection;
+mod find;
 mod index;
 mod ops;
 mod plan;

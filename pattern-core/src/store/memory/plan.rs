@@ -4,12 +4,12 @@
 use std::collections::btree_map::{self};
 use std::ops::Bound;
 
-use bson::{Bson, Document};
+use bson::Bson;
 
 use super::collection::{Collection, Docs, Stored};
-use super::index::{Entries, HolderIds, Holders, Key};
-use crate::store::query::eval::compare_by;
-use crate::store::query::{Filter, FindOptions};
+use super::index::{sorted_once, Entries, HolderIds, Holders, Key, MemIndex};
+use crate::store::query::eval::compare_values;
+use crate::store::query::Filter;
 
 impl Collection {
     /// The cheapest plan for `filter`: an `_id` equality or range on the documents themselves,
@@ -101,133 +101,6 @@ impl Collection {
             examined,
             returned,
         }
-    }
-
-    /// The `_id` of the first document matching `filter`.
-    pub(super) fn first_match(&self, filter: &Filter) -> Option<Key> {
-        self.plan(filter)
-            .ids()
-            .find(|id| filter.matches(&self.docs[*id].doc))
-            .cloned()
-    }
-
-    /// The `_id` of the first document matching `filter` in `sort` order.
-    pub(super) fn first_in_order(
-        &self,
-        filter: &Filter,
-        sort: &[(crate::store::query::Path, i32)],
-    ) -> Option<Key> {
-        if sort.is_empty() {
-            return self.first_match(filter);
-        }
-        // An index that answers the query exactly, in the sort order: its first (or last) entry.
-        let plan = self.plan(filter);
-        if plan.covered {
-            if plan.sorted_by(sort, false) {
-                return plan.ids().next().cloned();
-            }
-            if plan.sorted_by(sort, true) {
-                return plan.ids().next_back().cloned();
-            }
-        }
-        self.find_in_plan(plan, filter, sort, 0, Some(1))
-            .first()
-            .map(|(id, _)| (*id).clone())
-    }
-
-    /// The `_id`s of every document matching `filter`.
-    pub(super) fn matching(&self, filter: &Filter) -> Vec<Key> {
-        self.plan(filter)
-            .ids()
-            .filter(|id| filter.matches(&self.docs[*id].doc))
-            .cloned()
-            .collect()
-    }
-
-    /// The documents matching `filter`, sorted, skipped and limited.
-    pub(super) fn find(&self, filter: &Filter, opts: &FindOptions) -> Vec<Document> {
-        self.find_refs(filter, &opts.sort, opts.skip, opts.limit)
-            .into_iter()
-            .map(|(_, doc)| doc.clone())
-            .collect()
-    }
-
-    /// The documents matching `filter` in `sort` order, shared with the collection (a pointer
-    /// each, not a copy): a snapshot a scan serializes a batch at a time, which later writes
-    /// (copy on write) do not change.
-    pub(super) fn find_shared(
-        &self,
-        filter: &Filter,
-        sort: &[(crate::store::query::Path, i32)],
-    ) -> Vec<std::sync::Arc<Document>> {
-        let ids: Vec<&Key> = self
-            .find_refs(filter, sort, 0, None)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        ids.into_iter()
-            .map(|id| self.docs[id].doc.clone())
-            .collect()
-    }
-
-    /// [`Collection::find`] without copying: the `_id`s and documents. When the plan already
-    /// yields the sort order (forwards or backwards), it stops after `skip + limit` matches.
-    pub(super) fn find_refs<'a>(
-        &'a self,
-        filter: &Filter,
-        sort: &[(crate::store::query::Path, i32)],
-        skip: u64,
-        limit: Option<i64>,
-    ) -> Vec<(&'a Key, &'a Document)> {
-        self.find_in_plan(self.plan(filter), filter, sort, skip, limit)
-    }
-
-    /// [`Collection::find_refs`] through `plan` (a plan for `filter`).
-    pub(super) fn find_in_plan<'a>(
-        &'a self,
-        plan: Plan<'a>,
-        filter: &Filter,
-        sort: &[(crate::store::query::Path, i32)],
-        skip: u64,
-        limit: Option<i64>,
-    ) -> Vec<(&'a Key, &'a Document)> {
-        let limit = match limit {
-            Some(n) if n != 0 => n.unsigned_abs() as usize,
-            _ => usize::MAX,
-        };
-        let skip = skip as usize;
-        let with_doc = |id: &'a Key| (id, &*self.docs[id].doc);
-        let matches = |(_, doc): &(&Key, &Document)| filter.matches(doc);
-        let forward = plan.sorted_by(sort, false);
-        let backward = !forward && plan.sorted_by(sort, true);
-        if forward {
-            return plan
-                .ids()
-                .map(with_doc)
-                .filter(matches)
-                .skip(skip)
-                .take(limit)
-                .collect();
-        }
-        if backward {
-            return plan
-                .ids()
-                .rev()
-                .map(with_doc)
-                .filter(matches)
-                .skip(skip)
-                .take(limit)
-                .collect();
-        }
-        let candidates = plan.ids().map(with_doc).filter(matches);
-        if (skip, limit) == (0, 1) {
-            // The first in sort order (of equals, the first found, as a stable sort keeps).
-            let first = candidates.min_by(|(_, a), (_, b)| compare_by(a, b, sort));
-            return first.into_iter().collect();
-        }
-        let mut docs: Vec<(&Key, &Document)> = candidates.collect();
-        docs.sort_by(|(_, a), (_, b)| compare_by(a, b, sort));
-        docs.into_iter().skip(skip).take(limit).collect()
     }
 }
 
@@ -488,4 +361,116 @@ pub(super) fn after_prefix(prefix: &str) -> Option<String> {
         return Some(chars.into_iter().collect());
     }
     None
+}
+
+impl MemIndex {
+    /// A plan over this index: equalities on a prefix of its keys, then at most a range on
+    /// the next key. `None` when the query constrains no prefix of the index.
+    ///
+    /// Over a multikey index, a value that is an array is not looked up (the documents
+    /// holding it are under its elements), and unless the plan looks up whole keys (where
+    /// each document has at most one entry) its `_id`s are collected, each once, in `_id`
+    /// order. With no equality or range on its first key, an `$in` on it is a lookup per
+    /// value.
+    pub(super) fn plan<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
+        let keys = &self.spec.keys;
+        let usable = |v: &Key| !(self.multikey && matches!(v.0, Bson::Array(_)));
+        // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
+        let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
+        for (path, _) in keys {
+            match eq_on(filter, path) {
+                Some(v) if usable(&v) => bounds.push(v),
+                _ => break,
+            }
+        }
+        let m = bounds.len();
+        let (lo, hi) = keys
+            .get(m)
+            .map_or((None, None), |(path, _)| range_on(filter, path));
+        let (lo, hi) = (lo.filter(usable), hi.filter(usable));
+        if m == 0 && lo.is_none() && hi.is_none() {
+            return self.plan_in(filter);
+        }
+        // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
+        // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
+        bounds.extend(lo);
+        let split = bounds.len();
+        bounds.extend_from_within(..m);
+        bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
+        let covered = self.covers(filter, &bounds[..m]);
+        if self.multikey && m < keys.len() {
+            let (start, end) = bounds.split_at(split);
+            let range = (Bound::Included(start), Bound::Included(end));
+            let ids = self
+                .entries
+                .range::<[Key], _>(range)
+                .flat_map(|(_, ids)| ids.iter());
+            return Some(Plan {
+                source: Source::List(sorted_once(ids)),
+                order: Order::Id,
+                covered,
+                index: Some(&self.spec.name),
+            });
+        }
+        Some(Plan {
+            source: Source::Index {
+                entries: &self.entries,
+                bounds,
+                split,
+            },
+            // Entries iterate in ascending order of their values, whatever the declared
+            // direction: the keys after the prefix, then `_id`.
+            order: Order::Keys(&keys[m..]),
+            covered,
+            index: Some(&self.spec.name),
+        })
+    }
+
+    /// A plan for an `$in` on the index's first key: the entries under each value.
+    fn plan_in<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
+        let (path, _) = self.spec.keys.first()?;
+        let values = in_on(filter, path)?;
+        if self.multikey && values.iter().any(|v| matches!(v, Bson::Array(_))) {
+            return None;
+        }
+        let mut ids = Vec::new();
+        for v in values {
+            let (lo, hi) = ([Key(v.clone())], [Key(v.clone()), Key(Bson::MaxKey)]);
+            let range = (Bound::Included(&lo[..]), Bound::Included(&hi[..]));
+            ids.extend(
+                self.entries
+                    .range::<[Key], _>(range)
+                    .flat_map(|(_, ids)| ids.iter()),
+            );
+        }
+        Some(Plan {
+            source: Source::List(sorted_once(ids)),
+            order: Order::Id,
+            covered: false,
+            index: Some(&self.spec.name),
+        })
+    }
+
+    /// Whether the entries a plan enumerates, with `values` for the equalities on the index's
+    /// first keys, are exactly the matches of `filter`: each of its conditions is one of those
+    /// equalities (with the value the plan looks up, and one that is stored as itself: a
+    /// scalar, not null, which a missing field's entry would hold too), or one of the
+    /// conditions of the partial filter, which every entry meets.
+    pub(super) fn covers(&self, filter: &Filter, values: &[Key]) -> bool {
+        let prefix = &self.spec.keys[..values.len()];
+        let partial = self.spec.partial.as_ref();
+        !any_leaf(filter, &mut |leaf| {
+            let equality = match leaf {
+                Filter::Eq(p, v) => {
+                    crate::store::query::is_plain_scalar(v)
+                        && !matches!(v, Bson::Null)
+                        && (prefix.iter().zip(values))
+                            .any(|((k, _), value)| k == p && compare_values(v, &value.0).is_eq())
+                }
+                _ => false,
+            };
+            let in_partial = partial.is_some_and(|f| any_leaf(f, &mut |l| l == leaf));
+            !(equality || in_partial)
+        })
+    }
 }

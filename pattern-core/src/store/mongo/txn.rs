@@ -7,7 +7,7 @@ use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
 use mongodb::ClientSession;
 use tokio::sync::Mutex;
 
-use crate::store::mongo::{map_err, server_code, MongoStore};
+use super::{map_err, server_code, MongoStore};
 use crate::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };
