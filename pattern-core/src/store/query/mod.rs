@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use bson::{Bson, Document};
 
+mod apply;
 pub(crate) mod eval;
 mod filter;
 mod schema;

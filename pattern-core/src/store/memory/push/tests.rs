@@ -1,0 +1,265 @@
+//! The native push against the generic upsert, side by side: the same documents, the same errors.
+
+use super::super::MemoryStore;
+use super::*;
+use crate::spec::MAX_DOCUMENT_BYTES;
+use crate::store::query::IndexSpec;
+use crate::store::Store;
+use bson::doc;
+
+/// A collection with a series' three indexes (size 3) and `extra`, holding documents of
+/// every shape a push can meet: open, about to fill, full, a count that is not an Int32 or
+/// would overflow, items missing or not an array, and one too large for another item.
+pub(super) fn series_collection(extra: Option<IndexSpec>, big: bool) -> Collection {
+    let spec = crate::spec::SeriesSpec {
+        collection: "c",
+        key_field: "k",
+        items_field: "items",
+        count_field: "count",
+        size: 3,
+        order: crate::spec::SeriesOrder::Seq("seq"),
+        keeps: crate::spec::Keeps::NONE,
+    };
+    let mut c = Collection::default();
+    for index in spec.indexes().into_iter().chain(extra) {
+        c.indexes.push(MemIndex::new(index));
+    }
+    let big = "x".repeat(if big { MAX_DOCUMENT_BYTES - 100 } else { 1 });
+    let docs = [
+        doc! {"_id": "a1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+        doc! {"_id": "a2", "k": 1, "count": 2, "items": [4, 5], "seq": 2_i64},
+        doc! {"_id": "b1", "k": 2, "count": 0, "items": [], "seq": 1_i64},
+        doc! {"_id": "c1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+        doc! {"_id": "d1", "k": 4, "count": 1, "seq": 1_i64},
+        doc! {"_id": "e1", "k": 5, "count": 1, "items": "x", "seq": 1_i64},
+        doc! {"_id": "f1", "k": 6, "count": i32::MAX, "items": [1], "seq": 1_i64},
+        doc! {"_id": "g1", "k": 7, "count": 1, "items": [big], "seq": 1_i64},
+        doc! {"_id": "h1", "k": 8, "count": 5, "items": [1], "seq": 1_i64},
+    ];
+    for d in docs {
+        c.insert("c", d).unwrap();
+    }
+    c
+}
+
+/// The in-place push gives exactly what the generic update gives (result, documents,
+/// sizes, index entries), and declines what it does not handle.
+#[test]
+pub(super) fn in_place_push_is_the_generic_update() {
+    let by_count = IndexSpec {
+        name: "by_count".into(),
+        keys: vec![("count".into(), 1)],
+        unique: false,
+        partial: None,
+    };
+    let unique_open = IndexSpec {
+        name: "unique_open".into(),
+        keys: vec![("k".into(), 1)],
+        unique: true,
+        partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
+    };
+    let mut in_place = 0;
+    for extra in [None, Some(by_count), Some(unique_open)] {
+        let (small, large) = (
+            series_collection(extra.clone(), false),
+            series_collection(extra.clone(), true),
+        );
+        for id in ["a1", "a2", "b1", "c1", "d1", "e1", "f1", "g1", "h1"] {
+            for (n, pushed) in [(1, 1), (2, 2), (-3, 1), (1, 0)] {
+                for fields in [None, Some(&[][..]), Some(&["seq"][..])] {
+                    let update = Update {
+                        inc: vec![("count".into(), n)],
+                        push: vec![("items".into(), vec![Bson::Int32(9); pushed])],
+                        ..Update::default()
+                    };
+                    let start = if id == "g1" { &large } else { &small };
+                    let id = Key(Bson::String(id.into()));
+                    let mut fast = start.clone();
+                    let mut fast_update = update.clone();
+                    let fast_result = match fast.push_in_place("c", &id, &mut fast_update, fields) {
+                        Some(r) => {
+                            in_place += 1;
+                            r
+                        }
+                        None => fast.update("c", &id, &mut fast_update, fields),
+                    };
+                    let mut generic = start.clone();
+                    let mut generic_update = update.clone();
+                    let generic_result = generic.update("c", &id, &mut generic_update, fields);
+                    let case = format!("{id:?} {n} {pushed} {fields:?} {extra:?}");
+                    assert_eq!(
+                        format!("{fast_result:?}"),
+                        format!("{generic_result:?}"),
+                        "{case}"
+                    );
+                    assert_eq!(fast_update, generic_update, "{case}");
+                    assert_eq!(fast.docs.len(), generic.docs.len(), "{case}");
+                    for ((k, a), (l, b)) in fast.docs.iter().zip(&generic.docs) {
+                        assert!(k == l && a.doc == b.doc && a.bytes == b.bytes, "{case}");
+                    }
+                    for (a, b) in fast.indexes.iter().zip(&generic.indexes) {
+                        assert_eq!(
+                            format!("{:?}", a.entries),
+                            format!("{:?}", b.entries),
+                            "{case}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(in_place >= 20, "the in-place path ran {in_place} times");
+}
+
+/// The native series push leaves the store exactly as the conditional upsert does (result,
+/// items given back or taken, documents, index entries), over buckets of every shape, new
+/// keys, numbers and `_id`s already taken, and without the open-document index.
+#[tokio::test]
+pub(super) async fn native_push_is_the_upsert() {
+    let spec = crate::spec::SeriesSpec {
+        collection: "c",
+        key_field: "k",
+        items_field: "items",
+        count_field: "count",
+        size: 3,
+        order: crate::spec::SeriesOrder::TimeId("seq"),
+        keeps: crate::spec::Keeps::NONE,
+    };
+    let docs = [
+        doc! {"_id": "1_1", "k": 1, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+        doc! {"_id": "1_2", "k": 1, "count": 1, "items": [4], "seq": 2_i64},
+        doc! {"_id": "2_1", "k": 2, "count": 3, "items": [1, 2, 3], "seq": 1_i64},
+        doc! {"_id": "3_1", "k": 3, "count": 1_i64, "items": [1], "seq": 1_i64},
+        doc! {"_id": "4_1", "k": 4, "count": 1, "items": "x", "seq": 1_i64},
+        doc! {"_id": "5_1", "k": 5, "count": 1, "seq": 1_i64},
+        // Numbers that are not numbers: not of the series, passed over (the string sorts
+        // first, newest first).
+        doc! {"_id": "7_1", "k": 7, "count": 1, "items": [1], "seq": 1_i64},
+        doc! {"_id": "7_x", "k": 7, "count": 1, "items": [2], "seq": "x"},
+        doc! {"_id": "8_x", "k": 8, "count": 1, "items": [1], "seq": null},
+    ];
+    let native = MemoryStore::new();
+    let upsert = MemoryStore::new();
+    for s in [&native, &upsert] {
+        spec.ensure_indexes(s).await.unwrap();
+        s.insert_raw("c", docs.clone()).unwrap();
+    }
+    // The usual case is native (not the upsert behind it).
+    let handled = native.lock().collection("c").push_open(
+        &spec,
+        &Bson::Int32(1),
+        &mut vec![Bson::Int32(0)],
+        &Kept::NONE,
+        3,
+        &|| Bson::String("1_3".into()),
+    );
+    assert!(matches!(handled, Some(Ok(false))), "{handled:?}");
+    upsert
+        .update_one(
+            "c",
+            &Filter::eq("_id", "1_2"),
+            &mut spec_push(&spec, 0),
+            false,
+        )
+        .await
+        .unwrap();
+    // (key, seq, _id) of each push.
+    let pushes = [
+        (1, 3, "1_3"),
+        (1, 3, "1_3"),
+        (1, 4, "1_4"),
+        (2, 2, "2_2"),
+        (2, 2, "2_1"),
+        (2, 1, "2_9"),
+        (3, 2, "3_2"),
+        (4, 2, "4_2"),
+        (5, 2, "5_2"),
+        (6, 1, "6_1"),
+        (6, 1, "6_1"),
+        (7, 2, "7_2"),
+        (8, 1, "8_1"),
+    ];
+    let mut checks = 0;
+    for dropped in [false, true] {
+        if dropped {
+            let open = native.index_names("c").await.unwrap();
+            let open = open.iter().find(|n| n.starts_with("0_")).unwrap();
+            for s in [&native, &upsert] {
+                s.drop_index("c", open).await.unwrap();
+            }
+        }
+        for round in 0..4 {
+            for (k, seq, id) in pushes {
+                let key = Bson::Int32(k);
+                let item = || vec![Bson::Int32(100 * round + k)];
+                let new_id = || Bson::String(id.into());
+                let (mut a, mut b) = (item(), item());
+                let ra = native
+                    .push_open(&spec, &key, &mut a, &Kept::NONE, seq, &new_id)
+                    .await;
+                let rb = crate::store::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
+                    .await;
+                let case = format!("{k} {seq} {id} round {round}, index dropped: {dropped}");
+                assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "{case}");
+                assert_eq!(a.is_empty(), b.is_empty(), "{case}");
+                assert_eq!(native.dump("c"), upsert.dump("c"), "{case}");
+                let (sa, sb) = (native.lock(), upsert.lock());
+                let (ca, cb) = (sa.get("c").unwrap(), sb.get("c").unwrap());
+                for (x, y) in ca.indexes.iter().zip(&cb.indexes) {
+                    assert_eq!(
+                        format!("{:?}", x.entries),
+                        format!("{:?}", y.entries),
+                        "{case}"
+                    );
+                }
+                checks += 1;
+            }
+        }
+    }
+    assert_eq!(checks, 2 * 4 * pushes.len());
+}
+
+/// The update of one push of `n` into `spec`'s series.
+pub(super) fn spec_push(spec: &crate::spec::SeriesSpec<'static>, n: i32) -> Update {
+    Update {
+        inc: vec![(spec.count_field.into(), 1)],
+        push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],
+        ..Update::default()
+    }
+}
+
+/// The open-document lookup finds what the planner finds, for the push's query and others.
+#[test]
+pub(super) fn open_lookup_is_the_planners() {
+    let c = series_collection(None, false);
+    let newest = [("seq".into(), -1), ("_id".into(), -1)];
+    let oldest = [("seq".into(), 1), ("_id".into(), 1)];
+    let mut answered = 0;
+    for k in [
+        Bson::Int32(1),
+        Bson::Int64(2),
+        Bson::Double(8.0),
+        Bson::Int32(9),
+        Bson::Null,
+    ] {
+        let open = Filter::and([
+            Filter::Eq("k".into(), k.clone()),
+            Filter::Lt("count".into(), Bson::Int32(3)),
+        ]);
+        let other_size = Filter::and([
+            Filter::Eq("k".into(), k.clone()),
+            Filter::Lt("count".into(), Bson::Int32(4)),
+        ]);
+        let empty = Filter::And(Vec::new());
+        for filter in [open, other_size, Filter::Eq("k".into(), k.clone()), empty] {
+            for sort in [&newest[..], &oldest[..], &newest[..1], &[][..]] {
+                let planned = c.first_in_order(&filter, sort);
+                if let Some(found) = c.first_open(&filter, sort) {
+                    answered += 1;
+                    assert_eq!(found, planned, "{filter:?} {sort:?}");
+                }
+            }
+        }
+    }
+    assert!(answered >= 8, "the open lookup answered {answered} queries");
+}
