@@ -1,79 +1,35 @@
-//! The layers of ARCHITECTURE.md, checked: every `crate::...` path in a module of
-//! `pattern-core/src` (comments and unit tests aside) names a module of its own layer or of a
-//! layer below it. A new import that points up fails here, with the file and the path.
+//! The layers of ARCHITECTURE.md, checked: every path into the crate that a module of
+//! `pattern-core/src` names (comments and unit tests aside) — `crate::a::b`, a grouped
+//! `use crate::{a::b, c}`, or a relative `super::x` / `self::x` — points into its own layer or
+//! a layer below it; and no two files import each other round a cycle (a file may use its own
+//! parent or child module: a split file). A new import that points up, or closes a cycle,
+//! fails here with the file and the path.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layer of a source file (by its path under `src/`), as ARCHITECTURE.md lists them.
-fn layer_of_file(rel: &str) -> &'static str {
-    let rel = rel.trim_end_matches(".rs");
-    match rel.split('/').collect::<Vec<_>>().as_slice() {
-        ["lib"] => "lib",
-        ["bucket", ..]
-        | ["outlier", ..]
-        | ["tree", ..]
-        | ["adopt", ..]
-        | ["document", ..]
-        | ["testing"]
-        | ["validator"] => "patterns",
+/// The layer of a module path (`["store", "memory", "push"]`), as ARCHITECTURE.md lists them.
+fn layer_of(path: &[String]) -> &'static str {
+    let p: Vec<&str> = path.iter().map(String::as_str).collect();
+    match p.as_slice() {
+        [] => "lib",
+        ["guide", ..] | ["__private", ..] => "lib",
+        ["bucket" | "outlier" | "tree" | "adopt" | "document" | "testing" | "validator", ..]
+        | ["Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical", ..] => {
+            "patterns"
+        }
         ["series", ..] => "series",
         ["store", "query", ..] => "query",
-        ["store", "memory", ..] | ["store", "mongo" | "mongo_txn" | "any" | "any_txn"] => {
-            "store implementations"
-        }
-        ["store", ..] => "store contract",
-        ["spec"] => "specs",
-        ["query", ..] => "query",
-        ["codec", ..] | ["key"] | ["error"] | ["money", ..] | ["local_time"] => "foundation",
-        other => panic!("no layer for src/{}", other.join("/")),
-    }
-}
-
-/// The layer a path `crate::<first>::<second>` points into.
-fn layer_of_path(first: &str, second: &str) -> &'static str {
-    match (first, second) {
-        (
-            "bucket" | "outlier" | "tree" | "adopt" | "document" | "testing" | "validator"
-            | "Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical",
-            _,
-        ) => "patterns",
-        ("series", _) => "series",
-        ("store", "query") => "query",
-        ("store", "memory" | "mongo" | "mongo_txn" | "any" | "any_txn")
-        | (
-            "MemoryStore" | "MongoStore" | "AnyStore" | "MemoryTxn" | "MongoTxn" | "AnyTxn"
-            | "MemoryPlan",
-            _,
-        ) => "store implementations",
-        (
-            "store"
-            | "Store"
-            | "StoreMemo"
-            | "UpdateOutcome"
-            | "ArrayStats"
-            | "Transaction"
-            | "transaction"
-            | "BoxFuture"
-            | "TRANSACTION_ATTEMPTS"
-            | "WriteOp"
-            | "BatchOutcome"
-            | "Kept",
-            _,
-        ) => "store contract",
-        (
-            "spec" | "BucketSpec" | "OutlierSpec" | "SeriesSpec" | "SeriesOrder" | "TreeSpec"
-            | "TreeModel" | "TreeFields" | "Keeps" | "Aggregate" | "AggregateOp" | "ShardKey"
-            | "Keywords" | "Normalize",
-            _,
-        ) => "specs",
-        ("query", _) => "query",
-        (
-            "codec" | "key" | "error" | "KeyPart" | "EpochSeconds" | "BsonType" | "money"
-            | "local_time" | "LocalTime" | "LocalTimeError",
-            _,
-        ) => "foundation",
-        ("Error" | "Result" | "BoxError" | "Missing" | "MAX_DOCUMENT_BYTES", _) => "foundation",
-        (other, _) => panic!("unknown crate path `crate::{other}`: add it to this test"),
+        ["store", "memory" | "mongo" | "any" | "any_txn", ..]
+        | ["AnyStore" | "MemoryStore" | "MongoStore", ..] => "store implementations",
+        ["store", ..] | ["transaction" | "transaction_with", ..] => "store contract",
+        ["spec", ..] => "specs",
+        ["codec" | "key" | "error" | "money" | "local_time", ..]
+        | ["Error" | "Result" | "Missing" | "LocalTime" | "LocalTimeError", ..] => "foundation",
+        other => panic!(
+            "no layer for `crate::{}`: add it to this test",
+            other.join("::")
+        ),
     }
 }
 
@@ -111,33 +67,183 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The `crate::a::b` paths of a file's code (not its comments, nor its unit tests).
-fn crate_paths(code: &str) -> Vec<(String, String)> {
-    let code = code.split("#[cfg(test)]\nmod tests {").next().unwrap_or("");
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut paths = Vec::new();
-    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-        for (i, _) in line.match_indices("crate::") {
-            let rest = &line[i + "crate::".len()..];
-            let first = ident(rest);
-            let second = rest[first.len()..]
-                .strip_prefix("::")
-                .map(ident)
-                .unwrap_or_default();
-            if !first.is_empty() && !line[..i].ends_with("pattern_") && !line[..i].ends_with('$') {
-                paths.push((first, second));
-            }
-        }
+/// The module path of a file under `src/` (`store/memory/mod.rs` → `["store", "memory"]`).
+fn module_of(rel: &str) -> Vec<String> {
+    let rel = rel.trim_end_matches(".rs");
+    let mut parts: Vec<String> = rel.split('/').map(str::to_owned).collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
     }
-    paths
+    parts
 }
 
-#[test]
-fn no_module_imports_a_layer_above_it() {
+/// The code of a file without its comments and its inline unit tests.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests {").next().unwrap_or("");
+    text.lines()
+        .map(|l| match l.find("//") {
+            // `//` inside a string (a URI) is kept: only a comment that starts the code part.
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Expands a `use` tree (`crate::{a::b, c::{d, e}}`) into its leaf paths.
+fn expand(tree: &str) -> Vec<String> {
+    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.split(" as ").next().unwrap_or(&tree).to_owned()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.len().saturating_sub(1)];
+    let mut items = Vec::new();
+    let (mut depth, mut cur) = (0, String::new());
+    for ch in inner.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    items.push(cur);
+    items
+        .into_iter()
+        .filter(|i| !i.is_empty())
+        .flat_map(|i| {
+            let i = if i == "self" {
+                prefix.trim_end_matches("::").to_owned()
+            } else {
+                format!("{prefix}{i}")
+            };
+            expand(&i)
+        })
+        .collect()
+}
+
+/// The module path at each byte of `code`: the file's module, plus the inline modules
+/// (`mod raw { ... }`) the byte is in.
+fn modules_by_offset(code: &str, file_module: &[String]) -> Vec<Vec<String>> {
+    let mut stack: Vec<(String, usize)> = Vec::new(); // (name, brace depth inside it)
+    let (mut depth, mut out) = (0usize, Vec::with_capacity(code.len()));
+    let mut pending: Option<String> = None;
+    let mut prev = ' ';
+    for (i, ch) in code.char_indices() {
+        if ch == 'm' && !(prev.is_alphanumeric() || prev == '_') && code[i..].starts_with("mod ") {
+            let name = ident(&code[i + 4..]);
+            let after = code[i + 4 + name.len()..].trim_start();
+            if !name.is_empty() && after.starts_with('{') {
+                pending = Some(name);
+            }
+        }
+        match ch {
+            '{' => {
+                depth += 1;
+                if let Some(name) = pending.take() {
+                    stack.push((name, depth));
+                }
+            }
+            '}' => {
+                if stack.last().is_some_and(|(_, d)| *d == depth) {
+                    stack.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        let mut m = file_module.to_vec();
+        m.extend(stack.iter().map(|(n, _)| n.clone()));
+        for _ in 0..ch.len_utf8() {
+            out.push(m.clone());
+        }
+        prev = ch;
+    }
+    out
+}
+
+/// Every path into the crate a file's code names, resolved to absolute module paths: the
+/// leaves of its `use` trees, and the `crate::`/`super::` paths elsewhere in its code.
+fn crate_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let at = modules_by_offset(code, module);
+    let here = |i: usize| at.get(i).cloned().unwrap_or_else(|| module.to_vec());
+    let mut raw: Vec<(String, Vec<String>)> = Vec::new();
+    // `use` statements (a tree may span lines); their text is then blanked out.
+    let mut code = code.to_owned();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("use ") {
+        let i = from + k;
+        from = i + 4;
+        if code[..i]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let end = code[from..].find(';').map_or(code.len(), |e| from + e);
+        for leaf in expand(&code[from..end]) {
+            raw.push((leaf, here(i)));
+        }
+        code.replace_range(i..end, &" ".repeat(end - i));
+    }
+    // Paths in the code (`crate::store::Store::x()`, `super::index::Key`).
+    for start in ["crate::", "super::"] {
+        for (i, _) in code.match_indices(start) {
+            let prev = code[..i].chars().last();
+            if prev.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '$') {
+                continue;
+            }
+            let path: String = code[i..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            raw.push((path, here(i)));
+        }
+    }
+    let mut out = Vec::new();
+    for (path, module) in raw {
+        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let mut base: Vec<String> = match segs.first() {
+            Some(&"crate") => {
+                segs.remove(0);
+                Vec::new()
+            }
+            Some(&"super") | Some(&"self") => module.clone(),
+            _ => continue, // an external crate or a name in scope
+        };
+        while let Some(&s) = segs.first() {
+            match s {
+                "super" => {
+                    base.pop();
+                }
+                "self" => {}
+                _ => break,
+            }
+            segs.remove(0);
+        }
+        base.extend(segs.iter().map(|s| ident(s)).filter(|s| !s.is_empty()));
+        if base.is_empty() || base.iter().any(|s| s == "tests") {
+            continue; // the crate root itself (`use crate::{...}`'s prefix), or a unit test
+        }
+        out.push(base);
+    }
+    out
+}
+
+/// The source files by module path, and what each imports.
+fn imports() -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
@@ -146,27 +252,84 @@ fn no_module_imports_a_layer_above_it() {
         "sources not found under {}",
         src.display()
     );
-    let mut wrong = Vec::new();
+    let mut out = Vec::new();
     for file in files {
-        let rel = file
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if rel.ends_with("tests.rs") {
+        let rel = (file.strip_prefix(&src).unwrap().to_string_lossy()).replace('\\', "/");
+        let module = module_of(&rel);
+        if module.iter().any(|m| m == "tests" || m.ends_with("_tests")) {
             continue; // unit tests may reach anything
         }
-        let from = layer_of_file(&rel);
-        let code = std::fs::read_to_string(&file).unwrap();
-        for (first, second) in crate_paths(&code) {
-            let to = layer_of_path(&first, &second);
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        let paths = crate_paths(&code, &module);
+        out.push((rel, module, paths));
+    }
+    out
+}
+
+/// The offenders against the layers among `files`.
+fn upward(files: &[(String, Vec<String>, Vec<Vec<String>>)]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (rel, module, paths) in files {
+        let from = layer_of(module);
+        for path in paths {
+            let to = layer_of(path);
             if to != from && !allowed(from).contains(&to) {
                 wrong.push(format!(
-                    "src/{rel} ({from}) imports crate::{first}::{second} ({to})"
+                    "src/{rel} ({from}) imports crate::{} ({to})",
+                    path.join("::")
                 ));
             }
         }
     }
+    wrong
+}
+
+/// The cycles among the files' imports, a file's own ancestors and descendants aside.
+fn cycles(files: &[(String, Vec<String>, Vec<Vec<String>>)]) -> Vec<String> {
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| f.1.clone()).collect();
+    // The module a path lands in: its longest prefix that is a file.
+    let owner = |path: &[String]| -> Option<Vec<String>> {
+        (0..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|p| modules.contains(p))
+    };
+    let nested = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (_, module, paths) in files {
+        for path in paths {
+            if let Some(to) = owner(path).filter(|to| !nested(module, to)) {
+                edges.entry(module.clone()).or_default().insert(to);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (a, outs) in &edges {
+        for b in outs {
+            // Is there a way back from `b` to `a`?
+            let (mut seen, mut todo) = (BTreeSet::new(), vec![b.clone()]);
+            while let Some(m) = todo.pop() {
+                if &m == a {
+                    found.push(format!(
+                        "{} -> {} -> ... -> {}",
+                        a.join("::"),
+                        b.join("::"),
+                        a.join("::")
+                    ));
+                    break;
+                }
+                if seen.insert(m.clone()) {
+                    todo.extend(edges.get(&m).into_iter().flatten().cloned());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_imports_a_layer_above_it() {
+    let wrong = upward(&imports());
     assert!(
         wrong.is_empty(),
         "imports against the layers of ARCHITECTURE.md:\n{}",
@@ -175,15 +338,73 @@ fn no_module_imports_a_layer_above_it() {
 }
 
 #[test]
-fn the_checker_sees_an_import_upwards() {
-    let code =
-        "use crate::series::push;\n// crate::bucket in a comment\nfn f() { crate::Store::x() }";
-    assert_eq!(
-        crate_paths(code),
-        [
-            ("series".into(), "push".into()),
-            ("Store".into(), "x".into())
-        ]
+fn no_two_files_import_each_other() {
+    let found = cycles(&imports());
+    assert!(
+        found.is_empty(),
+        "import cycles between files:\n{}",
+        found.join("\n")
     );
-    assert!(!allowed(layer_of_file("store/mod.rs")).contains(&layer_of_path("series", "push")));
+}
+
+#[test]
+fn the_checker_sees_every_form_of_an_import_upwards() {
+    let module = |m: &str| m.split('/').map(str::to_owned).collect::<Vec<_>>();
+    let planted = [
+        // A grouped import, a nested group, a relative path, a path in the code.
+        ("store/shape.rs", "use crate::{error::Error, series::push};"),
+        (
+            "store/shape.rs",
+            "use crate::{store::{Store, query::Filter}, bucket::{Bucket}};",
+        ),
+        (
+            "store/memory/ops.rs",
+            "use super::super::super::adopt::migrate_bucket;",
+        ),
+        ("spec.rs", "fn f() { crate::tree::raw::walk(); }"),
+        ("store/query/filter.rs", "use super::super::Store;"),
+    ];
+    for (rel, code) in planted {
+        let m = module_of(rel);
+        let files = vec![(rel.to_owned(), m.clone(), crate_paths(code, &m))];
+        assert_eq!(
+            upward(&files).len(),
+            1,
+            "{rel}: `{code}` not caught: {:?}",
+            files[0].2
+        );
+    }
+    // Comments and strings do not count; a permitted import passes.
+    let ok =
+        "// use crate::bucket::x;\nlet u = \"mongodb://h\"; use crate::{spec::SeriesSpec, Result};";
+    let m = module("store/shape.rs");
+    let files = vec![(
+        "store/shape.rs".to_owned(),
+        m.clone(),
+        crate_paths(&code_of(ok), &m),
+    )];
+    assert!(upward(&files).is_empty(), "{:?}", files[0].2);
+    // Two sibling files that import each other are a cycle; a parent and its child are not.
+    let a = (
+        String::from("a.rs"),
+        module("store/memory/a"),
+        vec![module("store/memory/b/X")],
+    );
+    let b = (
+        String::from("b.rs"),
+        module("store/memory/b"),
+        vec![module("store/memory/a/Y")],
+    );
+    let p = (
+        String::from("p.rs"),
+        module("store/memory/p"),
+        vec![module("store/memory/p/c/Z")],
+    );
+    let c = (
+        String::from("c.rs"),
+        module("store/memory/p/c"),
+        vec![module("store/memory/p/W")],
+    );
+    assert_eq!(cycles(&[a, b]).len(), 2);
+    assert!(cycles(&[p, c]).is_empty());
 }
