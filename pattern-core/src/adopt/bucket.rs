@@ -130,9 +130,9 @@ async fn preflight<S: Store>(store: &S, spec: &BucketSpec<'_>, from: &Source<'_>
 /// ones inside the same transaction, in their order.
 ///
 /// The source is read once, in key, time and `_id` order: through an index `{key: 1, time: 1,
-/// _id: 1}` when it has one, else sorted by the server (`allowDiskUse`: 1,000,000 trades take
-/// about 4 s on SecantusDB). The migration creates no index on the source: building one over a
-/// large collection can take long on a busy server, and on SecantusDB does not finish at all.
+/// _id: 1}` when it has one, else sorted by the server (`allowDiskUse`). The migration creates
+/// no index on the source: building one over a large collection can take long on a busy
+/// server ([`guide::test_server`](crate::guide::test_server), T11).
 ///
 /// Source documents without a key (an integer, string or ObjectId) or a time are not migrated:
 /// counted in `skipped`... (reported as `scanned - moved_items`).

@@ -80,7 +80,7 @@ impl MoneyConversion<'_> {
         }
     }
 
-    /// The checkpoint's name in [`CHECKPOINTS`](super::CHECKPOINTS).
+    /// The checkpoint's name in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS).
     fn checkpoint(&self) -> String {
         format!("money:{}:{}:{}", self.collection, self.from, self.to)
     }

@@ -103,7 +103,7 @@ pub(crate) async fn overlapping<S: Store>(
 ) -> Result<(Vec<RawDocumentBuf>, Vec<RawDocumentBuf>)> {
     spec.ensure_indexes(store).await?;
     // No sort on the server: sorted by number, a planner may walk the key's whole history on
-    // the `{key, seq}` index rather than the bounds index (SecantusDB does); the overlap is
+    // the `{key, seq}` index rather than the bounds index (test server, T5); the overlap is
     // sorted here instead.
     let opts = FindOptions {
         projection,
@@ -206,7 +206,7 @@ where
     let (mut have, mut read, mut want) = (0usize, 0u64, 1i64);
     // The number of the key's newest bucket, when this process wrote it: the queries are then
     // bounded below by the numbers they want, which a server that reads a sorted query's whole
-    // index range before its limit (SecantusDB) needs to stay fast on a long history. Should
+    // index range before its limit (test server, T1) needs to stay fast on a long history. Should
     // the bound cut anything off (a gap, buckets without numbers), the same query runs
     // unbounded.
     let newest = (crate::series::memo(store).next_number(spec.collection, &key))
@@ -224,7 +224,7 @@ where
         let mut docs = match lowest {
             Some(low) if low > 1 => {
                 // A bare range on the number: only numbers pass it (so no other guard, which
-                // would keep SecantusDB from bounding its index scan by it).
+                // would keep the test server from bounding its index scan by it: T6).
                 let page = Filter::Gte(spec.order.field().into(), Bson::Int64(low));
                 let bounded = Filter::And(vec![spec.by_key(&key), page]);
                 store.find_raw(spec.collection, &bounded, &opts).await?

@@ -238,7 +238,7 @@ pub(crate) fn overflowed<T>(spec: &SeriesSpec<'_>, kept: &Kept, r: Result<T>) ->
 ///
 /// When this process remembers the number `n` of the key's next document, the newest is
 /// document `n - 1` or a later one, and the query is bounded below by that number: a server
-/// that reads a sorted query's whole index range before applying its limit (SecantusDB does)
+/// that reads a sorted query's whole index range before applying its limit (test server, T1)
 /// then reads two entries rather than the key's whole history. Should nothing be found there
 /// (documents were deleted behind the memo), the key is read unbounded.
 pub(super) async fn newest_doc<S: Store>(

@@ -36,16 +36,16 @@ impl<'a> SeriesSpec<'a> {
     /// `{key, seq: -1, _id: -1}` partial on `count < size`, which holds only open documents,
     /// newest first: how a push finds its document, or finds there is none, in one index probe
     /// however long the series (it both filters and sorts, so the server's planner picks it
-    /// without a hint: SecantusDB's hinted queries cost in proportion to the collection); and a
+    /// without a hint, which costs in proportion to the collection on the test server); and a
     /// unique one on `{key, seq}` (documents without `seq` aside) that admits one document
     /// `n + 1`. `seq` never changes once written, so that partial index never sees a document
-    /// leave its filter (the test server mishandles unique partial indexes that do).
+    /// leave its filter.
     ///
     /// The open-document index is named to sort before any other index on the key
-    /// (`0_pattern_open_...`): SecantusDB tries a query's candidate indexes in name order, and
-    /// with `{key, seq, _id}` first it walks every document of the key before the open one, so
-    /// a push would cost in proportion to the key's history. A real mongod plans both orders
-    /// alike.
+    /// (`0_pattern_open_...`): a planner that tries a query's candidate indexes in name order
+    /// would otherwise walk every document of the key before the open one. (The test server's
+    /// behaviours these choices answer: [`guide::test_server`](crate::guide::test_server), T2
+    /// to T4.)
     pub fn indexes(&self) -> Vec<IndexSpec> {
         let (k, seq) = (self.key_field, self.order.field());
         let mut all = vec![

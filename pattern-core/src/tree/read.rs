@@ -98,8 +98,8 @@ pub(crate) async fn children<S: Store>(
         }
         _ => {
             // The node and its children in one indexed query (`_id` or `parent`): the node
-            // tells an unknown id from a leaf. (A one-hop `$graphLookup` would do the same;
-            // SecantusDB answers it by a scan, 20x slower than this at 10,000 nodes.)
+            // tells an unknown id from a leaf. (A one-hop `$graphLookup` would do the same, but
+            // is a scan on the test server: T9.)
             let filter = Filter::Or(vec![by_id(id), Filter::eq(spec.fields.parent, id.clone())]);
             let found = store
                 .find(spec.collection, &filter, &FindOptions::default())

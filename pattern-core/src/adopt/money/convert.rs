@@ -62,7 +62,7 @@ impl Step {
 ///   document is left as it was and listed in [`MoneyReport::refused`] (and as a defect by
 ///   the verification, so the finish step does not run).
 /// - Each batch of documents is re-read and written in one transaction that also advances
-///   the checkpoint in [`CHECKPOINTS`](super::CHECKPOINTS): a run killed at any point resumes
+///   the checkpoint in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS): a run killed at any point resumes
 ///   after the last committed batch, and a document gets its new field once (a document that
 ///   has it is not written again).
 /// - Writers of the old form during the run: the pass runs again from its last position (up

@@ -159,7 +159,7 @@ impl MongoStore {
         match opts.limit {
             // The whole limit in the first batch where it fits (one round trip: the cursor is
             // closed once the limit is reached). Not a negative limit: that returns a single
-            // batch, which a server may cut short (at 16 MiB, or 101 documents on SecantusDB),
+            // batch, which a server may cut short (at 16 MiB, or 101 documents: test server, T7),
             // silently dropping the rest. A negative limit counts as its absolute value, as the
             // in-memory store takes it.
             Some(n) if n != 0 => {
@@ -296,8 +296,8 @@ impl MongoStore {
             "depthField": DEPTH_FIELD,
             "restrictSearchWithMatch": not_null,
         };
-        // Always a `maxDepth`: without one, SecantusDB stops at depth 100 (MongoDB has no
-        // limit); `u32::MAX` is the contract's own unlimited.
+        // Always a `maxDepth`: without one, the test server stops at depth 100 (T8; MongoDB
+        // has no limit); `u32::MAX` is the contract's own unlimited.
         lookup.insert("maxDepth", i64::from(q.max_depth.unwrap_or(u32::MAX)));
         let pipeline = vec![
             doc! {"$match": Filter::eq("_id", q.start.clone()).to_document()},

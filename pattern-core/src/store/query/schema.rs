@@ -8,8 +8,8 @@
 //!   Int64; the type is the value's own (an array is an `"array"`, never its elements);
 //! - `minimum`/`maximum` compare numbers across types, exactly (Int64 against Double without
 //!   rounding, Decimal128 by its value), refuse NaN (MongoDB's comparisons match NaN only
-//!   against NaN), and let any value that is not a number pass (SecantusDB, the test server,
-//!   lets a Decimal128 or a NaN pass them: the layouts' schemas never depend on it);
+//!   against NaN), and let any value that is not a number pass (the test server lets a
+//!   Decimal128 or a NaN pass them: [`guide::test_server`](crate::guide::test_server), T10);
 //! - `maxItems` and `items` look at arrays only, other values pass;
 //! - a field the object lacks passes its `properties` schema; only `required` refuses it
 //!   (a field holding null is present).
