@@ -63,10 +63,7 @@ pub async fn analyze_outlier<S: Store>(
         sorted(
             ANALYZE,
             vec![],
-            vec![
-                Path::from(ov.key_field.to_owned()),
-                Path::from(ov.items_field.to_owned()),
-            ],
+            vec![Path::from(ov.key_field), Path::from(ov.items_field)],
         ),
         opts,
         "scan overflow",

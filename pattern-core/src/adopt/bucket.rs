@@ -113,7 +113,7 @@ async fn preflight<S: Store>(store: &S, spec: &BucketSpec<'_>, from: &Source<'_>
     require_collection(store, src).await?;
     require_exists(store, src, from.key_field, "the key").await?;
     require_exists(store, src, from.time_field, "the item's time").await?;
-    let has_key = Filter::Exists(Path::from(spec.key_field.to_owned()), true);
+    let has_key = Filter::Exists(Path::from(spec.key_field), true);
     let (key, what) = (spec.key_field, "the key of the buckets");
     require_field(store, spec.collection, has_key, key, what, true).await
 }
@@ -448,7 +448,7 @@ async fn write_parts<T: Store>(
         found.extend(
             tx.find(
                 coll,
-                &Filter::In(Path::from(series.key_field.to_owned()), fresh),
+                &Filter::In(Path::from(series.key_field), fresh),
                 &by_key,
             )
             .await?,
@@ -457,7 +457,7 @@ async fn write_parts<T: Store>(
     for p in parts.iter().filter(|p| p.state.pages > 0) {
         let after = Filter::and([
             series.by_key(&p.key),
-            Filter::Gt(Path::from(page.to_owned()), Bson::Int64(p.state.pages)),
+            Filter::Gt(Path::from(page), Bson::Int64(p.state.pages)),
         ]);
         found.extend(tx.find(coll, &after, &by_key).await?);
     }
@@ -474,7 +474,7 @@ async fn write_parts<T: Store>(
     if !stale.is_empty() {
         // By key too: on a collection sharded by it, only those keys' shards.
         let of_keys = Filter::and([
-            Filter::In(Path::from(series.key_field.to_owned()), stale_keys),
+            Filter::In(Path::from(series.key_field), stale_keys),
             Filter::In("_id".into(), stale),
         ]);
         tx.delete_many(coll, &of_keys).await?;

@@ -47,7 +47,7 @@ async fn preflight<S: Store>(store: &S, spec: &OutlierSpec<'_>) -> Result<()> {
     let ov = &spec.overflow;
     require_collection(store, spec.collection).await?;
     require_exists(store, spec.collection, spec.items_field, "the array to cap").await?;
-    let has_ref = Filter::Exists(Path::from(ov.key_field.to_owned()), true);
+    let has_ref = Filter::Exists(Path::from(ov.key_field), true);
     let what = "the reference to the main document";
     require_field(store, ov.collection, has_ref, ov.key_field, what, true).await
 }
@@ -250,8 +250,8 @@ async fn migrate_batch<T: Store>(
         out.moved += beyond.len() as u64;
         let mut set = Update {
             set: vec![
-                (Path::from(spec.items_field.to_owned()), Bson::Array(items)),
-                (Path::from(spec.flag_field.to_owned()), Bson::Boolean(true)),
+                (Path::from(spec.items_field), Bson::Array(items)),
+                (Path::from(spec.flag_field), Bson::Boolean(true)),
             ],
             ..Update::default()
         };
@@ -268,7 +268,7 @@ async fn migrate_batch<T: Store>(
     // What overflow the moved documents had: the seed's unnumbered documents first, then the
     // chunks in order, as the reads take them.
     let parents: Vec<Bson> = moves.iter().map(|(id, _)| id.clone()).collect();
-    let of_parents = Filter::In(Path::from(ov.key_field.to_owned()), parents.clone());
+    let of_parents = Filter::In(Path::from(ov.key_field), parents.clone());
     let existing = tx
         .find(
             ov.collection,

@@ -400,38 +400,30 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             // An empty bucket holds no time: bounds that no range overlaps... none at all.
             match (lo, hi) {
                 (Some(lo), Some(hi)) => {
-                    update
-                        .set
-                        .push((crate::store::query::Path::from(min.to_owned()), lo));
-                    update
-                        .set
-                        .push((crate::store::query::Path::from(max.to_owned()), hi));
+                    update.set.push((crate::store::query::Path::from(min), lo));
+                    update.set.push((crate::store::query::Path::from(max), hi));
                 }
                 // No item: no bounds (no range overlaps the bucket); a later push's `$min` /
                 // `$max` starts them.
-                _ => update
-                    .unset
-                    .extend([Path::from(min.to_owned()), Path::from(max.to_owned())]),
+                _ => update.unset.extend([Path::from(min), Path::from(max)]),
             }
         }
         let kept = spec.kept(&values, &millis)?;
         for (agg, v) in spec.keeps.summary.iter().zip(kept.summary) {
             match v {
-                Some(v) => update.set.push((Path::from(agg.field.to_owned()), v)),
+                Some(v) => update.set.push((Path::from(agg.field), v)),
                 // No item has a number there: removed (a stale partial value must not stay,
                 // and a null would win every later `$min`).
-                None => update.unset.push(Path::from(agg.field.to_owned())),
+                None => update.unset.push(Path::from(agg.field)),
             }
         }
-        update.set.extend(
-            spec.marks()
-                .into_iter()
-                .map(|(k, v)| (Path::from(k.to_owned()), v)),
-        );
+        update
+            .set
+            .extend(spec.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
         let cas = Filter::and([
             spec.by_key(&key),
             Filter::Eq("_id".into(), id.clone()),
-            Filter::Eq(Path::from(spec.count_field.to_owned()), count),
+            Filter::Eq(Path::from(spec.count_field), count),
         ]);
         if store
             .update_one(spec.collection, &cas, &mut update, false)

@@ -65,16 +65,10 @@ impl Span {
         let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
         let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
         if let Some(f) = self.from {
-            all.push(Filter::Gte(
-                crate::store::query::Path::from(max.to_owned()),
-                date(f),
-            ));
+            all.push(Filter::Gte(crate::store::query::Path::from(max), date(f)));
         }
         if let Some(t) = self.to {
-            all.push(Filter::Lt(
-                crate::store::query::Path::from(min.to_owned()),
-                date(t),
-            ));
+            all.push(Filter::Lt(crate::store::query::Path::from(min), date(t)));
         }
         Ok(all)
     }

@@ -67,7 +67,7 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
 async fn flag<S: Store>(store: &S, spec: &OutlierSpec<'_>, id: &Bson) -> Result<()> {
     let mut set = Update {
         set: vec![(
-            crate::store::query::Path::from(spec.flag_field.to_owned()),
+            crate::store::query::Path::from(spec.flag_field),
             Bson::Boolean(true),
         )],
         ..Update::default()
@@ -90,7 +90,7 @@ fn main_has_len(spec: &OutlierSpec<'_>, id: &Bson, len: usize) -> Filter {
         by_id(id),
         Filter::Exists(format!("{}.{}", spec.items_field, len).into(), false),
         Filter::Ne(
-            crate::store::query::Path::from(spec.flag_field.to_owned()),
+            crate::store::query::Path::from(spec.flag_field),
             Bson::Boolean(true),
         ),
     ];

@@ -256,7 +256,7 @@ pub(super) async fn newest_doc<S: Store>(
         let bounded = spec.docs_of(
             key,
             [Filter::Gte(
-                crate::store::query::Path::from(spec.order.field().to_owned()),
+                crate::store::query::Path::from(spec.order.field()),
                 Bson::Int64(n - 1),
             )],
         );
@@ -334,10 +334,7 @@ async fn number_held_by_foreign<S: Store>(
     let field = spec.order.field();
     let holder = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(
-            crate::store::query::Path::from(field.to_owned()),
-            Bson::Int64(seq),
-        ),
+        Filter::Eq(crate::store::query::Path::from(field), Bson::Int64(seq)),
     ]);
     let one = FindOptions {
         limit: Some(1),
@@ -405,11 +402,11 @@ async fn push_many<S: Store>(
                         spec.by_key(key),
                         Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
                         Filter::Eq(
-                            crate::store::query::Path::from(spec.count_field.to_owned()),
+                            crate::store::query::Path::from(spec.count_field),
                             Bson::Int64(count as i64),
                         ),
                         Filter::Lte(
-                            crate::store::query::Path::from(spec.count_field.to_owned()),
+                            crate::store::query::Path::from(spec.count_field),
                             Bson::Int64((size - take) as i64),
                         ),
                     ]);

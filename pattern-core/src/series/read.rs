@@ -136,10 +136,7 @@ pub(crate) async fn nth_doc<S: Store>(
     // match a foreign array holding `n`, which its unique index already files under `n`).
     let numbered = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(
-            crate::store::query::Path::from(field.to_owned()),
-            Bson::Int64(n),
-        ),
+        Filter::Eq(crate::store::query::Path::from(field), Bson::Int64(n)),
     ]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
@@ -150,7 +147,7 @@ pub(crate) async fn nth_doc<S: Store>(
     }
     let unnumbered = Filter::and([
         spec.by_key(key),
-        Filter::Exists(crate::store::query::Path::from(field.to_owned()), false),
+        Filter::Exists(crate::store::query::Path::from(field), false),
     ]);
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
@@ -223,7 +220,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 Next::First => spec.sort(),
                 Next::Unnumbered(after) => {
                     filter.push(Filter::Exists(
-                        crate::store::query::Path::from(field.to_owned()),
+                        crate::store::query::Path::from(field),
                         false,
                     ));
                     filter.push(Filter::Gt("_id".into(), after.clone()));
@@ -231,14 +228,10 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 }
                 Next::Numbered(after) => {
                     filter.push(match after {
-                        Some(a) => {
-                            Filter::Gt(crate::store::query::Path::from(field.to_owned()), a.clone())
-                        }
-                        None => {
-                            Filter::Exists(crate::store::query::Path::from(field.to_owned()), true)
-                        }
+                        Some(a) => Filter::Gt(crate::store::query::Path::from(field), a.clone()),
+                        None => Filter::Exists(crate::store::query::Path::from(field), true),
                     });
-                    vec![(crate::store::query::Path::from(field.to_owned()), 1)]
+                    vec![(crate::store::query::Path::from(field), 1)]
                 }
             };
             spec.ensure_indexes(store).await?;

@@ -65,7 +65,7 @@ impl<'a> SeriesSpec<'a> {
                 name: format!("pattern_{k}_1_{seq}_-1_unique"),
                 keys: vec![(k.into(), 1), (seq.into(), -1)],
                 unique: true,
-                partial: Some(Filter::Exists(Path::from(seq.to_owned()), true)),
+                partial: Some(Filter::Exists(Path::from(seq), true)),
             },
         ];
         if let Some((min, max)) = self.keeps.bounds {
@@ -94,10 +94,7 @@ impl<'a> SeriesSpec<'a> {
     /// The open-document index's partial filter, which the push's query also carries: the
     /// documents with room (`count < size`).
     pub(crate) fn open_partial(&self) -> Filter {
-        Filter::Lt(
-            Path::from(self.count_field.to_owned()),
-            Bson::Int32(self.size as i32),
-        )
+        Filter::Lt(Path::from(self.count_field), Bson::Int32(self.size as i32))
     }
 
     /// Whether `index` is this series' open-document index (by its keys and filter, whatever
@@ -170,7 +167,7 @@ impl<'a> SeriesSpec<'a> {
     }
 
     pub(crate) fn by_key(&self, key: &Bson) -> Filter {
-        Filter::Eq(Path::from(self.key_field.to_owned()), key.clone())
+        Filter::Eq(Path::from(self.key_field), key.clone())
     }
 
     /// A document of the series: its number is absent (the unnumbered documents that come
@@ -178,7 +175,7 @@ impl<'a> SeriesSpec<'a> {
     /// an array: written by another tool) is not part of the series: no read returns or
     /// counts it and no push writes to it.
     pub(crate) fn in_series(&self) -> Filter {
-        Filter::NumberOrMissing(Path::from(self.order.field().to_owned()))
+        Filter::NumberOrMissing(Path::from(self.order.field()))
     }
 
     /// The key's documents ([`SeriesSpec::in_series`]), with `more` conditions.
@@ -190,27 +187,21 @@ impl<'a> SeriesSpec<'a> {
 
     /// The key's documents in order: unnumbered ones first (by `_id`), then by number.
     pub(crate) fn sort(&self) -> Vec<(Path, i32)> {
-        vec![
-            (Path::from(self.order.field().to_owned()), 1),
-            ("_id".into(), 1),
-        ]
+        vec![(Path::from(self.order.field()), 1), ("_id".into(), 1)]
     }
 
     /// Every key's documents in order, keys one after the other (the read index's order).
     pub(crate) fn sort_by_key(&self) -> Vec<(Path, i32)> {
         vec![
-            (Path::from(self.key_field.to_owned()), 1),
-            (Path::from(self.order.field().to_owned()), 1),
+            (Path::from(self.key_field), 1),
+            (Path::from(self.order.field()), 1),
             ("_id".into(), 1),
         ]
     }
 
     /// Newest document first.
     pub(crate) fn newest_first(&self) -> [(Path, i32); 2] {
-        [
-            (Path::from(self.order.field().to_owned()), -1),
-            ("_id".into(), -1),
-        ]
+        [(Path::from(self.order.field()), -1), ("_id".into(), -1)]
     }
 
     /// The key's open documents (`count < size`).
@@ -226,8 +217,8 @@ impl<'a> SeriesSpec<'a> {
     /// computed from them by [`SeriesSpec::kept`]).
     pub(crate) fn push_update(&self, items: Vec<Bson>, kept: &Kept) -> Update {
         let mut update = Update {
-            inc: vec![(Path::from(self.count_field.to_owned()), items.len() as i32)],
-            push: vec![(Path::from(self.items_field.to_owned()), items)],
+            inc: vec![(Path::from(self.count_field), items.len() as i32)],
+            push: vec![(Path::from(self.items_field), items)],
             ..Update::default()
         };
         for (field, op, v) in self.kept_values(kept) {
@@ -236,7 +227,7 @@ impl<'a> SeriesSpec<'a> {
                 AggregateOp::Min => &mut update.min,
                 AggregateOp::Max => &mut update.max,
             };
-            ops.push((Path::from(field.to_owned()), v));
+            ops.push((Path::from(field), v));
         }
         update
     }
@@ -264,14 +255,10 @@ impl<'a> SeriesSpec<'a> {
     /// the key, the number, and the marks.
     pub(crate) fn on_insert(&self, key: &Bson, seq: i64) -> Vec<(Path, Bson)> {
         let mut fields = vec![
-            (Path::from(self.key_field.to_owned()), key.clone()),
-            (Path::from(self.order.field().to_owned()), Bson::Int64(seq)),
+            (Path::from(self.key_field), key.clone()),
+            (Path::from(self.order.field()), Bson::Int64(seq)),
         ];
-        fields.extend(
-            self.marks()
-                .into_iter()
-                .map(|(k, v)| (Path::from(k.to_owned()), v)),
-        );
+        fields.extend(self.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
         fields
     }
 

@@ -211,14 +211,17 @@ impl Collection {
         });
         // The indexes whose entry for the document the update may move (those reading a
         // field it writes), with the document's key in them before the update.
+        let written = update.written();
+        let writes_id = written.contains(&"_id");
         let moving: Vec<(usize, Before)> = indexes
             .iter()
             .enumerate()
-            .filter_map(|(i, ix)| match ix.moved_by(update)? {
+            .filter_map(|(i, ix)| match ix.moved_by(&written)? {
                 Moved::Keys => Some((i, Before::Key(ix.key_of(doc)))),
                 Moved::Filter => Some((i, Before::InFilter(ix.in_filter(doc)))),
             })
             .collect();
+        drop(written);
         let undo = update.undo_log(doc, false);
         update.apply_taking(doc, false).map_err(|e| Error::Server {
             message: e,
@@ -232,9 +235,8 @@ impl Collection {
             .or_else(|| document_bytes(doc));
         debug_assert_eq!(size, document_bytes(doc), "size of the updated document");
         // The checks a replacement by the updated document would make; a refusal undoes it.
-        let checked = validate(coll, validator, doc).and_then(|()| {
-            check_updated(coll, doc, size, id, indexes, moving, update.writes("_id"))
-        });
+        let checked = validate(coll, validator, doc)
+            .and_then(|()| check_updated(coll, doc, size, id, indexes, moving, writes_id));
         match checked {
             Ok(moves) => {
                 for (i, old, new) in moves {

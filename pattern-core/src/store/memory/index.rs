@@ -14,7 +14,7 @@ use std::ops::Bound;
 use bson::{Bson, Document};
 
 use crate::store::query::eval::{compare_values, get_path};
-use crate::store::query::{Filter, IndexSpec, Update};
+use crate::store::query::{Filter, IndexSpec};
 use crate::Error;
 
 /// A BSON value ordered by MongoDB's comparison (so `1`, `1_i64` and `1.0` are one key, as in
@@ -308,10 +308,12 @@ impl MemIndex {
     /// How `update` can move a document's entry (or make it conflict): `Keys` when it writes
     /// a top-level field the index's keys read, `Filter` when it writes only fields its
     /// partial filter reads (the entry can only come or go), `None` otherwise.
-    pub(super) fn moved_by(&self, update: &Update) -> Option<Moved> {
-        if self.key_fields.iter().any(|f| update.writes(f)) {
+    /// `written`: the fields the update writes (`Update::written`).
+    pub(super) fn moved_by(&self, written: &[&str]) -> Option<Moved> {
+        let writes = |f: &String| written.contains(&f.as_str());
+        if self.key_fields.iter().any(writes) {
             Some(Moved::Keys)
-        } else if self.filter_fields.iter().any(|f| update.writes(f)) {
+        } else if self.filter_fields.iter().any(writes) {
             Some(Moved::Filter)
         } else {
             None

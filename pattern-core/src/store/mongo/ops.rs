@@ -282,7 +282,7 @@ impl MongoStore {
             "input": {"$cond": [{"$isArray": [&start]}, &start, [&start]]},
             "cond": {"$ne": ["$$this", Bson::Null]},
         }};
-        let to = q.connect_to.as_ref();
+        let to = q.connect_to.as_str();
         let not_null = doc! {"$or": [
             {to: {"$ne": Bson::Null}},
             {to: {"$elemMatch": {"$ne": Bson::Null}}},
@@ -290,7 +290,7 @@ impl MongoStore {
         let mut lookup = doc! {
             "from": coll,
             "startWith": start_values,
-            "connectFromField": q.connect_from.as_ref(),
+            "connectFromField": q.connect_from.as_str(),
             "connectToField": to,
             "as": "found",
             "depthField": DEPTH_FIELD,

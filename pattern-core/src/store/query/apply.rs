@@ -205,7 +205,7 @@ impl Update {
             }
         }
         for k in &self.unset {
-            doc.remove(k.as_ref());
+            doc.remove(k.as_str());
         }
         for (r, v) in self.rewrite.iter().zip(prepared.rewrites) {
             match v {
@@ -241,17 +241,31 @@ impl Update {
             .or_else(|| doc.get(k))
     }
 
-    /// Whether the update (on an existing document: `$setOnInsert` aside) writes field `k`.
-    pub(crate) fn writes(&self, k: &str) -> bool {
-        self.set.iter().any(|(f, _)| f == k)
-            || self.inc.iter().any(|(f, _)| f == k)
-            || self.sum.iter().any(|(f, _)| f == k)
-            || self.min.iter().any(|(f, _)| f == k)
-            || self.max.iter().any(|(f, _)| f == k)
-            || self.unset.iter().any(|f| f == k)
-            || self.push.iter().any(|(f, _)| f == k)
-            || self.pull.iter().any(|(f, _)| f == k)
-            || self.rewrite.iter().any(|r| r.field() == k)
+    /// The fields the update (on an existing document: `$setOnInsert` aside) writes, each as
+    /// often as an operator names it: gathered once for the many questions an update of a
+    /// document with several indexes asks (which index entries it may move).
+    pub(crate) fn written(&self) -> Vec<&str> {
+        let mut out = Vec::with_capacity(
+            self.set.len()
+                + self.inc.len()
+                + self.sum.len()
+                + self.min.len()
+                + self.max.len()
+                + self.unset.len()
+                + self.push.len()
+                + self.pull.len()
+                + self.rewrite.len(),
+        );
+        out.extend(self.set.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.inc.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.sum.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.min.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.max.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.unset.iter().map(|f| f.as_str()));
+        out.extend(self.push.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.pull.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.rewrite.iter().map(|r| r.field()));
+        out
     }
 
     /// The name of a field an [`Undo`] saved.

@@ -9,8 +9,6 @@
 //! driver's documents ([`Filter::to_document`], [`Update::to_document`]); the in-memory store
 //! evaluates them with the functions of this module, with MongoDB's semantics for the subset.
 
-use std::borrow::Cow;
-
 use bson::{Bson, Document};
 
 mod apply;
@@ -26,9 +24,10 @@ pub use filter::Filter;
 pub use schema::Schema;
 pub use update::{Rewrite, Shift, Update};
 
-/// A field name or dotted path. The patterns' own paths are `&'static str`s, borrowed
-/// without allocating; any `String` converts too (`"count".into()`, `format!(..).into()`).
-pub type Path = Cow<'static, str>;
+/// A field name or dotted path: a small string, held inline up to 24 bytes (no allocation for
+/// the field names a push or a read names); any `&str` or `String` converts
+/// (`"count".into()`, `format!(..).into()`).
+pub type Path = compact_str::CompactString;
 
 /// Options of a find.
 #[derive(Clone, Debug, Default, PartialEq)]
