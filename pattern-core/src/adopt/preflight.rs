@@ -37,11 +37,17 @@ pub(crate) async fn require_field<S: Store>(
     holding: &str,
     only_if_any: bool,
 ) -> Result<()> {
-    if any(store, coll, has).await? {
+    if any(store, coll, has.clone()).await? {
         return Ok(());
     }
     let found = fields(store, coll).await?;
     if only_if_any && found.is_empty() {
+        return Ok(());
+    }
+    // Asked again after the sample: a writer (a live push into the bucket collection) may have
+    // created the collection's first documents since the first question. Documents seen in
+    // the sample and none with the field now is a refusal that no concurrent insert explains.
+    if any(store, coll, has).await? {
         return Ok(());
     }
     Err(Error::SourceNotFound {
