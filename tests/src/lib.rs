@@ -26,6 +26,16 @@ pub fn mongo_uri() -> String {
     }
 }
 
+/// A soak test's size: `short` by default (the README's test command), `full` with
+/// `PATTERN_FULL=1` (any value but empty or `0`). Short first, unlike `pattern_bench::scale`. A
+/// test's own variable, where it has one, overrides both.
+pub fn scale(short: u32, full: u32) -> u32 {
+    match std::env::var("PATTERN_FULL") {
+        Ok(v) if !v.is_empty() && v != "0" => full,
+        _ => short,
+    }
+}
+
 /// A database name unique to this test run (at most 63 bytes).
 pub fn unique_db(test: &str) -> String {
     let nanos = SystemTime::now()

@@ -41,12 +41,13 @@ impl Bucket for Ticks {
     }
 }
 
-/// `PATTERN_TS_HISTORY` items (default 1,000,000), one a minute.
+/// `PATTERN_TS_HISTORY` items, one a minute; without it 100,000 (1,000,000 with
+/// `PATTERN_FULL=1`).
 fn history_len() -> i64 {
     std::env::var("PATTERN_TS_HISTORY")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000)
+        .unwrap_or_else(|| pattern_tests::scale(100_000, 1_000_000).into())
 }
 
 fn tick(n: i64) -> Tick {
