@@ -41,8 +41,6 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures::TryStreamExt;
 use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{full_scale, scale};
 use pattern_core::adopt::{self, MigrateReport, Options, Source, Verified};
@@ -299,42 +297,22 @@ struct Logged {
 
 type Commands = BTreeMap<String, (usize, Duration)>;
 
-fn counted(name: &str) -> bool {
-    !matches!(
-        name,
-        "hello"
-            | "isMaster"
-            | "ismaster"
-            | "ping"
-            | "buildInfo"
-            | "buildinfo"
-            | "endSessions"
-            | "saslStart"
-            | "saslContinue"
-    )
-}
-
 impl Log {
     fn event(&self, ev: CommandEvent) {
         let mut l = self.0.lock().unwrap();
         let (id, name, took) = match ev {
             CommandEvent::Started(e) => {
-                if counted(&e.command_name) {
-                    let target = e.command.get_str(&e.command_name).unwrap_or("");
-                    l.open.insert(
-                        e.request_id,
-                        (format!("{} {target}", e.command_name), Instant::now()),
-                    );
-                }
+                let target = e.command.get_str(&e.command_name).unwrap_or("");
+                l.open.insert(
+                    e.request_id,
+                    (format!("{} {target}", e.command_name), Instant::now()),
+                );
                 return;
             }
             CommandEvent::Succeeded(e) => (e.request_id, e.command_name, e.duration),
             CommandEvent::Failed(e) => (e.request_id, e.command_name, e.duration),
             _ => return,
         };
-        if !counted(&name) {
-            return;
-        }
         let what = l.open.remove(&id).map_or_else(|| name.clone(), |o| o.0);
         if took > Duration::from_secs(1) {
             l.slow.push(format!("{what} {:.1} s", took.as_secs_f64()));
@@ -362,19 +340,12 @@ impl Log {
     }
 }
 
-/// A store on a fresh database whose client logs its commands.
+/// A store on a fresh database whose client logs its commands (the shared command monitor:
+/// handshakes and monitoring aside).
 async fn counted_store(name: &str) -> (MongoStore, Log) {
     let log = Log::default();
     let sink = log.clone();
-    let mut opts = ClientOptions::parse(std::env::var("MONGODB_URI").unwrap())
-        .await
-        .expect("MONGODB_URI does not parse");
-    opts.server_selection_timeout
-        .get_or_insert(Duration::from_secs(20));
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
-        sink.event(ev)
-    }));
-    let store = MongoStore::with_options(opts, &pattern_tests::unique_db(name)).expect("client");
+    let store = pattern_tests::monitored_mongo_store(name, move |ev| sink.event(ev)).await;
     (store, log)
 }
 

@@ -57,12 +57,11 @@ use bson::{doc, Bson, Document};
 use criterion::{Criterion, SamplingMode};
 use futures::{StreamExt, TryStreamExt};
 use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{Book, Samples, Trade, TradeHistory};
 use pattern_core::{store::Store, Bucket, MongoStore};
-use pattern_tests::{mongo_uri, unique_db};
+use pattern_tests::unique_db;
 use serde::{Deserialize, Serialize};
 
 /// Epoch seconds of trade 0; trade `i` of a series is `i` seconds later, so every bucket
@@ -222,18 +221,14 @@ impl Trace {
     fn stop(&self) -> Vec<(String, Document)> {
         self.0.lock().unwrap().take().unwrap_or_default()
     }
-    fn handler(&self) -> EventHandler<CommandEvent> {
+    /// Has the client of `opts` report to this trace (the shared command monitor: handshakes
+    /// and monitoring aside).
+    fn install(&self, opts: &mut ClientOptions) {
         let sink = self.clone();
-        EventHandler::callback(move |ev: CommandEvent| {
+        pattern_tests::monitor(opts, move |ev| {
             let CommandEvent::Started(s) = ev else { return };
             let mut log = sink.0.lock().unwrap();
             let Some(log) = log.as_mut() else { return };
-            if matches!(
-                s.command_name.as_str(),
-                "hello" | "isMaster" | "ismaster" | "ping"
-            ) {
-                return;
-            }
             let mut body = s.command.clone();
             for k in [
                 "lsid",
@@ -245,7 +240,7 @@ impl Trace {
                 body.remove(k);
             }
             log.push((s.command_name.clone(), body));
-        })
+        });
     }
 }
 
@@ -698,9 +693,8 @@ fn main() {
 
     let trace = Trace::default();
     let (bench, db_name) = rt.block_on(async {
-        let mut opts = ClientOptions::parse(mongo_uri()).await.expect("MONGODB_URI parses");
-        opts.server_selection_timeout.get_or_insert(Duration::from_secs(20));
-        opts.command_event_handler = Some(trace.handler());
+        let mut opts = pattern_tests::client_options().await;
+        trace.install(&mut opts);
         let db_name = unique_db("overhead");
         let store = MongoStore::with_options(opts, &db_name).expect("a client");
         let db = store.database().clone();

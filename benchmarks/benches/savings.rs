@@ -40,8 +40,6 @@ use bson::{doc, Bson, Document};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use futures::TryStreamExt;
 use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::options::ClientOptions;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{Book, Samples, Trade, TradeHistory};
 use pattern_core::{Bucket, MemoryStore, MongoStore, Outlier};
@@ -237,18 +235,10 @@ impl WireLog {
     }
 }
 
-async fn client_options() -> ClientOptions {
-    let mut opts = ClientOptions::parse(pattern_tests::mongo_uri())
-        .await
-        .expect("MONGODB_URI parses");
-    opts.server_selection_timeout = Some(Duration::from_secs(20));
-    opts
-}
-
-/// A store on `db` whose client reports every reply to `log`.
+/// A store on `db` whose client reports every reply to `log` (the shared command monitor).
 async fn monitored_store(db: &str, log: WireLog) -> MongoStore {
-    let mut opts = client_options().await;
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+    let mut opts = pattern_tests::client_options().await;
+    pattern_tests::monitor(&mut opts, move |ev| {
         if let CommandEvent::Succeeded(s) = ev {
             let data = matches!(
                 s.command_name.as_str(),
@@ -258,7 +248,7 @@ async fn monitored_store(db: &str, log: WireLog) -> MongoStore {
                 log.record(&s.reply);
             }
         }
-    }));
+    });
     MongoStore::with_options(opts, db).expect("client")
 }
 
@@ -447,7 +437,8 @@ fn main() {
     let rt = Runtime::new().expect("a tokio runtime");
     let db_name = pattern_tests::unique_db("bench_savings");
     let (store, wire_log, monitored) = rt.block_on(async {
-        let store = MongoStore::with_options(client_options().await, &db_name).expect("client");
+        let store = MongoStore::with_options(pattern_tests::client_options().await, &db_name)
+            .expect("client");
         let log = WireLog::default();
         let monitored = monitored_store(&db_name, log.clone()).await;
         (store, log, monitored)

@@ -16,8 +16,6 @@ use std::time::{Duration, Instant};
 use bson::{doc, Bson, Document};
 use futures::TryStreamExt;
 use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::options::ClientOptions;
 use pattern_bench::scale;
 use pattern_core::tree::raw;
 use pattern_core::{
@@ -64,16 +62,15 @@ fn reply_counts(name: &str, reply: &Document) -> (u64, u64) {
     }
 }
 
+/// A store on a fresh database counting what its client sends and receives (the shared command
+/// monitor: handshakes and monitoring aside).
 async fn counted(db: &str) -> (MongoStore, Counter) {
     let counter = Counter::default();
     let sink = counter.clone();
-    let mut opts = ClientOptions::parse(pattern_tests::mongo_uri())
-        .await
-        .unwrap();
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+    let store = pattern_tests::monitored_mongo_store(db, move |ev| {
         let mut c = sink.0.lock().unwrap();
         match ev {
-            CommandEvent::Started(s) if !is_handshake(&s.command_name) => c.0.push(s.command_name),
+            CommandEvent::Started(s) => c.0.push(s.command_name),
             CommandEvent::Succeeded(s) => {
                 let (r, w) = reply_counts(&s.command_name, &s.reply);
                 c.1 += r;
@@ -81,23 +78,9 @@ async fn counted(db: &str) -> (MongoStore, Counter) {
             }
             _ => {}
         }
-    }));
-    let store = MongoStore::with_options(opts, &pattern_tests::unique_db(db)).unwrap();
+    })
+    .await;
     (store, counter)
-}
-
-fn is_handshake(name: &str) -> bool {
-    matches!(
-        name,
-        "hello"
-            | "isMaster"
-            | "ismaster"
-            | "ping"
-            | "buildInfo"
-            | "endSessions"
-            | "saslStart"
-            | "saslContinue"
-    )
 }
 
 fn id(i: usize) -> String {

@@ -1,6 +1,7 @@
-//! Shared support for the integration and conformance tests: the MongoDB test server, one
-//! database per test, command counting with the driver's command monitoring, and the macro
-//! that runs one suite unchanged against both stores.
+//! Shared support for the integration and conformance tests (and the benchmarks): the MongoDB
+//! test server, one database per test, the one command monitor (the driver's command
+//! monitoring, handshakes aside) every count and record of commands goes through, the soak
+//! tests' scale, and the macro that runs one suite unchanged against both stores.
 
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -26,6 +27,16 @@ pub fn mongo_uri() -> String {
     }
 }
 
+/// A soak test's size: `short` by default (the README's test command), `full` with
+/// `PATTERN_FULL=1` (any value but empty or `0`). Short first, unlike `pattern_bench::scale`. A
+/// test's own variable, where it has one, overrides both.
+pub fn scale(short: u32, full: u32) -> u32 {
+    match std::env::var("PATTERN_FULL") {
+        Ok(v) if !v.is_empty() && v != "0" => full,
+        _ => short,
+    }
+}
+
 /// A database name unique to this test run (at most 63 bytes).
 pub fn unique_db(test: &str) -> String {
     let nanos = SystemTime::now()
@@ -42,7 +53,9 @@ pub fn unique_db(test: &str) -> String {
     name
 }
 
-async fn options() -> ClientOptions {
+/// Client options for `$MONGODB_URI` (a panic that says how to get a server without it), with
+/// server selection bounded at 20 s unless the connection string says otherwise.
+pub async fn client_options() -> ClientOptions {
     let mut opts = ClientOptions::parse(mongo_uri())
         .await
         .expect("MONGODB_URI does not parse");
@@ -53,13 +66,61 @@ async fn options() -> ClientOptions {
 
 /// A MongoDB store on a fresh database for `test`.
 pub async fn mongo_store(test: &str) -> MongoStore {
-    MongoStore::with_options(options().await, &unique_db(test)).expect("client")
+    MongoStore::with_options(client_options().await, &unique_db(test)).expect("client")
 }
 
 /// Another client on `store`'s database: a second process, as far as the stores can tell
 /// (each remembers only what its own pushes saw).
 pub async fn second_client(store: &MongoStore) -> MongoStore {
-    MongoStore::with_options(options().await, store.database().name()).expect("client")
+    MongoStore::with_options(client_options().await, store.database().name()).expect("client")
+}
+
+/// Whether a command carries data: not one of the driver's handshakes, authentication or
+/// monitoring commands, which no count or record of the tests and benchmarks includes.
+pub fn carries_data(command: &str) -> bool {
+    !matches!(
+        command,
+        "hello"
+            | "isMaster"
+            | "ismaster"
+            | "ping"
+            | "buildInfo"
+            | "buildinfo"
+            | "endSessions"
+            | "saslStart"
+            | "saslContinue"
+    )
+}
+
+/// The command monitor every count and record of commands goes through (the tests' and the
+/// benchmarks'): the client of `opts` passes each event (started, succeeded, failed) of every
+/// command that [carries data](carries_data) to `on_command`.
+pub fn monitor(
+    opts: &mut ClientOptions,
+    on_command: impl Fn(CommandEvent) + Send + Sync + 'static,
+) {
+    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+        let name = match &ev {
+            CommandEvent::Started(e) => &e.command_name,
+            CommandEvent::Succeeded(e) => &e.command_name,
+            CommandEvent::Failed(e) => &e.command_name,
+            _ => return,
+        };
+        if carries_data(name) {
+            on_command(ev);
+        }
+    }));
+}
+
+/// A MongoDB store on a fresh database for `test`, whose client passes the events of every
+/// command that carries data to `on_command` ([`monitor`]).
+pub async fn monitored_mongo_store(
+    test: &str,
+    on_command: impl Fn(CommandEvent) + Send + Sync + 'static,
+) -> MongoStore {
+    let mut opts = client_options().await;
+    monitor(&mut opts, on_command);
+    MongoStore::with_options(opts, &unique_db(test)).expect("client")
 }
 
 /// The commands a client sent, by name, as its command monitoring saw them.
@@ -67,21 +128,6 @@ pub async fn second_client(store: &MongoStore) -> MongoStore {
 pub struct CommandLog(Arc<Mutex<Vec<String>>>);
 
 impl CommandLog {
-    /// Commands that carry data (not the driver's handshakes and monitoring).
-    fn counts(name: &str) -> bool {
-        !matches!(
-            name,
-            "hello"
-                | "isMaster"
-                | "ismaster"
-                | "ping"
-                | "buildInfo"
-                | "buildinfo"
-                | "endSessions"
-                | "saslStart"
-                | "saslContinue"
-        )
-    }
     /// Forgets what was logged.
     pub fn clear(&self) {
         self.0.lock().unwrap().clear();
@@ -108,18 +154,13 @@ impl CommandLog {
 pub async fn counted_mongo_store(test: &str) -> (MongoStore, CommandLog) {
     let log = CommandLog::default();
     let sink = log.clone();
-    let mut opts = options().await;
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+    let store = monitored_mongo_store(test, move |ev| {
         if let CommandEvent::Started(s) = ev {
-            if CommandLog::counts(&s.command_name) {
-                sink.0.lock().unwrap().push(s.command_name);
-            }
+            sink.0.lock().unwrap().push(s.command_name);
         }
-    }));
-    (
-        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
-        log,
-    )
+    })
+    .await;
+    (store, log)
 }
 
 /// A MongoDB store on a fresh database, with every command its client sends (name, body),
@@ -130,18 +171,13 @@ pub async fn recording_mongo_store(
 ) -> (MongoStore, Arc<Mutex<Vec<(String, Document)>>>) {
     let log: Arc<Mutex<Vec<(String, Document)>>> = Arc::default();
     let sink = log.clone();
-    let mut opts = options().await;
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+    let store = monitored_mongo_store(test, move |ev| {
         if let CommandEvent::Started(s) = ev {
-            if CommandLog::counts(&s.command_name) {
-                sink.lock().unwrap().push((s.command_name, s.command));
-            }
+            sink.lock().unwrap().push((s.command_name, s.command));
         }
-    }));
-    (
-        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
-        log,
-    )
+    })
+    .await;
+    (store, log)
 }
 
 /// A MongoDB store on a fresh database whose every command is recorded compacted
@@ -149,19 +185,14 @@ pub async fn recording_mongo_store(
 pub async fn targeted_mongo_store(test: &str) -> (MongoStore, Recorder) {
     let log: Recorder = Arc::default();
     let sink = log.clone();
-    let mut opts = options().await;
-    opts.command_event_handler = Some(EventHandler::callback(move |ev: CommandEvent| {
+    let store = monitored_mongo_store(test, move |ev| {
         if let CommandEvent::Started(s) = ev {
-            if CommandLog::counts(&s.command_name) {
-                let cmd = compact_command(&s.command_name, &s.command);
-                sink.lock().unwrap().push((s.command_name, cmd));
-            }
+            let cmd = compact_command(&s.command_name, &s.command);
+            sink.lock().unwrap().push((s.command_name, cmd));
         }
-    }));
-    (
-        MongoStore::with_options(opts, &unique_db(test)).expect("client"),
-        log,
-    )
+    })
+    .await;
+    (store, log)
 }
 
 /// Drops a test's database (best effort: the test server's storage is temporary anyway).

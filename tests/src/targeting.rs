@@ -1,7 +1,7 @@
 //! The targeting check (issue 18): where each command the library sends would go on a sharded
 //! cluster, by MongoDB's targeting rule, and whether each transaction stays on one shard.
 //!
-//! `tests/sharding.rs` runs it over one workload with the shard keys the specs give. The
+//! `tests/suite/sharding.rs` runs it over one workload with the shard keys the specs give. The
 //! conformance suites run it over every command of every test on MongoDB (`on_both_stores!`
 //! records them with command monitoring): collections are taken as sharded the way the README
 //! documents (bucket and overflow collections on their series key, learned from the series the

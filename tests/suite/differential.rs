@@ -4,8 +4,8 @@
 //! against MongoDB. Every read must return the same result on both, and at the end both must
 //! hold the same documents (server-assigned ObjectId `_id`s of overflow chunks aside).
 //!
-//! `PROPTEST_CASES=1000 cargo test -p pattern-tests --test differential` runs a longer search;
-//! a failure shrinks to a minimal sequence, which proptest keeps in
+//! `PROPTEST_CASES=1000 cargo test -p pattern-tests --test suite differential::` runs a longer
+//! search; a failure shrinks to a minimal sequence, which proptest keeps in
 //! `tests/proptest-regressions/differential.txt` and replays first on every later run.
 
 use bson::{Bson, Document};

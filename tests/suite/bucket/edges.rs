@@ -1,0 +1,186 @@
+//! Foreign documents, indexes, streams across batches and replies, same-second bursts, page
+//! numbers at the edges.
+
+use super::*;
+
+/// A document of the wrong shape gives a decode error naming the collection and `_id`.
+async fn foreign_documents_give_decode_errors(store: AnyStore) {
+    store
+        .insert_one(
+            "trades",
+            doc! {"_id": "9_1", "customerId": 9_i64, "count": 1, "history": ["not a trade"]},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "trades",
+            doc! {"_id": "8_1", "customerId": 8_i64, "count": 1, "history": "not an array"},
+        )
+        .await
+        .unwrap();
+    store
+        .insert_one(
+            "trades",
+            doc! {"_id": "7_1", "customerId": 7_i64, "history": [], "count": "three"},
+        )
+        .await
+        .unwrap();
+    let is_decode = |r: &Error, id: &str| matches!(r, Error::Decode { collection, id: got, .. } if collection == "trades" && got.contains(id));
+    let e = TradeHistory::page(&store, &9, 1).await.unwrap_err();
+    assert!(is_decode(&e, "9_1"), "{e:?}");
+    let e = TradeHistory::items(&store, &9)
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap_err();
+    assert!(is_decode(&e, "9_1"), "{e:?}");
+    let e = TradeHistory::page(&store, &8, 1).await.unwrap_err();
+    assert!(is_decode(&e, "8_1"), "{e:?}");
+    let e = TradeHistory::counts(&store, &8).await.unwrap_err();
+    assert!(is_decode(&e, "8_1"), "{e:?}");
+    // A bucket whose count is not a number is never pushed into (it is not open): the push
+    // opens a new bucket and nothing is lost.
+    TradeHistory::push(&store, &7, trade("buy", "X", 1, "2024-01-01T00:00:00Z"))
+        .await
+        .unwrap();
+    assert_eq!(
+        TradeHistory::counts(&store, &7).await.unwrap(),
+        Counts { items: 1, pages: 2 }
+    );
+}
+
+/// The indexes the reads need exist after first use, and ensuring them again changes nothing.
+/// An open-bucket index under an older name (`pattern_open_...`) and one for another `size`
+/// are replaced.
+async fn indexes_are_created_idempotently(store: AnyStore) {
+    for name in [
+        "pattern_open_customerId_page_count_lt_10",
+        "0_pattern_open_customerId_page_count_lt_4",
+    ] {
+        let size = name.rsplit('_').next().unwrap().parse::<i32>().unwrap();
+        let spec = pattern_core::store::query::IndexSpec {
+            name: name.into(),
+            keys: vec![
+                ("customerId".into(), 1),
+                ("page".into(), -1),
+                ("_id".into(), -1),
+            ],
+            unique: false,
+            partial: Some(pattern_core::store::query::Filter::Lt(
+                "count".into(),
+                Bson::Int32(size),
+            )),
+        };
+        store.create_index("trades", &spec).await.unwrap();
+    }
+    TradeHistory::ensure_indexes(&store).await.unwrap();
+    TradeHistory::ensure_indexes(&store).await.unwrap();
+    store.extensions().forget();
+    TradeHistory::ensure_indexes(&store).await.unwrap();
+    let mut names = store.index_names("trades").await.unwrap();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "0_pattern_open_customerId_page_count_lt_10",
+            "_id_",
+            "pattern_customerId_1_bounded_1_date_max_1_date_min_1",
+            "pattern_customerId_1_page_-1_unique",
+            "pattern_customerId_1_page_1__id_1",
+        ]
+    );
+}
+
+/// A single item per bucket, so that streams cross batch boundaries.
+#[derive(Bucket)]
+#[bucket(collection = "blobs", size = 1)]
+#[allow(dead_code)]
+struct Blobs {
+    #[bucket(key)]
+    k: i64,
+    #[bucket(items)]
+    blobs: Vec<String>,
+}
+
+/// The streams return every bucket when a key has more than one batch of them
+/// (`STREAM_BATCH`), and when one batch of them is more than a 16 MiB reply: a server may cut a
+/// batch short (SecantusDB returns at most 101 documents in a first batch), and the rest must
+/// still come (found by the round-trip benchmark: a stream of 1,000 buckets returned 101).
+async fn streams_cross_batches(store: AnyStore) {
+    let batch = pattern_core::bucket::STREAM_BATCH as usize;
+    let small: Vec<String> = (0..batch + 90).map(|i| format!("s{i}")).collect();
+    Blobs::push_many(&store, &1, &small).await.unwrap();
+    let got: Vec<String> = Blobs::items(&store, &1).try_collect().await.unwrap();
+    assert_eq!(got, small);
+    // 200 buckets of 100 KiB: 20 MiB, more than one reply holds.
+    let big: Vec<String> = (0..200)
+        .map(|i| format!("{i:03}{}", "x".repeat(100 * 1024)))
+        .collect();
+    Blobs::push_many(&store, &2, &big).await.unwrap();
+    let pages: Vec<_> = Blobs::pages(&store, &2).try_collect().await.unwrap();
+    assert_eq!(pages.len(), 200);
+    assert!(pages.iter().zip(&big).all(|(p, b)| p.items == [b.clone()]));
+}
+
+/// A burst: buckets that open within one second take the next suffix after the newest
+/// bucket's, whether this store opened it, found it open, or read it; batches too. Items and
+/// pages stay in push order.
+async fn same_second_burst(store: AnyStore) {
+    for i in 0..12 {
+        Ticks::push(&store, "b", tick(0, i, 1_700_000_000))
+            .await
+            .unwrap();
+    }
+    // A store that has not seen the key (another process): it reads the newest bucket.
+    store.extensions().forget();
+    Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
+        .await
+        .unwrap();
+    store.extensions().forget();
+    let batch: Vec<Tick> = (13..20).map(|i| tick(0, i, 1_700_000_000)).collect();
+    Ticks::push_many(&store, "b", &batch).await.unwrap();
+    let ids: Vec<String> = documents(&store, "ticks")
+        .await
+        .iter()
+        .map(|d| d.get_str("_id").unwrap().to_owned())
+        .collect();
+    let want: Vec<String> = (0..7)
+        .map(|k| match k {
+            0 => "b_1700000000".to_owned(),
+            k => format!("b_1700000000_{k:06}"),
+        })
+        .collect();
+    assert_eq!(ids, want);
+    let all: Vec<u32> = Ticks::items(&store, "b")
+        .map_ok(|t| t.n)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(all, (0..20).collect::<Vec<_>>());
+    for p in 1..=7u64 {
+        let page = Ticks::page(&store, "b", p).await.unwrap().unwrap();
+        assert_eq!(page.id, Bson::String(want[p as usize - 1].clone()));
+    }
+}
+
+/// Page numbers past 2^63-1 (numbers are stored as Int64): `None` on both stores, nothing
+/// sent; page 0 is `InvalidInput`.
+async fn page_numbers_past_the_largest(store: AnyStore) {
+    Ticks::push(&store, "h", tick(0, 0, 1_700_000_000))
+        .await
+        .unwrap();
+    let largest = i64::MAX as u64;
+    for n in [largest, largest + 1, u64::MAX - 1, u64::MAX] {
+        assert_eq!(Ticks::page(&store, "h", n).await.unwrap(), None, "page {n}");
+    }
+    let e = Ticks::page(&store, "h", 0).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e:?}");
+}
+
+on_both_stores!(
+    same_second_burst,
+    page_numbers_past_the_largest,
+    streams_cross_batches,
+    foreign_documents_give_decode_errors,
+    indexes_are_created_idempotently,
+);

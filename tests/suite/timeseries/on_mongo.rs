@@ -1,0 +1,278 @@
+//! Mongo only: what the reads and the ingest send, counted with command monitoring, and what
+//! the server examines for a one-day window of a long history (`explain` of the very queries
+//! the range read sent).
+
+use super::*;
+
+use pattern_tests::recording_mongo_store;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Tick {
+    n: i64,
+    qty: i64,
+    date: DateTime,
+}
+
+const TICK_SUMMARY: &[Aggregate] = &[Aggregate {
+    op: AggregateOp::Sum,
+    item_field: "qty",
+    field: "qty_sum",
+}];
+
+struct Ticks;
+impl Bucket for Ticks {
+    type Key = i64;
+    type Item = Tick;
+    type Summary = Totals;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        collection: "ticks",
+        key_field: "k",
+        items_field: "ticks",
+        count_field: "count",
+        page_field: "page",
+        size: 10,
+        keeps: Keeps {
+            bounds: Some(("date_min", "date_max")),
+            summary: TICK_SUMMARY,
+        },
+    };
+    fn item_millis(t: &Tick) -> Option<i64> {
+        Some(t.date.timestamp_millis())
+    }
+}
+
+/// `PATTERN_TS_HISTORY` items, one a minute; without it 100,000 (1,000,000 with
+/// `PATTERN_FULL=1`).
+fn history_len() -> i64 {
+    std::env::var("PATTERN_TS_HISTORY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| pattern_tests::scale(100_000, 1_000_000).into())
+}
+
+fn tick(n: i64) -> Tick {
+    Tick {
+        n,
+        qty: n % 100,
+        date: DateTime::from_millis(T0 + n * 60_000),
+    }
+}
+
+fn commands(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<(String, Document)> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+/// A one-day window of a long history reads the buckets that overlap it and no other
+/// (documents examined, by `explain` of the query sent), in one find beside the check for
+/// buckets without bounds; `latest` is one find when the newest bucket holds enough.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_day_of_a_long_history_reads_only_its_buckets() {
+    let (store, log) = recording_mongo_store("ts_day").await;
+    let total = history_len();
+    let started = std::time::Instant::now();
+    let mut n = 0;
+    while n < total {
+        let batch: Vec<(i64, Tick)> = (n..(n + 100_000).min(total))
+            .map(|i| (7, tick(i)))
+            .collect();
+        bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap();
+        n += batch.len() as i64;
+    }
+    println!(
+        "ingested {total} items for one key in {:.1?}",
+        started.elapsed()
+    );
+    commands(&log);
+    // The day in the middle of the history: 1,440 items, 144 buckets (+1 straddling).
+    let from = T0 + (total / 2) * 60_000;
+    let day = date(from)..date(from + DAY);
+    let items: Vec<Tick> = bucket::range::<Ticks, _, _>(&store, &7, day.clone())
+        .try_collect()
+        .await
+        .unwrap();
+    let want: Vec<i64> = (total / 2..(total / 2 + 1_440).min(total)).collect();
+    assert_eq!(items.iter().map(|t| t.n).collect::<Vec<_>>(), want);
+    let sent = commands(&log);
+    let finds: Vec<&Document> = sent
+        .iter()
+        .filter(|(n, _)| n == "find")
+        .map(|(_, c)| c)
+        .collect();
+    // The collection was empty at first use, so every bucket is bounded: one find.
+    assert_eq!(sent.len(), 1, "one find of the overlap: {sent:?}");
+    let overlapping = (want.len() as i64 + 9) / 10 + 1;
+    for find in finds {
+        let (docs, returned) = explain(&store, find).await;
+        assert!(
+            docs <= returned + 1,
+            "examined {docs} documents for {returned}: {find}"
+        );
+        assert!(returned <= overlapping, "{returned} buckets for a day");
+    }
+    // The summary of the same day: the whole buckets from their sums, the edges by items.
+    let s = bucket::summary::<Ticks, _, _>(&store, &7, day)
+        .await
+        .unwrap();
+    assert_eq!(s.items, want.len() as u64);
+    let qty: i64 = want.iter().map(|n| n % 100).sum();
+    assert_eq!(s.values[0].and_then(|n| n.as_i64()), Some(qty));
+    commands(&log);
+    // latest: one find while the newest bucket holds enough, two past it.
+    let started = std::time::Instant::now();
+    let newest = bucket::latest::<Ticks, _, _>(&store, &7, 1).await.unwrap();
+    println!("latest(1) of {total} items: {:.1?}", started.elapsed());
+    assert_eq!(newest.iter().map(|t| t.n).collect::<Vec<_>>(), [total - 1]);
+    assert_eq!(commands(&log).len(), 1);
+    let started = std::time::Instant::now();
+    let last = bucket::latest::<Ticks, _, _>(&store, &7, 25).await.unwrap();
+    println!("latest(25): {:.1?}", started.elapsed());
+    assert_eq!(last.len(), 25);
+    assert_eq!(last[24].n, total - 1);
+    assert_eq!(commands(&log).len(), 2);
+    let _ = store.database().drop().await;
+}
+
+/// `(totalDocsExamined, nReturned)` of the find, explained as sent.
+async fn explain(store: &pattern_core::MongoStore, find: &Document) -> (i64, i64) {
+    let mut cmd = Document::new();
+    for k in ["find", "filter", "sort", "projection"] {
+        if let Some(v) = find.get(k) {
+            cmd.insert(k, v.clone());
+        }
+    }
+    let out = store
+        .database()
+        .run_command(doc! {"explain": cmd, "verbosity": "executionStats"})
+        .await
+        .expect("explain");
+    let stats = out.get_document("executionStats").expect("executionStats");
+    let n = |k: &str| stats.get(k).and_then(as_int).unwrap_or(-1);
+    (n("totalDocsExamined"), n("nReturned"))
+}
+
+/// A collection with buckets written before the bounds were kept: a range read also looks
+/// for buckets without bounds (a second find sent beside the overlap), until `backfill`
+/// has completed them and marked the collection; then one find.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn buckets_without_bounds_are_looked_for_until_backfill() {
+    let (store, log) = recording_mongo_store("ts_mark").await;
+    let old: Vec<Trade> = (0..12).map(|i| trade(&mut Lcg(1), i)).collect();
+    bucket::push_many::<Legacy, _, _>(&store, &1, &old)
+        .await
+        .unwrap();
+    let new: Vec<Trade> = (12..30).map(|i| trade(&mut Lcg(2), i)).collect();
+    bucket::push_many::<Trades, _, _>(&store, &1, &new)
+        .await
+        .unwrap();
+    commands(&log);
+    let all: Vec<Trade> = bucket::range::<Trades, _, _>(&store, &1, ..)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 30);
+    let finds = commands(&log)
+        .into_iter()
+        .filter(|(n, _)| n == "find")
+        .count();
+    // The collection's mark (read once per process: none), the overlap, and the buckets
+    // without bounds.
+    assert_eq!(finds, 3);
+    bucket::backfill::<Trades, _>(&store).await.unwrap();
+    commands(&log);
+    let again: Vec<Trade> = bucket::range::<Trades, _, _>(&store, &1, ..)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(again, all);
+    assert_eq!(commands(&log).len(), 1);
+    // Another process learns the mark once, at first use.
+    let other = pattern_tests::second_client(&store).await;
+    let seen: Vec<Trade> = bucket::range::<Trades, _, _>(&other, &1, ..)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(seen, all);
+    let _ = store.database().drop().await;
+}
+
+/// An ingest right after pushes needs no read: each push leaves what ingest needs (the
+/// key's newest bucket, its number and count) in the process, whichever way it went (into a
+/// known open bucket, a `findAndModify` into one another client opened, or a new bucket).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_ingest_after_pushes_is_one_bulk_write() {
+    let (store, log) = recording_mongo_store("ts_push_ingest").await;
+    // Half the keys have an open bucket another client wrote: this process does not know it.
+    let other = pattern_tests::second_client(&store).await;
+    for k in 0..50 {
+        bucket::push::<Ticks, _, _>(&other, &k, &tick(k))
+            .await
+            .unwrap();
+    }
+    for k in 0..100 {
+        bucket::push::<Ticks, _, _>(&store, &k, &tick(1_000 + k))
+            .await
+            .unwrap();
+    }
+    for k in 0..10 {
+        bucket::push::<Ticks, _, _>(&store, &k, &tick(2_000 + k))
+            .await
+            .unwrap();
+    }
+    commands(&log);
+    let batch: Vec<(i64, Tick)> = (0..10_000).map(|i| (i % 100, tick(10_000 + i))).collect();
+    assert_eq!(
+        bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap(),
+        10_000
+    );
+    let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(sent, ["bulkWrite"], "an ingest right after pushes");
+    for k in [0, 42, 77] {
+        let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
+            .map_ok(|t| t.n)
+            .try_collect()
+            .await
+            .unwrap();
+        let mut want: Vec<i64> = Vec::new();
+        want.extend((k < 50).then_some(k));
+        want.push(1_000 + k);
+        want.extend((k < 10).then_some(2_000 + k));
+        want.extend((0..100).map(|j| 10_000 + j * 100 + k));
+        assert_eq!(got, want, "key {k}");
+    }
+    let v = pattern_core::adopt::verify_bucket(&store, &Ticks::SPEC, &Default::default())
+        .await
+        .unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    let _ = store.database().drop().await;
+}
+
+/// Once the keys' newest buckets are known, 1,000 items over 1,000 keys are one command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
+    let (store, log) = recording_mongo_store("ts_ingest").await;
+    let batch = |round: i64| -> Vec<(i64, Tick)> {
+        (0..1_000).map(|k| (k, tick(round * 1_000 + k))).collect()
+    };
+    bucket::ingest::<Ticks, _>(&store, &batch(0)).await.unwrap();
+    let first: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+    println!("first batch (keys unknown): {} commands", first.len());
+    for round in 1..12 {
+        assert_eq!(
+            bucket::ingest::<Ticks, _>(&store, &batch(round))
+                .await
+                .unwrap(),
+            1_000
+        );
+        let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(sent, ["bulkWrite"], "round {round}");
+    }
+    for k in [0, 499, 999] {
+        let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
+            .map_ok(|t| t.n)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(got, (0..12).map(|r| r * 1_000 + k).collect::<Vec<_>>());
+    }
+    let _ = store.database().drop().await;
+}

@@ -1,0 +1,150 @@
+//! The library's own writes pass the validators, and what they write passes the schema.
+
+use super::*;
+
+/// With `validate`, every write of the library installs the validators first and passes them:
+/// pushes, batches, ingest across keys, backfill, a migration from a flat collection; every
+/// bucket written passes the schema.
+async fn library_bucket_writes_pass(store: AnyStore) {
+    for i in 0..25 {
+        TradeHistory::push(&store, &1, trade(i)).await.unwrap();
+    }
+    let many: Vec<Trade> = (0..23).map(trade).collect();
+    TradeHistory::push_many(&store, &2, &many).await.unwrap();
+    let pairs: Vec<(i64, Trade)> = (0..60).map(|i| (i % 7, trade(i))).collect();
+    assert_eq!(TradeHistory::ingest(&store, &pairs).await.unwrap(), 60);
+    // The validator is installed: a raw bucket over the size is refused.
+    let over = doc! {"customerId": 9_i64, "count": 11, "history": trades(11)};
+    assert_refused(store.insert_one("trades", over).await, "trades");
+    // A migration from a flat collection (Int32 keys, as a shell writes them).
+    let flat: Vec<Document> = (0..35)
+        .map(|i| doc! {"customerId": 100 + i % 3, "ticker": "MDB", "qty": i, "date": bson::DateTime::from_millis(1_700_000_000_000 + i64::from(i) * 1000)})
+        .collect();
+    store.insert_many("flat", flat).await.unwrap();
+    let from = Source {
+        collection: "flat",
+        key_field: "customerId",
+        time_field: "date",
+    };
+    let report = TradeHistory::migrate(&store, &from, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(report.moved_items, 35);
+    let checked = all_pass(&store, "trades", &bucket::schemas::<TradeHistory>()[0].1).await;
+    assert!(checked > 10, "{checked} buckets");
+
+    // Kept bounds and summaries: pushes, then a bucket of the seed's layout without them,
+    // which backfill completes.
+    for i in 0..9 {
+        Ticks::push(&store, "MDB", trade(i)).await.unwrap();
+    }
+    Ticks::push_many(&store, "AAPL", &many).await.unwrap();
+    let old = doc! {"_id": "OLD_1", "symbol": "OLD", "count": 2, "ticks": trades(2)};
+    store.insert_one("ticks", old).await.unwrap();
+    assert!(Ticks::backfill(&store).await.unwrap() >= 1);
+    let checked = all_pass(&store, "ticks", &bucket::schemas::<Ticks>()[0].1).await;
+    assert!(checked > 5);
+    let completed = documents(&store, "ticks").await;
+    let old = completed
+        .iter()
+        .find(|d| d.get_str("_id") == Ok("OLD_1"))
+        .unwrap();
+    assert_eq!(old.get_bool("bounded"), Ok(true), "{old}");
+}
+
+/// Outlier writes: save (over the threshold), pushes past it, batches, delete, and an
+/// in-place migration of documents written over the threshold before the validator existed.
+async fn library_outlier_writes_pass(store: AnyStore) {
+    // Written before the validator, over the threshold: "moderate" lets the migration rewrite
+    // them.
+    for id in 10..13 {
+        let raw = doc! {"_id": id, "title": "old", "posts": (0..9).map(|i| format!("p{i}")).collect::<Vec<_>>()};
+        store.insert_one("feeds", raw).await.unwrap();
+    }
+    feed(1, 9).save(&store).await.unwrap();
+    feed(2, 1).save(&store).await.unwrap();
+    for i in 0..7 {
+        Feed::push(&store, &2, format!("more{i}")).await.unwrap();
+    }
+    let batch: Vec<String> = (0..10).map(|i| format!("b{i}")).collect();
+    Feed::push_many(&store, &2, &batch).await.unwrap();
+    feed(3, 0).save(&store).await.unwrap();
+    Feed::push_many(&store, &3, &batch).await.unwrap();
+    assert!(Feed::delete(&store, &3).await.unwrap());
+    let report = Feed::migrate(&store, &Options::default()).await.unwrap();
+    assert_eq!(report.changed, 3);
+    assert_eq!(Feed::counts(&store, &2).await.map(|c| c.items).unwrap(), 18);
+    assert_eq!(Feed::counts(&store, &11).await.map(|c| c.items).unwrap(), 9);
+    for (coll, schema) in outlier::schemas::<Feed>() {
+        all_pass(&store, coll, &schema).await;
+    }
+    // Installed: a raw main document over the threshold is refused.
+    let over = doc! {"_id": 99_i64, "posts": ["a", "b", "c", "d"]};
+    assert_refused(store.insert_one("feeds", over).await, "feeds");
+}
+
+/// Every tree model: inserts, moves, saves, deletes and a repair all pass the validator.
+async fn library_tree_writes_pass(store: AnyStore) {
+    async fn ops<T: Named>(store: &AnyStore) {
+        let root =
+            |s: &'static str| async move { tree::insert_root::<T, _>(store, &T::named(s)).await };
+        let child = |s: &'static str, p: &'static str| async move {
+            tree::insert_child::<T, _, str>(store, p, &T::named(s)).await
+        };
+        root("Books").await.unwrap();
+        child("Programming", "Books").await.unwrap();
+        child("Databases", "Programming").await.unwrap();
+        child("Languages", "Programming").await.unwrap();
+        child("MongoDB", "Databases").await.unwrap();
+        child("dbm", "Databases").await.unwrap();
+        root("Other").await.unwrap();
+        let move_to = |p: Option<&'static str>| tree::move_to::<T, _, str>(store, "Databases", p);
+        move_to(Some("Other")).await.unwrap();
+        move_to(None).await.unwrap();
+        move_to(Some("Languages")).await.unwrap();
+        tree::save::<T, _>(store, &T::named("dbm")).await.unwrap();
+        tree::delete_node::<T, _, str>(store, "Programming")
+            .await
+            .unwrap();
+        let deleted = tree::delete_subtree::<T, _, str>(store, "MongoDB").await;
+        assert_eq!(deleted.unwrap(), 1);
+        let repair = tree::repair::<T, _>(store).await.unwrap();
+        assert!(repair.fixed.is_empty(), "{repair:?}");
+        assert!(tree::verify::<T, _>(store)
+            .await
+            .unwrap()
+            .defects
+            .is_empty());
+        let checked = all_pass(store, T::SPEC.collection, &tree::schemas::<T>()[0].1).await;
+        assert_eq!(checked, 5, "{}", T::SPEC.collection);
+        // Installed by the first write.
+        let wrong = doc! {"_id": "x", "parent": 1, "children": 1, "ancestors": 1, "path": 1, "left": 1.5, "right": 2};
+        assert_refused(
+            store.insert_one(T::SPEC.collection, wrong).await,
+            T::SPEC.collection,
+        );
+    }
+    ops::<ByParent>(&store).await;
+    ops::<ByChildren>(&store).await;
+    ops::<ByAncestors>(&store).await;
+    ops::<ByPath>(&store).await;
+    ops::<ByNestedSet>(&store).await;
+    for id in [1_i64, 2, 3] {
+        let node = Numbered { id };
+        match id {
+            1 => node.insert_root(&store).await.unwrap(),
+            _ => node.insert_child(&store, &1).await.unwrap(),
+        }
+    }
+    Numbered::move_to(&store, &3, Some(&2)).await.unwrap();
+    all_pass(&store, "numbered", &tree::schemas::<Numbered>()[0].1).await;
+}
+
+// These tests write foreign documents by `_id` on purpose (what other tools do): not checked
+// against the targeting rule; the library's operations they also run are, in their own suites.
+on_both_stores!(
+    untargeted:
+    library_bucket_writes_pass,
+    library_outlier_writes_pass,
+    library_tree_writes_pass,
+);
