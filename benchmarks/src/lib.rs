@@ -27,11 +27,16 @@ use serde::{Deserialize, Serialize};
 /// A trade, as the bucket benchmarks store it (the seed's trade, with a price).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trade {
+    /// "buy" or "sell" (stored as `type`).
     #[serde(rename = "type")]
     pub kind: String,
+    /// The stock traded.
     pub ticker: String,
+    /// Shares traded.
     pub qty: i64,
+    /// Price per share.
     pub price: f64,
+    /// When it was traded.
     pub date: bson::DateTime,
 }
 
@@ -39,9 +44,11 @@ pub struct Trade {
 #[derive(Bucket)]
 #[bucket(collection = "trades", size = 10, time = "date")]
 pub struct TradeHistory {
+    /// The customer (stored as `customerId`).
     #[bucket(key)]
     #[serde(rename = "customerId")]
     pub customer_id: i64,
+    /// The trades.
     #[bucket(items)]
     pub history: Vec<Trade>,
 }
@@ -62,12 +69,17 @@ pub fn trade(t0: i64, i: i64) -> Trade {
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
 pub struct Book {
+    /// The book's id.
     #[outlier(id)]
     #[serde(rename = "_id")]
     pub id: i64,
+    /// Its title.
     pub title: String,
+    /// Year published.
     pub year: i32,
+    /// Its author.
     pub author: String,
+    /// Its buyers.
     #[outlier(items)]
     pub customers_purchased: Vec<String>,
 }

@@ -87,7 +87,7 @@ impl Reach {
 
 /// What `filter` says of shard key `field`: an equality (a value, `$eq`), a `$in`, an `$or`
 /// whose every branch names values, or `$and`s of them.
-pub fn filter_reach(filter: &Document, field: &str) -> Reach {
+fn filter_reach(filter: &Document, field: &str) -> Reach {
     let mut best = match filter.get(field) {
         Some(Bson::Document(ops)) if ops.keys().any(|k| k.starts_with('$')) => {
             if let Some(v) = ops.get("$eq") {

@@ -137,7 +137,7 @@ mod hand_written {
     use pattern_core::spec::OutlierSpec;
     use pattern_core::spec::{SeriesOrder, SeriesSpec};
 
-    pub struct Sized<const N: u32>;
+    pub(super) struct Sized<const N: u32>;
     impl<const N: u32> Bucket for Sized<N> {
         type Key = i64;
         type Item = u32;
@@ -157,7 +157,7 @@ mod hand_written {
     }
 
     #[derive(Clone, Debug, Serialize, Deserialize)]
-    pub struct Capped<const T: u32, const C: u32> {
+    pub(super) struct Capped<const T: u32, const C: u32> {
         #[serde(rename = "_id")]
         id: i64,
         items: Vec<u32>,
@@ -186,7 +186,7 @@ mod hand_written {
         assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
     }
 
-    pub async fn out_of_range_numbers(store: AnyStore) {
+    pub(super) async fn out_of_range_numbers(store: AnyStore) {
         const TOO_BIG: u32 = i32::MAX as u32 + 1;
         use pattern_core::{bucket, outlier};
         invalid(bucket::push::<Sized<0>, _, _>(&store, &1, &5).await);
