@@ -1,0 +1,77 @@
+//! The driver side: the seed's commands, hand-written.
+
+use bson::{doc, Document};
+use futures::TryStreamExt;
+use pattern_bench::Trade;
+
+use crate::bench::Bench;
+use crate::seed::{SeedBucket, TRADES_DRIVER};
+use crate::{PAGE, THRESHOLD};
+
+impl Bench {
+    /// The seed's push, the key matched by equality.
+    pub(crate) async fn driver_push(&self, coll: &str, key: i64, t: &Trade) {
+        let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
+        self.db
+            .collection::<Document>(coll)
+            .update_one(
+                doc! {"customerId": key, "count": {"$lt": 10}},
+                doc! {
+                    "$push": {"history": bson::to_bson(t).unwrap()},
+                    "$inc": {"count": 1},
+                    "$setOnInsert": {"_id": id, "customerId": key},
+                },
+            )
+            .upsert(true)
+            .await
+            .unwrap();
+    }
+
+    /// The seed's page read, the key matched by equality.
+    pub(crate) async fn driver_page(&self, key: i64) -> Option<SeedBucket> {
+        self.db
+            .collection::<SeedBucket>(TRADES_DRIVER)
+            .find_one(doc! {"customerId": key})
+            .sort(doc! {"_id": 1})
+            .skip(PAGE - 1)
+            .await
+            .unwrap()
+    }
+
+    /// The seed's atomic form of its push below the threshold.
+    pub(crate) async fn driver_outlier_push(&self, id: i64, item: String) {
+        let field = format!("customers_purchased.{}", THRESHOLD - 1);
+        let r = self
+            .sales_driver()
+            .update_one(
+                doc! {"_id": id, field: {"$exists": false}},
+                doc! {"$push": {"customers_purchased": item}},
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.matched_count, 1, "below the threshold");
+    }
+
+    /// The seed's read of an outlier: the main document, then its overflow by `book_id`.
+    pub(crate) async fn driver_all(&self, id: i64) -> Vec<String> {
+        let main = self
+            .sales_driver()
+            .find_one(doc! {"_id": id})
+            .await
+            .unwrap()
+            .expect("a book");
+        let mut all = main.customers_purchased;
+        if main.has_extras {
+            let mut extras = self
+                .extra_driver()
+                .find(doc! {"book_id": id})
+                .sort(doc! {"seq": 1})
+                .await
+                .unwrap();
+            while let Some(e) = extras.try_next().await.unwrap() {
+                all.extend(e.customers_purchased_extra);
+            }
+        }
+        all
+    }
+}

@@ -1,0 +1,49 @@
+//! The operations compared, and the two sides.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    BucketPush,
+    /// The bucket push again, the driver side on a collection with the library's indexes.
+    BucketPushSameIndexes,
+    BucketPage,
+    OutlierPush,
+    TypicalRead,
+    OutlierRead,
+}
+
+pub(crate) const OPS: [Op; 6] = [
+    Op::BucketPush,
+    Op::BucketPushSameIndexes,
+    Op::BucketPage,
+    Op::OutlierPush,
+    Op::TypicalRead,
+    Op::OutlierRead,
+];
+
+impl Op {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Op::BucketPush => "bucket_push",
+            Op::BucketPushSameIndexes => "bucket_push_ix",
+            Op::BucketPage => "bucket_page",
+            Op::OutlierPush => "outlier_push",
+            Op::TypicalRead => "typical_read",
+            Op::OutlierRead => "outlier_read",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Library,
+    Driver,
+}
+
+impl Side {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Side::Library => "library",
+            Side::Driver => "driver",
+        }
+    }
+}

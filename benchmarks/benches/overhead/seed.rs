@@ -1,0 +1,82 @@
+//! The data both sides hold, and the seed's documents as hand-written driver code declares them.
+
+use pattern_bench::{Book, Trade};
+use serde::{Deserialize, Serialize};
+
+use crate::{T0, THRESHOLD};
+
+/// The seed's bucket document, as hand-written driver code declares it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SeedBucket {
+    #[serde(rename = "_id")]
+    pub(crate) id: String,
+    #[serde(rename = "customerId")]
+    pub(crate) customer_id: i64,
+    pub(crate) count: i32,
+    pub(crate) history: Vec<Trade>,
+}
+
+/// The seed's main document, as hand-written driver code declares it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SeedBook {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    year: i32,
+    author: String,
+    pub(crate) customers_purchased: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) has_extras: bool,
+}
+
+/// An overflow document of the driver side: the seed's `{book_id, customers_purchased_extra}`,
+/// chunked like the library's so both sides read the same data shape.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SeedExtra {
+    pub(crate) book_id: i64,
+    pub(crate) seq: i64,
+    pub(crate) count: i32,
+    pub(crate) customers_purchased_extra: Vec<String>,
+}
+
+/// Driver-side collections.
+pub(crate) const TRADES_DRIVER: &str = "trades_driver";
+/// The seed's buckets again, with the library's indexes instead of the seed's.
+pub(crate) const TRADES_DRIVER_IX: &str = "trades_driver_ix";
+pub(crate) const SALES_DRIVER: &str = "sales_driver";
+pub(crate) const EXTRA_DRIVER: &str = "extra_sales_driver";
+
+/// Trade number `i` of a series, `i` seconds after [`T0`].
+pub(crate) fn trade(i: i64) -> Trade {
+    pattern_bench::trade(T0, i)
+}
+
+pub(crate) fn buyer(i: usize) -> String {
+    format!("user{i:02}")
+}
+
+pub(crate) fn book(id: i64, buyers: usize) -> Book {
+    Book {
+        id,
+        title: format!("Book {id}"),
+        year: 2023,
+        author: "Lesley Moreno".into(),
+        customers_purchased: (0..buyers).map(buyer).collect(),
+    }
+}
+
+pub(crate) fn seed_book(b: &Book) -> SeedBook {
+    SeedBook {
+        id: b.id,
+        title: b.title.clone(),
+        year: b.year,
+        author: b.author.clone(),
+        customers_purchased: b
+            .customers_purchased
+            .iter()
+            .take(THRESHOLD)
+            .cloned()
+            .collect(),
+        has_extras: b.customers_purchased.len() > THRESHOLD,
+    }
+}
