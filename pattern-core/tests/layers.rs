@@ -242,8 +242,11 @@ fn crate_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
     out
 }
 
+/// A file (its path under `src/`), its module path, and the module paths it imports.
+type FileImports = (String, Vec<String>, Vec<Vec<String>>);
+
 /// The source files by module path, and what each imports.
-fn imports() -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+fn imports() -> Vec<FileImports> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
@@ -267,7 +270,7 @@ fn imports() -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
 }
 
 /// The offenders against the layers among `files`.
-fn upward(files: &[(String, Vec<String>, Vec<Vec<String>>)]) -> Vec<String> {
+fn upward(files: &[FileImports]) -> Vec<String> {
     let mut wrong = Vec::new();
     for (rel, module, paths) in files {
         let from = layer_of(module);
@@ -285,7 +288,7 @@ fn upward(files: &[(String, Vec<String>, Vec<Vec<String>>)]) -> Vec<String> {
 }
 
 /// The cycles among the files' imports, a file's own ancestors and descendants aside.
-fn cycles(files: &[(String, Vec<String>, Vec<Vec<String>>)]) -> Vec<String> {
+fn cycles(files: &[FileImports]) -> Vec<String> {
     let modules: BTreeSet<Vec<String>> = files.iter().map(|f| f.1.clone()).collect();
     // The module a path lands in: its longest prefix that is a file.
     let owner = |path: &[String]| -> Option<Vec<String>> {

@@ -330,7 +330,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     ]);
     let opts = FindOptions {
         projection: [spec.key_field, spec.count_field, spec.order.field()]
-            .map(|f| crate::store::query::Path::from(f))
+            .map(crate::store::query::Path::from)
             .to_vec(),
         ..FindOptions::default()
     };
