@@ -22,13 +22,13 @@
 //!   instead, `find_one({customerId: k}).sort({_id: 1}).skip(2)`, served by `{customerId: 1,
 //!   _id: 1}` (the index the library reads through), decoded into a typed bucket struct.
 //! - `overhead/outlier_push`: one push below the threshold (50). Library:
-//!   `Book::push_customers_purchased`. Driver: `updateOne({_id, "customers_purchased.49":
+//!   `Book::push`. Driver: `updateOne({_id, "customers_purchased.49":
 //!   {$exists: false}}, {$push: {customers_purchased: x}})`. Each sample pushes 50 items into
 //!   each of fresh, empty books (created and deleted untimed).
 //! - `overhead/typical_read`: a book below the threshold (20 buyers). Library: `Book::typical`.
 //!   Driver: `find_one({_id})` decoded into the same struct.
 //! - `overhead/outlier_read`: every buyer of an outlier (1,000: 50 in the main document, 950 in
-//!   two overflow chunks of 500). Library: `Book::all_customers_purchased`. Driver:
+//!   two overflow chunks of 500). Library: `Book::all_items`. Driver:
 //!   `find_one({_id})`, then `find({book_id}).sort({seq: 1})`, concatenated.
 //!
 //! Data loaded on both sides: [`KEYS`] customers x `PAGES * 10` trades (the library through

@@ -6,7 +6,7 @@
 //! whole array embedded (`sales_unbounded`, hand-written driver code). Measured: the
 //! typical-document read, `Book::typical` against `find_one` by `_id` on layout B, for an
 //! outlier and for a typical book; and, for the other side of the trade, every buyer of an
-//! outlier (`Book::all_customers_purchased`, two round trips, against the same `find_one`).
+//! outlier (`Book::all_items`, two round trips, against the same `find_one`).
 //!
 //! Bucket: one customer's trades (10,000 at full scale) stored by `#[derive(Bucket)]` 10 per
 //! bucket, against one document per trade (`trades_flat`, index `{customerId: 1, date: 1}`,

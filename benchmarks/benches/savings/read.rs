@@ -16,7 +16,7 @@ use crate::{CUSTOMER, FLAT, UNBOUNDED};
 pub(crate) enum Op {
     /// `Book::typical` (layout A).
     Typical(i64),
-    /// `Book::all_customers_purchased` (layout A).
+    /// `Book::all_items` (layout A).
     AllBuyers(i64),
     /// `find_one({_id})` on layout B, decoded as a `Book`.
     FindBook(i64),
