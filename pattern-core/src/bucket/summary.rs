@@ -400,8 +400,8 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             // An empty bucket holds no time: bounds that no range overlaps... none at all.
             match (lo, hi) {
                 (Some(lo), Some(hi)) => {
-                    update.set.push((crate::store::query::Path::from(min), lo));
-                    update.set.push((crate::store::query::Path::from(max), hi));
+                    update.set.push((Path::from(min), lo));
+                    update.set.push((Path::from(max), hi));
                 }
                 // No item: no bounds (no range overlaps the bucket); a later push's `$min` /
                 // `$max` starts them.

@@ -13,7 +13,7 @@ use crate::key::KeyPart;
 use crate::series;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD};
 use crate::store::query::eval::compare_by;
-use crate::store::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -65,10 +65,10 @@ impl Span {
         let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
         let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
         if let Some(f) = self.from {
-            all.push(Filter::Gte(crate::store::query::Path::from(max), date(f)));
+            all.push(Filter::Gte(Path::from(max), date(f)));
         }
         if let Some(t) = self.to {
-            all.push(Filter::Lt(crate::store::query::Path::from(min), date(t)));
+            all.push(Filter::Lt(Path::from(min), date(t)));
         }
         Ok(all)
     }

@@ -9,7 +9,7 @@ use super::{by_id, existing_main, main_parts, not_found, validated, Outlier};
 use crate::key::KeyPart;
 use crate::series;
 use crate::spec::OutlierSpec;
-use crate::store::query::{Filter, Update};
+use crate::store::query::{Filter, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -66,10 +66,7 @@ pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
 async fn flag<S: Store>(store: &S, spec: &OutlierSpec<'_>, id: &Bson) -> Result<()> {
     let mut set = Update {
-        set: vec![(
-            crate::store::query::Path::from(spec.flag_field),
-            Bson::Boolean(true),
-        )],
+        set: vec![(Path::from(spec.flag_field), Bson::Boolean(true))],
         ..Update::default()
     };
     if store
@@ -89,10 +86,7 @@ fn main_has_len(spec: &OutlierSpec<'_>, id: &Bson, len: usize) -> Filter {
     let mut conds = vec![
         by_id(id),
         Filter::Exists(format!("{}.{}", spec.items_field, len).into(), false),
-        Filter::Ne(
-            crate::store::query::Path::from(spec.flag_field),
-            Bson::Boolean(true),
-        ),
+        Filter::Ne(Path::from(spec.flag_field), Bson::Boolean(true)),
     ];
     if len > 0 {
         conds.push(Filter::Exists(

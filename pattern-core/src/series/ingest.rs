@@ -16,7 +16,7 @@ use super::read::take_array;
 use super::{Next, TimeId};
 use crate::codec::as_int;
 use crate::spec::SeriesSpec;
-use crate::store::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::shape::bucket_id;
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
@@ -167,8 +167,8 @@ async fn ingest_batch<S: Store>(
             let filter = Filter::and([
                 spec.by_key(group.key),
                 Filter::Eq("_id".into(), bson_id.clone()),
-                Filter::Gte(crate::store::query::Path::from(spec.count_field), c.clone()),
-                Filter::Lte(crate::store::query::Path::from(spec.count_field), c),
+                Filter::Gte(Path::from(spec.count_field), c.clone()),
+                Filter::Lte(Path::from(spec.count_field), c),
             ]);
             ops.push(WriteOp::Update {
                 filter,
@@ -324,13 +324,13 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     }
     let keys: Vec<Bson> = unknown.iter().map(|g| groups[*g].key.clone()).collect();
     let open = Filter::and([
-        Filter::In(crate::store::query::Path::from(spec.key_field), keys),
+        Filter::In(Path::from(spec.key_field), keys),
         spec.open_partial(),
         spec.in_series(),
     ]);
     let opts = FindOptions {
         projection: [spec.key_field, spec.count_field, spec.order.field()]
-            .map(crate::store::query::Path::from)
+            .map(Path::from)
             .to_vec(),
         ..FindOptions::default()
     };
@@ -395,7 +395,7 @@ async fn verify<S: Store>(
     let ids: Vec<Bson> = planned.iter().map(|p| p.id.clone()).collect();
     let keys: Vec<Bson> = groups.iter().map(|g| g.key.clone()).collect();
     let by_ids = Filter::and([
-        Filter::In(crate::store::query::Path::from(spec.key_field), keys),
+        Filter::In(Path::from(spec.key_field), keys),
         Filter::In("_id".into(), ids),
     ]);
     let docs = (store.find(spec.collection, &by_ids, &FindOptions::default())).await?;

@@ -11,7 +11,7 @@ use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
 use crate::spec::SeriesSpec;
-use crate::store::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::shape::Kept;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -256,7 +256,7 @@ pub(super) async fn newest_doc<S: Store>(
         let bounded = spec.docs_of(
             key,
             [Filter::Gte(
-                crate::store::query::Path::from(spec.order.field()),
+                Path::from(spec.order.field()),
                 Bson::Int64(n - 1),
             )],
         );
@@ -334,7 +334,7 @@ async fn number_held_by_foreign<S: Store>(
     let field = spec.order.field();
     let holder = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(crate::store::query::Path::from(field), Bson::Int64(seq)),
+        Filter::Eq(Path::from(field), Bson::Int64(seq)),
     ]);
     let one = FindOptions {
         limit: Some(1),
@@ -401,12 +401,9 @@ async fn push_many<S: Store>(
                     let cas = Filter::and([
                         spec.by_key(key),
                         Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
-                        Filter::Eq(
-                            crate::store::query::Path::from(spec.count_field),
-                            Bson::Int64(count as i64),
-                        ),
+                        Filter::Eq(Path::from(spec.count_field), Bson::Int64(count as i64)),
                         Filter::Lte(
-                            crate::store::query::Path::from(spec.count_field),
+                            Path::from(spec.count_field),
                             Bson::Int64((size - take) as i64),
                         ),
                     ]);

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::codec::raw::{from_raw, raw_value};
 use crate::spec::SeriesSpec;
-use crate::store::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{ArrayStats, Store};
 use crate::{Error, Result};
 
@@ -136,7 +136,7 @@ pub(crate) async fn nth_doc<S: Store>(
     // match a foreign array holding `n`, which its unique index already files under `n`).
     let numbered = Filter::And(vec![
         spec.by_key(key),
-        Filter::Eq(crate::store::query::Path::from(field), Bson::Int64(n)),
+        Filter::Eq(Path::from(field), Bson::Int64(n)),
     ]);
     if let Some(doc) = store
         .find_raw(spec.collection, &numbered, &one)
@@ -145,10 +145,7 @@ pub(crate) async fn nth_doc<S: Store>(
     {
         return Ok(Some(doc));
     }
-    let unnumbered = Filter::and([
-        spec.by_key(key),
-        Filter::Exists(crate::store::query::Path::from(field), false),
-    ]);
+    let unnumbered = Filter::and([spec.by_key(key), Filter::Exists(Path::from(field), false)]);
     let opts = FindOptions {
         sort: vec![("_id".into(), 1)],
         skip: n.unsigned_abs() - 1,
@@ -219,19 +216,16 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 Next::Done => return Ok(None),
                 Next::First => spec.sort(),
                 Next::Unnumbered(after) => {
-                    filter.push(Filter::Exists(
-                        crate::store::query::Path::from(field),
-                        false,
-                    ));
+                    filter.push(Filter::Exists(Path::from(field), false));
                     filter.push(Filter::Gt("_id".into(), after.clone()));
                     vec![("_id".into(), 1)]
                 }
                 Next::Numbered(after) => {
                     filter.push(match after {
-                        Some(a) => Filter::Gt(crate::store::query::Path::from(field), a.clone()),
-                        None => Filter::Exists(crate::store::query::Path::from(field), true),
+                        Some(a) => Filter::Gt(Path::from(field), a.clone()),
+                        None => Filter::Exists(Path::from(field), true),
                     });
-                    vec![(crate::store::query::Path::from(field), 1)]
+                    vec![(Path::from(field), 1)]
                 }
             };
             spec.ensure_indexes(store).await?;
@@ -282,9 +276,7 @@ pub(crate) async fn stats<S: Store>(
     if s.not_arrays > 0 {
         let bad = spec.docs_of(
             key,
-            [Filter::NotArray(crate::store::query::Path::from(
-                spec.items_field.to_owned(),
-            ))],
+            [Filter::NotArray(Path::from(spec.items_field.to_owned()))],
         );
         let one = FindOptions {
             limit: Some(1),
