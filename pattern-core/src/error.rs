@@ -192,6 +192,38 @@ pub enum Error {
         found: Vec<String>,
     },
 
+    /// A stored document is of a schema version newer than this program knows
+    /// (`#[document(version = ...)]`): written by a newer build during a rolling deploy. It was
+    /// not decoded (its shape is not one this build knows), and a write refused with this left
+    /// it as it was: an older build never writes an older shape over a newer document.
+    #[error("document {id} in collection `{collection}` is at schema version {found}, newer than the {known} this program knows: read and write it with a build that knows version {found}")]
+    NewerVersion {
+        /// The collection.
+        collection: String,
+        /// The `_id` of the document, as relaxed Extended JSON.
+        id: String,
+        /// The version stored in the document.
+        found: u32,
+        /// The newest version this program declares.
+        known: u32,
+    },
+
+    /// A write conditioned on the revision the caller read (`save_if`, `update_if`,
+    /// `delete_if` of a type with `#[document(history = ...)]`) found another revision: the
+    /// document changed since it was read (`found`: its revision now; `None`: it was deleted).
+    /// Nothing was written; read it again and redo the change.
+    #[error("document {id} in collection `{collection}` is at revision {}, not the {expected} the write expected: it changed since it was read", found.map_or_else(|| "none (deleted)".to_owned(), |f| f.to_string()))]
+    Conflict {
+        /// The collection.
+        collection: String,
+        /// The `_id` of the document, as relaxed Extended JSON.
+        id: String,
+        /// The revision the write was conditioned on.
+        expected: u64,
+        /// The revision stored now; `None` when there is no such document.
+        found: Option<u64>,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 mod analyze;
 mod bucket;
-mod checkpoint;
+pub(crate) mod checkpoint;
 pub mod histogram;
 mod indexes;
 mod money;

@@ -4,7 +4,11 @@
 use bson::Document as BsonDocument;
 use serde::de::DeserializeOwned;
 
-use super::{decode, ensure_indexes, Document, Field, Filter, DOCUMENT_FIND, KEYWORD_SEARCH};
+use super::versions::{self, Stored};
+use super::{
+    decode, ensure_indexes, read_stored, strip_kept, Document, Field, Filter, DOCUMENT_FIND,
+    KEYWORD_SEARCH,
+};
 use crate::store::query::{FindOptions, Path};
 use crate::store::Store;
 use crate::Result;
@@ -60,21 +64,63 @@ impl<D: Document> Find<D> {
         self
     }
 
-    /// The matching documents, as `D`.
+    /// The matching documents, as `D`: each decoded by its stored schema version and upgraded
+    /// (written back with `write_back`); a newer version than this build knows is
+    /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all<S: Store>(self, store: &S) -> Result<Vec<D>> {
-        self.all_as::<D, S>(store).await
+        let docs = self.documents(store).await?;
+        let mut out = Vec::with_capacity(docs.len());
+        for d in docs {
+            out.push(read_stored::<D, S>(store, d).await?);
+        }
+        Ok(out)
     }
 
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
-    /// documents decode as).
+    /// documents decode as). On a versioned type, `P` is read from documents of the current
+    /// schema version only (a projection has not the whole document to upgrade): one of an
+    /// older version is an [`Error::Decode`](crate::Error::Decode) saying so (read it whole
+    /// with [`Find::all`], or sweep), one of a newer version
+    /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Vec<P>> {
         let docs = self.documents(store).await?;
-        docs.into_iter().map(|d| decode(D::COLLECTION, d)).collect()
+        docs.into_iter().map(decode_current::<D, P>).collect()
+    }
+
+    /// The matching documents as a stream, read in batches of 1,000 (one cursor on MongoDB),
+    /// each decoded and upgraded as by [`Find::all`] (never written back).
+    pub fn stream<'a, S: Store>(
+        &'a self,
+        store: &'a S,
+    ) -> impl futures::Stream<Item = Result<D>> + Send + 'a
+    where
+        D: 'a,
+    {
+        use futures::{stream, StreamExt};
+        let query = self.filter.to_query().map(|f| (f, self.options()));
+        stream::once(async move {
+            let (filter, opts) = query?;
+            ensure_indexes::<D, S>(store).await?;
+            Ok::<_, crate::Error>((filter, opts))
+        })
+        .flat_map(move |q| match q {
+            Err(e) => stream::once(async move { Err(e) }).left_stream(),
+            Ok((filter, opts)) => {
+                let docs = async_scan::<S>(store, D::COLLECTION, filter, opts);
+                docs.map(|raw| {
+                    let doc = raw?.to_document().map_err(|e| {
+                        crate::Error::decode(D::COLLECTION, None, format!("not BSON: {e}"))
+                    })?;
+                    super::decode_stored::<D>(doc).map(|(d, _)| d)
+                })
+                .right_stream()
+            }
+        })
     }
 
     /// The first matching document, as `D` (the seed's `findOne`).
     pub async fn one<S: Store>(self, store: &S) -> Result<Option<D>> {
-        self.one_as::<D, S>(store).await
+        Ok(self.limit(1).all(store).await?.into_iter().next())
     }
 
     /// The first matching document, decoded as `P`.
@@ -117,4 +163,37 @@ impl<D: Document> Find<D> {
             .map(|d| d.into_iter().filter(|(k, _)| wanted(k)).collect())
             .collect())
     }
+}
+
+/// A stored document decoded as `P` when it is at `D`'s current schema version.
+fn decode_current<D: Document, P: DeserializeOwned>(mut doc: BsonDocument) -> Result<P> {
+    if let Stored::Older(from) = versions::classify::<D>(&doc)? {
+        return Err(crate::Error::decode(
+            D::COLLECTION,
+            doc.get("_id"),
+            format!(
+                "stored at schema version {from}, older than {}: a projection reads the current \
+                 version only; read it whole (`all`), or sweep the collection (`migrate`)",
+                D::VERSIONING.map_or(0, |v| v.current)
+            ),
+        ));
+    }
+    strip_kept::<D>(&mut doc);
+    decode(D::COLLECTION, doc)
+}
+
+/// [`Store::scan`] over owned arguments: a stream that holds its filter and options.
+fn async_scan<'a, S: Store>(
+    store: &'a S,
+    coll: &'static str,
+    filter: crate::store::query::Filter,
+    opts: FindOptions,
+) -> impl futures::Stream<Item = Result<bson::RawDocumentBuf>> + Send + 'a {
+    use futures::{stream, StreamExt};
+    stream::once(async move { store.find_raw(coll, &filter, &opts).await }).flat_map(|found| {
+        match found {
+            Ok(docs) => stream::iter(docs.into_iter().map(Ok)).left_stream(),
+            Err(e) => stream::once(async move { Err(e) }).right_stream(),
+        }
+    })
 }

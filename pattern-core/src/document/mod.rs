@@ -20,14 +20,23 @@ use serde::Serialize;
 
 use crate::spec::Keywords;
 use crate::store::query::{self, FindOptions, IndexSpec};
-use crate::store::{Extension, ExtensionKey, Store};
+use crate::store::{transaction_with, Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 mod find;
+mod history;
+mod sweep;
 mod typed;
+mod versions;
 
 pub use find::Find;
+pub use history::{
+    as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
+    REVISED_AT, REVISION,
+};
+pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{Array, Field, Filter, Numeric, Update};
+pub use versions::{Hop, UpgradeFrom, Upgrading, Versioning};
 
 /// The `comment` of a keyword search (a collection-wide read: on a collection sharded by
 /// another field, every shard answers it).
@@ -46,6 +55,22 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     fn id(&self) -> &Self::Id;
     /// Its keyword arrays (`#[document(keywords)]`), each with a multikey index.
     const KEYWORDS: &'static [Keywords] = &[];
+    /// Its schema versioning (`#[document(version = N, previous(...))]`); `None`: documents
+    /// carry no version.
+    const VERSIONING: Option<Versioning> = None;
+    /// Its history collection (`#[document(history = "...")]`): every write through the
+    /// library bumps the document's [`REVISION`] and records the state it replaces there, in
+    /// the same transaction. `None`: no history.
+    const HISTORY: Option<&'static str> = None;
+    /// The names of the generated methods that write (`insert`, `save`, `update_one`,
+    /// `delete`...): what a test walks to check that each one records a revision.
+    const WRITES: &'static [&'static str] = &[];
+    /// Decodes `doc`, stored at the older schema version `from`, as that version's type and
+    /// upgrades it to this one, hop by hop ([`Upgrading`]). The derive generates it from
+    /// `previous(...)`; without versioning every version is unknown.
+    fn upgrade(from: u32, doc: BsonDocument) -> Result<Self> {
+        Err(Upgrading::<Self>::new(from, doc).unknown())
+    }
 }
 
 /// The indexes of `D`'s collection: one multikey index `{field: 1}` per keyword array, named
@@ -61,14 +86,39 @@ pub fn indexes<D: Document>() -> Vec<IndexSpec> {
         .collect()
 }
 
+/// The index of `D`'s history collection (`#[document(history = ...)]`): `{id: 1, revision:
+/// -1}`, serving a document's history newest first, [`at_revision`] and [`as_of`].
+pub fn history_indexes<D: Document>() -> Vec<(&'static str, IndexSpec)> {
+    D::HISTORY
+        .map(|h| {
+            let index = IndexSpec {
+                name: "pattern_history_id_1_revision_-1".to_owned(),
+                keys: vec![("id".to_owned(), 1), ("revision".to_owned(), -1)],
+                unique: false,
+                partial: None,
+            };
+            (h, index)
+        })
+        .into_iter()
+        .collect()
+}
+
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
-    if D::KEYWORDS.is_empty() || lock(ensured).iter().any(|c| c == D::COLLECTION) {
+    let none = D::KEYWORDS.is_empty() && D::HISTORY.is_none();
+    if none || lock(ensured).iter().any(|c| c == D::COLLECTION) {
+        return Ok(());
+    }
+    if store.current_transaction().is_some() {
+        // Indexes are created outside transactions; the caller's ensured them or will.
         return Ok(());
     }
     for index in indexes::<D>() {
         store.create_index(D::COLLECTION, &index).await?;
+    }
+    for (coll, index) in history_indexes::<D>() {
+        store.create_index(coll, &index).await?;
     }
     let mut colls = lock(ensured);
     if !colls.iter().any(|c| c == D::COLLECTION) {
@@ -98,7 +148,8 @@ pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
     crate::codec::raw::id_bson(id, "a document id")
 }
 
-/// The document as stored: serialized, with an `_id`, its keywords normalised.
+/// The document as stored: serialized, with an `_id`, its keywords normalised, and its schema
+/// version (a versioned type's).
 pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
     let mut out = bson::to_document(doc).map_err(|e| {
         Error::invalid(format!(
@@ -117,6 +168,9 @@ pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
             typed::normalize_keywords(k.normalize, v);
         }
     }
+    if let Some(v) = D::VERSIONING {
+        out.insert(v.field, Bson::Int32(v.current as i32));
+    }
     Ok(out)
 }
 
@@ -125,25 +179,138 @@ fn decode<P: DeserializeOwned>(coll: &str, doc: BsonDocument) -> Result<P> {
     bson::from_document(doc).map_err(|e| Error::decode(coll, id.as_ref(), e))
 }
 
-/// Inserts the document (one `insert`). [`Error::DuplicateKey`] when its `_id` exists.
+/// The fields the library keeps in a stored document beside the struct's own: the schema
+/// version, the revision and its time.
+fn strip_kept<D: Document>(doc: &mut BsonDocument) {
+    if let Some(v) = D::VERSIONING {
+        doc.remove(v.field);
+    }
+    if D::HISTORY.is_some() {
+        doc.remove(REVISION);
+        doc.remove(REVISED_AT);
+    }
+}
+
+/// A stored document of `D` as `D`: decoded as its stored version's type and upgraded; with
+/// the older version it was upgraded from. [`Error::NewerVersion`] for a version this build
+/// does not know.
+pub(crate) fn decode_stored<D: Document>(mut doc: BsonDocument) -> Result<(D, Option<u32>)> {
+    let stored = versions::classify::<D>(&doc)?;
+    strip_kept::<D>(&mut doc);
+    match stored {
+        versions::Stored::Current => Ok((decode(D::COLLECTION, doc)?, None)),
+        versions::Stored::Older(from) => Ok((D::upgrade(from, doc)?, Some(from))),
+    }
+}
+
+/// [`decode_stored`], then, for a type with `write_back`, the upgraded document written back
+/// (only over the very document read: a write since the read is never overwritten).
+pub(crate) async fn read_stored<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Result<D> {
+    let older = D::VERSIONING.is_some_and(|v| v.write_back)
+        && matches!(versions::classify::<D>(&doc)?, versions::Stored::Older(_));
+    if !older {
+        return decode_stored::<D>(doc).map(|(d, _)| d);
+    }
+    let read = doc.clone();
+    let (d, _) = decode_stored::<D>(doc)?;
+    write_back::<D, S>(store, read, &d).await?;
+    Ok(d)
+}
+
+/// Writes `doc`, upgraded from `read`, over the stored document if that is still exactly
+/// `read` (a compare-and-set in a transaction: a write since the read, even one that kept the
+/// old version, makes it write nothing); whether it wrote. On a type with history, a revision
+/// like any other write.
+pub(crate) async fn write_back<D: Document, S: Store>(
+    store: &S,
+    read: BsonDocument,
+    doc: &D,
+) -> Result<bool> {
+    let new = to_document(doc)?;
+    let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+    let mut ctx = (id, read, new);
+    transaction_with(store, &mut ctx, |tx, (id, read, new)| {
+        Box::pin(async move {
+            match find_by_id(tx, D::COLLECTION, id).await? {
+                Some(cur) if cur == *read => {}
+                _ => return Ok(false),
+            }
+            if let Some(h) = D::HISTORY {
+                history::upgrade_in::<D, _>(tx, h, read, new.clone()).await?;
+            } else {
+                let by_id = query::Filter::Eq("_id".into(), id.clone());
+                tx.replace_one(D::COLLECTION, &by_id, new.clone(), false)
+                    .await?;
+            }
+            Ok(true)
+        })
+    })
+    .await
+}
+
+/// Inserts the document (one `insert`; with history, a `find` of its last recorded revision
+/// first, so that a document deleted and inserted again continues its revisions).
+/// [`Error::DuplicateKey`] when its `_id` exists.
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
-    store.insert_one(D::COLLECTION, doc).await
+    match D::HISTORY {
+        None => store.insert_one(D::COLLECTION, doc).await,
+        Some(h) => history::insert::<D, S>(store, h, doc).await,
+    }
 }
 
 /// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
 /// a replacement document and `upsert`). Last writer wins: for fields that change together
-/// under a condition, [`update_one`].
+/// under a condition, [`update_one`]; with history, [`save_if`].
+///
+/// On a versioned type the stored document must be at this build's version or an older one:
+/// a newer one is left as it is ([`Error::NewerVersion`]). With history, one transaction
+/// records the state it replaces.
 pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
-    let by_id = query::Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
-    store.replace_one(D::COLLECTION, &by_id, doc, true).await?;
-    Ok(())
+    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+    if let Some(h) = D::HISTORY {
+        return history::save::<D, S>(store, h, id, doc, None).await;
+    }
+    let by_id = query::Filter::Eq("_id".into(), id.clone());
+    let Some(v) = D::VERSIONING else {
+        store.replace_one(D::COLLECTION, &by_id, doc, true).await?;
+        return Ok(());
+    };
+    let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);
+    match store.replace_one(D::COLLECTION, &filter, doc, true).await {
+        Ok(_) => Ok(()),
+        // The `_id` exists and did not match: at a newer version (or another unique index).
+        Err(e @ Error::DuplicateKey { .. }) => match find_by_id(store, D::COLLECTION, &id).await? {
+            Some(found) => match versions::classify::<D>(&found) {
+                Err(newer @ Error::NewerVersion { .. }) => Err(newer),
+                _ => Err(e),
+            },
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
 }
 
-/// The document with this `_id`, or `None` (one `find` by `_id`).
+/// The stored document with this `_id`.
+pub(crate) async fn find_by_id<S: Store>(
+    store: &S,
+    coll: &str,
+    id: &Bson,
+) -> Result<Option<BsonDocument>> {
+    let by_id = query::Filter::Eq("_id".into(), id.clone());
+    let opts = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    Ok(store.find(coll, &by_id, &opts).await?.pop())
+}
+
+/// The document with this `_id`, or `None` (one `find` by `_id`). A document of an older
+/// schema version is upgraded (and written back with `write_back`); one of a newer version is
+/// [`Error::NewerVersion`].
 pub async fn get<D, S, Q>(store: &S, id: &Q) -> Result<Option<D>>
 where
     D: Document,
@@ -151,18 +318,15 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let by_id = query::Filter::Eq("_id".into(), id_bson(id)?);
-    let opts = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let found = store.find(D::COLLECTION, &by_id, &opts).await?;
-    found
-        .into_iter()
-        .next()
-        .map(|d| decode(D::COLLECTION, d))
-        .transpose()
+    match find_by_id(store, D::COLLECTION, &id_bson(id)?).await? {
+        Some(d) => read_stored::<D, S>(store, d).await.map(Some),
+        None => Ok(None),
+    }
 }
+
+/// How many times a versioned update upgrades a document it found at an older version and
+/// tries again before giving up ([`Error::Contention`]).
+const UPGRADE_ATTEMPTS: u32 = 8;
 
 /// Applies `update` to the first document matching `filter`, atomically, in one `update`
 /// command; whether a document matched (and was updated). The article's checkout:
@@ -170,18 +334,80 @@ where
 /// {...}}`: `false` means no copy was available, and nothing was written. Refuses, before
 /// sending anything, a filter or update whose values did not serialize, and an update that
 /// does nothing ([`Error::InvalidInput`]).
+///
+/// On a versioned type the update applies to a document at this build's version only (its
+/// paths are this version's): when none matched, a `find` looks for a match at another
+/// version: an older one is upgraded (written back, compare-and-set) and the update tried
+/// again; a newer one is [`Error::NewerVersion`], nothing written. With history, the update
+/// runs in a transaction that records the state it replaces.
 pub async fn update_one<D: Document, S: Store>(
     store: &S,
     filter: Filter<D>,
     update: Update<D>,
 ) -> Result<bool> {
     let filter = filter.to_query()?;
-    let mut update = update.into_query()?;
+    let update = update.into_query()?;
     ensure_indexes::<D, S>(store).await?;
-    let done = store
-        .update_one(D::COLLECTION, &filter, &mut update, false)
-        .await?;
-    Ok(done.matched)
+    if let Some(h) = D::HISTORY {
+        return history::update::<D, S>(store, h, filter, update).await;
+    }
+    let Some(v) = D::VERSIONING else {
+        let mut update = update;
+        let done = store
+            .update_one(D::COLLECTION, &filter, &mut update, false)
+            .await?;
+        return Ok(done.matched);
+    };
+    let current = query::Filter::And(vec![filter.clone(), v.at(v.current)]);
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    for _ in 0..UPGRADE_ATTEMPTS {
+        let mut attempt = update.clone();
+        let done = store
+            .update_one(D::COLLECTION, &current, &mut attempt, false)
+            .await?;
+        if done.matched {
+            return Ok(true);
+        }
+        // At any version: none is no match; one at the current version was upgraded by
+        // another writer since the update (try again).
+        let Some(found) = store.find(D::COLLECTION, &filter, &one).await?.pop() else {
+            return Ok(false);
+        };
+        if let versions::Stored::Older(_) = versions::classify::<D>(&found)? {
+            let (upgraded, _) = decode_stored::<D>(found.clone())?;
+            write_back::<D, S>(store, found, &upgraded).await?;
+        }
+    }
+    Err(Error::Contention {
+        attempts: UPGRADE_ATTEMPTS,
+        what: format!(
+            "an update of `{}` kept finding its document rewritten at an older version",
+            D::COLLECTION
+        ),
+    })
+}
+
+/// Deletes the document with this `_id`; whether there was one (one `delete`). With history,
+/// a transaction that records its last state (its history stays: [`history`], [`as_of`]).
+pub async fn delete<D, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let id = id_bson(id)?;
+    ensure_indexes::<D, S>(store).await?;
+    match D::HISTORY {
+        Some(h) => history::delete::<D, S>(store, h, id, None).await,
+        None => {
+            let by_id = query::Filter::Eq("_id".into(), id);
+            Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
+        }
+    }
 }
 
 /// A find of the documents matching `filter` (see [`Find`]: a projection, a sort, a limit).

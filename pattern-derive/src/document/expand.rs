@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
 
-use super::{Doc, Money, Typed};
+use super::{Doc, Money, Typed, Versioning};
 use crate::codegen;
 
 pub(crate) fn expand(d: &Doc) -> TokenStream {
@@ -25,7 +25,67 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         })
     });
     let consts = typed_paths(&d.fields);
-    let methods = methods(Some(&id_ty.to_token_stream()));
+    let has = Has {
+        versions: d.versioning.is_some(),
+        history: d.history.is_some(),
+    };
+    let (methods, writes) = methods(Some(&id_ty.to_token_stream()), has);
+    let versioning = d.versioning.as_ref().map(|v| {
+        let Versioning {
+            current,
+            field,
+            unversioned,
+            write_back,
+            previous,
+        } = v;
+        let oldest = previous.first().map_or(*current, |p| p.0);
+        let arms = previous.iter().enumerate().map(|(i, (n, ty))| {
+            // Each hop at the type it starts from: a missing conversion is an error there.
+            let hops = previous[i + 1..]
+                .iter()
+                .map(|(_, next)| (next.to_token_stream(), next.span()))
+                .chain(std::iter::once((quote!(Self), ident.span())));
+            let mut from_span = ty.span();
+            let hops: Vec<TokenStream> = hops
+                .map(|(next, next_span)| {
+                    // `Self` at the type it converts from, so the error shows there.
+                    let next = if next.to_string() == "Self" {
+                        quote_spanned!(from_span=> Self)
+                    } else {
+                        next
+                    };
+                    let hop = quote_spanned!(from_span=> .then::<#next>()?);
+                    from_span = next_span;
+                    hop
+                })
+                .collect();
+            let read = quote_spanned!(ty.span()=> .read::<#ty>()?);
+            quote!(#n => __up #read #(#hops)* .done(),)
+        });
+        quote! {
+            const VERSIONING: ::core::option::Option<::pattern_core::document::Versioning> =
+                ::core::option::Option::Some(::pattern_core::document::Versioning {
+                    field: #field,
+                    current: #current,
+                    unversioned: #unversioned,
+                    oldest: #oldest,
+                    write_back: #write_back,
+                });
+            fn upgrade(
+                from: u32,
+                doc: ::pattern_core::__private::bson::Document,
+            ) -> ::pattern_core::Result<Self> {
+                let __up = ::pattern_core::document::Upgrading::<Self>::new(from, doc);
+                match from {
+                    #(#arms)*
+                    _ => ::core::result::Result::Err(__up.unknown()),
+                }
+            }
+        }
+    });
+    let history = d.history.as_ref().map(|h| {
+        quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
+    });
     quote! {
         #[automatically_derived]
         impl ::pattern_core::document::Document for #ident {
@@ -35,6 +95,9 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
                 &self.#id_field
             }
             const KEYWORDS: &'static [::pattern_core::spec::Keywords] = &[#(#keywords),*];
+            const WRITES: &'static [&'static str] = &[#(#writes),*];
+            #versioning
+            #history
         }
 
         #[automatically_derived]
@@ -86,17 +149,35 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
         .collect()
 }
 
-/// One method: its documentation, signature (without bounds), bounds and body.
+/// Which optional parts the type declares (the methods of a part it lacks are not generated).
+#[derive(Clone, Copy)]
+pub(crate) struct Has {
+    pub versions: bool,
+    pub history: bool,
+}
+
+/// Which types a method is generated on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum On {
+    Every,
+    Versioned,
+    WithHistory,
+}
+
+/// One method: its documentation, signature (without bounds), bounds and body; whether it
+/// writes (listed in `Document::WRITES`), and on which types.
 struct Method {
     doc: &'static str,
     sig: TokenStream,
     bounds: TokenStream,
     call: TokenStream,
+    writes: bool,
+    on: On,
 }
 
-/// The methods; `id_ty` the id field's type, `None` for the fallback's stubs (which never
-/// run, their parameters unbounded).
-fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
+/// The methods and the names of those that write; `id_ty` the id field's type, `None` for the
+/// fallback's stubs (which never run, their parameters unbounded, every method stubbed).
+fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<String>) {
     let result = |t: TokenStream| quote!(::pattern_core::Result<#t>);
     let store = quote!(__PatternS: ::pattern_core::store::Store,);
     let module = quote!(::pattern_core::document);
@@ -111,42 +192,56 @@ fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
             #id: ::pattern_core::__private::Borrow<__PatternQ>,
         }
     });
+    let by_id = quote!(#store #id_bound);
+    let id_generics = quote!(<__PatternS, __PatternQ>);
     let list = [
         Method {
-            doc: "Creates the multikey index of each keyword array now rather than on first use \
-                  (once per store and process).",
+            doc: "Creates the multikey index of each keyword array (and the history collection's \
+                  index) now rather than on first use (once per store and process).",
             sig: quote!(async fn ensure_indexes<__PatternS>(store: &__PatternS) -> #r_unit),
             bounds: store.clone(),
             call: quote!(#module::ensure_indexes::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::Every,
         },
         Method {
-            doc: "Inserts this document (one `insert`), keywords normalised. `DuplicateKey` when \
-                  its `_id` exists.",
+            doc: "Inserts this document (one `insert`), keywords normalised, its schema version \
+                  stamped. `DuplicateKey` when its `_id` exists. With history: revision 1 (or the \
+                  next after a deleted one's).",
             sig: quote!(async fn insert<__PatternS>(&self, store: &__PatternS) -> #r_unit),
             bounds: store.clone(),
             call: quote!(#module::insert::<Self, __PatternS>(store, self).await),
+            writes: true,
+            on: On::Every,
         },
         Method {
             doc: "Writes this whole document over the one with its `_id`, or inserts it (one \
                   `update` with a replacement and `upsert`). For fields that change together \
-                  under a condition, `update_one`.",
+                  under a condition, `update_one`. Never over a document of a newer schema \
+                  version (`NewerVersion`). With history, a revision (one transaction).",
             sig: quote!(async fn save<__PatternS>(&self, store: &__PatternS) -> #r_unit),
             bounds: store.clone(),
             call: quote!(#module::save::<Self, __PatternS>(store, self).await),
+            writes: true,
+            on: On::Every,
         },
         Method {
-            doc: "The document with this `_id`, or `None` (one `find`).",
+            doc: "The document with this `_id`, or `None` (one `find`), upgraded from its stored \
+                  schema version; `NewerVersion` for a version this build does not know.",
             sig: quote! {
-                async fn get<__PatternS, __PatternQ>(store: &__PatternS, id: &__PatternQ) -> #r_opt
+                async fn get #id_generics(store: &__PatternS, id: &__PatternQ) -> #r_opt
             },
-            bounds: quote!(#store #id_bound),
+            bounds: by_id.clone(),
             call: quote!(#module::get::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: false,
+            on: On::Every,
         },
         Method {
             doc: "Applies `update` to the first document matching `filter`, atomically, in one \
                   `update` command; whether one matched (and was updated). The article's \
                   checkout: `Book::ID.eq(id).and(Book::AVAILABLE.gt(0))`, \
-                  `Update::new().inc(Book::AVAILABLE, -1).push(Book::CHECKOUT, item)`.",
+                  `Update::new().inc(Book::AVAILABLE, -1).push(Book::CHECKOUT, item)`. \
+                  With history, a revision (one transaction).",
             sig: quote! {
                 async fn update_one<__PatternS>(
                     store: &__PatternS,
@@ -154,30 +249,190 @@ fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
                     update: #module::Update<Self>,
                 ) -> #r_bool
             },
-            bounds: store,
+            bounds: store.clone(),
             call: quote!(#module::update_one::<Self, __PatternS>(store, filter, update).await),
+            writes: true,
+            on: On::Every,
+        },
+        Method {
+            doc: "Deletes the document with this `_id`; whether there was one. With history, its \
+                  last state is recorded in the same transaction.",
+            sig: quote! {
+                async fn delete #id_generics(store: &__PatternS, id: &__PatternQ) -> #r_bool
+            },
+            bounds: by_id.clone(),
+            call: quote!(#module::delete::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: true,
+            on: On::Every,
         },
         Method {
             doc: "A find of the documents matching `filter`: add a projection, a sort, a limit, \
-                  then read them with `all`, `all_as`, `one` or `one_as`.",
+                  then read them with `all`, `all_as`, `one`, `one_as` or `stream`.",
             sig: quote!(fn find(filter: #module::Filter<Self>) -> #module::Find<Self>),
             bounds: quote!(),
             call: quote!(#module::find::<Self>(filter)),
+            writes: false,
+            on: On::Every,
+        },
+        Method {
+            doc: "The sweep: upgrades every stored document of an older schema version to this \
+                  one, in batches, resumable after a kill, exactly once, beside live readers and \
+                  writers; `dry_run` counts only.",
+            sig: quote! {
+                async fn migrate<__PatternS>(
+                    store: &__PatternS,
+                    options: &::pattern_core::adopt::Options<'_>,
+                ) -> ::pattern_core::Result<#module::Sweep>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::migrate::<Self, __PatternS>(store, options).await),
+            writes: true,
+            on: On::Versioned,
+        },
+        Method {
+            doc: "The document with this `_id` and its revision (for `save_if`, `update_if`, \
+                  `delete_if`), or `None` (one `find`).",
+            sig: quote! {
+                async fn get_revision #id_generics(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> ::pattern_core::Result<::core::option::Option<#module::Revision<Self>>>
+            },
+            bounds: by_id.clone(),
+            call: quote!(#module::get_revision::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: false,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "Writes this whole document if the stored one is still at revision `expected`; \
+                  else `Conflict` (expected, found), nothing written.",
+            sig: quote! {
+                async fn save_if<__PatternS>(&self, store: &__PatternS, expected: u64) -> #r_unit
+            },
+            bounds: store.clone(),
+            call: quote!(#module::save_if::<Self, __PatternS>(store, self, expected).await),
+            writes: true,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "Applies `update` to the document `id` if it is still at revision `expected`; \
+                  else `Conflict`, nothing written.",
+            sig: quote! {
+                async fn update_if #id_generics(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                    expected: u64,
+                    update: #module::Update<Self>,
+                ) -> #r_unit
+            },
+            bounds: by_id.clone(),
+            call: quote! {
+                #module::update_if::<Self, __PatternS, __PatternQ>(store, id, expected, update).await
+            },
+            writes: true,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "Deletes the document `id` if it is still at revision `expected`; else \
+                  `Conflict`.",
+            sig: quote! {
+                async fn delete_if #id_generics(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                    expected: u64,
+                ) -> #r_unit
+            },
+            bounds: by_id.clone(),
+            call: quote! {
+                #module::delete_if::<Self, __PatternS, __PatternQ>(store, id, expected).await
+            },
+            writes: true,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "The revisions of the document `id`, newest first: the current one, then each \
+                  recorded one (a stream, 100 records per `find`).",
+            sig: quote! {
+                fn history<'__a, __PatternS, __PatternQ>(
+                    store: &'__a __PatternS,
+                    id: &__PatternQ,
+                ) -> impl ::pattern_core::__private::Stream<
+                    Item = ::pattern_core::Result<#module::Revision<Self>>,
+                > + ::core::marker::Send + '__a
+            },
+            bounds: by_id.clone(),
+            call: quote!(#module::history::<Self, __PatternS, __PatternQ>(store, id)),
+            writes: false,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "The document `id` as it was at revision `n`, or `None`.",
+            sig: quote! {
+                async fn at_revision #id_generics(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                    n: u64,
+                ) -> #r_opt
+            },
+            bounds: by_id.clone(),
+            call: quote!(#module::at_revision::<Self, __PatternS, __PatternQ>(store, id, n).await),
+            writes: false,
+            on: On::WithHistory,
+        },
+        Method {
+            doc: "The document `id` as it was at `time`, or `None` when it did not exist then.",
+            sig: quote! {
+                async fn as_of #id_generics(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                    time: ::pattern_core::__private::bson::DateTime,
+                ) -> #r_opt
+            },
+            bounds: by_id,
+            call: quote!(#module::as_of::<Self, __PatternS, __PatternQ>(store, id, time).await),
+            writes: false,
+            on: On::WithHistory,
         },
     ];
-    list.into_iter()
+    let wanted = |on: On| match on {
+        On::Every => true,
+        On::Versioned => has.versions || id_ty.is_none(),
+        On::WithHistory => has.history || id_ty.is_none(),
+    };
+    let mut writes = Vec::new();
+    let methods = list
+        .into_iter()
+        .filter(|m| wanted(m.on))
         .map(|m| {
             let Method {
                 doc,
                 sig,
                 bounds,
                 call,
+                writes: w,
+                on: _,
             } = m;
+            if w {
+                let name = sig
+                    .clone()
+                    .into_iter()
+                    .skip_while(|t| t.to_string() != "fn")
+                    .nth(1)
+                    .map(|t| t.to_string())
+                    .unwrap_or_default();
+                writes.push(name);
+            }
             let bounds = (!bounds.is_empty()).then(|| quote!(where #bounds));
             match id_ty {
                 Some(_) => quote! {
                     #[doc = #doc]
                     pub #sig #bounds { #call }
+                },
+                // A stub's body: never run; a stream's is an empty stream (`!` is no `Stream`).
+                None if sig.to_string().contains("Stream") => quote! {
+                    #[doc(hidden)]
+                    #[allow(unused_variables)]
+                    pub #sig { ::pattern_core::__private::__no_stream() }
                 },
                 None => quote! {
                     #[doc(hidden)]
@@ -186,7 +441,8 @@ fn methods(id_ty: Option<&TokenStream>) -> Vec<TokenStream> {
                 },
             }
         })
-        .collect()
+        .collect();
+    (methods, writes)
 }
 
 /// The code emitted beside errors: an impl of `Document` with a placeholder id, the typed
@@ -204,7 +460,11 @@ pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed]) -> TokenStream {
     } else {
         Vec::new()
     };
-    stubs.extend(methods(None));
+    let every = Has {
+        versions: true,
+        history: true,
+    };
+    stubs.extend(methods(None, every).0);
     codegen::fallback(
         input,
         quote!(::pattern_core::document::Document),

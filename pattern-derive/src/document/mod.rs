@@ -20,6 +20,20 @@ pub(crate) struct Doc<'a> {
     pub fields: Vec<Typed<'a>>,
     /// The keyword arrays: their BSON names and how their keywords are normalised.
     pub keywords: Vec<(String, Normalize)>,
+    /// `version = N`, `previous(...)`...: schema versioning.
+    pub versioning: Option<Versioning>,
+    /// `history = "..."`: the history collection.
+    pub history: Option<String>,
+}
+
+/// What `#[document(version = N, previous(T1 = 1, ...), ...)]` declares.
+pub(crate) struct Versioning {
+    pub current: u32,
+    pub field: String,
+    pub unversioned: u32,
+    pub write_back: bool,
+    /// The previous versions' types, by number, ascending and contiguous up to `current - 1`.
+    pub previous: Vec<(u32, syn::Path)>,
 }
 
 /// A field's typed path: the constant's name (`AVAILABLE`), the field's type, its BSON name,

@@ -1,9 +1,11 @@
 //! Reading `#[derive(Document)]`'s input into the model; every mistake is reported.
 
+use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, PathArguments, Token, Type};
 
-use super::{Doc, Money, Normalize, Typed};
+use super::{Doc, Money, Normalize, Typed, Versioning};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::Name;
@@ -32,12 +34,254 @@ struct Read<'a> {
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     let cx = Ctxt::new();
-    let collection = container(&cx, input);
+    let c = container(&cx, input);
     let fields = fields(&cx, input);
-    let collection = collection.required(&cx, &input.ident, "#[document(collection = \"...\")]");
-    let model = fields.and_then(|fields| check(&cx, input, fields, collection));
+    let collection = c
+        .collection
+        .required(&cx, &input.ident, "#[document(collection = \"...\")]");
+    let versioning = versioning(
+        &cx,
+        input,
+        c.version,
+        c.field,
+        c.unversioned,
+        c.previous,
+        c.write_back,
+    );
+    let history = c.history.get();
+    if let (Some(h), Some(coll)) = (&history, &collection) {
+        if h.value == coll.value {
+            cx.error_at(
+                h.span.unwrap_or_else(Span::call_site),
+                "the history collection must be another collection than the documents'",
+            );
+        }
+    }
+    let model = fields.and_then(|fields| {
+        kept_field_clashes(&cx, &fields, versioning.as_ref(), history.is_some());
+        check(&cx, input, fields, collection)
+    });
     cx.check()?;
-    Ok(model.expect("a model when there is no error"))
+    let mut model = model.expect("a model when there is no error");
+    model.versioning = versioning;
+    model.history = history.map(|h| h.value);
+    Ok(model)
+}
+
+/// The container's keys.
+#[derive(Default)]
+struct Container {
+    collection: Slot<Name>,
+    version: Slot<(u32, Span)>,
+    field: Slot<Name>,
+    unversioned: Slot<(u32, Span)>,
+    previous: Slot<Vec<(syn::Path, u32, Span)>>,
+    write_back: Slot<Span>,
+    history: Slot<Name>,
+}
+
+/// `key = N`: a version number (at least 1), with the literal's span.
+fn version_number(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(u32, Span)>> {
+    let key = attr::key_name(meta);
+    let value = meta.value()?;
+    let lit: syn::Lit = match value.parse() {
+        Ok(l) => l,
+        Err(e) => {
+            cx.syn_error(syn::Error::new(
+                e.span(),
+                format!("{key} must be a version number, like `{key} = 2`"),
+            ));
+            attr::skip_value(value)?;
+            return Ok(None);
+        }
+    };
+    Ok(number(cx, &lit, &key))
+}
+
+/// A version number literal: an integer in `1..=i32::MAX`.
+fn number(cx: &Ctxt, lit: &syn::Lit, what: &str) -> Option<(u32, Span)> {
+    let problem = match lit {
+        syn::Lit::Int(i) => match i.base10_parse::<u32>() {
+            Ok(0) => format!("{what}: version numbers start at 1"),
+            Ok(n) if n <= i32::MAX as u32 => return Some((n, i.span())),
+            _ => format!("{what}: a version number is at most {}", i32::MAX),
+        },
+        _ => format!("{what} must be a version number, like `2`"),
+    };
+    cx.error_at(lit.span(), problem);
+    None
+}
+
+/// `previous(PersonV1 = 1, PersonV2 = 2)`: each previous version's type and number.
+fn previous(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Vec<(syn::Path, u32, Span)>>> {
+    let mut out = Vec::new();
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(
+            "`previous` lists the previous versions' types with their numbers: previous(PersonV1 = 1, PersonV2 = 2)",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    meta.parse_nested_meta(|entry| {
+        let ty = entry.path.clone();
+        if !entry.input.peek(Token![=]) {
+            cx.syn_error(entry.error(format!(
+                "give `{}` its version number: previous({} = 1, ...)",
+                quote::quote!(#ty).to_string().replace(' ', ""),
+                quote::quote!(#ty).to_string().replace(' ', ""),
+            )));
+            return attr::skip_value(entry.input);
+        }
+        let value = entry.value()?;
+        match value.parse::<syn::Lit>() {
+            Ok(lit) => {
+                let what = format!(
+                    "the version of `{}`",
+                    quote::quote!(#ty).to_string().replace(' ', "")
+                );
+                if let Some((n, span)) = number(cx, &lit, &what) {
+                    out.push((ty, n, span));
+                }
+            }
+            Err(e) => {
+                cx.syn_error(syn::Error::new(
+                    e.span(),
+                    "a version number, like `PersonV1 = 1`",
+                ));
+                attr::skip_value(value)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Some(out))
+}
+
+/// The versioning the keys declare, checked: numbers distinct, below the current one,
+/// contiguous; `unversioned` among them; the other keys only with `version`.
+fn versioning(
+    cx: &Ctxt,
+    input: &DeriveInput,
+    version: Slot<(u32, Span)>,
+    field: Slot<Name>,
+    unversioned: Slot<(u32, Span)>,
+    previous: Slot<Vec<(syn::Path, u32, Span)>>,
+    write_back: Slot<Span>,
+) -> Option<Versioning> {
+    let (field, unversioned, previous, write_back) = (
+        field.get(),
+        unversioned.get(),
+        previous.get(),
+        write_back.get(),
+    );
+    let Some((current, current_span)) = version.get() else {
+        let needs = |span: Option<Span>, key: &str| {
+            if let Some(span) = span {
+                cx.error_at(span, format!("`{key}` declares schema versioning: add `version = N` (the current version)"));
+            }
+        };
+        needs(
+            field
+                .as_ref()
+                .map(|f| f.span.unwrap_or_else(|| input.ident.span())),
+            "version_field",
+        );
+        needs(unversioned.map(|u| u.1), "unversioned");
+        needs(
+            previous.as_ref().and_then(|p| p.first()).map(|p| p.2),
+            "previous",
+        );
+        needs(write_back, "write_back");
+        return None;
+    };
+    let mut previous = previous.unwrap_or_default();
+    let mut ok = true;
+    for (i, (ty, n, span)) in previous.iter().enumerate() {
+        let name = quote::quote!(#ty).to_string().replace(' ', "");
+        if *n >= current {
+            ok = false;
+            cx.error_at(
+                *span,
+                format!("`{name}` = {n}: a previous version is below the current one (`version = {current}`)"),
+            );
+        } else if let Some((other, _, _)) = previous[..i].iter().find(|p| p.1 == *n) {
+            ok = false;
+            cx.error_at(
+                *span,
+                format!(
+                    "two versions numbered {n}: `{}` and `{name}`",
+                    quote::quote!(#other).to_string().replace(' ', "")
+                ),
+            );
+        }
+    }
+    previous.sort_by_key(|p| p.1);
+    let oldest = previous.first().map_or(current, |p| p.1);
+    if ok {
+        let missing: Vec<String> = (oldest..current)
+            .filter(|k| !previous.iter().any(|p| p.1 == *k))
+            .map(|k| k.to_string())
+            .collect();
+        if !missing.is_empty() {
+            ok = false;
+            cx.error_at(
+                current_span,
+                format!(
+                    "version {} missing: every version from {oldest} to {current} needs its type in previous(...), \
+                     so that each converts to the next",
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+    let unversioned = match unversioned {
+        Some((u, span)) if u < oldest || u > current => {
+            cx.error_at(
+                span,
+                format!("unversioned = {u}: not a declared version ({oldest} to {current})"),
+            );
+            ok = false;
+            u
+        }
+        Some((u, _)) => u,
+        None => oldest,
+    };
+    let field = field.map_or_else(|| "schema_version".to_owned(), |f| f.value);
+    ok.then(|| Versioning {
+        current,
+        field,
+        unversioned,
+        write_back: write_back.is_some(),
+        previous: previous.into_iter().map(|(ty, n, _)| (n, ty)).collect(),
+    })
+}
+
+/// A field of the struct stored under a name the library keeps beside it.
+fn kept_field_clashes(cx: &Ctxt, fields: &[Read], versioning: Option<&Versioning>, history: bool) {
+    let mut kept: Vec<(&str, &str)> = Vec::new();
+    if let Some(v) = versioning {
+        kept.push((
+            &v.field,
+            "the schema version (choose another with version_field = \"...\")",
+        ));
+    }
+    if history {
+        kept.push(("revision", "the revision of a document with history"));
+        kept.push((
+            "revised_at",
+            "the time of the revision of a document with history",
+        ));
+    }
+    for r in fields.iter().filter(|r| r.stored) {
+        if let Some((name, what)) = kept.iter().find(|(n, _)| *n == r.typed.bson) {
+            cx.error_spanned_by(
+                r.typed.ident,
+                format!(
+                    "field `{}` is stored as `{name}`, where the library keeps {what}",
+                    unraw(r.typed.ident)
+                ),
+            );
+        }
+    }
 }
 
 /// The typed paths the fallback emits beside `parse`'s errors: the fields read again, their
@@ -52,22 +296,52 @@ pub(crate) fn stubs(input: &DeriveInput) -> Vec<Typed<'_>> {
         .collect()
 }
 
-fn container(cx: &Ctxt, input: &DeriveInput) -> Slot<Name> {
-    let mut collection = Slot::default();
+fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
+    let mut c = Container::default();
     attr::each_key(cx, &input.attrs, ATTR, |meta| {
         if meta.path.is_ident("collection") {
             // #[document(collection = "books")]
-            collection.parse(cx, meta, attr::collection)
+            c.collection.parse(cx, meta, attr::collection)
+        } else if meta.path.is_ident("version") {
+            // #[document(version = 3)]
+            c.version.parse(cx, meta, version_number)
+        } else if meta.path.is_ident("version_field") {
+            c.field.parse(cx, meta, attr::field_name)
+        } else if meta.path.is_ident("unversioned") {
+            c.unversioned.parse(cx, meta, version_number)
+        } else if meta.path.is_ident("previous") {
+            // #[document(previous(PersonV1 = 1, PersonV2 = 2))]
+            c.previous.parse(cx, meta, previous)
+        } else if meta.path.is_ident("write_back") {
+            let span = meta.path.span();
+            c.write_back
+                .parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("history") {
+            // #[document(history = "books_history")]
+            c.history.parse(cx, meta, attr::collection)
         } else if meta.path.is_ident("keywords") {
             cx.syn_error(meta.error(
                 "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
             ));
             attr::skip_value(meta.input)
         } else {
-            attr::unknown(cx, meta, ATTR, &["collection"])
+            attr::unknown(
+                cx,
+                meta,
+                ATTR,
+                &[
+                    "collection",
+                    "version",
+                    "previous",
+                    "version_field",
+                    "unversioned",
+                    "write_back",
+                    "history",
+                ],
+            )
         }
     });
-    collection
+    c
 }
 
 /// Every field with its BSON name and options; `None` when the input is not a struct with
@@ -287,6 +561,8 @@ fn check<'a>(
             .map(|r| r.typed)
             .collect(),
         keywords,
+        versioning: None,
+        history: None,
     })
 }
 

@@ -74,7 +74,8 @@ fn every_mistake_is_reported() {
         errors(input),
         [
             "invalid MongoDB collection name \"\": it must not be empty",
-            "unknown key `size` in #[document(...)]; expected one of: `collection`",
+            "unknown key `size` in #[document(...)]; expected one of: `collection`, `version`, \
+             `previous`, `version_field`, `unversioned`, `write_back`, `history`",
             "unknown keywords option `uppercase`; expected `lowercase`",
             "duplicate key `keywords`",
             "#[derive(Document)] cannot type field `extra`: with #[serde(flatten)] serde stores \
@@ -154,4 +155,105 @@ fn money_adapters_are_read_from_their_paths() {
     for (path, with, want) in cases {
         assert_eq!(money_form(path, with), want, "{path} (with: {with})");
     }
+}
+
+#[test]
+fn reads_versions_and_history() {
+    let input: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 3, previous(old::P2 = 2, P1 = 1),
+                   version_field = "v", write_back, history = "people_history")]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+        }
+    };
+    let d = parse(&input).unwrap();
+    let v = d.versioning.unwrap();
+    assert_eq!(
+        (v.current, v.field.as_str(), v.unversioned, v.write_back),
+        (3, "v", 1, true)
+    );
+    let previous: Vec<(u32, String)> = (v.previous.iter())
+        .map(|(n, p)| (*n, quote::quote!(#p).to_string().replace(' ', "")))
+        .collect();
+    assert_eq!(previous, [(1, "P1".to_owned()), (2, "old::P2".to_owned())]);
+    assert_eq!(d.history.as_deref(), Some("people_history"));
+}
+
+#[test]
+fn every_versioning_mistake_is_reported() {
+    let numbers: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 4, previous(P1 = 0, P2 = 2, Q2 = 2, P5 = 5))]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+        }
+    };
+    assert_eq!(
+        errors(numbers),
+        [
+            "the version of `P1`: version numbers start at 1",
+            "two versions numbered 2: `P2` and `Q2`",
+            "`P5` = 5: a previous version is below the current one (`version = 4`)",
+        ]
+    );
+    let gap: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 4, previous(P1 = 1, P3 = 3), unversioned = 2)]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+        }
+    };
+    assert_eq!(
+        errors(gap),
+        [
+            "version 2 missing: every version from 1 to 4 needs its type in previous(...), so \
+             that each converts to the next",
+        ]
+    );
+    let zero: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 0, unversioned = 7)]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+        }
+    };
+    assert_eq!(
+        errors(zero),
+        [
+            "version: version numbers start at 1",
+            "`unversioned` declares schema versioning: add `version = N` (the current version)",
+        ]
+    );
+    let unversioned: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 2, previous(P1 = 1), unversioned = 3)]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+        }
+    };
+    assert_eq!(
+        errors(unversioned),
+        ["unversioned = 3: not a declared version (1 to 2)"]
+    );
+    let kept: DeriveInput = parse_quote! {
+        #[document(collection = "people", version = 1, history = "people", write_back = true)]
+        struct Person {
+            #[serde(rename = "_id")]
+            id: i64,
+            schema_version: u32,
+            revision: u64,
+        }
+    };
+    assert_eq!(
+        errors(kept),
+        [
+            "`write_back` takes no value",
+            "the history collection must be another collection than the documents'",
+            "field `schema_version` is stored as `schema_version`, where the library keeps the \
+             schema version (choose another with version_field = \"...\")",
+            "field `revision` is stored as `revision`, where the library keeps the revision of a \
+             document with history",
+        ]
+    );
 }

@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 mod checkout;
 mod decimals;
 mod fixtures;
+mod history;
 mod keywords;
+mod versions;
 
 /// The article's product with a price: `Decimal` fields in each money form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]

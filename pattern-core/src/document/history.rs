@@ -1,0 +1,573 @@
+//! Document versioning (`#[document(history = "...")]`): every write through the library bumps
+//! the document's [`REVISION`] and records the state it replaces in the history collection,
+//! in one transaction; reads of past states ([`history`], [`at_revision`], [`as_of`]);
+//! writes conditioned on the revision read ([`save_if`], [`update_if`], [`delete_if`]), whose
+//! refusal is [`Error::Conflict`].
+//!
+//! A history document: `{_id: {id, revision}, id, revision, since, until, state}`: the stored
+//! document `state` (its schema version kept, the revision fields left out) was the current one
+//! from `since` (`null` for a document written before history was turned on) until `until`.
+
+use std::borrow::Borrow;
+
+use bson::{doc, Bson, DateTime, Document as BsonDocument};
+use futures::stream::{self, Stream, StreamExt};
+use serde::Serialize;
+
+use super::versions::{self, Stored};
+use super::{
+    decode_stored, ensure_indexes, find_by_id, id_bson, to_document, Document, Update,
+    UPGRADE_ATTEMPTS,
+};
+use crate::error::display_bson;
+use crate::spec::ShardKey;
+use crate::store::query::{self, Filter, FindOptions};
+use crate::store::{transaction_with, Store};
+use crate::{Error, Result};
+
+/// The field of a document with history holding its revision: an Int64, 1 for a document
+/// inserted through the library, bumped by every write; a document without it (written before
+/// history was turned on) is at revision 0.
+pub const REVISION: &str = "revision";
+/// The field holding when the current revision was written (the writing process's clock).
+pub const REVISED_AT: &str = "revised_at";
+/// The shard keys of `D`'s collections: `{_id: 1}` for its documents (every write the library
+/// sends names one `_id`, or is a find), and, with history, `{id: 1}` for the history
+/// collection (`id`: the document's `_id`): every read and write of a document's history
+/// carries an equality on `id`, so each goes to one shard.
+pub fn shard_keys<D: Document>() -> Vec<ShardKey<'static>> {
+    let mut keys = vec![ShardKey {
+        collection: D::COLLECTION,
+        field: "_id",
+    }];
+    if let Some(h) = D::HISTORY {
+        keys.push(ShardKey {
+            collection: h,
+            field: "id",
+        });
+    }
+    keys
+}
+
+/// One revision of a document: what [`history`] streams and [`get_revision`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Revision<D> {
+    /// Its number (0: written before history was turned on).
+    pub revision: u64,
+    /// When it was written; `None` when unknown (revision 0).
+    pub since: Option<DateTime>,
+    /// When a later write replaced it or a delete removed it; `None` for the current one.
+    pub until: Option<DateTime>,
+    /// The document as it was (upgraded to the current schema version).
+    pub document: D,
+}
+
+/// The revision a stored document is at (0 without the field).
+fn revision_of(doc: &BsonDocument) -> u64 {
+    doc.get(REVISION)
+        .and_then(crate::codec::as_int)
+        .map_or(0, |n| u64::try_from(n).unwrap_or(0))
+}
+
+fn revised_at(doc: &BsonDocument) -> Option<DateTime> {
+    doc.get_datetime(REVISED_AT).ok().copied()
+}
+
+/// What a revision does to the current document.
+enum Change {
+    Replace(BsonDocument),
+    Update(query::Update),
+    Delete,
+}
+
+fn conflict<D: Document>(id: &Bson, expected: u64, found: Option<u64>) -> Error {
+    Error::Conflict {
+        collection: D::COLLECTION.to_owned(),
+        id: display_bson(id),
+        expected,
+        found,
+    }
+}
+
+/// In a transaction: records `cur` in `history` and applies `change` to it with the next
+/// revision. Returns the document as it was written (`Replace`).
+async fn revise<D: Document, T: Store>(
+    tx: &T,
+    history: &'static str,
+    cur: &BsonDocument,
+    change: Change,
+) -> Result<Option<BsonDocument>> {
+    let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
+    let rev = revision_of(cur);
+    let since = revised_at(cur);
+    // Never before the revision it replaces, whatever the clocks of the writers say.
+    let now = DateTime::now().max(since.unwrap_or(DateTime::MIN));
+    let mut state = cur.clone();
+    state.remove(REVISION);
+    state.remove(REVISED_AT);
+    let entry = doc! {
+        "_id": {"id": id.clone(), "revision": rev as i64},
+        "id": id.clone(),
+        "revision": rev as i64,
+        "since": since.map_or(Bson::Null, Bson::DateTime),
+        "until": now,
+        "state": state,
+    };
+    tx.insert_one(history, entry).await?;
+    let by_id = Filter::Eq("_id".into(), id);
+    let next = Bson::Int64(rev as i64 + 1);
+    match change {
+        Change::Replace(mut new) => {
+            new.insert(REVISION, next);
+            new.insert(REVISED_AT, now);
+            tx.replace_one(D::COLLECTION, &by_id, new.clone(), false)
+                .await?;
+            Ok(Some(new))
+        }
+        Change::Update(mut update) => {
+            update.set.push((REVISION.into(), next));
+            update.set.push((REVISED_AT.into(), Bson::DateTime(now)));
+            tx.update_one(D::COLLECTION, &by_id, &mut update, false)
+                .await?;
+            Ok(None)
+        }
+        Change::Delete => {
+            tx.delete_many(D::COLLECTION, &by_id).await?;
+            Ok(None)
+        }
+    }
+}
+
+/// The last revision `history` recorded of the document `id` (0: none).
+async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<u64> {
+    let opts = FindOptions {
+        sort: vec![(REVISION.into(), -1)],
+        limit: Some(1),
+        projection: vec![REVISION.into()],
+        ..FindOptions::default()
+    };
+    let found = store
+        .find(history, &Filter::Eq("id".into(), id.clone()), &opts)
+        .await?;
+    Ok(found.first().map_or(0, revision_of))
+}
+
+/// `doc` with the revision after the last one recorded, inserted.
+async fn insert_new<S: Store>(
+    store: &S,
+    coll: &str,
+    history: &'static str,
+    mut doc: BsonDocument,
+) -> Result<()> {
+    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+    let rev = last_recorded(store, history, &id).await? + 1;
+    doc.insert(REVISION, rev as i64);
+    doc.insert(REVISED_AT, DateTime::now());
+    store.insert_one(coll, doc).await
+}
+
+pub(super) async fn insert<D: Document, S: Store>(
+    store: &S,
+    history: &'static str,
+    doc: BsonDocument,
+) -> Result<()> {
+    insert_new(store, D::COLLECTION, history, doc).await
+}
+
+/// In a transaction: `cur` upgraded to the current schema version, written as a revision of
+/// its own, when it is older; [`Error::NewerVersion`] when newer. The document current now.
+async fn upgraded_in<D: Document, T: Store>(
+    tx: &T,
+    history: &'static str,
+    cur: BsonDocument,
+) -> Result<BsonDocument> {
+    match versions::classify::<D>(&cur)? {
+        Stored::Current => Ok(cur),
+        Stored::Older(_) => {
+            let (doc, _) = decode_stored::<D>(cur.clone())?;
+            let new = to_document(&doc)?;
+            Ok(revise::<D, T>(tx, history, &cur, Change::Replace(new))
+                .await?
+                .expect("a replacement"))
+        }
+    }
+}
+
+/// `save` and `save_if`.
+pub(super) async fn save<D: Document, S: Store>(
+    store: &S,
+    history: &'static str,
+    id: Bson,
+    doc: BsonDocument,
+    expected: Option<u64>,
+) -> Result<()> {
+    let mut ctx = (id, doc);
+    transaction_with(store, &mut ctx, |tx, (id, doc)| {
+        Box::pin(async move {
+            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
+                if let Some(e) = expected {
+                    return Err(conflict::<D>(id, e, None));
+                }
+                return insert_new(tx, D::COLLECTION, history, doc.clone()).await;
+            };
+            versions::classify::<D>(&cur)?;
+            if let Some(e) = expected.filter(|e| *e != revision_of(&cur)) {
+                return Err(conflict::<D>(id, e, Some(revision_of(&cur))));
+            }
+            revise::<D, _>(tx, history, &cur, Change::Replace(doc.clone())).await?;
+            Ok(())
+        })
+    })
+    .await
+}
+
+/// `update_one` on a type with history.
+pub(super) async fn update<D: Document, S: Store>(
+    store: &S,
+    history: &'static str,
+    filter: Filter,
+    update: query::Update,
+) -> Result<bool> {
+    let (current, other) = match D::VERSIONING {
+        None => (filter, None),
+        Some(v) => (
+            Filter::And(vec![filter.clone(), v.at(v.current)]),
+            Some(Filter::And(vec![filter, v.not_current()])),
+        ),
+    };
+    let mut ctx = (current, other, update);
+    transaction_with(store, &mut ctx, |tx, (current, other, update)| {
+        Box::pin(async move {
+            let one = FindOptions {
+                limit: Some(1),
+                ..FindOptions::default()
+            };
+            for _ in 0..UPGRADE_ATTEMPTS {
+                if let Some(cur) = tx.find(D::COLLECTION, current, &one).await?.pop() {
+                    let change = Change::Update(update.clone());
+                    revise::<D, _>(tx, history, &cur, change).await?;
+                    return Ok(true);
+                }
+                let Some(other) = other else {
+                    return Ok(false);
+                };
+                let Some(found) = tx.find(D::COLLECTION, other, &one).await?.pop() else {
+                    return Ok(false);
+                };
+                upgraded_in::<D, _>(tx, history, found).await?;
+            }
+            Err(Error::Contention {
+                attempts: UPGRADE_ATTEMPTS,
+                what: format!("an update of `{}` kept upgrading documents", D::COLLECTION),
+            })
+        })
+    })
+    .await
+}
+
+/// `delete` and `delete_if`: whether there was a document.
+pub(super) async fn delete<D: Document, S: Store>(
+    store: &S,
+    history: &'static str,
+    id: Bson,
+    expected: Option<u64>,
+) -> Result<bool> {
+    let mut ctx = id;
+    transaction_with(store, &mut ctx, |tx, id| {
+        Box::pin(async move {
+            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
+                return match expected {
+                    Some(e) => Err(conflict::<D>(id, e, None)),
+                    None => Ok(false),
+                };
+            };
+            if let Some(e) = expected.filter(|e| *e != revision_of(&cur)) {
+                return Err(conflict::<D>(id, e, Some(revision_of(&cur))));
+            }
+            revise::<D, _>(tx, history, &cur, Change::Delete).await?;
+            Ok(true)
+        })
+    })
+    .await
+}
+
+/// In a transaction: the upgrade of `cur` (at an older version) to `new`, as a revision (a
+/// sweep's, a read's write-back).
+pub(super) async fn upgrade_in<D: Document, T: Store>(
+    tx: &T,
+    history: &'static str,
+    cur: &BsonDocument,
+    new: BsonDocument,
+) -> Result<()> {
+    revise::<D, T>(tx, history, cur, Change::Replace(new)).await?;
+    Ok(())
+}
+
+fn history_of<D: Document>() -> Result<&'static str> {
+    D::HISTORY.ok_or_else(|| {
+        Error::invalid(format!(
+            "`{}` keeps no history: declare #[document(history = \"...\")]",
+            D::COLLECTION
+        ))
+    })
+}
+
+/// Writes the whole document over the stored one if that is still at revision `expected`
+/// (the revision the caller read, [`get_revision`]); else [`Error::Conflict`] with the
+/// revision found (`None`: deleted), nothing written. One transaction: a read, the history
+/// record, the replacement.
+pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
+    let history = history_of::<D>()?;
+    let doc = to_document(doc)?;
+    ensure_indexes::<D, S>(store).await?;
+    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+    save::<D, S>(store, history, id, doc, Some(expected)).await
+}
+
+/// Applies `update` to the document `id` if it is still at revision `expected`; else
+/// [`Error::Conflict`], nothing written. A document at an older schema version is upgraded
+/// first, in the same transaction (a revision of its own).
+pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let history = history_of::<D>()?;
+    let update = update.into_query()?;
+    let id = id_bson(id)?;
+    ensure_indexes::<D, S>(store).await?;
+    let mut ctx = (id, update);
+    transaction_with(store, &mut ctx, |tx, (id, update)| {
+        Box::pin(async move {
+            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
+                return Err(conflict::<D>(id, expected, None));
+            };
+            versions::classify::<D>(&cur)?;
+            if revision_of(&cur) != expected {
+                return Err(conflict::<D>(id, expected, Some(revision_of(&cur))));
+            }
+            let cur = upgraded_in::<D, _>(tx, history, cur).await?;
+            revise::<D, _>(tx, history, &cur, Change::Update(update.clone())).await?;
+            Ok(())
+        })
+    })
+    .await
+}
+
+/// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`].
+pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let history = history_of::<D>()?;
+    let id = id_bson(id)?;
+    ensure_indexes::<D, S>(store).await?;
+    delete::<D, S>(store, history, id, Some(expected))
+        .await
+        .map(|_| ())
+}
+
+/// The document `id` with its revision (for [`save_if`] / [`update_if`]), or `None` (one
+/// `find`). Upgraded to the current schema version, never written back (the revision is the
+/// one read).
+pub async fn get_revision<D, S, Q>(store: &S, id: &Q) -> Result<Option<Revision<D>>>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    history_of::<D>()?;
+    let Some(cur) = find_by_id(store, D::COLLECTION, &id_bson(id)?).await? else {
+        return Ok(None);
+    };
+    current_revision(cur).map(Some)
+}
+
+fn current_revision<D: Document>(cur: BsonDocument) -> Result<Revision<D>> {
+    let (revision, since) = (revision_of(&cur), revised_at(&cur));
+    let (document, _) = decode_stored::<D>(cur)?;
+    Ok(Revision {
+        revision,
+        since,
+        until: None,
+        document,
+    })
+}
+
+fn recorded<D: Document>(entry: BsonDocument) -> Result<Revision<D>> {
+    let revision = revision_of(&entry);
+    let since = entry.get_datetime("since").ok().copied();
+    let until = entry.get_datetime("until").ok().copied();
+    let state = match entry.get("state") {
+        Some(Bson::Document(d)) => d.clone(),
+        _ => {
+            return Err(Error::decode(
+                D::HISTORY.unwrap_or_default(),
+                entry.get("_id"),
+                "a history record without its `state` document",
+            ))
+        }
+    };
+    let (document, _) = decode_stored::<D>(state)?;
+    Ok(Revision {
+        revision,
+        since,
+        until: Some(until.unwrap_or(DateTime::MIN)),
+        document,
+    })
+}
+
+/// History records read per `find`.
+const HISTORY_PAGE: i64 = 100;
+
+/// The revisions of the document `id`, newest first: the current one (unless deleted), then
+/// each recorded one, read 100 per `find` (by revision, from the index `{id: 1, revision:
+/// -1}`), each upgraded to the current schema version.
+pub fn history<'a, D, S, Q>(
+    store: &'a S,
+    id: &Q,
+) -> impl Stream<Item = Result<Revision<D>>> + Send + 'a
+where
+    D: Document + 'a,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    enum Next {
+        Current,
+        Before(Option<u64>),
+        Done,
+    }
+    let start = history_of::<D>().and(id_bson(id));
+    stream::unfold((start, Next::Current), move |(id, next)| async move {
+        let id_value = match &id {
+            Ok(v) => v.clone(),
+            Err(e) => {
+                return match next {
+                    Next::Done => None,
+                    _ => Some((vec![Err(Error::invalid(e.to_string()))], (id, Next::Done))),
+                }
+            }
+        };
+        let history = D::HISTORY.unwrap_or_default();
+        match next {
+            Next::Done => None,
+            Next::Current => {
+                let found = find_by_id(store, D::COLLECTION, &id_value).await;
+                let (items, next) = match found {
+                    Err(e) => (vec![Err(e)], Next::Done),
+                    Ok(None) => (Vec::new(), Next::Before(None)),
+                    Ok(Some(cur)) => {
+                        let rev = revision_of(&cur);
+                        (vec![current_revision::<D>(cur)], Next::Before(Some(rev)))
+                    }
+                };
+                Some((items, (id, next)))
+            }
+            Next::Before(below) => {
+                let mut filter = vec![Filter::Eq("id".into(), id_value)];
+                if let Some(b) = below {
+                    filter.push(Filter::Lt(REVISION.into(), Bson::Int64(b as i64)));
+                }
+                let opts = FindOptions {
+                    sort: vec![(REVISION.into(), -1)],
+                    limit: Some(HISTORY_PAGE),
+                    ..FindOptions::default()
+                };
+                match store.find(history, &Filter::And(filter), &opts).await {
+                    Err(e) => Some((vec![Err(e)], (id, Next::Done))),
+                    Ok(found) if found.is_empty() => None,
+                    Ok(found) => {
+                        let last = found.last().map(revision_of);
+                        let next = match last {
+                            Some(l) if found.len() as i64 == HISTORY_PAGE && l > 0 => {
+                                Next::Before(Some(l))
+                            }
+                            _ => Next::Done,
+                        };
+                        let items = found.into_iter().map(recorded::<D>).collect();
+                        Some((items, (id, next)))
+                    }
+                }
+            }
+        }
+    })
+    .flat_map(stream::iter)
+}
+
+/// The document `id` as it was at revision `n`, or `None` when it never had that revision
+/// (one `find`, two when `n` is not the current revision).
+pub async fn at_revision<D, S, Q>(store: &S, id: &Q, n: u64) -> Result<Option<D>>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let history = history_of::<D>()?;
+    let id = id_bson(id)?;
+    if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+        if revision_of(&cur) == n {
+            return Ok(Some(decode_stored::<D>(cur)?.0));
+        }
+    }
+    let filter = Filter::And(vec![
+        Filter::Eq("id".into(), id),
+        Filter::Eq(REVISION.into(), Bson::Int64(n as i64)),
+    ]);
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    match store.find(history, &filter, &one).await?.pop() {
+        Some(entry) => Ok(Some(recorded::<D>(entry)?.document)),
+        None => Ok(None),
+    }
+}
+
+/// The document `id` as it was at `time` (by the writers' clocks), or `None` when it did not
+/// exist then (not yet inserted, or deleted). A revision written before history was turned on
+/// counts from the beginning of time. One `find`, two for a past state.
+pub async fn as_of<D, S, Q>(store: &S, id: &Q, time: DateTime) -> Result<Option<D>>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let history = history_of::<D>()?;
+    let id = id_bson(id)?;
+    if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+        if revised_at(&cur).is_none_or(|since| since <= time) {
+            return Ok(Some(decode_stored::<D>(cur)?.0));
+        }
+    }
+    // The earliest revision still current after `time`: the one current at `time` if it had
+    // begun by then.
+    let filter = Filter::And(vec![
+        Filter::Eq("id".into(), id),
+        Filter::Gt("until".into(), Bson::DateTime(time)),
+    ]);
+    let opts = FindOptions {
+        sort: vec![(REVISION.into(), 1)],
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let Some(entry) = store.find(history, &filter, &opts).await?.pop() else {
+        return Ok(None);
+    };
+    let began = match entry.get("since") {
+        Some(Bson::DateTime(since)) => *since <= time,
+        _ => true,
+    };
+    if !began {
+        return Ok(None);
+    }
+    Ok(Some(recorded::<D>(entry)?.document))
+}

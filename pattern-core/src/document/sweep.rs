@@ -1,0 +1,275 @@
+//! The sweep of a versioned document type: every stored document of an older schema version
+//! upgraded to the current one, in batches, each a transaction that also moves the checkpoint
+//! (`upgrade:<collection>:v<version>` in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS)).
+//!
+//! Exactly once: inside its transaction a batch reads its documents again and upgrades each from
+//! what it holds then, only if it is still at an older version; a live write to one of them
+//! makes the transaction conflict and retry; two sweeps at once conflict on the checkpoint (the
+//! second stops with [`Error::Contention`], its batch undone). The scan walks `_id` upwards
+//! from the last batch; when it runs out it looks once more from the start, so a document an
+//! older build wrote behind it (or an `_id` of another BSON type) is swept too.
+
+use bson::{doc, Bson, Document as BsonDocument};
+use serde::Serialize;
+
+use super::history;
+use super::versions::Versioning;
+use super::{decode_stored, ensure_indexes, to_document, Document};
+use crate::adopt::checkpoint::Checkpoint;
+use crate::adopt::Options;
+use crate::error::display_bson;
+use crate::store::query::{Filter, FindOptions};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Documents per transaction at most, whatever [`Options::batch_items`] says (each is one
+/// replacement round trip inside the transaction on MongoDB).
+pub const SWEEP_BATCH_MAX: usize = 1_000;
+
+/// The `comment` of the sweep's reads of older documents (collection-wide: on a sharded
+/// collection every shard answers them).
+pub const SWEEP_SCAN: &str = "pattern scatter: schema sweep";
+
+/// Documents that fail to upgrade, listed in the report at most.
+const FAILURES_LISTED: usize = 100;
+
+/// What a sweep ([`migrate`]) did, or would do (`dry_run`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Sweep {
+    /// The collection.
+    pub collection: String,
+    /// The version documents were upgraded to.
+    pub version: u32,
+    /// Nothing was written: the counts say what a run would do.
+    pub dry_run: bool,
+    /// This run went on from a checkpoint a killed run left.
+    pub resumed: bool,
+    /// Documents of an older version found, by version (ascending).
+    pub found: Vec<(u32, u64)>,
+    /// Documents this run upgraded (each once: a second run upgrades none of them again).
+    pub upgraded: u64,
+    /// Documents whose upgrade failed (a conversion refused them, or they do not decode as
+    /// their version's type): left as they were.
+    pub failed: u64,
+    /// The first 100 of them: their `_id` (relaxed Extended JSON) and why.
+    pub failures: Vec<(String, String)>,
+    /// Batches retried after a conflict with a live writer.
+    pub retries: u64,
+}
+
+impl Sweep {
+    fn count(&mut self, version: u32) {
+        match self.found.iter_mut().find(|(v, _)| *v == version) {
+            Some((_, n)) => *n += 1,
+            None => {
+                self.found.push((version, 1));
+                self.found.sort();
+            }
+        }
+    }
+
+    fn fail(&mut self, id: Option<&Bson>, e: &Error) {
+        self.failed += 1;
+        if self.failures.len() < FAILURES_LISTED {
+            let id = id.map_or_else(|| "(no _id)".to_owned(), display_bson);
+            self.failures.push((id, e.to_string()));
+        }
+    }
+}
+
+fn versioning<D: Document>() -> Result<Versioning> {
+    D::VERSIONING.ok_or_else(|| {
+        Error::invalid(format!(
+            "`{}` declares no schema version: #[document(version = N, previous(...))]",
+            D::COLLECTION
+        ))
+    })
+}
+
+/// Upgrades every document of `D` stored at an older schema version to the current one (the
+/// sweep), in batches of [`Options::batch_items`] (at most [`SWEEP_BATCH_MAX`]), resumable
+/// after a kill, beside live readers and writers of any version; with `dry_run`, reads and
+/// counts only. A document a conversion refuses is left as it is and reported. On a type with
+/// history each upgrade is a revision. A run after a finished one writes nothing unless an
+/// older document appeared since.
+pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) -> Result<Sweep> {
+    let v = versioning::<D>()?;
+    let mut report = Sweep {
+        collection: D::COLLECTION.to_owned(),
+        version: v.current,
+        dry_run: options.dry_run,
+        ..Sweep::default()
+    };
+    let batch = options.batch_items.clamp(1, SWEEP_BATCH_MAX);
+    if options.dry_run {
+        return dry_run::<D, S>(store, v, batch, options, report).await;
+    }
+    ensure_indexes::<D, S>(store).await?;
+    let mut cp =
+        Checkpoint::load(store, format!("upgrade:{}:v{}", D::COLLECTION, v.current)).await?;
+    cp.end_earlier_sessions(store).await?;
+    cp.pin(
+        doc! {"field": v.field, "version": v.current as i64},
+        &[],
+        "run the sweep again",
+    )?;
+    report.resumed = cp.state() == Some("running");
+    let mut after: Option<Bson> = match cp.state() {
+        Some("running") => cp.get("position").cloned(),
+        _ => None,
+    };
+    let mut failed: Vec<Bson> = Vec::new();
+    let mut read = 0u64;
+    // A pass from the start that upgrades nothing ends the sweep.
+    let (mut from_start, mut pass_upgraded) = (after.is_none(), 0u64);
+    loop {
+        let page = next_page::<D, S>(store, v, after.as_ref(), batch).await?;
+        let Some(last) = page.last().cloned() else {
+            if from_start && pass_upgraded == 0 {
+                break;
+            }
+            (after, from_start, pass_upgraded) = (None, true, 0);
+            continue;
+        };
+        let ids: Vec<Bson> = page.into_iter().filter(|id| !failed.contains(id)).collect();
+        if ids.is_empty() {
+            after = Some(last);
+            continue;
+        }
+        let mut ctx = (ids, Sweep::default(), Vec::new());
+        let ((), retries) = cp
+            .batch(store, &mut ctx, |tx, (ids, part, bad)| {
+                Box::pin(async move {
+                    *part = Sweep::default();
+                    bad.clear();
+                    let filter =
+                        Filter::And(vec![Filter::In("_id".into(), ids.clone()), v.older()]);
+                    let opts = FindOptions {
+                        sort: vec![("_id".into(), 1)],
+                        ..FindOptions::default()
+                    };
+                    for cur in tx.find(D::COLLECTION, &filter, &opts).await? {
+                        let from = v.of(D::COLLECTION, &cur)?;
+                        part.count(from);
+                        let new = match decode_stored::<D>(cur.clone())
+                            .and_then(|(d, _)| to_document(&d))
+                        {
+                            Ok(new) => new,
+                            Err(e) => {
+                                part.fail(cur.get("_id"), &e);
+                                bad.push(cur.get("_id").cloned().unwrap_or(Bson::Null));
+                                continue;
+                            }
+                        };
+                        upgrade_one::<D, _>(tx, v, &cur, from, new).await?;
+                        part.upgraded += 1;
+                    }
+                    let position = ids.last().cloned().unwrap_or(Bson::Null);
+                    Ok(((), doc! {"state": "running", "position": position}))
+                })
+            })
+            .await?;
+        let (ids, part, bad) = ctx;
+        read += ids.len() as u64;
+        report.retries += retries;
+        report.upgraded += part.upgraded;
+        pass_upgraded += part.upgraded;
+        report.failed += part.failed;
+        report.failures.extend(part.failures);
+        report.failures.truncate(FAILURES_LISTED);
+        for (version, n) in part.found {
+            for _ in 0..n {
+                report.count(version);
+            }
+        }
+        failed.extend(bad);
+        after = Some(last);
+        options.report("upgrade", read, None);
+    }
+    cp.set(store, doc! {"state": "finished", "position": Bson::Null})
+        .await?;
+    Ok(report)
+}
+
+/// The `_id`s of the next batch of older documents after `after` (from the start: `None`).
+async fn next_page<D: Document, S: Store>(
+    store: &S,
+    v: Versioning,
+    after: Option<&Bson>,
+    batch: usize,
+) -> Result<Vec<Bson>> {
+    let mut filter = vec![v.older()];
+    if let Some(a) = after {
+        filter.push(Filter::Gt("_id".into(), a.clone()));
+    }
+    let opts = FindOptions {
+        sort: vec![("_id".into(), 1)],
+        limit: Some(batch as i64),
+        projection: vec!["_id".into()],
+        comment: Some(SWEEP_SCAN),
+        ..FindOptions::default()
+    };
+    let found = store
+        .find(D::COLLECTION, &Filter::And(filter), &opts)
+        .await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|d| d.get("_id").cloned())
+        .collect())
+}
+
+/// In the batch's transaction: `new` over `cur` (still at version `from`).
+async fn upgrade_one<D: Document, T: Store>(
+    tx: &T,
+    v: Versioning,
+    cur: &BsonDocument,
+    from: u32,
+    new: BsonDocument,
+) -> Result<()> {
+    if let Some(h) = D::HISTORY {
+        return history::upgrade_in::<D, T>(tx, h, cur, new).await;
+    }
+    let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
+    let cas = Filter::And(vec![Filter::Eq("_id".into(), id), v.at(from)]);
+    tx.replace_one(D::COLLECTION, &cas, new, false).await?;
+    Ok(())
+}
+
+/// The counts a sweep would make, nothing written.
+async fn dry_run<D: Document, S: Store>(
+    store: &S,
+    v: Versioning,
+    batch: usize,
+    options: &Options<'_>,
+    mut report: Sweep,
+) -> Result<Sweep> {
+    use futures::StreamExt;
+    let opts = FindOptions {
+        sort: vec![("_id".into(), 1)],
+        comment: Some(SWEEP_SCAN),
+        ..FindOptions::default()
+    };
+    let older = v.older();
+    let mut docs = store.scan(D::COLLECTION, &older, &opts, batch as u32);
+    let mut read = 0u64;
+    while let Some(raw) = docs.next().await {
+        let cur: BsonDocument = raw?.to_document().map_err(|e| {
+            Error::decode(
+                D::COLLECTION,
+                None,
+                format!("a document that is not BSON: {e}"),
+            )
+        })?;
+        report.count(v.of(D::COLLECTION, &cur)?);
+        match decode_stored::<D>(cur.clone()) {
+            Ok(_) => report.upgraded += 1,
+            Err(e) => report.fail(cur.get("_id"), &e),
+        }
+        read += 1;
+        if read.is_multiple_of(batch as u64) {
+            options.report("upgrade (dry run)", read, None);
+        }
+    }
+    options.report("upgrade (dry run)", read, Some(read));
+    Ok(report)
+}
