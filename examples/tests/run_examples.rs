@@ -376,3 +376,110 @@ fn local_time_in_memory() {
 fn local_time_on_mongodb() {
     check_local_time(&run(env!("CARGO_BIN_EXE_local_time"), true), "MongoDB");
 }
+
+fn check_evolving_documents(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(
+        out.contains(r#"{"_id":1,"name":"Ada Lovelace","email":"ada.lovelace@example.com"}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains("the new build (v3) reads 9 customers: Ada Lovelace, Alan Turing, Grace Hopper, Edsger Dijkstra, John Backus, Katherine Johnson, Ken Thompson, Dennis Ritchie, Barbara Liskov"),
+        "{out}"
+    );
+    assert!(
+        out.contains("stored: 3 at v1, 6 at v2 (reads write nothing)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"{"_id":1,"first":"Ada","last":"Lovelace","email":"ada.lovelace@example.com","visits":1,"tier":"gold","schema_version":3,"revision":2,"#),
+        "{out}"
+    );
+    for write in ["get", "update_one", "save"] {
+        assert!(
+            out.contains(&format!(
+                "old build, {write} of customer 1: NewerVersion (found 3, known 2)"
+            )),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains("customer 1 unchanged: the old build never overwrites a newer version"),
+        "{out}"
+    );
+    assert!(
+        out.contains("refused (NewerVersion) on customer 3"),
+        "{out}"
+    );
+    assert!(out.contains("stored: 2 at v1, 5 at v2, 2 at v3"), "{out}");
+    assert!(
+        out.contains("dry run: found v1: 2, v2: 5; would upgrade 7, fail 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("sweep: 3 read\n   sweep: 6 read\n   sweep: 7 read\n"),
+        "{out}"
+    );
+    assert!(out.contains("sweep: upgraded 7, failed 0"), "{out}");
+    assert!(out.contains("sweep again: upgraded 0, failed 0"), "{out}");
+    assert!(
+        out.contains(r#"swept: {_id: 5, first: "John", last: "Backus", tier: "standard", schema_version: 3, revision: 1}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains("saved again on revision 2: Conflict (found 3), nothing written"),
+        "{out}"
+    );
+    let history: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("revision ") && l.contains(" since "))
+        .collect();
+    assert_eq!(history.len(), 4, "{out}");
+    for (line, (n, email, visits, tier)) in history.iter().zip([
+        (3, "ada@analytical-engine.org", 1, "gold"),
+        (2, "ada.lovelace@example.com", 1, "gold"),
+        (1, "ada.lovelace@example.com", 0, "standard"),
+        (0, "ada.lovelace@example.com", 0, "standard"),
+    ]) {
+        assert!(
+            line.trim_start()
+                .starts_with(&format!("revision {n} since ")),
+            "{out}"
+        );
+        assert!(
+            line.ends_with(&format!(r#": {{"_id":1,"first":"Ada","last":"Lovelace","email":"{email}","visits":{visits},"tier":"{tier}"}}"#)),
+            "{out}"
+        );
+    }
+    assert!(history[3].contains("since before history"), "{out}");
+    assert!(
+        out.contains(
+            "at revision 0: Ada Lovelace, ada.lovelace@example.com, tier standard, 0 visits"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"revision 0 as kept in customers_history: {"_id":1,"name":"Ada Lovelace","email":"ada.lovelace@example.com"}"#),
+        "{out}"
+    );
+    assert!(
+        out.contains("every customer at version 3; nothing lost (9 customers, "),
+        "{out}"
+    );
+}
+
+#[test]
+fn evolving_documents_in_memory() {
+    check_evolving_documents(
+        &run(env!("CARGO_BIN_EXE_evolving_documents"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn evolving_documents_on_mongodb() {
+    check_evolving_documents(
+        &run(env!("CARGO_BIN_EXE_evolving_documents"), true),
+        "MongoDB",
+    );
+}

@@ -12,6 +12,8 @@
 //!   [`transaction_with`](crate::transaction_with), and what both stores guarantee of them.
 //! - [`sharding`]: each layout's shard keys, and what each operation reaches.
 //! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
+//! - [`evolving`]: documents that change shape: schema versioning (reads of every version, the
+//!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
 //! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
@@ -36,6 +38,10 @@ pub mod sharding {
 
 pub mod validators {
     #![doc = include_str!("../docs/validators.md")]
+}
+
+pub mod evolving {
+    #![doc = include_str!("../docs/evolving.md")]
 }
 
 pub mod adoption {

@@ -1,4 +1,4 @@
-//! `pattern analyze outlier|bucket`.
+//! `pattern analyze outlier|bucket|versions`.
 
 use clap::{Args, Subcommand};
 
@@ -11,6 +11,9 @@ pub(crate) enum Analyze {
     /// A flat collection (one document per item), or with --buckets a bucket collection:
     /// items per key, sizes, a suggested bucket size.
     Bucket(AnalyzeBucket),
+    /// Any collection: how many documents store each schema version (`#[document(version =
+    /// N)]`), how many have no version field, how many hold no number there.
+    Versions(AnalyzeVersions),
 }
 
 #[derive(Args, Debug)]
@@ -43,4 +46,14 @@ pub(crate) struct AnalyzeBucket {
     /// The bucket size to count the buckets at.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub size: u32,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AnalyzeVersions {
+    /// The collection.
+    #[arg(long)]
+    pub collection: String,
+    /// The field holding the schema version (the derive's `version_field`).
+    #[arg(long, default_value = "schema_version")]
+    pub field: String,
 }

@@ -65,7 +65,7 @@ pub(crate) struct Cli {
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Read a collection once and report how its arrays or series are distributed, with a
-    /// suggested threshold or bucket size. Writes nothing.
+    /// suggested threshold or bucket size, or its documents' schema versions. Writes nothing.
     #[command(subcommand)]
     Analyze(Analyze),
     /// Move a collection's data into the pattern's layout, in resumable batches, then verify.

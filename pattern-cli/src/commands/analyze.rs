@@ -6,13 +6,14 @@ use pattern_core::spec::{BucketSpec, Keeps};
 use super::Context;
 use crate::args::{Analyze, AnalyzeBucket, AnalyzeOutlier};
 use crate::exit::{outcome, Failure, Outcome};
-use crate::render::{render_bucket_analysis, render_outlier_analysis};
+use crate::render::{render_bucket_analysis, render_outlier_analysis, render_versions_analysis};
 use crate::specs::OutlierNames;
 
 pub(super) async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Analyze::Outlier(a) => outlier(&a, cx).await,
         Analyze::Bucket(a) => bucket(&a, cx).await,
+        Analyze::Versions(a) => versions(&a.collection, &a.field, cx).await,
     }
 }
 
@@ -49,4 +50,11 @@ async fn bucket(a: &AnalyzeBucket, cx: &Context<'_>) -> Result<Outcome, Failure>
         .await
         .map_err(Failure::reading)?;
     outcome(&r, render_bucket_analysis(&r, a.buckets), false)
+}
+
+async fn versions(collection: &str, field: &str, cx: &Context<'_>) -> Result<Outcome, Failure> {
+    let r = adopt::analyze_versions(cx.store, collection, field, &cx.base)
+        .await
+        .map_err(Failure::reading)?;
+    outcome(&r, render_versions_analysis(&r), false)
 }

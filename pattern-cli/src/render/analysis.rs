@@ -1,7 +1,7 @@
 //! `analyze outlier` and `analyze bucket`: the distributions, the largest document, the
-//! suggestion.
+//! suggestion; `analyze versions`: the documents per schema version.
 
-use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis};
+use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis, VersionsAnalysis};
 
 use super::{distribution, largest, n};
 
@@ -67,5 +67,53 @@ pub(crate) fn render_bucket_analysis(r: &BucketAnalysis, buckets: bool) -> Strin
         "Suggested bucket size: {}\n  {}\n",
         r.suggestion.value, r.suggestion.reason
     ));
+    out
+}
+
+/// One line per version stored (its documents and their share), then the documents without
+/// the field and those whose field holds no number (with example `_id`s).
+pub(crate) fn render_versions_analysis(r: &VersionsAnalysis) -> String {
+    let mut out = format!(
+        "Collection `{}`, version field `{}`: {} documents\n\n",
+        r.collection,
+        r.field,
+        n(r.documents)
+    );
+    let share = |count: u64| {
+        if r.documents == 0 {
+            0.0
+        } else {
+            100.0 * count as f64 / r.documents as f64
+        }
+    };
+    let mut line = |label: &str, count: u64, note: &str| {
+        out.push_str(&format!(
+            "  {label:<16} {:>12} {:>6.1}%{note}\n",
+            n(count),
+            share(count)
+        ));
+    };
+    for (version, count) in &r.versions {
+        line(&format!("version {version}"), *count, "");
+    }
+    line(
+        "unversioned",
+        r.unversioned,
+        &format!(
+            "  (no `{}`: read as the type's `unversioned` version)",
+            r.field
+        ),
+    );
+    let examples = if r.examples.is_empty() {
+        String::new()
+    } else {
+        let more = if r.not_numbers > r.examples.len() as u64 {
+            ", ..."
+        } else {
+            ""
+        };
+        format!("  (_id {}{more})", r.examples.join(", "))
+    };
+    line("not a number", r.not_numbers, &examples);
     out
 }

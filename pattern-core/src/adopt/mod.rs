@@ -36,6 +36,7 @@ mod outlier;
 mod preflight;
 mod scan;
 mod verify;
+mod versions;
 
 pub use analyze::{analyze_bucket, analyze_outlier};
 pub use bucket::migrate_bucket;
@@ -47,6 +48,7 @@ pub use money::{
 };
 pub use outlier::migrate_outlier;
 pub use verify::{verify_bucket, verify_outlier};
+pub use versions::{analyze_versions, VersionsAnalysis, VERSIONS_EXAMPLES, VERSIONS_SCAN};
 
 /// How far a long operation is: what [`Options::progress`] is called with, after each batch.
 #[derive(Clone, Debug, PartialEq)]

@@ -103,11 +103,59 @@ pub fn history_indexes<D: Document>() -> Vec<(&'static str, IndexSpec)> {
         .collect()
 }
 
+/// The `$jsonSchema` validators of `D`'s collections, one per collection the library writes:
+/// on a versioned type, the version field required, an Int32 of at least 1; with history, the
+/// revision required (an Int64 of at least 0, 0 for a document adopted from before history)
+/// and its time a date; and the history collection's records (`id`, `revision`, `until`,
+/// `state` required). What the struct's own fields hold is serde's to check.
+pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
+    use crate::codec::BsonType;
+    use query::Schema;
+    let mut main = Schema::object().require("_id");
+    if let Some(v) = D::VERSIONING {
+        main = main
+            .require(v.field)
+            .property(v.field, Schema::of(&[BsonType::Int]).range(Some(1), None));
+    }
+    if D::HISTORY.is_some() {
+        main = main
+            .require(REVISION)
+            .property(REVISION, Schema::of(&[BsonType::Long]).range(Some(0), None))
+            .property(REVISED_AT, Schema::of(&[BsonType::Date]));
+    }
+    let mut out = vec![(D::COLLECTION, main)];
+    if let Some(h) = D::HISTORY {
+        let record = Schema::object()
+            .require("id")
+            .require(REVISION)
+            .require("until")
+            .require("state")
+            .property(REVISION, Schema::of(&[BsonType::Long]).range(Some(0), None))
+            .property("since", Schema::of(&[BsonType::Date, BsonType::Null]))
+            .property("until", Schema::of(&[BsonType::Date]))
+            .property("state", Schema::object());
+        out.push((h, record));
+    }
+    out
+}
+
+/// Installs [`schemas`] as the collections' validators (MongoDB: `collMod`, "moderate": a
+/// document stored before may still be updated, so a document without a version or a
+/// revision is adopted by its next write).
+pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
+    for (coll, schema) in schemas::<D>() {
+        crate::validator::install(store, coll, &schema).await?;
+    }
+    Ok(())
+}
+
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
     let none = D::KEYWORDS.is_empty() && D::HISTORY.is_none();
-    if none || lock(ensured).iter().any(|c| c == D::COLLECTION) {
+    // By type: two types over one collection may have other keywords or histories.
+    let me = std::any::type_name::<D>();
+    if none || lock(ensured).iter().any(|c| c == me) {
         return Ok(());
     }
     if store.current_transaction().is_some() {
@@ -120,14 +168,14 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     for (coll, index) in history_indexes::<D>() {
         store.create_index(coll, &index).await?;
     }
-    let mut colls = lock(ensured);
-    if !colls.iter().any(|c| c == D::COLLECTION) {
-        colls.push(D::COLLECTION.to_owned());
+    let mut types = lock(ensured);
+    if !types.iter().any(|c| c == me) {
+        types.push(me.to_owned());
     }
     Ok(())
 }
 
-/// The collections whose keyword indexes this process ensured, per store.
+/// The document types whose indexes this process ensured, per store.
 #[derive(Debug, Default)]
 struct Ensured(std::sync::Mutex<Vec<String>>);
 

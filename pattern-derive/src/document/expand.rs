@@ -205,6 +205,15 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
             on: On::Every,
         },
         Method {
+            doc: "Installs the `$jsonSchema` validators of the collections (the schema version \
+                  and the revision fields, the history records): `document::schemas`.",
+            sig: quote!(async fn ensure_validator<__PatternS>(store: &__PatternS) -> #r_unit),
+            bounds: store.clone(),
+            call: quote!(#module::ensure_validator::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::Every,
+        },
+        Method {
             doc: "Inserts this document (one `insert`), keywords normalised, its schema version \
                   stamped. `DuplicateKey` when its `_id` exists. With history: revision 1 (or the \
                   next after a deleted one's).",

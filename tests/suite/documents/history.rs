@@ -274,7 +274,69 @@ async fn documents_from_before_history_are_adopted(store: AnyStore) {
     assert_eq!(stored[0].get_i64("revision"), Ok(2));
 }
 
+/// The validators: the version and the revision required of every document, the history
+/// records' fields; every write of the library passes them, a foreign write without them is
+/// refused.
+async fn validators_cover_the_version_and_the_revision(store: AnyStore) {
+    Note::ensure_validator(&store).await.unwrap();
+    note(1, "a", 0).insert(&store).await.unwrap();
+    note(1, "b", 0).save(&store).await.unwrap();
+    let u = Update::new().inc(Note::LIKES, 1);
+    assert!(Note::update_one(&store, Note::ID.eq(1_i64), u)
+        .await
+        .unwrap());
+    assert!(Note::delete(&store, &1).await.unwrap());
+    let refused = |r: pattern_core::Result<()>| {
+        assert!(matches!(r, Err(Error::SchemaViolation { .. })), "{r:?}");
+    };
+    let without_version = doc! {"_id": 2_i64, "text": "x", "likes": 0_i64, "revision": 1_i64};
+    refused(store.insert_one("notes", without_version).await);
+    let without_revision = doc! {"_id": 3_i64, "text": "x", "likes": 0_i64, "schema_version": 2};
+    refused(store.insert_one("notes", without_revision).await);
+    let version_zero =
+        doc! {"_id": 4_i64, "text": "x", "likes": 0_i64, "schema_version": 0, "revision": 1_i64};
+    refused(store.insert_one("notes", version_zero).await);
+    refused(
+        store
+            .insert_one("notes_history", doc! {"_id": 5_i64, "id": 5_i64})
+            .await,
+    );
+    assert_eq!(recorded(&store).await.len(), 3);
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "shared", history = "shared_history_a")]
+struct SharedA {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "shared", history = "shared_history_b")]
+struct SharedB {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+/// Two types over one collection, each with its history: each ensures its own indexes.
+async fn each_type_ensures_its_own_indexes(store: AnyStore) {
+    SharedA { id: 1 }.insert(&store).await.unwrap();
+    SharedB { id: 2 }.insert(&store).await.unwrap();
+    SharedB { id: 2 }.save(&store).await.unwrap();
+    for h in ["shared_history_a", "shared_history_b"] {
+        let names = store.index_names(h).await.unwrap();
+        assert!(
+            names
+                .iter()
+                .any(|n| n == "pattern_history_id_1_revision_-1"),
+            "{h}: {names:?}"
+        );
+    }
+}
+
 on_both_stores!(
+    each_type_ensures_its_own_indexes,
+    validators_cover_the_version_and_the_revision,
     every_write_method_records_a_revision,
     history_reads,
     a_stale_revision_is_a_conflict,

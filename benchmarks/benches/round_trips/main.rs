@@ -12,6 +12,8 @@
 //! shares one second; page read 1; outlier push below the threshold 1; full outlier read a
 //! fixed number whatever the overflow size.
 
+mod documents;
+
 use futures::TryStreamExt;
 use pattern_bench::{book, scale, trade, Book, Trade, TradeHistory};
 use pattern_core::{store::Store, MongoStore};
@@ -532,6 +534,8 @@ async fn main() {
         &log,
         &["delete", "delete"],
     ));
+
+    rows.extend(documents::rows(&store, &log).await);
 
     println!(
         "\nround trips per operation (MongoDB at {}):",
