@@ -164,3 +164,96 @@ async fn keyword_search_normalises_projects_and_uses_the_index() {
     assert_eq!(opts.comment, Some(KEYWORD_SEARCH));
     assert_eq!(find(Filter::<Book>::id(&3)).options().comment, None);
 }
+
+/// A versioned type by hand: version 2 stores `n` as a string, version 1 as a number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Counter {
+    #[serde(rename = "_id")]
+    id: i64,
+    n: String,
+}
+
+#[derive(Deserialize)]
+struct CounterV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    n: i64,
+}
+
+impl Document for Counter {
+    const COLLECTION: &'static str = "counters";
+    type Id = i64;
+    fn id(&self) -> &i64 {
+        &self.id
+    }
+    const VERSIONING: Option<Versioning> = Some(Versioning {
+        field: "v",
+        current: 2,
+        unversioned: 1,
+        oldest: 1,
+        write_back: true,
+    });
+    fn upgrade(from: u32, doc: BsonDocument) -> Result<Self> {
+        let up = Upgrading::<Self>::new(from, doc);
+        match from {
+            1 => {
+                let v1 = up.read::<CounterV1>()?.done()?;
+                Ok(Counter {
+                    id: v1.id,
+                    n: v1.n.to_string(),
+                })
+            }
+            _ => Err(up.unknown()),
+        }
+    }
+}
+
+/// Write-back writes only over the very document read: a write since (here one that kept
+/// version 1) is never overwritten, and the next read upgrades what it holds then.
+#[test]
+fn write_back_never_overwrites_a_write_since_the_read() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = MemoryStore::new();
+        store
+            .insert_one("counters", doc! {"_id": 1_i64, "n": 5_i64})
+            .await
+            .unwrap();
+        let read = doc! {"_id": 1_i64, "n": 5_i64};
+        // An older build's write after the read: still version 1.
+        let mut inc = query::Update {
+            inc: vec![("n".into(), 1)],
+            ..query::Update::default()
+        };
+        let by_id = query::Filter::eq("_id", 1_i64);
+        store
+            .update_one("counters", &by_id, &mut inc, false)
+            .await
+            .unwrap();
+        let (upgraded, from) = decode_stored::<Counter>(read.clone()).unwrap();
+        assert_eq!((upgraded.n.as_str(), from), ("5", Some(1)));
+        assert!(!write_back::<Counter, _>(&store, read, &upgraded)
+            .await
+            .unwrap());
+        let stored = store
+            .find("counters", &by_id, &FindOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            stored,
+            [doc! {"_id": 1_i64, "n": 6_i64}],
+            "the write since the read kept"
+        );
+        // The next read upgrades what is stored now, and writes it back.
+        let now = get::<Counter, _, _>(&store, &1).await.unwrap().unwrap();
+        assert_eq!(now.n, "6");
+        let stored = store
+            .find("counters", &by_id, &FindOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(stored, [doc! {"_id": 1_i64, "n": "6", "v": 2}]);
+    });
+}

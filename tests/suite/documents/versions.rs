@@ -591,8 +591,9 @@ async fn two_builds_share_a_collection(store: AnyStore) {
     );
 }
 
-/// The sweep beside live writers of both builds: every increment acknowledged is kept, and a
-/// sweep after the old writers stop leaves every document at version 3.
+/// The sweep beside live readers and writers of both builds: every read decodes (or is newer
+/// than the reader's build), every increment acknowledged is kept, and a sweep after the old
+/// writers stop leaves every document at version 3.
 async fn the_sweep_runs_beside_live_writers(store: AnyStore) {
     older_docs(&store, 30).await;
     let acked = AtomicU64::new(0);
@@ -625,6 +626,20 @@ async fn the_sweep_runs_beside_live_writers(store: AnyStore) {
                     Ok(false) => panic!("document {id} not found"),
                     Err(Error::NewerVersion { .. }) => {}
                     Err(e) => panic!("writer {t}: {e}"),
+                }
+                // And a reader of each build: every document reads, or is newer than the build.
+                let other = 100 + (t * 5 + r * 3) % 30;
+                if t % 2 == 0 {
+                    match Person2::get(store, &other).await {
+                        Ok(Some(p)) => assert!(p.full_name.starts_with("First")),
+                        Err(Error::NewerVersion {
+                            found: 3, known: 2, ..
+                        }) => {}
+                        other => panic!("reader {t}: {other:?}"),
+                    }
+                } else {
+                    let p = Person3::get(store, &other).await.unwrap().unwrap();
+                    assert!(p.first.starts_with("First") && p.last.starts_with("Last"));
                 }
                 r += 1;
                 tokio::task::yield_now().await;
