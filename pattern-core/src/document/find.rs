@@ -26,6 +26,8 @@ pub struct Find<D> {
     projection: Vec<Path>,
     sort: Vec<(Path, i32)>,
     limit: Option<i64>,
+    /// The filter and options as sent, kept for [`Find::stream`]'s cursor to borrow.
+    sent: std::sync::OnceLock<Result<(crate::store::query::Filter, FindOptions), String>>,
 }
 
 impl<D: Document> Find<D> {
@@ -36,6 +38,7 @@ impl<D: Document> Find<D> {
             projection: Vec::new(),
             sort: Vec::new(),
             limit: None,
+            sent: std::sync::OnceLock::new(),
         }
     }
 
@@ -87,7 +90,8 @@ impl<D: Document> Find<D> {
         docs.into_iter().map(decode_current::<D, P>).collect()
     }
 
-    /// The matching documents as a stream, read in batches of 1,000 (one cursor on MongoDB),
+    /// The matching documents as a stream, read through one cursor in batches of 1,000 (on
+    /// MongoDB a `find`, then a `getMore` per batch; the in-memory store reads them at once),
     /// each decoded and upgraded as by [`Find::all`] (never written back).
     pub fn stream<'a, S: Store>(
         &'a self,
@@ -97,24 +101,27 @@ impl<D: Document> Find<D> {
         D: 'a,
     {
         use futures::{stream, StreamExt};
-        let query = self.filter.to_query().map(|f| (f, self.options()));
+        let sent = self.sent.get_or_init(|| {
+            (self.filter.to_query())
+                .map(|f| (f, self.options()))
+                .map_err(|e| e.to_string())
+        });
         stream::once(async move {
-            let (filter, opts) = query?;
+            let (filter, opts) = sent.as_ref().map_err(crate::Error::invalid)?;
             ensure_indexes::<D, S>(store).await?;
             Ok::<_, crate::Error>((filter, opts))
         })
         .flat_map(move |q| match q {
             Err(e) => stream::once(async move { Err(e) }).left_stream(),
-            Ok((filter, opts)) => {
-                let docs = async_scan::<S>(store, D::COLLECTION, filter, opts);
-                docs.map(|raw| {
+            Ok((filter, opts)) => store
+                .scan(D::COLLECTION, filter, opts, STREAM_BATCH)
+                .map(|raw| {
                     let doc = raw?.to_document().map_err(|e| {
                         crate::Error::decode(D::COLLECTION, None, format!("not BSON: {e}"))
                     })?;
                     super::decode_stored::<D>(doc).map(|(d, _)| d)
                 })
-                .right_stream()
-            }
+                .right_stream(),
         })
     }
 
@@ -165,6 +172,9 @@ impl<D: Document> Find<D> {
     }
 }
 
+/// Documents per batch of [`Find::stream`]'s cursor.
+const STREAM_BATCH: u32 = 1_000;
+
 /// A stored document decoded as `P` when it is at `D`'s current schema version.
 fn decode_current<D: Document, P: DeserializeOwned>(mut doc: BsonDocument) -> Result<P> {
     if let Stored::Older(from) = versions::classify::<D>(&doc)? {
@@ -180,20 +190,4 @@ fn decode_current<D: Document, P: DeserializeOwned>(mut doc: BsonDocument) -> Re
     }
     strip_kept::<D>(&mut doc);
     decode(D::COLLECTION, doc)
-}
-
-/// [`Store::scan`] over owned arguments: a stream that holds its filter and options.
-fn async_scan<'a, S: Store>(
-    store: &'a S,
-    coll: &'static str,
-    filter: crate::store::query::Filter,
-    opts: FindOptions,
-) -> impl futures::Stream<Item = Result<bson::RawDocumentBuf>> + Send + 'a {
-    use futures::{stream, StreamExt};
-    stream::once(async move { store.find_raw(coll, &filter, &opts).await }).flat_map(|found| {
-        match found {
-            Ok(docs) => stream::iter(docs.into_iter().map(Ok)).left_stream(),
-            Err(e) => stream::once(async move { Err(e) }).right_stream(),
-        }
-    })
 }
