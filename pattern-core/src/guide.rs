@@ -14,6 +14,7 @@
 //! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
 //! - [`evolving`]: documents that change shape: schema versioning (reads of every version, the
 //!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
+//! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
 //! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
@@ -42,6 +43,10 @@ pub mod validators {
 
 pub mod evolving {
     #![doc = include_str!("../docs/evolving.md")]
+}
+
+pub mod approximation {
+    #![doc = include_str!("../docs/approximation.md")]
 }
 
 pub mod adoption {

@@ -100,6 +100,16 @@ impl From<V2> for Note {
     }
 }
 
+/// A view count written every 10 views.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_films")]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(approximate(every = 10))]
+    views: i64,
+}
+
 const TXN: &str = "commitTransaction";
 
 pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
@@ -228,6 +238,41 @@ pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
         1,
         log.names(),
         Want::AtMost(8.0),
+    ));
+
+    // Approximate counters: one `update` per 10 increments, `flush` one per counter with some.
+    store
+        .insert_one("rt_films", doc! {"_id": 1_i64, "views": 0_i64})
+        .await
+        .unwrap();
+    log.clear();
+    for _ in 0..9 {
+        assert!(!Film::increment_views(store, &1).await.unwrap());
+    }
+    rows.push(Row::exactly(
+        "approximate increment, 9 of every 10",
+        9,
+        log,
+        &[],
+    ));
+    log.clear();
+    assert!(Film::increment_views(store, &1).await.unwrap());
+    rows.push(Row::exactly(
+        "approximate increment, the 10th",
+        1,
+        log,
+        &["update"],
+    ));
+    for _ in 0..4 {
+        Film::increment_views(store, &1).await.unwrap();
+    }
+    log.clear();
+    assert_eq!(Film::flush(store).await.unwrap(), 4);
+    rows.push(Row::exactly(
+        "approximate flush, one counter",
+        1,
+        log,
+        &["update"],
     ));
 
     // History.

@@ -23,12 +23,14 @@ use crate::store::query::{self, FindOptions, IndexSpec};
 use crate::store::{transaction_with, Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
+mod approximate;
 mod find;
 mod history;
 mod sweep;
 mod typed;
 mod versions;
 
+pub use approximate::{estimate, flush, increment, pending, Approximate};
 pub use find::Find;
 pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
@@ -65,6 +67,9 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// The names of the generated methods that write (`insert`, `save`, `update_one`,
     /// `delete`...): what a test walks to check that each one records a revision.
     const WRITES: &'static [&'static str] = &[];
+    /// Its approximate counters (`#[document(approximate(every = N))]`): written once every
+    /// `N` increments ([`increment`], [`flush`]).
+    const APPROXIMATE: &'static [Approximate] = &[];
     /// Decodes `doc`, stored at the older schema version `from`, as that version's type and
     /// upgrades it to this one, hop by hop ([`Upgrading`]). The derive generates it from
     /// `previous(...)`; without versioning every version is unknown.

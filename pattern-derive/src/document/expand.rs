@@ -83,6 +83,59 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             }
         }
     });
+    let approximate = d.approximate.iter().map(|(_, field, every)| {
+        quote!(::pattern_core::document::Approximate { field: #field, every: #every })
+    });
+    let counters: Vec<TokenStream> = d
+        .approximate
+        .iter()
+        .map(|(field_ident, field, every)| {
+            let name = crate::serde_names::unraw(field_ident);
+            let method = quote::format_ident!("increment_{}", name);
+            let doc = format!(
+                "Adds 1 to the approximate counter `{name}` of the document `id`: counted in this \
+                 process, written (`$inc` of {every}, one `update`) by every {every}th increment; \
+                 whether this call wrote. A crash loses fewer than {every} increments per \
+                 document; `flush` writes the rest."
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn #method<__PatternS, __PatternQ>(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> ::pattern_core::Result<bool>
+                where
+                    __PatternS: ::pattern_core::store::Store,
+                    __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+                    #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+                {
+                    ::pattern_core::document::increment::<Self, __PatternS, __PatternQ>(store, #field, id).await
+                }
+            }
+        })
+        .collect();
+    let flush = (!d.approximate.is_empty()).then(|| {
+        quote! {
+            /// Writes every increment of this type's approximate counters counted in this
+            /// process and not yet written (one `update` per document and counter with some);
+            /// how many. Call it before the process ends.
+            pub async fn flush<__PatternS: ::pattern_core::store::Store>(
+                store: &__PatternS,
+            ) -> ::pattern_core::Result<u64> {
+                ::pattern_core::document::flush::<Self, __PatternS>(store).await
+            }
+        }
+    });
+    let mut writes = writes;
+    for (field_ident, _, _) in &d.approximate {
+        writes.push(format!(
+            "increment_{}",
+            crate::serde_names::unraw(field_ident)
+        ));
+    }
+    if flush.is_some() {
+        writes.push("flush".to_owned());
+    }
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -96,6 +149,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             }
             const KEYWORDS: &'static [::pattern_core::spec::Keywords] = &[#(#keywords),*];
             const WRITES: &'static [&'static str] = &[#(#writes),*];
+            const APPROXIMATE: &'static [::pattern_core::document::Approximate] = &[#(#approximate),*];
             #versioning
             #history
         }
@@ -104,6 +158,8 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         impl #ident {
             #(#consts)*
             #(#methods)*
+            #(#counters)*
+            #flush
         }
     }
 }

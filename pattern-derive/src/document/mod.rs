@@ -24,6 +24,8 @@ pub(crate) struct Doc<'a> {
     pub versioning: Option<Versioning>,
     /// `history = "..."`: the history collection.
     pub history: Option<String>,
+    /// `#[document(approximate(every = N))]` fields: the field's ident, BSON name and `N`.
+    pub approximate: Vec<(&'a Ident, String, u32)>,
 }
 
 /// What `#[document(version = N, previous(T1 = 1, ...), ...)]` declares.

@@ -28,6 +28,8 @@ struct Read<'a> {
     typed: Typed<'a>,
     stored: bool,
     keywords: Option<Normalize>,
+    /// `approximate(every = N)`: `N`, and the key's span.
+    approximate: Option<(u32, Span)>,
     /// A writer the typed path cannot follow (reported): no typed path, even as a stub.
     untyped: bool,
 }
@@ -59,6 +61,15 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     }
     let model = fields.and_then(|fields| {
         kept_field_clashes(&cx, &fields, versioning.as_ref(), history.is_some());
+        if history.is_some() {
+            for (_, span) in fields.iter().filter_map(|r| r.approximate) {
+                cx.error_at(
+                    span,
+                    "an approximate counter writes without a revision: a type with history \
+                     cannot have one (keep the counter in another type)",
+                );
+            }
+        }
         check(&cx, input, fields, collection)
     });
     cx.check()?;
@@ -386,7 +397,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
                 ),
             );
         }
-        let keywords = keywords_attr(cx, &f.attrs);
+        let (keywords, approximate) = field_attrs(cx, &f.attrs);
         Read {
             typed: Typed {
                 konst: const_name(ident),
@@ -397,6 +408,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
             },
             stored: serde_names::serde_keys(&f.attrs, &NOT_STORED).is_empty(),
             keywords,
+            approximate,
             untyped,
         }
     });
@@ -445,17 +457,58 @@ fn const_name(ident: &Ident) -> Ident {
     Ident::new(&unraw(ident).to_uppercase(), ident.span())
 }
 
-/// The field's `#[document(keywords)]` or `#[document(keywords(lowercase))]`.
-fn keywords_attr(cx: &Ctxt, attrs: &[syn::Attribute]) -> Option<Normalize> {
+/// The field's `#[document(keywords)]` or `#[document(keywords(lowercase))]`, and its
+/// `#[document(approximate(every = N))]`.
+fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> (Option<Normalize>, Option<(u32, Span)>) {
     let mut slot = Slot::default();
+    let mut approximate = Slot::default();
     attr::each_key(cx, attrs, ATTR, |meta| {
         if meta.path.is_ident("keywords") {
             slot.parse(cx, meta, keywords_options)
+        } else if meta.path.is_ident("approximate") {
+            approximate.parse(cx, meta, approximate_options)
         } else {
-            attr::unknown(cx, meta, ATTR, &["keywords"])
+            attr::unknown(cx, meta, ATTR, &["keywords", "approximate"])
         }
     });
-    slot.get()
+    (slot.get(), approximate.get())
+}
+
+/// `approximate(every = N)`.
+fn approximate_options(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(u32, Span)>> {
+    let span = meta.path.span();
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(
+            "`approximate` says how many increments make one write: #[document(approximate(every = 100))]",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let mut every = Slot::default();
+    let mut given = false;
+    meta.parse_nested_meta(|option| {
+        if option.path.is_ident("every") {
+            given = true;
+            every.parse(cx, &option, attr::positive_int)
+        } else {
+            cx.syn_error(option.error(format!(
+                "unknown approximate option `{}`; expected `every`",
+                attr::key_name(&option)
+            )));
+            attr::skip_value(option.input)
+        }
+    })?;
+    match every.get() {
+        Some(n) => Ok(Some((n, span))),
+        None if given => Ok(None),
+        None => {
+            cx.error_at(
+                span,
+                "`approximate` needs `every = N`: #[document(approximate(every = 100))]",
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// `keywords` or `keywords(lowercase)`.
@@ -539,6 +592,9 @@ fn check<'a>(
         if r.keywords.is_some() {
             keyword_checks(cx, r);
         }
+        if let Some((_, span)) = r.approximate {
+            approximate_checks(cx, r, span);
+        }
     }
     if id.is_none() {
         cx.error_spanned_by(
@@ -548,6 +604,10 @@ fn check<'a>(
     }
     let keywords = (fields.iter())
         .filter_map(|r| Some((r.typed.bson.clone(), r.keywords?)))
+        .collect();
+    let approximate = (fields.iter())
+        .filter(|r| r.stored)
+        .filter_map(|r| Some((r.typed.ident, r.typed.bson.clone(), r.approximate?.0)))
         .collect();
     let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
     Some(Doc {
@@ -563,6 +623,7 @@ fn check<'a>(
         keywords,
         versioning: None,
         history: None,
+        approximate,
     })
 }
 
@@ -581,6 +642,27 @@ fn keyword_checks(cx: &Ctxt, r: &Read) {
         cx.error_at(
             f.ident.span(),
             "a #[document(keywords)] field must be stored: remove #[serde(skip)]",
+        );
+    }
+}
+
+/// An approximate counter is a stored integer field other than `_id`.
+fn approximate_checks(cx: &Ctxt, r: &Read, span: Span) {
+    let f = &r.typed;
+    let integer = matches!(f.ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "i64" || s.ident == "i32"));
+    if !integer {
+        cx.error_spanned_by(
+            f.ty,
+            "an approximate counter must be an `i64` or `i32` field (it is written with `$inc`)",
+        );
+    }
+    if f.bson == "_id" {
+        cx.error_at(span, "the `_id` cannot be an approximate counter");
+    } else if !r.stored {
+        cx.error_at(
+            span,
+            "an approximate counter must be stored: remove #[serde(skip)]",
         );
     }
 }

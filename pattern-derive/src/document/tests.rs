@@ -257,3 +257,54 @@ fn every_versioning_mistake_is_reported() {
         ]
     );
 }
+
+#[test]
+fn approximate_counters_and_their_mistakes() {
+    let ok: DeriveInput = parse_quote! {
+        #[document(collection = "films")]
+        struct Film {
+            #[serde(rename = "_id")]
+            id: i64,
+            #[document(approximate(every = 100))]
+            views: i64,
+        }
+    };
+    let d = parse(&ok).unwrap();
+    let counters: Vec<(String, u32)> = d
+        .approximate
+        .iter()
+        .map(|(_, f, n)| (f.clone(), *n))
+        .collect();
+    assert_eq!(counters, [("views".to_owned(), 100)]);
+    let bad: DeriveInput = parse_quote! {
+        #[document(collection = "films", history = "films_history")]
+        struct Film {
+            #[serde(rename = "_id")]
+            #[document(approximate(every = 2))]
+            id: i64,
+            #[document(approximate(every = 0))]
+            a: i64,
+            #[document(approximate)]
+            b: i64,
+            #[document(approximate(each = 3))]
+            c: i64,
+            #[document(approximate(every = 5))]
+            title: String,
+        }
+    };
+    assert_eq!(
+        errors(bad),
+        [
+            "every must be at least 1",
+            "`approximate` says how many increments make one write: #[document(approximate(every = 100))]",
+            "unknown approximate option `each`; expected `every`",
+            "`approximate` needs `every = N`: #[document(approximate(every = 100))]",
+            "an approximate counter writes without a revision: a type with history cannot have one \
+             (keep the counter in another type)",
+            "an approximate counter writes without a revision: a type with history cannot have one \
+             (keep the counter in another type)",
+            "the `_id` cannot be an approximate counter",
+            "an approximate counter must be an `i64` or `i32` field (it is written with `$inc`)",
+        ]
+    );
+}

@@ -14,6 +14,7 @@ use pattern_core::{store::Store, AnyStore, Document, Error};
 use pattern_tests::{documents, on_both_stores, recording_mongo_store};
 use serde::{Deserialize, Serialize};
 
+mod approximate;
 mod checkout;
 mod decimals;
 mod fixtures;
