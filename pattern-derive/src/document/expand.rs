@@ -512,7 +512,7 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
 
 /// The code emitted beside errors: an impl of `Document` with a placeholder id, the typed
 /// paths that could be read, and stubs of the methods.
-pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed]) -> TokenStream {
+pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident]) -> TokenStream {
     let body = quote! {
         const COLLECTION: &'static str = "";
         type Id = ();
@@ -530,6 +530,28 @@ pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed]) -> TokenStream {
         history: true,
     };
     stubs.extend(methods(None, every).0);
+    for c in counters {
+        let method = quote::format_ident!("increment_{}", crate::serde_names::unraw(c));
+        stubs.push(quote! {
+            #[doc(hidden)]
+            #[allow(unused_variables)]
+            pub async fn #method<__PatternS, __PatternQ>(
+                store: &__PatternS,
+                id: &__PatternQ,
+            ) -> ::pattern_core::Result<bool> {
+                ::core::unreachable!()
+            }
+        });
+    }
+    if !counters.is_empty() {
+        stubs.push(quote! {
+            #[doc(hidden)]
+            #[allow(unused_variables)]
+            pub async fn flush<__PatternS>(store: &__PatternS) -> ::pattern_core::Result<u64> {
+                ::core::unreachable!()
+            }
+        });
+    }
     codegen::fallback(
         input,
         quote!(::pattern_core::document::Document),

@@ -78,6 +78,9 @@ impl Normalize {
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     crate::codegen::or_fallback(
         parse::parse(input).map(|model| expand::expand(&model)),
-        || expand::fallback(input, &parse::stubs(input)),
+        || {
+            let (fields, counters) = parse::stubs(input);
+            expand::fallback(input, &fields, &counters)
+        },
     )
 }

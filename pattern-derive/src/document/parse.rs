@@ -295,16 +295,21 @@ fn kept_field_clashes(cx: &Ctxt, fields: &[Read], versioning: Option<&Versioning
     }
 }
 
-/// The typed paths the fallback emits beside `parse`'s errors: the fields read again, their
-/// errors dropped.
-pub(crate) fn stubs(input: &DeriveInput) -> Vec<Typed<'_>> {
+/// The typed paths the fallback emits beside `parse`'s errors (the fields read again, their
+/// errors dropped), and the approximate counters whose methods it stubs.
+pub(crate) fn stubs(input: &DeriveInput) -> (Vec<Typed<'_>>, Vec<&Ident>) {
     let quiet = Ctxt::new();
     let read = fields(&quiet, input).unwrap_or_default();
     drop(quiet.check());
-    read.into_iter()
+    let counters = (read.iter())
+        .filter(|r| r.approximate.is_some())
+        .map(|r| r.typed.ident)
+        .collect();
+    let typed = (read.into_iter())
         .filter(|r| r.stored && !r.untyped)
         .map(|r| r.typed)
-        .collect()
+        .collect();
+    (typed, counters)
 }
 
 fn container(cx: &Ctxt, input: &DeriveInput) -> Container {

@@ -14,16 +14,21 @@ pub struct Book {
     pub available: i32,
     #[document(keywords)]
     pub topics: Vec<String>,
+    #[document(approximate(every = 10))]
+    pub views: i64,
 }
 
 async fn calls(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
-    let book = Book { id: 1, available: 3, topics: Vec::new() };
+    let book = Book { id: 1, available: 3, topics: Vec::new(), views: 0 };
     book.insert(store).await?;
     book.save(store).await?;
     let _: Option<Book> = Book::get(store, &1).await?;
     let filter = Book::ID.eq(1).and(Book::AVAILABLE.gt(0));
     let _: bool = Book::update_one(store, filter, Update::new().inc(Book::AVAILABLE, -1)).await?;
     let _: Vec<Book> = Book::find(Book::TOPICS.contains("x")).all(store).await?;
+    let _: bool = Book::increment_views(store, &1).await?;
+    let _: u64 = Book::flush(store).await?;
+    let _: bool = Book::delete(store, &1).await?;
     Book::ensure_indexes(store).await
 }
 
