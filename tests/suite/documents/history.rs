@@ -334,7 +334,102 @@ async fn each_type_ensures_its_own_indexes(store: AnyStore) {
     }
 }
 
+/// A seeded random sequence of every write on 4 documents against a plain model: after each
+/// operation the document read is the model's; at the end every document's history is every
+/// state it had, newest first, each at its revision, and `at_revision` gives each.
+async fn history_matches_a_model_of_random_writes(store: AnyStore) {
+    use std::collections::BTreeMap;
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    // Per document: its current state, and every state it had (revision, note).
+    let mut model: BTreeMap<i64, (Option<Note>, Vec<(u64, Note)>)> = BTreeMap::new();
+    let steps = pattern_tests::scale(150, 2_000);
+    for step in 0..steps {
+        let id = next(4) as i64;
+        let (current, states) = model.entry(id).or_default();
+        let last = states.last().map_or(0, |s| s.0);
+        let text = format!("s{step}");
+        match next(6) {
+            0 => {
+                let r = note(id, &text, 0).insert(&store).await;
+                if current.is_some() {
+                    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+                } else {
+                    r.unwrap();
+                    *current = Some(note(id, &text, 0));
+                    states.push((last + 1, note(id, &text, 0)));
+                }
+            }
+            1 => {
+                let likes = next(100) as i64;
+                note(id, &text, likes).save(&store).await.unwrap();
+                *current = Some(note(id, &text, likes));
+                states.push((last + 1, note(id, &text, likes)));
+            }
+            2 => {
+                let u = Update::new().inc(Note::LIKES, 1);
+                let applied = Note::update_one(&store, Note::ID.eq(id), u).await.unwrap();
+                assert_eq!(applied, current.is_some());
+                if let Some(c) = current {
+                    c.likes += 1;
+                    states.push((last + 1, c.clone()));
+                }
+            }
+            3 => {
+                let deleted = Note::delete(&store, &id).await.unwrap();
+                assert_eq!(deleted, current.take().is_some());
+            }
+            4 => {
+                // On the revision read, or a stale one.
+                let stale = next(2) == 0;
+                let expected = if stale { last.saturating_sub(1) } else { last };
+                let u = Update::new().set(Note::TEXT, text.as_str());
+                let r = Note::update_if(&store, &id, expected, u).await;
+                match current {
+                    Some(c) if expected == last => {
+                        r.unwrap();
+                        c.text = text.clone();
+                        states.push((last + 1, c.clone()));
+                    }
+                    _ => assert!(matches!(r, Err(Error::Conflict { .. })), "{r:?}"),
+                }
+            }
+            _ => {
+                let r = Note::delete_if(&store, &id, last).await;
+                match current.take() {
+                    Some(_) => r.unwrap(),
+                    None => assert!(
+                        matches!(r, Err(Error::Conflict { found: None, .. })),
+                        "{r:?}"
+                    ),
+                }
+            }
+        }
+        assert_eq!(
+            Note::get(&store, &id).await.unwrap(),
+            *current,
+            "step {step}"
+        );
+    }
+    for (id, (_, states)) in &model {
+        let all: Vec<Revision<Note>> = Note::history(&store, id).try_collect().await.unwrap();
+        let got: Vec<(u64, Note)> = all.into_iter().map(|r| (r.revision, r.document)).collect();
+        let want: Vec<(u64, Note)> = states.iter().rev().cloned().collect();
+        assert_eq!(got, want, "document {id}");
+        for (n, state) in states {
+            let at = Note::at_revision(&store, id, *n).await.unwrap();
+            assert_eq!(at.as_ref(), Some(state), "document {id} at {n}");
+        }
+    }
+}
+
 on_both_stores!(
+    history_matches_a_model_of_random_writes,
     each_type_ensures_its_own_indexes,
     validators_cover_the_version_and_the_revision,
     every_write_method_records_a_revision,
