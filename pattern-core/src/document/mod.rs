@@ -24,6 +24,7 @@ use crate::store::{transaction_with, Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 mod approximate;
+mod computed;
 mod find;
 mod history;
 mod sweep;
@@ -31,6 +32,10 @@ mod typed;
 mod versions;
 
 pub use approximate::{estimate, flush, increment, pending, Approximate};
+pub use computed::{
+    avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
+    Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_VERIFY,
+};
 pub use find::Find;
 pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
@@ -70,6 +75,9 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// Its approximate counters (`#[document(approximate(every = N))]`): written once every
     /// `N` increments ([`increment`], [`flush`]).
     const APPROXIMATE: &'static [Approximate] = &[];
+    /// The parent this child type keeps aggregates in (`#[document(computed(...))]`): every
+    /// write of a child adjusts them in the same transaction. `None`: no parent.
+    const COMPUTED: Option<Computed> = None;
     /// Decodes `doc`, stored at the older schema version `from`, as that version's type and
     /// upgrades it to this one, hop by hop ([`Upgrading`]). The derive generates it from
     /// `previous(...)`; without versioning every version is unknown.
@@ -157,7 +165,7 @@ pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
-    let none = D::KEYWORDS.is_empty() && D::HISTORY.is_none();
+    let none = D::KEYWORDS.is_empty() && D::HISTORY.is_none() && D::COMPUTED.is_none();
     // By type: two types over one collection may have other keywords or histories.
     let me = std::any::type_name::<D>();
     if none || lock(ensured).iter().any(|c| c == me) {
@@ -172,6 +180,9 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     }
     for (coll, index) in history_indexes::<D>() {
         store.create_index(coll, &index).await?;
+    }
+    for index in D::COMPUTED.iter().flat_map(computed::indexes) {
+        store.create_index(D::COLLECTION, &index).await?;
     }
     let mut types = lock(ensured);
     if !types.iter().any(|c| c == me) {
@@ -307,6 +318,9 @@ pub(crate) async fn write_back<D: Document, S: Store>(
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
+    if let Some(c) = D::COMPUTED {
+        return computed::insert::<D, S>(store, c, doc).await;
+    }
     match D::HISTORY {
         None => store.insert_one(D::COLLECTION, doc).await,
         Some(h) => history::insert::<D, S>(store, h, doc).await,
@@ -326,6 +340,9 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
     if let Some(h) = D::HISTORY {
         return history::save::<D, S>(store, h, id, doc, None).await;
+    }
+    if let Some(c) = D::COMPUTED {
+        return computed::save::<D, S>(store, c, id, doc).await;
     }
     let by_id = query::Filter::Eq("_id".into(), id.clone());
     let Some(v) = D::VERSIONING else {
@@ -404,6 +421,9 @@ pub async fn update_one<D: Document, S: Store>(
     if let Some(h) = D::HISTORY {
         return history::update::<D, S>(store, h, filter, update).await;
     }
+    if let Some(c) = D::COMPUTED {
+        return computed::update::<D, S>(store, c, filter, update).await;
+    }
     let Some(v) = D::VERSIONING else {
         let mut update = update;
         let done = store
@@ -454,6 +474,9 @@ where
 {
     let id = id_bson(id)?;
     ensure_indexes::<D, S>(store).await?;
+    if let Some(c) = D::COMPUTED {
+        return computed::delete::<D, S>(store, c, id).await;
+    }
     match D::HISTORY {
         Some(h) => history::delete::<D, S>(store, h, id, None).await,
         None => {

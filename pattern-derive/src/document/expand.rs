@@ -28,6 +28,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
     let has = Has {
         versions: d.versioning.is_some(),
         history: d.history.is_some(),
+        computed: d.computed.is_some(),
     };
     let (methods, writes) = methods(Some(&id_ty.to_token_stream()), has);
     let versioning = d.versioning.as_ref().map(|v| {
@@ -136,6 +137,57 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
     if flush.is_some() {
         writes.push("flush".to_owned());
     }
+    let computed = d.computed.as_ref().map(|c| {
+        let parent = &c.parent;
+        let module = quote!(::pattern_core::document);
+        let konst = |i: &Ident| Ident::new(&crate::serde_names::unraw(i).to_uppercase(), i.span());
+        // The parent's path at a field's name, so that an error shows there alone.
+        let at = |span: Span| -> TokenStream {
+            (parent.to_token_stream().into_iter())
+                .map(|mut t| {
+                    t.set_span(span);
+                    t
+                })
+                .collect()
+        };
+        let key = konst(&c.key);
+        let key_parent = at(c.key.span());
+        let key = quote_spanned!(c.key.span()=> #module::key_field::<Self, #key_parent>(Self::#key));
+        let count = match &c.count {
+            Some(f) => {
+                let k = konst(f);
+                let parent = at(f.span());
+                quote_spanned!(f.span()=> ::core::option::Option::Some(#module::count_field::<#parent>(#parent::#k)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let aggregates = c.aggregates.iter().map(|(op, child, into)| {
+            let (ck, pk) = (konst(child), konst(into));
+            let parent = at(into.span());
+            let check = match *op {
+                "Sum" => quote_spanned!(into.span()=> #module::sum_field(Self::#ck, #parent::#pk)),
+                "Avg" => quote_spanned!(into.span()=> #module::avg_field(Self::#ck, #parent::#pk)),
+                _ => quote_spanned!(into.span()=> #module::extreme_field(Self::#ck, #parent::#pk)),
+            };
+            let op = Ident::new(op, Span::call_site());
+            quote! {
+                #module::Aggregate {
+                    of: Self::#ck.name(),
+                    op: #module::Op::#op,
+                    into: #check,
+                }
+            }
+        });
+        quote! {
+            const COMPUTED: ::core::option::Option<#module::Computed> =
+                ::core::option::Option::Some(#module::Computed {
+                    parent: <#parent as #module::Document>::COLLECTION,
+                    key: #key,
+                    count: #count,
+                    aggregates: &[#(#aggregates),*],
+                });
+        }
+    });
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -152,6 +204,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             const APPROXIMATE: &'static [::pattern_core::document::Approximate] = &[#(#approximate),*];
             #versioning
             #history
+            #computed
         }
 
         #[automatically_derived]
@@ -210,6 +263,7 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
 pub(crate) struct Has {
     pub versions: bool,
     pub history: bool,
+    pub computed: bool,
 }
 
 /// Which types a method is generated on.
@@ -218,6 +272,7 @@ enum On {
     Every,
     Versioned,
     WithHistory,
+    Computed,
 }
 
 /// One method: its documentation, signature (without bounds), bounds and body; whether it
@@ -355,6 +410,36 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
             on: On::Versioned,
         },
         Method {
+            doc: "Rebuilds the aggregates of the parent `id` from its children, in one \
+                  transaction (after writes by other tools).",
+            sig: quote! {
+                async fn recompute<__PatternS, __PatternQ>(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> #r_unit
+            },
+            bounds: quote! {
+                __PatternS: ::pattern_core::store::Store,
+                __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+            },
+            call: quote!(#module::recompute::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: true,
+            on: On::Computed,
+        },
+        Method {
+            doc: "The parents whose stored aggregates differ from their children's (one scan \
+                  of each collection).",
+            sig: quote! {
+                async fn verify<__PatternS>(
+                    store: &__PatternS,
+                ) -> ::pattern_core::Result<::std::vec::Vec<#module::Drift>>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::verify::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::Computed,
+        },
+        Method {
             doc: "The document with this `_id` and its revision (for `save_if`, `update_if`, \
                   `delete_if`), or `None` (one `find`).",
             sig: quote! {
@@ -463,6 +548,7 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
         On::Every => true,
         On::Versioned => has.versions || id_ty.is_none(),
         On::WithHistory => has.history || id_ty.is_none(),
+        On::Computed => has.computed || id_ty.is_none(),
     };
     let mut writes = Vec::new();
     let methods = list
@@ -528,6 +614,7 @@ pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident
     let every = Has {
         versions: true,
         history: true,
+        computed: true,
     };
     stubs.extend(methods(None, every).0);
     for c in counters {

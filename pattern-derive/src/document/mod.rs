@@ -26,6 +26,18 @@ pub(crate) struct Doc<'a> {
     pub history: Option<String>,
     /// `#[document(approximate(every = N))]` fields: the field's ident, BSON name and `N`.
     pub approximate: Vec<(&'a Ident, String, u32)>,
+    /// `computed(parent = ..., key = ..., ...)`.
+    pub computed: Option<ComputedAttr>,
+}
+
+/// What `#[document(computed(parent = Film, key = film_id, count = reviews, sum(rating =
+/// rating_sum), ...))]` declares: the parent type, the child's key field, the parent's count
+/// field, and each aggregate (`Sum`, `Min`, `Max`, `Avg`) of a child field into a parent field.
+pub(crate) struct ComputedAttr {
+    pub parent: syn::Path,
+    pub key: Ident,
+    pub count: Option<Ident>,
+    pub aggregates: Vec<(&'static str, Ident, Ident)>,
 }
 
 /// What `#[document(version = N, previous(T1 = 1, ...), ...)]` declares.

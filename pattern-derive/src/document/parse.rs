@@ -5,7 +5,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, PathArguments, Token, Type};
 
-use super::{Doc, Money, Normalize, Typed, Versioning};
+use super::{ComputedAttr, Doc, Money, Normalize, Typed, Versioning};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::Name;
@@ -51,6 +51,16 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
         c.write_back,
     );
     let history = c.history.get();
+    let computed = c.computed.get();
+    if let Some((_, span)) = &computed {
+        if versioning.is_some() || history.is_some() {
+            cx.error_at(
+                *span,
+                "`computed` cannot be combined with `version` or `history` yet: keep the child \
+                 type unversioned and without history",
+            );
+        }
+    }
     if let (Some(h), Some(coll)) = (&history, &collection) {
         if h.value == coll.value {
             cx.error_at(
@@ -61,6 +71,17 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     }
     let model = fields.and_then(|fields| {
         kept_field_clashes(&cx, &fields, versioning.as_ref(), history.is_some());
+        if let Some((c, _)) = &computed {
+            let named = std::iter::once(&c.key).chain(c.aggregates.iter().map(|a| &a.1));
+            for ident in named {
+                if !fields.iter().any(|r| r.stored && r.typed.ident == ident) {
+                    cx.error_spanned_by(
+                        ident,
+                        format!("no stored field `{ident}` in this struct (computed names the child's fields by their Rust names)"),
+                    );
+                }
+            }
+        }
         if history.is_some() {
             for (_, span) in fields.iter().filter_map(|r| r.approximate) {
                 cx.error_at(
@@ -74,6 +95,7 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     });
     cx.check()?;
     let mut model = model.expect("a model when there is no error");
+    model.computed = computed.map(|(c, _)| c);
     model.versioning = versioning;
     model.history = history.map(|h| h.value);
     Ok(model)
@@ -89,6 +111,7 @@ struct Container {
     previous: Slot<Vec<(syn::Path, u32, Span)>>,
     write_back: Slot<Span>,
     history: Slot<Name>,
+    computed: Slot<(ComputedAttr, Span)>,
 }
 
 /// `key = N`: a version number (at least 1), with the literal's span.
@@ -335,6 +358,9 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
         } else if meta.path.is_ident("history") {
             // #[document(history = "books_history")]
             c.history.parse(cx, meta, attr::collection)
+        } else if meta.path.is_ident("computed") {
+            // #[document(computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum)))]
+            c.computed.parse(cx, meta, computed_attr)
         } else if meta.path.is_ident("keywords") {
             cx.syn_error(meta.error(
                 "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
@@ -629,6 +655,7 @@ fn check<'a>(
         versioning: None,
         history: None,
         approximate,
+        computed: None,
     })
 }
 
@@ -670,4 +697,81 @@ fn approximate_checks(cx: &Ctxt, r: &Read, span: Span) {
             "an approximate counter must be stored: remove #[serde(skip)]",
         );
     }
+}
+
+/// `computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum), min(...),
+/// max(...), avg(...))`: the child's fields and the parent's, as Rust field names.
+fn computed_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(ComputedAttr, Span)>> {
+    let span = meta.path.span();
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(
+            "`computed` names the parent and what it keeps: computed(parent = Film, key = film_id, \
+             count = reviews, sum(rating = rating_sum))",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let (mut parent, mut key, mut count) = (None, None, None);
+    let mut aggregates = Vec::new();
+    meta.parse_nested_meta(|option| {
+        let name = attr::key_name(&option);
+        match name.as_str() {
+            "parent" => {
+                parent = Some(option.value()?.parse::<syn::Path>()?);
+                Ok(())
+            }
+            "key" => {
+                key = Some(option.value()?.parse::<Ident>()?);
+                Ok(())
+            }
+            "count" => {
+                count = Some(option.value()?.parse::<Ident>()?);
+                Ok(())
+            }
+            "sum" | "min" | "max" | "avg" => {
+                let op = match name.as_str() {
+                    "sum" => "Sum",
+                    "min" => "Min",
+                    "max" => "Max",
+                    _ => "Avg",
+                };
+                option.parse_nested_meta(|pair| {
+                    let Some(child) = pair.path.get_ident().cloned() else {
+                        cx.error_spanned_by(
+                            &pair.path,
+                            "a field of this type: sum(rating = rating_sum)",
+                        );
+                        return attr::skip_value(pair.input);
+                    };
+                    let into = pair.value()?.parse::<Ident>()?;
+                    aggregates.push((op, child, into));
+                    Ok(())
+                })
+            }
+            _ => {
+                cx.syn_error(option.error(format!(
+                    "unknown computed option `{name}`; expected one of: `parent`, `key`, `count`, \
+                     `sum`, `min`, `max`, `avg`"
+                )));
+                attr::skip_value(option.input)
+            }
+        }
+    })?;
+    let (Some(parent), Some(key)) = (parent, key) else {
+        cx.error_at(span, "`computed` needs `parent = Type` and `key = field` (the child's field holding the parent's `_id`)");
+        return Ok(None);
+    };
+    if count.is_none() && aggregates.is_empty() {
+        cx.error_at(span, "`computed` keeps nothing: add `count = field` or `sum(...)`, `min(...)`, `max(...)`, `avg(...)`");
+        return Ok(None);
+    }
+    Ok(Some((
+        ComputedAttr {
+            parent,
+            key,
+            count,
+            aggregates,
+        },
+        span,
+    )))
 }

@@ -347,7 +347,8 @@ async fn history_matches_a_model_of_random_writes(store: AnyStore) {
         seed % n
     };
     // Per document: its current state, and every state it had (revision, note).
-    let mut model: BTreeMap<i64, (Option<Note>, Vec<(u64, Note)>)> = BTreeMap::new();
+    type States = (Option<Note>, Vec<(u64, Note)>);
+    let mut model: BTreeMap<i64, States> = BTreeMap::new();
     let steps = pattern_tests::scale(150, 2_000);
     for step in 0..steps {
         let id = next(4) as i64;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 mod approximate;
 mod checkout;
+mod computed;
 mod decimals;
 mod fixtures;
 mod history;

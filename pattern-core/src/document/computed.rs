@@ -1,0 +1,592 @@
+//! The computed pattern (`#[document(computed(parent = Film, key = film_id, ...))]` on a child
+//! type): a parent document keeps aggregates of its children (count, sum, min, max, average of
+//! a field), adjusted by every write of a child through the library in the same transaction.
+//!
+//! Each write reads the parent in its transaction, adds or removes the child's contribution
+//! (count and sum exactly, with MongoDB's number rules; min and max from the values; a removed
+//! extreme recomputed from the children through their index `{key: 1, field: 1}`), and sets the
+//! parent's fields in one update, the average with them. [`recompute`] rebuilds one parent from
+//! its children; [`verify`] lists the parents whose stored aggregates differ from their
+//! children's (after writes by other tools).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use bson::{Bson, Document as BsonDocument};
+use futures::StreamExt;
+use serde::Serialize;
+
+use super::{find_by_id, id_bson, Document};
+use crate::codec::number;
+use crate::error::display_bson;
+use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::store::{transaction_with, Store};
+use crate::{Error, Result};
+
+/// What a child type's `computed(...)` declares: the parent's collection, the child's field
+/// holding the parent's `_id`, and the aggregates kept in the parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Computed {
+    /// The parent's collection.
+    pub parent: &'static str,
+    /// The child's field holding its parent's `_id`.
+    pub key: &'static str,
+    /// The parent's field counting the children (an Int64), if kept.
+    pub count: Option<&'static str>,
+    /// The aggregates of the children's fields kept in the parent.
+    pub aggregates: &'static [Aggregate],
+}
+
+/// One aggregate: of a child field, into a parent field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Aggregate {
+    /// The child's field.
+    pub of: &'static str,
+    /// What is kept.
+    pub op: Op,
+    /// The parent's field.
+    pub into: &'static str,
+}
+
+/// The aggregates a parent can keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// The sum of the values (0 without children), as MongoDB adds them.
+    Sum,
+    /// The smallest value (`null` without children).
+    Min,
+    /// The largest value (`null` without children).
+    Max,
+    /// The mean of the values as a Double (`null` without children).
+    Avg,
+}
+
+/// The parent field's name of a typed path whose value is the count: `Field<P, i64>` (the
+/// derive's type check).
+pub const fn count_field<P>(f: super::Field<P, i64>) -> &'static str {
+    f.name()
+}
+
+/// A sum kept in a parent field of the child field's own type.
+pub const fn sum_field<C, P, T: super::Numeric>(
+    _child: super::Field<C, T>,
+    parent: super::Field<P, T>,
+) -> &'static str {
+    parent.name()
+}
+
+/// A minimum or maximum kept in a parent field holding an `Option` of the child field's type.
+pub const fn extreme_field<C, P, T>(
+    _child: super::Field<C, T>,
+    parent: super::Field<P, Option<T>>,
+) -> &'static str {
+    parent.name()
+}
+
+/// An average kept in an `Option<f64>` parent field, of a numeric child field.
+pub const fn avg_field<C, P, T: super::Numeric>(
+    _child: super::Field<C, T>,
+    parent: super::Field<P, Option<f64>>,
+) -> &'static str {
+    parent.name()
+}
+
+/// The child's key field, holding the parent's `_id` (of the parent's id type).
+pub const fn key_field<C, P: Document>(key: super::Field<C, P::Id>) -> &'static str {
+    key.name()
+}
+
+/// The indexes of a child collection: `{key: 1}`, and `{key: 1, field: 1}` per min or max.
+pub(crate) fn indexes(c: &Computed) -> Vec<IndexSpec> {
+    let mut out = vec![IndexSpec {
+        name: format!("pattern_computed_{}_1", c.key),
+        keys: vec![(c.key.to_owned(), 1)],
+        unique: false,
+        partial: None,
+    }];
+    for a in c
+        .aggregates
+        .iter()
+        .filter(|a| matches!(a.op, Op::Min | Op::Max))
+    {
+        let name = format!("pattern_computed_{}_1_{}_1", c.key, a.of);
+        if !out.iter().any(|i| i.name == name) {
+            out.push(IndexSpec {
+                name,
+                keys: vec![(c.key.to_owned(), 1), (a.of.to_owned(), 1)],
+                unique: false,
+                partial: None,
+            });
+        }
+    }
+    out
+}
+
+/// In a transaction, after a child write: the parents of `before` and `after` adjusted.
+pub(crate) async fn adjust<D: Document, T: Store>(
+    tx: &T,
+    c: &Computed,
+    before: Option<&BsonDocument>,
+    after: Option<&BsonDocument>,
+) -> Result<()> {
+    let key_of = |d: Option<&BsonDocument>| {
+        d.and_then(|d| d.get(c.key))
+            .filter(|k| **k != Bson::Null)
+            .cloned()
+    };
+    let (kb, ka) = (key_of(before), key_of(after));
+    if kb == ka {
+        if let Some(k) = kb {
+            change::<D, T>(tx, c, &k, before, after).await?;
+        }
+        return Ok(());
+    }
+    if let Some(k) = kb {
+        change::<D, T>(tx, c, &k, before, None).await?;
+    }
+    if let Some(k) = ka {
+        change::<D, T>(tx, c, &k, None, after).await?;
+    }
+    Ok(())
+}
+
+fn numeric_err<D: Document>(field: &str, e: impl std::fmt::Debug) -> Error {
+    Error::invalid(format!(
+        "a computed aggregate of `{}`'s field `{field}`: {e:?}",
+        D::COLLECTION
+    ))
+}
+
+fn negate(v: &Bson) -> Option<Bson> {
+    match v {
+        Bson::Int32(x) => Some(
+            x.checked_neg()
+                .map_or(Bson::Int64(-i64::from(*x)), Bson::Int32),
+        ),
+        Bson::Int64(x) => x.checked_neg().map(Bson::Int64),
+        Bson::Double(x) => Some(Bson::Double(-x)),
+        _ => None,
+    }
+}
+
+fn is_number(v: &Bson) -> bool {
+    matches!(v, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_))
+}
+
+/// The parent `key`: `removed`'s contribution taken out, `added`'s put in.
+async fn change<D: Document, T: Store>(
+    tx: &T,
+    c: &Computed,
+    key: &Bson,
+    removed: Option<&BsonDocument>,
+    added: Option<&BsonDocument>,
+) -> Result<()> {
+    let Some(parent) = find_by_id(tx, c.parent, key).await? else {
+        return Err(Error::NotFound {
+            collection: c.parent.to_owned(),
+            id: display_bson(key),
+        });
+    };
+    let count = parent
+        .get(c.count.unwrap_or(""))
+        .and_then(crate::codec::as_int)
+        .unwrap_or(0);
+    let new_count = count - i64::from(removed.is_some()) + i64::from(added.is_some());
+    let mut set: Vec<(crate::store::query::Path, Bson)> = Vec::new();
+    if let Some(f) = c.count {
+        set.push((f.into(), Bson::Int64(new_count)));
+    }
+    // Sums first: averages read them.
+    let mut sums: BTreeMap<&str, Bson> = BTreeMap::new();
+    for a in c.aggregates {
+        if !matches!(a.op, Op::Sum | Op::Avg) || sums.contains_key(a.of) {
+            continue;
+        }
+        // An average without a kept sum adds up from the average and the count.
+        let stored_sum = c
+            .aggregates
+            .iter()
+            .find(|s| s.op == Op::Sum && s.of == a.of)
+            .and_then(|s| parent.get(s.into).cloned());
+        let mut sum = match stored_sum {
+            Some(s) if is_number(&s) => s,
+            _ => match parent.get(a.into) {
+                Some(Bson::Double(avg)) if a.op == Op::Avg => Bson::Double(avg * count as f64),
+                _ => Bson::Int32(0),
+            },
+        };
+        if let Some(v) = removed.and_then(|d| d.get(a.of)).filter(|v| is_number(v)) {
+            let neg = negate(v).ok_or_else(|| numeric_err::<D>(a.of, "not negatable"))?;
+            sum = number::add(&sum, &neg).map_err(|e| numeric_err::<D>(a.of, e))?;
+        }
+        if let Some(v) = added.and_then(|d| d.get(a.of)).filter(|v| is_number(v)) {
+            sum = number::add(&sum, v).map_err(|e| numeric_err::<D>(a.of, e))?;
+        }
+        sums.insert(a.of, sum);
+    }
+    for a in c.aggregates {
+        let value = match a.op {
+            Op::Sum => sums.get(a.of).cloned().unwrap_or(Bson::Int32(0)),
+            Op::Avg => match (sums.get(a.of), new_count) {
+                (_, 0) | (None, _) => Bson::Null,
+                (Some(s), n) => Bson::Double(as_f64(s) / n as f64),
+            },
+            Op::Min | Op::Max => extreme::<D, T>(tx, c, key, a, &parent, removed, added).await?,
+        };
+        set.push((a.into.into(), value));
+    }
+    let mut update = Update {
+        set,
+        ..Update::default()
+    };
+    tx.update_one(
+        c.parent,
+        &Filter::Eq("_id".into(), key.clone()),
+        &mut update,
+        false,
+    )
+    .await?;
+    Ok(())
+}
+
+fn as_f64(v: &Bson) -> f64 {
+    match v {
+        Bson::Int32(x) => f64::from(*x),
+        Bson::Int64(x) => *x as f64,
+        Bson::Double(x) => *x,
+        _ => f64::NAN,
+    }
+}
+
+/// The new minimum or maximum: the stored one against the added value, unless the removed
+/// value was the extreme (then read from the children, which the transaction sees written).
+async fn extreme<D: Document, T: Store>(
+    tx: &T,
+    c: &Computed,
+    key: &Bson,
+    a: &Aggregate,
+    parent: &BsonDocument,
+    removed: Option<&BsonDocument>,
+    added: Option<&BsonDocument>,
+) -> Result<Bson> {
+    let want = if a.op == Op::Min {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    };
+    let stored = parent.get(a.into).filter(|v| is_number(v));
+    let removed_v = removed.and_then(|d| d.get(a.of)).filter(|v| is_number(v));
+    let was_extreme = match (removed_v, stored) {
+        (Some(r), Some(s)) => number::compare(r, s) != Some(want.reverse()),
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if was_extreme {
+        return from_children::<D, T>(tx, c, key, a).await;
+    }
+    let added_v = added.and_then(|d| d.get(a.of)).filter(|v| is_number(v));
+    Ok(match (stored, added_v) {
+        (Some(s), Some(v)) if number::compare(v, s) == Some(want) => v.clone(),
+        (Some(s), _) => s.clone(),
+        (None, Some(v)) => v.clone(),
+        (None, None) => Bson::Null,
+    })
+}
+
+/// The smallest or largest value among the parent's children (one `find` through the index
+/// `{key: 1, field: 1}`), `null` without one.
+async fn from_children<D: Document, T: Store>(
+    tx: &T,
+    c: &Computed,
+    key: &Bson,
+    a: &Aggregate,
+) -> Result<Bson> {
+    let opts = FindOptions {
+        sort: vec![
+            (c.key.into(), 1),
+            (a.of.into(), if a.op == Op::Min { 1 } else { -1 }),
+        ],
+        limit: Some(1),
+        projection: vec![a.of.into()],
+        comment: Some(COMPUTED_EXTREME),
+        ..FindOptions::default()
+    };
+    let filter = Filter::And(vec![
+        Filter::Eq(c.key.into(), key.clone()),
+        Filter::NumberOrMissing(a.of.into()),
+        Filter::Exists(a.of.into(), true),
+    ]);
+    let found = tx.find(D::COLLECTION, &filter, &opts).await?;
+    Ok(found
+        .first()
+        .and_then(|d| d.get(a.of).cloned())
+        .unwrap_or(Bson::Null))
+}
+
+/// One parent's aggregates as its children give them (the `$set` [`recompute`] writes).
+fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static str, Bson)>> {
+    let mut out = Vec::new();
+    if let Some(f) = c.count {
+        out.push((f, Bson::Int64(children.len() as i64)));
+    }
+    for a in c.aggregates {
+        let values: Vec<&Bson> = (children.iter())
+            .filter_map(|d| d.get(a.of))
+            .filter(|v| is_number(v))
+            .collect();
+        let sum = || -> Result<Bson> {
+            let mut s = Bson::Int32(0);
+            for v in &values {
+                s = number::add(&s, v)
+                    .map_err(|e| Error::invalid(format!("a sum of `{}`: {e:?}", a.of)))?;
+            }
+            Ok(s)
+        };
+        let pick = |want: Ordering| {
+            values
+                .iter()
+                .copied()
+                .reduce(|best, v| {
+                    if number::compare(v, best) == Some(want) {
+                        v
+                    } else {
+                        best
+                    }
+                })
+                .cloned()
+                .unwrap_or(Bson::Null)
+        };
+        let value = match a.op {
+            Op::Sum => sum()?,
+            Op::Min => pick(Ordering::Less),
+            Op::Max => pick(Ordering::Greater),
+            Op::Avg if children.is_empty() => Bson::Null,
+            Op::Avg => Bson::Double(as_f64(&sum()?) / children.len() as f64),
+        };
+        out.push((a.into, value));
+    }
+    Ok(out)
+}
+
+fn computed_of<D: Document>() -> Result<Computed> {
+    D::COMPUTED.ok_or_else(|| {
+        Error::invalid(format!(
+            "`{}` declares no computed parent: #[document(computed(parent = ..., key = ...))]",
+            D::COLLECTION
+        ))
+    })
+}
+
+/// Rebuilds the aggregates of the parent `id` from its children, in one transaction (a `find`
+/// of the children, an `update` of the parent): after writes by other tools.
+pub async fn recompute<D, S, Q>(store: &S, id: &Q) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+{
+    let c = computed_of::<D>()?;
+    let id = id_bson(id)?;
+    let mut ctx = id;
+    transaction_with(store, &mut ctx, |tx, id| {
+        Box::pin(async move {
+            let opts = FindOptions {
+                comment: Some(COMPUTED_RECOMPUTE),
+                ..FindOptions::default()
+            };
+            let by_parent = Filter::Eq(c.key.into(), id.clone());
+            let children = tx.find(D::COLLECTION, &by_parent, &opts).await?;
+            let set = from_scratch(&c, &children)?;
+            let mut update = Update {
+                set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+                ..Update::default()
+            };
+            let done = tx
+                .update_one(
+                    c.parent,
+                    &Filter::Eq("_id".into(), id.clone()),
+                    &mut update,
+                    false,
+                )
+                .await?;
+            if !done.matched {
+                return Err(Error::NotFound {
+                    collection: c.parent.to_owned(),
+                    id: display_bson(id),
+                });
+            }
+            Ok(())
+        })
+    })
+    .await
+}
+
+/// A parent whose stored aggregate differs from its children's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Drift {
+    /// The parent's `_id` (relaxed Extended JSON).
+    pub parent: String,
+    /// The parent's field.
+    pub field: String,
+    /// What it stores (relaxed Extended JSON; `null` when missing).
+    pub stored: String,
+    /// What its children give.
+    pub computed: String,
+}
+
+/// Compares every parent's aggregates with its children's (one scan of the children, one of
+/// the parents; memory: the children of one parent at a time is not needed, one accumulator
+/// list per parent is kept). Numbers compare by value (an Int32 3 equals an Int64 3; averages
+/// within 1e-9 relative).
+pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
+    let c = computed_of::<D>()?;
+    let opts = FindOptions {
+        sort: vec![(c.key.into(), 1)],
+        comment: Some(COMPUTED_VERIFY),
+        ..FindOptions::default()
+    };
+    let all = Filter::And(vec![]);
+    let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
+    let mut children = store.scan(D::COLLECTION, &all, &opts, 1_000);
+    while let Some(raw) = children.next().await {
+        let doc = raw?
+            .to_document()
+            .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
+        if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
+            by_parent.entry(key_bytes(k)).or_default().push(doc);
+        }
+    }
+    drop(children);
+    let popts = FindOptions {
+        comment: Some(COMPUTED_VERIFY),
+        ..FindOptions::default()
+    };
+    let mut drifts = Vec::new();
+    let mut parents = store.scan(c.parent, &all, &popts, 1_000);
+    while let Some(raw) = parents.next().await {
+        let parent = raw?
+            .to_document()
+            .map_err(|e| Error::decode(c.parent, None, e))?;
+        let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
+        let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
+        for (field, want) in from_scratch(&c, &kids)? {
+            let got = parent.get(field).cloned().unwrap_or(Bson::Null);
+            if !same(&got, &want) {
+                drifts.push(Drift {
+                    parent: display_bson(&id),
+                    field: field.to_owned(),
+                    stored: display_bson(&got),
+                    computed: display_bson(&want),
+                });
+            }
+        }
+    }
+    Ok(drifts)
+}
+
+/// The `comment` of the read of a parent's children for a removed extreme (by the key, on a
+/// child collection sharded by `_id`: every shard answers it).
+pub const COMPUTED_EXTREME: &str = "pattern scatter: computed extreme";
+/// The `comment` of [`recompute`]'s read of a parent's children.
+pub const COMPUTED_RECOMPUTE: &str = "pattern scatter: computed recompute";
+/// The `comment` of [`verify`]'s scans (collection-wide reads).
+pub const COMPUTED_VERIFY: &str = "pattern scatter: computed verify";
+
+fn key_bytes(v: &Bson) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let _ = bson::doc! {"": v.clone()}.to_writer(&mut bytes);
+    bytes
+}
+
+fn same(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Double(x), Bson::Double(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+        (Bson::Null, Bson::Null) => true,
+        _ if is_number(a) && is_number(b) => number::compare(a, b) == Some(Ordering::Equal),
+        _ => a == b,
+    }
+}
+
+/// The write paths of a child type: each a transaction that writes the child and adjusts its
+/// parents.
+pub(super) async fn insert<D: Document, S: Store>(
+    store: &S,
+    c: Computed,
+    doc: BsonDocument,
+) -> Result<()> {
+    let mut ctx = doc;
+    transaction_with(store, &mut ctx, |tx, doc| {
+        Box::pin(async move {
+            tx.insert_one(D::COLLECTION, doc.clone()).await?;
+            adjust::<D, _>(tx, &c, None, Some(doc)).await
+        })
+    })
+    .await
+}
+
+pub(super) async fn save<D: Document, S: Store>(
+    store: &S,
+    c: Computed,
+    id: Bson,
+    doc: BsonDocument,
+) -> Result<()> {
+    let mut ctx = (id, doc);
+    transaction_with(store, &mut ctx, |tx, (id, doc)| {
+        Box::pin(async move {
+            let before = find_by_id(tx, D::COLLECTION, id).await?;
+            let by_id = Filter::Eq("_id".into(), id.clone());
+            tx.replace_one(D::COLLECTION, &by_id, doc.clone(), true)
+                .await?;
+            adjust::<D, _>(tx, &c, before.as_ref(), Some(doc)).await
+        })
+    })
+    .await
+}
+
+pub(super) async fn update<D: Document, S: Store>(
+    store: &S,
+    c: Computed,
+    filter: Filter,
+    update: Update,
+) -> Result<bool> {
+    let mut ctx = (filter, update);
+    transaction_with(store, &mut ctx, |tx, (filter, update)| {
+        Box::pin(async move {
+            let one = FindOptions {
+                limit: Some(1),
+                ..FindOptions::default()
+            };
+            let Some(before) = tx.find(D::COLLECTION, filter, &one).await?.pop() else {
+                return Ok(false);
+            };
+            let id = before.get("_id").cloned().unwrap_or(Bson::Null);
+            let by_id = Filter::Eq("_id".into(), id.clone());
+            let mut u = update.clone();
+            tx.update_one(D::COLLECTION, &by_id, &mut u, false).await?;
+            let after = find_by_id(tx, D::COLLECTION, &id).await?;
+            adjust::<D, _>(tx, &c, Some(&before), after.as_ref()).await?;
+            Ok(true)
+        })
+    })
+    .await
+}
+
+pub(super) async fn delete<D: Document, S: Store>(
+    store: &S,
+    c: Computed,
+    id: Bson,
+) -> Result<bool> {
+    let mut ctx = id;
+    transaction_with(store, &mut ctx, |tx, id| {
+        Box::pin(async move {
+            let Some(before) = find_by_id(tx, D::COLLECTION, id).await? else {
+                return Ok(false);
+            };
+            tx.delete_many(D::COLLECTION, &Filter::Eq("_id".into(), id.clone()))
+                .await?;
+            adjust::<D, _>(tx, &c, Some(&before), None).await?;
+            Ok(true)
+        })
+    })
+    .await
+}

@@ -1,0 +1,264 @@
+//! The computed pattern (`#[document(computed(...))]`) on both stores: a film keeps the count,
+//! sum, minimum, maximum and average of its reviews' ratings, adjusted by every write of a
+//! review in the same transaction; the extreme recomputed when it is deleted; a review moved to
+//! another film; 16 concurrent writers; a seeded random sequence against a model; `verify` and
+//! `recompute` after a write by another tool.
+
+use super::*;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "films")]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    reviews: i64,
+    rating_sum: i64,
+    rating_min: Option<i64>,
+    rating_max: Option<i64>,
+    rating_avg: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "reviews",
+    computed(
+        parent = Film,
+        key = film_id,
+        count = reviews,
+        sum(rating = rating_sum),
+        min(rating = rating_min),
+        max(rating = rating_max),
+        avg(rating = rating_avg)
+    )
+)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i64,
+    film_id: i64,
+    rating: i64,
+}
+
+fn film(id: i64) -> Film {
+    Film {
+        id,
+        title: format!("film {id}"),
+        reviews: 0,
+        rating_sum: 0,
+        rating_min: None,
+        rating_max: None,
+        rating_avg: None,
+    }
+}
+
+fn review(id: i64, film_id: i64, rating: i64) -> Review {
+    Review {
+        id,
+        film_id,
+        rating,
+    }
+}
+
+/// What a film must hold for these ratings.
+fn expect(id: i64, ratings: &[i64]) -> Film {
+    let n = ratings.len() as i64;
+    Film {
+        id,
+        title: format!("film {id}"),
+        reviews: n,
+        rating_sum: ratings.iter().sum(),
+        rating_min: ratings.iter().min().copied(),
+        rating_max: ratings.iter().max().copied(),
+        rating_avg: (n > 0).then(|| ratings.iter().sum::<i64>() as f64 / n as f64),
+    }
+}
+
+async fn got(store: &AnyStore, id: i64) -> Film {
+    Film::get(store, &id).await.unwrap().unwrap()
+}
+
+async fn every_write_adjusts_the_parent(store: AnyStore) {
+    film(1).insert(&store).await.unwrap();
+    film(2).insert(&store).await.unwrap();
+    review(10, 1, 4).insert(&store).await.unwrap();
+    review(11, 1, 2).insert(&store).await.unwrap();
+    review(12, 1, 5).insert(&store).await.unwrap();
+    assert_eq!(got(&store, 1).await, expect(1, &[4, 2, 5]));
+    // Deleting the current maximum, then the minimum: recomputed from the others.
+    assert!(Review::delete(&store, &12).await.unwrap());
+    assert_eq!(got(&store, 1).await, expect(1, &[4, 2]));
+    assert!(Review::delete(&store, &11).await.unwrap());
+    assert_eq!(got(&store, 1).await, expect(1, &[4]));
+    // An update of the rating, then a move to another film.
+    let set = Update::new().set(Review::RATING, 1_i64);
+    assert!(Review::update_one(&store, Review::ID.eq(10_i64), set)
+        .await
+        .unwrap());
+    assert_eq!(got(&store, 1).await, expect(1, &[1]));
+    let moved = Update::new().set(Review::FILM_ID, 2_i64);
+    assert!(Review::update_one(&store, Review::ID.eq(10_i64), moved)
+        .await
+        .unwrap());
+    assert_eq!(got(&store, 1).await, expect(1, &[]));
+    assert_eq!(got(&store, 2).await, expect(2, &[1]));
+    // A save over it, and one of a new review.
+    review(10, 2, 3).save(&store).await.unwrap();
+    review(13, 2, 5).save(&store).await.unwrap();
+    assert_eq!(got(&store, 2).await, expect(2, &[3, 5]));
+    // A review of a film that does not exist: refused, nothing written.
+    let r = review(14, 9, 5).insert(&store).await;
+    assert!(matches!(r, Err(Error::NotFound { .. })), "{r:?}");
+    assert!(Review::get(&store, &14).await.unwrap().is_none());
+    assert!(Review::verify(&store).await.unwrap().is_empty());
+}
+
+async fn verify_and_recompute_after_another_tool(store: AnyStore) {
+    film(1).insert(&store).await.unwrap();
+    for (i, r) in [3, 4, 5].into_iter().enumerate() {
+        review(i as i64, 1, r).insert(&store).await.unwrap();
+    }
+    // Another tool deletes a review behind the library's back.
+    store
+        .delete_many(
+            "reviews",
+            &pattern_core::store::query::Filter::eq("_id", 2_i64),
+        )
+        .await
+        .unwrap();
+    let drift = Review::verify(&store).await.unwrap();
+    let fields: Vec<&str> = drift.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        ["reviews", "rating_sum", "rating_max", "rating_avg"]
+    );
+    Review::recompute(&store, &1_i64).await.unwrap();
+    assert_eq!(got(&store, 1).await, expect(1, &[3, 4]));
+    assert!(Review::verify(&store).await.unwrap().is_empty());
+}
+
+/// 16 tasks insert, re-rate and delete reviews of 3 films at once: every film's aggregates are
+/// its reviews' after.
+async fn sixteen_writers_keep_the_aggregates_exact(store: AnyStore) {
+    for id in 0..3 {
+        film(id).insert(&store).await.unwrap();
+    }
+    let per = pattern_tests::scale(6, 40) as i64;
+    futures::future::join_all((0..16_i64).map(|t| {
+        let store = &store;
+        async move {
+            for i in 0..per {
+                let id = t * 1_000 + i;
+                review(id, (t + i) % 3, (t * 7 + i) % 5 + 1)
+                    .insert(store)
+                    .await
+                    .unwrap();
+                if i % 3 == 1 {
+                    let u = Update::new().set(Review::RATING, (i % 5) + 1);
+                    Review::update_one(store, Review::ID.eq(id), u)
+                        .await
+                        .unwrap();
+                }
+                if i % 4 == 2 {
+                    Review::delete(store, &(id - 1)).await.unwrap();
+                }
+            }
+        }
+    }))
+    .await;
+    let all = Review::find(Filter::everything())
+        .all(&store)
+        .await
+        .unwrap();
+    for f in 0..3 {
+        let ratings: Vec<i64> = all
+            .iter()
+            .filter(|r| r.film_id == f)
+            .map(|r| r.rating)
+            .collect();
+        let mut want = expect(f, &ratings);
+        let have = got(&store, f).await;
+        // Averages: the sums agree exactly; the mean within a rounding.
+        let (a, b) = (have.rating_avg, want.rating_avg.take());
+        assert!(
+            a.zip(b).is_none_or(|(a, b)| (a - b).abs() < 1e-9),
+            "{a:?} {b:?}"
+        );
+        let have = Film {
+            rating_avg: None,
+            ..have
+        };
+        assert_eq!(have, want, "film {f}");
+    }
+    assert!(Review::verify(&store).await.unwrap().is_empty());
+}
+
+/// A seeded random sequence of review writes against a model, every film compared after each.
+async fn aggregates_match_a_model_of_random_writes(store: AnyStore) {
+    use std::collections::BTreeMap;
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for id in 0..3 {
+        film(id).insert(&store).await.unwrap();
+    }
+    let mut model: BTreeMap<i64, (i64, i64)> = BTreeMap::new(); // review -> (film, rating)
+    for step in 0..pattern_tests::scale(120, 1_500) {
+        let id = next(12) as i64;
+        let (f, r) = (next(3) as i64, next(10) as i64 - 3);
+        match next(4) {
+            0 => {
+                let done = review(id, f, r).insert(&store).await;
+                match model.entry(id) {
+                    std::collections::btree_map::Entry::Occupied(_) => {
+                        assert!(matches!(done, Err(Error::DuplicateKey { .. })));
+                    }
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        done.unwrap();
+                        v.insert((f, r));
+                    }
+                }
+            }
+            1 => {
+                review(id, f, r).save(&store).await.unwrap();
+                model.insert(id, (f, r));
+            }
+            2 => {
+                let u = Update::new().set(Review::RATING, r).set(Review::FILM_ID, f);
+                let applied = Review::update_one(&store, Review::ID.eq(id), u)
+                    .await
+                    .unwrap();
+                assert_eq!(applied, model.contains_key(&id));
+                if applied {
+                    model.insert(id, (f, r));
+                }
+            }
+            _ => {
+                let deleted = Review::delete(&store, &id).await.unwrap();
+                assert_eq!(deleted, model.remove(&id).is_some());
+            }
+        }
+        for f in 0..3 {
+            let ratings: Vec<i64> = model
+                .values()
+                .filter(|(g, _)| *g == f)
+                .map(|(_, r)| *r)
+                .collect();
+            assert_eq!(
+                got(&store, f).await,
+                expect(f, &ratings),
+                "step {step}, film {f}"
+            );
+        }
+    }
+}
+
+on_both_stores!(
+    every_write_adjusts_the_parent,
+    verify_and_recompute_after_another_tool,
+    sixteen_writers_keep_the_aggregates_exact,
+    aggregates_match_a_model_of_random_writes,
+);
