@@ -14,6 +14,8 @@
 //! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
 //! - [`evolving`]: documents that change shape: schema versioning (reads of every version, the
 //!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
+//! - [`computed`]: a parent's aggregates of its children (count, sum, min, max, average),
+//!   adjusted by every child write in the same transaction.
 //! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
@@ -43,6 +45,10 @@ pub mod validators {
 
 pub mod evolving {
     #![doc = include_str!("../docs/evolving.md")]
+}
+
+pub mod computed {
+    #![doc = include_str!("../docs/computed.md")]
 }
 
 pub mod approximation {

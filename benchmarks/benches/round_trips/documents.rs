@@ -2,7 +2,7 @@
 //! once, on a document of the current version and of older ones, with the commands it must
 //! send (a transaction's `find` and writes, then `commitTransaction`).
 
-use bson::doc;
+use bson::{doc, Bson};
 use futures::TryStreamExt;
 use pattern_core::adopt::Options;
 use pattern_core::document::{Filter, Update};
@@ -108,6 +108,26 @@ struct Film {
     id: i64,
     #[document(approximate(every = 10))]
     views: i64,
+}
+
+/// A show and its ratings' count and best.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_shows")]
+struct Show {
+    #[serde(rename = "_id")]
+    id: i64,
+    n: i64,
+    best: Option<i64>,
+}
+
+/// A rating of a show.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_ratings", computed(parent = Show, key = show, count = n, max(stars = best)))]
+struct Rating {
+    #[serde(rename = "_id")]
+    id: i64,
+    show: i64,
+    stars: i64,
 }
 
 const TXN: &str = "commitTransaction";
@@ -273,6 +293,55 @@ pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
         1,
         log,
         &["update"],
+    ));
+
+    // Computed parents: each child write a transaction with its parent.
+    store
+        .insert_one(
+            "rt_shows",
+            doc! {"_id": 1_i64, "n": 0_i64, "best": Bson::Null},
+        )
+        .await
+        .unwrap();
+    Rating::ensure_indexes(store).await.unwrap();
+    log.clear();
+    Rating {
+        id: 1,
+        show: 1,
+        stars: 4,
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    rows.push(Row::exactly(
+        "computed child insert",
+        1,
+        log,
+        &["insert", "find", "update", TXN],
+    ));
+    Rating {
+        id: 2,
+        show: 1,
+        stars: 5,
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    log.clear();
+    assert!(Rating::delete(store, &1).await.unwrap());
+    rows.push(Row::exactly(
+        "computed child delete, not the maximum",
+        1,
+        log,
+        &["find", "delete", "find", "update", TXN],
+    ));
+    log.clear();
+    assert!(Rating::delete(store, &2).await.unwrap());
+    rows.push(Row::exactly(
+        "computed child delete of the maximum (the next read from the children)",
+        1,
+        log,
+        &["find", "delete", "find", "find", "update", TXN],
     ));
 
     // History.
