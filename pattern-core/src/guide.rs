@@ -16,6 +16,8 @@
 //!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
 //! - [`computed`]: a parent's aggregates of its children (count, sum, min, max, average),
 //!   adjusted by every child write in the same transaction.
+//! - [`subset`]: a parent embedding its first few children by a declared order, every child in
+//!   its own collection, rewritten by every child write.
 //! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
@@ -49,6 +51,10 @@ pub mod evolving {
 
 pub mod computed {
     #![doc = include_str!("../docs/computed.md")]
+}
+
+pub mod subset {
+    #![doc = include_str!("../docs/subset.md")]
 }
 
 pub mod approximation {

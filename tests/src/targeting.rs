@@ -472,17 +472,18 @@ pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(Strin
         .filter(|(_, k)| k == "id")
         .map(|(c, _)| c)
         .collect();
-    // A write of a child with a computed parent: the child and its parents (documented in
-    // docs/sharding.md: a cross-shard transaction), the child collection known by the
-    // library's index `pattern_computed_<key>_1`.
+    // A write of a child with a computed parent or a subset: the child and its parents
+    // (documented in docs/sharding.md: a cross-shard transaction), the child collection known
+    // by the library's index `pattern_computed_...` or `pattern_subset_...`.
     let computed_children: BTreeSet<String> = (log.iter())
         .filter(|(name, _)| name == "createIndexes")
         .filter(|(_, cmd)| {
             (cmd.get_array("indexes").into_iter().flatten())
                 .filter_map(Bson::as_document)
                 .any(|i| {
-                    i.get_str("name")
-                        .is_ok_and(|n| n.starts_with("pattern_computed_"))
+                    i.get_str("name").is_ok_and(|n| {
+                        n.starts_with("pattern_computed_") || n.starts_with("pattern_subset_")
+                    })
                 })
         })
         .filter_map(|(name, cmd)| cmd.get_str(name).ok().map(str::to_owned))

@@ -130,6 +130,25 @@ struct Rating {
     stars: i64,
 }
 
+/// A board and its 5 newest posts.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_boards")]
+struct Board {
+    #[serde(rename = "_id")]
+    id: i64,
+    top: Vec<Post>,
+}
+
+/// A post of a board.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_posts", subset(parent = Board, key = board, into = top, keep = 5, order = at))]
+struct Post {
+    #[serde(rename = "_id")]
+    id: i64,
+    board: i64,
+    at: i64,
+}
+
 const TXN: &str = "commitTransaction";
 
 pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
@@ -343,6 +362,39 @@ pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
         log,
         &["find", "delete", "find", "find", "update", TXN],
     ));
+
+    // A subset: each child write a transaction rewriting the parent's first children.
+    store
+        .insert_one("rt_boards", doc! {"_id": 1_i64, "top": []})
+        .await
+        .unwrap();
+    Post::ensure_indexes(store).await.unwrap();
+    log.clear();
+    Post {
+        id: 1,
+        board: 1,
+        at: 5,
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    rows.push(Row::exactly(
+        "subset child insert",
+        1,
+        log,
+        &["insert", "find", "update", TXN],
+    ));
+    log.clear();
+    assert!(Post::delete(store, &1).await.unwrap());
+    rows.push(Row::exactly(
+        "subset child delete",
+        1,
+        log,
+        &["find", "delete", "find", "update", TXN],
+    ));
+    log.clear();
+    Post::subset(store, &1_i64).await.unwrap().unwrap();
+    rows.push(Row::exactly("subset read (the parent)", 1, log, &["find"]));
 
     // History.
     let note = |id| Note {

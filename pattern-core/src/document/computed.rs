@@ -507,18 +507,30 @@ fn same(a: &Bson, b: &Bson) -> bool {
     }
 }
 
-/// The write paths of a child type: each a transaction that writes the child and adjusts its
-/// parents.
-pub(super) async fn insert<D: Document, S: Store>(
-    store: &S,
-    c: Computed,
-    doc: BsonDocument,
+/// In a child write's transaction: its parents' aggregates ([`Computed`]) and subsets
+/// ([`Subset`](super::Subset)) adjusted.
+async fn related<D: Document, T: Store>(
+    tx: &T,
+    before: Option<&BsonDocument>,
+    after: Option<&BsonDocument>,
 ) -> Result<()> {
+    if let Some(c) = D::COMPUTED {
+        adjust::<D, T>(tx, &c, before, after).await?;
+    }
+    if let Some(s) = D::SUBSET {
+        super::subset::adjust::<D, T>(tx, &s, before, after).await?;
+    }
+    Ok(())
+}
+
+/// The write paths of a child type (with a computed parent or a subset): each a transaction
+/// that writes the child and adjusts its parents.
+pub(super) async fn insert<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Result<()> {
     let mut ctx = doc;
     transaction_with(store, &mut ctx, |tx, doc| {
         Box::pin(async move {
             tx.insert_one(D::COLLECTION, doc.clone()).await?;
-            adjust::<D, _>(tx, &c, None, Some(doc)).await
+            related::<D, _>(tx, None, Some(doc)).await
         })
     })
     .await
@@ -526,7 +538,6 @@ pub(super) async fn insert<D: Document, S: Store>(
 
 pub(super) async fn save<D: Document, S: Store>(
     store: &S,
-    c: Computed,
     id: Bson,
     doc: BsonDocument,
 ) -> Result<()> {
@@ -537,7 +548,7 @@ pub(super) async fn save<D: Document, S: Store>(
             let by_id = Filter::Eq("_id".into(), id.clone());
             tx.replace_one(D::COLLECTION, &by_id, doc.clone(), true)
                 .await?;
-            adjust::<D, _>(tx, &c, before.as_ref(), Some(doc)).await
+            related::<D, _>(tx, before.as_ref(), Some(doc)).await
         })
     })
     .await
@@ -545,7 +556,6 @@ pub(super) async fn save<D: Document, S: Store>(
 
 pub(super) async fn update<D: Document, S: Store>(
     store: &S,
-    c: Computed,
     filter: Filter,
     update: Update,
 ) -> Result<bool> {
@@ -564,18 +574,14 @@ pub(super) async fn update<D: Document, S: Store>(
             let mut u = update.clone();
             tx.update_one(D::COLLECTION, &by_id, &mut u, false).await?;
             let after = find_by_id(tx, D::COLLECTION, &id).await?;
-            adjust::<D, _>(tx, &c, Some(&before), after.as_ref()).await?;
+            related::<D, _>(tx, Some(&before), after.as_ref()).await?;
             Ok(true)
         })
     })
     .await
 }
 
-pub(super) async fn delete<D: Document, S: Store>(
-    store: &S,
-    c: Computed,
-    id: Bson,
-) -> Result<bool> {
+pub(super) async fn delete<D: Document, S: Store>(store: &S, id: Bson) -> Result<bool> {
     let mut ctx = id;
     transaction_with(store, &mut ctx, |tx, id| {
         Box::pin(async move {
@@ -584,7 +590,7 @@ pub(super) async fn delete<D: Document, S: Store>(
             };
             tx.delete_many(D::COLLECTION, &Filter::Eq("_id".into(), id.clone()))
                 .await?;
-            adjust::<D, _>(tx, &c, Some(&before), None).await?;
+            related::<D, _>(tx, Some(&before), None).await?;
             Ok(true)
         })
     })

@@ -27,6 +27,7 @@ mod approximate;
 mod computed;
 mod find;
 mod history;
+mod subset;
 mod sweep;
 mod typed;
 mod versions;
@@ -40,6 +41,9 @@ pub use find::Find;
 pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
     REVISED_AT, REVISION,
+};
+pub use subset::{
+    order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{Array, Field, Filter, Numeric, Update};
@@ -78,6 +82,10 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// The parent this child type keeps aggregates in (`#[document(computed(...))]`): every
     /// write of a child adjusts them in the same transaction. `None`: no parent.
     const COMPUTED: Option<Computed> = None;
+    /// The parent this child type keeps a subset of its children in
+    /// (`#[document(subset(...))]`): every write of a child rewrites it in the same
+    /// transaction. `None`: no subset.
+    const SUBSET: Option<Subset> = None;
     /// Decodes `doc`, stored at the older schema version `from`, as that version's type and
     /// upgrades it to this one, hop by hop ([`Upgrading`]). The derive generates it from
     /// `previous(...)`; without versioning every version is unknown.
@@ -165,7 +173,10 @@ pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
-    let none = D::KEYWORDS.is_empty() && D::HISTORY.is_none() && D::COMPUTED.is_none();
+    let none = D::KEYWORDS.is_empty()
+        && D::HISTORY.is_none()
+        && D::COMPUTED.is_none()
+        && D::SUBSET.is_none();
     // By type: two types over one collection may have other keywords or histories.
     let me = std::any::type_name::<D>();
     if none || lock(ensured).iter().any(|c| c == me) {
@@ -182,6 +193,9 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
         store.create_index(coll, &index).await?;
     }
     for index in D::COMPUTED.iter().flat_map(computed::indexes) {
+        store.create_index(D::COLLECTION, &index).await?;
+    }
+    for index in D::SUBSET.iter().flat_map(subset::indexes) {
         store.create_index(D::COLLECTION, &index).await?;
     }
     let mut types = lock(ensured);
@@ -318,8 +332,8 @@ pub(crate) async fn write_back<D: Document, S: Store>(
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
-    if let Some(c) = D::COMPUTED {
-        return computed::insert::<D, S>(store, c, doc).await;
+    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
+        return computed::insert::<D, S>(store, doc).await;
     }
     match D::HISTORY {
         None => store.insert_one(D::COLLECTION, doc).await,
@@ -341,8 +355,8 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     if let Some(h) = D::HISTORY {
         return history::save::<D, S>(store, h, id, doc, None).await;
     }
-    if let Some(c) = D::COMPUTED {
-        return computed::save::<D, S>(store, c, id, doc).await;
+    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
+        return computed::save::<D, S>(store, id, doc).await;
     }
     let by_id = query::Filter::Eq("_id".into(), id.clone());
     let Some(v) = D::VERSIONING else {
@@ -421,8 +435,8 @@ pub async fn update_one<D: Document, S: Store>(
     if let Some(h) = D::HISTORY {
         return history::update::<D, S>(store, h, filter, update).await;
     }
-    if let Some(c) = D::COMPUTED {
-        return computed::update::<D, S>(store, c, filter, update).await;
+    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
+        return computed::update::<D, S>(store, filter, update).await;
     }
     let Some(v) = D::VERSIONING else {
         let mut update = update;
@@ -474,8 +488,8 @@ where
 {
     let id = id_bson(id)?;
     ensure_indexes::<D, S>(store).await?;
-    if let Some(c) = D::COMPUTED {
-        return computed::delete::<D, S>(store, c, id).await;
+    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
+        return computed::delete::<D, S>(store, id).await;
     }
     match D::HISTORY {
         Some(h) => history::delete::<D, S>(store, h, id, None).await,

@@ -29,6 +29,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         versions: d.versioning.is_some(),
         history: d.history.is_some(),
         computed: d.computed.is_some(),
+        subset: d.subset.is_some(),
     };
     let (methods, writes) = methods(Some(&id_ty.to_token_stream()), has);
     let versioning = d.versioning.as_ref().map(|v| {
@@ -188,6 +189,36 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
                 });
         }
     });
+    let subset = d.subset.as_ref().map(|sb| {
+        let module = quote!(::pattern_core::document);
+        let konst = |i: &Ident| Ident::new(&crate::serde_names::unraw(i).to_uppercase(), i.span());
+        let at = |span: Span| -> TokenStream {
+            (sb.parent.to_token_stream().into_iter())
+                .map(|mut t| {
+                    t.set_span(span);
+                    t
+                })
+                .collect()
+        };
+        let parent = &sb.parent;
+        let (key, into, order) = (konst(&sb.key), konst(&sb.into), konst(&sb.order));
+        let key_parent = at(sb.key.span());
+        let into_parent = at(sb.into.span());
+        let key = quote_spanned!(sb.key.span()=> #module::key_field::<Self, #key_parent>(Self::#key));
+        let into = quote_spanned!(sb.into.span()=> #module::subset_field::<Self, #into_parent>(#into_parent::#into));
+        let order = quote_spanned!(sb.order.span()=> #module::order_field(Self::#order));
+        let keep = sb.keep;
+        quote! {
+            const SUBSET: ::core::option::Option<#module::Subset> =
+                ::core::option::Option::Some(#module::Subset {
+                    parent: <#parent as #module::Document>::COLLECTION,
+                    key: #key,
+                    into: #into,
+                    keep: #keep,
+                    order: #order,
+                });
+        }
+    });
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -205,6 +236,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             #versioning
             #history
             #computed
+            #subset
         }
 
         #[automatically_derived]
@@ -264,6 +296,7 @@ pub(crate) struct Has {
     pub versions: bool,
     pub history: bool,
     pub computed: bool,
+    pub subset: bool,
 }
 
 /// Which types a method is generated on.
@@ -273,6 +306,7 @@ enum On {
     Versioned,
     WithHistory,
     Computed,
+    Subset,
 }
 
 /// One method: its documentation, signature (without bounds), bounds and body; whether it
@@ -440,6 +474,52 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
             on: On::Computed,
         },
         Method {
+            doc: "Rewrites the subset of the parent `id` from its children, in one transaction \
+                  (after writes by other tools, or a change of `keep` or `order`).",
+            sig: quote! {
+                async fn resubset<__PatternS, __PatternQ>(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> #r_unit
+            },
+            bounds: quote! {
+                __PatternS: ::pattern_core::store::Store,
+                __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+            },
+            call: quote!(#module::resubset::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: true,
+            on: On::Subset,
+        },
+        Method {
+            doc: "The parents whose subset differs from their children's first `keep` (their \
+                  `_id`s): run `resubset` on them.",
+            sig: quote! {
+                async fn verify_subsets<__PatternS>(
+                    store: &__PatternS,
+                ) -> ::pattern_core::Result<::std::vec::Vec<::std::string::String>>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::verify_subsets::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::Subset,
+        },
+        Method {
+            doc: "The subset the parent `id` embeds, as this type (one `find` of the parent);                   `None` without the parent. Every child: `find` by the key, with a sort.",
+            sig: quote! {
+                async fn subset<__PatternS, __PatternQ>(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> ::pattern_core::Result<::core::option::Option<::std::vec::Vec<Self>>>
+            },
+            bounds: quote! {
+                __PatternS: ::pattern_core::store::Store,
+                __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+            },
+            call: quote!(#module::subset::<Self, __PatternS, __PatternQ>(store, id).await),
+            writes: false,
+            on: On::Subset,
+        },
+        Method {
             doc: "The document with this `_id` and its revision (for `save_if`, `update_if`, \
                   `delete_if`), or `None` (one `find`).",
             sig: quote! {
@@ -549,6 +629,7 @@ fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<Stri
         On::Versioned => has.versions || id_ty.is_none(),
         On::WithHistory => has.history || id_ty.is_none(),
         On::Computed => has.computed || id_ty.is_none(),
+        On::Subset => has.subset || id_ty.is_none(),
     };
     let mut writes = Vec::new();
     let methods = list
@@ -615,6 +696,7 @@ pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident
         versions: true,
         history: true,
         computed: true,
+        subset: true,
     };
     stubs.extend(methods(None, every).0);
     for c in counters {

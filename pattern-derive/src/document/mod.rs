@@ -28,6 +28,18 @@ pub(crate) struct Doc<'a> {
     pub approximate: Vec<(&'a Ident, String, u32)>,
     /// `computed(parent = ..., key = ..., ...)`.
     pub computed: Option<ComputedAttr>,
+    /// `subset(parent = ..., key = ..., into = ..., keep = N, order = ...)`.
+    pub subset: Option<SubsetAttr>,
+}
+
+/// What `#[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order =
+/// date))]` declares (Rust field names: the child's `key` and `order`, the parent's `into`).
+pub(crate) struct SubsetAttr {
+    pub parent: syn::Path,
+    pub key: Ident,
+    pub into: Ident,
+    pub keep: u32,
+    pub order: Ident,
 }
 
 /// What `#[document(computed(parent = Film, key = film_id, count = reviews, sum(rating =

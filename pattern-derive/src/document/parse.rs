@@ -5,7 +5,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, PathArguments, Token, Type};
 
-use super::{ComputedAttr, Doc, Money, Normalize, Typed, Versioning};
+use super::{ComputedAttr, Doc, Money, Normalize, SubsetAttr, Typed, Versioning};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
 use crate::names::Name;
@@ -52,12 +52,19 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     );
     let history = c.history.get();
     let computed = c.computed.get();
-    if let Some((_, span)) = &computed {
+    let subset = c.subset.get();
+    let related = [
+        computed.as_ref().map(|c| ("computed", c.1)),
+        subset.as_ref().map(|s| ("subset", s.1)),
+    ];
+    for (key, span) in related.into_iter().flatten() {
         if versioning.is_some() || history.is_some() {
             cx.error_at(
-                *span,
-                "`computed` cannot be combined with `version` or `history` yet: keep the child \
-                 type unversioned and without history",
+                span,
+                format!(
+                    "`{key}` cannot be combined with `version` or `history` yet: keep the child \
+                     type unversioned and without history"
+                ),
             );
         }
     }
@@ -71,13 +78,25 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     }
     let model = fields.and_then(|fields| {
         kept_field_clashes(&cx, &fields, versioning.as_ref(), history.is_some());
+        let subset_named = subset.iter().flat_map(|(s, _)| [&s.key, &s.order]);
         if let Some((c, _)) = &computed {
             let named = std::iter::once(&c.key).chain(c.aggregates.iter().map(|a| &a.1));
+            let named: Vec<&Ident> = named.chain(subset_named.clone()).collect();
             for ident in named {
-                if !fields.iter().any(|r| r.stored && r.typed.ident == ident) {
+                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
                     cx.error_spanned_by(
                         ident,
                         format!("no stored field `{ident}` in this struct (computed names the child's fields by their Rust names)"),
+                    );
+                }
+            }
+        }
+        if computed.is_none() {
+            for ident in subset_named {
+                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
+                    cx.error_spanned_by(
+                        ident,
+                        format!("no stored field `{ident}` in this struct (subset names the child's fields by their Rust names)"),
                     );
                 }
             }
@@ -96,6 +115,7 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     cx.check()?;
     let mut model = model.expect("a model when there is no error");
     model.computed = computed.map(|(c, _)| c);
+    model.subset = subset.map(|(s, _)| s);
     model.versioning = versioning;
     model.history = history.map(|h| h.value);
     Ok(model)
@@ -112,6 +132,7 @@ struct Container {
     write_back: Slot<Span>,
     history: Slot<Name>,
     computed: Slot<(ComputedAttr, Span)>,
+    subset: Slot<(SubsetAttr, Span)>,
 }
 
 /// `key = N`: a version number (at least 1), with the literal's span.
@@ -361,6 +382,9 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
         } else if meta.path.is_ident("computed") {
             // #[document(computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum)))]
             c.computed.parse(cx, meta, computed_attr)
+        } else if meta.path.is_ident("subset") {
+            // #[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order = date))]
+            c.subset.parse(cx, meta, subset_attr)
         } else if meta.path.is_ident("keywords") {
             cx.syn_error(meta.error(
                 "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
@@ -656,6 +680,7 @@ fn check<'a>(
         history: None,
         approximate,
         computed: None,
+        subset: None,
     })
 }
 
@@ -774,4 +799,55 @@ fn computed_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(Compu
         },
         span,
     )))
+}
+
+/// `subset(parent = Film, key = film_id, into = recent, keep = 10, order = date)`.
+fn subset_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(SubsetAttr, Span)>> {
+    let span = meta.path.span();
+    let syntax = "subset(parent = Film, key = film_id, into = recent, keep = 10, order = date)";
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(format!(
+            "`subset` names the parent and what it keeps: {syntax}"
+        )));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let (mut parent, mut key, mut into, mut order) = (None, None, None, None);
+    let mut keep = Slot::default();
+    meta.parse_nested_meta(|option| {
+        let name = attr::key_name(&option);
+        match name.as_str() {
+            "parent" => parent = Some(option.value()?.parse::<syn::Path>()?),
+            "key" => key = Some(option.value()?.parse::<Ident>()?),
+            "into" => into = Some(option.value()?.parse::<Ident>()?),
+            "order" => order = Some(option.value()?.parse::<Ident>()?),
+            "keep" => return keep.parse(cx, &option, attr::positive_int),
+            _ => {
+                cx.syn_error(option.error(format!(
+                    "unknown subset option `{name}`; expected one of: `parent`, `key`, `into`, `keep`, `order`"
+                )));
+                return attr::skip_value(option.input);
+            }
+        }
+        Ok(())
+    })?;
+    match (parent, key, into, keep.get(), order) {
+        (Some(parent), Some(key), Some(into), Some(keep), Some(order)) => Ok(Some((
+            SubsetAttr {
+                parent,
+                key,
+                into,
+                keep,
+                order,
+            },
+            span,
+        ))),
+        _ => {
+            cx.error_at(
+                span,
+                format!("`subset` needs `parent`, `key`, `into`, `keep` and `order`: {syntax}"),
+            );
+            Ok(None)
+        }
+    }
 }

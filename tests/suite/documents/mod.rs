@@ -21,6 +21,7 @@ mod decimals;
 mod fixtures;
 mod history;
 mod keywords;
+mod subset;
 mod versions;
 
 /// The article's product with a price: `Decimal` fields in each money form.

@@ -1,0 +1,232 @@
+//! The subset pattern (`#[document(subset(parent = Film, key = film_id, into = recent, keep =
+//! 10, order = date))]` on a child type): the parent document embeds the first `keep` of its
+//! children by a declared order (newest first: `order` descending, then `_id` descending), all
+//! of them stay in the child collection.
+//!
+//! Every write of a child through the library rewrites its parents' subsets in the same
+//! transaction, from the children as that transaction sees them (one `find` of the first
+//! `keep` through the index `{key: 1, order: -1, _id: -1}`, one `update` of the parent): an
+//! added child enters the subset if it ranks, a deleted or changed one leaves it and the next
+//! one is read back in. [`resubset`] rewrites one parent; [`verify_subsets`] lists the parents
+//! whose subset differs from their children's first `keep` (after writes by other tools, or a
+//! change of `keep` or `order`: run [`resubset`] over them).
+
+use bson::{Bson, Document as BsonDocument};
+use futures::StreamExt;
+use serde::Serialize;
+
+use super::{find_by_id, id_bson, Document};
+use crate::error::display_bson;
+use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::store::{transaction_with, Store};
+use crate::{Error, Result};
+
+/// What a child type's `subset(...)` declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subset {
+    /// The parent's collection.
+    pub parent: &'static str,
+    /// The child's field holding the parent's `_id`.
+    pub key: &'static str,
+    /// The parent's array field holding the subset (whole child documents).
+    pub into: &'static str,
+    /// How many children the subset keeps.
+    pub keep: u32,
+    /// The child's field ordering them, descending (newest or best first); ties by `_id`,
+    /// descending.
+    pub order: &'static str,
+}
+
+/// The parent's subset field, typed: a `Vec` of the child type.
+pub const fn subset_field<C, P>(f: super::Field<P, Vec<C>>) -> &'static str {
+    f.name()
+}
+
+/// The child's order field (any type: BSON order).
+pub const fn order_field<C, T>(f: super::Field<C, T>) -> &'static str {
+    f.name()
+}
+
+/// The index of the child collection serving the subset's read.
+pub(crate) fn indexes(s: &Subset) -> Vec<IndexSpec> {
+    vec![IndexSpec {
+        name: format!("pattern_subset_{}_1_{}_-1__id_-1", s.key, s.order),
+        keys: vec![
+            (s.key.to_owned(), 1),
+            (s.order.to_owned(), -1),
+            ("_id".to_owned(), -1),
+        ],
+        unique: false,
+        partial: None,
+    }]
+}
+
+/// The `comment` of the subset's read of a parent's children (by the parent's key: on a child
+/// collection sharded by `_id`, every shard answers it).
+pub const SUBSET_READ: &str = "pattern scatter: subset refill";
+/// The `comment` of [`verify_subsets`]'s scans.
+pub const SUBSET_VERIFY: &str = "pattern scatter: subset verify";
+
+/// The first `keep` children of the parent `key`, as stored.
+async fn first<S: Store>(
+    store: &S,
+    children: &str,
+    s: &Subset,
+    key: &Bson,
+) -> Result<Vec<BsonDocument>> {
+    let opts = FindOptions {
+        sort: vec![(s.key.into(), 1), (s.order.into(), -1), ("_id".into(), -1)],
+        limit: Some(i64::from(s.keep)),
+        comment: Some(SUBSET_READ),
+        ..FindOptions::default()
+    };
+    store
+        .find(children, &Filter::Eq(s.key.into(), key.clone()), &opts)
+        .await
+}
+
+/// In a child write's transaction: the subsets of the parents of `before` and `after`
+/// rewritten from the children the transaction sees.
+pub(crate) async fn adjust<D: Document, T: Store>(
+    tx: &T,
+    s: &Subset,
+    before: Option<&BsonDocument>,
+    after: Option<&BsonDocument>,
+) -> Result<()> {
+    let key_of = |d: Option<&BsonDocument>| {
+        d.and_then(|d| d.get(s.key))
+            .filter(|k| **k != Bson::Null)
+            .cloned()
+    };
+    let (kb, ka) = (key_of(before), key_of(after));
+    for key in [kb.clone(), ka.filter(|k| Some(k) != kb.as_ref())]
+        .into_iter()
+        .flatten()
+    {
+        rewrite::<D, T>(tx, s, &key).await?;
+    }
+    Ok(())
+}
+
+async fn rewrite<D: Document, T: Store>(tx: &T, s: &Subset, key: &Bson) -> Result<()> {
+    let items = first(tx, D::COLLECTION, s, key).await?;
+    let mut update = Update {
+        set: vec![(
+            s.into.into(),
+            Bson::Array(items.into_iter().map(Bson::Document).collect()),
+        )],
+        ..Update::default()
+    };
+    let done = tx
+        .update_one(
+            s.parent,
+            &Filter::Eq("_id".into(), key.clone()),
+            &mut update,
+            false,
+        )
+        .await?;
+    if !done.matched {
+        return Err(Error::NotFound {
+            collection: s.parent.to_owned(),
+            id: display_bson(key),
+        });
+    }
+    Ok(())
+}
+
+fn subset_of<D: Document>() -> Result<Subset> {
+    D::SUBSET.ok_or_else(|| {
+        Error::invalid(format!(
+            "`{}` declares no subset: #[document(subset(parent = ..., key = ..., into = ..., keep = N, order = ...))]",
+            D::COLLECTION
+        ))
+    })
+}
+
+/// Rewrites the subset of the parent `id` from its children, in one transaction (after
+/// writes by other tools, or a change of `keep` or `order`).
+pub async fn resubset<D, S, Q>(store: &S, id: &Q) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+{
+    let s = subset_of::<D>()?;
+    let mut ctx = id_bson(id)?;
+    transaction_with(store, &mut ctx, |tx, id| {
+        Box::pin(async move { rewrite::<D, _>(tx, &s, id).await })
+    })
+    .await
+}
+
+/// Every parent whose subset differs from its children's first `keep` by the order (the
+/// parents' `_id`s, relaxed Extended JSON): one scan of the parents, one read of each one's
+/// first children.
+pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<String>> {
+    let s = subset_of::<D>()?;
+    let opts = FindOptions {
+        comment: Some(SUBSET_VERIFY),
+        ..FindOptions::default()
+    };
+    let all = Filter::And(vec![]);
+    let mut parents = store.scan(s.parent, &all, &opts, 1_000);
+    let mut ids = Vec::new();
+    while let Some(raw) = parents.next().await {
+        let p = raw?
+            .to_document()
+            .map_err(|e| Error::decode(s.parent, None, e))?;
+        ids.push((
+            p.get("_id").cloned().unwrap_or(Bson::Null),
+            p.get(s.into).cloned(),
+        ));
+    }
+    drop(parents);
+    let mut drifted = Vec::new();
+    for (id, stored) in ids {
+        let want = Bson::Array(
+            (first(store, D::COLLECTION, &s, &id).await?)
+                .into_iter()
+                .map(Bson::Document)
+                .collect(),
+        );
+        let have = stored.unwrap_or(Bson::Array(Vec::new()));
+        if have != want {
+            drifted.push(display_bson(&id));
+        }
+    }
+    Ok(drifted)
+}
+
+/// The parent's subset as stored (one `find`), as the child type: what a read of the parent
+/// gives without a lookup.
+pub async fn subset<D, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<D>>>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+{
+    let s = subset_of::<D>()?;
+    let Some(parent) = find_by_id(store, s.parent, &id_bson(id)?).await? else {
+        return Ok(None);
+    };
+    let items = match parent.get(s.into) {
+        Some(Bson::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .map(|b| match b {
+            Bson::Document(d) => super::decode_stored::<D>(d).map(|(x, _)| x),
+            other => Err(Error::decode(
+                s.parent,
+                parent.get("_id"),
+                format!(
+                    "subset `{}` holds {}, not a document",
+                    s.into,
+                    display_bson(&other)
+                ),
+            )),
+        })
+        .collect::<Result<Vec<D>>>()
+        .map(Some)
+}
