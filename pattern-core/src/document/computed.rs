@@ -202,7 +202,7 @@ async fn change<D: Document, T: Store>(
         if !matches!(a.op, Op::Sum | Op::Avg) || sums.contains_key(a.of) {
             continue;
         }
-        // An average without a kept sum adds up from the average and the count.
+        // The sum kept beside it (the derive requires one, and the count, for an average).
         let stored_sum = c
             .aggregates
             .iter()
@@ -210,10 +210,7 @@ async fn change<D: Document, T: Store>(
             .and_then(|s| parent.get(s.into).cloned());
         let mut sum = match stored_sum {
             Some(s) if is_number(&s) => s,
-            _ => match parent.get(a.into) {
-                Some(Bson::Double(avg)) if a.op == Op::Avg => Bson::Double(avg * count as f64),
-                _ => Bson::Int32(0),
-            },
+            _ => Bson::Int32(0),
         };
         if let Some(v) = removed.and_then(|d| d.get(a.of)).filter(|v| is_number(v)) {
             let neg = negate(v).ok_or_else(|| numeric_err::<D>(a.of, "not negatable"))?;

@@ -786,6 +786,18 @@ fn computed_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(Compu
         cx.error_at(span, "`computed` needs `parent = Type` and `key = field` (the child's field holding the parent's `_id`)");
         return Ok(None);
     };
+    for (_, child, into) in aggregates.iter().filter(|a| a.0 == "Avg") {
+        let summed = aggregates.iter().any(|a| a.0 == "Sum" && a.1 == *child);
+        if count.is_none() || !summed {
+            cx.error_spanned_by(
+                into,
+                format!(
+                    "an average is kept from the sum and the count: declare `count = ...` and \
+                     `sum({child} = ...)` beside `avg({child} = {into})`"
+                ),
+            );
+        }
+    }
     if count.is_none() && aggregates.is_empty() {
         cx.error_at(span, "`computed` keeps nothing: add `count = field` or `sum(...)`, `min(...)`, `max(...)`, `avg(...)`");
         return Ok(None);

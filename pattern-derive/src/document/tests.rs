@@ -308,3 +308,21 @@ fn approximate_counters_and_their_mistakes() {
         ]
     );
 }
+
+#[test]
+fn an_average_needs_the_sum_and_the_count() {
+    let input: DeriveInput = parse_quote! {
+        #[document(collection = "reviews", computed(parent = Film, key = film_id, avg(rating = rating_avg)))]
+        struct Review {
+            #[serde(rename = "_id")]
+            id: i64,
+            film_id: i64,
+            rating: i64,
+        }
+    };
+    assert_eq!(
+        errors(input),
+        ["an average is kept from the sum and the count: declare `count = ...` and \
+          `sum(rating = ...)` beside `avg(rating = rating_avg)`"]
+    );
+}
