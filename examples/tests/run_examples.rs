@@ -483,3 +483,46 @@ fn evolving_documents_on_mongodb() {
         "MongoDB",
     );
 }
+
+fn check_film_catalogue(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    assert!(
+        out.contains("the extended-reference pattern is not built yet"),
+        "{out}"
+    );
+    for line in [
+        "film 1 Metropolis (Fritz Lang): 13 reviews, avg 3.08, max 5, recent holds 10, newest 2024-03-25",
+        "film 2 Nosferatu (F. W. Murnau): 6 reviews, avg 3.00, max 5, recent holds 6, newest 2024-03-19",
+        "film 3 The Cabinet of Dr. Caligari (Robert Wiene): 6 reviews, avg 2.83, max 5, recent holds 6, newest 2024-03-24",
+        "2. review 7 (film 1's newest, 2024-03-25) deleted; review 8 of film 2 re-rated 5 -> 2",
+        "film 1: 12 reviews, avg 3.17, max 5, recent holds 10, newest 2024-03-23 (review 15 of 2024-03-06 came back in)",
+        "film 2: 6 reviews, avg 2.50 (was 3.00), max 4 (was 5), its subset shows the new rating",
+        "16 concurrent tasks record views: film 1 4000, film 2 592, film 3 120 (4712 increments, 46 writes)",
+        "stored before flush: film 1 4000, film 2 500, film 3 100 (multiples of 100)",
+        "flush wrote 112 views; stored after flush: film 1 4000, film 2 592, film 3 120 (exact)",
+        "4. a foreign tool deletes review 18 of film 3 (rating 5) directly through the store",
+        "verify: film 3 review_count: stored 6, computed 5",
+        "verify: film 3 rating_sum: stored 17, computed 12",
+        "verify: film 3 rating_avg: stored 2.83",
+        "verify: film 3 rating_max: stored 5, computed 4",
+        "verify_subsets: films [\"3\"]",
+        "after recompute and resubset of film 3: verify 0 drifts, verify_subsets 0 films",
+        "film 3: 5 reviews, avg 2.40, max 4, recent holds 5, newest 2024-03-24, views 120",
+        "film catalogue: aggregates, subsets and view counts exact",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
+#[test]
+fn film_catalogue_in_memory() {
+    check_film_catalogue(
+        &run(env!("CARGO_BIN_EXE_film_catalogue"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn film_catalogue_on_mongodb() {
+    check_film_catalogue(&run(env!("CARGO_BIN_EXE_film_catalogue"), true), "MongoDB");
+}
