@@ -322,7 +322,9 @@ fn an_average_needs_the_sum_and_the_count() {
     };
     assert_eq!(
         errors(input),
-        ["an average is kept from the sum and the count: declare `count = ...` and \
-          `sum(rating = ...)` beside `avg(rating = rating_avg)`"]
+        [
+            "an average is kept from the sum and the count: declare `count = ...` and \
+          `sum(rating = ...)` beside `avg(rating = rating_avg)`"
+        ]
     );
 }
