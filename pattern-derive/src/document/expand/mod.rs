@@ -1,0 +1,178 @@
+//! The code of `#[derive(Document)]`, from the model alone: the `Document` impl, one typed
+//! path per field, and thin methods over `::pattern_core::document`'s functions.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::DeriveInput;
+
+use super::{Doc, Money, Typed};
+use crate::codegen;
+
+mod methods;
+mod related;
+mod versions;
+
+use methods::{methods, Has};
+
+pub(crate) fn expand(d: &Doc) -> TokenStream {
+    let Doc {
+        ident,
+        collection,
+        id_field,
+        id_ty,
+        ..
+    } = d;
+    let keywords = d.keywords.iter().map(|(field, how)| {
+        let how = Ident::new(how.variant(), Span::call_site());
+        quote!(::pattern_core::spec::Keywords {
+            field: #field,
+            normalize: ::pattern_core::spec::Normalize::#how,
+        })
+    });
+    let consts = typed_paths(&d.fields);
+    let has = Has {
+        versions: d.versioning.is_some(),
+        history: d.history.is_some(),
+        computed: d.computed.is_some(),
+        subset: d.subset.is_some(),
+    };
+    let (methods, writes) = methods(Some(&id_ty.to_token_stream()), has);
+    let versioning = d.versioning.as_ref().map(|v| versions::items(ident, v));
+    let approximate = d.approximate.iter().map(|(_, field, every)| {
+        quote!(::pattern_core::document::Approximate { field: #field, every: #every })
+    });
+    let counters = related::counters(&d.approximate, &id_ty.to_token_stream());
+    let mut writes = writes;
+    for (field_ident, _, _) in &d.approximate {
+        writes.push(format!(
+            "increment_{}",
+            crate::serde_names::unraw(field_ident)
+        ));
+    }
+    if !d.approximate.is_empty() {
+        writes.push("flush".to_owned());
+    }
+    let computed = d.computed.as_ref().map(related::computed);
+    let subset = d.subset.as_ref().map(related::subset);
+    let history = d.history.as_ref().map(|h| {
+        quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
+    });
+    quote! {
+        #[automatically_derived]
+        impl ::pattern_core::document::Document for #ident {
+            const COLLECTION: &'static str = #collection;
+            type Id = #id_ty;
+            fn id(&self) -> &Self::Id {
+                &self.#id_field
+            }
+            const KEYWORDS: &'static [::pattern_core::spec::Keywords] = &[#(#keywords),*];
+            const WRITES: &'static [&'static str] = &[#(#writes),*];
+            const APPROXIMATE: &'static [::pattern_core::document::Approximate] = &[#(#approximate),*];
+            #versioning
+            #history
+            #computed
+            #subset
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            #(#consts)*
+            #(#methods)*
+            #(#counters)*
+        }
+    }
+}
+
+/// `pub const AVAILABLE: Field<Self, i32> = Field::new("available");` per field.
+fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
+    fields
+        .iter()
+        .map(|f| {
+            let Typed {
+                konst,
+                ident,
+                ty,
+                bson,
+                money,
+            } = f;
+            let doc = format!(
+                "The field `{}`, stored as `{bson}`: a typed path for filters and updates.",
+                crate::serde_names::unraw(ident)
+            );
+            // At the field's type: a money form on a field of another type is an error there.
+            let span = ty.span();
+            let name = syn::LitStr::new(bson, span);
+            let ctor = match money {
+                None => quote_spanned!(span=> new),
+                Some(Money::Decimal128 { option: false }) => quote_spanned!(span=> decimal128),
+                Some(Money::Decimal128 { option: true }) => {
+                    quote_spanned!(span=> decimal128_option)
+                }
+                Some(Money::Text { option: false }) => quote_spanned!(span=> text),
+                Some(Money::Text { option: true }) => quote_spanned!(span=> text_option),
+                Some(Money::Scaled(n)) => {
+                    let n = proc_macro2::Literal::u32_unsuffixed(*n);
+                    quote_spanned!(span=> scaled::<#n>)
+                }
+            };
+            let new = quote_spanned!(span=> ::pattern_core::document::Field::#ctor(#name));
+            quote! {
+                #[doc = #doc]
+                pub const #konst: ::pattern_core::document::Field<Self, #ty> = #new;
+            }
+        })
+        .collect()
+}
+
+/// The code emitted beside errors: an impl of `Document` with a placeholder id, the typed
+/// paths that could be read, and stubs of the methods.
+pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident]) -> TokenStream {
+    let body = quote! {
+        const COLLECTION: &'static str = "";
+        type Id = ();
+        fn id(&self) -> &() {
+            &()
+        }
+    };
+    let mut stubs = if input.generics.params.is_empty() {
+        typed_paths(fields)
+    } else {
+        Vec::new()
+    };
+    let every = Has {
+        versions: true,
+        history: true,
+        computed: true,
+        subset: true,
+    };
+    stubs.extend(methods(None, every).0);
+    for c in counters {
+        let method = quote::format_ident!("increment_{}", crate::serde_names::unraw(c));
+        stubs.push(quote! {
+            #[doc(hidden)]
+            #[allow(unused_variables)]
+            pub async fn #method<__PatternS, __PatternQ>(
+                store: &__PatternS,
+                id: &__PatternQ,
+            ) -> ::pattern_core::Result<bool> {
+                ::core::unreachable!()
+            }
+        });
+    }
+    if !counters.is_empty() {
+        stubs.push(quote! {
+            #[doc(hidden)]
+            #[allow(unused_variables)]
+            pub async fn flush<__PatternS>(store: &__PatternS) -> ::pattern_core::Result<u64> {
+                ::core::unreachable!()
+            }
+        });
+    }
+    codegen::fallback(
+        input,
+        quote!(::pattern_core::document::Document),
+        body,
+        &stubs,
+    )
+}

@@ -1,0 +1,138 @@
+//! The items of the patterns that relate a child type to its parent (`COMPUTED`, `SUBSET`) and
+//! the methods of approximate counters. A parent's field is named through its typed-path
+//! constant (`Film::RATING_SUM`) passed to a `const fn` of `pattern_core::document` that takes
+//! only the right `Field` type: a field missing or of another type is an error at its name.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+
+use crate::document::{ComputedAttr, SubsetAttr};
+use crate::serde_names::unraw;
+
+/// The typed-path constant of a field (`RATING` for `rating`), at the field name's span.
+fn konst(i: &Ident) -> Ident {
+    Ident::new(&unraw(i).to_uppercase(), i.span())
+}
+
+/// The parent's path with every token at `span` (a field's name), so that an error about the
+/// parent's field shows there alone.
+fn parent_at(parent: &syn::Path, span: Span) -> TokenStream {
+    (parent.to_token_stream().into_iter())
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
+/// `key_field::<Self, Parent>(Self::KEY)`: the child's key, of the parent's id type.
+fn key_field(parent: &syn::Path, key: &Ident) -> TokenStream {
+    let (k, p) = (konst(key), parent_at(parent, key.span()));
+    quote_spanned!(key.span()=> ::pattern_core::document::key_field::<Self, #p>(Self::#k))
+}
+
+/// `const COMPUTED`.
+pub(super) fn computed(c: &ComputedAttr) -> TokenStream {
+    let module = quote!(::pattern_core::document);
+    let parent = &c.parent;
+    let key = key_field(parent, &c.key);
+    let count = match &c.count {
+        Some(f) => {
+            let (k, p) = (konst(f), parent_at(parent, f.span()));
+            quote_spanned!(f.span()=> ::core::option::Option::Some(#module::count_field::<#p>(#p::#k)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let aggregates = c.aggregates.iter().map(|(op, child, into)| {
+        let (ck, pk) = (konst(child), konst(into));
+        let p = parent_at(parent, into.span());
+        let check = match *op {
+            "Sum" => quote_spanned!(into.span()=> #module::sum_field(Self::#ck, #p::#pk)),
+            "Avg" => quote_spanned!(into.span()=> #module::avg_field(Self::#ck, #p::#pk)),
+            _ => quote_spanned!(into.span()=> #module::extreme_field(Self::#ck, #p::#pk)),
+        };
+        let op = Ident::new(op, Span::call_site());
+        quote! {
+            #module::Aggregate {
+                of: Self::#ck.name(),
+                op: #module::Op::#op,
+                into: #check,
+            }
+        }
+    });
+    quote! {
+        const COMPUTED: ::core::option::Option<#module::Computed> =
+            ::core::option::Option::Some(#module::Computed {
+                parent: <#parent as #module::Document>::COLLECTION,
+                key: #key,
+                count: #count,
+                aggregates: &[#(#aggregates),*],
+            });
+    }
+}
+
+/// `const SUBSET`.
+pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
+    let module = quote!(::pattern_core::document);
+    let parent = &sb.parent;
+    let key = key_field(parent, &sb.key);
+    let (into, order) = (konst(&sb.into), konst(&sb.order));
+    let p = parent_at(parent, sb.into.span());
+    let into = quote_spanned!(sb.into.span()=> #module::subset_field::<Self, #p>(#p::#into));
+    let order = quote_spanned!(sb.order.span()=> #module::order_field(Self::#order));
+    let keep = sb.keep;
+    quote! {
+        const SUBSET: ::core::option::Option<#module::Subset> =
+            ::core::option::Option::Some(#module::Subset {
+                parent: <#parent as #module::Document>::COLLECTION,
+                key: #key,
+                into: #into,
+                keep: #keep,
+                order: #order,
+            });
+    }
+}
+
+/// `increment_<field>` per approximate counter, and `flush` when there is one.
+pub(super) fn counters(fields: &[(&Ident, String, u32)], id_ty: &TokenStream) -> Vec<TokenStream> {
+    let mut out: Vec<TokenStream> = fields
+        .iter()
+        .map(|(field_ident, field, every)| {
+            let name = unraw(field_ident);
+            let method = format_ident!("increment_{}", name);
+            let doc = format!(
+                "Adds 1 to the approximate counter `{name}` of the document `id`: counted in this \
+                 process, written (`$inc` of {every}, one `update`) by every {every}th increment; \
+                 whether this call wrote. A crash loses fewer than {every} increments per \
+                 document; `flush` writes the rest."
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn #method<__PatternS, __PatternQ>(
+                    store: &__PatternS,
+                    id: &__PatternQ,
+                ) -> ::pattern_core::Result<bool>
+                where
+                    __PatternS: ::pattern_core::store::Store,
+                    __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
+                    #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+                {
+                    ::pattern_core::document::increment::<Self, __PatternS, __PatternQ>(store, #field, id).await
+                }
+            }
+        })
+        .collect();
+    if !fields.is_empty() {
+        out.push(quote! {
+            /// Writes every increment of this type's approximate counters counted in this
+            /// process and not yet written (one `update` per document and counter with some);
+            /// how many. Call it before the process ends.
+            pub async fn flush<__PatternS: ::pattern_core::store::Store>(
+                store: &__PatternS,
+            ) -> ::pattern_core::Result<u64> {
+                ::pattern_core::document::flush::<Self, __PatternS>(store).await
+            }
+        });
+    }
+    out
+}

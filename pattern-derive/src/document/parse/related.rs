@@ -1,0 +1,219 @@
+//! The keys of the patterns that relate a child type to its parent (`computed(...)`,
+//! `subset(...)`) and of approximate counters (`approximate(every = N)`).
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use super::Read;
+use crate::attr::{self, Slot};
+use crate::ctxt::Ctxt;
+use crate::document::{ComputedAttr, SubsetAttr};
+
+/// `approximate(every = N)`.
+pub(super) fn approximate_options(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+) -> syn::Result<Option<(u32, Span)>> {
+    let span = meta.path.span();
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(
+            "`approximate` says how many increments make one write: #[document(approximate(every = 100))]",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let mut every = Slot::default();
+    let mut given = false;
+    meta.parse_nested_meta(|option| {
+        if option.path.is_ident("every") {
+            given = true;
+            every.parse(cx, &option, attr::positive_int)
+        } else {
+            cx.syn_error(option.error(format!(
+                "unknown approximate option `{}`; expected `every`",
+                attr::key_name(&option)
+            )));
+            attr::skip_value(option.input)
+        }
+    })?;
+    match every.get() {
+        Some(n) => Ok(Some((n, span))),
+        None if given => Ok(None),
+        None => {
+            cx.error_at(
+                span,
+                "`approximate` needs `every = N`: #[document(approximate(every = 100))]",
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// An approximate counter is a stored integer field other than `_id`.
+pub(super) fn approximate_checks(cx: &Ctxt, r: &Read, span: Span) {
+    let f = &r.typed;
+    let integer = matches!(f.ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "i64" || s.ident == "i32"));
+    if !integer {
+        cx.error_spanned_by(
+            f.ty,
+            "an approximate counter must be an `i64` or `i32` field (it is written with `$inc`)",
+        );
+    }
+    if f.bson == "_id" {
+        cx.error_at(span, "the `_id` cannot be an approximate counter");
+    } else if !r.stored {
+        cx.error_at(
+            span,
+            "an approximate counter must be stored: remove #[serde(skip)]",
+        );
+    }
+}
+
+/// `computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum), min(...),
+/// max(...), avg(...))`: the child's fields and the parent's, as Rust field names.
+pub(super) fn computed_attr(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+) -> syn::Result<Option<(ComputedAttr, Span)>> {
+    let span = meta.path.span();
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(
+            "`computed` names the parent and what it keeps: computed(parent = Film, key = film_id, \
+             count = reviews, sum(rating = rating_sum))",
+        ));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let (mut parent, mut key, mut count) = (None, None, None);
+    let mut aggregates = Vec::new();
+    meta.parse_nested_meta(|option| {
+        let name = attr::key_name(&option);
+        match name.as_str() {
+            "parent" => {
+                parent = Some(option.value()?.parse::<syn::Path>()?);
+                Ok(())
+            }
+            "key" => {
+                key = Some(option.value()?.parse::<Ident>()?);
+                Ok(())
+            }
+            "count" => {
+                count = Some(option.value()?.parse::<Ident>()?);
+                Ok(())
+            }
+            "sum" | "min" | "max" | "avg" => {
+                let op = match name.as_str() {
+                    "sum" => "Sum",
+                    "min" => "Min",
+                    "max" => "Max",
+                    _ => "Avg",
+                };
+                option.parse_nested_meta(|pair| {
+                    let Some(child) = pair.path.get_ident().cloned() else {
+                        cx.error_spanned_by(
+                            &pair.path,
+                            "a field of this type: sum(rating = rating_sum)",
+                        );
+                        return attr::skip_value(pair.input);
+                    };
+                    let into = pair.value()?.parse::<Ident>()?;
+                    aggregates.push((op, child, into));
+                    Ok(())
+                })
+            }
+            _ => {
+                cx.syn_error(option.error(format!(
+                    "unknown computed option `{name}`; expected one of: `parent`, `key`, `count`, \
+                     `sum`, `min`, `max`, `avg`"
+                )));
+                attr::skip_value(option.input)
+            }
+        }
+    })?;
+    let (Some(parent), Some(key)) = (parent, key) else {
+        cx.error_at(span, "`computed` needs `parent = Type` and `key = field` (the child's field holding the parent's `_id`)");
+        return Ok(None);
+    };
+    for (_, child, into) in aggregates.iter().filter(|a| a.0 == "Avg") {
+        let summed = aggregates.iter().any(|a| a.0 == "Sum" && a.1 == *child);
+        if count.is_none() || !summed {
+            cx.error_spanned_by(
+                into,
+                format!(
+                    "an average is kept from the sum and the count: declare `count = ...` and \
+                     `sum({child} = ...)` beside `avg({child} = {into})`"
+                ),
+            );
+        }
+    }
+    if count.is_none() && aggregates.is_empty() {
+        cx.error_at(span, "`computed` keeps nothing: add `count = field` or `sum(...)`, `min(...)`, `max(...)`, `avg(...)`");
+        return Ok(None);
+    }
+    Ok(Some((
+        ComputedAttr {
+            parent,
+            key,
+            count,
+            aggregates,
+        },
+        span,
+    )))
+}
+
+/// `subset(parent = Film, key = film_id, into = recent, keep = 10, order = date)`.
+pub(super) fn subset_attr(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+) -> syn::Result<Option<(SubsetAttr, Span)>> {
+    let span = meta.path.span();
+    let syntax = "subset(parent = Film, key = film_id, into = recent, keep = 10, order = date)";
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(format!(
+            "`subset` names the parent and what it keeps: {syntax}"
+        )));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let (mut parent, mut key, mut into, mut order) = (None, None, None, None);
+    let mut keep = Slot::default();
+    meta.parse_nested_meta(|option| {
+        let name = attr::key_name(&option);
+        match name.as_str() {
+            "parent" => parent = Some(option.value()?.parse::<syn::Path>()?),
+            "key" => key = Some(option.value()?.parse::<Ident>()?),
+            "into" => into = Some(option.value()?.parse::<Ident>()?),
+            "order" => order = Some(option.value()?.parse::<Ident>()?),
+            "keep" => return keep.parse(cx, &option, attr::positive_int),
+            _ => {
+                cx.syn_error(option.error(format!(
+                    "unknown subset option `{name}`; expected one of: `parent`, `key`, `into`, `keep`, `order`"
+                )));
+                return attr::skip_value(option.input);
+            }
+        }
+        Ok(())
+    })?;
+    match (parent, key, into, keep.get(), order) {
+        (Some(parent), Some(key), Some(into), Some(keep), Some(order)) => Ok(Some((
+            SubsetAttr {
+                parent,
+                key,
+                into,
+                keep,
+                order,
+            },
+            span,
+        ))),
+        _ => {
+            cx.error_at(
+                span,
+                format!("`subset` needs `parent`, `key`, `into`, `keep` and `order`: {syntax}"),
+            );
+            Ok(None)
+        }
+    }
+}
