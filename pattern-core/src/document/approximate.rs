@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{id_bson, Document};
+use super::{id_bson, id_key as key_bytes, lock, Document};
 use crate::store::query::{Filter, Update};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
@@ -44,10 +44,6 @@ impl Extension for Pending {
 
 static PENDING: ExtensionKey<Pending> = ExtensionKey::new();
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn declared<D: Document>(field: &str) -> Result<Approximate> {
     (D::APPROXIMATE.iter().find(|a| a.field == field).copied()).ok_or_else(|| {
         Error::invalid(format!(
@@ -56,14 +52,6 @@ fn declared<D: Document>(field: &str) -> Result<Approximate> {
             D::COLLECTION
         ))
     })
-}
-
-fn key_bytes(id: &Bson) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let doc = bson::doc! {"": id.clone()};
-    // A document of one value always serializes.
-    let _ = doc.to_writer(&mut bytes);
-    bytes
 }
 
 /// Adds 1 to the counter `field` of the document `id`: counted in the process, and written

@@ -16,7 +16,7 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, Document};
+use super::{find_by_id, id_bson, id_key as key_bytes, Document};
 use crate::codec::number;
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
@@ -488,12 +488,6 @@ pub const COMPUTED_EXTREME: &str = "pattern scatter: computed extreme";
 pub const COMPUTED_RECOMPUTE: &str = "pattern scatter: computed recompute";
 /// The `comment` of [`verify`]'s scans (collection-wide reads).
 pub const COMPUTED_VERIFY: &str = "pattern scatter: computed verify";
-
-fn key_bytes(v: &Bson) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let _ = bson::doc! {"": v.clone()}.to_writer(&mut bytes);
-    bytes
-}
 
 fn same(a: &Bson, b: &Bson) -> bool {
     match (a, b) {
