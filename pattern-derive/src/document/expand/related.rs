@@ -28,7 +28,8 @@ fn parent_at(parent: &syn::Path, span: Span) -> TokenStream {
 /// `key_field::<Self, Parent>(Self::KEY)`: the child's key, of the parent's id type.
 fn key_field(parent: &syn::Path, key: &Ident) -> TokenStream {
     let (k, p) = (konst(key), parent_at(parent, key.span()));
-    quote_spanned!(key.span()=> ::pattern_core::document::key_field::<Self, #p>(Self::#k))
+    let module = quote!(::pattern_core::document);
+    quote_spanned!(key.span()=> #module::key_field::<Self, #p>(Self::#k))
 }
 
 /// `const COMPUTED`.
