@@ -224,6 +224,22 @@ pub enum Error {
         found: Option<u64>,
     },
 
+    /// A delete of a document that other documents hold a required copy of (an extended
+    /// reference, `#[document(reference)]` of a type that is not an `Option`): deleting it would
+    /// leave copies of nothing. Nothing was deleted; delete or repoint the referencing
+    /// documents first, or make the reference optional (then the copies become `null`).
+    #[error("document {id} in collection `{collection}` is still referenced by `{by}` (e.g. document {example}): delete or repoint those first, or make the reference an Option")]
+    StillReferenced {
+        /// The source's collection.
+        collection: String,
+        /// The source's `_id`, as relaxed Extended JSON.
+        id: String,
+        /// The referencing collection and field (`films.director`).
+        by: String,
+        /// The `_id` of one referencing document.
+        example: String,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {

@@ -42,7 +42,7 @@ mod validator;
 // one error, and the values reads return. What a custom store implements is in [`store`],
 // the layouts as data in [`spec`].
 pub use bucket::{Bucket, Counts, Page};
-pub use document::Document;
+pub use document::{Document, Reference};
 pub use error::{Error, Missing, Result};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
@@ -62,6 +62,9 @@ pub use pattern_derive::Document;
 #[doc = include_str!("../docs/outlier.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Outlier;
+#[doc = include_str!("../docs/reference.md")]
+#[cfg(feature = "derive")]
+pub use pattern_derive::Reference;
 #[doc = include_str!("../docs/tree.md")]
 #[cfg(feature = "derive")]
 pub use pattern_derive::Tree;

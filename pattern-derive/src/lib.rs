@@ -17,6 +17,7 @@ mod ctxt;
 mod document;
 mod names;
 mod outlier;
+mod reference;
 mod serde_names;
 mod shape;
 mod tree;
@@ -81,4 +82,14 @@ pub fn derive_tree(input: TokenStream) -> TokenStream {
 pub fn derive_document(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     document::derive(&input).into()
+}
+
+/// `#[derive(Reference)]`: a copy of chosen fields of a `Document` type, for an extended
+/// reference (`#[document(reference)]` on the field holding it). Use it as
+/// `pattern_core::Reference`; the attribute reference is in pattern_core's documentation of
+/// the re-export (`docs/reference.md`).
+#[proc_macro_derive(Reference, attributes(reference, serde))]
+pub fn derive_reference(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    reference::derive(&input).into()
 }

@@ -314,5 +314,5 @@ pub fn as_int(v: &Bson) -> Option<i64> {
 mod targeting;
 pub use targeting::{
     check_suite_targeting, command_reach, command_targets, compact_command, declare_unsharded,
-    filter_targets, Reach, Recorder, Targets, TEST_READ,
+    filter_targets, targeting, Reach, Recorder, Targeting, Targets, TEST_READ,
 };

@@ -368,9 +368,42 @@ fn served(log: &[(String, Document)]) -> (Vec<(String, String)>, BTreeSet<String
     (series, trees)
 }
 
+/// What the targeting check found in a test's commands.
+#[derive(Debug, Default)]
+pub struct Targeting {
+    /// The collections taken as sharded, with their keys.
+    pub keys: Vec<(String, String)>,
+    /// The commands and transactions that break the rule.
+    pub offenders: Vec<String>,
+    /// The committed transactions that touch several shards in a documented way (the
+    /// docs' "Sharding" chapter says which): each with its class (`"history"`,
+    /// `"computed"`, `"reference"`, `"migration"`), the shards and the commands.
+    pub cross_shard: Vec<(&'static str, String)>,
+}
+
 /// Checks every command a conformance test sent on MongoDB (see the module's documentation);
 /// panics with the offending commands.
 pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(String, Document)]) {
+    let Targeting {
+        keys, offenders, ..
+    } = targeting(db, trees, log);
+    if !offenders.is_empty() {
+        let shown: Vec<String> = offenders
+            .iter()
+            .take(20)
+            .map(|o| o.chars().take(600).collect())
+            .collect();
+        panic!(
+            "{test}: {} command(s) break the targeting rule for the documented shard keys \
+             (README, \"Sharding\"; taken as sharded: {keys:?}); first ones:\n{}",
+            offenders.len(),
+            shown.join("\n")
+        );
+    }
+}
+
+/// The targeting check's findings over a test's commands (see the module's documentation).
+pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Targeting {
     let (series, mut served_trees) = served(log);
     served_trees.extend(trees.iter().map(|t| t.to_string()));
     let trees = served_trees;
@@ -399,7 +432,7 @@ pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(Strin
         .collect();
     let mut offenders: Vec<String> = Vec::new();
     // Transactions by session and number: the shards each touches.
-    let mut txns: BTreeMap<String, (BTreeSet<String>, bool, Vec<String>)> = BTreeMap::new();
+    let mut txns: BTreeMap<String, Txn> = BTreeMap::new();
     let mut committed: BTreeSet<String> = BTreeSet::new();
     for (name, cmd) in log {
         // A unique index on a sharded collection must start with the shard key.
@@ -440,28 +473,31 @@ pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(Strin
                 committed.insert(id.clone());
             }
             let entry = txns.entry(id).or_default();
+            entry.reference |= comment == pattern_core::document::REFERENCE_COPIES
+                || comment == pattern_core::document::REFERENCE_SOURCE
+                || cmd.get_str(name) == Ok(pattern_core::document::REFERENCES);
             for (coll, r) in reach {
-                entry.1 |= coll == pattern_core::adopt::CHECKPOINTS;
+                entry.migration |= coll == pattern_core::adopt::CHECKPOINTS;
                 match r {
                     Reach::Unsharded => {
-                        entry.0.insert("the primary shard".to_owned());
+                        entry.shards.insert("the primary shard".to_owned());
                     }
                     Reach::Key(v) => {
-                        entry.0.insert(format!("{coll} {v}"));
+                        entry.shards.insert(format!("{coll} {v}"));
                     }
                     Reach::Keys(vs) => {
                         for v in vs {
-                            entry.0.insert(format!("{coll} {v}"));
+                            entry.shards.insert(format!("{coll} {v}"));
                         }
                     }
                     Reach::All => {
-                        entry.0.insert(format!("{coll} (every shard)"));
-                        entry.0.insert(format!("{coll} (every shard, again)"));
+                        entry.shards.insert(format!("{coll} (every shard)"));
+                        entry.shards.insert(format!("{coll} (every shard, again)"));
                     }
                 }
             }
             entry
-                .2
+                .cmds
                 .push(format!("{name} {}", cmd.get_str(name).unwrap_or("")));
         }
     }
@@ -488,12 +524,24 @@ pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(Strin
         })
         .filter_map(|(name, cmd)| cmd.get_str(name).ok().map(str::to_owned))
         .collect();
-    let child_and_parents = |cmds: &[String]| {
-        cmds.iter().any(|c| {
-            computed_children
-                .iter()
-                .any(|k| c.ends_with(&format!(" {k}")))
-        })
+    // The child (one document, and the documented reads of its siblings by the key) and the
+    // collection of its parents (two documents at most: before and after a move).
+    let child_and_parents = |shards: &BTreeSet<String>| {
+        let parts: Vec<(&str, &str)> = shards.iter().filter_map(|s| s.split_once(' ')).collect();
+        let Some(child) = (computed_children.iter()).find(|k| parts.iter().any(|(c, _)| c == k))
+        else {
+            return false;
+        };
+        let others: BTreeSet<&str> = (parts.iter())
+            .filter(|(c, _)| c != child)
+            .map(|(c, _)| *c)
+            .collect();
+        let parents = parts.iter().filter(|(c, _)| c != child).count();
+        let own = parts
+            .iter()
+            .filter(|(c, v)| c == child && !v.starts_with('('))
+            .count();
+        others.len() <= 1 && parents <= 2 && own <= 1 && parts.len() == shards.len()
     };
     let one_id_with_its_history = |shards: &BTreeSet<String>| {
         let parts: Vec<(&str, &str)> = shards.iter().filter_map(|s| s.split_once(' ')).collect();
@@ -502,26 +550,46 @@ pub fn check_suite_targeting(test: &str, db: &str, trees: &[&str], log: &[(Strin
             && parts[0].1 == parts[1].1
             && parts.iter().any(|(c, _)| histories.iter().any(|h| h == c))
     };
-    for (id, (shards, migration, cmds)) in &txns {
-        let history = one_id_with_its_history(shards) || child_and_parents(cmds);
-        if shards.len() > 1 && !migration && !history && committed.contains(id) {
-            offenders.push(format!(
-                "a transaction touches {} shards ({shards:?}): {cmds:?}",
-                shards.len()
-            ));
+    let mut cross_shard = Vec::new();
+    for (id, t) in &txns {
+        if t.shards.len() <= 1 || !committed.contains(id) {
+            continue;
         }
+        let class = if t.migration {
+            "migration"
+        } else if one_id_with_its_history(&t.shards) {
+            "history"
+        } else if t.reference {
+            // An extended reference: the source's entry in `pattern_references` (on the primary
+            // shard), the source, and its copies wherever they are (docs/sharding.md).
+            "reference"
+        } else if child_and_parents(&t.shards) {
+            "computed"
+        } else {
+            offenders.push(format!(
+                "a transaction touches {} shards ({:?}): {:?}",
+                t.shards.len(),
+                t.shards,
+                t.cmds
+            ));
+            continue;
+        };
+        cross_shard.push((class, format!("{:?}: {:?}", t.shards, t.cmds)));
     }
-    if !offenders.is_empty() {
-        let shown: Vec<String> = offenders
-            .iter()
-            .take(20)
-            .map(|o| o.chars().take(600).collect())
-            .collect();
-        panic!(
-            "{test}: {} command(s) break the targeting rule for the documented shard keys \
-             (README, \"Sharding\"; taken as sharded: {keys:?}); first ones:\n{}",
-            offenders.len(),
-            shown.join("\n")
-        );
+    Targeting {
+        keys,
+        offenders,
+        cross_shard,
     }
+}
+
+/// One transaction as the commands show it: the shards it touches, whether it is a migration
+/// batch (it writes a checkpoint) or an extended reference's write (it writes a source's entry
+/// or reads a source's copies), its commands.
+#[derive(Default)]
+struct Txn {
+    shards: BTreeSet<String>,
+    migration: bool,
+    reference: bool,
+    cmds: Vec<String>,
 }

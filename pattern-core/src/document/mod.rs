@@ -27,6 +27,8 @@ mod approximate;
 mod computed;
 mod find;
 mod history;
+mod linked;
+mod reference;
 mod subset;
 mod sweep;
 mod typed;
@@ -41,6 +43,12 @@ pub use find::Find;
 pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
     REVISED_AT, REVISION,
+};
+pub use reference::{
+    copied_field, copy_of, lists, load_copy, pending_propagations, propagate, reference_field,
+    referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated, Propagation,
+    Reference, ReferenceField, Referrer, Repaired, Slot, StaleCopy, DEFAULT_FAN_OUT, REFERENCES,
+    REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
 pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
@@ -86,6 +94,18 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// (`#[document(subset(...))]`): every write of a child rewrites it in the same
     /// transaction. `None`: no subset.
     const SUBSET: Option<Subset> = None;
+    /// Its fields holding copies of other documents' fields (`#[document(reference)]`): each
+    /// write fills them from their sources in its transaction.
+    const REFERENCES: &'static [ReferenceField] = &[];
+    /// The fields of other types holding copies of this type's fields
+    /// (`#[document(referenced_by(Film = director))]`): every write of a document updates
+    /// them ([`Propagation`]).
+    const REFERENCED_BY: &'static [Referrer] = &[];
+    /// How a write reaches the copies of this type's fields (`fan_out = N`, `deferred`).
+    const PROPAGATION: Propagation = Propagation {
+        fan_out: DEFAULT_FAN_OUT,
+        deferred: false,
+    };
     /// Decodes `doc`, stored at the older schema version `from`, as that version's type and
     /// upgrades it to this one, hop by hop ([`Upgrading`]). The derive generates it from
     /// `previous(...)`; without versioning every version is unknown.
@@ -176,7 +196,8 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     let none = D::KEYWORDS.is_empty()
         && D::HISTORY.is_none()
         && D::COMPUTED.is_none()
-        && D::SUBSET.is_none();
+        && D::SUBSET.is_none()
+        && D::REFERENCES.is_empty();
     // By type: two types over one collection may have other keywords or histories.
     let me = std::any::type_name::<D>();
     if none || lock(ensured).iter().any(|c| c == me) {
@@ -197,6 +218,11 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     }
     for index in D::SUBSET.iter().flat_map(subset::indexes) {
         store.create_index(D::COLLECTION, &index).await?;
+    }
+    for r in D::REFERENCES {
+        store
+            .create_index(D::COLLECTION, &reference::indexes(r))
+            .await?;
     }
     let mut types = lock(ensured);
     if !types.iter().any(|c| c == me) {
@@ -341,8 +367,8 @@ pub(crate) async fn write_back<D: Document, S: Store>(
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let doc = to_document(doc)?;
     ensure_indexes::<D, S>(store).await?;
-    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
-        return computed::insert::<D, S>(store, doc).await;
+    if linked::applies::<D>() {
+        return linked::insert::<D, S>(store, doc).await;
     }
     match D::HISTORY {
         None => store.insert_one(D::COLLECTION, doc).await,
@@ -364,8 +390,8 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     if let Some(h) = D::HISTORY {
         return history::save::<D, S>(store, h, id, doc, None).await;
     }
-    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
-        return computed::save::<D, S>(store, id, doc).await;
+    if linked::applies::<D>() {
+        return linked::save::<D, S>(store, id, doc).await;
     }
     let by_id = query::Filter::Eq("_id".into(), id.clone());
     let Some(v) = D::VERSIONING else {
@@ -444,8 +470,8 @@ pub async fn update_one<D: Document, S: Store>(
     if let Some(h) = D::HISTORY {
         return history::update::<D, S>(store, h, filter, update).await;
     }
-    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
-        return computed::update::<D, S>(store, filter, update).await;
+    if linked::applies::<D>() {
+        return linked::update::<D, S>(store, filter, update).await;
     }
     let Some(v) = D::VERSIONING else {
         let mut update = update;
@@ -497,8 +523,8 @@ where
 {
     let id = id_bson(id)?;
     ensure_indexes::<D, S>(store).await?;
-    if D::COMPUTED.is_some() || D::SUBSET.is_some() {
-        return computed::delete::<D, S>(store, id).await;
+    if linked::applies::<D>() {
+        return linked::delete::<D, S>(store, id).await;
     }
     match D::HISTORY {
         Some(h) => history::delete::<D, S>(store, h, id, None).await,

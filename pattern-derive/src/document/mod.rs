@@ -30,6 +30,13 @@ pub(crate) struct Doc<'a> {
     pub computed: Option<ComputedAttr>,
     /// `subset(parent = ..., key = ..., into = ..., keep = N, order = ...)`.
     pub subset: Option<SubsetAttr>,
+    /// `#[document(reference)]` fields: the typed path's constant, the field's type, the
+    /// key's span.
+    pub references: Vec<(Ident, &'a Type, proc_macro2::Span)>,
+    /// `referenced_by(Film = director, ...)`: each referencing type and its field.
+    pub referenced_by: Vec<(syn::Path, Ident)>,
+    /// `fan_out = N` and `deferred` (a type with `referenced_by`).
+    pub propagation: Option<(u32, bool)>,
 }
 
 /// What `#[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order =

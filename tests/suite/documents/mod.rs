@@ -21,6 +21,7 @@ mod decimals;
 mod fixtures;
 mod history;
 mod keywords;
+mod reference;
 mod subset;
 mod versions;
 

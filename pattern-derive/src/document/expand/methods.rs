@@ -11,6 +11,8 @@ pub(super) struct Has {
     pub history: bool,
     pub computed: bool,
     pub subset: bool,
+    pub references: bool,
+    pub referenced: bool,
 }
 
 /// Which types a method is generated on.
@@ -21,6 +23,8 @@ enum On {
     WithHistory,
     Computed,
     Subset,
+    References,
+    Referenced,
 }
 
 /// One method: its documentation, signature (without bounds), bounds and body; whether it
@@ -234,6 +238,64 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
             on: On::Subset,
         },
         Method {
+            doc: "The copies this type's documents hold (`#[document(reference)]` fields) that \
+                  differ from their source, or whose source is gone (after writes by other \
+                  tools): one scan, one `find` of the sources per 1,000 documents.",
+            sig: quote! {
+                async fn verify_copies<__PatternS>(
+                    store: &__PatternS,
+                ) -> ::pattern_core::Result<::std::vec::Vec<#module::StaleCopy>>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::verify_copies::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::References,
+        },
+        Method {
+            doc: "Brings every copy `verify_copies` lists in line with its source, in batches \
+                  of `opts.batch_items` (1,000 at most), each a transaction; run it again after \
+                  a kill. Copies of a deleted source behind a required reference are listed, \
+                  left as they are.",
+            sig: quote! {
+                async fn repair_copies<__PatternS>(
+                    store: &__PatternS,
+                    opts: &::pattern_core::adopt::Options<'_>,
+                ) -> ::pattern_core::Result<#module::Repaired>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::repair_copies::<Self, __PatternS>(store, opts).await),
+            writes: true,
+            on: On::References,
+        },
+        Method {
+            doc: "Finishes the propagations of this type's writes past its `fan_out` that are \
+                  recorded and not finished (a `deferred` type's, or a killed one's), in \
+                  batches of `fan_out` copies (or `opts.batch_items`), each a transaction.",
+            sig: quote! {
+                async fn propagate<__PatternS>(
+                    store: &__PatternS,
+                    opts: &::pattern_core::adopt::Options<'_>,
+                ) -> ::pattern_core::Result<#module::Propagated>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::propagate::<Self, __PatternS>(store, ::core::option::Option::None, opts).await),
+            writes: true,
+            on: On::Referenced,
+        },
+        Method {
+            doc: "The propagations of this type's writes recorded and not finished, each with \
+                  the time since which its copies not yet reached are stale.",
+            sig: quote! {
+                async fn pending_propagations<__PatternS>(
+                    store: &__PatternS,
+                ) -> ::pattern_core::Result<::std::vec::Vec<#module::Pending>>
+            },
+            bounds: store.clone(),
+            call: quote!(#module::pending_propagations::<Self, __PatternS>(store).await),
+            writes: false,
+            on: On::Referenced,
+        },
+        Method {
             doc: "The document with this `_id` and its revision (for `save_if`, `update_if`, \
                   `delete_if`), or `None` (one `find`).",
             sig: quote! {
@@ -344,6 +406,8 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
         On::WithHistory => has.history || id_ty.is_none(),
         On::Computed => has.computed || id_ty.is_none(),
         On::Subset => has.subset || id_ty.is_none(),
+        On::References => has.references || id_ty.is_none(),
+        On::Referenced => has.referenced || id_ty.is_none(),
     };
     let mut writes = Vec::new();
     let methods = list

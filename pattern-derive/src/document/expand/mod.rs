@@ -36,6 +36,8 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         history: d.history.is_some(),
         computed: d.computed.is_some(),
         subset: d.subset.is_some(),
+        references: !d.references.is_empty(),
+        referenced: !d.referenced_by.is_empty(),
     };
     let (methods, writes) = methods(Some(&id_ty.to_token_stream()), has);
     let versioning = d.versioning.as_ref().map(|v| versions::items(ident, v));
@@ -55,6 +57,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
     }
     let computed = d.computed.as_ref().map(related::computed);
     let subset = d.subset.as_ref().map(related::subset);
+    let (references, listed) = related::references(d);
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -73,7 +76,10 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             #history
             #computed
             #subset
+            #references
         }
+
+        #listed
 
         #[automatically_derived]
         impl #ident {
@@ -145,6 +151,8 @@ pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident
         history: true,
         computed: true,
         subset: true,
+        references: true,
+        referenced: true,
     };
     stubs.extend(methods(None, every).0);
     for c in counters {

@@ -6,7 +6,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 
-use crate::document::{ComputedAttr, SubsetAttr};
+use crate::document::{ComputedAttr, Doc, SubsetAttr};
 use crate::serde_names::unraw;
 
 /// The typed-path constant of a field (`RATING` for `rating`), at the field name's span.
@@ -92,6 +92,58 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
                 order: #order,
             });
     }
+}
+
+/// `const REFERENCES`, `REFERENCED_BY` and `PROPAGATION`; and, outside the impl, the check that
+/// each reference field's source lists it in its `referenced_by` (a const assertion at the
+/// field's `reference` key).
+pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
+    let module = quote!(::pattern_core::document);
+    let ident = d.ident;
+    let fields = d
+        .references
+        .iter()
+        .map(|(k, _, span)| quote_spanned!(*span=> #module::reference_field(Self::#k)));
+    let mut items = TokenStream::new();
+    if !d.references.is_empty() {
+        items.extend(quote! {
+            const REFERENCES: &'static [#module::ReferenceField] = &[#(#fields),*];
+        });
+    }
+    if !d.referenced_by.is_empty() {
+        let by = d.referenced_by.iter().map(|(ty, field)| {
+            let k = konst(field);
+            let t = parent_at(ty, field.span());
+            quote_spanned!(field.span()=> #module::referrer::<Self, #t, _>(#t::#k))
+        });
+        let (fan_out, deferred) = d.propagation.unwrap_or((1_000, false));
+        items.extend(quote! {
+            const REFERENCED_BY: &'static [#module::Referrer] = &[#(#by),*];
+            const PROPAGATION: #module::Propagation = #module::Propagation {
+                fan_out: #fan_out,
+                deferred: #deferred,
+            };
+        });
+    }
+    let checks = d.references.iter().map(|(k, ty, span)| {
+        let field = k.to_string().to_lowercase();
+        let message = format!(
+            "the source of `{ident}::{field}` does not list it: add `referenced_by({ident} = \
+             {field})` to the source's #[document(...)] (its writes must reach this copy)"
+        );
+        quote_spanned! {*span=>
+            const _: () = ::core::assert!(
+                #module::lists(
+                    <<<#ty as #module::Slot>::Ref as #module::Reference>::Source
+                        as #module::Document>::REFERENCED_BY,
+                    <#ident as #module::Document>::COLLECTION,
+                    #ident::#k.name(),
+                ),
+                #message
+            );
+        }
+    });
+    (items, quote!(#(#checks)*))
 }
 
 /// `increment_<field>` per approximate counter, and `flush` when there is one.

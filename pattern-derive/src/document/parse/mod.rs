@@ -12,6 +12,7 @@ use crate::names::Name;
 use crate::serde_names::{self, unraw};
 use crate::shape::{named_fields, vec_arg};
 
+mod references;
 mod related;
 mod versions;
 
@@ -38,6 +39,8 @@ struct Read<'a> {
     approximate: Option<(u32, Span)>,
     /// A writer the typed path cannot follow (reported): no typed path, even as a stub.
     untyped: bool,
+    /// `#[document(reference)]`: the key's span.
+    reference: Option<Span>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
@@ -57,6 +60,17 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
         c.write_back,
     );
     let history = c.history.get();
+    let referenced_by = c.referenced_by.get();
+    let propagation = references::propagation(&cx, referenced_by.as_ref(), c.fan_out, c.deferred);
+    if let Some((_, span)) = &referenced_by {
+        if versioning.is_some() || history.is_some() {
+            cx.error_at(
+                *span,
+                "`referenced_by` cannot be combined with `version` or `history` yet: keep the \
+                 source type unversioned and without history",
+            );
+        }
+    }
     let computed = c.computed.get();
     let subset = c.subset.get();
     let related = [
@@ -107,6 +121,7 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
                 }
             }
         }
+        references::field_checks(&cx, &fields, versioning.is_some() || history.is_some());
         if history.is_some() {
             for (_, span) in fields.iter().filter_map(|r| r.approximate) {
                 cx.error_at(
@@ -124,6 +139,8 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     model.subset = subset.map(|(s, _)| s);
     model.versioning = versioning;
     model.history = history.map(|h| h.value);
+    model.referenced_by = referenced_by.map(|(r, _)| r).unwrap_or_default();
+    model.propagation = propagation;
     Ok(model)
 }
 
@@ -139,6 +156,9 @@ struct Container {
     history: Slot<Name>,
     computed: Slot<(ComputedAttr, Span)>,
     subset: Slot<(SubsetAttr, Span)>,
+    referenced_by: Slot<references::ReferencedBy>,
+    fan_out: Slot<(u32, Span)>,
+    deferred: Slot<Span>,
 }
 
 /// The typed paths the fallback emits beside `parse`'s errors (the fields read again, their
@@ -187,6 +207,24 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
         } else if meta.path.is_ident("subset") {
             // #[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order = date))]
             c.subset.parse(cx, meta, subset_attr)
+        } else if meta.path.is_ident("referenced_by") {
+            // #[document(referenced_by(Film = director))]
+            c.referenced_by.parse(cx, meta, references::referenced_by)
+        } else if meta.path.is_ident("fan_out") {
+            let span = meta.path.span();
+            c.fan_out.parse(cx, meta, |cx, m| {
+                Ok(attr::positive_int(cx, m)?.map(|n| (n, span)))
+            })
+        } else if meta.path.is_ident("deferred") {
+            let span = meta.path.span();
+            c.deferred
+                .parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("reference") {
+            cx.syn_error(meta.error(
+                "`reference` goes on a field: #[document(reference)] above a field holding a \
+                 #[derive(Reference)] type",
+            ));
+            attr::skip_value(meta.input)
         } else if meta.path.is_ident("keywords") {
             cx.syn_error(meta.error(
                 "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
@@ -205,6 +243,11 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
                     "unversioned",
                     "write_back",
                     "history",
+                    "computed",
+                    "subset",
+                    "referenced_by",
+                    "fan_out",
+                    "deferred",
                 ],
             )
         }
@@ -254,7 +297,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
                 ),
             );
         }
-        let (keywords, approximate) = field_attrs(cx, &f.attrs);
+        let (keywords, approximate, reference) = field_attrs(cx, &f.attrs);
         Read {
             typed: Typed {
                 konst: const_name(ident),
@@ -267,6 +310,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
             keywords,
             approximate,
             untyped,
+            reference,
         }
     });
     Some(read.collect())
@@ -316,19 +360,25 @@ fn const_name(ident: &Ident) -> Ident {
 
 /// The field's `#[document(keywords)]` or `#[document(keywords(lowercase))]`, and its
 /// `#[document(approximate(every = N))]`.
-fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> (Option<Normalize>, Option<(u32, Span)>) {
+type FieldAttrs = (Option<Normalize>, Option<(u32, Span)>, Option<Span>);
+
+fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
     let mut slot = Slot::default();
     let mut approximate = Slot::default();
+    let mut reference = Slot::default();
     attr::each_key(cx, attrs, ATTR, |meta| {
         if meta.path.is_ident("keywords") {
             slot.parse(cx, meta, keywords_options)
         } else if meta.path.is_ident("approximate") {
             approximate.parse(cx, meta, approximate_options)
+        } else if meta.path.is_ident("reference") {
+            let span = meta.path.span();
+            reference.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else {
-            attr::unknown(cx, meta, ATTR, &["keywords", "approximate"])
+            attr::unknown(cx, meta, ATTR, &["keywords", "approximate", "reference"])
         }
     });
-    (slot.get(), approximate.get())
+    (slot.get(), approximate.get(), reference.get())
 }
 
 /// `keywords` or `keywords(lowercase)`.
@@ -429,6 +479,10 @@ fn check<'a>(
         .filter(|r| r.stored)
         .filter_map(|r| Some((r.typed.ident, r.typed.bson.clone(), r.approximate?.0)))
         .collect();
+    let references = (fields.iter())
+        .filter(|r| r.stored)
+        .filter_map(|r| Some((r.typed.konst.clone(), r.typed.ty, r.reference?)))
+        .collect();
     let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
     Some(Doc {
         ident: &input.ident,
@@ -446,6 +500,9 @@ fn check<'a>(
         approximate,
         computed: None,
         subset: None,
+        references,
+        referenced_by: Vec::new(),
+        propagation: None,
     })
 }
 
