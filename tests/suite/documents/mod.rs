@@ -22,6 +22,7 @@ mod fixtures;
 mod history;
 mod keywords;
 mod reference;
+mod related_oracle;
 mod subset;
 mod versions;
 

@@ -30,8 +30,10 @@ pub(super) fn referenced_by(
         return Ok(None);
     }
     let mut out: Vec<(syn::Path, Ident)> = Vec::new();
+    let mut reported = false;
     meta.parse_nested_meta(|pair| {
         if !pair.input.peek(syn::Token![=]) {
+            reported = true;
             cx.syn_error(pair.error(format!("name the field holding the copy: {syntax}")));
             return attr::skip_value(pair.input);
         }
@@ -44,7 +46,9 @@ pub(super) fn referenced_by(
         Ok(())
     })?;
     if out.is_empty() {
-        cx.error_at(span, format!("`referenced_by` lists nothing: {syntax}"));
+        if !reported {
+            cx.error_at(span, format!("`referenced_by` lists nothing: {syntax}"));
+        }
         return Ok(None);
     }
     Ok(Some((out, span)))
