@@ -13,6 +13,7 @@
 //! fixed number whatever the overflow size.
 
 mod documents;
+mod references;
 
 use futures::TryStreamExt;
 use pattern_bench::{book, scale, trade, Book, Trade, TradeHistory};
@@ -536,6 +537,7 @@ async fn main() {
     ));
 
     rows.extend(documents::rows(&store, &log).await);
+    rows.extend(references::rows(&store, &log).await);
 
     println!(
         "\nround trips per operation (MongoDB at {}):",

@@ -1,18 +1,22 @@
-//! A film catalogue: three patterns on one `films` collection, its reviews in `reviews`.
+//! A film catalogue: four patterns on one `films` collection, its reviews in `reviews`, its
+//! directors in `directors`.
 //!
 //! - computed: each film keeps its reviews' count, rating sum, average and maximum, adjusted by
 //!   every write of a review in the same transaction;
 //! - subset: each film embeds its 10 newest reviews (`recent`), every review stays in `reviews`;
-//! - approximation: each film's `views`, counted in the process and written once every 100.
+//! - approximation: each film's `views`, counted in the process and written once every 100;
+//! - extended reference: each film holds a copy of its director's `name` and `photo`
+//!   (`DirectorRef`), filled from `directors` by the film's writes and kept exact by every write
+//!   of the director (`referenced_by(Film = director)`), so a film page needs no `$lookup`.
 //!
-//! The director is a plain embedded struct for now: the extended-reference pattern is not built
-//! yet.
-//!
-//! Step by step: 3 films and 25 reviews, each film's aggregates and subset; the newest review of
-//! film 1 deleted (the 11th comes back in) and a rating of film 2 changed; 16 concurrent tasks
-//! recording views (stored a multiple of 100 before `flush`, exact after); a review deleted by
-//! another tool behind the library's back, found by `verify` and `verify_subsets`, repaired by
-//! `recompute` and `resubset`.
+//! Step by step: 3 directors, 4 films (one copy built with `copy_of`, the others naming the
+//! director's `_id` alone, filled by the insert) and 25 reviews, each film's aggregates and
+//! subset; the newest review of film 1 deleted (the 11th comes back in) and a rating of film 2
+//! changed; 16 concurrent tasks recording views (stored a multiple of 100 before `flush`, exact
+//! after); a review deleted by another tool behind the library's back, found by `verify` and
+//! `verify_subsets`, repaired by `recompute` and `resubset`; a director's photo changed and
+//! another renamed, every film's copy following, `verify_copies` empty, and a director's delete
+//! refused while films hold copies of it.
 //!
 //! In memory by default; on MongoDB (database `pattern_film_catalogue`) when `MONGODB_URI` is
 //! set:
@@ -23,15 +27,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bson::DateTime;
-use pattern_core::document::Update;
+use pattern_core::document::{copy_of, Update};
 use pattern_core::store::query::Filter as StoreFilter;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Document};
+use pattern_core::{AnyStore, Document, Error, Reference};
 use serde::{Deserialize, Serialize};
 
-/// Embedded as a copy (the extended-reference pattern is not built yet).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A director: the source of the copies films hold. Every write of a copied field (`name`,
+/// `photo`) brings every film's copy in line in the same transaction; `born` is not copied.
+#[derive(Document, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[document(collection = "directors", referenced_by(Film = director))]
 struct Director {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+    photo: String,
+    born: i32,
+}
+
+/// The copy of a director a film holds: its `_id`, name and photo.
+#[derive(Reference, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[reference(source = Director)]
+struct DirectorRef {
+    #[serde(rename = "_id")]
+    id: i64,
     name: String,
     photo: String,
 }
@@ -42,7 +61,8 @@ struct Film {
     #[serde(rename = "_id")]
     id: i64,
     title: String,
-    director: Director,
+    #[document(reference)]
+    director: DirectorRef,
     review_count: i64,
     rating_sum: i64,
     rating_avg: Option<f64>,
@@ -75,13 +95,29 @@ struct Review {
     rating: i64,
 }
 
-const COLLECTIONS: [&str; 2] = ["films", "reviews"];
-
-const FILMS: [(i64, &str, &str); 3] = [
-    (1, "Metropolis", "Fritz Lang"),
-    (2, "Nosferatu", "F. W. Murnau"),
-    (3, "The Cabinet of Dr. Caligari", "Robert Wiene"),
+const COLLECTIONS: [&str; 4] = [
+    "films",
+    "reviews",
+    "directors",
+    pattern_core::document::REFERENCES,
 ];
+
+/// `_id`, name, year of birth.
+const DIRECTORS: [(i64, &str, i32); 3] = [
+    (1, "Fritz Lang", 1890),
+    (2, "F. W. Murnau", 1888),
+    (3, "Robert Wiene", 1873),
+];
+
+/// The films with reviews: `_id`, title, director's `_id` and name.
+const FILMS: [(i64, &str, i64, &str); 3] = [
+    (1, "Metropolis", 1, "Fritz Lang"),
+    (2, "Nosferatu", 2, "F. W. Murnau"),
+    (3, "The Cabinet of Dr. Caligari", 3, "Robert Wiene"),
+];
+
+/// A fourth film, by the director of film 1, with no reviews.
+const FILM_4: (i64, &str, i64) = (4, "M", 1);
 
 const REVIEWS: i64 = 25;
 const KEEP: usize = 10;
@@ -92,17 +128,18 @@ const TASKS: i64 = 16;
 const VIEWS_1: i64 = 250;
 const VIEWS_2: i64 = 37;
 
-fn film(id: i64, title: &str, director: &str) -> Film {
+fn photo(name: &str) -> String {
+    format!(
+        "https://example.com/directors/{}.jpg",
+        name.to_lowercase().replace(". ", "-").replace(' ', "-")
+    )
+}
+
+fn film(id: i64, title: &str, director: DirectorRef) -> Film {
     Film {
         id,
         title: title.into(),
-        director: Director {
-            name: director.into(),
-            photo: format!(
-                "https://example.com/directors/{}.jpg",
-                director.to_lowercase().replace(". ", "-").replace(' ', "-")
-            ),
-        },
+        director,
         review_count: 0,
         rating_sum: 0,
         rating_avg: None,
@@ -175,6 +212,20 @@ async fn get(store: &AnyStore, f: i64) -> pattern_core::Result<Film> {
     Ok(Film::get(store, &f).await?.expect("the film"))
 }
 
+/// The copy film `f` holds, as stored (relaxed JSON).
+fn copy_json(f: &Film) -> String {
+    serde_json::to_string(&f.director).expect("a copy")
+}
+
+/// Asserts that film `f`'s copy equals its director as stored now.
+async fn assert_copy_exact(store: &AnyStore, f: &Film) -> pattern_core::Result<()> {
+    let d = Director::get(store, &f.director.id)
+        .await?
+        .expect("the director");
+    assert_eq!(f.director, copy_of(&d)?, "film {}: its copy", f.id);
+    Ok(())
+}
+
 fn summary(f: &Film) -> String {
     format!(
         "{} reviews, avg {:.2}, max {}, recent holds {}, newest {}",
@@ -193,13 +244,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for coll in COLLECTIONS {
         store.drop_collection(coll).await?;
     }
-    println!(
-        "director: a plain embedded copy {{name, photo}} for now (the extended-reference pattern is not built yet)"
-    );
 
-    // 1. Films and reviews: every review insert adjusts its film in the same transaction.
-    for (id, title, director) in FILMS {
-        film(id, title, director).insert(&store).await?;
+    // 1. Directors, films holding a copy of theirs, reviews: every review insert adjusts its
+    // film in the same transaction.
+    for (id, name, born) in DIRECTORS {
+        let photo = photo(name);
+        let name = name.to_owned();
+        Director {
+            id,
+            name,
+            photo,
+            born,
+        }
+        .insert(&store)
+        .await?;
+    }
+    // Film 1: its copy built in one step from the director read (no extra round trip).
+    let lang = Director::get(&store, &1).await?.expect("director 1");
+    let (id, title, _, _) = FILMS[0];
+    film(id, title, copy_of(&lang)?).insert(&store).await?;
+    // The others name their director's `_id` alone: the insert fills the copy from `directors`.
+    let (id4, title4, director4) = FILM_4;
+    let others = FILMS[1..].iter().map(|&(id, title, d, _)| (id, title, d));
+    for (id, title, director) in others.chain([(id4, title4, director4)]) {
+        let only_id = DirectorRef {
+            id: director,
+            name: String::new(),
+            photo: String::new(),
+        };
+        film(id, title, only_id).insert(&store).await?;
     }
     let mut model: Vec<Review> = Vec::new();
     for i in 1..=REVIEWS {
@@ -207,13 +280,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.insert(&store).await?;
         model.push(r);
     }
-    println!("1. {} films, {REVIEWS} reviews", FILMS.len());
-    for (id, title, director) in FILMS {
+    println!(
+        "1. {} directors, {} films, {REVIEWS} reviews",
+        DIRECTORS.len(),
+        FILMS.len() + 1
+    );
+    let f1 = get(&store, 1).await?;
+    println!(
+        "   film 1's copy, built with copy_of(&director): {}",
+        copy_json(&f1)
+    );
+    let f2 = get(&store, 2).await?;
+    assert_eq!(f2.director.name, "F. W. Murnau");
+    println!(
+        "   film 2's copy, inserted with the director's _id only, filled from directors: {}",
+        copy_json(&f2)
+    );
+    for id in 1..=4 {
+        assert_copy_exact(&store, &get(&store, id).await?).await?;
+    }
+    for (id, title, _, director) in FILMS {
         let f = get(&store, id).await?;
         check(&f, &model, 0);
         assert_eq!(f.director.name, director);
         println!("   film {id} {title} ({director}): {}", summary(&f));
     }
+    let f4 = get(&store, id4).await?;
+    check(&f4, &model, 0);
+    println!(
+        "   film {id4} {title4} ({}): {} reviews",
+        f4.director.name, f4.review_count
+    );
     let before = get(&store, 1).await?;
     assert_eq!(before.review_count, 13);
     assert_eq!(before.recent.len(), KEEP);
@@ -378,14 +475,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     check(&f3, &model, made[2]);
     println!("   film 3: {}, views {}", summary(&f3), f3.views);
 
-    // 5. Everything as the model says.
+    // 5. The directors change: every copy follows, in the director's write's transaction.
+    let new_photo = "https://example.com/directors/fritz-lang-1927.jpg".to_owned();
+    let renamed = "Friedrich Wilhelm Murnau".to_owned();
+    let set_photo = Update::new().set(Director::PHOTO, new_photo.clone());
+    assert!(Director::update_one(&store, Director::ID.eq(1), set_photo).await?);
+    let rename = Update::new().set(Director::NAME, renamed.clone());
+    assert!(Director::update_one(&store, Director::ID.eq(2), rename).await?);
+    println!(
+        "5. Director::update_one: director 1's photo changed, director 2 renamed F. W. Murnau -> {renamed}"
+    );
+    for id in 1..=4 {
+        let f = get(&store, id).await?;
+        assert_copy_exact(&store, &f).await?;
+        println!("   film {id} {}: {}", f.title, copy_json(&f));
+    }
+    assert_eq!(get(&store, 1).await?.director.photo, new_photo);
+    assert_eq!(get(&store, 4).await?.director.photo, new_photo);
+    assert_eq!(get(&store, 2).await?.director.name, renamed);
+    let stale = Film::verify_copies(&store).await?;
+    assert!(stale.is_empty(), "{stale:?}");
+    println!("   every film's copy equals its director; verify_copies: {stale:?}");
+    match Director::delete(&store, &3).await {
+        Err(Error::StillReferenced { by, example, .. }) => {
+            assert!(Director::get(&store, &3).await?.is_some());
+            println!(
+                "   delete of director 3 refused: StillReferenced by {by} (film {example}), nothing deleted"
+            );
+        }
+        other => panic!("the delete of director 3 went through: {other:?}"),
+    }
+
+    // 6. Everything as the model says.
     for (i, made) in made.iter().enumerate() {
         check(&get(&store, i as i64 + 1).await?, &model, *made);
     }
+    check(&get(&store, id4).await?, &model, 0);
     let stored_reviews = Review::find(pattern_core::document::Filter::everything())
         .all(&store)
         .await?;
     assert_eq!(stored_reviews.len(), model.len());
-    println!("film catalogue: aggregates, subsets and view counts exact");
+    println!("film catalogue: aggregates, subsets, view counts and director copies exact");
     Ok(())
 }

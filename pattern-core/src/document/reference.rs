@@ -10,8 +10,9 @@
 //!   and the copies are brought in line after it commits, in batches of `fan_out`, each a
 //!   transaction ([`propagate`]). Until the last batch commits, copies not yet reached hold the
 //!   values before the write: that is the window of staleness, recorded in the job and listed
-//!   by [`pending`]. A killed propagation is never lost: its job stays, and [`propagate`] (or
-//!   the next write of that source) finishes it; each copy is written once.
+//!   by [`pending_propagations`]. A killed propagation is never lost: its job stays, and [`propagate`]
+//!   finishes it (as does a later write of that source past the fan-out); each copy is written
+//!   once.
 //! - **The referencing type's writes** (`insert`, `save`, `update_one`) fill the copy from its
 //!   source in their transaction: what the caller put in the copy's fields is replaced by the
 //!   source's values (a missing source is [`Error::NotFound`]). A write that makes a document

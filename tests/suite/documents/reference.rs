@@ -520,7 +520,11 @@ async fn round_trips_and_targeting_on_mongo() {
         let mut l = log.lock().unwrap();
         let out = l
             .iter()
-            .map(|(n, c)| format!("{n} {}", c.get_str(n).unwrap_or("")).trim().to_owned())
+            .map(|(n, c)| {
+                format!("{n} {}", c.get_str(n).unwrap_or(""))
+                    .trim()
+                    .to_owned()
+            })
             .collect();
         l.clear();
         out
@@ -608,7 +612,8 @@ async fn round_trips_and_targeting_on_mongo() {
                 set: vec![("born".into(), Bson::Int32(1929))],
                 ..query::Update::default()
             };
-            tx.update_one("directors", &by_id(1), &mut set, false).await?;
+            tx.update_one("directors", &by_id(1), &mut set, false)
+                .await?;
             Ok(())
         })
     })

@@ -192,7 +192,11 @@ async fn every_related_document_matches_a_model(store: AnyStore) {
                     m.directors.get_mut(&d).unwrap().0 = name;
                 } else {
                     let born = 1900 + (r % 90) as i32;
-                    let name = if r % 3 == 0 { name } else { m.directors[&d].0.clone() };
+                    let name = if r % 3 == 0 {
+                        name
+                    } else {
+                        m.directors[&d].0.clone()
+                    };
                     Director {
                         id: d,
                         name: name.clone(),
@@ -303,7 +307,10 @@ async fn every_related_document_matches_a_model(store: AnyStore) {
     assert!(Review::verify(&store).await.unwrap().is_empty());
     assert!(Review::verify_subsets(&store).await.unwrap().is_empty());
     assert!(Film::verify_copies(&store).await.unwrap().is_empty());
-    assert!(Director::pending_propagations(&store).await.unwrap().is_empty());
+    assert!(Director::pending_propagations(&store)
+        .await
+        .unwrap()
+        .is_empty());
     Film::flush(&store).await.unwrap();
     for (f, (_, _, views)) in &m.films {
         assert_eq!(Film::get(&store, f).await.unwrap().unwrap().views, *views);

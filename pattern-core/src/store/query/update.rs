@@ -228,6 +228,14 @@ impl Update {
                 "an update with rewrites may only set fields beside them",
             ));
         }
+        // The stores update top-level fields: a dotted path would be a nested field on
+        // MongoDB and a field named with a dot in memory.
+        if let Some(p) = self.written().into_iter().find(|p| p.contains('.')) {
+            return Err(crate::Error::invalid(format!(
+                "an update writes top-level fields: `{p}` names a nested field; write the whole \
+                 top-level field instead"
+            )));
+        }
         Ok(())
     }
 

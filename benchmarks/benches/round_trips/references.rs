@@ -1,0 +1,129 @@
+//! The round trips of extended references: a referencing document's writes (the source read,
+//! its entry bumped when the document points at it anew), a source's writes (its copies found
+//! and updated in its transaction; none when no copied field changes), a delete refused while
+//! copies exist.
+
+use pattern_core::document::Update;
+use pattern_core::{Document, MongoStore, Reference};
+use pattern_tests::CommandLog;
+use serde::{Deserialize, Serialize};
+
+use super::Row;
+
+/// A director, copied into screenings.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_directors", referenced_by(Screening = director))]
+struct Director {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+    born: i32,
+}
+
+/// The copy: the director's name.
+#[derive(Clone, Serialize, Deserialize, Reference)]
+#[reference(source = Director)]
+struct DirectorRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+/// A screening holding a copy of its director.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_screenings")]
+struct Screening {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(reference)]
+    director: DirectorRef,
+}
+
+const TXN: &str = "commitTransaction";
+
+pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
+    let mut rows = Vec::new();
+    Screening::ensure_indexes(store).await.unwrap();
+    for id in 1..3 {
+        let name = format!("director {id}");
+        Director {
+            id,
+            name,
+            born: 1950,
+        }
+        .insert(store)
+        .await
+        .unwrap();
+    }
+    let copy = |id| DirectorRef {
+        id,
+        name: String::new(),
+    };
+    log.clear();
+    Screening {
+        id: 1,
+        director: copy(1),
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    rows.push(Row::exactly(
+        "reference: referencing insert (the copy filled from the source)",
+        1,
+        log,
+        &["find", "update", "insert", TXN],
+    ));
+    log.clear();
+    let same = Update::new().set(Screening::DIRECTOR, copy(1));
+    assert!(Screening::update_one(store, Screening::ID.eq(1), same)
+        .await
+        .unwrap());
+    rows.push(Row::exactly(
+        "reference: referencing update_one, same source",
+        1,
+        log,
+        &["find", "update", "find", "find", "update", TXN],
+    ));
+    Screening {
+        id: 2,
+        director: copy(1),
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    log.clear();
+    let rename = Update::new().set(Director::NAME, "Agnès Varda".to_owned());
+    assert!(Director::update_one(store, Director::ID.eq(1), rename)
+        .await
+        .unwrap());
+    rows.push(Row::exactly(
+        "reference: source update_one changing a copied field (2 copies, within the fan-out)",
+        1,
+        log,
+        &["find", "update", "find", "update", "find", "update", TXN],
+    ));
+    log.clear();
+    let born = Update::new().set(Director::BORN, 1928);
+    assert!(Director::update_one(store, Director::ID.eq(1), born)
+        .await
+        .unwrap());
+    rows.push(Row::exactly(
+        "reference: source update_one changing no copied field",
+        1,
+        log,
+        &["find", "update", "find", TXN],
+    ));
+    log.clear();
+    let refused = Director::delete(store, &1).await;
+    assert!(matches!(
+        refused,
+        Err(pattern_core::Error::StillReferenced { .. })
+    ));
+    rows.push(Row::exactly(
+        "reference: source delete refused (a required copy exists)",
+        1,
+        log,
+        &["find", "delete", "update", "find", "abortTransaction"],
+    ));
+    rows
+}
