@@ -45,10 +45,10 @@ pub use history::{
     REVISED_AT, REVISION,
 };
 pub use reference::{
-    copied_field, copy_of, lists, load_copy, pending_propagations, propagate, reference_field,
-    referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated, Propagation,
-    Reference, ReferenceField, Referrer, Repaired, Slot, StaleCopy, DEFAULT_FAN_OUT, REFERENCES,
-    REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
+    copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,
+    reference_field, referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated,
+    Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, StaleCopy, DEFAULT_FAN_OUT,
+    REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
 pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,

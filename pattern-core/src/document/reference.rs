@@ -209,6 +209,28 @@ pub const fn lists(by: &[Referrer], collection: &str, path: &str) -> bool {
     false
 }
 
+/// Whether a copy in `by` copies one of `counters` (the derive's check: an approximate counter
+/// is written by increments that no copy would follow).
+pub const fn copies_a_counter(by: &[Referrer], counters: &[super::Approximate]) -> bool {
+    let mut i = 0;
+    while i < by.len() {
+        let fields = by[i].field.fields;
+        let mut j = 0;
+        while j < fields.len() {
+            let mut k = 0;
+            while k < counters.len() {
+                if same_str(fields[j].from, counters[k].field) {
+                    return true;
+                }
+                k += 1;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// The copy of `source`'s fields (no round trip: from a document already read).
 pub fn copy_of<R: Reference>(source: &R::Source) -> Result<R> {
     let stored = super::to_document(source)?;

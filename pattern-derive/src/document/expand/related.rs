@@ -143,7 +143,22 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             );
         }
     });
-    (items, quote!(#(#checks)*))
+    let counters = (!d.referenced_by.is_empty() && !d.approximate.is_empty()).then(|| {
+        let message = format!(
+            "a copy of `{ident}` (referenced_by) holds one of its approximate counters, which \
+             its increments would leave stale: copy another field, or count in another type"
+        );
+        quote! {
+            const _: () = ::core::assert!(
+                !#module::copies_a_counter(
+                    <#ident as #module::Document>::REFERENCED_BY,
+                    <#ident as #module::Document>::APPROXIMATE,
+                ),
+                #message
+            );
+        }
+    });
+    (items, quote!(#(#checks)* #counters))
 }
 
 /// `increment_<field>` per approximate counter, and `flush` when there is one.
