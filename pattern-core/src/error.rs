@@ -228,16 +228,14 @@ pub enum Error {
     /// reference, `#[document(reference)]` of a type that is not an `Option`): deleting it would
     /// leave copies of nothing. Nothing was deleted; delete or repoint the referencing
     /// documents first, or make the reference optional (then the copies become `null`).
-    #[error("document {id} in collection `{collection}` is still referenced by `{by}` (e.g. document {example}): delete or repoint those first, or make the reference an Option")]
+    #[error("document {id} in collection `{collection}` is still referenced by `{}` (e.g. document {}): delete or repoint those first, or make the reference an Option", by.field, by.example)]
     StillReferenced {
         /// The source's collection.
         collection: String,
         /// The source's `_id`, as relaxed Extended JSON.
         id: String,
-        /// The referencing collection and field (`films.director`).
-        by: String,
-        /// The `_id` of one referencing document.
-        example: String,
+        /// Who holds a copy (boxed: errors stay small).
+        by: Box<ReferencedBy>,
     },
 
     /// Any other error the server returned (authorization, invalid index options...).
@@ -297,6 +295,15 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Error::Unavailable { .. })
     }
+}
+
+/// Who holds a copy of a document [`Error::StillReferenced`] refused to delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferencedBy {
+    /// The referencing collection and field (`films.director`).
+    pub field: String,
+    /// The `_id` of one referencing document, as relaxed Extended JSON.
+    pub example: String,
 }
 
 /// What [`Error::SourceNotFound`] did not find.

@@ -497,10 +497,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(stale.is_empty(), "{stale:?}");
     println!("   every film's copy equals its director; verify_copies: {stale:?}");
     match Director::delete(&store, &3).await {
-        Err(Error::StillReferenced { by, example, .. }) => {
+        Err(Error::StillReferenced { by, .. }) => {
             assert!(Director::get(&store, &3).await?.is_some());
             println!(
-                "   delete of director 3 refused: StillReferenced by {by} (film {example}), nothing deleted"
+                "   delete of director 3 refused: StillReferenced by {} (film {}), nothing deleted",
+                by.field, by.example
             );
         }
         other => panic!("the delete of director 3 went through: {other:?}"),

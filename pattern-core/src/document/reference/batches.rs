@@ -1,0 +1,189 @@
+//! The propagations past a source's fan-out: recorded in the source's entry by its write's
+//! transaction, run in batches ([`propagate`]), listed while they last ([`pending_propagations`]).
+
+use bson::{Bson, Document as BsonDocument};
+use serde::Serialize;
+
+use super::{bring_in_line, entry_id, is_job, jobs_of, Referrer, REFERENCES};
+use crate::adopt::{Options, Progress};
+use crate::document::{find_by_id, Document};
+use crate::error::display_bson;
+use crate::store::query::{Filter, FindOptions, Update};
+use crate::store::{transaction_with, Store};
+use crate::{Error, Result};
+
+/// The propagations recorded for `D`'s documents and not finished.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pending {
+    /// The source document's `_id` (relaxed Extended JSON).
+    pub source: String,
+    /// The referencing collection and field.
+    pub copies: String,
+    /// When the write that began it committed (milliseconds since the epoch): copies not yet
+    /// reached have been stale since.
+    pub since_ms: i64,
+}
+
+/// The propagations of `D`'s writes recorded and not finished (one `find` of [`REFERENCES`]).
+pub async fn pending_propagations<D: Document, S: Store>(store: &S) -> Result<Vec<Pending>> {
+    let mut out = Vec::new();
+    for entry in entries::<D, S>(store, None).await? {
+        let source = entry
+            .get_document("_id")
+            .ok()
+            .and_then(|i| i.get("id"))
+            .map_or_else(String::new, display_bson);
+        for j in jobs_of(Some(&entry)) {
+            if let Bson::Document(j) = j {
+                out.push(Pending {
+                    source: source.clone(),
+                    copies: format!(
+                        "{}.{}",
+                        j.get_str("c").unwrap_or(""),
+                        j.get_str("p").unwrap_or("")
+                    ),
+                    since_ms: j
+                        .get_datetime("since")
+                        .map(|d| d.timestamp_millis())
+                        .unwrap_or(0),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn entries<D: Document, S: Store>(
+    store: &S,
+    only: Option<&Bson>,
+) -> Result<Vec<BsonDocument>> {
+    let mut filter = vec![
+        Filter::Eq("_id.c".into(), Bson::String(D::COLLECTION.to_owned())),
+        Filter::Exists("pending.0".into(), true),
+    ];
+    if let Some(id) = only {
+        filter.push(Filter::Eq("_id".into(), entry_id(D::COLLECTION, id)));
+    }
+    store
+        .find(REFERENCES, &Filter::And(filter), &FindOptions::default())
+        .await
+}
+
+/// What [`propagate`] did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Propagated {
+    /// Propagations finished.
+    pub finished: u64,
+    /// Copies written (each once: a copy already in line is not written again).
+    pub copies: u64,
+    /// Batches (transactions).
+    pub batches: u64,
+}
+
+/// Finishes every recorded propagation of `D`'s writes (or of the document `only`): in batches
+/// of `opts.batch_items` copies (the type's `fan_out` by default), each a transaction that reads
+/// the source as it is then and writes the copies that differ from it; the last one removes
+/// the job. `opts.progress` is called after each batch with the copies written so far.
+pub async fn propagate<D: Document, S: Store>(
+    store: &S,
+    only: Option<&Bson>,
+    opts: &Options<'_>,
+) -> Result<Propagated> {
+    let batch = if opts.batch_items == crate::adopt::DEFAULT_BATCH_ITEMS {
+        D::PROPAGATION.fan_out.max(1) as usize
+    } else {
+        opts.batch_items.max(1)
+    };
+    let mut done = Propagated::default();
+    for entry in entries::<D, S>(store, only).await? {
+        let Some(id) = entry.get_document("_id").ok().and_then(|i| i.get("id")) else {
+            continue;
+        };
+        for job in jobs_of(Some(&entry)) {
+            let r = (D::REFERENCED_BY.iter())
+                .find(|r| is_job(&job, r))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "a propagation of `{}` to {} is recorded, which this build's \
+                         referenced_by(...) does not list",
+                        D::COLLECTION,
+                        display_bson(&job)
+                    ))
+                })?;
+            loop {
+                let (n, finished) = batch_of::<D, S>(store, r, id, batch).await?;
+                done.copies += n as u64;
+                done.batches += 1;
+                if let Some(p) = opts.progress {
+                    p(&Progress {
+                        phase: "propagate",
+                        done: done.copies,
+                        total: None,
+                    });
+                }
+                if finished {
+                    done.finished += 1;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// One batch of a propagation, in a transaction; the copies written and whether the job is
+/// finished (then removed).
+async fn batch_of<D: Document, S: Store>(
+    store: &S,
+    r: &Referrer,
+    id: &Bson,
+    batch: usize,
+) -> Result<(usize, bool)> {
+    let mut ctx = (*r, id.clone());
+    transaction_with(store, &mut ctx, |tx, (r, id)| {
+        Box::pin(async move {
+            let (r, id) = (&*r, &*id);
+            let source = find_by_id(tx, D::COLLECTION, id).await?;
+            if source.is_none() && !r.field.optional {
+                return Err(Error::invalid(format!(
+                    "the copies of `{}` {} in `{}.{}` cannot follow it: it was deleted by \
+                     another tool and the reference is required (verify_copies lists them)",
+                    D::COLLECTION,
+                    display_bson(id),
+                    r.collection,
+                    r.field.path
+                )));
+            }
+            let (n, more) =
+                bring_in_line(tx, r.collection, &r.field, id, source.as_ref(), batch).await?;
+            if more {
+                return Ok((n, false));
+            }
+            let key = entry_id(D::COLLECTION, id);
+            let entry = find_by_id(tx, REFERENCES, &key).await?;
+            let jobs: Vec<Bson> = (jobs_of(entry.as_ref()).into_iter())
+                .filter(|j| !is_job(j, r))
+                .collect();
+            let mut update = if jobs.is_empty() {
+                Update {
+                    unset: vec!["pending".into()],
+                    ..Update::default()
+                }
+            } else {
+                Update {
+                    set: vec![("pending".into(), Bson::Array(jobs))],
+                    ..Update::default()
+                }
+            };
+            tx.update_one(
+                REFERENCES,
+                &Filter::Eq("_id".into(), key),
+                &mut update,
+                false,
+            )
+            .await?;
+            Ok((n, true))
+        })
+    })
+    .await
+}

@@ -1,0 +1,181 @@
+//! Copies after writes by other tools: [`verify_copies`] lists those that differ from their
+//! source, [`repair_copies`] brings them in line.
+
+use bson::{Bson, Document as BsonDocument};
+use futures::StreamExt;
+use serde::Serialize;
+
+use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
+use crate::adopt::{Options, Progress};
+use crate::document::{find_by_id, id_key, Document};
+use crate::error::display_bson;
+use crate::store::query::{Filter, FindOptions};
+use crate::store::{transaction_with, Store};
+use crate::{Error, Result};
+
+/// A copy that differs from its source.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StaleCopy {
+    /// The referencing document's `_id` (relaxed Extended JSON).
+    pub document: String,
+    /// Its reference field.
+    pub field: &'static str,
+    /// The source's `_id`.
+    pub source: String,
+    /// The copied fields that differ (empty when the source is gone).
+    pub differs: Vec<&'static str>,
+    /// The source no longer exists (deleted by another tool).
+    pub source_missing: bool,
+}
+
+/// Every copy in `D`'s documents that differs from its source, or whose source is gone: one
+/// scan of `D`'s collection, one `find` of the sources per 1,000 documents.
+pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<StaleCopy>> {
+    Ok(stale_copies::<D, S>(store)
+        .await?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect())
+}
+
+/// [`verify_copies`], each with its source's `_id` as stored.
+async fn stale_copies<D: Document, S: Store>(store: &S) -> Result<Vec<(StaleCopy, Bson)>> {
+    let mut out = Vec::new();
+    for r in D::REFERENCES {
+        let opts = FindOptions {
+            projection: vec![r.path.into()],
+            comment: Some(REFERENCE_VERIFY),
+            ..FindOptions::default()
+        };
+        let all = Filter::Exists(format!("{}._id", r.path).into(), true);
+        let mut scan = store.scan(D::COLLECTION, &all, &opts, 1_000);
+        let mut chunk = Vec::new();
+        while let Some(raw) = scan.next().await {
+            let d = raw?
+                .to_document()
+                .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
+            chunk.push(d);
+            if chunk.len() == 1_000 {
+                compare(store, r, std::mem::take(&mut chunk), &mut out).await?;
+            }
+        }
+        drop(scan);
+        compare(store, r, chunk, &mut out).await?;
+    }
+    Ok(out)
+}
+
+async fn compare<S: Store>(
+    store: &S,
+    r: &ReferenceField,
+    docs: Vec<BsonDocument>,
+    out: &mut Vec<(StaleCopy, Bson)>,
+) -> Result<()> {
+    if docs.is_empty() {
+        return Ok(());
+    }
+    let copy_id = |d: &BsonDocument| {
+        d.get_document(r.path)
+            .ok()
+            .and_then(|c| c.get("_id"))
+            .cloned()
+    };
+    let ids: Vec<Bson> = docs.iter().filter_map(copy_id).collect();
+    let opts = FindOptions {
+        projection: r.fields.iter().map(|f| f.from.into()).collect(),
+        ..FindOptions::default()
+    };
+    let sources = store
+        .find(r.source, &Filter::In("_id".into(), ids), &opts)
+        .await?;
+    let by_id: std::collections::HashMap<Vec<u8>, BsonDocument> = (sources.into_iter())
+        .map(|s| (id_key(s.get("_id").unwrap_or(&Bson::Null)), s))
+        .collect();
+    for d in &docs {
+        let Some(id) = copy_id(d) else { continue };
+        let copy = d.get_document(r.path).ok();
+        let stale = |differs, source_missing| {
+            let s = StaleCopy {
+                document: display_bson(d.get("_id").unwrap_or(&Bson::Null)),
+                field: r.path,
+                source: display_bson(&id),
+                differs,
+                source_missing,
+            };
+            (s, id.clone())
+        };
+        match by_id.get(&id_key(&id)) {
+            None => out.push(stale(Vec::new(), true)),
+            Some(s) => {
+                let differs: Vec<&'static str> = (r.fields.iter())
+                    .filter(|f| {
+                        let want = s.get(f.from).unwrap_or(&Bson::Null);
+                        copy.and_then(|c| c.get(f.to)).unwrap_or(&Bson::Null) != want
+                    })
+                    .map(|f| f.to)
+                    .collect();
+                if !differs.is_empty() {
+                    out.push(stale(differs, false));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What [`repair_copies`] did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Repaired {
+    /// Copies written.
+    pub copies: u64,
+    /// Copies whose source is gone: left as they are (an optional reference is set to `null`
+    /// and counted in `copies`).
+    pub orphans: Vec<StaleCopy>,
+}
+
+/// Brings every copy [`verify_copies`] lists in line with its source, source by source, in
+/// batches of `opts.batch_items` (1,000 by default), each a transaction that reads the source
+/// as it is then. Killed, it is run again: it finds what is left.
+pub async fn repair_copies<D: Document, S: Store>(
+    store: &S,
+    opts: &Options<'_>,
+) -> Result<Repaired> {
+    let batch = opts.batch_items.clamp(1, 1_000);
+    let mut out = Repaired::default();
+    let mut seen = std::collections::HashSet::new();
+    for (s, id) in stale_copies::<D, S>(store).await? {
+        let Some(r) = D::REFERENCES.iter().find(|r| r.path == s.field) else {
+            continue;
+        };
+        if s.source_missing && !r.optional {
+            out.orphans.push(s);
+            continue;
+        }
+        if !seen.insert((s.field, id_key(&id))) {
+            continue;
+        }
+        loop {
+            let mut ctx = ();
+            let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
+                let id = id.clone();
+                Box::pin(async move {
+                    let source = find_by_id(tx, r.source, &id).await?;
+                    bring_in_line(tx, D::COLLECTION, r, &id, source.as_ref(), batch).await
+                })
+            })
+            .await?;
+            out.copies += n as u64;
+            if let Some(p) = opts.progress {
+                p(&Progress {
+                    phase: "repair",
+                    done: out.copies,
+                    total: None,
+                });
+            }
+            if !more {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
