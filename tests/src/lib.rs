@@ -37,6 +37,17 @@ pub fn scale(short: u32, full: u32) -> u32 {
     }
 }
 
+/// A seeded xorshift generator: `next(n)` is in `0..n`, the same sequence for one seed on every
+/// run (the oracles' random operations).
+pub fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 /// A database name unique to this test run (at most 63 bytes).
 pub fn unique_db(test: &str) -> String {
     let nanos = SystemTime::now()

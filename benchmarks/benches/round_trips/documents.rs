@@ -149,6 +149,16 @@ struct Post {
     at: i64,
 }
 
+/// A gadget and its technical attributes.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_gadgets")]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(attributes)]
+    specs: pattern_core::document::Attributes<i64>,
+}
+
 const TXN: &str = "commitTransaction";
 
 pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
@@ -241,6 +251,23 @@ pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
     let found = Person::find(Filter::everything()).all(store).await.unwrap();
     assert_eq!(found.len(), 1);
     rows.push(Row::exactly("versioned find", 1, log, &["find"]));
+
+    // Attributes: a query on one attribute is one find (one `$elemMatch`).
+    Gadget::ensure_indexes(store).await.unwrap();
+    let specs = [("voltage", 230_i64), ("watts", 60)].into_iter().collect();
+    Gadget { id: 1, specs }.insert(store).await.unwrap();
+    log.clear();
+    let found = Gadget::find(Gadget::SPECS.attribute("voltage").gt(200))
+        .all(store)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    rows.push(Row::exactly(
+        "attribute query (one $elemMatch)",
+        1,
+        log,
+        &["find"],
+    ));
     for id in 10..15 {
         store.insert_one("rt_people", v1(id)).await.unwrap();
     }

@@ -24,6 +24,7 @@ use crate::store::{transaction_with, Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 mod approximate;
+mod attributes;
 mod computed;
 mod find;
 mod history;
@@ -35,6 +36,7 @@ mod typed;
 mod versions;
 
 pub use approximate::{estimate, flush, increment, pending, Approximate};
+pub use attributes::{attributes_field, Attribute, Attributes};
 pub use computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
     Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_VERIFY,
@@ -84,6 +86,9 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// The names of the generated methods that write (`insert`, `save`, `update_one`,
     /// `delete`...): what a test walks to check that each one records a revision.
     const WRITES: &'static [&'static str] = &[];
+    /// Its attributes fields (`#[document(attributes)]`, of type [`Attributes`]): each with
+    /// the compound index `{field.k: 1, field.v: 1}`.
+    const ATTRIBUTES: &'static [&'static str] = &[];
     /// Its approximate counters (`#[document(approximate(every = N))]`): written once every
     /// `N` increments ([`increment`], [`flush`]).
     const APPROXIMATE: &'static [Approximate] = &[];
@@ -197,7 +202,8 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
         && D::HISTORY.is_none()
         && D::COMPUTED.is_none()
         && D::SUBSET.is_none()
-        && D::REFERENCES.is_empty();
+        && D::REFERENCES.is_empty()
+        && D::ATTRIBUTES.is_empty();
     // By type: two types over one collection may have other keywords or histories.
     let me = std::any::type_name::<D>();
     if none || lock(ensured).iter().any(|c| c == me) {
@@ -218,6 +224,11 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     }
     for index in D::SUBSET.iter().flat_map(subset::indexes) {
         store.create_index(D::COLLECTION, &index).await?;
+    }
+    for field in D::ATTRIBUTES {
+        store
+            .create_index(D::COLLECTION, &attributes::index(field))
+            .await?;
     }
     for r in D::REFERENCES {
         store

@@ -282,7 +282,7 @@ impl<D> fmt::Debug for Filter<D> {
 }
 
 impl<D: Document> Filter<D> {
-    fn leaf(field: &str, filter: Result<query::Filter, String>) -> Self {
+    pub(super) fn leaf(field: &str, filter: Result<query::Filter, String>) -> Self {
         Filter {
             filter,
             keyword: D::KEYWORDS.iter().any(|k| k.field == field),

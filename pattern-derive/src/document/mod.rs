@@ -37,6 +37,8 @@ pub(crate) struct Doc<'a> {
     pub referenced_by: Vec<(syn::Path, Ident)>,
     /// `fan_out = N` and `deferred` (a type with `referenced_by`).
     pub propagation: Option<(u32, bool)>,
+    /// `#[document(attributes)]` fields: the typed path's constant and the key's span.
+    pub attributes: Vec<(Ident, proc_macro2::Span)>,
 }
 
 /// What `#[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order =

@@ -133,13 +133,7 @@ async fn compare(store: &AnyStore, model: &Model, step: u32) {
 }
 
 async fn every_related_document_matches_a_model(store: AnyStore) {
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = pattern_tests::rng(0x2545_f491_4f6c_dd1d_u64);
     let mut m = Model::default();
     for d in 0..2 {
         Director {

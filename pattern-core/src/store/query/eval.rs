@@ -51,6 +51,12 @@ impl Filter {
                 let x = get_path(doc, p);
                 !vs.is_empty() && vs.iter().all(|v| eq_matches(x, v))
             }
+            Filter::ElemMatch(p, fs) => match get_path(doc, p) {
+                Some(Bson::Array(a)) => a
+                    .iter()
+                    .any(|e| matches!(e, Bson::Document(d) if fs.iter().all(|f| f.matches(d)))),
+                _ => false,
+            },
             Filter::StartsWith(p, prefix) => match get_path(doc, p) {
                 Some(Bson::String(s)) => s.starts_with(prefix.as_str()),
                 Some(Bson::Array(a)) => a

@@ -38,6 +38,11 @@ pub enum Filter {
     /// prefix is a value, never a pattern: `.`, `*`, `(`... match themselves. Non-strings do
     /// not match.
     StartsWith(Path, String),
+    /// `{path: {$elemMatch: {...}}}`: the array at `path` holds one document matching every
+    /// predicate (each on a field of the element). Two conditions on one path's elements
+    /// hold in the same element, unlike two dotted conditions (`path.k`, `path.v`), which any two
+    /// elements satisfy. A missing field or a non-array matches nothing.
+    ElemMatch(Path, Vec<Filter>),
     /// Every predicate holds.
     And(Vec<Filter>),
     /// At least one predicate holds (`{$or: [...]}`); an empty list matches nothing.
@@ -86,6 +91,7 @@ impl Filter {
             | Filter::NumberOrMissing(p)
             | Filter::In(p, _)
             | Filter::All(p, _)
+            | Filter::ElemMatch(p, _)
             | Filter::StartsWith(p, _) => p,
             Filter::And(_) | Filter::Or(_) => "",
         }
@@ -132,6 +138,36 @@ impl Filter {
                 }
                 Filter::In(p, vs) => (p, "$in", Bson::Array(vs.clone())),
                 Filter::All(p, vs) => (p, "$all", Bson::Array(vs.clone())),
+                Filter::ElemMatch(p, fs) => {
+                    let cond = Bson::Document(Filter::And(fs.clone()).to_document());
+                    // Each equality of the element also on the dotted path: implied by the
+                    // element match, it lets a planner bound a multikey index on the path
+                    // (SecantusDB plans `$elemMatch` itself as a scan).
+                    for f in fs {
+                        if let Filter::Eq(sub, v) = f {
+                            let dotted = format!("{p}.{sub}");
+                            if !out.contains_key(&dotted) {
+                                out.insert(dotted, v.clone());
+                            }
+                        }
+                    }
+                    let ops = entry(&mut out, p);
+                    if !ops.contains_key("$elemMatch") {
+                        ops.insert("$elemMatch", cond);
+                        continue;
+                    }
+                    // A second element condition on the path: a clause of its own (each may
+                    // hold in another element).
+                    let mut and = match out.remove("$and") {
+                        Some(Bson::Array(a)) => a,
+                        _ => Vec::new(),
+                    };
+                    and.push(Bson::Document(
+                        bson::doc! {p.as_str(): {"$elemMatch": cond}},
+                    ));
+                    out.insert("$and", and);
+                    continue;
+                }
                 Filter::StartsWith(p, prefix) => {
                     let pattern = format!("^{}", escape_regex(prefix));
                     (p, "$regex", Bson::String(pattern))

@@ -58,6 +58,12 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
     let computed = d.computed.as_ref().map(related::computed);
     let subset = d.subset.as_ref().map(related::subset);
     let (references, listed) = related::references(d);
+    let attributes = (!d.attributes.is_empty()).then(|| {
+        let fields = d.attributes.iter().map(|(k, span)| {
+            quote_spanned!(*span=> ::pattern_core::document::attributes_field(Self::#k))
+        });
+        quote!(const ATTRIBUTES: &'static [&'static str] = &[#(#fields),*];)
+    });
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -77,6 +83,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             #computed
             #subset
             #references
+            #attributes
         }
 
         #listed

@@ -41,6 +41,8 @@ struct Read<'a> {
     untyped: bool,
     /// `#[document(reference)]`: the key's span.
     reference: Option<Span>,
+    /// `#[document(attributes)]`: the key's span.
+    attributes: Option<Span>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
@@ -297,7 +299,12 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
                 ),
             );
         }
-        let (keywords, approximate, reference) = field_attrs(cx, &f.attrs);
+        let FieldAttrs {
+            keywords,
+            approximate,
+            reference,
+            attributes,
+        } = field_attrs(cx, &f.attrs);
         Read {
             typed: Typed {
                 konst: const_name(ident),
@@ -311,6 +318,7 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
             approximate,
             untyped,
             reference,
+            attributes,
         }
     });
     Some(read.collect())
@@ -360,25 +368,44 @@ fn const_name(ident: &Ident) -> Ident {
 
 /// The field's `#[document(keywords)]` or `#[document(keywords(lowercase))]`, and its
 /// `#[document(approximate(every = N))]`.
-type FieldAttrs = (Option<Normalize>, Option<(u32, Span)>, Option<Span>);
+/// A field's keys.
+struct FieldAttrs {
+    keywords: Option<Normalize>,
+    approximate: Option<(u32, Span)>,
+    reference: Option<Span>,
+    attributes: Option<Span>,
+}
 
 fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
     let mut slot = Slot::default();
     let mut approximate = Slot::default();
     let mut reference = Slot::default();
+    let mut attributes = Slot::default();
     attr::each_key(cx, attrs, ATTR, |meta| {
+        let span = meta.path.span();
         if meta.path.is_ident("keywords") {
             slot.parse(cx, meta, keywords_options)
         } else if meta.path.is_ident("approximate") {
             approximate.parse(cx, meta, approximate_options)
         } else if meta.path.is_ident("reference") {
-            let span = meta.path.span();
             reference.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("attributes") {
+            attributes.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else {
-            attr::unknown(cx, meta, ATTR, &["keywords", "approximate", "reference"])
+            attr::unknown(
+                cx,
+                meta,
+                ATTR,
+                &["keywords", "approximate", "reference", "attributes"],
+            )
         }
     });
-    (slot.get(), approximate.get(), reference.get())
+    FieldAttrs {
+        keywords: slot.get(),
+        approximate: approximate.get(),
+        reference: reference.get(),
+        attributes: attributes.get(),
+    }
 }
 
 /// `keywords` or `keywords(lowercase)`.
@@ -483,6 +510,31 @@ fn check<'a>(
         .filter(|r| r.stored)
         .filter_map(|r| Some((r.typed.konst.clone(), r.typed.ty, r.reference?)))
         .collect();
+    for r in &fields {
+        let Some(span) = r.attributes else { continue };
+        let clash = [
+            (r.typed.bson == "_id", "the `_id` cannot hold attributes"),
+            (
+                !r.stored,
+                "an attributes field must be stored: remove #[serde(skip)]",
+            ),
+            (
+                r.keywords.is_some(),
+                "a field holds keywords or attributes, not both",
+            ),
+            (
+                r.reference.is_some(),
+                "a field holds a reference or attributes, not both",
+            ),
+        ];
+        for (_, message) in clash.iter().filter(|(bad, _)| *bad) {
+            cx.error_at(span, *message);
+        }
+    }
+    let attributes = (fields.iter())
+        .filter(|r| r.stored && r.typed.bson != "_id")
+        .filter_map(|r| Some((r.typed.konst.clone(), r.attributes?)))
+        .collect();
     let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
     Some(Doc {
         ident: &input.ident,
@@ -503,6 +555,7 @@ fn check<'a>(
         references,
         referenced_by: Vec::new(),
         propagation: None,
+        attributes,
     })
 }
 
