@@ -175,7 +175,7 @@ async fn every_related_document_matches_a_model(store: AnyStore) {
             1 => {
                 let d = pick(dirs, r).unwrap();
                 let name = format!("director {d} v{step}");
-                if r % 2 == 0 {
+                if r.is_multiple_of(2) {
                     Director::update_one(
                         &store,
                         Director::ID.eq(d),
@@ -186,7 +186,7 @@ async fn every_related_document_matches_a_model(store: AnyStore) {
                     m.directors.get_mut(&d).unwrap().0 = name;
                 } else {
                     let born = 1900 + (r % 90) as i32;
-                    let name = if r % 3 == 0 {
+                    let name = if r.is_multiple_of(3) {
                         name
                     } else {
                         m.directors[&d].0.clone()
@@ -217,7 +217,7 @@ async fn every_related_document_matches_a_model(store: AnyStore) {
             // A film created, its copy filled from the source; or repointed.
             3 => {
                 let d = pick(dirs, r).unwrap();
-                match pick(films.clone(), r / 7).filter(|_| r % 3 == 0) {
+                match pick(films.clone(), r / 7).filter(|_| r.is_multiple_of(3)) {
                     Some(f) => {
                         Film::update_one(
                             &store,
