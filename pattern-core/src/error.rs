@@ -238,6 +238,34 @@ pub enum Error {
         by: Box<ReferencedBy>,
     },
 
+    /// A stored document of a polymorphic collection (`#[derive(Document)]` on an enum) whose
+    /// discriminator is missing or names no variant this program knows: written by another
+    /// tool or a newer build. It was not decoded (never as a wrong variant); a find can skip
+    /// such documents instead (`Find::skip_unknown_variants`), and `verify_variants` lists
+    /// them.
+    #[error("document {id} in collection `{collection}` has {}: not one of this program's variants", match &variant.value { Some(v) => format!("`{}: {v}`", variant.field), None => format!("no `{}`", variant.field) })]
+    UnknownVariant {
+        /// The collection.
+        collection: String,
+        /// The `_id` of the document, as relaxed Extended JSON.
+        id: String,
+        /// The discriminator field and the value found (boxed: errors stay small).
+        variant: Box<StoredVariant>,
+    },
+
+    /// A write of one variant over a stored document of another (the same `_id`): a save of
+    /// a polymorphic type never changes a document's variant by accident. Nothing was
+    /// written; change it explicitly (the enum's `change_variant`).
+    #[error("document {id} in collection `{collection}` is a `{}`, not the `{}` written: change its variant explicitly (`change_variant`)", variant.stored, variant.written)]
+    OtherVariant {
+        /// The collection.
+        collection: String,
+        /// The `_id` of the document, as relaxed Extended JSON.
+        id: String,
+        /// The variant stored and the one written (boxed: errors stay small).
+        variant: Box<VariantChange>,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {
@@ -304,6 +332,25 @@ pub struct ReferencedBy {
     pub field: String,
     /// The `_id` of one referencing document, as relaxed Extended JSON.
     pub example: String,
+}
+
+/// The discriminator [`Error::UnknownVariant`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredVariant {
+    /// The discriminator field (`kind`).
+    pub field: String,
+    /// Its value, as relaxed Extended JSON for a value that is not a string; `None`: the
+    /// document has no such field.
+    pub value: Option<String>,
+}
+
+/// The variants of [`Error::OtherVariant`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantChange {
+    /// The stored document's discriminator value.
+    pub stored: String,
+    /// The written document's.
+    pub written: String,
 }
 
 /// What [`Error::SourceNotFound`] did not find.

@@ -43,7 +43,7 @@ mod validator;
 // the layouts as data in [`spec`].
 pub use bucket::{Bucket, Counts, Page};
 pub use document::{Document, Reference};
-pub use error::{Error, Missing, ReferencedBy, Result};
+pub use error::{Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
 pub use store::AnyStore;

@@ -35,6 +35,14 @@ const RULES: [(&str, RenameRule); 8] = [
 ];
 
 impl RenameRule {
+    /// The rule's name in `#[serde(rename_all = "...")]`.
+    pub(crate) fn serde_name(self) -> &'static str {
+        RULES
+            .iter()
+            .find(|(_, r)| *r == self)
+            .map_or("", |(n, _)| n)
+    }
+
     /// The name of a field written in snake_case, as serde renames it.
     pub(crate) fn apply_to_field(self, field: &str) -> String {
         match self {

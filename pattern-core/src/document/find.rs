@@ -26,6 +26,9 @@ pub struct Find<D> {
     projection: Vec<Path>,
     sort: Vec<(Path, i32)>,
     limit: Option<i64>,
+    /// Leave out documents of a polymorphic collection whose discriminator is unknown or
+    /// missing, rather than fail on them.
+    skip_unknown: bool,
     /// The filter and options as sent, kept for [`Find::stream`]'s cursor to borrow.
     sent: std::sync::OnceLock<Result<(crate::store::query::Filter, FindOptions), String>>,
 }
@@ -38,6 +41,7 @@ impl<D: Document> Find<D> {
             projection: Vec::new(),
             sort: Vec::new(),
             limit: None,
+            skip_unknown: false,
             sent: std::sync::OnceLock::new(),
         }
     }
@@ -58,6 +62,15 @@ impl<D: Document> Find<D> {
     /// Sorts by `field`, descending (after the sort keys given before).
     pub fn descending<T>(mut self, field: Field<D, T>) -> Self {
         self.sort.push((field.name().into(), -1));
+        self
+    }
+
+    /// Leaves out the documents whose discriminator is missing or names no variant (a
+    /// polymorphic enum's find; by default each is
+    /// [`Error::UnknownVariant`](crate::Error::UnknownVariant)). They still count towards
+    /// [`Find::limit`]: the store returns them and this find drops them.
+    pub fn skip_unknown_variants(mut self) -> Self {
+        self.skip_unknown = true;
         self
     }
 
@@ -101,9 +114,10 @@ impl<D: Document> Find<D> {
         D: 'a,
     {
         use futures::{stream, StreamExt};
+        let skip = self.skip_unknown;
         let sent = self.sent.get_or_init(|| {
             (self.filter.to_query())
-                .map(|f| (f, self.options()))
+                .map(|f| (super::polymorphic::scope::<D>(f), self.options()))
                 .map_err(|e| e.to_string())
         });
         stream::once(async move {
@@ -115,11 +129,18 @@ impl<D: Document> Find<D> {
             Err(e) => stream::once(async move { Err(e) }).left_stream(),
             Ok((filter, opts)) => store
                 .scan(D::COLLECTION, filter, opts, STREAM_BATCH)
-                .map(|raw| {
-                    let doc = raw?.to_document().map_err(|e| {
-                        crate::Error::decode(D::COLLECTION, None, format!("not BSON: {e}"))
-                    })?;
-                    super::decode_stored::<D>(doc).map(|(d, _)| d)
+                .filter_map(move |raw| {
+                    let doc = raw.and_then(|raw| {
+                        raw.to_document().map_err(|e| {
+                            crate::Error::decode(D::COLLECTION, None, format!("not BSON: {e}"))
+                        })
+                    });
+                    let out = match doc {
+                        Ok(d) if skip && super::polymorphic::is_unknown::<D>(&d) => None,
+                        Ok(d) => Some(super::decode_stored::<D>(d).map(|(d, _)| d)),
+                        Err(e) => Some(Err(e)),
+                    };
+                    std::future::ready(out)
                 })
                 .right_stream(),
         })
@@ -157,10 +178,13 @@ impl<D: Document> Find<D> {
     /// The documents as found, cut to the projection (a store may return more fields than
     /// asked: the in-memory store does).
     async fn documents<S: Store>(&self, store: &S) -> Result<Vec<BsonDocument>> {
-        let filter = self.filter.to_query()?;
+        let filter = super::polymorphic::scope::<D>(self.filter.to_query()?);
         let opts = self.options();
         ensure_indexes::<D, S>(store).await?;
-        let found = store.find(D::COLLECTION, &filter, &opts).await?;
+        let mut found = store.find(D::COLLECTION, &filter, &opts).await?;
+        if self.skip_unknown {
+            found.retain(|d| !super::polymorphic::is_unknown::<D>(d));
+        }
         if self.projection.is_empty() {
             return Ok(found);
         }

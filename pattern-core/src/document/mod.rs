@@ -29,6 +29,7 @@ mod computed;
 mod find;
 mod history;
 mod linked;
+mod polymorphic;
 mod reference;
 mod subset;
 mod sweep;
@@ -46,6 +47,10 @@ pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
     REVISED_AT, REVISION,
 };
+pub use polymorphic::{
+    change_variant, verify_variants, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
+    VARIANTS_VERIFY,
+};
 pub use reference::{
     copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,
     reference_field, referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated,
@@ -56,7 +61,7 @@ pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
-pub use typed::{Array, Field, Filter, Numeric, Update};
+pub use typed::{same_field, Array, Field, Filter, Numeric, Update};
 pub use versions::{Hop, UpgradeFrom, Upgrading, Versioning};
 
 /// The `comment` of a keyword search (a collection-wide read: on a collection sharded by
@@ -89,6 +94,15 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// Its attributes fields (`#[document(attributes)]`, of type [`Attributes`]): each with
     /// the compound index `{field.k: 1, field.v: 1}`.
     const ATTRIBUTES: &'static [&'static str] = &[];
+    /// Its indexed fields (`#[document(index)]`): each with the index `{field: 1}` (on a
+    /// variant's type, partial on its variant).
+    const INDEXED: &'static [&'static str] = &[];
+    /// Its part in a polymorphic collection (`#[derive(Document)]` on a serde internally
+    /// tagged enum, and `#[document(variant_of = ...)]` on each variant's type). `None`: every
+    /// document of the collection is of this type.
+    const POLYMORPHIC: Option<Polymorphic> = None;
+    /// A variant's type: its stored fields, what the enum's validator checks of them.
+    const STORED: &'static [StoredField] = &[];
     /// Its approximate counters (`#[document(approximate(every = N))]`): written once every
     /// `N` increments ([`increment`], [`flush`]).
     const APPROXIMATE: &'static [Approximate] = &[];
@@ -117,19 +131,32 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     fn upgrade(from: u32, doc: BsonDocument) -> Result<Self> {
         Err(Upgrading::<Self>::new(from, doc).unknown())
     }
+    /// A polymorphic enum: the indexes its variants' types declare, each partial on its
+    /// variant (the derive generates it; the enum's writes ensure them).
+    fn variant_indexes() -> Vec<IndexSpec> {
+        Vec::new()
+    }
 }
 
-/// The indexes of `D`'s collection: one multikey index `{field: 1}` per keyword array, named
-/// as MongoDB names it by default (`<field>_1`).
+/// The indexes of `D`'s collection: one multikey index `{field: 1}` per keyword array and per
+/// indexed field, named as MongoDB names it by default (`<field>_1`), the compound index of
+/// each attributes field; on a variant's type each partial on its variant (and named for it);
+/// on a polymorphic enum, its variants' too.
 pub fn indexes<D: Document>() -> Vec<IndexSpec> {
-    (D::KEYWORDS.iter())
-        .map(|k| IndexSpec {
-            name: format!("{}_1", k.field),
-            keys: vec![(k.field.to_owned(), 1)],
+    let single = (D::KEYWORDS.iter().map(|k| k.field))
+        .chain(D::INDEXED.iter().copied())
+        .map(|field| IndexSpec {
+            name: format!("{field}_1"),
+            keys: vec![(field.to_owned(), 1)],
             unique: false,
             partial: None,
-        })
-        .collect()
+        });
+    let attributes = D::ATTRIBUTES.iter().map(|f| attributes::index(f));
+    let mut out: Vec<IndexSpec> = (single.chain(attributes))
+        .map(polymorphic::partial::<D>)
+        .collect();
+    out.extend(D::variant_indexes());
+    out
 }
 
 /// The index of `D`'s history collection (`#[document(history = ...)]`): `{id: 1, revision:
@@ -169,6 +196,9 @@ pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
             .property(REVISION, Schema::of(&[BsonType::Long]).range(Some(0), None))
             .property(REVISED_AT, Schema::of(&[BsonType::Date]));
     }
+    if let Some(Polymorphic::Enum { field, variants }) = D::POLYMORPHIC {
+        main = polymorphic::schema(field, variants, main);
+    }
     let mut out = vec![(D::COLLECTION, main)];
     if let Some(h) = D::HISTORY {
         let record = Schema::object()
@@ -203,7 +233,9 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
         && D::COMPUTED.is_none()
         && D::SUBSET.is_none()
         && D::REFERENCES.is_empty()
-        && D::ATTRIBUTES.is_empty();
+        && D::ATTRIBUTES.is_empty()
+        && D::INDEXED.is_empty()
+        && !matches!(D::POLYMORPHIC, Some(Polymorphic::Enum { .. }));
     // By type: two types over one collection may have other keywords or histories.
     let me = std::any::type_name::<D>();
     if none || lock(ensured).iter().any(|c| c == me) {
@@ -224,11 +256,6 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     }
     for index in D::SUBSET.iter().flat_map(subset::indexes) {
         store.create_index(D::COLLECTION, &index).await?;
-    }
-    for field in D::ATTRIBUTES {
-        store
-            .create_index(D::COLLECTION, &attributes::index(field))
-            .await?;
     }
     for r in D::REFERENCES {
         store
@@ -295,6 +322,7 @@ pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
     if let Some(v) = D::VERSIONING {
         out.insert(v.field, Bson::Int32(v.current as i32));
     }
+    polymorphic::stamp::<D>(&mut out);
     Ok(out)
 }
 
@@ -319,6 +347,7 @@ fn strip_kept<D: Document>(doc: &mut BsonDocument) {
 /// the older version it was upgraded from. [`Error::NewerVersion`] for a version this build
 /// does not know.
 pub(crate) fn decode_stored<D: Document>(mut doc: BsonDocument) -> Result<(D, Option<u32>)> {
+    polymorphic::check_stored::<D>(&mut doc)?;
     let stored = versions::classify::<D>(&doc)?;
     strip_kept::<D>(&mut doc);
     match stored {
@@ -404,11 +433,18 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     if linked::applies::<D>() {
         return linked::save::<D, S>(store, id, doc).await;
     }
-    let by_id = query::Filter::Eq("_id".into(), id.clone());
     let Some(v) = D::VERSIONING else {
-        store.replace_one(D::COLLECTION, &by_id, doc, true).await?;
-        return Ok(());
+        let variant = polymorphic::written::<D>(&doc);
+        let filter = polymorphic::save_filter(&id, variant.as_ref());
+        return match store.replace_one(D::COLLECTION, &filter, doc, true).await {
+            Ok(_) => Ok(()),
+            Err(e @ Error::DuplicateKey { .. }) => {
+                Err(polymorphic::other_variant::<D, S>(store, &id, variant, e).await?)
+            }
+            Err(e) => Err(e),
+        };
     };
+    let by_id = query::Filter::Eq("_id".into(), id.clone());
     let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);
     match store.replace_one(D::COLLECTION, &filter, doc, true).await {
         Ok(_) => Ok(()),
@@ -448,7 +484,12 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    match find_by_id(store, D::COLLECTION, &id_bson(id)?).await? {
+    let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
         Some(d) => read_stored::<D, S>(store, d).await.map(Some),
         None => Ok(None),
     }
@@ -475,7 +516,7 @@ pub async fn update_one<D: Document, S: Store>(
     filter: Filter<D>,
     update: Update<D>,
 ) -> Result<bool> {
-    let filter = filter.to_query()?;
+    let filter = polymorphic::scope::<D>(filter.to_query()?);
     let update = update.into_query()?;
     ensure_indexes::<D, S>(store).await?;
     if let Some(h) = D::HISTORY {
@@ -540,7 +581,7 @@ where
     match D::HISTORY {
         Some(h) => history::delete::<D, S>(store, h, id, None).await,
         None => {
-            let by_id = query::Filter::Eq("_id".into(), id);
+            let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id));
             Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
         }
     }

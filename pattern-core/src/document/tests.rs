@@ -11,7 +11,7 @@ struct Checkout {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Book {
+pub(crate) struct Book {
     #[serde(rename = "_id")]
     id: i64,
     title: String,

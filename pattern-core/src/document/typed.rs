@@ -75,6 +75,35 @@ impl<D, T> Field<D, T> {
     }
 }
 
+impl<D, T> Field<D, T> {
+    /// The same stored field as a path of the document type `E`: a polymorphic enum's path for
+    /// a field its variants share (the derive builds it from the first variant's and checks
+    /// the others' with [`same_field`]).
+    pub const fn shared<E>(self) -> Field<E, T> {
+        Field {
+            name: self.name,
+            encode: self.encode,
+            numeric: self.numeric,
+            of: PhantomData,
+        }
+    }
+}
+
+/// A compile-time check the polymorphic derive makes: two variants' paths of a shared field
+/// (the same `T` by their types) store it under the same name.
+pub const fn same_field<A, B, T>(a: Field<A, T>, b: Field<B, T>) {
+    let (x, y) = (a.name.as_bytes(), b.name.as_bytes());
+    let mut same = x.len() == y.len();
+    let mut i = 0;
+    while same && i < x.len() {
+        same = x[i] == y[i];
+        i += 1;
+    }
+    if !same {
+        panic!("a shared field is stored under different names in two variants");
+    }
+}
+
 impl<D> Field<D, Decimal> {
     /// A `Decimal` amount stored as a Decimal128 (`#[serde(with = "money::decimal128")]`, or
     /// `serialize_with = "money::decimal128::serialize"` beside `money::any_form`): values

@@ -3,6 +3,7 @@
 
 mod expand;
 mod parse;
+mod polymorphic;
 #[cfg(test)]
 mod tests;
 
@@ -39,6 +40,13 @@ pub(crate) struct Doc<'a> {
     pub propagation: Option<(u32, bool)>,
     /// `#[document(attributes)]` fields: the typed path's constant and the key's span.
     pub attributes: Vec<(Ident, proc_macro2::Span)>,
+    /// `#[document(index)]` fields: their BSON names.
+    pub indexed: Vec<String>,
+    /// Every stored field: its BSON name, whether every document has it, its BSON types
+    /// (`pattern_core::spec::BsonType` variants; empty: any). A variant's `STORED`.
+    pub shape: Vec<(String, bool, &'static [&'static str])>,
+    /// `variant_of = Product`: this struct is a variant of a polymorphic enum.
+    pub variant_of: Option<syn::Path>,
 }
 
 /// What `#[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order =
@@ -109,6 +117,9 @@ impl Normalize {
 /// The derive's output: the impls, or the errors and a fallback (an impl, the typed paths that
 /// could be read and stubs of the methods).
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    if let syn::Data::Enum(_) = input.data {
+        return polymorphic::derive(input);
+    }
     crate::codegen::or_fallback(
         parse::parse(input).map(|model| expand::expand(&model)),
         || {

@@ -22,6 +22,7 @@ mod decimals;
 mod fixtures;
 mod history;
 mod keywords;
+mod polymorphic;
 mod reference;
 mod related_oracle;
 mod subset;

@@ -2,8 +2,8 @@
 //! document, and how the in-memory store evaluates it.
 //!
 //! Only these keywords: `bsonType` (one type or several), `required`, `properties`,
-//! `minimum`, `maximum`, `maxItems` and `items` (one schema for every element). Each means
-//! what it means on MongoDB:
+//! `minimum`, `maximum`, `maxItems`, `items` (one schema for every element), `enum` (strings)
+//! and `oneOf` (a polymorphic collection's variants). Each means what it means on MongoDB:
 //! - `bsonType: "number"` takes the four number types, `"int"` only Int32, `"long"` only
 //!   Int64; the type is the value's own (an array is an `"array"`, never its elements);
 //! - `minimum`/`maximum` compare numbers across types, exactly (Int64 against Double without
@@ -12,7 +12,9 @@
 //!   Decimal128 or a NaN pass them: [`guide::test_server`](crate::guide::test_server), T10);
 //! - `maxItems` and `items` look at arrays only, other values pass;
 //! - a field the object lacks passes its `properties` schema; only `required` refuses it
-//!   (a field holding null is present).
+//!   (a field holding null is present);
+//! - `enum` takes a value equal to one of its strings; `oneOf` a value that passes exactly one
+//!   of its schemas.
 
 use std::cmp::Ordering;
 
@@ -39,6 +41,10 @@ pub struct Schema {
     pub max_items: Option<u64>,
     /// `items`: every element of an array matches this schema.
     pub items: Option<Box<Schema>>,
+    /// `enum`: the value is one of these strings. Empty: any value.
+    pub one_of_values: Vec<String>,
+    /// `oneOf`: the value passes exactly one of these schemas. Empty: no such condition.
+    pub one_of: Vec<Schema>,
 }
 
 impl Schema {
@@ -86,6 +92,18 @@ impl Schema {
         self
     }
 
+    /// Sets `enum`: the value is one of `values`.
+    pub fn values(mut self, values: &[&str]) -> Self {
+        self.one_of_values = values.iter().map(|v| (*v).to_owned()).collect();
+        self
+    }
+
+    /// Sets `oneOf`: the value passes exactly one of `schemas`.
+    pub fn one_of(mut self, schemas: Vec<Schema>) -> Self {
+        self.one_of = schemas;
+        self
+    }
+
     /// MongoDB's `$jsonSchema` document: the keywords in the order above, `bsonType` a string
     /// for one type and an array for several, numbers as Int32 where they fit.
     pub fn to_document(&self) -> Document {
@@ -125,6 +143,13 @@ impl Schema {
         if let Some(items) = &self.items {
             d.insert("items", items.to_document());
         }
+        if !self.one_of_values.is_empty() {
+            d.insert("enum", self.one_of_values.clone());
+        }
+        if !self.one_of.is_empty() {
+            let all = self.one_of.iter().map(|s| Bson::Document(s.to_document()));
+            d.insert("oneOf", Bson::Array(all.collect()));
+        }
         d
     }
 
@@ -141,6 +166,16 @@ impl Schema {
             let is = BsonType::of(value).map_or("a deprecated type", BsonType::alias);
             return Err(format!("{} is {is}, not {}", name(path), want.join(" or ")));
         }
+        if !self.one_of_values.is_empty()
+            && !matches!(value, Bson::String(s) if self.one_of_values.contains(s))
+        {
+            let want = self.one_of_values.join(", ");
+            return Err(format!("{} is {value}, not one of {want}", name(path)));
+        }
+        if !self.one_of.is_empty() && !matches!(value, Bson::Document(_)) {
+            // A document's `oneOf` is checked with its fields (`check_object`).
+            self.check_one_of(path, |s| s.check(path, value))?;
+        }
         match value {
             Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => {
                 self.check_number(path, value)
@@ -148,6 +183,28 @@ impl Schema {
             Bson::Array(a) => self.check_array(path, a),
             Bson::Document(d) => self.check_object(path, d),
             _ => Ok(()),
+        }
+    }
+
+    /// `oneOf`: exactly one of the schemas passes (`check` runs one on the value).
+    fn check_one_of(
+        &self,
+        path: &str,
+        check: impl Fn(&Schema) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let results: Vec<Result<(), String>> = self.one_of.iter().map(check).collect();
+        match results.iter().filter(|r| r.is_ok()).count() {
+            1 => Ok(()),
+            0 => {
+                // The failure that names what is wrong: a variant's own (the one that takes
+                // the value's discriminator) rather than another's `enum`.
+                let why: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+                let why = (why.iter().find(|w| !w.contains("not one of")))
+                    .or(why.first())
+                    .map_or(String::new(), |w| (*w).clone());
+                Err(format!("{} passes none of oneOf: {why}", name(path)))
+            }
+            n => Err(format!("{} passes {n} of oneOf, not one", name(path))),
         }
     }
 
@@ -198,7 +255,30 @@ impl Schema {
                 schema.check(&join(path, field), v)?;
             }
         }
+        if !self.one_of.is_empty() {
+            self.check_one_of(path, |s| s.check_document(path, d))?;
+        }
         Ok(())
+    }
+
+    /// `check` of a document value (without wrapping it in a `Bson`).
+    fn check_document(&self, path: &str, d: &Document) -> Result<(), String> {
+        if !self.bson_type.is_empty() && !self.bson_type.contains(&BsonType::Object) {
+            let want: Vec<&str> = self.bson_type.iter().map(|t| t.alias()).collect();
+            return Err(format!(
+                "{} is object, not {}",
+                name(path),
+                want.join(" or ")
+            ));
+        }
+        if !self.one_of_values.is_empty() {
+            return Err(format!(
+                "{} is a document, not one of {}",
+                name(path),
+                self.one_of_values.join(", ")
+            ));
+        }
+        self.check_object(path, d)
     }
 }
 

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// Which optional parts the type declares (the methods of a part it lacks are not generated).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct Has {
     pub versions: bool,
     pub history: bool,

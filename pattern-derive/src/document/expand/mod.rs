@@ -64,6 +64,14 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         });
         quote!(const ATTRIBUTES: &'static [&'static str] = &[#(#fields),*];)
     });
+    let indexed = &d.indexed;
+    let indexed = (!indexed.is_empty())
+        .then(|| quote!(const INDEXED: &'static [&'static str] = &[#(#indexed),*];));
+    let (collection, variant) = match &d.variant_of {
+        None => (quote!(#collection), None),
+        Some(of) => variant_items(ident, of, &d.shape),
+    };
+    let (variant, listed_by) = variant.unzip();
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -84,9 +92,12 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             #subset
             #references
             #attributes
+            #indexed
+            #variant
         }
 
         #listed
+        #listed_by
 
         #[automatically_derived]
         impl #ident {
@@ -95,6 +106,42 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             #(#counters)*
         }
     }
+}
+
+/// A variant of a polymorphic enum (`variant_of = Product`): its collection (the enum's), its
+/// `POLYMORPHIC` and `STORED`, and the check that the enum lists it as a variant.
+fn variant_items(
+    ident: &Ident,
+    of: &syn::Path,
+    shape: &[(String, bool, &'static [&'static str])],
+) -> (TokenStream, Option<(TokenStream, TokenStream)>) {
+    let module = quote!(::pattern_core::document);
+    let variant = quote_spanned!(of.span()=> <#ident as #module::Variant>);
+    let collection = quote!(<#variant::Of as #module::Document>::COLLECTION);
+    let stored = shape.iter().map(|(name, required, types)| {
+        let types = types.iter().map(|t| Ident::new(t, Span::call_site()));
+        quote!(#module::StoredField {
+            name: #name,
+            required: #required,
+            types: &[#(::pattern_core::spec::BsonType::#types),*],
+        })
+    });
+    let items = quote! {
+        const POLYMORPHIC: ::core::option::Option<#module::Polymorphic> =
+            ::core::option::Option::Some(#module::Polymorphic::Variant {
+                field: #variant::FIELD,
+                value: #variant::VALUE,
+            });
+        const STORED: &'static [#module::StoredField] = &[#(#stored),*];
+    };
+    // `variant_of` names the enum that lists this type.
+    let check = quote_spanned! {of.span()=>
+        const _: fn() = || {
+            fn listed_by<__PatternV: #module::Variant<Of = #of>>() {}
+            listed_by::<#ident>();
+        };
+    };
+    (collection, Some((items, check)))
 }
 
 /// `pub const AVAILABLE: Field<Self, i32> = Field::new("available");` per field.
@@ -136,6 +183,32 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
             }
         })
         .collect()
+}
+
+/// A polymorphic enum's methods (those of every type: no optional part), and the names of
+/// those that write.
+pub(crate) fn methods_of(id_ty: &TokenStream) -> (Vec<TokenStream>, Vec<String>) {
+    methods(Some(id_ty), Has::default())
+}
+
+/// A polymorphic enum's method stubs beside its attribute errors.
+pub(crate) fn enum_stubs() -> Vec<TokenStream> {
+    let mut stubs = methods(None, Has::default()).0;
+    stubs.push(quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables)]
+        pub async fn change_variant<__PatternS>(&self, store: &__PatternS) -> ::pattern_core::Result<bool> {
+            ::core::unreachable!()
+        }
+    });
+    stubs.push(quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables)]
+        pub async fn verify_variants<__PatternS>(store: &__PatternS) -> ::pattern_core::Result<::std::vec::Vec<::pattern_core::document::Undecodable>> {
+            ::core::unreachable!()
+        }
+    });
+    stubs
 }
 
 /// The code emitted beside errors: an impl of `Document` with a placeholder id, the typed

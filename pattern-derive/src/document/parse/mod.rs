@@ -43,15 +43,34 @@ struct Read<'a> {
     reference: Option<Span>,
     /// `#[document(attributes)]`: the key's span.
     attributes: Option<Span>,
+    /// `#[document(index)]`: the key's span.
+    index: Option<Span>,
+    /// Every document has it (not an `Option`, no `#[serde(default)]`, not skipped when
+    /// empty): what a polymorphic enum's validator requires of a variant.
+    required: bool,
+    /// The BSON types its Rust type says it holds (empty: it does not say).
+    types: &'static [&'static str],
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     let cx = Ctxt::new();
     let c = container(&cx, input);
     let fields = fields(&cx, input);
-    let collection = c
-        .collection
-        .required(&cx, &input.ident, "#[document(collection = \"...\")]");
+    let variant_of = c.variant_of.get();
+    let collection = match &variant_of {
+        None => c
+            .collection
+            .required(&cx, &input.ident, "#[document(collection = \"...\")]"),
+        Some(_) => {
+            if let Some(name) = c.collection.get() {
+                cx.error_at(
+                    name.span.unwrap_or_else(Span::call_site),
+                    "a variant's documents live in its enum's collection: remove `collection`",
+                );
+            }
+            Some(crate::names::Name::default(""))
+        }
+    };
     let versioning = versioning(
         &cx,
         input,
@@ -75,6 +94,24 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     }
     let computed = c.computed.get();
     let subset = c.subset.get();
+    if variant_of.is_some() {
+        let unsupported = [
+            (versioning.is_some(), "version"),
+            (history.is_some(), "history"),
+            (computed.is_some(), "computed"),
+            (subset.is_some(), "subset"),
+            (referenced_by.is_some(), "referenced_by"),
+        ];
+        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
+            cx.error_spanned_by(
+                &input.ident,
+                format!(
+                    "`{key}` cannot be combined with `variant_of` yet: a polymorphic collection's \
+                     variants support keywords, attributes and indexes"
+                ),
+            );
+        }
+    }
     let related = [
         computed.as_ref().map(|c| ("computed", c.1)),
         subset.as_ref().map(|s| ("subset", s.1)),
@@ -124,6 +161,19 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
             }
         }
         references::field_checks(&cx, &fields, versioning.is_some() || history.is_some());
+        if variant_of.is_some() {
+            let spans = fields.iter().flat_map(|r| {
+                let approximate = r.approximate.map(|(_, s)| ("approximate", s));
+                let reference = r.reference.map(|s| ("reference", s));
+                approximate.into_iter().chain(reference)
+            });
+            for (key, span) in spans {
+                cx.error_at(
+                    span,
+                    format!("`{key}` is not supported on a variant of a polymorphic collection yet"),
+                );
+            }
+        }
         if history.is_some() {
             for (_, span) in fields.iter().filter_map(|r| r.approximate) {
                 cx.error_at(
@@ -143,6 +193,7 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     model.history = history.map(|h| h.value);
     model.referenced_by = referenced_by.map(|(r, _)| r).unwrap_or_default();
     model.propagation = propagation;
+    model.variant_of = variant_of;
     Ok(model)
 }
 
@@ -161,6 +212,7 @@ struct Container {
     referenced_by: Slot<references::ReferencedBy>,
     fan_out: Slot<(u32, Span)>,
     deferred: Slot<Span>,
+    variant_of: Slot<syn::Path>,
 }
 
 /// The typed paths the fallback emits beside `parse`'s errors (the fields read again, their
@@ -221,6 +273,10 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
             let span = meta.path.span();
             c.deferred
                 .parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("variant_of") {
+            // #[document(variant_of = Product)]
+            c.variant_of
+                .parse(cx, meta, |_, m| Ok(Some(m.value()?.parse::<syn::Path>()?)))
         } else if meta.path.is_ident("reference") {
             cx.syn_error(meta.error(
                 "`reference` goes on a field: #[document(reference)] above a field holding a \
@@ -250,6 +306,7 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
                     "referenced_by",
                     "fan_out",
                     "deferred",
+                    "variant_of",
                 ],
             )
         }
@@ -304,7 +361,11 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
             approximate,
             reference,
             attributes,
+            index,
         } = field_attrs(cx, &f.attrs);
+        let optional = !serde_names::serde_keys(&f.attrs, &["default", "skip_serializing_if"])
+            .is_empty()
+            || is_option(&f.ty);
         Read {
             typed: Typed {
                 konst: const_name(ident),
@@ -319,6 +380,9 @@ fn fields<'a>(cx: &Ctxt, input: &'a DeriveInput) -> Option<Vec<Read<'a>>> {
             untyped,
             reference,
             attributes,
+            index,
+            required: !optional,
+            types: crate::bson_type::bson_types(&f.ty, serde_names::serialized_as_is(&f.attrs)),
         }
     });
     Some(read.collect())
@@ -374,6 +438,7 @@ struct FieldAttrs {
     approximate: Option<(u32, Span)>,
     reference: Option<Span>,
     attributes: Option<Span>,
+    index: Option<Span>,
 }
 
 fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
@@ -381,6 +446,7 @@ fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
     let mut approximate = Slot::default();
     let mut reference = Slot::default();
     let mut attributes = Slot::default();
+    let mut index = Slot::default();
     attr::each_key(cx, attrs, ATTR, |meta| {
         let span = meta.path.span();
         if meta.path.is_ident("keywords") {
@@ -391,12 +457,20 @@ fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
             reference.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else if meta.path.is_ident("attributes") {
             attributes.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("index") {
+            index.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else {
             attr::unknown(
                 cx,
                 meta,
                 ATTR,
-                &["keywords", "approximate", "reference", "attributes"],
+                &[
+                    "keywords",
+                    "approximate",
+                    "reference",
+                    "attributes",
+                    "index",
+                ],
             )
         }
     });
@@ -405,7 +479,14 @@ fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
         approximate: approximate.get(),
         reference: reference.get(),
         attributes: attributes.get(),
+        index: index.get(),
     }
+}
+
+/// Whether `ty` is written `Option<...>` (a field serde may store as null).
+fn is_option(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option")
 }
 
 /// `keywords` or `keywords(lowercase)`.
@@ -535,6 +616,28 @@ fn check<'a>(
         .filter(|r| r.stored && r.typed.bson != "_id")
         .filter_map(|r| Some((r.typed.konst.clone(), r.attributes?)))
         .collect();
+    for r in fields.iter().filter(|r| r.index.is_some()) {
+        let span = r.index.unwrap_or_else(Span::call_site);
+        if r.typed.bson == "_id" {
+            cx.error_at(span, "the `_id` has its index already");
+        } else if !r.stored {
+            cx.error_at(
+                span,
+                "an indexed field must be stored: remove #[serde(skip)]",
+            );
+        } else if r.keywords.is_some() || r.attributes.is_some() {
+            cx.error_at(span, "a keywords or attributes field has its index already");
+        }
+    }
+    let indexed = (fields.iter())
+        .filter(|r| r.stored && r.typed.bson != "_id" && r.keywords.is_none())
+        .filter(|r| r.attributes.is_none())
+        .filter_map(|r| r.index.map(|_| r.typed.bson.clone()))
+        .collect();
+    let shape = (fields.iter())
+        .filter(|r| r.stored)
+        .map(|r| (r.typed.bson.clone(), r.required, r.types))
+        .collect();
     let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
     Some(Doc {
         ident: &input.ident,
@@ -556,6 +659,9 @@ fn check<'a>(
         referenced_by: Vec::new(),
         propagation: None,
         attributes,
+        indexed,
+        shape,
+        variant_of: None,
     })
 }
 

@@ -1,0 +1,316 @@
+//! Documents of many shapes in one collection (MongoDB's polymorphic pattern): a serde
+//! internally tagged enum (`#[serde(tag = "kind")]`) deriving `Document`, and one type per
+//! variant (a newtype variant's struct, or the struct the derive generates for a struct-like
+//! variant) deriving it with `variant_of`.
+//!
+//! What the library does with the discriminator, on both stores:
+//! - a variant type's every filter (`get`, `find`, `update_one`, `delete`, `save`) holds
+//!   `{kind: <value>}`, so another variant never comes back and a variant-only field is never
+//!   written into another variant's document; its writes stamp the value;
+//! - a save never changes a stored document's variant ([`Error::OtherVariant`]); the enum's
+//!   [`change_variant`] does, explicitly;
+//! - a stored document whose discriminator is missing or unknown is [`Error::UnknownVariant`]
+//!   (never decoded as a wrong variant), skipped by a find that asks
+//!   ([`Find::skip_unknown_variants`](super::Find::skip_unknown_variants)), listed by
+//!   [`verify_variants`];
+//! - an index declared on a variant type is partial on its variant; the enum's `$jsonSchema`
+//!   checks each variant's fields by discriminator (`oneOf`).
+
+use bson::{Bson, Document as BsonDocument};
+
+use super::{decode_stored, ensure_indexes, find_by_id, to_document, Document};
+use crate::codec::BsonType;
+use crate::error::{StoredVariant, VariantChange};
+use crate::store::query::{self, FindOptions, IndexSpec, Schema};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// How a document type takes part in a polymorphic collection ([`Document::POLYMORPHIC`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Polymorphic {
+    /// The enum over the variants: `field` tells them apart.
+    Enum {
+        /// The discriminator field (serde's `tag`).
+        field: &'static str,
+        /// Each variant: its discriminator value and its stored fields.
+        variants: &'static [VariantShape],
+    },
+    /// One variant's type: the documents whose `field` is `value`.
+    Variant {
+        /// The discriminator field.
+        field: &'static str,
+        /// This variant's value.
+        value: &'static str,
+    },
+}
+
+/// One variant of a polymorphic enum: its discriminator value and what its documents hold
+/// (what the enum's validator requires of them).
+#[derive(Clone, Copy, Debug)]
+pub struct VariantShape {
+    /// The discriminator value (the variant's serde name).
+    pub value: &'static str,
+    /// The variant's stored fields ([`Document::STORED`] of its type).
+    pub fields: &'static [StoredField],
+}
+
+/// A field of a variant's documents, as its validator checks it.
+#[derive(Clone, Copy, Debug)]
+pub struct StoredField {
+    /// The BSON name.
+    pub name: &'static str,
+    /// Every document of the variant has it (not an `Option`, not `#[serde(default)]`, not
+    /// skipped when empty).
+    pub required: bool,
+    /// The BSON types it holds, where its Rust type says so unambiguously; empty: any.
+    pub types: &'static [BsonType],
+}
+
+/// One variant's type of a polymorphic enum (implemented by the enum's derive for each
+/// variant's type): what the variant's derive reads its collection and discriminator from.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a variant of a polymorphic enum",
+    label = "`variant_of` names an enum whose variants do not include `{Self}`",
+    note = "list it in the enum deriving `Document`: `Name({Self})`"
+)]
+pub trait Variant: Sized {
+    /// The enum.
+    type Of;
+    /// The enum's discriminator field.
+    const FIELD: &'static str;
+    /// This variant's discriminator value.
+    const VALUE: &'static str;
+    /// The enum holding this variant.
+    fn into_enum(self) -> Self::Of;
+    /// This variant, or the enum back when it holds another.
+    fn from_enum(e: Self::Of) -> std::result::Result<Self, Self::Of>;
+}
+
+/// `filter`, narrowed to `D`'s variant when `D` is a variant's type.
+pub(crate) fn scope<D: Document>(filter: query::Filter) -> query::Filter {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Variant { field, value }) => query::Filter::And(vec![
+            query::Filter::Eq(field.into(), Bson::String(value.to_owned())),
+            filter,
+        ]),
+        _ => filter,
+    }
+}
+
+/// The discriminator of a document `D` writes (a variant's: its value; the enum's: what
+/// serde wrote), with its field; `None` for a type that is not polymorphic.
+pub(crate) fn written<D: Document>(doc: &BsonDocument) -> Option<(&'static str, String)> {
+    match D::POLYMORPHIC? {
+        Polymorphic::Variant { field, value } => Some((field, value.to_owned())),
+        Polymorphic::Enum { field, .. } => {
+            Some((field, doc.get_str(field).unwrap_or_default().to_owned()))
+        }
+    }
+}
+
+/// The document `D` writes, stamped with its variant's discriminator (the enum's serde wrote
+/// it already).
+pub(crate) fn stamp<D: Document>(doc: &mut BsonDocument) {
+    if let Some(Polymorphic::Variant { field, value }) = D::POLYMORPHIC {
+        doc.insert(field, value);
+    }
+}
+
+/// The filter of a save: its `_id`, and on a polymorphic type the discriminator it writes
+/// ([`written`]), so that an upsert over another variant's document fails rather than change
+/// it.
+pub(crate) fn save_filter(id: &Bson, variant: Option<&(&'static str, String)>) -> query::Filter {
+    let by_id = query::Filter::Eq("_id".into(), id.clone());
+    match variant {
+        Some((field, value)) => query::Filter::And(vec![
+            by_id,
+            query::Filter::Eq((*field).into(), value.clone().into()),
+        ]),
+        None => by_id,
+    }
+}
+
+/// After a save that wrote `variant` ([`written`]) failed with a duplicate `_id`:
+/// [`Error::OtherVariant`] when the stored document with that `_id` is of another variant,
+/// else `e`.
+pub(crate) async fn other_variant<D: Document, S: Store>(
+    store: &S,
+    id: &Bson,
+    variant: Option<(&'static str, String)>,
+    e: Error,
+) -> Result<Error> {
+    let Some((field, value)) = variant else {
+        return Ok(e);
+    };
+    let Some(stored) = find_by_id(store, D::COLLECTION, id).await? else {
+        return Ok(e);
+    };
+    let found = stored.get(field).map(display).unwrap_or_default();
+    if found == value {
+        return Ok(e);
+    }
+    Ok(Error::OtherVariant {
+        collection: D::COLLECTION.to_owned(),
+        id: crate::error::display_bson(id),
+        variant: Box::new(VariantChange {
+            stored: found,
+            written: value,
+        }),
+    })
+}
+
+fn display(v: &Bson) -> String {
+    match v {
+        Bson::String(s) => s.clone(),
+        other => crate::error::display_bson(other),
+    }
+}
+
+/// Checks a stored document of the enum `D` before it is decoded: [`Error::UnknownVariant`]
+/// when its discriminator is missing or names no variant. A variant's type removes its
+/// discriminator (its struct does not hold it).
+pub(crate) fn check_stored<D: Document>(doc: &mut BsonDocument) -> Result<()> {
+    match D::POLYMORPHIC {
+        None => Ok(()),
+        Some(Polymorphic::Variant { field, .. }) => {
+            doc.remove(field);
+            Ok(())
+        }
+        Some(Polymorphic::Enum { field, variants }) => match doc.get(field) {
+            Some(Bson::String(v)) if variants.iter().any(|s| s.value == v) => Ok(()),
+            found => Err(unknown::<D>(doc, field, found)),
+        },
+    }
+}
+
+fn unknown<D: Document>(doc: &BsonDocument, field: &str, found: Option<&Bson>) -> Error {
+    Error::UnknownVariant {
+        collection: D::COLLECTION.to_owned(),
+        id: doc
+            .get("_id")
+            .map_or_else(|| "(no _id)".to_owned(), crate::error::display_bson),
+        variant: Box::new(StoredVariant {
+            field: field.to_owned(),
+            value: found.map(display),
+        }),
+    }
+}
+
+/// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the
+/// explicit change of a document's variant (a `save` refuses it). Whether a document was
+/// there (none: nothing written; insert it). One `update` with a replacement.
+pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
+    let new = to_document(doc)?;
+    ensure_indexes::<D, S>(store).await?;
+    let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+    let by_id = query::Filter::Eq("_id".into(), id);
+    Ok(store
+        .replace_one(D::COLLECTION, &by_id, new, false)
+        .await?
+        .matched)
+}
+
+/// A stored document of a polymorphic collection that decodes as no variant of `D`
+/// ([`verify_variants`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Undecodable {
+    /// Its `_id`.
+    pub id: Bson,
+    /// Its discriminator value (`None`: it has none).
+    pub variant: Option<Bson>,
+    /// Why it does not decode (an unknown or missing discriminator, a variant's field of the
+    /// wrong type...).
+    pub reason: String,
+}
+
+/// The `comment` of [`verify_variants`]' scan.
+pub const VARIANTS_VERIFY: &str = "pattern scatter: variants verify";
+
+/// Every document of `D`'s collection that does not decode as `D` (an unknown or missing
+/// discriminator, a variant's document missing a field...): one scan, in batches. Nothing is
+/// written.
+pub async fn verify_variants<D: Document, S: Store>(store: &S) -> Result<Vec<Undecodable>> {
+    use futures::StreamExt;
+    let field = match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { field, .. } | Polymorphic::Variant { field, .. }) => Some(field),
+        None => None,
+    };
+    let opts = FindOptions {
+        comment: Some(VARIANTS_VERIFY),
+        ..FindOptions::default()
+    };
+    let all = scope::<D>(query::Filter::And(Vec::new()));
+    let mut out = Vec::new();
+    let mut docs = store.scan(D::COLLECTION, &all, &opts, 1_000);
+    while let Some(raw) = docs.next().await {
+        let doc = raw?
+            .to_document()
+            .map_err(|e| Error::decode(D::COLLECTION, None, format!("not BSON: {e}")))?;
+        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+        let variant = field.and_then(|f| doc.get(f).cloned());
+        if let Err(e) = decode_stored::<D>(doc) {
+            out.push(Undecodable {
+                id,
+                variant,
+                reason: e.to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// An index of a variant's type made partial on its variant (`{kind: <value>}`), and named
+/// for it (two variants may index fields of one name).
+pub(crate) fn partial<D: Document>(mut index: IndexSpec) -> IndexSpec {
+    if let Some(Polymorphic::Variant { field, value }) = D::POLYMORPHIC {
+        index.name = format!("{}_{field}_{value}", index.name);
+        index.partial = Some(query::Filter::Eq(field.into(), value.into()));
+    }
+    index
+}
+
+/// The enum's `$jsonSchema`: the discriminator required and one of the variants' values, and
+/// `oneOf` the variants' schemas: each its value, its required fields and their types.
+pub(crate) fn schema(field: &str, variants: &[VariantShape], main: Schema) -> Schema {
+    let values: Vec<&str> = variants.iter().map(|v| v.value).collect();
+    let each = variants.iter().map(|v| {
+        let mut s = Schema::default()
+            .require(field)
+            .property(field, Schema::default().values(&[v.value]));
+        for f in v.fields {
+            if f.required {
+                s = s.require(f.name);
+            }
+            if !f.types.is_empty() {
+                s = s.property(f.name, Schema::of(f.types));
+            }
+        }
+        s
+    });
+    main.require(field)
+        .property(field, Schema::of(&[BsonType::String]).values(&values))
+        .one_of(each.collect())
+}
+
+/// Whether `doc` is a document of the enum `D` with an unknown or missing discriminator (what
+/// a find that skips them leaves out).
+pub(crate) fn is_unknown<D: Document>(doc: &BsonDocument) -> bool {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { field, variants }) => !matches!(
+            doc.get(field),
+            Some(Bson::String(v)) if variants.iter().any(|s| s.value == v)
+        ),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn an_unknown_discriminator_is_named() {
+    let mut doc = bson::doc! {"_id": 7, "kind": "hat"};
+    let e = unknown::<crate::document::tests::Book>(&doc, "kind", doc.get("kind"));
+    assert!(e.to_string().contains("`kind: hat`"), "{e}");
+    doc.remove("kind");
+    let e = unknown::<crate::document::tests::Book>(&doc, "kind", None);
+    assert!(e.to_string().contains("no `kind`"), "{e}");
+}
