@@ -48,8 +48,8 @@ pub use history::{
     REVISED_AT, REVISION,
 };
 pub use polymorphic::{
-    change_variant, verify_variants, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
-    VARIANTS_VERIFY,
+    change_variant, variant_check, verify_variants, Polymorphic, StoredField, Undecodable, Variant,
+    VariantShape, VARIANTS_VERIFY,
 };
 pub use reference::{
     copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,

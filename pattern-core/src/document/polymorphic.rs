@@ -86,6 +86,18 @@ pub trait Variant: Sized {
     fn from_enum(e: Self::Of) -> std::result::Result<Self, Self::Of>;
 }
 
+/// A compile-time check the enum's derive makes of each newtype variant's struct: it derives
+/// `Document` with `variant_of` (else its own writes and finds would not know the
+/// discriminator).
+pub const fn variant_check(p: Option<Polymorphic>) {
+    if !matches!(p, Some(Polymorphic::Variant { .. })) {
+        panic!(
+            "a newtype variant's struct must derive Document with #[document(variant_of = \
+             <the enum>)] and no collection of its own"
+        );
+    }
+}
+
 /// `filter`, narrowed to `D`'s variant when `D` is a variant's type.
 pub(crate) fn scope<D: Document>(filter: query::Filter) -> query::Filter {
     match D::POLYMORPHIC {

@@ -8,6 +8,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident, Token, Type};
 
 use crate::attr::{self, Slot};
@@ -171,7 +172,9 @@ fn serde_tag(cx: &Ctxt, input: &DeriveInput) -> Option<String> {
     let supported = "#[derive(Document)] on an enum stores it internally tagged: \
                      #[serde(tag = \"kind\")], each variant a newtype of a struct or \
                      struct-like";
-    for (key, _) in serde_names::serde_key_values(&input.attrs, &["content", "untagged"]) {
+    let other = serde_names::serde_key_values(&input.attrs, &["content", "untagged"]);
+    let untagged = other.iter().any(|(k, _)| k.is_ident("untagged"));
+    for (key, _) in other {
         let what = if key.is_ident("content") {
             "adjacently tagged (`content`)"
         } else {
@@ -194,6 +197,7 @@ fn serde_tag(cx: &Ctxt, input: &DeriveInput) -> Option<String> {
             cx.error_spanned_by(&key, supported);
             None
         }
+        None if untagged => None,
         None => {
             cx.error_spanned_by(
                 input.ident.clone(),
@@ -298,11 +302,22 @@ fn expand(m: &Model) -> TokenStream {
             };
         }
     });
+    let newtypes = m
+        .variants
+        .iter()
+        .filter(|v| matches!(v.shape, Shape::Newtype));
+    let newtype_checks = newtypes.map(|v| {
+        let ty = &v.ty;
+        quote_spanned! {ty.span()=>
+            const _: () = #module::variant_check(<#ty as #module::Document>::POLYMORPHIC);
+        }
+    });
     let (methods, mut writes) = super::expand::methods_of(&id_ty);
     writes.push("change_variant".to_owned());
     quote! {
         #(#generated)*
         #(#variant_impls)*
+        #(#newtype_checks)*
 
         #[automatically_derived]
         impl #module::Document for #ident {
