@@ -14,6 +14,8 @@
 //! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
 //! - [`evolving`]: documents that change shape: schema versioning (reads of every version, the
 //!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
+//! - [`polymorphic`]: documents of many shapes: one collection, a discriminator and a Rust enum
+//!   (`#[derive(Document)]` on a serde internally tagged enum), and the attribute pattern.
 //! - [`computed`]: a parent's aggregates of its children (count, sum, min, max, average),
 //!   adjusted by every child write in the same transaction.
 //! - [`subset`]: a parent embedding its first few children by a declared order, every child in
@@ -47,6 +49,10 @@ pub mod validators {
 
 pub mod evolving {
     #![doc = include_str!("../docs/evolving.md")]
+}
+
+pub mod polymorphic {
+    #![doc = include_str!("../docs/polymorphic.md")]
 }
 
 pub mod computed {

@@ -1,4 +1,4 @@
-//! `pattern analyze outlier|bucket|versions`.
+//! `pattern analyze outlier|bucket|versions|shapes`.
 
 use clap::{Args, Subcommand};
 
@@ -14,6 +14,20 @@ pub(crate) enum Analyze {
     /// Any collection: how many documents store each schema version (`#[document(version =
     /// N)]`), how many have no version field, how many hold no number there.
     Versions(AnalyzeVersions),
+    /// Any collection: its documents' shapes: the discriminator (given, or the string field
+    /// that best tells the shapes apart), each value's count and field set, and the keys of
+    /// attribute arrays (`[{k, v}, ...]`) with their counts.
+    Shapes(AnalyzeShapes),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AnalyzeShapes {
+    /// The collection.
+    #[arg(long)]
+    pub collection: String,
+    /// The discriminator field (without it, the one found is reported).
+    #[arg(long)]
+    pub field: Option<String>,
 }
 
 #[derive(Args, Debug)]

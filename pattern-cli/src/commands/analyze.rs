@@ -6,7 +6,10 @@ use pattern_core::spec::{BucketSpec, Keeps};
 use super::Context;
 use crate::args::{Analyze, AnalyzeBucket, AnalyzeOutlier};
 use crate::exit::{outcome, Failure, Outcome};
-use crate::render::{render_bucket_analysis, render_outlier_analysis, render_versions_analysis};
+use crate::render::{
+    render_bucket_analysis, render_outlier_analysis, render_shapes_analysis,
+    render_versions_analysis,
+};
 use crate::specs::OutlierNames;
 
 pub(super) async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failure> {
@@ -14,6 +17,12 @@ pub(super) async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failu
         Analyze::Outlier(a) => outlier(&a, cx).await,
         Analyze::Bucket(a) => bucket(&a, cx).await,
         Analyze::Versions(a) => versions(&a.collection, &a.field, cx).await,
+        Analyze::Shapes(a) => {
+            let r = adopt::analyze_shapes(cx.store, &a.collection, a.field.as_deref(), &cx.base)
+                .await
+                .map_err(Failure::reading)?;
+            outcome(&r, render_shapes_analysis(&r), false)
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `analyze outlier` and `analyze bucket`: the distributions, the largest document, the
 //! suggestion; `analyze versions`: the documents per schema version.
 
-use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis, VersionsAnalysis};
+use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis, ShapesAnalysis, VersionsAnalysis};
 
 use super::{distribution, largest, n};
 
@@ -115,5 +115,69 @@ pub(crate) fn render_versions_analysis(r: &VersionsAnalysis) -> String {
         format!("  (_id {}{more})", r.examples.join(", "))
     };
     line("not a number", r.not_numbers, &examples);
+    out
+}
+
+/// `analyze shapes`: the discriminator's values with their field sets, then the attribute
+/// arrays' keys.
+pub(crate) fn render_shapes_analysis(r: &ShapesAnalysis) -> String {
+    let mut out = format!(
+        "Collection `{}`: {} documents\n\n",
+        r.collection,
+        n(r.documents)
+    );
+    match &r.discriminator {
+        None => out.push_str(
+            "  no discriminator: no string field with 2 to 64 values in 90% of the documents\n",
+        ),
+        Some(d) => {
+            let how = if d.found { "found" } else { "given" };
+            out.push_str(&format!("  discriminator `{}` ({how})\n", d.field));
+            for v in &d.values {
+                out.push_str(&format!(
+                    "    {:<20} {:>12}  fields: {}\n",
+                    v.value,
+                    n(v.count),
+                    v.always.join(", ")
+                ));
+                if !v.sometimes.is_empty() {
+                    let some: Vec<String> = (v.sometimes.iter())
+                        .map(|(f, c)| format!("{f} ({})", n(*c)))
+                        .collect();
+                    out.push_str(&format!(
+                        "    {:<20} {:>12}  sometimes: {}\n",
+                        "",
+                        "",
+                        some.join(", ")
+                    ));
+                }
+            }
+            if d.missing > 0 {
+                out.push_str(&format!(
+                    "    {:<20} {:>12}  (no `{}`, or not a string)\n",
+                    "missing",
+                    n(d.missing),
+                    d.field
+                ));
+            }
+        }
+    }
+    for a in &r.attributes {
+        out.push_str(&format!(
+            "\n  attributes `{}`: {} documents\n",
+            a.field,
+            n(a.documents)
+        ));
+        for (k, count, types) in &a.keys {
+            out.push_str(&format!(
+                "    {k:<20} {:>12}  {}\n",
+                n(*count),
+                types.join(", ")
+            ));
+        }
+        if a.truncated {
+            out.push_str("    (more keys, not counted)\n");
+        }
+    }
     out
 }

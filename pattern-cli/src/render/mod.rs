@@ -10,7 +10,8 @@ mod money;
 use pattern_core::adopt::{self, Distribution};
 
 pub(crate) use analysis::{
-    render_bucket_analysis, render_outlier_analysis, render_versions_analysis,
+    render_bucket_analysis, render_outlier_analysis, render_shapes_analysis,
+    render_versions_analysis,
 };
 pub(crate) use defects::render_verified;
 pub(crate) use indexes::render_indexes;

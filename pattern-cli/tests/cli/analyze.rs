@@ -205,3 +205,84 @@ async fn analyze_versions_refuses_a_missing_collection() {
     );
     db.drop().await;
 }
+
+/// `analyze shapes`: a product catalogue written by another tool (`type` its discriminator,
+/// two documents without one, a status field that also has two values but tells no shape
+/// apart, cables' technical attributes as `{k, v}` pairs): the discriminator found, each
+/// value's count and field set, the attribute keys with counts and value types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_shapes_finds_the_discriminator_and_attribute_keys() {
+    let db = Db::new("cli_shapes").await;
+    let mut products: Vec<Document> = Vec::new();
+    for i in 0..6 {
+        let status = if i % 2 == 0 { "live" } else { "draft" };
+        products.push(doc! {"_id": i, "type": "book", "status": status, "name": "b", "author": "a", "isbn": "x"});
+    }
+    for i in 6..9 {
+        products.push(doc! {"_id": i, "type": "shirt", "status": "live", "name": "s", "size": "M", "colour": "red"});
+    }
+    products.push(
+        doc! {"_id": 9, "type": "cable", "status": "live", "name": "c",
+        "specs": [{"k": "amps", "v": 10}, {"k": "metres", "v": 2.5}]},
+    );
+    products.push(
+        doc! {"_id": 10, "type": "cable", "status": "draft", "name": "c", "note": "n",
+        "specs": [{"k": "amps", "v": 16}, {"k": "plug", "v": "EU"}]},
+    );
+    products.push(doc! {"_id": 11, "status": "live", "name": "untyped"});
+    db.insert("products", products).await;
+
+    let args = ["analyze", "shapes", "--collection", "products"];
+    let r = db.json(&args, 0);
+    assert_eq!(u(&r, "/documents"), 12);
+    let d = &r["discriminator"];
+    assert_eq!(d["field"], "type", "{r:#}");
+    assert_eq!(d["found"], true);
+    assert_eq!(u(d, "/missing"), 1);
+    assert_eq!(d["values"][0]["value"], "book");
+    assert_eq!(u(d, "/values/0/count"), 6);
+    assert_eq!(
+        d["values"][0]["always"],
+        json!(["author", "isbn", "name", "status"])
+    );
+    assert_eq!(d["values"][2]["value"], "cable");
+    assert_eq!(d["values"][2]["sometimes"], json!([["note", 1]]));
+    let a = &r["attributes"][0];
+    assert_eq!(a["field"], "specs");
+    assert_eq!(u(a, "/documents"), 2);
+    assert_eq!(
+        a["keys"],
+        json!([
+            ["amps", 2, ["int"]],
+            ["metres", 1, ["double"]],
+            ["plug", 1, ["string"]]
+        ])
+    );
+
+    let out = db.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = stdout(&out);
+    for want in [
+        "discriminator `type` (found)",
+        "book                            6  fields: author, isbn, name, status",
+        "attributes `specs`: 2 documents",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from:\n{text}");
+    }
+    // Given: another field's values, counted as asked.
+    let r = db.json(
+        &[
+            "analyze",
+            "shapes",
+            "--collection",
+            "products",
+            "--field",
+            "status",
+        ],
+        0,
+    );
+    assert_eq!(r["discriminator"]["field"], "status");
+    assert_eq!(r["discriminator"]["found"], false);
+    assert_eq!(u(&r, "/discriminator/values/0/count"), 8);
+    db.drop().await;
+}

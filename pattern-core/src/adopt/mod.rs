@@ -35,6 +35,7 @@ mod money;
 mod outlier;
 mod preflight;
 mod scan;
+mod shapes;
 mod verify;
 mod versions;
 
@@ -47,6 +48,10 @@ pub use money::{
     convert_money, verify_money, Finish, MoneyConversion, MoneyDefect, MoneyReport, MoneyVerified,
 };
 pub use outlier::migrate_outlier;
+pub use shapes::{
+    analyze_shapes, AttributeArray, Discriminator, ShapesAnalysis, ValueShape, SHAPES_MAX_KEYS,
+    SHAPES_MAX_VALUES, SHAPES_SCAN,
+};
 pub use verify::{verify_bucket, verify_outlier};
 pub use versions::{analyze_versions, VersionsAnalysis, VERSIONS_EXAMPLES, VERSIONS_SCAN};
 

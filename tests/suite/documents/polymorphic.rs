@@ -325,7 +325,34 @@ async fn indexes_and_validator_per_variant(store: AnyStore) {
     assert_eq!(index, "isbn_1_kind_book");
 }
 
+/// `analyze_shapes` (`pattern analyze shapes`) on the catalogue, no type needed: `kind`
+/// found, each value's count and fields, the cables' attribute keys.
+async fn shapes_analyzed_without_types(store: AnyStore) {
+    catalogue(&store).await;
+    let opts = pattern_core::adopt::Options::default();
+    let r = pattern_core::adopt::analyze_shapes(&store, "products", None, &opts)
+        .await
+        .unwrap();
+    let d = r.discriminator.unwrap();
+    assert_eq!((d.field.as_str(), d.found, d.missing), ("kind", true, 0));
+    let values: Vec<(&str, u64)> = d
+        .values
+        .iter()
+        .map(|v| (v.value.as_str(), v.count))
+        .collect();
+    assert_eq!(values, [("book", 2), ("shirt", 2), ("cable", 1)]);
+    assert_eq!(d.values[0].always, ["author", "isbn", "name", "price"]);
+    let keys: Vec<(&str, u64)> = (r.attributes[0].keys.iter())
+        .map(|(k, n, _)| (k.as_str(), *n))
+        .collect();
+    assert_eq!(
+        (r.attributes[0].field.as_str(), keys),
+        ("specs", vec![("amps", 1), ("metres", 1)])
+    );
+}
+
 on_both_stores!(
+    shapes_analyzed_without_types,
     one_collection_each_variant_its_own,
     a_variant_changes_only_explicitly,
     unknown_shapes_are_typed_errors,
