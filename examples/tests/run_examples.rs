@@ -533,3 +533,42 @@ fn film_catalogue_in_memory() {
 fn film_catalogue_on_mongodb() {
     check_film_catalogue(&run(env!("CARGO_BIN_EXE_film_catalogue"), true), "MongoDB");
 }
+
+fn check_product_catalogue(out: &str, store: &str) {
+    assert!(out.contains(&format!("store: {store}")), "{out}");
+    for line in [
+        "1. inserted 6 products: 2 books, 2 shirts, 2 cables",
+        r#"{"_id":1,"kind":"book","name":"Moby-Dick","price":12,"author":"Herman Melville","isbn":"isbn-1"}"#,
+        r#"{"_id":5,"kind":"cable","name":"USB-C 2 m","price":9,"specs":[{"k":"amps","v":10},{"k":"metres","v":2}]}"#,
+        "shirt 4 Flannel (L)",
+        "price >= 20: [2, 3, 4]",
+        r#"3. shirts: ["Oxford", "Flannel"]; Book::get(3): None (3 is a shirt)"#,
+        "4. set size XL on _id 1 (a book): false; on _id 3 (a shirt): true",
+        "5. cables with amps >= 10: [5]; of 1 to 5 metres: [5]",
+        "6. save of book 4 over shirt 4: refused (OtherVariant: stored shirt, written book)",
+        r#"change_variant: true; product 4 as stored: {"_id":4,"kind":"book","name":"Dubliners","price":15,"author":"James Joyce","isbn":"isbn-4"}"#,
+        "has `kind: hat`: not one of this program's variants",
+        "skip_unknown_variants: 6 products; Book::find: 3 books",
+        r#"verify_variants: 90 ("hat"), 91 (none)"#,
+        "8. indexes of products: _id_, isbn_1_kind_book, pattern_attributes_specs_kind_cable, size_1_kind_shirt",
+        "product catalogue: each variant read and written alone, nothing across variants",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
+#[test]
+fn product_catalogue_in_memory() {
+    check_product_catalogue(
+        &run(env!("CARGO_BIN_EXE_product_catalogue"), false),
+        "in-memory",
+    );
+}
+
+#[test]
+fn product_catalogue_on_mongodb() {
+    check_product_catalogue(
+        &run(env!("CARGO_BIN_EXE_product_catalogue"), true),
+        "MongoDB",
+    );
+}

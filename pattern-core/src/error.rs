@@ -256,7 +256,7 @@ pub enum Error {
     /// A write of one variant over a stored document of another (the same `_id`): a save of
     /// a polymorphic type never changes a document's variant by accident. Nothing was
     /// written; change it explicitly (the enum's `change_variant`).
-    #[error("document {id} in collection `{collection}` is a `{}`, not the `{}` written: change its variant explicitly (`change_variant`)", variant.stored, variant.written)]
+    #[error("document {id} in collection `{collection}` is {}, not the `{}` written: change its variant explicitly (`change_variant`)", variant.stored.as_ref().map_or_else(|| "of no variant (no discriminator)".to_owned(), |v| format!("a `{v}`")), variant.written)]
     OtherVariant {
         /// The collection.
         collection: String,
@@ -347,8 +347,8 @@ pub struct StoredVariant {
 /// The variants of [`Error::OtherVariant`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VariantChange {
-    /// The stored document's discriminator value.
-    pub stored: String,
+    /// The stored document's discriminator value (`None`: it has none, or not a string).
+    pub stored: Option<String>,
     /// The written document's.
     pub written: String,
 }

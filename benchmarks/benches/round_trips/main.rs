@@ -13,6 +13,7 @@
 //! fixed number whatever the overflow size.
 
 mod documents;
+mod polymorphic;
 mod references;
 
 use futures::TryStreamExt;
@@ -538,6 +539,7 @@ async fn main() {
 
     rows.extend(documents::rows(&store, &log).await);
     rows.extend(references::rows(&store, &log).await);
+    rows.extend(polymorphic::rows(&store, &log).await);
 
     println!(
         "\nround trips per operation (MongoDB at {}):",

@@ -132,8 +132,14 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
         Err(Upgrading::<Self>::new(from, doc).unknown())
     }
     /// A polymorphic enum: the indexes its variants' types declare, each partial on its
-    /// variant (the derive generates it; the enum's writes ensure them).
+    /// variant; a variant's type: its enum's (the derive generates both; whichever of the
+    /// types is used first ensures them all).
     fn variant_indexes() -> Vec<IndexSpec> {
+        Vec::new()
+    }
+    /// A variant's type: its enum's [`schemas`] (the derive generates it), so that a
+    /// variant's `ensure_validator` installs the enum's validator, never one of its own.
+    fn enum_schemas() -> Vec<(&'static str, query::Schema)> {
         Vec::new()
     }
 }
@@ -143,6 +149,20 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
 /// each attributes field; on a variant's type each partial on its variant (and named for it);
 /// on a polymorphic enum, its variants' too.
 pub fn indexes<D: Document>() -> Vec<IndexSpec> {
+    match D::POLYMORPHIC {
+        // The enum's list: every variant's (a variant's type ensures its siblings' too).
+        Some(Polymorphic::Variant { .. }) => D::variant_indexes(),
+        _ => {
+            let mut out = own_indexes::<D>();
+            out.extend(D::variant_indexes());
+            out
+        }
+    }
+}
+
+/// The indexes `D` itself declares ([`indexes`] without a polymorphic enum's variants'): what
+/// an enum's derive gathers from each variant's type.
+pub fn own_indexes<D: Document>() -> Vec<IndexSpec> {
     let single = (D::KEYWORDS.iter().map(|k| k.field))
         .chain(D::INDEXED.iter().copied())
         .map(|field| IndexSpec {
@@ -152,11 +172,9 @@ pub fn indexes<D: Document>() -> Vec<IndexSpec> {
             partial: None,
         });
     let attributes = D::ATTRIBUTES.iter().map(|f| attributes::index(f));
-    let mut out: Vec<IndexSpec> = (single.chain(attributes))
+    (single.chain(attributes))
         .map(polymorphic::partial::<D>)
-        .collect();
-    out.extend(D::variant_indexes());
-    out
+        .collect()
 }
 
 /// The index of `D`'s history collection (`#[document(history = ...)]`): `{id: 1, revision:
@@ -176,7 +194,8 @@ pub fn history_indexes<D: Document>() -> Vec<(&'static str, IndexSpec)> {
         .collect()
 }
 
-/// The `$jsonSchema` validators of `D`'s collections, one per collection the library writes:
+/// The `$jsonSchema` validators of `D`'s collections, one per collection the library writes
+/// (a polymorphic collection's: the enum's, checking each variant by discriminator):
 /// on a versioned type, the version field required, an Int32 of at least 1; with history, the
 /// revision required (an Int64 of at least 0, 0 for a document adopted from before history)
 /// and its time a date; and the history collection's records (`id`, `revision`, `until`,
@@ -184,6 +203,10 @@ pub fn history_indexes<D: Document>() -> Vec<(&'static str, IndexSpec)> {
 pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
     use crate::codec::BsonType;
     use query::Schema;
+    if let Some(Polymorphic::Variant { .. }) = D::POLYMORPHIC {
+        // The collection's validator is the enum's, whichever type installs it.
+        return D::enum_schemas();
+    }
     let mut main = Schema::object().require("_id");
     if let Some(v) = D::VERSIONING {
         main = main
@@ -235,9 +258,17 @@ pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
         && D::REFERENCES.is_empty()
         && D::ATTRIBUTES.is_empty()
         && D::INDEXED.is_empty()
-        && !matches!(D::POLYMORPHIC, Some(Polymorphic::Enum { .. }));
-    // By type: two types over one collection may have other keywords or histories.
-    let me = std::any::type_name::<D>();
+        && D::POLYMORPHIC.is_none();
+    // By type: two types over one collection may have other keywords or histories. A
+    // polymorphic collection's enum and variants ensure the same indexes: by collection.
+    let polymorphic;
+    let me = match D::POLYMORPHIC {
+        None => std::any::type_name::<D>(),
+        Some(_) => {
+            polymorphic = format!("polymorphic collection {}", D::COLLECTION);
+            &polymorphic
+        }
+    };
     if none || lock(ensured).iter().any(|c| c == me) {
         return Ok(());
     }

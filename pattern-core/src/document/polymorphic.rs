@@ -157,8 +157,8 @@ pub(crate) async fn other_variant<D: Document, S: Store>(
     let Some(stored) = find_by_id(store, D::COLLECTION, id).await? else {
         return Ok(e);
     };
-    let found = stored.get(field).map(display).unwrap_or_default();
-    if found == value {
+    let found = stored.get_str(field).ok().map(str::to_owned);
+    if found.as_deref() == Some(value.as_str()) {
         return Ok(e);
     }
     Ok(Error::OtherVariant {

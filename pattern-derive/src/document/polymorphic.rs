@@ -336,7 +336,7 @@ fn expand(m: &Model) -> TokenStream {
                 });
             fn variant_indexes() -> ::std::vec::Vec<::pattern_core::store::query::IndexSpec> {
                 let mut all = ::std::vec::Vec::new();
-                #(all.extend(#module::indexes::<#tys>());)*
+                #(all.extend(#module::own_indexes::<#tys>());)*
                 all
             }
         }

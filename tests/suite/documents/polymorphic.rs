@@ -173,8 +173,8 @@ async fn a_variant_changes_only_explicitly(store: AnyStore) {
         panic!("{over:?}")
     };
     assert_eq!(
-        (variant.stored.as_str(), variant.written.as_str()),
-        ("shirt", "book")
+        (variant.stored.as_deref(), variant.written.as_str()),
+        (Some("shirt"), "book")
     );
     assert!(matches!(
         book(3, 99).save(&store).await,
@@ -278,7 +278,8 @@ async fn indexes_and_validator_per_variant(store: AnyStore) {
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
-    Product::ensure_validator(&store).await.unwrap();
+    // A variant's type installs its enum's validator, not one of its own.
+    Book::ensure_validator(&store).await.unwrap();
     catalogue(&store).await;
     let refused = [
         doc! {"_id": 90, "kind": "hat", "name": "fedora", "price": 3},

@@ -133,6 +133,12 @@ fn variant_items(
                 value: #variant::VALUE,
             });
         const STORED: &'static [#module::StoredField] = &[#(#stored),*];
+        fn variant_indexes() -> ::std::vec::Vec<::pattern_core::store::query::IndexSpec> {
+            <#variant::Of as #module::Document>::variant_indexes()
+        }
+        fn enum_schemas() -> ::std::vec::Vec<(&'static str, ::pattern_core::store::query::Schema)> {
+            #module::schemas::<#variant::Of>()
+        }
     };
     // `variant_of` names the enum that lists this type.
     let check = quote_spanned! {of.span()=>
