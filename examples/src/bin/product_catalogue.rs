@@ -181,7 +181,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Err(Error::OtherVariant { variant, .. }) = over.save(&store).await else {
         panic!("a save over another variant went through")
     };
-    let (was, written) = (variant.stored.as_deref().unwrap_or("none"), &variant.written);
+    let (was, written) = (
+        variant.stored.as_deref().unwrap_or("none"),
+        &variant.written,
+    );
     println!(
         "6. save of book 4 over shirt 4: refused (OtherVariant: stored {was}, written {written})"
     );
