@@ -3,7 +3,7 @@
 //! one attribute is one `$elemMatch`, so a document whose name and value come from different
 //! elements never matches (the classic pitfall, shown); a differential test of random documents
 //! and queries against a plain model; a document another tool wrote with a name twice is a
-//! typed error; on MongoDB, `explain` shows the compound index used.
+//! typed error; `explain` shows the compound index used, on MongoDB and in memory.
 
 use std::collections::BTreeMap;
 
@@ -166,10 +166,54 @@ async fn random_queries_match_a_model(store: AnyStore) {
     }
 }
 
+/// In memory, the planner walks the compound index too: its entries hold each element's name
+/// and value together (as MongoDB's multikey entries through an array of documents do), and an
+/// element match bounds both, so an attribute query examines only the documents that hold a
+/// matching element.
+async fn memory_attribute_query_uses_the_compound_index(store: AnyStore) {
+    let AnyStore::Memory(m) = &store else {
+        unreachable!("an in-memory test")
+    };
+    for id in 0..200 {
+        part(id, &[("voltage", id % 7), ("watts", id)])
+            .insert(&store)
+            .await
+            .unwrap();
+    }
+    let plan = |f: Filter<Part>| m.explain("parts", &f.to_query().unwrap());
+    let eq = plan(Part::SPECS.attribute("voltage").eq(3));
+    assert_eq!(eq.index.as_deref(), Some("pattern_attributes_specs"));
+    assert_eq!((eq.examined, eq.returned), (29, 29));
+    let range = plan(Part::SPECS.attribute("watts").between(10, 19));
+    assert_eq!(range.index.as_deref(), Some("pattern_attributes_specs"));
+    assert_eq!((range.examined, range.returned), (10, 10));
+    // Another attribute's values in the range do not count: `voltage` 3 is no `watts` 3.
+    let watts = plan(Part::SPECS.attribute("watts").lte(3));
+    assert_eq!((watts.examined, watts.returned), (4, 4));
+    let none = plan(Part::SPECS.attribute("amps").exists());
+    assert_eq!((none.examined, none.returned), (0, 0));
+    // An update that changes a value moves its entry.
+    let bump = Update::new().set(Part::SPECS, part(5, &[("watts", 1_000)]).specs);
+    assert!(Part::update_one(&store, Part::ID.eq(5), bump)
+        .await
+        .unwrap());
+    let moved = plan(Part::SPECS.attribute("watts").gt(900));
+    assert_eq!((moved.examined, moved.returned), (1, 1));
+    let gone = plan(Part::SPECS.attribute("voltage").eq(5));
+    assert_eq!((gone.examined, gone.returned), (27, 27));
+}
+
 on_both_stores!(
     stored_as_pairs_and_queried_within_one_element,
     random_queries_match_a_model,
 );
+
+mod memory_only {
+    #[tokio::test]
+    async fn attribute_query_uses_the_compound_index() {
+        super::memory_attribute_query_uses_the_compound_index(pattern_tests::memory_store()).await;
+    }
+}
 
 /// On MongoDB, the find the library sends for one attribute, explained: an index scan of
 /// `pattern_attributes_specs`.

@@ -3,8 +3,11 @@
 //!
 //! Indexes are multikey, as MongoDB's are: a document whose key holds an array has one entry
 //! per element (an empty array: one entry under `undefined`), so an equality on an element is
-//! a lookup. A document's key is kept as its values (arrays whole), and expanded into its
-//! entries only where entries are added, removed or looked up.
+//! a lookup; through an array of documents, one entry per element, holding that element's
+//! values of the keys under the array (`{specs.k: 1, specs.v: 1}`: each element's name and
+//! value together). A document's key is kept as its values (arrays whole; several rows, one
+//! after another, through an array of documents), and expanded into its entries only where
+//! entries are added, removed or looked up.
 
 use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
@@ -14,6 +17,7 @@ use std::ops::Bound;
 use bson::{Bson, Document};
 
 use crate::store::query::eval::{compare_values, get_path};
+use crate::store::query::paths;
 use crate::store::query::{Filter, IndexSpec};
 use crate::Error;
 
@@ -200,13 +204,44 @@ impl MemIndex {
         self.spec.partial.as_ref().is_none_or(|p| p.matches(doc))
     }
 
-    /// The values of the index's keys in the document.
+    /// The values of the index's keys in the document, one per key (an array whole: it
+    /// stands for an entry per element). Where a key's path passes through an array of
+    /// documents, the rows of values MongoDB indexes ([`paths::rows`]: the keys under one
+    /// array take their values from one element), one row after another; such a key is
+    /// longer than the index's keys and stands for the entries of its rows
+    /// ([`MemIndex::spread`]).
     pub(super) fn values_of(&self, doc: &Document) -> Vec<Key> {
-        self.spec
-            .keys
-            .iter()
-            .map(|(path, _)| Key(get_path(doc, path).cloned().unwrap_or(Bson::Null)))
-            .collect()
+        let mut inside = false;
+        let values: Vec<Key> = (self.spec.keys.iter())
+            .map(|(path, _)| match get_path(doc, path) {
+                Some(v) => Key(v.clone()),
+                None => {
+                    inside = inside || paths::through_array(doc, path);
+                    Key(Bson::Null)
+                }
+            })
+            .collect();
+        if !inside {
+            return values;
+        }
+        let keys: Vec<&str> = self.spec.keys.iter().map(|(p, _)| p.as_str()).collect();
+        let rows = paths::rows(doc, &keys);
+        rows.into_iter().flatten().map(Key).collect()
+    }
+
+    /// Whether a key (as [`MemIndex::key_of`] gives it) stands for several entries, or none
+    /// but its expansion: it holds an array, or several rows.
+    pub(super) fn spread(&self, key: &[Key]) -> bool {
+        key.len() > self.spec.keys.len() || has_array(key)
+    }
+
+    /// The entries a key that [`MemIndex::spread`]s stands for: each row's, each once.
+    fn entries_of(&self, key: &[Key]) -> Vec<Vec<Key>> {
+        let rows = key.chunks(self.spec.keys.len().max(1));
+        let mut out: Vec<Vec<Key>> = rows.flat_map(expand).collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     pub(super) fn add(&mut self, doc: &Document, id: &Key) {
@@ -219,9 +254,9 @@ impl MemIndex {
 
     pub(super) fn add_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
         let Some(k) = key else { return };
-        if has_array(&k) {
+        if self.spread(&k) {
             self.multikey = true;
-            for entry in expand(&k) {
+            for entry in self.entries_of(&k) {
                 self.add_entry(entry, id.clone());
             }
         } else {
@@ -242,8 +277,8 @@ impl MemIndex {
 
     pub(super) fn remove_key(&mut self, key: Option<Vec<Key>>, id: &Key) {
         let Some(k) = key else { return };
-        if has_array(&k) {
-            for entry in expand(&k) {
+        if self.spread(&k) {
+            for entry in self.entries_of(&k) {
                 self.remove_entry(&entry, id);
             }
         } else {
@@ -268,8 +303,8 @@ impl MemIndex {
         if old == new {
             return;
         }
-        let arrays = |k: &Option<Vec<Key>>| k.as_deref().is_some_and(has_array);
-        if arrays(&old) || arrays(&new) {
+        let spread = |k: &Option<Vec<Key>>| k.as_deref().is_some_and(|k| self.spread(k));
+        if spread(&old) || spread(&new) {
             self.remove_key(old, id);
             self.add_key(new, id);
             return;
@@ -356,7 +391,9 @@ impl MemIndex {
         let other =
             |k: &[Key]| (self.entries.get(k)).is_some_and(|ids| ids.iter().any(|x| x != id));
         match key {
-            Some(k) if self.spec.unique && has_array(k) => expand(k).iter().any(|k| other(k)),
+            Some(k) if self.spec.unique && self.spread(k) => {
+                self.entries_of(k).iter().any(|k| other(k))
+            }
             Some(k) => self.spec.unique && other(k),
             None => false,
         }

@@ -22,10 +22,10 @@ impl Collection {
             covered: false,
             index: None,
         };
-        if let Some(id) = eq_on(filter, "_id") {
+        if let Some(id) = eq_on(filter, "_id", None) {
             return by_id(Source::Id(docs, id));
         }
-        if let Some(values) = in_on(filter, "_id") {
+        if let Some(values) = in_on(filter, "_id", None) {
             let mut ids: Vec<&Key> = (values.iter())
                 .filter_map(|v| docs.get_key_value(&Key(v.clone())).map(|(k, _)| k))
                 .collect();
@@ -51,7 +51,7 @@ impl Collection {
                 return by_id(Source::List(ids));
             }
         }
-        let (lo, hi) = range_on(filter, "_id");
+        let (lo, hi) = range_on(filter, "_id", None);
         // The best plan so far, with its estimate.
         let mut best: Option<(Plan<'a>, usize)> = (lo.is_some() || hi.is_some()).then(|| {
             let lower = lo.map_or(Bound::Unbounded, Bound::Included);
@@ -282,6 +282,42 @@ pub(super) fn any_leaf<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter) -> 
     }
 }
 
+/// Calls `visit` on each leaf condition of `f` on `path` until it returns `true`; whether
+/// one did. Within `scope`, an element match of `f`, its conditions count too, with their
+/// paths within the element (`{specs: {$elemMatch: {k: "a"}}}` holds `k: "a"` on `specs.k`):
+/// every match holds such a value on `path` in that element, and an index through the array
+/// holds the element's values in one entry. Conditions of two element matches are never
+/// combined: they may hold in different elements.
+pub(super) fn any_leaf_on<'f>(
+    f: &'f Filter,
+    path: &str,
+    scope: Option<&Filter>,
+    visit: &mut impl FnMut(&'f Filter) -> bool,
+) -> bool {
+    match f {
+        Filter::And(fs) => fs.iter().any(|f| any_leaf_on(f, path, scope, visit)),
+        Filter::ElemMatch(p, fs) if scope.is_some_and(|s| std::ptr::eq(s, f)) => {
+            match path
+                .strip_prefix(p.as_str())
+                .and_then(|r| r.strip_prefix('.'))
+            {
+                Some(rest) => fs.iter().any(|f| any_leaf_on(f, rest, None, visit)),
+                None => false,
+            }
+        }
+        leaf => leaf.path() == path && visit(leaf),
+    }
+}
+
+/// Calls `visit` on each element match among the query's conditions.
+fn each_elem_match<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter)) {
+    match f {
+        Filter::And(fs) => fs.iter().for_each(|f| each_elem_match(f, visit)),
+        Filter::ElemMatch(..) => visit(f),
+        _ => {}
+    }
+}
+
 /// Whether `partial` (an index's partial filter) is among the query's conditions: then every
 /// match of the query is in the index.
 pub(super) fn implied(partial: &Filter, filter: &Filter) -> bool {
@@ -293,14 +329,14 @@ pub(super) fn implied(partial: &Filter, filter: &Filter) -> bool {
 
 /// The value of an equality on `path` among the query's conditions (the first value of an
 /// `$all`, which every match holds too: what MongoDB looks up in an index for it).
-pub(super) fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
+pub(super) fn eq_on(filter: &Filter, path: &str, scope: Option<&Filter>) -> Option<Key> {
     let mut found = None;
-    any_leaf(filter, &mut |l| match l {
-        Filter::Eq(p, v) if p == path => {
+    any_leaf_on(filter, path, scope, &mut |l| match l {
+        Filter::Eq(_, v) => {
             found = Some(Key(v.clone()));
             true
         }
-        Filter::All(p, vs) if p == path && !vs.is_empty() => {
+        Filter::All(_, vs) if !vs.is_empty() => {
             found = Some(Key(vs[0].clone()));
             true
         }
@@ -310,10 +346,14 @@ pub(super) fn eq_on(filter: &Filter, path: &str) -> Option<Key> {
 }
 
 /// The values of an `$in` on `path` among the query's conditions.
-pub(super) fn in_on<'f>(filter: &'f Filter, path: &str) -> Option<&'f [Bson]> {
+pub(super) fn in_on<'f>(
+    filter: &'f Filter,
+    path: &str,
+    scope: Option<&Filter>,
+) -> Option<&'f [Bson]> {
     let mut found = None;
-    any_leaf(filter, &mut |l| match l {
-        Filter::In(p, vs) if p == path => {
+    any_leaf_on(filter, path, scope, &mut |l| match l {
+        Filter::In(_, vs) => {
             found = Some(&vs[..]);
             true
         }
@@ -325,13 +365,17 @@ pub(super) fn in_on<'f>(filter: &'f Filter, path: &str) -> Option<&'f [Bson]> {
 /// Inclusive bounds implied by the range conditions on `path` (a superset of the exact range:
 /// every match meets each condition, so any one of them bounds the range). A string prefix
 /// is the range from the prefix to the first string after every string that starts with it.
-pub(super) fn range_on(filter: &Filter, path: &str) -> (Option<Key>, Option<Key>) {
+pub(super) fn range_on(
+    filter: &Filter,
+    path: &str,
+    scope: Option<&Filter>,
+) -> (Option<Key>, Option<Key>) {
     let (mut lo, mut hi) = (None, None);
-    any_leaf(filter, &mut |l| {
+    any_leaf_on(filter, path, scope, &mut |l| {
         match l {
-            Filter::Gt(p, v) | Filter::Gte(p, v) if p == path => lo = Some(Key(v.clone())),
-            Filter::Lt(p, v) | Filter::Lte(p, v) if p == path => hi = Some(Key(v.clone())),
-            Filter::StartsWith(p, prefix) if p == path && !prefix.is_empty() => {
+            Filter::Gt(_, v) | Filter::Gte(_, v) => lo = Some(Key(v.clone())),
+            Filter::Lt(_, v) | Filter::Lte(_, v) => hi = Some(Key(v.clone())),
+            Filter::StartsWith(_, prefix) if !prefix.is_empty() => {
                 lo = Some(Key(Bson::String(prefix.clone())));
                 if let Some(after) = after_prefix(prefix) {
                     hi = Some(Key(Bson::String(after)));
@@ -372,13 +416,34 @@ impl MemIndex {
     /// each document has at most one entry) its `_id`s are collected, each once, in `_id`
     /// order. With no equality or range on its first key, an `$in` on it is a lookup per
     /// value.
+    ///
+    /// Keys through an array of documents are bounded by the conditions of one element
+    /// match at a time ([`any_leaf_on`]): the plan of the element match that bounds the
+    /// fewest candidates, or of the conditions outside any.
     pub(super) fn plan<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
+        let mut best = self.plan_within(filter, None);
+        if !self.spec.keys.iter().any(|(p, _)| p.contains('.')) {
+            return best;
+        }
+        each_elem_match(filter, &mut |scope| {
+            if let Some(plan) = self.plan_within(filter, Some(scope)) {
+                if best.as_ref().is_none_or(|b| plan.estimate() < b.estimate()) {
+                    best = Some(plan);
+                }
+            }
+        });
+        best
+    }
+
+    /// [`MemIndex::plan`] with the conditions of `scope`, one of the query's element
+    /// matches, and of none other.
+    fn plan_within<'a>(&'a self, filter: &Filter, scope: Option<&Filter>) -> Option<Plan<'a>> {
         let keys = &self.spec.keys;
         let usable = |v: &Key| !(self.multikey && matches!(v.0, Bson::Array(_)));
         // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
         let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
         for (path, _) in keys {
-            match eq_on(filter, path) {
+            match eq_on(filter, path, scope) {
                 Some(v) if usable(&v) => bounds.push(v),
                 _ => break,
             }
@@ -386,10 +451,10 @@ impl MemIndex {
         let m = bounds.len();
         let (lo, hi) = keys
             .get(m)
-            .map_or((None, None), |(path, _)| range_on(filter, path));
+            .map_or((None, None), |(path, _)| range_on(filter, path, scope));
         let (lo, hi) = (lo.filter(usable), hi.filter(usable));
         if m == 0 && lo.is_none() && hi.is_none() {
-            return self.plan_in(filter);
+            return self.plan_in(filter, scope);
         }
         // Entry keys have one value per index key: `prefix ++ [lo]` sorts before every entry
         // of the range and `prefix ++ [hi or MaxKey]` after (inclusive bounds: a superset).
@@ -427,9 +492,9 @@ impl MemIndex {
     }
 
     /// A plan for an `$in` on the index's first key: the entries under each value.
-    fn plan_in<'a>(&'a self, filter: &Filter) -> Option<Plan<'a>> {
+    fn plan_in<'a>(&'a self, filter: &Filter, scope: Option<&Filter>) -> Option<Plan<'a>> {
         let (path, _) = self.spec.keys.first()?;
-        let values = in_on(filter, path)?;
+        let values = in_on(filter, path, scope)?;
         if self.multikey && values.iter().any(|v| matches!(v, Bson::Array(_))) {
             return None;
         }

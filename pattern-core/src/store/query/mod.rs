@@ -14,6 +14,7 @@ use bson::{Bson, Document};
 mod apply;
 pub(crate) mod eval;
 mod filter;
+pub(crate) mod paths;
 mod schema;
 #[cfg(test)]
 mod tests;
