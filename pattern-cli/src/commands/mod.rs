@@ -52,12 +52,17 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
         bars: &bars,
     };
     let out = match cli.command {
-        Command::Analyze(a) => analyze::run(a, &cx).await?,
-        Command::Migrate(a) => migrate::run(a, &cx).await?,
-        Command::Verify(a) => verify::run(a, &cx).await?,
-        Command::Indexes(a) => indexes::run(a, &cx).await?,
-        Command::Convert(a) => convert::run(a, &cx).await?,
+        Command::Analyze(a) => analyze::run(a, &cx).await,
+        Command::Migrate(a) => migrate::run(a, &cx).await,
+        Command::Verify(a) => verify::run(a, &cx).await,
+        Command::Indexes(a) => indexes::run(a, &cx).await,
+        Command::Convert(a) => convert::run(a, &cx).await,
     };
+    // Let the driver finish what it still has under way (the abort of a transaction that an
+    // error dropped, the sessions to end) before the runtime goes: its tasks cut off at exit
+    // panic, on stderr, before the command's own `error:` line.
+    store.database().client().clone().shutdown().await;
+    let out = out?;
     bars.finish();
     Ok(out)
 }
