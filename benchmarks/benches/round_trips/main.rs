@@ -392,7 +392,14 @@ async fn main() {
             .map(|k| (10_000 + k, trade(T0 + round * 1_000, k)))
             .collect()
     };
+    log.clear();
     TradeHistory::ingest(&store, &batch(0)).await.unwrap();
+    rows.push(Row::exactly(
+        "bucket ingest, 1,000 items over 1,000 keys first seen",
+        1,
+        &log,
+        &["find", "aggregate", "bulkWrite"],
+    ));
     log.clear();
     TradeHistory::ingest(&store, &batch(1)).await.unwrap();
     rows.push(Row::exactly(

@@ -8,10 +8,9 @@
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
-use futures::stream::{self, StreamExt};
 
 use super::ids::parse_bucket_id;
-use super::push::{newest_doc, push, seconds};
+use super::push::{push, seconds};
 use super::read::take_array;
 use super::{Next, TimeId};
 use crate::codec::as_int;
@@ -298,9 +297,10 @@ fn all_indexes(groups: &[Group<'_>]) -> Vec<usize> {
 }
 
 /// Fills in each group's state: from the memo when it knows the newest document's count;
-/// otherwise one find of the keys' open documents, then the newest document of each key
-/// still unknown (concurrently). A key whose newest document has no number is left unknown
-/// (its items take the ordinary push).
+/// otherwise one find of the keys' open documents, then one read of the newest document of
+/// each key still unknown ([`Store::first_per`]): at most two commands, whatever the number
+/// of keys. A key whose newest document has no number is left unknown (its items take the
+/// ordinary push).
 async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'_>]) -> Result<()> {
     let memo = super::memo(store);
     let mut unknown: Vec<usize> = Vec::new();
@@ -349,21 +349,37 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
             None => still.push(g),
         }
     }
-    let found: Vec<(usize, Result<Option<Document>>)> = stream::iter(still)
-        .map(|g| {
-            let key = groups[g].key;
-            async move { (g, newest_doc(store, spec, key).await) }
-        })
-        .buffer_unordered(16)
-        .collect()
-        .await;
-    for (g, doc) in found {
-        groups[g].state = match doc? {
+    if still.is_empty() {
+        return Ok(());
+    }
+    // Keys with no open document: each one's newest, all in one read (none for a key with no
+    // document at all).
+    let keys: Vec<Bson> = still.iter().map(|g| groups[*g].key.clone()).collect();
+    let theirs = Filter::and([
+        Filter::In(Path::from(spec.key_field), keys),
+        spec.in_series(),
+    ]);
+    let newest = store
+        .first_per(
+            spec.collection,
+            &theirs,
+            spec.key_field,
+            &spec.newest_first(),
+            &opts.projection,
+        )
+        .await?;
+    for g in still {
+        let key = groups[g].key;
+        let doc = newest.iter().find(|d| {
+            d.get(spec.key_field)
+                .is_some_and(|k| crate::store::query::eval::values_equal(k, key))
+        });
+        groups[g].state = match doc {
             None => Some(State {
                 next: 1,
                 newest: None,
             }),
-            Some(doc) => state_of(spec, groups[g].prefix, &doc),
+            Some(doc) => state_of(spec, groups[g].prefix, doc),
         };
     }
     Ok(())

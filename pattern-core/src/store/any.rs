@@ -150,6 +150,16 @@ impl Store for AnyStore {
     ) -> Result<ArrayStats> {
         delegate!(self, s => s.array_stats(coll, filter, array_field).await)
     }
+    async fn first_per(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        by: &str,
+        sort: &[(query::Path, i32)],
+        projection: &[query::Path],
+    ) -> Result<Vec<bson::Document>> {
+        delegate!(self, s => s.first_per(coll, filter, by, sort, projection).await)
+    }
     async fn count_matching(
         &self,
         coll: &str,

@@ -13,7 +13,10 @@ use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::codec::raw::to_raw;
 use crate::spec::SeriesSpec;
-use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
+use crate::store::query::eval::values_equal;
+use crate::store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
 use crate::Result;
 
 pub(crate) mod any;
@@ -268,6 +271,42 @@ pub trait Store: Send + Sync + Sized {
     ) -> impl Future<Output = Result<u64>> + Send {
         let _ = comment;
         async move { Ok(self.array_stats(coll, filter, "_id").await?.documents) }
+    }
+
+    /// The first matching document of each value of `by`, in `sort` order (`[(n, -1)]`: each
+    /// key's newest), with the `projection`'s fields (empty: whole), in no particular order of
+    /// `by`; a document without `by` counts under `null`. One read whatever the number of
+    /// values: on MongoDB one `aggregate` (`$match`, `$sort`, `$group` with `$first`). By
+    /// default a `find` of every match sorted by `by` then `sort`, which a store overrides when
+    /// it can group natively.
+    fn first_per(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        by: &str,
+        sort: &[(Path, i32)],
+        projection: &[Path],
+    ) -> impl Future<Output = Result<Vec<Document>>> + Send {
+        async move {
+            let opts = FindOptions {
+                sort: std::iter::once((Path::from(by), 1))
+                    .chain(sort.iter().cloned())
+                    .collect(),
+                projection: projection.to_vec(),
+                ..FindOptions::default()
+            };
+            let mut out: Vec<Document> = Vec::new();
+            for d in self.find(coll, filter, &opts).await? {
+                let value = |d: &Document| d.get(by).cloned().unwrap_or(Bson::Null);
+                if out
+                    .last()
+                    .is_none_or(|last| !values_equal(&value(last), &value(&d)))
+                {
+                    out.push(d);
+                }
+            }
+            Ok(out)
+        }
     }
 
     /// Updates every document matching `filter` (each atomically; all of them together only

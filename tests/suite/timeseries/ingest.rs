@@ -210,7 +210,58 @@ async fn ingest_reports_exactly_the_unwritten(store: AnyStore) {
     check_invariants(&store, &expect).await;
 }
 
+/// `Store::first_per`, what ingest learns keys with: each value's first document in the sort
+/// order, with the fields asked for, one per value (a missing value under `null`), on both
+/// stores alike (one `aggregate` on MongoDB).
+async fn first_per_gives_each_values_first(store: AnyStore) {
+    use pattern_core::store::query::{Filter, Path};
+    use pattern_core::store::Store;
+    if let AnyStore::Mongo(m) = &store {
+        // A collection of this test only, read by `k` (not its `_id`): left unsharded.
+        pattern_tests::declare_unsharded(m.database().name(), "firsts");
+    }
+    let docs = [
+        doc! {"_id": 1, "k": 1, "n": 1, "c": 10, "big": "x"},
+        doc! {"_id": 2, "k": 1, "n": 3, "c": 7, "big": "x"},
+        doc! {"_id": 3, "k": 1, "n": 2, "c": 10, "big": "x"},
+        doc! {"_id": 4, "k": 2_i64, "n": 1, "c": 4, "big": "x"},
+        doc! {"_id": 5, "k": 3, "n": 9, "c": 1, "big": "x"},
+        doc! {"_id": 6, "n": 5, "c": 2, "big": "x"},
+    ];
+    for d in docs {
+        store.insert_one("firsts", d).await.unwrap();
+    }
+    let newest = [(Path::from("n"), -1), (Path::from("_id"), -1)];
+    let wanted = [Path::from("c")];
+    let some = Filter::In("k".into(), vec![1.into(), 2.into(), 7.into()]);
+    let mut got = store
+        .first_per("firsts", &some, "k", &newest, &wanted)
+        .await
+        .unwrap();
+    let int = |d: &Document, f: &str| as_int(d.get(f).unwrap()).unwrap();
+    got.sort_by_key(|d| int(d, "_id"));
+    let pick = |d: &Document| (int(d, "_id"), int(d, "c"));
+    assert_eq!(got.iter().map(pick).collect::<Vec<_>>(), [(2, 7), (4, 4)]);
+    if matches!(store, AnyStore::Mongo(_)) {
+        // Only what is asked is read (the in-memory store returns whole documents).
+        assert!(got.iter().all(|d| !d.contains_key("big")), "{got:?}");
+    }
+    let all = store
+        .first_per("firsts", &Filter::everything(), "k", &newest, &[])
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = all.iter().map(|d| int(d, "_id")).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        [2, 4, 5, 6],
+        "one per value, the missing one under null"
+    );
+    assert!(all.iter().all(|d| d.contains_key("big")), "whole documents");
+}
+
 on_both_stores!(
+    first_per_gives_each_values_first,
     ingest_keeps_order_and_invariants,
     concurrent_ingest_and_pushes,
     ingest_reports_exactly_the_unwritten,

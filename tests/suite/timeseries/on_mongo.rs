@@ -62,6 +62,34 @@ fn commands(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<(String, Doc
     std::mem::take(&mut *log.lock().unwrap())
 }
 
+/// Key `k`'s ticks, in order.
+async fn ticks_of(store: &pattern_core::MongoStore, k: i64) -> Vec<i64> {
+    (bucket::items::<Ticks, _, _>(store, &k).map_ok(|t| t.n))
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// `verify_bucket` finds the ticks' layout clean.
+async fn assert_clean(store: &pattern_core::MongoStore) {
+    let v = pattern_core::adopt::verify_bucket(store, &Ticks::SPEC, &Default::default())
+        .await
+        .unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+/// The names of the commands sent since the last call, beside a collection's one-time set-up
+/// (its indexes, its entry in `pattern_bounded`).
+fn beside_set_up(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<String> {
+    (commands(log).into_iter())
+        .filter(|(n, c)| {
+            !matches!(n.as_str(), "createIndexes" | "listIndexes")
+                && !c.get_str(n).is_ok_and(|coll| coll.starts_with("pattern_"))
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// A one-day window of a long history reads the buckets that overlap it and no other
 /// (documents examined, by `explain` of the query sent), in one find beside the check for
 /// buckets without bounds; `latest` is one find when the newest bucket holds enough.
@@ -227,11 +255,7 @@ async fn an_ingest_after_pushes_is_one_bulk_write() {
     let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
     assert_eq!(sent, ["bulkWrite"], "an ingest right after pushes");
     for k in [0, 42, 77] {
-        let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
-            .map_ok(|t| t.n)
-            .try_collect()
-            .await
-            .unwrap();
+        let got = ticks_of(&store, k).await;
         let mut want: Vec<i64> = Vec::new();
         want.extend((k < 50).then_some(k));
         want.push(1_000 + k);
@@ -239,10 +263,41 @@ async fn an_ingest_after_pushes_is_one_bulk_write() {
         want.extend((0..100).map(|j| 10_000 + j * 100 + k));
         assert_eq!(got, want, "key {k}");
     }
-    let v = pattern_core::adopt::verify_bucket(&store, &Ticks::SPEC, &Default::default())
-        .await
-        .unwrap();
-    assert!(v.is_clean(), "{v:?}");
+    assert_clean(&store).await;
+    let _ = store.database().drop().await;
+}
+
+/// Keys this process has not seen are learned with two reads for the whole batch, never one
+/// per key: one `find` of their open buckets, one `aggregate` of the newest bucket of each key
+/// with none open (here 50 keys whose buckets another client filled, beside 10 with an open
+/// bucket and 90 with no history). Every key's items then continue its history in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn keys_first_seen_are_learned_in_two_reads() {
+    let (store, log) = recording_mongo_store("ts_ingest_learn").await;
+    let other = pattern_tests::second_client(&store).await;
+    let pushes = |k: i64| if k < 50 { 20 } else { 5 };
+    for k in 0..60 {
+        for i in 0..pushes(k) {
+            bucket::push::<Ticks, _, _>(&other, &k, &tick(i * 1_000 + k))
+                .await
+                .unwrap();
+        }
+    }
+    commands(&log);
+    let batch: Vec<(i64, Tick)> = (0..450).map(|i| (i % 150, tick(100_000 + i))).collect();
+    assert_eq!(
+        bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap(),
+        450
+    );
+    assert_eq!(beside_set_up(&log), ["find", "aggregate", "bulkWrite"]);
+    for k in [0, 49, 50, 59, 60, 149] {
+        let got = ticks_of(&store, k).await;
+        let before = if k < 60 { pushes(k) } else { 0 };
+        let mut want: Vec<i64> = (0..before).map(|i| i * 1_000 + k).collect();
+        want.extend((0..3).map(|j| 100_000 + j * 150 + k));
+        assert_eq!(got, want, "key {k}");
+    }
+    assert_clean(&store).await;
     let _ = store.database().drop().await;
 }
 
@@ -254,8 +309,11 @@ async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
         (0..1_000).map(|k| (k, tick(round * 1_000 + k))).collect()
     };
     bucket::ingest::<Ticks, _>(&store, &batch(0)).await.unwrap();
-    let first: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
-    println!("first batch (keys unknown): {} commands", first.len());
+    assert_eq!(
+        beside_set_up(&log),
+        ["find", "aggregate", "bulkWrite"],
+        "1,000 keys first seen: learned in two reads"
+    );
     for round in 1..12 {
         assert_eq!(
             bucket::ingest::<Ticks, _>(&store, &batch(round))
@@ -267,11 +325,7 @@ async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
         assert_eq!(sent, ["bulkWrite"], "round {round}");
     }
     for k in [0, 499, 999] {
-        let got: Vec<i64> = bucket::items::<Ticks, _, _>(&store, &k)
-            .map_ok(|t| t.n)
-            .try_collect()
-            .await
-            .unwrap();
+        let got = ticks_of(&store, k).await;
         assert_eq!(got, (0..12).map(|r| r * 1_000 + k).collect::<Vec<_>>());
     }
     let _ = store.database().drop().await;

@@ -6,7 +6,7 @@ use futures::TryStreamExt;
 use mongodb::options::UpdateModifications;
 
 use super::{map_err, MongoStore, Session, DEPTH_FIELD, READ_ALL_BATCH};
-use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, Update};
+use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update};
 use crate::store::{ArrayStats, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -204,6 +204,37 @@ impl MongoStore {
             },
         };
         read.map_err(|e| map_err(coll, e))
+    }
+
+    /// [`Store::first_per`](crate::store::Store::first_per): one `aggregate`, `$match`,
+    /// `$sort` by `by` then `sort`, the wanted fields, `$group` by `by` with `$first`.
+    pub(crate) async fn first_per_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        by: &str,
+        sort: &[(Path, i32)],
+        projection: &[Path],
+    ) -> Result<Vec<Document>> {
+        let mut order = doc! {by: 1};
+        for (path, dir) in sort {
+            order.insert(path.as_str(), *dir);
+        }
+        let mut pipeline = vec![doc! {"$match": filter.to_document()}, doc! {"$sort": order}];
+        if !projection.is_empty() {
+            let fields = std::iter::once(by)
+                .chain(sort.iter().map(|(p, _)| p.as_str()))
+                .chain(projection.iter().map(|p| p.as_str()));
+            let mut wanted = Document::new();
+            for f in fields {
+                wanted.insert(f, 1);
+            }
+            pipeline.push(doc! {"$project": wanted});
+        }
+        pipeline.push(doc! {"$group": {"_id": format!("${by}"), "first": {"$first": "$$ROOT"}}});
+        pipeline.push(doc! {"$replaceRoot": {"newRoot": "$first"}});
+        self.aggregate_in(session, coll, pipeline).await
     }
 
     pub(crate) async fn array_stats_in(

@@ -10,7 +10,9 @@ use mongodb::IndexModel;
 use super::errors::refused_write;
 use super::ops::driver_find_options;
 use super::{map_err, server_code, MongoStore, MongoTxn, BULK_NO, BULK_UNKNOWN, BULK_YES};
-use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
+use crate::store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
 use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
 use crate::{Error, Result};
 
@@ -177,6 +179,18 @@ impl Store for MongoStore {
         array_field: &str,
     ) -> Result<ArrayStats> {
         self.array_stats_in(None, coll, filter, array_field).await
+    }
+
+    /// One `aggregate`.
+    async fn first_per(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        by: &str,
+        sort: &[(Path, i32)],
+        projection: &[Path],
+    ) -> Result<Vec<Document>> {
+        (self.first_per_in(None, coll, filter, by, sort, projection)).await
     }
 
     /// One `aggregate` (the driver's `countDocuments`), with `comment`.
