@@ -27,17 +27,20 @@ use crate::Error;
 pub(super) struct Key(pub(super) Bson);
 
 impl PartialEq for Key {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other).is_eq()
     }
 }
 impl Eq for Key {}
 impl PartialOrd for Key {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 impl Ord for Key {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         match (&self.0, &other.0) {
             // The usual `_id`s and index keys, straight to what `compare_values` would do.
@@ -288,10 +291,12 @@ impl MemIndex {
 
     /// Removes `id` from the entry under `k`; the `_id` the entry held.
     fn remove_entry(&mut self, k: &[Key], id: &Key) -> Option<Key> {
-        let set = self.entries.get_mut(k)?;
-        let held = set.take(id);
-        if set.is_empty() {
-            self.entries.remove(k);
+        // The usual entry holds this one `_id`: removed in one search of the tree; one that
+        // others hold too goes back.
+        let (key, mut holders) = self.entries.remove_entry(k)?;
+        let held = holders.take(id);
+        if !holders.is_empty() {
+            self.entries.insert(key, holders);
         }
         held
     }

@@ -11,8 +11,10 @@ use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
 use crate::codec::size::{check_size, document_bytes};
 use crate::spec::SeriesSpec;
-use crate::store::query::eval::is_number;
-use crate::store::query::{Filter, Update};
+use std::cmp::Ordering;
+
+use crate::store::query::eval::{compare_values, is_number};
+use crate::store::query::{Filter, Path, Update};
 use crate::store::Kept;
 use crate::Result;
 
@@ -116,6 +118,7 @@ impl Collection {
                     array: spec.items_field,
                     fields: None,
                     number: Some(spec.order.field()),
+                    kept: KeptOps::NONE,
                 };
                 let stored = docs.get_mut(id)?;
                 let moved = match push.apply(stored, indexes, clock, items, Some(open))? {
@@ -123,7 +126,7 @@ impl Collection {
                     Err(e) => return Some(Err(e)),
                 };
                 // The `_id` is copied only when an entry moves (the document filled).
-                if moved.changed != 0 {
+                if !moved.is_empty() {
                     let id = id.clone();
                     moved.rekey(indexes, &stored.doc, &id);
                 }
@@ -135,8 +138,9 @@ impl Collection {
 
     /// [`Collection::push_open`] for a series that keeps values beside its items: the open
     /// document straight off the open-document index, then the push's update (with its
-    /// `$min`/`$max`/`$inc`) applied to it as any update is (the kept fields may be indexed:
-    /// the bounds are); or the new document, with its kept values and marks. `None` where
+    /// `$min`/`$max`/`$inc`) applied in place ([`Collection::push_in_place`]: the bounds'
+    /// index entry moves only when a bound does), or as any update is where that declines; or
+    /// the new document, with its kept values and marks. `None` where
     /// the upsert must decide (no such index, a key that is not a plain scalar, a document
     /// whose number field is not a number).
     fn push_open_keeping(
@@ -158,7 +162,11 @@ impl Collection {
                     return None;
                 }
                 let mut update = spec.push_update(std::mem::take(items), kept);
-                match self.update(spec.collection, &id, &mut update, None) {
+                let done = match self.push_in_place(spec.collection, &id, &mut update, None) {
+                    Some(done) => done,
+                    None => self.update(spec.collection, &id, &mut update, None),
+                };
+                match done {
                     Ok(_) => Some(Ok(false)),
                     Err(e) => {
                         // Refused, nothing applied: the items are still in the update.
@@ -197,7 +205,9 @@ impl Collection {
 
     /// [`Collection::update`] for the update every push into an open document sends: one
     /// `$inc` of an Int32 field and one `$push` to an array, top-level fields that no index
-    /// keys on, applied in place with no undo log: everything that can refuse it (the size
+    /// keys on, and the values a series keeps beside (`$inc`, `$min`, `$max` of top-level
+    /// fields that hold a value of the same fixed-size type, which non-unique indexes may
+    /// key on), applied in place with no undo log: everything that can refuse it (the size
     /// limit) is checked first. `None` (nothing done) for any other update or document, which
     /// goes through [`Collection::update`]; the result is the same either way.
     pub(super) fn push_in_place(
@@ -207,7 +217,15 @@ impl Collection {
         update: &mut Update,
         fields: Option<&[&str]>,
     ) -> Option<Result<Option<Document>>> {
-        let ([(count, n)], [(array, items)]) = (&update.inc[..], &mut update.push[..]) else {
+        let Update {
+            inc,
+            push,
+            sum,
+            min,
+            max,
+            ..
+        } = update;
+        let ([(count, n)], [(array, items)]) = (&inc[..], &mut push[..]) else {
             return None;
         };
         if self.validator.is_some() {
@@ -216,9 +234,7 @@ impl Collection {
         if !update.set.is_empty()
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
-            || !update.sum.is_empty()
-            || !update.min.is_empty()
-            || !update.max.is_empty()
+            || !update.unset.is_empty()
         {
             return None;
         }
@@ -229,6 +245,7 @@ impl Collection {
             array,
             fields,
             number: None,
+            kept: KeptOps { sum, min, max },
         };
         let Collection {
             docs,
@@ -258,6 +275,68 @@ pub(super) struct Push<'a> {
     /// The series' number field: a document where it holds anything but a number is declined
     /// (it is not of the series: see `SeriesSpec::open`).
     pub(super) number: Option<&'a str>,
+    /// The values kept beside the items.
+    pub(super) kept: KeptOps<'a>,
+}
+
+/// The `$inc` (`sum`), `$min` and `$max` of the values a series keeps beside its items.
+pub(super) struct KeptOps<'a> {
+    pub(super) sum: &'a [(Path, Bson)],
+    pub(super) min: &'a [(Path, Bson)],
+    pub(super) max: &'a [(Path, Bson)],
+}
+
+impl KeptOps<'_> {
+    pub(super) const NONE: KeptOps<'static> = KeptOps {
+        sum: &[],
+        min: &[],
+        max: &[],
+    };
+
+    fn fields(&self) -> impl Iterator<Item = &str> + Clone {
+        (self.sum.iter().chain(self.min).chain(self.max)).map(|(f, _)| f.as_str())
+    }
+
+    /// What each writes into `doc`, where it changes the value (`$min` of a later date writes
+    /// nothing); `None` where the in-place push declines: a field missing, a value of another
+    /// type than the field's or of no fixed size (the document's size would change), a sum
+    /// that fails or changes type. [`Update::prepare`] decides those.
+    fn writes<'k>(&'k self, doc: &Document) -> Option<Vec<(&'k str, Bson)>> {
+        let fixed = |a: &Bson, b: &Bson| {
+            std::mem::discriminant(a) == std::mem::discriminant(b)
+                && matches!(
+                    a,
+                    Bson::Int32(_)
+                        | Bson::Int64(_)
+                        | Bson::Double(_)
+                        | Bson::DateTime(_)
+                        | Bson::Decimal128(_)
+                        | Bson::Boolean(_)
+                )
+        };
+        let mut out = Vec::new();
+        for (f, v) in self.sum {
+            let old = doc.get(f.as_str())?;
+            let new = crate::codec::number::add(old, v).ok()?;
+            if !fixed(old, &new) {
+                return None;
+            }
+            out.push((f.as_str(), new));
+        }
+        let bounds = [(self.min, Ordering::Less), (self.max, Ordering::Greater)];
+        for (ops, replaces) in bounds {
+            for (f, v) in ops {
+                let old = doc.get(f.as_str())?;
+                if !fixed(old, v) {
+                    return None;
+                }
+                if compare_values(v, old) == replaces {
+                    out.push((f.as_str(), v.clone()));
+                }
+            }
+        }
+        Some(out)
+    }
 }
 
 /// The partial indexes a [`Push`] moved the document into (`now` bit set) or out of: bit `i`
@@ -266,11 +345,24 @@ pub(super) struct Push<'a> {
 pub(super) struct Moved64 {
     pub(super) changed: u64,
     pub(super) now: u64,
+    /// The indexes keyed on a kept value the push changed, each with the document's key in
+    /// it before.
+    pub(super) keys: Vec<(usize, Option<Vec<Key>>)>,
 }
 
 impl Moved64 {
     /// Moves document `id` (now `doc`) in or out of the indexes it entered or left.
+    /// Whether no index entry moves.
+    pub(super) fn is_empty(&self) -> bool {
+        self.changed == 0 && self.keys.is_empty()
+    }
+
     pub(super) fn rekey(self, indexes: &mut [MemIndex], doc: &Document, id: &Key) {
+        for (i, old) in self.keys {
+            let ix = &mut indexes[i];
+            let new = ix.key_of(doc);
+            ix.rekey(old, new, id);
+        }
         if self.changed == 0 {
             return;
         }
@@ -309,6 +401,13 @@ impl Push<'_> {
         if count == array || !plain(count) || !plain(array) {
             return None;
         }
+        // Kept values: each a top-level field of its own.
+        let kept = self.kept.fields();
+        for (i, f) in kept.clone().enumerate() {
+            if !plain(f) || f == count || f == array || kept.clone().take(i).any(|g| g == f) {
+                return None;
+            }
+        }
         let before = match self.fields {
             None => None,
             Some([]) => Some(empty_document().clone()),
@@ -317,10 +416,19 @@ impl Push<'_> {
         // The indexes whose partial filter reads a written field: the document may enter or
         // leave them (bit i: index i).
         let mut filtered = 0_u64;
+        // The indexes keyed on a kept value: their entry moves when it does (bit i: index i).
+        let mut keyed = 0_u64;
         for (i, ix) in indexes.iter().enumerate() {
             let reads = |fs: &[String]| fs.iter().any(|f| f == count || f == array);
-            if reads(&ix.key_fields) || i >= 64 {
+            let reads_kept = |fs: &[String]| fs.iter().any(|f| kept.clone().any(|k| k == f));
+            if reads(&ix.key_fields) || i >= 64 || reads_kept(&ix.filter_fields) {
                 return None;
+            }
+            if reads_kept(&ix.key_fields) {
+                if ix.spec.unique {
+                    return None; // moving in it could conflict: the full checks
+                }
+                keyed |= 1 << i;
             }
             if reads(&ix.filter_fields) {
                 if ix.spec.unique {
@@ -342,6 +450,15 @@ impl Push<'_> {
         // Copied only when a transaction's copy of the collection shares it.
         let doc = std::sync::Arc::make_mut(doc);
         let held = holding(doc, held_by);
+        let writes = self.kept.writes(doc)?;
+        // Same types of fixed sizes: the document's size changes by the items alone.
+        let keys: Vec<(usize, Option<Vec<Key>>)> = match writes.is_empty() {
+            true => Vec::new(),
+            false => (indexes.iter().enumerate())
+                .filter(|(i, _)| keyed & (1 << i) != 0)
+                .map(|(i, ix)| (i, ix.key_of(doc)))
+                .collect(),
+        };
         // The fields in one pass (no hashing).
         let (mut counted, mut listed, mut numbered) = (None, None, true);
         for (k, v) in doc.iter_mut() {
@@ -367,6 +484,11 @@ impl Push<'_> {
         }
         *x = new_count;
         list.append(items);
+        for (f, v) in writes {
+            if let Some(old) = doc.get_mut(f) {
+                *old = v;
+            }
+        }
         *bytes = Some(size);
         clock.tick += 1;
         *stamp = clock.tick;
@@ -377,6 +499,7 @@ impl Push<'_> {
             Moved64 {
                 changed: held ^ now,
                 now,
+                keys,
             },
         )))
     }

@@ -42,6 +42,45 @@ pub(super) fn series_collection(extra: Option<IndexSpec>, big: bool) -> Collecti
     c
 }
 
+/// Runs `update` on document `id` of `start` both ways, in place (the generic update where
+/// that declines) and generically, and asserts the same result, update, documents, sizes and
+/// index entries; whether it ran in place.
+fn in_place_is_generic(
+    start: &Collection,
+    id: &Key,
+    update: &Update,
+    fields: Option<&[&str]>,
+    case: &str,
+) -> bool {
+    let mut fast = start.clone();
+    let mut fast_update = update.clone();
+    let (fast_result, in_place) = match fast.push_in_place("c", id, &mut fast_update, fields) {
+        Some(r) => (r, true),
+        None => (fast.update("c", id, &mut fast_update, fields), false),
+    };
+    let mut generic = start.clone();
+    let mut generic_update = update.clone();
+    let generic_result = generic.update("c", id, &mut generic_update, fields);
+    assert_eq!(
+        format!("{fast_result:?}"),
+        format!("{generic_result:?}"),
+        "{case}"
+    );
+    assert_eq!(fast_update, generic_update, "{case}");
+    assert_eq!(fast.docs.len(), generic.docs.len(), "{case}");
+    for ((k, a), (l, b)) in fast.docs.iter().zip(&generic.docs) {
+        assert!(k == l && a.doc == b.doc && a.bytes == b.bytes, "{case}");
+    }
+    for (a, b) in fast.indexes.iter().zip(&generic.indexes) {
+        assert_eq!(
+            format!("{:?}", a.entries),
+            format!("{:?}", b.entries),
+            "{case}"
+        );
+    }
+    in_place
+}
+
 /// The in-place push gives exactly what the generic update gives (result, documents,
 /// sizes, index entries), and declines what it does not handle.
 #[test]
@@ -73,42 +112,85 @@ pub(super) fn in_place_push_is_the_generic_update() {
                         ..Update::default()
                     };
                     let start = if id == "g1" { &large } else { &small };
-                    let id = Key(Bson::String(id.into()));
-                    let mut fast = start.clone();
-                    let mut fast_update = update.clone();
-                    let fast_result = match fast.push_in_place("c", &id, &mut fast_update, fields) {
-                        Some(r) => {
-                            in_place += 1;
-                            r
-                        }
-                        None => fast.update("c", &id, &mut fast_update, fields),
-                    };
-                    let mut generic = start.clone();
-                    let mut generic_update = update.clone();
-                    let generic_result = generic.update("c", &id, &mut generic_update, fields);
                     let case = format!("{id:?} {n} {pushed} {fields:?} {extra:?}");
-                    assert_eq!(
-                        format!("{fast_result:?}"),
-                        format!("{generic_result:?}"),
-                        "{case}"
-                    );
-                    assert_eq!(fast_update, generic_update, "{case}");
-                    assert_eq!(fast.docs.len(), generic.docs.len(), "{case}");
-                    for ((k, a), (l, b)) in fast.docs.iter().zip(&generic.docs) {
-                        assert!(k == l && a.doc == b.doc && a.bytes == b.bytes, "{case}");
-                    }
-                    for (a, b) in fast.indexes.iter().zip(&generic.indexes) {
-                        assert_eq!(
-                            format!("{:?}", a.entries),
-                            format!("{:?}", b.entries),
-                            "{case}"
-                        );
-                    }
+                    let id = Key(Bson::String(id.into()));
+                    in_place +=
+                        usize::from(in_place_is_generic(start, &id, &update, fields, &case));
                 }
             }
         }
     }
     assert!(in_place >= 20, "the in-place path ran {in_place} times");
+}
+
+/// The in-place push with kept values (`$inc` of a sum, `$min`/`$max` of the time bounds)
+/// gives exactly what the generic update gives (result, documents, sizes, index entries,
+/// the bounds' entries moved only when a bound does), and declines what it does not handle:
+/// a kept field missing or of another type, a sum that overflows or changes type, a unique
+/// index on a kept field.
+#[test]
+pub(super) fn in_place_keeping_push_is_the_generic_update() {
+    let date = |s: i64| Bson::DateTime(bson::DateTime::from_millis(s * 1_000));
+    let bounds = IndexSpec {
+        name: "bounds".into(),
+        keys: vec![
+            ("k".into(), 1),
+            ("date_max".into(), 1),
+            ("date_min".into(), 1),
+        ],
+        unique: false,
+        partial: None,
+    };
+    let unique_max = IndexSpec {
+        name: "unique_max".into(),
+        keys: vec![("_id".into(), 1), ("date_max".into(), 1)],
+        unique: true,
+        partial: None,
+    };
+    let kept = [
+        doc! {"date_min": date(10), "date_max": date(20), "qty": 5_i64},
+        doc! {"date_min": date(10), "date_max": date(20), "qty": 5_i32},
+        doc! {"date_min": date(10), "date_max": date(20), "qty": i32::MAX},
+        doc! {"date_min": date(10), "date_max": date(20), "qty": 1.5},
+        doc! {"date_min": date(10), "date_max": date(20), "qty": "x"},
+        doc! {"date_min": date(10), "date_max": 20_i64, "qty": 5_i64},
+        doc! {"date_min": date(10), "qty": 5_i64},
+    ];
+    let mut in_place = 0;
+    for extra in [Some(bounds), Some(unique_max)] {
+        let mut start = series_collection(extra.clone(), false);
+        for (i, fields) in kept.iter().enumerate() {
+            let id = format!("z{i}");
+            let mut d =
+                doc! {"_id": &id, "k": 100 + i as i32, "count": 1, "items": [1], "seq": 1_i64};
+            d.extend(fields.clone());
+            start.insert("c", d).unwrap();
+        }
+        let ids = (0..kept.len())
+            .map(|i| format!("z{i}"))
+            .chain(["a2".into()]);
+        for id in ids {
+            for (at, qty) in [
+                (15, Bson::Int64(2)),
+                (25, Bson::Int32(1)),
+                (5, Bson::Double(0.5)),
+            ] {
+                let update = Update {
+                    inc: vec![("count".into(), 1)],
+                    push: vec![("items".into(), vec![Bson::Int32(9)])],
+                    sum: vec![("qty".into(), qty.clone())],
+                    min: vec![("date_min".into(), date(at))],
+                    max: vec![("date_max".into(), date(at))],
+                    ..Update::default()
+                };
+                let case = format!("{id:?} {at} {qty:?} {extra:?}");
+                let id = Key(Bson::String(id.clone()));
+                in_place += usize::from(in_place_is_generic(&start, &id, &update, None, &case));
+            }
+        }
+    }
+    // z0 (every time and sum) and z3 (a double, where the sum is one) in the bounds' case.
+    assert!(in_place >= 5, "the in-place path ran {in_place} times");
 }
 
 /// The native series push leaves the store exactly as the conditional upsert does (result,
