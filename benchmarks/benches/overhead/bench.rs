@@ -181,7 +181,7 @@ impl Bench {
     /// Untimed: fresh keys (bucket push) or fresh empty books (outlier push) for `n` operations.
     pub(crate) async fn prepare(&self, op: Op, side: Side, n: u64) -> Batch {
         let count = match op {
-            Op::BucketPush | Op::BucketPushSameIndexes => 1,
+            Op::BucketPush | Op::BucketPushSameIndexes | Op::BucketPushKept => 1,
             Op::OutlierPush => (n as usize).div_ceil(THRESHOLD) as i64,
             _ => return Batch { base: 0, count: 0 },
         };
@@ -207,7 +207,7 @@ impl Bench {
     pub(crate) async fn cleanup(&self, op: Op, side: Side, batch: &Batch) {
         let ids: Vec<i64> = (batch.base..batch.base + batch.count).collect();
         match (op, side) {
-            (Op::BucketPush | Op::BucketPushSameIndexes, Side::Library) => {
+            (Op::BucketPush | Op::BucketPushSameIndexes | Op::BucketPushKept, Side::Library) => {
                 // Every bucket holds its key field (the struct's `customerId`).
                 let coll = self
                     .db
@@ -216,7 +216,7 @@ impl Bench {
                     .await
                     .unwrap();
             }
-            (Op::BucketPushSameIndexes, Side::Driver) => {
+            (Op::BucketPushSameIndexes | Op::BucketPushKept, Side::Driver) => {
                 self.db
                     .collection::<Document>(TRADES_DRIVER_IX)
                     .delete_many(doc! {"customerId": {"$in": &ids}})
@@ -248,7 +248,7 @@ impl Bench {
     pub(crate) async fn run(&self, op: Op, side: Side, batch: &Batch, i: u64) {
         let i = i as i64;
         match (op, side) {
-            (Op::BucketPush | Op::BucketPushSameIndexes, Side::Library) => {
+            (Op::BucketPush | Op::BucketPushSameIndexes | Op::BucketPushKept, Side::Library) => {
                 TradeHistory::push(&self.store, &batch.base, trade(i))
                     .await
                     .unwrap();
@@ -258,6 +258,10 @@ impl Bench {
             }
             (Op::BucketPushSameIndexes, Side::Driver) => {
                 self.driver_push(TRADES_DRIVER_IX, batch.base, &trade(i))
+                    .await
+            }
+            (Op::BucketPushKept, Side::Driver) => {
+                self.driver_push_kept(TRADES_DRIVER_IX, batch.base, i, &trade(i))
                     .await
             }
             (Op::BucketPage, Side::Library) => {

@@ -27,6 +27,35 @@ impl Bench {
             .unwrap();
     }
 
+    /// What the library's push sends, hand-written: the seed's upsert on the open bucket of
+    /// `key`, with the guard that the page number is absent or a number (a bucket another
+    /// tool wrote with a string there is never pushed into), the time bounds kept (`$min` /
+    /// `$max` of the trade's date), and the page number (push `i` of a fresh key is in page
+    /// `i / 10 + 1`) and the bounded mark set when the push opens a bucket.
+    pub(crate) async fn driver_push_kept(&self, coll: &str, key: i64, i: i64, t: &Trade) {
+        let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
+        let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+        self.db
+            .collection::<Document>(coll)
+            .update_one(
+                doc! {
+                    "customerId": key,
+                    "count": {"$lt": 10},
+                    "page": {"$not": {"$type": &not_a_number[..]}},
+                },
+                doc! {
+                    "$push": {"history": bson::to_bson(t).unwrap()},
+                    "$inc": {"count": 1},
+                    "$min": {"date_min": t.date},
+                    "$max": {"date_max": t.date},
+                    "$setOnInsert": {"_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true},
+                },
+            )
+            .upsert(true)
+            .await
+            .unwrap();
+    }
+
     /// The seed's page read, the key matched by equality.
     pub(crate) async fn driver_page(&self, key: i64) -> Option<SeedBucket> {
         self.db

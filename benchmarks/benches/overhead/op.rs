@@ -5,15 +5,20 @@ pub(crate) enum Op {
     BucketPush,
     /// The bucket push again, the driver side on a collection with the library's indexes.
     BucketPushSameIndexes,
+    /// The bucket push again, the driver side on the library's indexes sending what the
+    /// library sends: the same guard on the page number, the time bounds kept (`$min`/`$max`),
+    /// the page number and the mark set on insert.
+    BucketPushKept,
     BucketPage,
     OutlierPush,
     TypicalRead,
     OutlierRead,
 }
 
-pub(crate) const OPS: [Op; 6] = [
+pub(crate) const OPS: [Op; 7] = [
     Op::BucketPush,
     Op::BucketPushSameIndexes,
+    Op::BucketPushKept,
     Op::BucketPage,
     Op::OutlierPush,
     Op::TypicalRead,
@@ -25,6 +30,7 @@ impl Op {
         match self {
             Op::BucketPush => "bucket_push",
             Op::BucketPushSameIndexes => "bucket_push_ix",
+            Op::BucketPushKept => "bucket_push_kept",
             Op::BucketPage => "bucket_page",
             Op::OutlierPush => "outlier_push",
             Op::TypicalRead => "typical_read",
