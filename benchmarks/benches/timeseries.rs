@@ -372,7 +372,12 @@ async fn run() {
     if !full_scale() {
         println!("(smoke scale: the ratios are not the targets' figures)");
     }
-    let _ = db.drop().await;
+    // `PATTERN_TS_KEEP=1`: the database is left for a look from another process.
+    if std::env::var_os("PATTERN_TS_KEEP").is_some() {
+        println!("kept database {}", db.name());
+    } else {
+        let _ = db.drop().await;
+    }
     drop(store);
 }
 
