@@ -44,7 +44,8 @@ pub fn own_indexes<D: Document>() -> Vec<IndexSpec> {
 }
 
 /// The index of `D`'s history collection (`#[document(history = ...)]`): `{id: 1, revision:
-/// -1}`, serving a document's history newest first, [`at_revision`] and [`as_of`].
+/// -1}`, serving a document's history newest first, [`at_revision`](super::history::at_revision) and
+/// [`as_of`](super::history::as_of).
 pub fn history_indexes<D: Document>() -> Vec<(&'static str, IndexSpec)> {
     D::HISTORY
         .map(|h| {
