@@ -324,6 +324,25 @@ async fn indexes_and_validator_per_variant(store: AnyStore) {
         }
     };
     assert_eq!(index, "isbn_1_kind_book");
+    // In memory, a cable's attribute query walks the cables' partial attribute index, bounded
+    // by the attribute's name and value within one element.
+    if let AnyStore::Memory(m) = &store {
+        let amps = ProductCable::SPECS
+            .attribute("amps")
+            .gte(10)
+            .to_query()
+            .unwrap();
+        let filter = query::Filter::And(vec![
+            query::Filter::Eq("kind".into(), Bson::String("cable".into())),
+            amps,
+        ]);
+        let plan = m.explain("products", &filter);
+        assert_eq!(
+            plan.index.as_deref(),
+            Some("pattern_attributes_specs_kind_cable")
+        );
+        assert_eq!((plan.examined, plan.returned), (1, 1));
+    }
 }
 
 /// `analyze_shapes` (`pattern analyze shapes`) on the catalogue, no type needed: `kind`
