@@ -78,11 +78,19 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
+/// The time windows read, each from the middle of the history: name and length (ms).
+const WINDOWS: [(&str, i64); 3] = [
+    ("one hour", 3_600_000),
+    ("one day", 86_400_000),
+    ("one month", 30 * 86_400_000),
+];
+
 struct Layout {
     name: &'static str,
     ingest: Duration,
     last10: Duration,
-    day: Duration,
+    /// One per [`WINDOWS`].
+    windows: [Duration; 3],
     total: Duration,
     storage: String,
 }
@@ -160,20 +168,16 @@ async fn run() {
         .map(|i| (i * 7_919 + 13) % customers)
         .collect();
     let day_from = T0 + (n / 2) * step;
-    let (from, to) = (
-        DateTime::from_millis(day_from),
-        DateTime::from_millis(day_from + 86_400_000),
-    );
 
     let mut layouts = Vec::new();
     // Each customer read in every layout in turn, so that whatever else the machine (or the
     // server, after the time-series collection's long `$group`s) is doing falls on all alike.
     let names = ["flat", "time-series", "buckets"];
-    type Timed = (Vec<Duration>, Vec<Duration>, Vec<Duration>);
+    type Timed = (Vec<Duration>, [Vec<Duration>; 3], Vec<Duration>);
     let mut timed: Vec<Timed> = vec![Timed::default(); names.len()];
     for (i, &c) in picks.iter().enumerate() {
         for (l, name) in names.into_iter().enumerate() {
-            let (last10, day, total) = &mut timed[l];
+            let (last10, windows, total) = &mut timed[l];
             // The last 10 trades, newest first in the flat layouts, push order in ours.
             let t = Instant::now();
             let got: Vec<i64> = match name {
@@ -208,35 +212,41 @@ async fn run() {
                 .collect();
             assert_eq!(got, want, "{name}: last 10 of {c}");
 
-            // One day of trades.
-            let t = Instant::now();
-            let got: Vec<i64> = match name {
-                "buckets" => History::range(&store, &c, from..to)
-                    .map_ok(|t| t.date.timestamp_millis())
-                    .try_collect()
-                    .await
-                    .unwrap(),
-                _ => {
-                    let coll = if name == "flat" { &flat } else { &ts };
-                    coll.find(doc! {"customerId": c, "date": {"$gte": from, "$lt": to}})
-                        .sort(doc! {"date": 1})
+            // The trades of each window, from the middle of the history.
+            for (w, (window, len)) in WINDOWS.into_iter().enumerate() {
+                let (from, to) = (
+                    DateTime::from_millis(day_from),
+                    DateTime::from_millis(day_from + len),
+                );
+                let t = Instant::now();
+                let got: Vec<i64> = match name {
+                    "buckets" => History::range(&store, &c, from..to)
+                        .map_ok(|t| t.date.timestamp_millis())
+                        .try_collect()
                         .await
-                        .unwrap()
-                        .try_collect::<Vec<Document>>()
-                        .await
-                        .unwrap()
-                        .iter()
-                        .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
-                        .collect()
-                }
-            };
-            day.push(t.elapsed());
-            let want: Vec<i64> = (0..n)
-                .filter(|i| i % customers == c)
-                .map(|i| T0 + i * step)
-                .filter(|ms| *ms >= from.timestamp_millis() && *ms < to.timestamp_millis())
-                .collect();
-            assert_eq!(got, want, "{name}: a day of {c}");
+                        .unwrap(),
+                    _ => {
+                        let coll = if name == "flat" { &flat } else { &ts };
+                        coll.find(doc! {"customerId": c, "date": {"$gte": from, "$lt": to}})
+                            .sort(doc! {"date": 1})
+                            .await
+                            .unwrap()
+                            .try_collect::<Vec<Document>>()
+                            .await
+                            .unwrap()
+                            .iter()
+                            .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
+                            .collect()
+                    }
+                };
+                windows[w].push(t.elapsed());
+                let want: Vec<i64> = (c..n)
+                    .step_by(customers as usize)
+                    .map(|i| T0 + i * step)
+                    .filter(|ms| *ms >= day_from && *ms < day_from + len)
+                    .collect();
+                assert_eq!(got, want, "{name}: {window} of {c}");
+            }
 
             // The total quantity over all history.
             if name == "time-series" && i >= slow_reads {
@@ -264,11 +274,15 @@ async fn run() {
             assert_eq!(got, want, "{name}: total of {c}");
         }
     }
-    for (name, (last10, day, total)) in names.into_iter().zip(timed) {
+    for (name, (last10, windows, total)) in names.into_iter().zip(timed) {
+        let windows = windows.map(median);
         println!(
-            "{name}: last 10 {:.3} ms, one day {:.3} ms, total {:.3} ms (medians)",
+            "{name}: last 10 {:.3} ms, one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms, \
+             total {:.3} ms (medians)",
             ms(median(last10.clone())),
-            ms(median(day.clone())),
+            ms(windows[0]),
+            ms(windows[1]),
+            ms(windows[2]),
             ms(median(total.clone()))
         );
         let (ingest, storage) = match name {
@@ -280,7 +294,7 @@ async fn run() {
             name,
             ingest,
             last10: median(last10),
-            day: median(day),
+            windows,
             total: median(total),
             storage,
         });
@@ -316,23 +330,26 @@ async fn run() {
     let unwound = median(unwound);
 
     println!(
-        "\n| layout | ingest (items/s) | last 10 (ms) | one day (ms) | total qty, all history (ms) | storage |"
+        "\n| layout | ingest (items/s) | last 10 (ms) | one hour (ms) | one day (ms) | one month (ms) \
+         | total qty, all history (ms) | storage |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for l in &layouts {
         println!(
-            "| {} | {:.0} ({:.1} s) | {:.3} | {:.3} | {:.3} | {} |",
+            "| {} | {:.0} ({:.1} s) | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
             l.name,
             n as f64 / l.ingest.as_secs_f64(),
             l.ingest.as_secs_f64(),
             ms(l.last10),
-            ms(l.day),
+            ms(l.windows[0]),
+            ms(l.windows[1]),
+            ms(l.windows[2]),
             ms(l.total),
             l.storage
         );
     }
     println!(
-        "| buckets, `$unwind` + `$group` of the items | | | | {:.3} | |",
+        "| buckets, `$unwind` + `$group` of the items | | | | | | {:.3} | |",
         ms(unwound)
     );
     let [f, t, b] = [&layouts[0], &layouts[1], &layouts[2]];
@@ -354,8 +371,18 @@ async fn run() {
             1.0,
         ),
         (
+            "one hour: time-series / ours >= 1",
+            t.windows[0].as_secs_f64() / b.windows[0].as_secs_f64(),
+            1.0,
+        ),
+        (
             "one day: time-series / ours >= 1",
-            t.day.as_secs_f64() / b.day.as_secs_f64(),
+            t.windows[1].as_secs_f64() / b.windows[1].as_secs_f64(),
+            1.0,
+        ),
+        (
+            "one month: time-series / ours >= 1",
+            t.windows[2].as_secs_f64() / b.windows[2].as_secs_f64(),
             1.0,
         ),
         (
