@@ -11,8 +11,8 @@ use pattern_core::{store::Store, Bucket, MongoStore};
 
 use crate::op::{Op, Side};
 use crate::seed::{
-    book, buyer, seed_book, trade, SeedBook, SeedBucket, SeedExtra, EXTRA_DRIVER, SALES_DRIVER,
-    TRADES_DRIVER, TRADES_DRIVER_IX,
+    book, buyer, seed_book, trade, SeedBook, SeedBucket, SeedExtra, TradeTotals, EXTRA_DRIVER,
+    SALES_DRIVER, TOTALS_DRIVER, TRADES_DRIVER, TRADES_DRIVER_IX,
 };
 use crate::{LOADERS, OUTLIER_BASE, OUTLIER_BUYERS, PAGE, PAGES, THRESHOLD, TYPICAL_BUYERS};
 
@@ -105,6 +105,15 @@ impl Bench {
             same.insert_many(chunk).await.unwrap();
         }
 
+        // The pushes that keep a summary start empty on both sides, under the same indexes.
+        TradeTotals::ensure_indexes(&self.store).await.unwrap();
+        for index in TradeTotals::SPEC.series().indexes() {
+            self.store
+                .create_index(TOTALS_DRIVER, &index)
+                .await
+                .unwrap();
+        }
+
         Book::ensure_indexes(&self.store).await.unwrap();
         let books: Vec<Book> = (0..self.books)
             .map(|id| book(id, TYPICAL_BUYERS))
@@ -148,8 +157,30 @@ impl Bench {
         }
     }
 
-    /// Both sides read the same thing.
+    /// Both sides read the same thing, and the pushes that keep a summary write the same
+    /// documents.
     pub(crate) async fn check(&self) {
+        let key = -1_i64;
+        for i in 0..12 {
+            TradeTotals::push(&self.store, &key, trade(i))
+                .await
+                .unwrap();
+            self.driver_push_totals(key, i, &trade(i)).await;
+        }
+        let docs = |coll: &'static str| async move {
+            let c = self.db.collection::<Document>(coll);
+            let found = c.find(doc! {"customerId": key}).sort(doc! {"page": 1});
+            let docs: Vec<mongodb::error::Result<Document>> = found.await.unwrap().collect().await;
+            let docs: Vec<Document> = docs.into_iter().map(Result::unwrap).collect();
+            c.delete_many(doc! {"customerId": key}).await.unwrap();
+            docs
+        };
+        let (lib, drv) = (
+            docs(TradeTotals::SPEC.collection).await,
+            docs(TOTALS_DRIVER).await,
+        );
+        assert_eq!(lib, drv, "the same documents from both sides' pushes");
+        assert_eq!(lib.len(), 2);
         for k in [0, self.keys - 1] {
             let lib = TradeHistory::page(&self.store, &k, PAGE)
                 .await
@@ -181,7 +212,10 @@ impl Bench {
     /// Untimed: fresh keys (bucket push) or fresh empty books (outlier push) for `n` operations.
     pub(crate) async fn prepare(&self, op: Op, side: Side, n: u64) -> Batch {
         let count = match op {
-            Op::BucketPush | Op::BucketPushSameIndexes | Op::BucketPushKept => 1,
+            Op::BucketPush
+            | Op::BucketPushSameIndexes
+            | Op::BucketPushKept
+            | Op::BucketPushTotals => 1,
             Op::OutlierPush => (n as usize).div_ceil(THRESHOLD) as i64,
             _ => return Batch { base: 0, count: 0 },
         };
@@ -229,6 +263,17 @@ impl Bench {
                     .await
                     .unwrap();
             }
+            (Op::BucketPushTotals, side) => {
+                let coll = match side {
+                    Side::Library => TradeTotals::SPEC.collection,
+                    Side::Driver => TOTALS_DRIVER,
+                };
+                self.db
+                    .collection::<Document>(coll)
+                    .delete_many(doc! {"customerId": {"$in": &ids}})
+                    .await
+                    .unwrap();
+            }
             (Op::OutlierPush, Side::Library) => {
                 for id in &ids {
                     assert!(Book::delete(&self.store, id).await.unwrap());
@@ -259,6 +304,14 @@ impl Bench {
             (Op::BucketPushSameIndexes, Side::Driver) => {
                 self.driver_push(TRADES_DRIVER_IX, batch.base, &trade(i))
                     .await
+            }
+            (Op::BucketPushTotals, Side::Library) => {
+                TradeTotals::push(&self.store, &batch.base, trade(i))
+                    .await
+                    .unwrap();
+            }
+            (Op::BucketPushTotals, Side::Driver) => {
+                self.driver_push_totals(batch.base, i, &trade(i)).await
             }
             (Op::BucketPushKept, Side::Driver) => {
                 self.driver_push_kept(TRADES_DRIVER_IX, batch.base, i, &trade(i))

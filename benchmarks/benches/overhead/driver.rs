@@ -5,7 +5,7 @@ use futures::TryStreamExt;
 use pattern_bench::Trade;
 
 use crate::bench::Bench;
-use crate::seed::{SeedBucket, TRADES_DRIVER};
+use crate::seed::{SeedBucket, TOTALS_DRIVER, TRADES_DRIVER};
 use crate::{PAGE, THRESHOLD};
 
 impl Bench {
@@ -49,6 +49,36 @@ impl Bench {
                     "$min": {"date_min": t.date},
                     "$max": {"date_max": t.date},
                     "$setOnInsert": {"_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true},
+                },
+            )
+            .upsert(true)
+            .await
+            .unwrap();
+    }
+
+    /// [`Bench::driver_push_kept`] for the series that keeps the total quantity too: its `$inc`
+    /// in the same update, and the mark naming it set when the push opens a bucket.
+    pub(crate) async fn driver_push_totals(&self, key: i64, i: i64, t: &Trade) {
+        let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
+        let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+        let on_insert = doc! {
+            "_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true,
+            "summarized": ["qty_sum"],
+        };
+        self.db
+            .collection::<Document>(TOTALS_DRIVER)
+            .update_one(
+                doc! {
+                    "customerId": key,
+                    "count": {"$lt": 10},
+                    "page": {"$not": {"$type": &not_a_number[..]}},
+                },
+                doc! {
+                    "$push": {"history": bson::to_bson(t).unwrap()},
+                    "$inc": {"count": 1, "qty_sum": t.qty},
+                    "$min": {"date_min": t.date},
+                    "$max": {"date_max": t.date},
+                    "$setOnInsert": on_insert,
                 },
             )
             .upsert(true)

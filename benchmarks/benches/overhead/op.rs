@@ -9,16 +9,19 @@ pub(crate) enum Op {
     /// library sends: the same guard on the page number, the time bounds kept (`$min`/`$max`),
     /// the page number and the mark set on insert.
     BucketPushKept,
+    /// The same with a summary kept too (the total quantity, `$inc` in the same update).
+    BucketPushTotals,
     BucketPage,
     OutlierPush,
     TypicalRead,
     OutlierRead,
 }
 
-pub(crate) const OPS: [Op; 7] = [
+pub(crate) const OPS: [Op; 8] = [
     Op::BucketPush,
     Op::BucketPushSameIndexes,
     Op::BucketPushKept,
+    Op::BucketPushTotals,
     Op::BucketPage,
     Op::OutlierPush,
     Op::TypicalRead,
@@ -31,6 +34,7 @@ impl Op {
             Op::BucketPush => "bucket_push",
             Op::BucketPushSameIndexes => "bucket_push_ix",
             Op::BucketPushKept => "bucket_push_kept",
+            Op::BucketPushTotals => "bucket_push_totals",
             Op::BucketPage => "bucket_page",
             Op::OutlierPush => "outlier_push",
             Op::TypicalRead => "typical_read",

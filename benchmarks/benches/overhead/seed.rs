@@ -44,6 +44,26 @@ pub(crate) const TRADES_DRIVER: &str = "trades_driver";
 /// The seed's buckets again, with the library's indexes instead of the seed's.
 pub(crate) const TRADES_DRIVER_IX: &str = "trades_driver_ix";
 pub(crate) const SALES_DRIVER: &str = "sales_driver";
+/// The driver side of the pushes that keep a summary, with the library's indexes.
+pub(crate) const TOTALS_DRIVER: &str = "trade_totals_driver";
+
+/// A customer's trades keeping, beside the time bounds, the total quantity: the push of a
+/// series with a summary.
+#[derive(pattern_core::Bucket)]
+#[bucket(
+    collection = "trade_totals",
+    size = 10,
+    time = "date",
+    summary(sum = "qty")
+)]
+#[allow(dead_code)]
+pub(crate) struct TradeTotals {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
 pub(crate) const EXTRA_DRIVER: &str = "extra_sales_driver";
 
 /// Trade number `i` of a series, `i` seconds after [`T0`].
