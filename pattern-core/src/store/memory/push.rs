@@ -4,6 +4,8 @@
 //! document it does not handle goes through the generic update or upsert, with the same
 //! result; the oracle tests below check that the two leave the same documents and indexes.
 
+use std::cmp::Ordering;
+
 use bson::{Bson, Document};
 
 use super::collection::{empty_document, Clock, Collection, Stored};
@@ -11,8 +13,6 @@ use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
 use crate::codec::size::{check_size, document_bytes};
 use crate::spec::SeriesSpec;
-use std::cmp::Ordering;
-
 use crate::store::query::eval::{compare_values, is_number};
 use crate::store::query::{Filter, Path, Update};
 use crate::store::Kept;

@@ -207,7 +207,11 @@ impl MongoStore {
     }
 
     /// [`Store::first_per`](crate::store::Store::first_per): one `aggregate`, `$match`,
-    /// `$sort` by `by` then `sort`, the wanted fields, `$group` by `by` with `$first`.
+    /// `$sort` by `by` then `sort`, `$group` by `by` with `$first`, then the wanted fields.
+    /// `by` is sorted in the direction of `sort`'s first key, so that the whole sort is an
+    /// index's order or its reverse (`{key: -1, n: -1, _id: -1}` walks `{key, n, _id}`
+    /// backwards): a server then needs no blocking sort, and MongoDB answers a `$sort` and
+    /// `$group` with `$first` by jumping from one key to the next in the index.
     pub(crate) async fn first_per_in(
         &self,
         session: Session<'_>,
@@ -217,23 +221,24 @@ impl MongoStore {
         sort: &[(Path, i32)],
         projection: &[Path],
     ) -> Result<Vec<Document>> {
-        let mut order = doc! {by: 1};
+        let mut order = doc! {by: sort.first().map_or(1, |(_, dir)| *dir)};
         for (path, dir) in sort {
             order.insert(path.as_str(), *dir);
         }
-        let mut pipeline = vec![doc! {"$match": filter.to_document()}, doc! {"$sort": order}];
+        let mut pipeline = vec![
+            doc! {"$match": filter.to_document()},
+            doc! {"$sort": order},
+            doc! {"$group": {"_id": format!("${by}"), "first": {"$first": "$$ROOT"}}},
+            doc! {"$replaceRoot": {"newRoot": "$first"}},
+        ];
         if !projection.is_empty() {
-            let fields = std::iter::once(by)
-                .chain(sort.iter().map(|(p, _)| p.as_str()))
-                .chain(projection.iter().map(|p| p.as_str()));
+            let fields = std::iter::once(by).chain(projection.iter().map(|p| p.as_str()));
             let mut wanted = Document::new();
             for f in fields {
                 wanted.insert(f, 1);
             }
             pipeline.push(doc! {"$project": wanted});
         }
-        pipeline.push(doc! {"$group": {"_id": format!("${by}"), "first": {"$first": "$$ROOT"}}});
-        pipeline.push(doc! {"$replaceRoot": {"newRoot": "$first"}});
         self.aggregate_in(session, coll, pipeline).await
     }
 
