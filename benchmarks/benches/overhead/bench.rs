@@ -165,7 +165,8 @@ impl Bench {
             TradeTotals::push(&self.store, &key, trade(i))
                 .await
                 .unwrap();
-            self.driver_push_totals(key, i, &trade(i)).await;
+            self.driver_push_kept(TOTALS_DRIVER, key, i, &trade(i), true)
+                .await;
         }
         let docs = |coll: &'static str| async move {
             let c = self.db.collection::<Document>(coll);
@@ -311,10 +312,11 @@ impl Bench {
                     .unwrap();
             }
             (Op::BucketPushTotals, Side::Driver) => {
-                self.driver_push_totals(batch.base, i, &trade(i)).await
+                self.driver_push_kept(TOTALS_DRIVER, batch.base, i, &trade(i), true)
+                    .await
             }
             (Op::BucketPushKept, Side::Driver) => {
-                self.driver_push_kept(TRADES_DRIVER_IX, batch.base, i, &trade(i))
+                self.driver_push_kept(TRADES_DRIVER_IX, batch.base, i, &trade(i), false)
                     .await
             }
             (Op::BucketPage, Side::Library) => {

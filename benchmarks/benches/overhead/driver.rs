@@ -5,7 +5,7 @@ use futures::TryStreamExt;
 use pattern_bench::Trade;
 
 use crate::bench::Bench;
-use crate::seed::{SeedBucket, TOTALS_DRIVER, TRADES_DRIVER};
+use crate::seed::{SeedBucket, TRADES_DRIVER};
 use crate::{PAGE, THRESHOLD};
 
 impl Bench {
@@ -31,10 +31,26 @@ impl Bench {
     /// `key`, with the guard that the page number is absent or a number (a bucket another
     /// tool wrote with a string there is never pushed into), the time bounds kept (`$min` /
     /// `$max` of the trade's date), and the page number (push `i` of a fresh key is in page
-    /// `i / 10 + 1`) and the bounded mark set when the push opens a bucket.
-    pub(crate) async fn driver_push_kept(&self, coll: &str, key: i64, i: i64, t: &Trade) {
+    /// `i / 10 + 1`) and the bounded mark set when the push opens a bucket. With `total`, the
+    /// series also keeps the total quantity: its `$inc` in the same update, and the mark
+    /// naming it on insert.
+    pub(crate) async fn driver_push_kept(
+        &self,
+        coll: &str,
+        key: i64,
+        i: i64,
+        t: &Trade,
+        total: bool,
+    ) {
         let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
         let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+        let mut inc = doc! {"count": 1};
+        let mut on_insert =
+            doc! {"_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true};
+        if total {
+            inc.insert("qty_sum", t.qty);
+            on_insert.insert("summarized", vec!["qty_sum"]);
+        }
         self.db
             .collection::<Document>(coll)
             .update_one(
@@ -45,37 +61,7 @@ impl Bench {
                 },
                 doc! {
                     "$push": {"history": bson::to_bson(t).unwrap()},
-                    "$inc": {"count": 1},
-                    "$min": {"date_min": t.date},
-                    "$max": {"date_max": t.date},
-                    "$setOnInsert": {"_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true},
-                },
-            )
-            .upsert(true)
-            .await
-            .unwrap();
-    }
-
-    /// [`Bench::driver_push_kept`] for the series that keeps the total quantity too: its `$inc`
-    /// in the same update, and the mark naming it set when the push opens a bucket.
-    pub(crate) async fn driver_push_totals(&self, key: i64, i: i64, t: &Trade) {
-        let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
-        let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
-        let on_insert = doc! {
-            "_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true,
-            "summarized": ["qty_sum"],
-        };
-        self.db
-            .collection::<Document>(TOTALS_DRIVER)
-            .update_one(
-                doc! {
-                    "customerId": key,
-                    "count": {"$lt": 10},
-                    "page": {"$not": {"$type": &not_a_number[..]}},
-                },
-                doc! {
-                    "$push": {"history": bson::to_bson(t).unwrap()},
-                    "$inc": {"count": 1, "qty_sum": t.qty},
+                    "$inc": inc,
                     "$min": {"date_min": t.date},
                     "$max": {"date_max": t.date},
                     "$setOnInsert": on_insert,
