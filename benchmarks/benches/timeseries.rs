@@ -190,17 +190,7 @@ async fn run() {
                     .collect(),
                 _ => {
                     let coll = if name == "flat" { &flat } else { &ts };
-                    coll.find(doc! {"customerId": c})
-                        .sort(doc! {"date": -1})
-                        .limit(10)
-                        .await
-                        .unwrap()
-                        .try_collect::<Vec<Document>>()
-                        .await
-                        .unwrap()
-                        .iter()
-                        .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
-                        .collect()
+                    dates(coll, doc! {"customerId": c}, -1, Some(10)).await
                 }
             };
             last10.push(t.elapsed());
@@ -227,16 +217,8 @@ async fn run() {
                         .unwrap(),
                     _ => {
                         let coll = if name == "flat" { &flat } else { &ts };
-                        coll.find(doc! {"customerId": c, "date": {"$gte": from, "$lt": to}})
-                            .sort(doc! {"date": 1})
-                            .await
-                            .unwrap()
-                            .try_collect::<Vec<Document>>()
-                            .await
-                            .unwrap()
-                            .iter()
-                            .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
-                            .collect()
+                        let window = doc! {"customerId": c, "date": {"$gte": from, "$lt": to}};
+                        dates(coll, window, 1, None).await
                     }
                 };
                 windows[w].push(t.elapsed());
@@ -406,6 +388,25 @@ async fn run() {
         let _ = db.drop().await;
     }
     drop(store);
+}
+
+/// The dates (ms) of a flat or time-series layout's trades matching `filter`, sorted by date
+/// (`dir`), at most `limit`.
+async fn dates(
+    coll: &Collection<Document>,
+    filter: Document,
+    dir: i32,
+    limit: Option<i64>,
+) -> Vec<i64> {
+    let found = coll.find(filter).sort(doc! {"date": dir});
+    let found = match limit {
+        Some(n) => found.limit(n).await,
+        None => found.await,
+    };
+    let docs: Vec<Document> = found.unwrap().try_collect().await.unwrap();
+    docs.iter()
+        .map(|d| d.get_datetime("date").unwrap().timestamp_millis())
+        .collect()
 }
 
 async fn sum_qty(coll: &Collection<Document>, c: i64) -> i64 {
