@@ -322,9 +322,8 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     if unknown.is_empty() {
         return Ok(());
     }
-    let keys: Vec<Bson> = unknown.iter().map(|g| groups[*g].key.clone()).collect();
     let open = Filter::and([
-        Filter::In(Path::from(spec.key_field), keys),
+        keys_in(spec, groups, &unknown),
         spec.open_partial(),
         spec.in_series(),
     ]);
@@ -338,11 +337,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     let mut still: Vec<usize> = Vec::new();
     for g in unknown {
         // The key's open documents: at most one (the newest) unless written by other tools.
-        let key = groups[g].key;
-        let mine = docs.iter().filter(|d| {
-            d.get(spec.key_field)
-                .is_some_and(|k| crate::store::query::eval::values_equal(k, key))
-        });
+        let mine = docs.iter().filter(|d| of_key(spec, groups[g].key, d));
         let newest = mine.max_by_key(|d| d.get(spec.order.field()).and_then(as_int));
         match newest {
             Some(doc) => groups[g].state = state_of(spec, groups[g].prefix, doc),
@@ -354,11 +349,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     }
     // Keys with no open document: each one's newest, all in one read (none for a key with no
     // document at all).
-    let keys: Vec<Bson> = still.iter().map(|g| groups[*g].key.clone()).collect();
-    let theirs = Filter::and([
-        Filter::In(Path::from(spec.key_field), keys),
-        spec.in_series(),
-    ]);
+    let theirs = Filter::and([keys_in(spec, groups, &still), spec.in_series()]);
     let newest = store
         .first_per(
             spec.collection,
@@ -369,11 +360,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
         )
         .await?;
     for g in still {
-        let key = groups[g].key;
-        let doc = newest.iter().find(|d| {
-            d.get(spec.key_field)
-                .is_some_and(|k| crate::store::query::eval::values_equal(k, key))
-        });
+        let doc = newest.iter().find(|d| of_key(spec, groups[g].key, d));
         groups[g].state = match doc {
             None => Some(State {
                 next: 1,
@@ -383,6 +370,17 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
         };
     }
     Ok(())
+}
+
+/// `{key: {$in: [the keys of groups `of`]}}`.
+fn keys_in(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Filter {
+    let keys = of.iter().map(|g| groups[*g].key.clone()).collect();
+    Filter::In(Path::from(spec.key_field), keys)
+}
+
+/// Whether `doc` is of `key`'s series (its key equal as `$eq` compares).
+fn of_key(spec: &SeriesSpec<'_>, key: &Bson, doc: &Document) -> bool {
+    (doc.get(spec.key_field)).is_some_and(|k| crate::store::query::eval::values_equal(k, key))
 }
 
 /// The state a key's newest document gives: `None` when it has no number, or its `_id` is not
