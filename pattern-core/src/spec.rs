@@ -93,6 +93,13 @@ pub struct Keeps<'a> {
     pub bounds: Option<(&'a str, &'a str)>,
     /// The summary's aggregates, in the order of the generated summary's fields.
     pub summary: &'a [Aggregate<'a>],
+    /// The longest time one document covers, in milliseconds (`#[bucket(span = "1d")]`; needs
+    /// `bounds`): time is cut into windows `[k * span, (k + 1) * span)` from the epoch, and a
+    /// document holds items of one window only. A push goes to the key's open document of its
+    /// item's window, or opens one; so a key has at most one open document per window, and a
+    /// range read bounds its index scan on both sides (a document ending before `to + span`).
+    /// `None`: a document takes items of any time until it is full.
+    pub span: Option<i64>,
 }
 
 impl Keeps<'_> {
@@ -100,12 +107,37 @@ impl Keeps<'_> {
     pub const NONE: Keeps<'static> = Keeps {
         bounds: None,
         summary: &[],
+        span: None,
     };
 
     /// Whether anything is kept beside the items.
     pub const fn is_none(&self) -> bool {
         self.bounds.is_none() && self.summary.is_empty()
     }
+
+    /// The start of the window holding time `millis` (epoch milliseconds), when documents are
+    /// cut by [`Keeps::span`].
+    pub const fn window_of(&self, millis: i64) -> Option<i64> {
+        match self.span {
+            Some(span) if span > 0 => Some(millis.div_euclid(span) * span),
+            _ => None,
+        }
+    }
+}
+
+/// A span written as the derive's `span = "..."` takes it: a whole number of `s`, `m`, `h` or
+/// `d` from one second to 366 days (`"1d"`, `"15m"`), in milliseconds; `None` otherwise.
+pub fn parse_span(text: &str) -> Option<i64> {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &text[digits.len()..] {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    let n = digits.parse::<i64>().ok().filter(|n| *n >= 1)?;
+    n.checked_mul(unit).filter(|ms| *ms <= 366 * 86_400_000)
 }
 
 /// The field marking a bucket whose time bounds cover every item (`true`).

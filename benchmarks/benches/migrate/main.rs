@@ -74,6 +74,7 @@ const TRADES: BucketSpec = BucketSpec {
     keeps: Keeps {
         bounds: Some(("date_min", "date_max")),
         summary: &[],
+        span: None,
     },
 };
 /// The aggregation's output, as a bucket layout (for `verify_bucket` on it).

@@ -40,6 +40,10 @@ pub(crate) struct MigrateBucket {
     pub time: String,
     #[command(flatten)]
     pub fields: BucketFields,
+    /// Cut buckets by window of time as well as by size, as `#[bucket(span = "...")]` does: a
+    /// whole number of s, m, h or d (`1d`, `15m`), from 1s to 366d.
+    #[arg(long, value_parser = span_parser)]
+    pub span: Option<i64>,
     /// Keep the sum of this item field in each bucket (`<field>_sum`). Repeatable.
     #[arg(long, value_name = "FIELD")]
     pub sum: Vec<String>,
@@ -54,4 +58,11 @@ pub(crate) struct MigrateBucket {
     pub remove_source: bool,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `--span 1d`: its milliseconds.
+fn span_parser(text: &str) -> Result<i64, String> {
+    pattern_core::spec::parse_span(text).ok_or_else(|| {
+        format!("`{text}` is not a span: a whole number of s, m, h or d from 1s to 366d, like `1d`")
+    })
 }

@@ -15,6 +15,8 @@ pub(crate) struct KeptNames<'a> {
     bounds: Option<(String, String)>,
     /// Each aggregate: its operation, the item field, the bucket field.
     summary: Vec<(AggregateOp, &'a str, String)>,
+    /// The span buckets are cut by (milliseconds).
+    span: Option<i64>,
 }
 
 impl<'a> KeptNames<'a> {
@@ -23,6 +25,7 @@ impl<'a> KeptNames<'a> {
         KeptNames {
             bounds: time.map(|t| (format!("{t}_min"), format!("{t}_max"))),
             summary: Vec::new(),
+            span: None,
         }
     }
 
@@ -46,6 +49,7 @@ impl<'a> KeptNames<'a> {
                 .as_ref()
                 .map(|(min, max)| (min.as_str(), max.as_str())),
             summary,
+            span: self.span,
         }
     }
 }
@@ -54,6 +58,7 @@ impl<'a> KeptNames<'a> {
 /// `<time>_min`/`<time>_max`, `<field>_<op>`.
 pub(crate) fn bucket_keeps(a: &MigrateBucket) -> Result<KeptNames<'_>, Failure> {
     let mut kept = KeptNames::bounds(Some(a.time.as_str()));
+    kept.span = a.span;
     let ops = [
         (AggregateOp::Sum, &a.sum),
         (AggregateOp::Min, &a.min),

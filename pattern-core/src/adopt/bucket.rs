@@ -53,13 +53,13 @@ struct Part {
 }
 
 impl Part {
-    /// Takes the first `n` items (full buckets of `size`) as a part that does not end the key;
+    /// Takes the first `n` items (`buckets` closed buckets) as a part that does not end the key;
     /// this part keeps the rest, its state moved past them (the `_id` of its last bucket is
     /// learned when they are written).
-    fn take_head(&mut self, n: usize, size: usize) -> Part {
+    fn take_head(&mut self, n: usize, buckets: usize) -> Part {
         let next = KeyState {
             done: self.state.done + n as i64,
-            pages: self.state.pages + (n / size) as i64,
+            pages: self.state.pages + buckets as i64,
             last_id: None,
         };
         let rest = (
@@ -92,12 +92,17 @@ fn fingerprint(spec: &BucketSpec<'_>, from: &Source<'_>, remove_source: bool) ->
         .iter()
         .map(|a| Bson::String(format!("{}({})={}", a.op.name(), a.item_field, a.field)))
         .collect();
-    doc! {
+    let mut print = doc! {
         "source": from.collection, "key": from.key_field, "time": from.time_field,
         "target": spec.collection, "target_key": spec.key_field, "size": spec.size as i64, "items": spec.items_field,
         "count": spec.count_field, "page": spec.page_field, "remove_source": remove_source,
         "bounds": bounds, "summary": summary,
+    };
+    // Only when set: a checkpoint of a migration without a span resumes as before.
+    if let Some(span) = spec.keeps.span {
+        print.insert("span", span);
     }
+    print
 }
 
 /// How to start a bucket migration over with other settings.
@@ -283,11 +288,10 @@ pub async fn migrate_bucket<S: Store>(
         if pending >= budget {
             // The open key's full buckets go with the batch; its remainder waits for more.
             let part = &mut current.as_mut().expect("set above").1;
-            let size = spec.size as usize;
-            let full = part.items.len() / size * size;
+            let (full, buckets) = series.closed_prefix(&part.millis);
             let mut batch = std::mem::take(&mut done_parts);
             if full > 0 {
-                batch.push(part.take_head(full, size));
+                batch.push(part.take_head(full, buckets));
             }
             pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
             let last_id =
@@ -346,7 +350,6 @@ async fn write_batch<'s, S: Store>(
     let Some(tail) = parts.last() else {
         return Ok(None);
     };
-    let size = series.size as usize;
     let items: u64 = parts.iter().map(|p| p.items.len() as u64).sum();
     let keys_done = parts.iter().filter(|p| p.last).count() as u64;
     if opts.dry_run {
@@ -354,7 +357,7 @@ async fn write_batch<'s, S: Store>(
         report.changed += keys_done;
         report.written += parts
             .iter()
-            .map(|p| p.items.len().div_ceil(size) as u64)
+            .map(|p| series.cut(&p.millis).len() as u64)
             .sum::<u64>();
         return Ok(None);
     }
@@ -364,7 +367,7 @@ async fn write_batch<'s, S: Store>(
         tail.key.clone(),
         tail.last,
         tail.state.done + tail.items.len() as i64,
-        tail.state.pages + (tail.items.len() / size) as i64,
+        tail.state.pages + series.closed_prefix(&tail.millis).1 as i64,
     );
     struct Ctx<'s> {
         series: SeriesSpec<'s>,
@@ -481,7 +484,6 @@ async fn write_parts<T: Store>(
     }
     let mut new_docs = Vec::new();
     let mut last_full = None;
-    let size = series.size as usize;
     for p in parts {
         let mut items = p.items.clone();
         let mut millis = p.millis.clone();
@@ -497,7 +499,8 @@ async fn write_parts<T: Store>(
             }
         }
         let mut last = p.state.last_id;
-        for (i, (chunk, times)) in items.chunks(size).zip(millis.chunks(size)).enumerate() {
+        for (i, r) in series.cut(&millis).into_iter().enumerate() {
+            let (chunk, times) = (&items[r.clone()], &millis[r.clone()]);
             let secs = times[0].div_euclid(1000);
             let (secs, suffix) = match last {
                 Some((s, x)) if secs <= s => (s, x + 1),
@@ -508,7 +511,7 @@ async fn write_parts<T: Store>(
             let kept = series.kept(chunk, times)?;
             let number = p.state.pages + 1 + i as i64;
             new_docs.push(series.new_doc(&p.key, id, number, chunk, &kept));
-            if (i + 1) * size <= source_items {
+            if r.end <= source_items {
                 last_full = Some((secs, suffix));
             }
         }

@@ -18,7 +18,8 @@ struct SeriesCheck<'s> {
     spec: &'s SeriesSpec<'s>,
     key: Option<(String, Bson)>,
     expected: i64,
-    open: Vec<i64>,
+    /// The key's open documents so far: their window (cut by span) and number.
+    open: Vec<(Option<i64>, i64)>,
     defects: Vec<LayoutDefect>,
     /// Keys with at least one document (to find parents and orphans).
     keys: HashMap<String, Bson>,
@@ -42,12 +43,16 @@ impl<'s> SeriesCheck<'s> {
 
     fn end_key(&mut self) {
         if let Some((_, key)) = self.key.take() {
-            if self.open.len() > 1 {
-                self.defects.push(LayoutDefect::SeveralOpen {
-                    collection: self.coll(),
-                    key,
-                    numbers: std::mem::take(&mut self.open),
-                });
+            // At most one open document per key; cut by span, per window of the key.
+            self.open.sort_unstable();
+            for run in self.open.chunk_by(|a, b| a.0 == b.0) {
+                if run.len() > 1 {
+                    self.defects.push(LayoutDefect::SeveralOpen {
+                        collection: self.coll(),
+                        key: key.clone(),
+                        numbers: run.iter().map(|(_, n)| *n).collect(),
+                    });
+                }
             }
         }
         self.open.clear();
@@ -123,8 +128,12 @@ impl<'s> SeriesCheck<'s> {
                 size: spec.size,
             });
         }
+        let window = match spec.span_bounds() {
+            Some((min, max, span)) => self.window(&doc, &id, min, max, span)?,
+            None => None,
+        };
         if items < u64::from(spec.size) {
-            self.open.push(number);
+            self.open.push((window, number));
         }
         if number != self.expected {
             // Reported once per key: the numbers after it are then off too.
@@ -145,6 +154,44 @@ impl<'s> SeriesCheck<'s> {
             self.expected += 1;
         }
         Ok(())
+    }
+}
+
+impl SeriesCheck<'_> {
+    /// Cut by span: the window of a bucket's time bounds, both in one window of `span`
+    /// (otherwise a defect; `None` for a bucket without bounds, which no span read trusts).
+    fn window(
+        &mut self,
+        doc: &RawDocumentBuf,
+        id: &Bson,
+        min: &str,
+        max: &str,
+        span: i64,
+    ) -> Result<Option<i64>> {
+        let coll = self.spec.collection;
+        let time = |f: &str| -> Result<Option<i64>> {
+            Ok(match field(coll, doc, f)? {
+                Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
+                _ => None,
+            })
+        };
+        let (Some(lo), Some(hi)) = (time(min)?, time(max)?) else {
+            return Ok(None);
+        };
+        let window = |t: i64| t.div_euclid(span) * span;
+        if window(lo) != window(hi) {
+            self.defects.push(LayoutDefect::WrongBounds {
+                collection: coll.to_owned(),
+                id: id.clone(),
+                reason: format!(
+                    "`{min}` {} and `{max}` {} are not in one window of the span ({span} ms): \
+                     range reads would miss its items",
+                    bson::DateTime::from_millis(lo),
+                    bson::DateTime::from_millis(hi)
+                ),
+            });
+        }
+        Ok(Some(window(lo)))
     }
 }
 

@@ -335,7 +335,7 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
         if !full {
             // Every bucket now carries its bounds: range reads need not look for others.
             if spec.keeps.bounds.is_some() {
-                series::mark_bounded(store, spec.collection).await?;
+                series::mark_bounded(store, spec.collection, None).await?;
             }
             return Ok(done);
         }

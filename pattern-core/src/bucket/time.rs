@@ -60,7 +60,13 @@ impl Span {
 
     /// The conditions on a bucket's bounds that overlap the range (beside `bounded: true`):
     /// `max >= from` and `min < to`, served by the index `{key, bounded, max, min}`.
-    pub(crate) fn overlap(&self, spec: &SeriesSpec<'_>) -> Result<Vec<Filter>> {
+    ///
+    /// In a collection whose every bucket keeps to windows of `span` (its mark), a bucket
+    /// holding a time before `to` ends before the end of the window of `to`'s last
+    /// millisecond: `max < window(to - 1) + span` bounds the scan of `max` on the other side
+    /// too, so that it reads the overlapping buckets, and at most those of that one window
+    /// that start at `to` or later (none when `to` starts a window).
+    pub(crate) fn overlap(&self, spec: &SeriesSpec<'_>, span: Option<i64>) -> Result<Vec<Filter>> {
         let (min, max) = bounds_of(spec)?;
         let date = |ms: i64| Bson::DateTime(DateTime::from_millis(ms));
         let mut all = vec![Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true))];
@@ -68,6 +74,11 @@ impl Span {
             all.push(Filter::Gte(Path::from(max), date(f)));
         }
         if let Some(t) = self.to {
+            if let Some(span) = span.filter(|s| *s > 0) {
+                let last = t.saturating_sub(1);
+                let end = (last.div_euclid(span) * span).saturating_add(span);
+                all.push(Filter::Lt(Path::from(max), date(end)));
+            }
             all.push(Filter::Lt(Path::from(min), date(t)));
         }
         Ok(all)
@@ -103,9 +114,10 @@ pub(crate) async fn overlapping<S: Store>(
         projection,
         ..FindOptions::default()
     };
-    let bounded = spec.docs_of(key, span.overlap(spec)?);
+    let mark = spec.bounds_mark(store).await?;
+    let bounded = spec.docs_of(key, span.overlap(spec, mark.span)?);
     // Every bucket of the collection bounded (its mark): the overlap alone.
-    if spec.all_bounded(store).await? {
+    if mark.all_bounded {
         let docs = store.find_raw(spec.collection, &bounded, &opts).await?;
         return Ok((docs, Vec::new()));
     }

@@ -4,6 +4,8 @@
 use bson::Bson;
 
 use super::memo;
+use super::memo::BoundsMark;
+use crate::codec::as_int;
 use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::Store;
@@ -25,9 +27,22 @@ impl SeriesSpec<'_> {
         let stale = |name: &str| self.is_stale(name);
         match ensure_indexes(store, self.collection, &self.indexes(), Some(&stale)).await {
             Ok(existed) => {
-                // A collection this process creates holds only buckets written with bounds.
+                // A collection this process creates holds only buckets written with bounds
+                // (and cut by its span).
                 if self.keeps.bounds.is_some() && !existed {
-                    mark_bounded(store, self.collection).await?;
+                    mark_bounded(store, self.collection, Some(self.keeps.span)).await?;
+                } else if self.keeps.bounds.is_some() {
+                    // Buckets cut by another span (or none) from now on: the collection's
+                    // span no longer holds for every bucket.
+                    let mark = self.bounds_mark(store).await?;
+                    if mark.span.is_some() && mark.span != self.keeps.span {
+                        let mut set = Update::default();
+                        set.unset.push(SPAN_FIELD.into());
+                        let filter = Filter::Eq("_id".into(), Bson::String(self.collection.into()));
+                        store.update_one(BOUNDED_COLLECTIONS, &filter, &mut set, false).await?;
+                        let mark = BoundsMark { span: None, ..mark };
+                        memo(store).set_bounds_mark(self.collection, mark);
+                    }
                 }
                 memo(store).insert(self);
                 Ok(())
@@ -43,36 +58,61 @@ impl SeriesSpec<'_> {
 }
 
 impl SeriesSpec<'_> {
-    /// Whether every bucket of the collection carries complete time bounds: its mark in
-    /// [`BOUNDED_COLLECTIONS`], read once per process (one find) and remembered.
-    pub(crate) async fn all_bounded<S: Store>(&self, store: &S) -> Result<bool> {
+    /// The collection's mark in [`BOUNDED_COLLECTIONS`]: whether every bucket carries complete
+    /// time bounds, and the span every bucket keeps to. Read once per process (one find) and
+    /// remembered.
+    pub(crate) async fn bounds_mark<S: Store>(&self, store: &S) -> Result<BoundsMark> {
         let coll = self.collection;
-        if let Some(known) = memo(store).all_bounded(coll) {
+        if let Some(known) = memo(store).bounds_mark(coll) {
             return Ok(known);
         }
         let one = FindOptions {
             limit: Some(1),
             ..FindOptions::default()
         };
-        let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
-        let marked = (store.find(BOUNDED_COLLECTIONS, &mark, &one).await?.first())
-            .is_some_and(|m| m.get_bool(BOUNDED_FIELD) == Ok(true));
-        memo(store).set_all_bounded(coll, marked);
-        Ok(marked)
+        let filter = Filter::Eq("_id".into(), Bson::String(coll.into()));
+        let found = store.find(BOUNDED_COLLECTIONS, &filter, &one).await?;
+        let mark = found.first().map_or_else(BoundsMark::default, |m| {
+            let all_bounded = m.get_bool(BOUNDED_FIELD) == Ok(true);
+            BoundsMark {
+                all_bounded,
+                span: (m.get(SPAN_FIELD).and_then(as_int)).filter(|s| all_bounded && *s > 0),
+            }
+        });
+        memo(store).set_bounds_mark(coll, mark);
+        Ok(mark)
     }
 }
 
-/// Marks every bucket of `coll` as carrying complete time bounds.
-pub(crate) async fn mark_bounded<S: Store>(store: &S, coll: &str) -> Result<()> {
+/// The field of a collection's mark holding the span its every bucket keeps to.
+const SPAN_FIELD: &str = "span";
+
+/// Marks every bucket of `coll` as carrying complete time bounds; with `span`, also as cut by
+/// that span (`Some(None)`: by none); without, the mark's span is left as it is.
+pub(crate) async fn mark_bounded<S: Store>(
+    store: &S,
+    coll: &str,
+    span: Option<Option<i64>>,
+) -> Result<()> {
     let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
     let mut set = Update {
         set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
     };
+    match span {
+        Some(Some(ms)) => set.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
+        Some(None) => set.unset.push(SPAN_FIELD.into()),
+        None => {}
+    }
     store
         .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
         .await?;
-    memo(store).set_all_bounded(coll, true);
+    let span = match span {
+        Some(s) => s,
+        None => memo(store).bounds_mark(coll).unwrap_or_default().span,
+    };
+    let all_bounded = true;
+    memo(store).set_bounds_mark(coll, BoundsMark { all_bounded, span });
     Ok(())
 }
 

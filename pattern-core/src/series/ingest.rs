@@ -87,12 +87,24 @@ pub(crate) async fn ingest<S: Store>(
 }
 
 /// What this process knows of a key's newest document, for a batch.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct State {
     /// The number of the key's next document.
     next: i64,
     /// The newest document's `_id` parts and count (`None`: the key has no document).
     newest: Option<(TimeId, u32)>,
+    /// A series cut by span: the key's open documents of the windows the batch writes to.
+    open: Vec<Open>,
+}
+
+/// An open document of a series cut by span.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    /// The start of its window.
+    window: i64,
+    id: TimeId,
+    count: u32,
+    number: i64,
 }
 
 /// One key's items in a batch, and what the batch does with them.
@@ -137,84 +149,31 @@ async fn ingest_batch<S: Store>(
     if let Err(e) = learn(store, spec, &mut groups).await {
         return Err((0, all_indexes(&groups), e));
     }
-    // The writes: per key, fill the newest document, then insert whole new ones.
-    let size = spec.size as usize;
+    // The writes: per key, fill the newest document, then insert whole new ones (cut by span:
+    // per window, fill its open document, then insert new ones).
     let (mut ops, mut planned) = (Vec::new(), Vec::new());
     for (g, group) in groups.iter_mut().enumerate() {
-        let Some(mut st) = group.state else { continue };
-        let values = |r: std::ops::Range<usize>| -> Vec<Bson> {
-            group.entries[r].iter().map(|e| e.item.clone()).collect()
+        let Some(mut st) = group.state.take() else {
+            continue;
         };
-        let millis = |r: std::ops::Range<usize>| -> Vec<i64> {
-            group.entries[r].iter().map(|e| e.millis).collect()
+        let mut plan = Plan {
+            spec,
+            g,
+            group,
+            ops: &mut ops,
+            planned: &mut planned,
         };
-        let mut done = 0;
-        if let Some((id, count)) = st.newest.filter(|(_, c)| (*c as usize) < size) {
-            let take = (size - count as usize).min(group.entries.len());
-            let kept = match spec.kept(&values(0..take), &millis(0..take)) {
-                Ok(k) => k,
-                Err(e) => return Err((0, all_indexes(&groups), e)),
-            };
-            let mut update = spec.push_update(values(0..take), &kept);
-            update.set_on_insert = spec.on_insert(group.key, st.next - 1);
-            let bson_id = Bson::String(bucket_id(group.prefix, id.seconds, id.suffix));
-            // The count as a range, not an equality: should the document be gone, the upsert
-            // inserts it with the count the `$inc` gives; should its count differ (another
-            // writer pushed), the upsert is refused on the `_id` and the batch stops here.
-            let c = Bson::Int64(i64::from(count));
-            // The key too: an upsert on a cluster sharded by it must name it.
-            let filter = Filter::and([
-                spec.by_key(group.key),
-                Filter::Eq("_id".into(), bson_id.clone()),
-                Filter::Gte(Path::from(spec.count_field), c.clone()),
-                Filter::Lte(Path::from(spec.count_field), c),
-            ]);
-            ops.push(WriteOp::Update {
-                filter,
-                update: Box::new(update),
-                upsert: true,
-            });
-            planned.push(Planned {
-                group: g,
-                items: 0..take,
-                id: bson_id,
-                before: count as usize,
-            });
-            st.newest = Some((id, count + take as u32));
-            done = take;
+        let done = if spec.span_bounds().is_some() {
+            plan.spanned(&mut st)
+        } else {
+            plan.by_size(&mut st)
+        };
+        match done {
+            Ok(true) => group.state = Some(st),
+            // Not planned (its windows go back in time): the ordinary push.
+            Ok(false) => {}
+            Err(e) => return Err((0, all_indexes(&groups), e)),
         }
-        while done < group.entries.len() {
-            let take = size.min(group.entries.len() - done);
-            let r = done..done + take;
-            let secs = seconds(group.entries[done].millis);
-            let suffix = match st.newest {
-                Some((id, _)) if id.seconds == secs => id.suffix.saturating_add(1),
-                _ => 0,
-            };
-            let id = Bson::String(bucket_id(group.prefix, secs, suffix));
-            let kept = match spec.kept(&values(r.clone()), &millis(r.clone())) {
-                Ok(k) => k,
-                Err(e) => return Err((0, all_indexes(&groups), e)),
-            };
-            let doc = spec.new_doc(group.key, id.clone(), st.next, &values(r.clone()), &kept);
-            ops.push(WriteOp::Insert(doc));
-            planned.push(Planned {
-                group: g,
-                items: r,
-                id,
-                before: 0,
-            });
-            st.newest = Some((
-                TimeId {
-                    seconds: secs,
-                    suffix,
-                },
-                take as u32,
-            ));
-            st.next += 1;
-            done += take;
-        }
-        group.state = Some(st);
     }
     let outcome = if ops.is_empty() {
         BatchOutcome {
@@ -249,12 +208,14 @@ async fn ingest_batch<S: Store>(
     }
     for (g, group) in groups.iter().enumerate() {
         let memo = super::memo(store);
-        match (first_unapplied.get(&g), group.state) {
+        match (first_unapplied.get(&g), &group.state) {
             (None, Some(st)) => {
+                let spanned = spec.span_bounds().is_some();
                 let next = Next {
                     number: st.next,
                     newest: st.newest.map(|(id, _)| id),
-                    count: st.newest.map(|(_, c)| c),
+                    // Cut by span, the newest document's count is not followed.
+                    count: st.newest.map(|(_, c)| c).filter(|_| !spanned),
                 };
                 memo.set_next_number(spec.collection, group.key, next);
             }
@@ -288,6 +249,146 @@ async fn ingest_batch<S: Store>(
     }
 }
 
+/// The writes of one key's items in a batch, added to the batch's.
+struct Plan<'p, 'a> {
+    spec: &'p SeriesSpec<'p>,
+    g: usize,
+    group: &'p Group<'a>,
+    ops: &'p mut Vec<WriteOp>,
+    planned: &'p mut Vec<Planned>,
+}
+
+impl Plan<'_, '_> {
+    /// Fill the newest document, then insert whole new ones. Always planned.
+    fn by_size(&mut self, st: &mut State) -> Result<bool> {
+        let (size, n) = (self.spec.size as usize, self.group.entries.len());
+        let mut done = 0;
+        if let Some((id, count)) = st.newest.filter(|(_, c)| (*c as usize) < size) {
+            let take = (size - count as usize).min(n);
+            self.fill(0..take, id, count, st.next - 1)?;
+            st.newest = Some((id, count + take as u32));
+            done = take;
+        }
+        while done < n {
+            let take = size.min(n - done);
+            self.insert(done..done + take, st)?;
+            done += take;
+        }
+        Ok(true)
+    }
+
+    /// Cut by span: per window, fill its open document, then insert new ones. Planned only
+    /// when the items' windows never go back (their runs are then in input order, as the
+    /// batch's writes are); otherwise `false`, and the key's items take the ordinary push.
+    fn spanned(&mut self, st: &mut State) -> Result<bool> {
+        let (size, n) = (self.spec.size as usize, self.group.entries.len());
+        let window = |i: usize| (self.spec.keeps).window_of(self.group.entries[i].millis);
+        if (1..n).any(|i| window(i) < window(i - 1)) {
+            return Ok(false);
+        }
+        let mut done = 0;
+        while done < n {
+            let w = window(done);
+            let run = (done..n).find(|&i| window(i) != w).unwrap_or(n);
+            let open =
+                (st.open.iter_mut()).find(|o| Some(o.window) == w && (o.count as usize) < size);
+            if let Some(o) = open {
+                let take = (size - o.count as usize).min(run - done);
+                let (id, count, number) = (o.id, o.count, o.number);
+                o.count += take as u32;
+                self.fill(done..done + take, id, count, number)?;
+                done += take;
+                continue;
+            }
+            let take = size.min(run - done);
+            let id = self.insert(done..done + take, st)?;
+            st.open.push(Open {
+                window: w.unwrap_or(0),
+                id,
+                count: take as u32,
+                number: st.next - 1,
+            });
+            done += take;
+        }
+        Ok(true)
+    }
+
+    fn values(&self, r: std::ops::Range<usize>) -> (Vec<Bson>, Vec<i64>) {
+        let entries = &self.group.entries[r];
+        (
+            entries.iter().map(|e| e.item.clone()).collect(),
+            entries.iter().map(|e| e.millis).collect(),
+        )
+    }
+
+    /// Items `r` pushed into document `number` (`_id` parts `id`), which holds `count`.
+    fn fill(
+        &mut self,
+        r: std::ops::Range<usize>,
+        id: TimeId,
+        count: u32,
+        number: i64,
+    ) -> Result<()> {
+        let spec = self.spec;
+        let (values, millis) = self.values(r.clone());
+        let kept = spec.kept(&values, &millis)?;
+        let mut update = spec.push_update(values, &kept);
+        update.set_on_insert = spec.on_insert(self.group.key, number);
+        let bson_id = Bson::String(bucket_id(self.group.prefix, id.seconds, id.suffix));
+        // The count as a range, not an equality: should the document be gone, the upsert
+        // inserts it with the count the `$inc` gives; should its count differ (another
+        // writer pushed), the upsert is refused on the `_id` and the batch stops here.
+        let c = Bson::Int64(i64::from(count));
+        // The key too: an upsert on a cluster sharded by it must name it.
+        let filter = Filter::and([
+            spec.by_key(self.group.key),
+            Filter::Eq("_id".into(), bson_id.clone()),
+            Filter::Gte(Path::from(spec.count_field), c.clone()),
+            Filter::Lte(Path::from(spec.count_field), c),
+        ]);
+        self.ops.push(WriteOp::Update {
+            filter,
+            update: Box::new(update),
+            upsert: true,
+        });
+        self.planned.push(Planned {
+            group: self.g,
+            items: r,
+            id: bson_id,
+            before: count as usize,
+        });
+        Ok(())
+    }
+
+    /// Items `r` as new document `st.next`, after `st.newest`: its `_id` parts.
+    fn insert(&mut self, r: std::ops::Range<usize>, st: &mut State) -> Result<TimeId> {
+        let spec = self.spec;
+        let secs = seconds(self.group.entries[r.start].millis);
+        let suffix = match st.newest {
+            Some((id, _)) if id.seconds == secs => id.suffix.saturating_add(1),
+            _ => 0,
+        };
+        let id = Bson::String(bucket_id(self.group.prefix, secs, suffix));
+        let (values, millis) = self.values(r.clone());
+        let kept = spec.kept(&values, &millis)?;
+        let doc = spec.new_doc(self.group.key, id.clone(), st.next, &values, &kept);
+        self.ops.push(WriteOp::Insert(doc));
+        self.planned.push(Planned {
+            group: self.g,
+            items: r.clone(),
+            id,
+            before: 0,
+        });
+        let id = TimeId {
+            seconds: secs,
+            suffix,
+        };
+        st.newest = Some((id, r.len() as u32));
+        st.next += 1;
+        Ok(id)
+    }
+}
+
 /// The input indexes of every item of the batch.
 fn all_indexes(groups: &[Group<'_>]) -> Vec<usize> {
     groups
@@ -303,21 +404,27 @@ fn all_indexes(groups: &[Group<'_>]) -> Vec<usize> {
 /// ordinary push).
 async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'_>]) -> Result<()> {
     let memo = super::memo(store);
+    let spanned = spec.span_bounds();
     let mut unknown: Vec<usize> = Vec::new();
     for (g, group) in groups.iter_mut().enumerate() {
         match memo.next_number(spec.collection, group.key) {
+            // Cut by span, the newest document's count is not needed (nor followed).
             Some(Next {
                 number,
                 newest: Some(id),
-                count: Some(c),
-            }) => {
+                count,
+            }) if count.is_some() || spanned.is_some() => {
                 group.state = Some(State {
                     next: number,
-                    newest: Some((id, c)),
+                    newest: Some((id, count.unwrap_or(0))),
+                    open: Vec::new(),
                 })
             }
             _ => unknown.push(g),
         }
+    }
+    if let Some((min, _, _)) = spanned {
+        return learn_spanned(store, spec, groups, unknown, min).await;
     }
     if unknown.is_empty() {
         return Ok(());
@@ -349,25 +456,110 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     }
     // Keys with no open document: each one's newest, all in one read (none for a key with no
     // document at all).
-    let theirs = Filter::and([keys_in(spec, groups, &still), spec.in_series()]);
-    let newest = store
-        .first_per(
-            spec.collection,
-            &theirs,
-            spec.key_field,
-            &spec.newest_first(),
-            &opts.projection,
-        )
-        .await?;
-    for g in still {
+    learn_newest(store, spec, groups, still, &opts.projection).await
+}
+
+/// The state of each of the keys `of` from its newest document, all in one read
+/// ([`Store::first_per`]; a key with no document starts at 1).
+async fn learn_newest<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    groups: &mut [Group<'_>],
+    of: Vec<usize>,
+    projection: &[Path],
+) -> Result<()> {
+    let theirs = Filter::and([keys_in(spec, groups, &of), spec.in_series()]);
+    let by = spec.key_field;
+    let newest = (store.first_per(
+        spec.collection,
+        &theirs,
+        by,
+        &spec.newest_first(),
+        projection,
+    ))
+    .await?;
+    for g in of {
         let doc = newest.iter().find(|d| of_key(spec, groups[g].key, d));
         groups[g].state = match doc {
             None => Some(State {
                 next: 1,
                 newest: None,
+                open: Vec::new(),
             }),
             Some(doc) => state_of(spec, groups[g].prefix, doc),
         };
+    }
+    Ok(())
+}
+
+/// [`learn`] for a series cut by span: the number of each key's next document from the memo
+/// or, for the keys it does not know, one read of their newest documents; and one find of the
+/// keys' open documents in the windows the batch writes to (from its earliest item's): at
+/// most two commands, whatever the number of keys. A key with an open document whose `_id`
+/// is not one of its time-named `_id`s is left unknown (its items take the ordinary push).
+async fn learn_spanned<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    groups: &mut [Group<'_>],
+    unknown: Vec<usize>,
+    min: &str,
+) -> Result<()> {
+    let fields = [spec.key_field, spec.count_field, spec.order.field(), min];
+    let opts = FindOptions {
+        projection: fields.map(Path::from).to_vec(),
+        ..FindOptions::default()
+    };
+    if !unknown.is_empty() {
+        learn_newest(store, spec, groups, unknown, &opts.projection).await?;
+    }
+    let known: Vec<usize> = (0..groups.len())
+        .filter(|g| groups[*g].state.is_some())
+        .collect();
+    let earliest = (groups
+        .iter()
+        .flat_map(|g| g.entries.iter().map(|e| e.millis)))
+    .min();
+    let Some(from) = earliest.and_then(|t| spec.keeps.window_of(t)) else {
+        return Ok(());
+    };
+    if known.is_empty() {
+        return Ok(());
+    }
+    let open = Filter::and([
+        keys_in(spec, groups, &known),
+        spec.open_partial(),
+        spec.in_series(),
+        Filter::Gte(
+            Path::from(min),
+            Bson::DateTime(bson::DateTime::from_millis(from)),
+        ),
+    ]);
+    let docs = store.find(spec.collection, &open, &opts).await?;
+    for g in known {
+        let (key, prefix) = (groups[g].key, groups[g].prefix);
+        let mut open = Vec::new();
+        for doc in docs.iter().filter(|d| of_key(spec, key, d)) {
+            let time = match doc.get(min) {
+                Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
+                _ => None,
+            };
+            let parsed = state_of(spec, prefix, doc).zip(time);
+            let Some((State { next, newest, .. }, time)) = parsed else {
+                open.clear();
+                groups[g].state = None;
+                break;
+            };
+            let (id, count) = newest.expect("a state of a document");
+            open.push(Open {
+                window: spec.keeps.window_of(time).unwrap_or(0),
+                id,
+                count,
+                number: next - 1,
+            });
+        }
+        if let Some(st) = groups[g].state.as_mut() {
+            st.open = open;
+        }
     }
     Ok(())
 }
@@ -395,6 +587,7 @@ fn state_of(spec: &SeriesSpec<'_>, prefix: &str, doc: &Document) -> Option<State
     Some(State {
         next: seq.checked_add(1)?,
         newest: Some((id, u32::try_from(count).ok()?)),
+        open: Vec::new(),
     })
 }
 

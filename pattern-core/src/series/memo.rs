@@ -34,7 +34,7 @@ pub(crate) struct SeriesMemo {
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
-    bounded: Mutex<Vec<(String, bool)>>,
+    bounded: Mutex<Vec<(String, BoundsMark)>>,
 }
 
 impl Extension for SeriesMemo {
@@ -57,6 +57,7 @@ struct Ensured {
     order: (Box<str>, bool),
     bounds: Option<(Box<str>, Box<str>)>,
     summary: Vec<(crate::spec::AggregateOp, Box<str>, Box<str>)>,
+    span: Option<i64>,
 }
 
 impl Ensured {
@@ -75,6 +76,7 @@ impl Ensured {
             summary: (s.keeps.summary.iter())
                 .map(|a| (a.op, a.item_field.into(), a.field.into()))
                 .collect(),
+            span: s.keeps.span,
         }
     }
 
@@ -91,6 +93,7 @@ impl Ensured {
                 (Some((a, b)), Some((c, d))) => **a == *c && **b == *d,
                 _ => false,
             }
+            && self.span == s.keeps.span
             && self.summary.len() == s.keeps.summary.len()
             && (self.summary.iter().zip(s.keeps.summary))
                 .all(|((op, i, f), a)| *op == a.op && **i == *a.item_field && **f == *a.field)
@@ -116,6 +119,14 @@ pub(crate) struct Next {
     pub(crate) count: Option<u32>,
 }
 
+/// A bucket collection's mark: whether every bucket carries complete time bounds, and the
+/// span every bucket keeps to (written only by writers cut by that span).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BoundsMark {
+    pub(crate) all_bounded: bool,
+    pub(crate) span: Option<i64>,
+}
+
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimeId {
@@ -137,16 +148,16 @@ impl SeriesMemo {
             specs.push(Ensured::of(spec));
         }
     }
-    /// Whether every bucket of `coll` is known to carry complete time bounds (`None`: not
-    /// learned yet).
-    pub(crate) fn all_bounded(&self, coll: &str) -> Option<bool> {
+    /// What `coll`'s mark in [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) says
+    /// (`None`: not read yet).
+    pub(crate) fn bounds_mark(&self, coll: &str) -> Option<BoundsMark> {
         (lock(&self.bounded).iter()).find_map(|(c, b)| (c == coll).then_some(*b))
     }
-    pub(crate) fn set_all_bounded(&self, coll: &str, all: bool) {
+    pub(crate) fn set_bounds_mark(&self, coll: &str, mark: BoundsMark) {
         let mut known = lock(&self.bounded);
         match known.iter_mut().find(|(c, _)| c == coll) {
-            Some(entry) => entry.1 = all,
-            None => known.push((coll.to_owned(), all)),
+            Some(entry) => entry.1 = mark,
+            None => known.push((coll.to_owned(), mark)),
         }
     }
     /// What is remembered of `key`'s next document in `coll`.

@@ -46,6 +46,17 @@ pub(crate) async fn push<S: Store>(
             let one = items.pop().expect("one item");
             push_one(store, spec, key, prefix, one, times.first().copied(), &kept).await
         }
+        // Cut by span: each item to its window's open document, one conditional upsert each
+        // (the items of one push may fall in several windows, each with its own document).
+        _ if spec.span_bounds().is_some() => {
+            for (i, item) in items.into_iter().enumerate() {
+                let time = times.get(i).copied();
+                let kept =
+                    spec.kept(std::slice::from_ref(&item), times.get(i..=i).unwrap_or(&[]))?;
+                push_one(store, spec, key, prefix, item, time, &kept).await?;
+            }
+            Ok(())
+        }
         _ => push_many(store, spec, key, prefix, &items, times, None).await,
     }
 }
@@ -85,6 +96,8 @@ async fn push_one<S: Store>(
     kept: &Kept,
 ) -> Result<()> {
     let coll = spec.collection;
+    let spanned = spec.span_bounds().is_some();
+    let window = spec.window(kept);
     let time = time.map(seconds);
     // The open document's `_id` comes back too: the next document's `_id` must differ from it.
     let fields = [spec.count_field, spec.order.field(), "_id"];
@@ -104,8 +117,9 @@ async fn push_one<S: Store>(
                 .await;
             match overflowed(spec, kept, pushed) {
                 Ok(false) => {
-                    // Into the newest document, whose count this process knew: one more.
-                    if let Some(c) = known.and_then(|m| m.count) {
+                    // Into the newest document, whose count this process knew: one more. (Cut
+                    // by span, it may have gone to an older window's document: not counted.)
+                    if let Some(c) = known.and_then(|m| m.count).filter(|_| !spanned) {
                         memo(store).set_count(coll, key, c + 1);
                     }
                     return Ok(());
@@ -136,13 +150,13 @@ async fn push_one<S: Store>(
         // The next number unknown: push into the open document returning its number
         // (`findAndModify`), which gives the next one. No hint: the open-document index both
         // filters and sorts, so the planner picks it.
-        let open = spec.open(key);
+        let open = spec.open_for(key, window);
         let mut update = spec.push_update(std::mem::take(&mut items), kept);
         let pushed = store
             .update_first(
                 coll,
                 &open,
-                &spec.newest_first(),
+                &spec.open_order(),
                 "",
                 &mut update,
                 false,
@@ -154,6 +168,11 @@ async fn push_one<S: Store>(
             Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
         };
         if let Some(before) = pushed {
+            if spanned {
+                // Its window's document, not necessarily the newest: the next number is not
+                // learned here (it is when a push opens a document).
+                return Ok(());
+            }
             let seq = before.get(spec.order.field()).and_then(as_int);
             let newest = ids.parse(before.get("_id"));
             let count = (before.get(spec.count_field).and_then(as_int))

@@ -454,9 +454,10 @@ pub(crate) async fn push_open_keeping<S: Store>(
     let mut update = spec.push_update(std::mem::take(items), kept);
     update.set_on_insert = vec![("_id".into(), new_id())];
     update.set_on_insert.extend(spec.on_insert(key, seq));
-    let (open, newest) = (spec.open(key), spec.newest_first());
+    // A series cut by span: the open document of the items' window.
+    let (open, order) = (spec.open_for(key, spec.window(kept)), spec.open_order());
     let pushed = store
-        .update_first(spec.collection, &open, &newest, "", &mut update, true, &[])
+        .update_first(spec.collection, &open, &order, "", &mut update, true, &[])
         .await;
     if pushed.is_err() {
         // A write that returns an error leaves `update` as it was.

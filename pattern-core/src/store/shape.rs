@@ -86,9 +86,52 @@ impl<'a> SeriesSpec<'a> {
         all
     }
 
-    /// The open-document index's keys: the key, then the newest document first.
+    /// The open-document index's keys: the key, then the newest document first; for a series
+    /// cut by span ([`Keeps::span`](crate::spec::Keeps::span)), the key, then the latest
+    /// window first (by the documents' earliest time), so that a push finds its window's open
+    /// document with one bounded probe, however many older windows' documents stay open.
     pub(crate) fn open_keys(&self) -> [(&'a str, i32); 3] {
-        [(self.key_field, 1), (self.order.field(), -1), ("_id", -1)]
+        match self.span_bounds() {
+            Some((min, _, _)) => [(self.key_field, 1), (min, -1), ("_id", -1)],
+            None => [(self.key_field, 1), (self.order.field(), -1), ("_id", -1)],
+        }
+    }
+
+    /// The span and bound fields of a series cut by span: `(min, max, span)`.
+    pub(crate) fn span_bounds(&self) -> Option<(&'a str, &'a str, i64)> {
+        let (min, max) = self.keeps.bounds?;
+        Some((min, max, self.keeps.span.filter(|s| *s > 0)?))
+    }
+
+    /// The order of the open-document index after its key (a push's `findAndModify` sorts by
+    /// it, so that it is the index's own order).
+    pub(crate) fn open_order(&self) -> [(Path, i32); 2] {
+        let [_, (a, da), (b, db)] = self.open_keys();
+        [(Path::from(a), da), (Path::from(b), db)]
+    }
+
+    /// The window of time a push of values `kept` goes to, for a series cut by span: the
+    /// window of its earliest item (a push holds items of one window).
+    pub(crate) fn window(&self, kept: &Kept) -> Option<i64> {
+        self.span_bounds()?;
+        self.keeps.window_of(kept.bounds?.0)
+    }
+
+    /// The key's open document that takes items of `window` (`None`: any open document, the
+    /// series not cut by span): [`SeriesSpec::open`], and for a window `[w, w + span)`, a
+    /// document whose earliest and latest times are both in it.
+    pub(crate) fn open_for(&self, key: &Bson, window: Option<i64>) -> Filter {
+        let mut all = vec![self.by_key(key), self.open_partial(), self.in_series()];
+        if let (Some(w), Some((min, max, span))) = (window, self.span_bounds()) {
+            let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
+            let end = w.saturating_add(span);
+            all.extend([
+                Filter::Gte(Path::from(min), date(w)),
+                Filter::Lt(Path::from(min), date(end)),
+                Filter::Lt(Path::from(max), date(end)),
+            ]);
+        }
+        Filter::And(all)
     }
 
     /// The open-document index's partial filter, which the push's query also carries: the
@@ -119,20 +162,29 @@ impl<'a> SeriesSpec<'a> {
     }
 
     pub(crate) fn open_index_name(&self) -> String {
-        format!("{}{}", self.open_index_prefix(), self.size)
+        match self.span_bounds() {
+            Some((_, _, span)) => format!("{}{}_span_{span}", self.open_index_prefix(), self.size),
+            None => format!("{}{}", self.open_index_prefix(), self.size),
+        }
     }
 
+    /// The open-document index's name up to its size: `0_pattern_open_<key>_<order>_<count>_lt_`
+    /// (the order's field: the number, or the earliest time for a series cut by span).
     pub(crate) fn open_index_prefix(&self) -> String {
-        let (k, seq, count) = (self.key_field, self.order.field(), self.count_field);
-        format!("0_pattern_open_{k}_{seq}_{count}_lt_")
+        let order = self.open_keys()[1].0;
+        open_prefix(self.key_field, order, self.count_field)
     }
 
     /// The library's indexes of other settings, dropped when found: the open-document index
     /// for another `size`, the `{key, _id}` index of unnumbered buckets, and `{key, seq}`.
     pub(crate) fn stale_prefixes(&self) -> Vec<String> {
         let k = self.key_field;
-        vec![
-            self.open_index_prefix(),
+        let mut stale = vec![open_prefix(k, self.order.field(), self.count_field)];
+        if let Some((min, _)) = self.keeps.bounds {
+            // The open index of the same series cut by span, or not.
+            stale.push(open_prefix(k, min, self.count_field));
+        }
+        stale.extend([
             format!(
                 "pattern_open_{k}_{}_{}_lt_",
                 self.order.field(),
@@ -141,7 +193,8 @@ impl<'a> SeriesSpec<'a> {
             format!("pattern_open_{}_{}_lt_", k, self.count_field),
             format!("pattern_{k}_1__id_1"),
             format!("pattern_{k}_1_{}_1", self.order.field()),
-        ]
+        ]);
+        stale
     }
 
     /// Whether `name` is one of the library's indexes that this series drops when it finds
@@ -204,13 +257,44 @@ impl<'a> SeriesSpec<'a> {
         [(Path::from(self.order.field()), -1), ("_id".into(), -1)]
     }
 
+    /// How items in order (their times `millis`) are cut into new documents: `size` at a
+    /// time and, for a series cut by span, at every change of window.
+    pub(crate) fn cut(&self, millis: &[i64]) -> Vec<std::ops::Range<usize>> {
+        let size = self.size as usize;
+        let spanned = self.span_bounds().is_some();
+        let window = |i: usize| {
+            let t = millis.get(i).copied().filter(|_| spanned)?;
+            self.keeps.window_of(t)
+        };
+        let (mut out, mut start) = (Vec::new(), 0);
+        for i in 0..millis.len() {
+            if i - start == size || (i > start && window(i) != window(start)) {
+                out.push(start..i);
+                start = i;
+            }
+        }
+        if start < millis.len() {
+            out.push(start..millis.len());
+        }
+        out
+    }
+
+    /// Of items in order (times `millis`), the first ones that fill documents no later item can
+    /// join: how many, and in how many documents. Full documents, and for a series cut by
+    /// span, those of windows before the last item's.
+    pub(crate) fn closed_prefix(&self, millis: &[i64]) -> (usize, usize) {
+        let size = self.size as usize;
+        let last = millis.last().and_then(|t| self.keeps.window_of(*t));
+        let closed = self.cut(millis).into_iter().take_while(|r| {
+            r.len() == size
+                || (self.span_bounds().is_some() && self.keeps.window_of(millis[r.start]) != last)
+        });
+        closed.fold((0, 0), |(_, docs), r| (r.end, docs + 1))
+    }
+
     /// The key's open documents (`count < size`).
     pub(crate) fn open(&self, key: &Bson) -> Filter {
-        Filter::And(vec![
-            self.by_key(key),
-            self.open_partial(),
-            self.in_series(),
-        ])
+        self.open_for(key, None)
     }
 
     /// The push of `items`: `$push` them, `$inc` the count, and keep their values (`kept`,
@@ -359,6 +443,11 @@ impl<'a> SeriesSpec<'a> {
         }
         doc
     }
+}
+
+/// The name of an open-document index up to its size.
+fn open_prefix(key: &str, order: &str, count: &str) -> String {
+    format!("0_pattern_open_{key}_{order}_{count}_lt_")
 }
 
 /// `acc` combined with `v` by the aggregate's op (`None`: `v` alone): what a document keeps

@@ -45,6 +45,10 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
+    let span = match b.span {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
     let w = Wrappers {
         bodies: Bodies::Calls { key_ty },
         key: "key",
@@ -106,6 +110,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                 keeps: ::pattern_core::spec::Keeps {
                     bounds: #bounds,
                     summary: &[#(#aggregates),*],
+                    span: #span,
                 },
             };
             #validate

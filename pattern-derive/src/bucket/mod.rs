@@ -21,6 +21,8 @@ pub(crate) struct Bucket<'a> {
     /// The item's field named by `time = "..."`, spanned at that literal (so that rustc's
     /// "no field" error points there).
     pub time: Option<Member>,
+    /// `span = "1d"` or `granularity = "..."`, in milliseconds (only with `time`).
+    pub span: Option<i64>,
     pub key_field: String,
     pub items_field: String,
     pub count_field: String,

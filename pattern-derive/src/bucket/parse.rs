@@ -27,6 +27,8 @@ const KIND: Kind<2> = Kind {
         "page",
         "summary",
         "validate",
+        "span",
+        "granularity",
     ],
 };
 
@@ -39,6 +41,8 @@ struct Attrs {
     page: Slot<Name>,
     summary: Slot<Vec<Aggregate>>,
     validate: Slot<()>,
+    span: Slot<(i64, proc_macro2::Span)>,
+    granularity: Slot<(i64, proc_macro2::Span)>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
@@ -87,6 +91,10 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "summary" => a.summary.parse(cx, meta, summary),
             // #[bucket(validate)]
             "validate" => a.validate.parse(cx, meta, attr::flag),
+            // #[bucket(span = "1d")]
+            "span" => a.span.parse(cx, meta, span),
+            // #[bucket(granularity = "hours")]
+            "granularity" => a.granularity.parse(cx, meta, granularity),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -106,6 +114,64 @@ fn time_field(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Member>> 
         );
     }
     Ok(member.ok())
+}
+
+/// The longest span a bucket may have, in milliseconds.
+const MAX_SPAN_MS: i64 = 366 * 86_400_000;
+
+/// `span = "1d"`: a number and a unit (`s`, `m`, `h`, `d`), from one second to 366 days, in
+/// milliseconds, with the literal's span.
+fn span(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(i64, proc_macro2::Span)>> {
+    let Some(lit) = attr::string(cx, meta)? else {
+        return Ok(None);
+    };
+    let text = lit.value();
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &text[digits.len()..] {
+        "s" => Some(1_000),
+        "m" => Some(60_000),
+        "h" => Some(3_600_000),
+        "d" => Some(86_400_000),
+        _ => None,
+    };
+    let ms = match (digits.parse::<i64>(), unit) {
+        (Ok(n), Some(unit)) if n >= 1 => n.checked_mul(unit).filter(|ms| *ms <= MAX_SPAN_MS),
+        _ => None,
+    };
+    match ms {
+        Some(ms) => Ok(Some((ms, lit.span()))),
+        None => {
+            cx.error_at(
+                lit.span(),
+                "span must be a whole number of seconds, minutes, hours or days from 1s to 366d, \
+                 like `span = \"1d\"` (units: s, m, h, d)",
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// `granularity = "hours"`: the span of a time-series collection of that granularity.
+fn granularity(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<(i64, proc_macro2::Span)>> {
+    let Some(lit) = attr::string(cx, meta)? else {
+        return Ok(None);
+    };
+    const SPANS: [(&str, i64); 3] = [
+        ("seconds", 3_600_000),
+        ("minutes", 86_400_000),
+        ("hours", 30 * 86_400_000),
+    ];
+    match SPANS.iter().find(|(name, _)| *name == lit.value()) {
+        Some((_, ms)) => Ok(Some((*ms, lit.span()))),
+        None => {
+            cx.error_at(
+                lit.span(),
+                "granularity must be one of \"seconds\" (buckets span one hour), \"minutes\" (one \
+                 day) or \"hours\" (30 days), as a time-series collection's; or give `span = \"...\"`",
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// `summary(sum = "qty", min = "price", ...)`: the aggregates in order, each a valid field
@@ -258,6 +324,26 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
     }
     let item_ty = items.and_then(|f| vec_item(cx, f, "#[bucket(items)]"));
     let time = a.time.get();
+    let span = match (a.span.get(), a.granularity.get()) {
+        (Some(_), Some((_, at))) => {
+            cx.error_at(
+                at,
+                "give either `span` or `granularity`, not both (granularity is a preset span)",
+            );
+            None
+        }
+        (Some((ms, at)), None) | (None, Some((ms, at))) => {
+            if time.is_none() {
+                cx.error_at(
+                    at,
+                    "a bucket's span bounds the time of its items: it needs `time = \"...\"`, the \
+                     item field holding their time",
+                );
+            }
+            Some(ms)
+        }
+        (None, None) => None,
+    };
     let summary = a.summary.get().unwrap_or_default();
     let validate = a.validate.get().is_some();
     let kept = kept_names(cx, time.as_ref(), &summary, &unraw(st.ident));
@@ -278,6 +364,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
         collection: collection?.value,
         size: size?,
         time,
+        span,
         key_field: key.bson.value.clone(),
         items_field: items.bson.value.clone(),
         count_field: count.value,

@@ -118,6 +118,64 @@ async fn bucket_migration_resumes_after_dying(store: AnyStore) {
     check_history(&store, &expected, &BTreeMap::new()).await;
 }
 
+/// Cut by span (10 minutes, seed trades over 83): a run dies, the next resumes, and every bucket
+/// holds items of one window, at most one not full per key and window; each key's items in
+/// time order.
+async fn bucket_migration_cuts_by_window(store: AnyStore) {
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    const SPAN: i64 = 600_000;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        keeps: Keeps {
+            span: Some(SPAN),
+            ..History::SPEC.keeps
+        },
+        ..History::SPEC
+    };
+    let expected = seed_trades(&store, 8, 60, 13).await;
+    ARMED.store(true, Ordering::SeqCst);
+    let s = store.clone();
+    let died =
+        tokio::spawn(async move { migrate_bucket(&s, &SPEC, &FLAT, &dying(60, &ARMED)).await })
+            .await;
+    assert!(died.is_err(), "the run dies");
+    let opts = Options {
+        batch_items: 35,
+        ..Options::default()
+    };
+    let report = migrate_bucket(&store, &SPEC, &FLAT, &opts).await.unwrap();
+    assert!(report.resumed_from.is_some(), "{report:?}");
+    assert!(report.verified.as_ref().unwrap().is_clean(), "{report:?}");
+    check_history(&store, &expected, &BTreeMap::new()).await;
+    let window = |d: &Document, f: &str| {
+        d.get_datetime(f)
+            .unwrap()
+            .timestamp_millis()
+            .div_euclid(SPAN)
+    };
+    let mut open = std::collections::HashSet::new();
+    let docs = documents(&store, "trade_history").await;
+    for d in &docs {
+        assert_eq!(window(d, "date_min"), window(d, "date_max"), "{d}");
+        if d.get_i32("count").unwrap() < 10 {
+            let key = d.get_i32("customerId").unwrap();
+            assert!(open.insert((key, window(d, "date_min"))), "{d}");
+        }
+    }
+    let per_window: usize = (expected.values())
+        .map(|items| {
+            let w: std::collections::HashSet<i64> = (items.iter())
+                .map(|t| t.date.timestamp_millis().div_euclid(SPAN))
+                .collect();
+            w.len()
+        })
+        .sum();
+    assert!(
+        docs.len() >= per_window,
+        "{} buckets for {per_window} windows",
+        docs.len()
+    );
+}
+
 async fn bucket_migration_can_remove_the_source(store: AnyStore) {
     static ARMED: AtomicBool = AtomicBool::new(false);
     let expected = seed_trades(&store, 6, 50, 3).await;
@@ -468,6 +526,7 @@ on_both_stores!(
     index_reports_sort_needed_stale_and_users,
     bucket_migration_keeps_each_keys_order,
     bucket_migration_resumes_after_dying,
+    bucket_migration_cuts_by_window,
     bucket_migration_can_remove_the_source,
     bucket_migration_keeps_live_pushes,
     bucket_dry_run_writes_nothing,

@@ -90,6 +90,7 @@ impl Bucket for History {
         keeps: Keeps {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
+            span: None,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 mod ingest;
 mod on_mongo;
+mod spans;
 mod summaries;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,6 +76,7 @@ impl Bucket for Trades {
         keeps: Keeps {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
+            span: None,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

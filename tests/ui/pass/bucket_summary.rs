@@ -45,6 +45,26 @@ pub mod models {
         fees: Vec<super::items::Trade>,
     }
 
+    /// Cut into days.
+    #[derive(pattern_core::Bucket)]
+    #[bucket(collection = "daily", size = 10, time = "date", span = "1d")]
+    pub struct Daily {
+        #[bucket(key)]
+        pub customer_id: i64,
+        #[bucket(items)]
+        pub history: Vec<super::items::Trade>,
+    }
+
+    /// Cut as a time-series collection of granularity `hours` (30 days).
+    #[derive(pattern_core::Bucket)]
+    #[bucket(collection = "monthly", size = 10, time = "date", granularity = "hours")]
+    pub struct Monthly {
+        #[bucket(key)]
+        pub customer_id: i64,
+        #[bucket(items)]
+        pub history: Vec<super::items::Trade>,
+    }
+
     pub fn spec() -> Result<()> {
         use pattern_core::{Bucket, spec::{Aggregate, AggregateOp}};
         let keeps = TradeHistory::SPEC.keeps;
@@ -58,6 +78,9 @@ pub mod models {
         );
         assert_eq!(keeps.summary.len(), 5);
         assert_eq!(Fees::SPEC.keeps.summary.len(), 1);
+        assert_eq!(keeps.span, None);
+        assert_eq!(Daily::SPEC.keeps.span, Some(86_400_000));
+        assert_eq!(Monthly::SPEC.keeps.span, Some(30 * 86_400_000));
         let s = TradeHistorySummary::from(pattern_core::bucket::Totals { items: 0, values: vec![] });
         assert_eq!(s.qty_sum, pattern_core::bucket::Number::Int32(0));
         assert_eq!(s.unitPrice_min, None);

@@ -156,7 +156,29 @@ impl Collection {
         if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
             return None;
         }
-        match self.indexes[open].first_under(key, true).cloned() {
+        let window = spec.window(kept).zip(spec.span_bounds());
+        let candidate = self.indexes[open].first_under(key, true).cloned();
+        // Cut by span, the entry found is the open document of the latest window: the one to
+        // push into when it is of the items' window; when its window is earlier, the items'
+        // window has no open document (a new one opens); anything else goes through the
+        // upsert's query.
+        let candidate = match (candidate, window) {
+            (Some(id), Some((w, (min, max, span)))) => {
+                let doc = &self.docs.get(&id)?.doc;
+                let time = |f: &str| match doc.get(f) {
+                    Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
+                    _ => None,
+                };
+                let end = w.saturating_add(span);
+                match (time(min)?, time(max)?) {
+                    (lo, _) if lo < w => None,
+                    (lo, hi) if lo < end && hi < end => Some(id),
+                    _ => return None,
+                }
+            }
+            (candidate, _) => candidate,
+        };
+        match candidate {
             Some(id) => {
                 if !spec.in_series().matches(&self.docs.get(&id)?.doc) {
                     return None;
