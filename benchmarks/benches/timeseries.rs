@@ -40,9 +40,16 @@ struct Trade {
     date: DateTime,
 }
 
-/// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept.
+/// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept, and
+/// each customer's whole-history total in its roll-up.
 #[derive(Bucket)]
-#[bucket(collection = "trades", size = 10, time = "date", summary(sum = "qty"))]
+#[bucket(
+    collection = "trades",
+    size = 10,
+    time = "date",
+    summary(sum = "qty"),
+    rollup
+)]
 #[allow(dead_code)]
 struct History {
     #[bucket(key)]

@@ -161,6 +161,21 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A push to a `#[bucket(rollup)]` series wrote its items, but the key's roll-up (the
+    /// summary of its whole history) could not be updated: do not push the items again. The
+    /// roll-up is marked stale when that could be written, and reads then count the key's
+    /// buckets instead; [`backfill`](crate::bucket::backfill) recomputes it.
+    #[error("the items were written to `{collection}`, but the roll-up of key {key} was not updated: {source}")]
+    RollupBehind {
+        /// The buckets' collection.
+        collection: String,
+        /// The key, as extended JSON.
+        key: String,
+        #[source]
+        /// Why the roll-up's update failed.
+        source: Box<Error>,
+    },
+
     /// A resumable operation (a migration, a money conversion) was asked to run with other
     /// settings than those its checkpoint was written with: resuming would mix two layouts in
     /// one collection, and a finished one is in the checkpoint's layout, not the one asked for.

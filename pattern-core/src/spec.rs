@@ -100,6 +100,10 @@ pub struct Keeps<'a> {
     /// range read bounds its index scan on both sides (a document ending before `to + span`).
     /// `None`: a document takes items of any time until it is full.
     pub span: Option<i64>,
+    /// `#[bucket(rollup)]`: one more document per key, the roll-up, keeps the summary of the
+    /// key's whole history, updated in the same command as every push (needs `summary`). A
+    /// whole-history [`summary`](crate::bucket::summary) then reads one document.
+    pub rollup: bool,
 }
 
 impl Keeps<'_> {
@@ -108,6 +112,7 @@ impl Keeps<'_> {
         bounds: None,
         summary: &[],
         span: None,
+        rollup: false,
     };
 
     /// Whether anything is kept beside the items.

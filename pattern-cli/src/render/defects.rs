@@ -53,6 +53,14 @@ fn describe(d: &LayoutDefect) -> String {
         } => {
             format!("{collection} key {key}: not numbered 1, 2, 3...: expected {expected}, found {found}")
         }
+        LayoutDefect::RollupDrift {
+            collection,
+            key,
+            rollup,
+            buckets,
+        } => {
+            format!("{collection} key {key}: the roll-up counts {rollup} items, the buckets hold {buckets} (backfill recomputes it)")
+        }
         LayoutDefect::WrongBounds {
             collection,
             id,

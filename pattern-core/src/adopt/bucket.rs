@@ -363,6 +363,11 @@ async fn write_batch<'s, S: Store>(
     }
     // The bucket collection's indexes before its first write (once per store: a lookup after).
     series.ensure_indexes(store).await?;
+    // Buckets written without roll-ups: the collection's are not trusted until `backfill`
+    // recomputes them.
+    if series.keeps.rollup && series.bounds_mark(store).await?.rollup != 0 {
+        crate::series::mark_rollup(store, series, false).await?;
+    }
     let (tail_key, tail_last, tail_done, tail_pages) = (
         tail.key.clone(),
         tail.last,

@@ -259,6 +259,19 @@ pub enum LayoutDefect {
         /// The numbers of its open documents.
         numbers: Vec<i64>,
     },
+    /// A key's roll-up (`#[bucket(rollup)]`) counts another number of items than its
+    /// buckets hold (a write whose roll-up failed, or a writer that keeps none): `backfill`
+    /// recomputes it. A roll-up marked stale is not reported (reads already count the buckets).
+    RollupDrift {
+        /// The collection.
+        collection: String,
+        /// The key.
+        key: Bson,
+        /// Items the roll-up counts.
+        rollup: u64,
+        /// Items the key's buckets hold.
+        buckets: u64,
+    },
     /// A key's documents are not numbered 1, 2, 3...: the first number out of place.
     NotDense {
         /// The collection.

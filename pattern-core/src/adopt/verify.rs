@@ -23,6 +23,10 @@ struct SeriesCheck<'s> {
     defects: Vec<LayoutDefect>,
     /// Keys with at least one document (to find parents and orphans).
     keys: HashMap<String, Bson>,
+    /// The key's items in its documents so far, and its roll-up's count (`None`: none, or
+    /// stale).
+    items: u64,
+    rollup: Option<u64>,
 }
 
 impl<'s> SeriesCheck<'s> {
@@ -34,6 +38,8 @@ impl<'s> SeriesCheck<'s> {
             open: Vec::new(),
             defects: Vec::new(),
             keys: HashMap::new(),
+            items: 0,
+            rollup: None,
         }
     }
 
@@ -43,6 +49,14 @@ impl<'s> SeriesCheck<'s> {
 
     fn end_key(&mut self) {
         if let Some((_, key)) = self.key.take() {
+            if let Some(rollup) = self.rollup.filter(|n| *n != self.items) {
+                self.defects.push(LayoutDefect::RollupDrift {
+                    collection: self.coll(),
+                    key: key.clone(),
+                    rollup,
+                    buckets: self.items,
+                });
+            }
             // At most one open document per key; cut by span, per window of the key.
             self.open.sort_unstable();
             for run in self.open.chunk_by(|a, b| a.0 == b.0) {
@@ -57,6 +71,7 @@ impl<'s> SeriesCheck<'s> {
         }
         self.open.clear();
         self.expected = 1;
+        (self.items, self.rollup) = (0, None);
     }
 
     fn see(&mut self, doc: RawDocumentBuf) -> Result<()> {
@@ -81,6 +96,16 @@ impl<'s> SeriesCheck<'s> {
         }
         let number_field = spec.order.field();
         let number = field(coll, &doc, number_field)?;
+        if spec.keeps.rollup && number == Some(Bson::String(crate::series::ROLLUP.into())) {
+            // The key's roll-up: sorted after its buckets (a string after the numbers).
+            let stale =
+                field(coll, &doc, crate::series::ROLLUP_STALE)? == Some(Bson::Boolean(true));
+            let n = field(coll, &doc, crate::series::ROLLUP_ITEMS)?
+                .as_ref()
+                .and_then(as_int);
+            self.rollup = n.filter(|_| !stale).map(|n| u64::try_from(n).unwrap_or(0));
+            return Ok(());
+        }
         let Some((items, _)) = array_len(&doc, spec.items_field) else {
             if number.is_none() && doc.get(spec.items_field).ok().flatten().is_some() {
                 self.defects
@@ -120,6 +145,7 @@ impl<'s> SeriesCheck<'s> {
                 spec.count_field
             ))),
         }
+        self.items += items;
         if items > u64::from(spec.size) {
             self.defects.push(LayoutDefect::OverSize {
                 collection: coll.to_owned(),

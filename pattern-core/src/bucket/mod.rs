@@ -47,13 +47,16 @@ use crate::validator;
 use crate::Result;
 
 mod ingest;
+mod rollup;
 mod summary;
 mod time;
+mod totals;
 
 pub use crate::series::STREAM_BATCH;
 pub use ingest::{ingest, INGEST_BATCH};
-pub use summary::{backfill, summary, Number, Totals};
+pub use summary::{backfill, summary};
 pub use time::{latest, range};
+pub use totals::{Number, Totals};
 
 /// A type stored with the bucket pattern. Derive it with `#[derive(Bucket)]`.
 pub trait Bucket {

@@ -5,14 +5,13 @@
 //! completes the buckets written before the attribute (or time bounds) existed.
 
 use std::borrow::Borrow;
-use std::fmt;
 use std::ops::RangeBounds;
 
-use bson::{Bson, DateTime, Decimal128, RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::{Bson, DateTime, RawBsonRef, RawDocument, RawDocumentBuf};
 
 use super::time::{bounds_of, in_push_order, overlapping, Span};
+use super::totals::Totals;
 use super::Bucket;
-use crate::codec::number;
 use crate::codec::raw::raw_value;
 use crate::key::KeyPart;
 use crate::series;
@@ -21,131 +20,13 @@ use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// A number as BSON stores it: a summary's value. Sums follow MongoDB's `$inc` types (Int32
-/// widens to Int64; with a Double, a Double; with a Decimal128, an exact Decimal128).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Number {
-    /// A 32-bit integer (MongoDB's `int`).
-    Int32(i32),
-    /// A 64-bit integer (`long`).
-    Int64(i64),
-    /// A double.
-    Double(f64),
-    /// A Decimal128, exact.
-    Decimal128(Decimal128),
-}
-
-impl Number {
-    /// The number a BSON value holds; `None` for anything else.
-    pub fn from_bson(b: &Bson) -> Option<Number> {
-        match b {
-            Bson::Int32(x) => Some(Number::Int32(*x)),
-            Bson::Int64(x) => Some(Number::Int64(*x)),
-            Bson::Double(x) => Some(Number::Double(*x)),
-            Bson::Decimal128(x) => Some(Number::Decimal128(*x)),
-            _ => None,
-        }
-    }
-
-    /// The BSON value.
-    pub fn to_bson(&self) -> Bson {
-        match *self {
-            Number::Int32(x) => Bson::Int32(x),
-            Number::Int64(x) => Bson::Int64(x),
-            Number::Double(x) => Bson::Double(x),
-            Number::Decimal128(x) => Bson::Decimal128(x),
-        }
-    }
-
-    /// The value as an `i64` when it is an integer that fits (a Double or Decimal128 with no
-    /// fraction included).
-    pub fn as_i64(&self) -> Option<i64> {
-        match *self {
-            Number::Int32(x) => Some(i64::from(x)),
-            Number::Int64(x) => Some(x),
-            Number::Double(x) => crate::codec::as_int(&Bson::Double(x)),
-            Number::Decimal128(d) => {
-                let (negative, coefficient, exponent) = number::decimal_parts(&d)?;
-                let mut v = i128::try_from(coefficient).ok()?;
-                let mut e = exponent;
-                while e < 0 {
-                    if v % 10 != 0 {
-                        return None;
-                    }
-                    v /= 10;
-                    e += 1;
-                }
-                for _ in 0..e {
-                    v = v.checked_mul(10)?;
-                }
-                i64::try_from(if negative { -v } else { v }).ok()
-            }
-        }
-    }
-
-    /// The value as an `f64` (rounded where it has more precision).
-    pub fn as_f64(&self) -> f64 {
-        match *self {
-            Number::Int32(x) => f64::from(x),
-            Number::Int64(x) => x as f64,
-            Number::Double(x) => x,
-            Number::Decimal128(d) => d.to_string().parse().unwrap_or(f64::NAN),
-        }
-    }
-}
-
-impl fmt::Display for Number {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Number::Int32(x) => write!(f, "{x}"),
-            Number::Int64(x) => write!(f, "{x}"),
-            Number::Double(x) => write!(f, "{x}"),
-            Number::Decimal128(x) => write!(f, "{x}"),
-        }
-    }
-}
-
-/// A summary as the library computes it: how many items, and each aggregate of
-/// `#[bucket(summary(...))]` in its order (`None`: no item had a number there). The derive's
-/// `<Name>Summary` is built from it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Totals {
-    /// Items summarized.
-    pub items: u64,
-    /// One per aggregate, in the attribute's order.
-    pub values: Vec<Option<Number>>,
-}
-
-impl Totals {
-    fn new(n: usize) -> Totals {
-        Totals {
-            items: 0,
-            values: vec![None; n],
-        }
-    }
-
-    /// Adds aggregate `i`'s value `v` (a bucket's kept value, or an item's field).
-    fn add(&mut self, spec: &SeriesSpec<'_>, i: usize, v: &Bson, id: Option<&Bson>) -> Result<()> {
-        let agg = spec.keeps.summary[i];
-        let Some(n) = Number::from_bson(v) else {
-            return Err(Error::decode(
-                spec.collection,
-                id,
-                format!("`{}` is not a number but {:?}", agg.field, v.element_type()),
-            ));
-        };
-        let slot = &mut self.values[i];
-        let acc = slot.map(|n| n.to_bson());
-        let sum = crate::store::shape::combine(spec.collection, &agg, acc, &n.to_bson())?;
-        *slot = Number::from_bson(&sum);
-        Ok(())
-    }
-}
-
 /// The summary of `key`'s items whose time is in `range` (`..` for all of them): buckets
 /// wholly inside the range with a complete summary count by their kept values (their items
 /// are not read); the others (the range's edges, buckets written before the summary existed)
 /// by their items. Exact: sums never wrap ([`Error::Overflow`]), Decimal128 sums exactly.
+///
+/// With `#[bucket(rollup)]`, the whole history (`..`) is the key's roll-up: one find of one
+/// document (while the collection's roll-ups are trusted and the key's is not stale).
 ///
 /// Round trips: one find of the overlapping buckets' summaries (with the bounds, a second
 /// one sent beside it for buckets without bounds), then one of the items of the buckets not
@@ -182,6 +63,10 @@ where
     // without bounds, whole.
     let (light, mut whole) = if span.is_all() {
         spec.ensure_indexes(store).await?;
+        // `#[bucket(rollup)]`: the key's roll-up, one document.
+        if let Some(totals) = super::rollup::rolled_up(store, &spec, &key).await? {
+            return Ok(totals.into());
+        }
         let opts = FindOptions {
             projection: wanted,
             ..FindOptions::default()
@@ -298,6 +183,11 @@ fn add_items<B: Bucket + ?Sized>(
 /// by other tools): computes them from the bucket's items and sets them with the marks, one
 /// write per bucket, conditional on its count (a bucket pushed to meanwhile is read again).
 /// Returns how many buckets it completed. Reads the whole collection, a batch at a time.
+///
+/// With `#[bucket(rollup)]`, it then recomputes every key's roll-up from its buckets and
+/// marks the collection's roll-ups trusted (a whole-history `summary` reads them from then on).
+/// That step is exact only with no push to the collection meanwhile: run it with the writers
+/// stopped (after adopting a collection, or after [`Error::RollupBehind`](crate::Error::RollupBehind)).
 pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
     let spec = B::SPEC.series();
     if spec.keeps.is_none() {
@@ -336,6 +226,10 @@ pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
             // Every bucket now carries its bounds: range reads need not look for others.
             if spec.keeps.bounds.is_some() {
                 series::mark_bounded(store, spec.collection, None).await?;
+            }
+            // Every bucket complete: the keys' roll-ups from them.
+            if spec.keeps.rollup {
+                super::rollup::recompute_all(store, &spec).await?;
             }
             return Ok(done);
         }

@@ -31,7 +31,19 @@ impl SeriesSpec<'_> {
                 // (and cut by its span).
                 if self.keeps.bounds.is_some() && !existed {
                     mark_bounded(store, self.collection, Some(self.keeps.span)).await?;
-                } else if self.keeps.bounds.is_some() {
+                }
+                // A collection this process creates holds only items its roll-ups counted.
+                if self.keeps.rollup && !existed {
+                    super::rollup::mark_rollup(store, self, true).await?;
+                } else if existed && !self.keeps.is_none() {
+                    // Items written without this spec's roll-ups from now on: those there are
+                    // no longer exact for another spec's aggregates.
+                    let mark = self.bounds_mark(store).await?;
+                    if mark.rollup != 0 && mark.rollup != self.rollup_print() {
+                        super::rollup::mark_rollup(store, self, false).await?;
+                    }
+                }
+                if self.keeps.bounds.is_some() && existed {
                     // Buckets cut by another span (or none) from now on: the collection's
                     // span no longer holds for every bucket.
                     let mark = self.bounds_mark(store).await?;
@@ -74,9 +86,14 @@ impl SeriesSpec<'_> {
         let found = store.find(BOUNDED_COLLECTIONS, &filter, &one).await?;
         let mark = found.first().map_or_else(BoundsMark::default, |m| {
             let all_bounded = m.get_bool(BOUNDED_FIELD) == Ok(true);
+            let rollup = match m.get_array(super::rollup::ROLLUP_MARK) {
+                Ok(fields) => super::rollup::fingerprint(fields.iter().filter_map(Bson::as_str)),
+                Err(_) => 0,
+            };
             BoundsMark {
                 all_bounded,
                 span: (m.get(SPAN_FIELD).and_then(as_int)).filter(|s| all_bounded && *s > 0),
+                rollup,
             }
         });
         memo(store).set_bounds_mark(coll, mark);
@@ -111,8 +128,16 @@ pub(crate) async fn mark_bounded<S: Store>(
         Some(s) => s,
         None => memo(store).bounds_mark(coll).unwrap_or_default().span,
     };
-    let all_bounded = true;
-    memo(store).set_bounds_mark(coll, BoundsMark { all_bounded, span });
+    let known = memo(store).bounds_mark(coll).unwrap_or_default();
+    let (all_bounded, rollup) = (true, known.rollup);
+    memo(store).set_bounds_mark(
+        coll,
+        BoundsMark {
+            all_bounded,
+            span,
+            rollup,
+        },
+    );
     Ok(())
 }
 

@@ -125,6 +125,9 @@ pub(crate) struct Next {
 pub(crate) struct BoundsMark {
     pub(crate) all_bounded: bool,
     pub(crate) span: Option<i64>,
+    /// The fingerprint of the aggregates every roll-up of the collection is exact for (0: the
+    /// roll-ups are not trusted, or there are none).
+    pub(crate) rollup: u64,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).

@@ -24,6 +24,7 @@ pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;
 mod push;
 mod read;
+mod rollup;
 mod schema;
 
 pub(crate) use ingest::{ingest, Entry};
@@ -32,3 +33,4 @@ pub use read::STREAM_BATCH;
 pub(crate) use read::{
     all_docs, decode_raw_items, decode_values, doc_stream, nth_doc, stats, take_array, take_items,
 };
+pub(crate) use rollup::{mark_rollup, ROLLUP, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};

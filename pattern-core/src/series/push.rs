@@ -6,6 +6,7 @@ use bson::{Bson, Document};
 
 use super::ids::{is_id_taken, NewIds};
 use super::read::take_array;
+use super::rollup::roll_up;
 use super::{memo, Next, TimeId};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
@@ -112,9 +113,31 @@ async fn push_one<S: Store>(
             // The common case, one round trip: the seed's conditional upsert, into the key's
             // open document, or opening document `seq` when none is open.
             ids.prepare(store, seq).await?;
-            let pushed = store
-                .push_open(spec, key, &mut items, kept, seq, &|| ids.id())
-                .await;
+            // With a roll-up, it goes in the same command.
+            let (pushed, rolled) = if spec.keeps.rollup {
+                let mut then = spec.rollup_update(kept, 1);
+                let new_id = || ids.id();
+                let both = store
+                    .push_open_then(
+                        spec,
+                        key,
+                        &mut items,
+                        kept,
+                        seq,
+                        &new_id,
+                        &spec.rollup_of(key),
+                        &mut then,
+                    )
+                    .await;
+                match both {
+                    Ok((opened, rolled)) => (Ok(opened), Some(rolled)),
+                    Err(e) => (Err(e), None),
+                }
+            } else {
+                let new_id = || ids.id();
+                let pushed = store.push_open(spec, key, &mut items, kept, seq, &new_id);
+                (pushed.await, None)
+            };
             match overflowed(spec, kept, pushed) {
                 Ok(false) => {
                     // Into the newest document, whose count this process knew: one more. (Cut
@@ -122,11 +145,11 @@ async fn push_one<S: Store>(
                     if let Some(c) = known.and_then(|m| m.count).filter(|_| !spanned) {
                         memo(store).set_count(coll, key, c + 1);
                     }
-                    return Ok(());
+                    return roll_up(store, spec, key, kept, 1, rolled).await;
                 }
                 Ok(true) => {
                     remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
-                    return Ok(());
+                    return roll_up(store, spec, key, kept, 1, rolled).await;
                 }
                 // The `_id` is taken (an older document of the key starts in the same second):
                 // the next attempt opens document `seq` under the next free suffix.
@@ -171,7 +194,7 @@ async fn push_one<S: Store>(
             if spanned {
                 // Its window's document, not necessarily the newest: the next number is not
                 // learned here (it is when a push opens a document).
-                return Ok(());
+                return roll_up(store, spec, key, kept, 1, None).await;
             }
             let seq = before.get(spec.order.field()).and_then(as_int);
             let newest = ids.parse(before.get("_id"));
@@ -185,7 +208,7 @@ async fn push_one<S: Store>(
                 newest,
                 count,
             );
-            return Ok(());
+            return roll_up(store, spec, key, kept, 1, None).await;
         }
         // Nothing matched, so nothing moved: the items are back. No open document: read the
         // newest, open the next.
@@ -205,7 +228,7 @@ async fn push_one<S: Store>(
         {
             Ok(()) => {
                 remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
-                return Ok(());
+                return roll_up(store, spec, key, kept, 1, None).await;
             }
             // The number is still free: open it under the next free suffix (one upsert).
             Err(e) if is_id_taken(&e) => {
@@ -388,9 +411,33 @@ async fn push_many<S: Store>(
     times: &[i64],
     start: Option<i64>,
 ) -> Result<()> {
+    let mut done = 0usize;
+    let pushed = push_many_counting(store, spec, key, prefix, items, times, start, &mut done).await;
+    // The items written, whatever stopped it, go into the roll-up: one write.
+    if done > 0 && spec.keeps.rollup {
+        let kept = spec.kept(&items[..done], times.get(..done).unwrap_or(&[]))?;
+        let rolled = roll_up(store, spec, key, &kept, done as u64, None).await;
+        pushed?;
+        return rolled;
+    }
+    pushed
+}
+
+/// [`push_many`]'s writes; `done` counts the items written.
+#[allow(clippy::too_many_arguments)]
+async fn push_many_counting<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    prefix: &str,
+    items: &[Bson],
+    times: &[i64],
+    start: Option<i64>,
+    done: &mut usize,
+) -> Result<()> {
     let coll = spec.collection;
     let size = spec.size as usize;
-    let (mut done, mut failures) = (0usize, 0u32);
+    let mut failures = 0u32;
     let mut ids = NewIds::new(spec, prefix, times.first().copied().map(seconds));
     // The values `items[range]` add to what a document keeps.
     let kept = |range: std::ops::Range<usize>| {
@@ -401,11 +448,11 @@ async fn push_many<S: Store>(
     // told the key has none): then the next document is opened without reading the newest
     // first (an insert per `size` items).
     let mut known_next: Option<i64> = start;
-    while done < items.len() {
+    while *done < items.len() {
         if failures >= MAX_ATTEMPTS {
             return Err(contention("pushing several items"));
         }
-        let rest = &items[done..];
+        let rest = &items[*done..];
         let seq = if let Some(seq) = known_next.take() {
             seq
         } else {
@@ -426,7 +473,7 @@ async fn push_many<S: Store>(
                             Bson::Int64((size - take) as i64),
                         ),
                     ]);
-                    let values = kept(done..done + take)?;
+                    let values = kept(*done..*done + take)?;
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
                     let pushed = store.update_one(coll, &cas, &mut update, false).await;
                     let pushed = match overflowed(spec, &values, pushed) {
@@ -436,7 +483,7 @@ async fn push_many<S: Store>(
                         }
                     };
                     if pushed.matched {
-                        done += take;
+                        *done += take;
                         let seq = doc.get(spec.order.field()).and_then(as_int);
                         let next = seq.and_then(|n| n.checked_add(1));
                         let after = u32::try_from(count as usize + take).ok();
@@ -454,15 +501,15 @@ async fn push_many<S: Store>(
             }
         };
         let take = size.min(rest.len());
-        ids.at(times.get(done).copied().map(seconds));
+        ids.at(times.get(*done).copied().map(seconds));
         let id = ids.next(store, seq).await?;
-        let values = kept(done..done + take)?;
+        let values = kept(*done..*done + take)?;
         match store
             .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take], &values))
             .await
         {
             Ok(()) => {
-                done += take;
+                *done += take;
                 let count = u32::try_from(take).ok();
                 remember(store, spec, key, seq.checked_add(1), ids.opened(), count);
                 if take == size {

@@ -117,6 +117,19 @@ impl Store for AnyStore {
     ) -> Result<bool> {
         delegate!(self, s => s.push_open(spec, key, items, kept, seq, new_id).await)
     }
+    async fn push_open_then(
+        &self,
+        spec: &SeriesSpec<'_>,
+        key: &bson::Bson,
+        items: &mut Vec<bson::Bson>,
+        kept: &super::Kept,
+        seq: i64,
+        new_id: &(dyn Fn() -> bson::Bson + Sync),
+        then_filter: &query::Filter,
+        then: &mut query::Update,
+    ) -> Result<(bool, Result<()>)> {
+        delegate!(self, s => s.push_open_then(spec, key, items, kept, seq, new_id, then_filter, then).await)
+    }
     async fn replace_one(
         &self,
         coll: &str,

@@ -69,6 +69,19 @@ impl Store for AnyTxn {
     ) -> Result<bool> {
         delegate!(self, t => t.push_open(spec, key, items, kept, seq, new_id).await)
     }
+    async fn push_open_then(
+        &self,
+        spec: &SeriesSpec<'_>,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &super::Kept,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+        then_filter: &Filter,
+        then: &mut Update,
+    ) -> Result<(bool, Result<()>)> {
+        delegate!(self, t => t.push_open_then(spec, key, items, kept, seq, new_id, then_filter, then).await)
+    }
     async fn replace_one(
         &self,
         coll: &str,

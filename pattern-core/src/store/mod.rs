@@ -161,6 +161,29 @@ pub trait Store: Send + Sync + Sized {
         push_open_keeping(self, spec, key, items, kept, seq, new_id)
     }
 
+    /// [`Store::push_open`], then `then`: an upsert of the document `then_filter` matches, in
+    /// the same collection (a bucket series' roll-up, `#[bucket(rollup)]`), in the same command
+    /// where the store can. `Err`: the push failed and nothing was written (the items are back,
+    /// as with [`Store::push_open`]). `Ok((opened, outcome))`: the push applied, and `outcome`
+    /// says whether `then` did.
+    ///
+    /// The default sends the two writes one after the other; the MongoDB store sends both in
+    /// one ordered `bulkWrite` (MongoDB 8.0; before it, one after the other).
+    #[allow(clippy::too_many_arguments)] // push_open's parameters, and the second write
+    fn push_open_then(
+        &self,
+        spec: &SeriesSpec<'_>,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &Kept,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+        then_filter: &Filter,
+        then: &mut Update,
+    ) -> impl Future<Output = Result<(bool, Result<()>)>> + Send {
+        push_then_apart(self, spec, key, items, kept, seq, new_id, then_filter, then)
+    }
+
     /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
     /// ordered bulk write). Each write is atomic by itself, the batch is not. The default runs
     /// them one by one; the MongoDB store sends them as one `bulkWrite` command (one round
@@ -451,11 +474,7 @@ pub(crate) async fn push_open_keeping<S: Store>(
     seq: i64,
     new_id: &(dyn Fn() -> Bson + Sync),
 ) -> Result<bool> {
-    let mut update = spec.push_update(std::mem::take(items), kept);
-    update.set_on_insert = vec![("_id".into(), new_id())];
-    update.set_on_insert.extend(spec.on_insert(key, seq));
-    // A series cut by span: the open document of the items' window.
-    let (open, order) = (spec.open_for(key, spec.window(kept)), spec.open_order());
+    let (open, order, mut update) = push_open_parts(spec, key, items, kept, seq, new_id);
     let pushed = store
         .update_first(spec.collection, &open, &order, "", &mut update, true, &[])
         .await;
@@ -464,4 +483,45 @@ pub(crate) async fn push_open_keeping<S: Store>(
         *items = std::mem::take(&mut update.push[0].1);
     }
     Ok(pushed?.is_none())
+}
+
+/// [`Store::push_open_then`] as two writes, one after the other.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn push_then_apart<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    items: &mut Vec<Bson>,
+    kept: &shape::Kept,
+    seq: i64,
+    new_id: &(dyn Fn() -> Bson + Sync),
+    then_filter: &Filter,
+    then: &mut Update,
+) -> Result<(bool, Result<()>)> {
+    let opened = store.push_open(spec, key, items, kept, seq, new_id).await?;
+    let outcome = store
+        .update_one(spec.collection, then_filter, then, true)
+        .await;
+    Ok((opened, outcome.map(|_| ())))
+}
+
+/// What [`push_open_keeping`] sends: the open document's filter, the order that picks the
+/// first match, and the update (which takes `items`).
+pub(crate) fn push_open_parts(
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    items: &mut Vec<Bson>,
+    kept: &shape::Kept,
+    seq: i64,
+    new_id: &(dyn Fn() -> Bson + Sync),
+) -> (Filter, [(query::Path, i32); 2], Update) {
+    let mut update = spec.push_update(std::mem::take(items), kept);
+    update.set_on_insert = vec![("_id".into(), new_id())];
+    update.set_on_insert.extend(spec.on_insert(key, seq));
+    // A series cut by span: the open document of the items' window.
+    (
+        spec.open_for(key, spec.window(kept)),
+        spec.open_order(),
+        update,
+    )
 }

@@ -49,6 +49,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
+    let rollup = b.rollup;
     let w = Wrappers {
         bodies: Bodies::Calls { key_ty },
         key: "key",
@@ -111,6 +112,7 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
                     bounds: #bounds,
                     summary: &[#(#aggregates),*],
                     span: #span,
+                    rollup: #rollup,
                 },
             };
             #validate

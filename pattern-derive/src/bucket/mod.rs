@@ -31,6 +31,8 @@ pub(crate) struct Bucket<'a> {
     pub item_ty: &'a Type,
     /// `summary(...)`'s aggregates in the attribute's order; empty without it.
     pub summary: Vec<Aggregate>,
+    /// `rollup`: one document per key keeps the summary of its whole history (needs `summary`).
+    pub rollup: bool,
     /// `validate`: the writes install the layout's validator.
     pub validate: bool,
 }

@@ -29,6 +29,7 @@ const KIND: Kind<2> = Kind {
         "validate",
         "span",
         "granularity",
+        "rollup",
     ],
 };
 
@@ -43,6 +44,7 @@ struct Attrs {
     validate: Slot<()>,
     span: Slot<(i64, proc_macro2::Span)>,
     granularity: Slot<(i64, proc_macro2::Span)>,
+    rollup: Slot<proc_macro2::Span>,
 }
 
 pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Bucket<'_>> {
@@ -95,6 +97,10 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "span" => a.span.parse(cx, meta, span),
             // #[bucket(granularity = "hours")]
             "granularity" => a.granularity.parse(cx, meta, granularity),
+            // #[bucket(rollup)]
+            "rollup" => a.rollup.parse(cx, meta, |cx, meta| {
+                Ok(attr::flag(cx, meta)?.map(|()| meta.path.span()))
+            }),
             _ => KIND.unknown_key(cx, meta),
         }
     });
@@ -344,7 +350,19 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
         }
         (None, None) => None,
     };
-    let summary = a.summary.get().unwrap_or_default();
+    let summary = a.summary.get();
+    let rollup = match (a.rollup.get(), &summary) {
+        (Some(at), None) => {
+            cx.error_at(
+                at,
+                "rollup keeps the whole history's summary of each key: it needs \
+                 `summary(...)`, the aggregates to keep",
+            );
+            false
+        }
+        (at, _) => at.is_some(),
+    };
+    let summary = summary.unwrap_or_default();
     let validate = a.validate.get().is_some();
     let kept = kept_names(cx, time.as_ref(), &summary, &unraw(st.ident));
     let (key, items) = (key?, items?);
@@ -372,6 +390,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs, vis: &'a Visibility) -> Op
         key_ty: key.ty,
         item_ty: item_ty?,
         summary,
+        rollup,
         validate,
     })
 }

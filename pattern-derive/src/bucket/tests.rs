@@ -88,7 +88,7 @@ fn every_mistake_arrives_at_once() {
         errors(input),
         [
             "size must be at least 1",
-            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`, `span`, `granularity`",
+            "unknown key `colour` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`, `span`, `granularity`, `rollup`",
             "duplicate key `size`",
             "invalid MongoDB field name \"a.b\": it must not contain `.`",
             "time must be a string, like `time = \"...\"`",
@@ -140,7 +140,7 @@ fn malformed_values_do_not_stop_the_parser() {
             "expected a value after `count =`",
             "duplicate key `size`",
             "size must be at most 2147483647",
-            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`, `span`, `granularity`",
+            "unknown key `nested::key` in #[bucket(...)]; expected one of: `collection`, `size`, `time`, `count`, `page`, `summary`, `validate`, `span`, `granularity`, `rollup`",
             "expected attribute arguments in parentheses: #[bucket(...)]",
             "`key` takes no value",
             "no field is marked #[bucket(key)]",
@@ -357,7 +357,7 @@ fn no_summary_no_time() {
     let code = expand(&b).to_string();
     for part in [
         "type Summary = :: pattern_core :: bucket :: Totals ;",
-        "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , span : :: core :: option :: Option :: None , }",
+        "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , span : :: core :: option :: Option :: None , rollup : false , }",
         "pub async fn latest <",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(String , f64)] ,)",
         "pub async fn backfill <",

@@ -91,6 +91,7 @@ impl Bucket for History {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
             span: None,
+            rollup: false,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 mod ingest;
 mod on_mongo;
+mod rollups;
 mod spans;
 mod summaries;
 
@@ -77,6 +78,7 @@ impl Bucket for Trades {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
             span: None,
+            rollup: false,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

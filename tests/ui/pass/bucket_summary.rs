@@ -37,7 +37,7 @@ pub mod models {
 
     /// Private, never summarized: its summary struct's fields are never read.
     #[derive(pattern_core::Bucket)]
-    #[bucket(collection = "fees", size = 10, summary(sum = "fee"))]
+    #[bucket(collection = "fees", size = 10, summary(sum = "fee"), rollup)]
     struct Fees {
         #[bucket(key)]
         account: String,
@@ -79,6 +79,7 @@ pub mod models {
         assert_eq!(keeps.summary.len(), 5);
         assert_eq!(Fees::SPEC.keeps.summary.len(), 1);
         assert_eq!(keeps.span, None);
+        assert!(!keeps.rollup && Fees::SPEC.keeps.rollup);
         assert_eq!(Daily::SPEC.keeps.span, Some(86_400_000));
         assert_eq!(Monthly::SPEC.keeps.span, Some(30 * 86_400_000));
         let s = TradeHistorySummary::from(pattern_core::bucket::Totals { items: 0, values: vec![] });

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use bson::{Bson, Document};
 
 mod plan;
+mod rollups;
 
 use super::ids::parse_bucket_id;
 use super::push::push;
@@ -177,6 +178,12 @@ async fn ingest_batch<S: Store>(
             Err(e) => return Err((0, all_indexes(&groups), e)),
         }
     }
+    // Each key's roll-up after the writes, in the same bulk write.
+    let rolls = match rollups::rolls(spec, &groups, &planned, planned.len()) {
+        Ok(rolls) => rolls,
+        Err(e) => return Err((0, all_indexes(&groups), e)),
+    };
+    ops.extend(rollups::ops(spec, &groups, &rolls));
     let outcome = if ops.is_empty() {
         BatchOutcome {
             applied: 0,
@@ -185,18 +192,30 @@ async fn ingest_batch<S: Store>(
     } else {
         store.write_batch(spec.collection, ops).await
     };
-    let applied = match outcome.error {
-        None => planned.len(),
+    let (applied, unknown) = match outcome.error {
+        None => (planned.len(), None),
         // Unknown how far it got (the connection broke): read the documents back.
         Some(Error::Unavailable { .. }) => match verify(store, spec, &groups, &planned).await {
-            Ok(n) => n,
+            Ok(n) => (n, Some(n)),
             Err(_) => {
                 let e = outcome.error.expect("an error");
                 return Err((0, all_indexes(&groups), e));
             }
         },
-        Some(_) => outcome.applied.min(planned.len()),
+        Some(_) => (outcome.applied.min(planned.len()), None),
     };
+    let settled = rollups::settle(
+        store,
+        spec,
+        &groups,
+        &planned,
+        &rolls,
+        outcome.applied,
+        outcome.error.as_ref(),
+        unknown,
+    )
+    .await;
+
     let mut written = 0u64;
     // Keys whose writes all applied: remembered as planned.
     let mut pending: Vec<(usize, usize)> = Vec::new(); // (group, first entry not written)
@@ -231,7 +250,8 @@ async fn ingest_batch<S: Store>(
     }
     // The rest, key by key, through the ordinary push (which learns what the batch did not).
     // A key that fails is reported whole (its items from there on), and the others go on.
-    let mut failed: Option<(Vec<usize>, Error)> = None;
+    // A roll-up not updated: the items are written (none is reported unwritten for it).
+    let mut failed: Option<(Vec<usize>, Error)> = settled.err().map(|e| (Vec::new(), e));
     for &(g, from) in &pending {
         let group = &groups[g];
         let rest = &group.entries[from..];

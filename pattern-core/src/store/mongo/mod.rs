@@ -44,6 +44,7 @@ macro_rules! in_session {
 
 mod errors;
 mod ops;
+mod push;
 mod store;
 mod txn;
 

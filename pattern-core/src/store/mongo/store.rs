@@ -59,6 +59,23 @@ impl Store for MongoStore {
         self.find_in(None, coll, filter, opts).await
     }
 
+    /// Both writes in one ordered client `bulkWrite` (MongoDB 8.0; before it, one after the
+    /// other).
+    async fn push_open_then(
+        &self,
+        spec: &crate::spec::SeriesSpec<'_>,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &crate::store::Kept,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+        then_filter: &Filter,
+        then: &mut Update,
+    ) -> Result<(bool, Result<()>)> {
+        self.push_open_then_bulk(spec, key, items, kept, seq, new_id, then_filter, then)
+            .await
+    }
+
     /// One `bulkWrite` command (MongoDB 8.0's client bulk write, sent to `admin`), ordered,
     /// errors only: the reply says how far it got.
     async fn write_batch(

@@ -1,0 +1,175 @@
+//! The roll-up of a bucket series (`#[bucket(rollup)]`): one document per key beside its
+//! buckets keeps the summary of the key's whole history,
+//! `{<key>: k, <order>: "rollup", rollup_items: n, rollup_summarized: [...], <aggregate
+//! fields>...}` (the aggregates under the buckets' names; no `count`, so no open-bucket index
+//! holds it). Every
+//! write of items adds them to it: a push in the same command (one round trip,
+//! [`Store::push_open_then`]), an ingest in the same `bulkWrite`. Its order field holds a
+//! string, so no series read or push sees it ([`SeriesSpec::in_series`]), and the unique
+//! index on `{key, order}` admits one per key.
+//!
+//! A roll-up is trusted only while the collection's mark in
+//! [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) lists the same aggregates: set by a
+//! writer that creates the collection (so every item went through a roll-up), and by
+//! `backfill`, which computes the roll-ups from the buckets; cleared by a writer that keeps
+//! none or others. A roll-up a write could not update is marked stale.
+
+use bson::Bson;
+
+use super::memo;
+use super::memo::BoundsMark;
+use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_COLLECTIONS};
+use crate::store::query::{Filter, Path, Update};
+use crate::store::{Kept, Store};
+use crate::{Error, Result};
+
+/// The roll-up's order field value.
+pub(crate) const ROLLUP: &str = "rollup";
+/// Items counted by a roll-up.
+pub(crate) const ROLLUP_ITEMS: &str = "rollup_items";
+/// The aggregates a roll-up was created with.
+pub(crate) const ROLLUP_SUMMARIZED: &str = "rollup_summarized";
+/// Set when a write could not update the roll-up: not to be trusted.
+pub(crate) const ROLLUP_STALE: &str = "rollup_stale";
+
+impl SeriesSpec<'_> {
+    /// The key's roll-up.
+    pub(crate) fn rollup_of(&self, key: &Bson) -> Filter {
+        Filter::and([
+            self.by_key(key),
+            Filter::Eq(Path::from(self.order.field()), Bson::String(ROLLUP.into())),
+        ])
+    }
+
+    /// What adds `items` items whose kept values are `kept` to a roll-up (creating it).
+    pub(crate) fn rollup_update(&self, kept: &Kept, items: u64) -> Update {
+        let mut update = Update::default();
+        let n = i64::try_from(items).unwrap_or(i64::MAX);
+        update.sum.push((Path::from(ROLLUP_ITEMS), Bson::Int64(n)));
+        for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
+            let Some(v) = v else { continue };
+            let ops = match agg.op {
+                AggregateOp::Sum => &mut update.sum,
+                AggregateOp::Min => &mut update.min,
+                AggregateOp::Max => &mut update.max,
+            };
+            ops.push((Path::from(agg.field), v.clone()));
+        }
+        update.set_on_insert = vec![(Path::from(ROLLUP_SUMMARIZED), self.rollup_fields())];
+        update
+    }
+
+    /// The aggregates' fields a roll-up of this spec keeps, as the mark lists them.
+    pub(crate) fn rollup_fields(&self) -> Bson {
+        Bson::Array(
+            (self.keeps.summary.iter())
+                .map(|a| Bson::String(a.field.into()))
+                .collect(),
+        )
+    }
+
+    /// This spec's roll-up fingerprint (0: it keeps none).
+    pub(crate) fn rollup_print(&self) -> u64 {
+        if !self.keeps.rollup {
+            return 0;
+        }
+        fingerprint(self.keeps.summary.iter().map(|a| a.field))
+    }
+}
+
+/// A fingerprint of a list of aggregate fields, never 0.
+pub(crate) fn fingerprint<'f>(fields: impl Iterator<Item = &'f str>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in fields {
+        for b in f.bytes().chain([0]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h.max(1)
+}
+
+/// After a write of `items` items (kept values `kept`) applied: adds them to the key's
+/// roll-up. `sent`: the roll-up's outcome when it went in the same command as the write;
+/// `None` when it is still to send. A roll-up another writer created meanwhile is updated
+/// again without the upsert; any other failure marks it stale (best effort) and is
+/// [`Error::RollupBehind`]: the items are written, the roll-up is not.
+pub(crate) async fn roll_up<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    kept: &Kept,
+    items: u64,
+    sent: Option<Result<()>>,
+) -> Result<()> {
+    if !spec.keeps.rollup || items == 0 {
+        return Ok(());
+    }
+    let (coll, filter) = (spec.collection, spec.rollup_of(key));
+    let update = || spec.rollup_update(kept, items);
+    let outcome = match sent {
+        Some(outcome) => outcome,
+        None => (store.update_one(coll, &filter, &mut update(), true).await).map(|_| ()),
+    };
+    // Refused on the unique `{key, order}`: another writer created it meanwhile.
+    let outcome = match outcome {
+        Err(Error::DuplicateKey { .. }) => {
+            (store.update_one(coll, &filter, &mut update(), false).await).map(|_| ())
+        }
+        other => other,
+    };
+    match outcome {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = mark_stale(store, spec, key).await;
+            Err(Error::RollupBehind {
+                collection: coll.to_owned(),
+                key: crate::error::display_bson(key),
+                source: Box::new(e),
+            })
+        }
+    }
+}
+
+/// Marks the key's roll-up stale: reads count the key's buckets until `backfill` recomputes
+/// it.
+pub(crate) async fn mark_stale<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+) -> Result<()> {
+    let mut stale = Update {
+        set: vec![(Path::from(ROLLUP_STALE), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    let filter = spec.rollup_of(key);
+    store
+        .update_one(spec.collection, &filter, &mut stale, true)
+        .await?;
+    Ok(())
+}
+
+/// The mark's field listing the aggregates every roll-up of the collection is exact for.
+pub(crate) const ROLLUP_MARK: &str = "rollup";
+
+/// Sets (`Some`: this spec's aggregates) or clears `coll`'s roll-up mark.
+pub(crate) async fn mark_rollup<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    on: bool,
+) -> Result<()> {
+    let coll = spec.collection;
+    let filter = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    let mut update = Update::default();
+    if on {
+        update.set.push((ROLLUP_MARK.into(), spec.rollup_fields()));
+    } else {
+        update.unset.push(ROLLUP_MARK.into());
+    }
+    store
+        .update_one(BOUNDED_COLLECTIONS, &filter, &mut update, on)
+        .await?;
+    let known = memo(store).bounds_mark(coll).unwrap_or_default();
+    let rollup = if on { spec.rollup_print() } else { 0 };
+    memo(store).set_bounds_mark(coll, BoundsMark { rollup, ..known });
+    Ok(())
+}

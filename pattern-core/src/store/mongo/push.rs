@@ -1,0 +1,124 @@
+//! [`Store::push_open_then`] for [`MongoStore`]: the push and its second write (a bucket
+//! series' roll-up) in one ordered client `bulkWrite` (MongoDB 8.0), retryable as the driver's
+//! single writes are.
+
+use std::sync::atomic::Ordering;
+
+use bson::Bson;
+use mongodb::error::{ErrorKind, PartialBulkWriteResult};
+use mongodb::options::{UpdateOneModel, WriteModel};
+use mongodb::Namespace;
+
+use super::errors::refused_write;
+use super::{map_err, MongoStore, BULK_NO, BULK_YES};
+use crate::spec::SeriesSpec;
+use crate::store::query::{Filter, Update};
+use crate::store::{push_open_parts, push_then_apart, Kept};
+use crate::{Error, Result};
+
+impl MongoStore {
+    #[allow(clippy::too_many_arguments)] // the contract's parameters
+    pub(super) async fn push_open_then_bulk(
+        &self,
+        spec: &SeriesSpec<'_>,
+        key: &Bson,
+        items: &mut Vec<Bson>,
+        kept: &Kept,
+        seq: i64,
+        new_id: &(dyn Fn() -> Bson + Sync),
+        then_filter: &Filter,
+        then: &mut Update,
+    ) -> Result<(bool, Result<()>)> {
+        let coll = spec.collection;
+        if self.bulk_write.load(Ordering::Relaxed) == BULK_NO {
+            return push_then_apart(self, spec, key, items, kept, seq, new_id, then_filter, then)
+                .await;
+        }
+        // The push's upsert, as `push_open` sends it (no sort: the open index both filters
+        // and orders, see `Store::update_first`).
+        let (open, _, update) = push_open_parts(spec, key, items, kept, seq, new_id);
+        let restore = |items: &mut Vec<Bson>, mut update: Update| {
+            *items = std::mem::take(&mut update.push[0].1);
+        };
+        let ns = Namespace::new(self.db.name(), coll);
+        let model = |filter: &Filter, update: &Update| -> WriteModel {
+            UpdateOneModel::builder()
+                .namespace(ns.clone())
+                .filter(filter.to_document())
+                .update(update.to_document())
+                .upsert(true)
+                .build()
+                .into()
+        };
+        let models = vec![model(&open, &update), model(then_filter, then)];
+        let sent = self
+            .db
+            .client()
+            .bulk_write(models)
+            .ordered(true)
+            .verbose_results()
+            .await;
+        let opened_in = |updates: &std::collections::HashMap<
+            usize,
+            mongodb::results::UpdateResult,
+        >| { updates.get(&0).is_some_and(|u| u.upserted_id.is_some()) };
+        match sent {
+            Ok(result) => {
+                self.bulk_write.store(BULK_YES, Ordering::Relaxed);
+                Ok((opened_in(&result.update_results), Ok(())))
+            }
+            Err(e) => {
+                let bulk = match &*e.kind {
+                    ErrorKind::BulkWrite(bulk) => bulk.clone(),
+                    // A server before 8.0: the two writes apart, from now on. Nothing was sent.
+                    ErrorKind::IncompatibleServer { .. } => {
+                        self.bulk_write.store(BULK_NO, Ordering::Relaxed);
+                        restore(items, update);
+                        return push_then_apart(
+                            self,
+                            spec,
+                            key,
+                            items,
+                            kept,
+                            seq,
+                            new_id,
+                            then_filter,
+                            then,
+                        )
+                        .await;
+                    }
+                    _ => {
+                        restore(items, update);
+                        return Err(map_err(coll, e));
+                    }
+                };
+                let refused = |i: usize| {
+                    bulk.write_errors.get(&i).map(|w| {
+                        refused_write(coll, w.code, &w.message).unwrap_or_else(|| Error::Server {
+                            message: format!("{} (code {})", w.message, w.code),
+                            source: None,
+                        })
+                    })
+                };
+                if let Some(e) = refused(0) {
+                    // The push was refused (ordered: the second write was not sent either).
+                    restore(items, update);
+                    return Err(e);
+                }
+                let opened = match &bulk.partial_result {
+                    Some(PartialBulkWriteResult::Verbose(r)) => opened_in(&r.update_results),
+                    _ => false,
+                };
+                let outcome = match (refused(1), bulk.write_concern_errors.first()) {
+                    (Some(e), _) => Err(e),
+                    (None, Some(wce)) => Err(Error::Server {
+                        message: format!("write concern error: {}", wce.message),
+                        source: None,
+                    }),
+                    (None, None) => Ok(()),
+                };
+                Ok((opened, outcome))
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Roll-ups (`#[bucket(rollup)]`), on both stores: one document per key keeps the summary of
+//! its whole history, through pushes, `push_many` and ingest; a whole-history `summary` reads
+//! it and agrees with the items; no series read sees it; a collection that held buckets
+//! before is not trusted until `backfill` recomputes every roll-up, and `verify` reports a
+//! roll-up that drifted from its buckets. On MongoDB: a push with its roll-up is one command,
+//! a whole-history summary one `find`.
+
+use super::*;
+
+use pattern_tests::recording_mongo_store;
+
+/// [`Trades`] with roll-ups, in its own collection.
+struct Rolled;
+impl Bucket for Rolled {
+    type Key = i64;
+    type Item = Trade;
+    type Summary = Totals;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        collection: "rolled",
+        keeps: Keeps {
+            rollup: true,
+            ..Trades::SPEC.keeps
+        },
+        ..Trades::SPEC
+    };
+    fn item_millis(t: &Trade) -> Option<i64> {
+        Some(t.date.timestamp_millis())
+    }
+}
+
+/// The same collection written by a version without roll-ups.
+struct Unrolled;
+impl Bucket for Unrolled {
+    type Key = i64;
+    type Item = Trade;
+    type Summary = Totals;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        keeps: Keeps {
+            rollup: false,
+            ..Rolled::SPEC.keeps
+        },
+        ..Rolled::SPEC
+    };
+    fn item_millis(t: &Trade) -> Option<i64> {
+        Some(t.date.timestamp_millis())
+    }
+}
+
+/// Writes `n` trades for each of keys 0..3, every way there is: one at a time, several at a
+/// time, by ingest (keys interleaved). Returns each key's items.
+async fn write_all<B: Bucket<Key = i64, Item = Trade>>(
+    store: &AnyStore,
+    rng: &mut Lcg,
+    n: i64,
+) -> BTreeMap<i64, Vec<Trade>> {
+    let mut all: BTreeMap<i64, Vec<Trade>> = BTreeMap::new();
+    let mut next = 0;
+    let mut make = |rng: &mut Lcg, key: i64, all: &mut BTreeMap<i64, Vec<Trade>>| {
+        let t = trade(rng, next);
+        next += 1;
+        all.entry(key).or_default().push(t.clone());
+        t
+    };
+    for round in 0..n / 10 {
+        for key in 0..3 {
+            match round % 3 {
+                0 => {
+                    for _ in 0..10 {
+                        let t = make(rng, key, &mut all);
+                        bucket::push::<B, _, _>(store, &key, &t).await.unwrap();
+                    }
+                }
+                1 => {
+                    let ts: Vec<Trade> = (0..10).map(|_| make(rng, key, &mut all)).collect();
+                    bucket::push_many::<B, _, _>(store, &key, &ts)
+                        .await
+                        .unwrap();
+                }
+                _ => {}
+            }
+        }
+        if round % 3 == 2 {
+            let batch: Vec<(i64, Trade)> = (0..30)
+                .map(|i| {
+                    let key = i % 3;
+                    (key, make(rng, key, &mut all))
+                })
+                .collect();
+            assert_eq!(bucket::ingest::<B, _>(store, &batch).await.unwrap(), 30);
+        }
+    }
+    all
+}
+
+/// The roll-up documents of the collection, by key.
+async fn rollups(store: &AnyStore) -> BTreeMap<i64, Document> {
+    (documents(store, "rolled").await.into_iter())
+        .filter(|d| d.get_str("page") == Ok("rollup"))
+        .map(|d| (d.get_i64("customerId").unwrap(), d))
+        .collect()
+}
+
+async fn assert_summaries(store: &AnyStore, all: &BTreeMap<i64, Vec<Trade>>) {
+    for (key, items) in all {
+        let got = bucket::summary::<Rolled, _, _>(store, key, ..)
+            .await
+            .unwrap();
+        let want = expected(&items.iter().collect::<Vec<_>>());
+        assert_eq!(observed(&got), want, "key {key}");
+    }
+}
+
+/// Pushes, `push_many` and ingest keep one roll-up per key, exact; the whole-history summary
+/// agrees with the items; reads of the series never see the roll-up; `verify` is clean.
+async fn every_write_keeps_the_rollup(store: AnyStore) {
+    let mut rng = Lcg(11);
+    let all = write_all::<Rolled>(&store, &mut rng, 60).await;
+    let docs = rollups(&store).await;
+    assert_eq!(docs.keys().copied().collect::<Vec<_>>(), [0, 1, 2]);
+    for (key, d) in &docs {
+        assert_eq!(
+            as_int(d.get("rollup_items").unwrap()),
+            Some(all[key].len() as i64)
+        );
+        let qty: i64 = all[key].iter().map(|t| t.qty).sum();
+        assert_eq!(as_int(d.get("qty_sum").unwrap()), Some(qty), "key {key}");
+        assert!(d.get("count").is_none(), "a roll-up has no count: {d:?}");
+    }
+    assert_summaries(&store, &all).await;
+    for (key, items) in &all {
+        let read: Vec<Trade> = bucket::items::<Rolled, _, _>(&store, key)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(read.len(), items.len(), "key {key}");
+        let ranged: Vec<Trade> = bucket::range::<Rolled, _, _>(&store, key, ..)
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(ranged.len(), items.len(), "key {key}");
+        let mut want: Vec<i64> = items.iter().map(|t| t.id).collect();
+        let mut got: Vec<i64> = read.iter().map(|t| t.id).collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "key {key}");
+        let latest = bucket::latest::<Rolled, _, _>(&store, key, 3)
+            .await
+            .unwrap();
+        assert_eq!(latest.len(), 3);
+    }
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+/// A collection that held buckets before roll-ups were kept: its summaries count the
+/// buckets (exact) while a new roll-up counts only what came after; `verify` reports that
+/// drift; `backfill` recomputes every roll-up and marks them trusted; from then on the roll-up
+/// is read, exact, through more writes.
+async fn backfill_makes_rollups_exact(store: AnyStore) {
+    let mut rng = Lcg(12);
+    let mut all = write_all::<Unrolled>(&store, &mut rng, 30).await;
+    assert!(rollups(&store).await.is_empty());
+    // A writer with roll-ups arrives: key 0's roll-up counts one item of many.
+    let t = trade(&mut rng, 10_000);
+    bucket::push::<Rolled, _, _>(&store, &0, &t).await.unwrap();
+    all.get_mut(&0).unwrap().push(t);
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    let drift: Vec<_> = (v.defects.iter())
+        .filter(|d| matches!(d, pattern_core::adopt::LayoutDefect::RollupDrift { .. }))
+        .collect();
+    assert_eq!(drift.len(), 1, "{v:?}");
+    match drift[0] {
+        pattern_core::adopt::LayoutDefect::RollupDrift {
+            rollup, buckets, ..
+        } => assert_eq!((*rollup, *buckets), (1, all[&0].len() as u64)),
+        _ => unreachable!(),
+    }
+    bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    let docs = rollups(&store).await;
+    assert_eq!(docs.len(), 3);
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    // More writes, every way: still exact (now from the roll-ups).
+    let more = write_all::<Rolled>(&store, &mut rng, 30).await;
+    for (k, items) in more {
+        all.entry(k).or_default().extend(items);
+    }
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+on_both_stores!(every_write_keeps_the_rollup, backfill_makes_rollups_exact);
+
+/// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history
+/// summary is one `find` of one document, and an ingest batch stays one `bulkWrite`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_push_with_its_rollup_is_one_command() {
+    let (store, log) = recording_mongo_store("ts_rollup").await;
+    let mut rng = Lcg(13);
+    let mut items = Vec::new();
+    for i in 0..12 {
+        let t = trade(&mut rng, i);
+        bucket::push::<Rolled, _, _>(&store, &5, &t).await.unwrap();
+        items.push(t);
+    }
+    log.lock().unwrap().clear();
+    for i in 12..24 {
+        let t = trade(&mut rng, i);
+        bucket::push::<Rolled, _, _>(&store, &5, &t).await.unwrap();
+        items.push(t);
+        let sent: Vec<String> = std::mem::take(&mut *log.lock().unwrap())
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(sent, ["bulkWrite"], "push {i}");
+    }
+    let got = bucket::summary::<Rolled, _, _>(&store, &5, ..)
+        .await
+        .unwrap();
+    let sent: Vec<(String, Document)> = std::mem::take(&mut *log.lock().unwrap());
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].0, "find");
+    assert_eq!(observed(&got), expected(&items.iter().collect::<Vec<_>>()));
+    let batch: Vec<(i64, Trade)> = (0..100)
+        .map(|i| (i % 4 + 5, trade(&mut rng, 100 + i)))
+        .collect();
+    bucket::ingest::<Rolled, _>(&store, &batch).await.unwrap();
+    let sent: Vec<String> = std::mem::take(&mut *log.lock().unwrap())
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n == "bulkWrite")
+        .collect();
+    assert_eq!(sent, ["bulkWrite"]);
+    items.extend(
+        batch
+            .iter()
+            .filter(|(k, _)| *k == 5)
+            .map(|(_, t)| t.clone()),
+    );
+    let got = bucket::summary::<Rolled, _, _>(&store, &5, ..)
+        .await
+        .unwrap();
+    assert_eq!(observed(&got), expected(&items.iter().collect::<Vec<_>>()));
+    let _ = store.database().drop().await;
+}
