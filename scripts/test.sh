@@ -4,10 +4,15 @@
 #
 # Runs `cargo test --workspace`: unit, integration, conformance, compile-fail, doc tests, the
 # examples' tests, and a smoke run of every benchmark (each once, small). Extra arguments go to
-# cargo test.
+# cargo test. Then the libraries' documentation (pattern-core, pattern-derive; docs.rs documents
+# no binary), a broken intra-doc link an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server.sh
 
 log "cargo test --workspace $*"
 cargo test --workspace "$@"
+
+log "cargo doc (broken intra-doc links are errors)"
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
+  cargo doc --no-deps --all-features -p pattern-core -p pattern-derive

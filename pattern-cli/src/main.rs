@@ -5,7 +5,7 @@
 //! stopped when run again), and verifies what the layout promises.
 //!
 //! The layouts are given as arguments, not types: the command builds the same
-//! [`OutlierSpec`] and [`BucketSpec`] the derives would, with the derives' default names, and
+//! [`OutlierSpec`](pattern_core::spec::OutlierSpec) and [`BucketSpec`](pattern_core::spec::BucketSpec) the derives would, with the derives' default names, and
 //! calls [`pattern_core::adopt`].
 //!
 //! # Exit codes
