@@ -11,8 +11,8 @@ use pattern_core::{store::Store, Bucket, MongoStore};
 
 use crate::op::{Op, Side};
 use crate::seed::{
-    book, buyer, seed_book, trade, SeedBook, SeedBucket, SeedExtra, TradeTotals, EXTRA_DRIVER,
-    SALES_DRIVER, TOTALS_DRIVER, TRADES_DRIVER, TRADES_DRIVER_IX,
+    book, buyer, seed_book, trade, SeedBook, SeedBucket, SeedExtra, TradeRolled, TradeTotals,
+    EXTRA_DRIVER, ROLLED_DRIVER, SALES_DRIVER, TOTALS_DRIVER, TRADES_DRIVER, TRADES_DRIVER_IX,
 };
 use crate::{LOADERS, OUTLIER_BASE, OUTLIER_BUYERS, PAGE, PAGES, THRESHOLD, TYPICAL_BUYERS};
 
@@ -113,6 +113,13 @@ impl Bench {
                 .await
                 .unwrap();
         }
+        TradeRolled::ensure_indexes(&self.store).await.unwrap();
+        for index in TradeRolled::SPEC.series().indexes() {
+            self.store
+                .create_index(ROLLED_DRIVER, &index)
+                .await
+                .unwrap();
+        }
 
         Book::ensure_indexes(&self.store).await.unwrap();
         let books: Vec<Book> = (0..self.books)
@@ -182,6 +189,32 @@ impl Bench {
         );
         assert_eq!(lib, drv, "the same documents from both sides' pushes");
         assert_eq!(lib.len(), 2);
+        for i in 0..12 {
+            TradeRolled::push(&self.store, &key, trade(i))
+                .await
+                .unwrap();
+            self.driver_push_rolled(key, i, &trade(i)).await;
+        }
+        // The roll-up's `_id` is the server's (an ObjectId) on both sides: compared without it.
+        let without_rollup_id = |docs: Vec<Document>| -> Vec<Document> {
+            (docs.into_iter())
+                .map(|mut d| {
+                    if d.get_str("page") == Ok("rollup") {
+                        d.remove("_id");
+                    }
+                    d
+                })
+                .collect()
+        };
+        let (lib, drv) = (
+            without_rollup_id(docs(TradeRolled::SPEC.collection).await),
+            without_rollup_id(docs(ROLLED_DRIVER).await),
+        );
+        assert_eq!(
+            lib, drv,
+            "the same buckets and roll-up from both sides' pushes"
+        );
+        assert_eq!(lib.len(), 3);
         for k in [0, self.keys - 1] {
             let lib = TradeHistory::page(&self.store, &k, PAGE)
                 .await
@@ -216,7 +249,8 @@ impl Bench {
             Op::BucketPush
             | Op::BucketPushSameIndexes
             | Op::BucketPushKept
-            | Op::BucketPushTotals => 1,
+            | Op::BucketPushTotals
+            | Op::BucketPushRollup => 1,
             Op::OutlierPush => (n as usize).div_ceil(THRESHOLD) as i64,
             _ => return Batch { base: 0, count: 0 },
         };
@@ -264,10 +298,12 @@ impl Bench {
                     .await
                     .unwrap();
             }
-            (Op::BucketPushTotals, side) => {
-                let coll = match side {
-                    Side::Library => TradeTotals::SPEC.collection,
-                    Side::Driver => TOTALS_DRIVER,
+            (Op::BucketPushTotals | Op::BucketPushRollup, side) => {
+                let coll = match (op, side) {
+                    (Op::BucketPushTotals, Side::Library) => TradeTotals::SPEC.collection,
+                    (Op::BucketPushTotals, Side::Driver) => TOTALS_DRIVER,
+                    (_, Side::Library) => TradeRolled::SPEC.collection,
+                    (_, Side::Driver) => ROLLED_DRIVER,
                 };
                 self.db
                     .collection::<Document>(coll)
@@ -314,6 +350,14 @@ impl Bench {
             (Op::BucketPushTotals, Side::Driver) => {
                 self.driver_push_kept(TOTALS_DRIVER, batch.base, i, &trade(i), true)
                     .await
+            }
+            (Op::BucketPushRollup, Side::Library) => {
+                TradeRolled::push(&self.store, &batch.base, trade(i))
+                    .await
+                    .unwrap();
+            }
+            (Op::BucketPushRollup, Side::Driver) => {
+                self.driver_push_rolled(batch.base, i, &trade(i)).await
             }
             (Op::BucketPushKept, Side::Driver) => {
                 self.driver_push_kept(TRADES_DRIVER_IX, batch.base, i, &trade(i), false)

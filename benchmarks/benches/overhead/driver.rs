@@ -2,10 +2,11 @@
 
 use bson::{doc, Document};
 use futures::TryStreamExt;
+use mongodb::options::{UpdateOneModel, WriteModel};
 use pattern_bench::Trade;
 
 use crate::bench::Bench;
-use crate::seed::{SeedBucket, TRADES_DRIVER};
+use crate::seed::{SeedBucket, ROLLED_DRIVER, TRADES_DRIVER};
 use crate::{PAGE, THRESHOLD};
 
 impl Bench {
@@ -68,6 +69,49 @@ impl Bench {
                 },
             )
             .upsert(true)
+            .await
+            .unwrap();
+    }
+
+    /// [`Bench::driver_push_kept`] with the total, and the key's roll-up in the same command:
+    /// one ordered client `bulkWrite` of the two updates, as the library sends it.
+    pub(crate) async fn driver_push_rolled(&self, key: i64, i: i64, t: &Trade) {
+        let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
+        let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+        let ns = mongodb::Namespace::new(self.db.name(), ROLLED_DRIVER);
+        let push = UpdateOneModel::builder()
+            .namespace(ns.clone())
+            .filter(doc! {
+                "customerId": key,
+                "count": {"$lt": 10},
+                "page": {"$not": {"$type": &not_a_number[..]}},
+            })
+            .update(doc! {
+                "$push": {"history": bson::to_bson(t).unwrap()},
+                "$inc": {"count": 1, "qty_sum": t.qty},
+                "$min": {"date_min": t.date},
+                "$max": {"date_max": t.date},
+                "$setOnInsert": {
+                    "_id": id, "customerId": key, "page": i / 10 + 1, "bounded": true,
+                    "summarized": ["qty_sum"],
+                },
+            })
+            .upsert(true)
+            .build();
+        let rollup = UpdateOneModel::builder()
+            .namespace(ns)
+            .filter(doc! {"customerId": key, "page": "rollup"})
+            .update(doc! {
+                "$inc": {"rollup_items": 1_i64, "qty_sum": t.qty},
+                "$setOnInsert": {"rollup_summarized": ["qty_sum"]},
+            })
+            .upsert(true)
+            .build();
+        let models: Vec<WriteModel> = vec![push.into(), rollup.into()];
+        self.db
+            .client()
+            .bulk_write(models)
+            .ordered(true)
             .await
             .unwrap();
     }

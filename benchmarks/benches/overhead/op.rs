@@ -11,17 +11,21 @@ pub(crate) enum Op {
     BucketPushKept,
     /// The same with a summary kept too (the total quantity, `$inc` in the same update).
     BucketPushTotals,
+    /// The same with the key's roll-up (`#[bucket(rollup)]`): the driver side sends both
+    /// updates in one client `bulkWrite`, as the library does.
+    BucketPushRollup,
     BucketPage,
     OutlierPush,
     TypicalRead,
     OutlierRead,
 }
 
-pub(crate) const OPS: [Op; 8] = [
+pub(crate) const OPS: [Op; 9] = [
     Op::BucketPush,
     Op::BucketPushSameIndexes,
     Op::BucketPushKept,
     Op::BucketPushTotals,
+    Op::BucketPushRollup,
     Op::BucketPage,
     Op::OutlierPush,
     Op::TypicalRead,
@@ -35,6 +39,7 @@ impl Op {
             Op::BucketPushSameIndexes => "bucket_push_ix",
             Op::BucketPushKept => "bucket_push_kept",
             Op::BucketPushTotals => "bucket_push_totals",
+            Op::BucketPushRollup => "bucket_push_rollup",
             Op::BucketPage => "bucket_page",
             Op::OutlierPush => "outlier_push",
             Op::TypicalRead => "typical_read",

@@ -64,6 +64,27 @@ pub(crate) struct TradeTotals {
     #[bucket(items)]
     history: Vec<Trade>,
 }
+/// The driver side of the pushes that keep a roll-up too.
+pub(crate) const ROLLED_DRIVER: &str = "trade_rolled_driver";
+
+/// [`TradeTotals`] with each key's roll-up: the whole history's total quantity in one
+/// document, updated in the same command as each push.
+#[derive(pattern_core::Bucket)]
+#[bucket(
+    collection = "trade_rolled",
+    size = 10,
+    time = "date",
+    summary(sum = "qty"),
+    rollup
+)]
+#[allow(dead_code)]
+pub(crate) struct TradeRolled {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
 pub(crate) const EXTRA_DRIVER: &str = "extra_sales_driver";
 
 /// Trade number `i` of a series, `i` seconds after [`T0`].

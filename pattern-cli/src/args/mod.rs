@@ -3,6 +3,7 @@
 //! are kept as parsed (owned `String`s): the specs the commands build borrow from them.
 
 mod analyze;
+mod archive;
 mod convert;
 mod indexes;
 mod layout;
@@ -12,6 +13,7 @@ mod verify;
 use clap::{Parser, Subcommand};
 
 pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
+pub(crate) use archive::{Archive, ArchiveBucket};
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
 pub(crate) use indexes::{Indexes, IndexesBucket};
 pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
@@ -81,6 +83,9 @@ pub(crate) enum Command {
     /// Convert a field's representation in place, in resumable batches, then verify.
     #[command(subcommand)]
     Convert(Convert),
+    /// Move old data into an archive collection, exactly once, beside live writes.
+    #[command(subcommand)]
+    Archive(Archive),
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! [`pattern_core::adopt`], then renders the report ([`crate::render`]).
 
 mod analyze;
+mod archive;
 mod convert;
 mod indexes;
 mod migrate;
@@ -9,6 +10,8 @@ mod verify;
 
 use pattern_core::adopt::{self, Options, Progress};
 use pattern_core::MongoStore;
+
+pub(crate) use archive::Archived;
 
 use crate::args::{Cli, Command, RunArgs};
 use crate::exit::{Failure, Outcome};
@@ -57,6 +60,7 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
         Command::Verify(a) => verify::run(a, &cx).await,
         Command::Indexes(a) => indexes::run(a, &cx).await,
         Command::Convert(a) => convert::run(a, &cx).await,
+        Command::Archive(a) => archive::run(a, &cx).await,
     };
     // Let the driver finish what it still has under way (the abort of a transaction that an
     // error dropped, the sessions to end) before the runtime goes: its tasks cut off at exit

@@ -11,7 +11,7 @@ pub(crate) fn render_verified(v: &Verified, what: &str) -> String {
     out
 }
 
-fn describe(d: &LayoutDefect) -> String {
+pub(super) fn describe(d: &LayoutDefect) -> String {
     match d {
         LayoutDefect::Malformed {
             collection,
@@ -52,6 +52,13 @@ fn describe(d: &LayoutDefect) -> String {
             found,
         } => {
             format!("{collection} key {key}: not numbered 1, 2, 3...: expected {expected}, found {found}")
+        }
+        LayoutDefect::InBoth {
+            collection,
+            archive,
+            id,
+        } => {
+            format!("{collection} _id {id}: also in the archive {archive} (a move in flight: archive again)")
         }
         LayoutDefect::RollupDrift {
             collection,

@@ -2,6 +2,7 @@
 //! a migration's counters, the defects a verification found, one per line, and the indexes.
 
 mod analysis;
+mod archive;
 mod defects;
 mod indexes;
 mod migration;
@@ -13,6 +14,7 @@ pub(crate) use analysis::{
     render_bucket_analysis, render_outlier_analysis, render_shapes_analysis,
     render_versions_analysis,
 };
+pub(crate) use archive::render_archive;
 pub(crate) use defects::render_verified;
 pub(crate) use indexes::render_indexes;
 pub(crate) use migration::render_migration;

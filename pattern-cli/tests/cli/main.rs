@@ -3,6 +3,7 @@
 //! at the end. One module per subcommand or topic; the shared helpers in [`support`].
 
 mod analyze;
+mod archive;
 mod convert;
 mod errors;
 mod indexes;

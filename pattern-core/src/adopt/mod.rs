@@ -259,6 +259,16 @@ pub enum LayoutDefect {
         /// The numbers of its open documents.
         numbers: Vec<i64>,
     },
+    /// A bucket is both in the live collection and in its archive: a move of
+    /// [`archive`](crate::bucket::archive) in flight (running it again completes it).
+    InBoth {
+        /// The live collection.
+        collection: String,
+        /// The archive's collection.
+        archive: String,
+        /// The bucket's `_id`.
+        id: Bson,
+    },
     /// A key's roll-up (`#[bucket(rollup)]`) counts another number of items than its
     /// buckets hold (a write whose roll-up failed, or a writer that keeps none): `backfill`
     /// recomputes it. A roll-up marked stale is not reported (reads already count the buckets).

@@ -46,6 +46,7 @@ use crate::store::Store;
 use crate::validator;
 use crate::Result;
 
+mod archive;
 mod ingest;
 mod rollup;
 mod summary;
@@ -53,6 +54,10 @@ mod time;
 mod totals;
 
 pub use crate::series::STREAM_BATCH;
+pub use archive::{
+    archive, archive_layout, verify_archive, verify_archive_layout, ArchiveAt, ArchiveReport,
+    History,
+};
 pub use ingest::{ingest, INGEST_BATCH};
 pub use summary::{backfill, summary};
 pub use time::{latest, range};

@@ -13,14 +13,32 @@ use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
+/// Whether a whole-history summary may read the key's roll-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rollup {
+    /// The live collection's items only: not once buckets were archived (the roll-up counts
+    /// them too).
+    LiveOnly,
+    /// The whole history, archived buckets included.
+    Whole,
+    /// Never (an archive collection).
+    Never,
+}
+
 /// The key's whole-history totals from its roll-up; `None` when they must be counted from
 /// its buckets (no roll-up kept, not trusted, stale, or none for the key). One `find`.
 pub(super) async fn rolled_up<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
+    rollup: Rollup,
 ) -> Result<Option<Totals>> {
-    if !spec.keeps.rollup || spec.bounds_mark(store).await?.rollup != spec.rollup_print() {
+    if !spec.keeps.rollup || rollup == Rollup::Never {
+        return Ok(None);
+    }
+    let mark = spec.bounds_mark(store).await?;
+    // Archived buckets are counted by the roll-up too: not a read of the live ones alone.
+    if mark.rollup != spec.rollup_print() || (mark.archived && rollup == Rollup::LiveOnly) {
         return Ok(None);
     }
     let mut wanted = vec![

@@ -9,6 +9,7 @@ use std::ops::RangeBounds;
 
 use bson::{Bson, DateTime, RawBsonRef, RawDocument, RawDocumentBuf};
 
+use super::rollup::Rollup;
 use super::time::{bounds_of, in_push_order, overlapping, Span};
 use super::totals::Totals;
 use super::Bucket;
@@ -43,6 +44,18 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
+    let totals = totals_in::<B, S>(store, &spec, &key, span, Rollup::LiveOnly).await?;
+    Ok(totals.into())
+}
+
+/// [`summary`] of the buckets of `spec`'s collection (the live one or an archive).
+pub(super) async fn totals_in<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    span: Span,
+    rollup: Rollup,
+) -> Result<Totals> {
     let n = spec.keeps.summary.len();
     if n == 0 {
         return Err(Error::invalid(format!(
@@ -52,7 +65,7 @@ where
     }
     let mut totals = Totals::new(n);
     if span.is_empty() {
-        return Ok(totals.into());
+        return Ok(totals);
     }
     let mut wanted: Vec<Path> = vec![spec.count_field.into(), SUMMARIZED_FIELD.into()];
     wanted.extend(spec.keeps.summary.iter().map(|a| Path::from(a.field)));
@@ -64,47 +77,47 @@ where
     let (light, mut whole) = if span.is_all() {
         spec.ensure_indexes(store).await?;
         // `#[bucket(rollup)]`: the key's roll-up, one document.
-        if let Some(totals) = super::rollup::rolled_up(store, &spec, &key).await? {
-            return Ok(totals.into());
+        if let Some(totals) = super::rollup::rolled_up(store, spec, key, rollup).await? {
+            return Ok(totals);
         }
         let opts = FindOptions {
             projection: wanted,
             ..FindOptions::default()
         };
-        let all = spec.docs_of(&key, []);
+        let all = spec.docs_of(key, []);
         let docs = store.find_raw(spec.collection, &all, &opts).await?;
         (docs, Vec::new())
     } else {
-        bounds_of(&spec)?;
-        overlapping(store, &spec, &key, span, wanted).await?
+        bounds_of(spec)?;
+        overlapping(store, spec, key, span, wanted).await?
     };
     let mut itemized: Vec<Bson> = Vec::new();
     for doc in &light {
-        match summarized(&spec, doc, span)? {
+        match summarized(spec, doc, span)? {
             Some(count) => {
                 totals.items += count;
-                let id = id_of(&spec, doc)?;
+                let id = id_of(spec, doc)?;
                 for (i, agg) in spec.keeps.summary.iter().enumerate() {
                     match doc.get(agg.field) {
                         Ok(None) | Ok(Some(RawBsonRef::Null)) | Err(_) => {}
                         Ok(Some(v)) => {
-                            totals.add(&spec, i, &raw_value(spec.collection, v)?, id.as_ref())?
+                            totals.add(spec, i, &raw_value(spec.collection, v)?, id.as_ref())?
                         }
                     }
                 }
             }
-            None => itemized.push(id_of(&spec, doc)?.unwrap_or(Bson::Null)),
+            None => itemized.push(id_of(spec, doc)?.unwrap_or(Bson::Null)),
         }
     }
     if !itemized.is_empty() {
-        let by_id = Filter::and([spec.by_key(&key), Filter::In("_id".into(), itemized)]);
+        let by_id = Filter::and([spec.by_key(key), Filter::In("_id".into(), itemized)]);
         let docs = (store.find_raw(spec.collection, &by_id, &FindOptions::default())).await?;
-        whole = in_push_order(&spec, docs, whole)?;
+        whole = in_push_order(spec, docs, whole)?;
     }
     for raw in whole {
-        add_items::<B>(&spec, &raw, span, &mut totals)?;
+        add_items::<B>(spec, &raw, span, &mut totals)?;
     }
-    Ok(totals.into())
+    Ok(totals)
 }
 
 /// A bucket's count when its kept summary covers the range's part of it: complete (marked

@@ -135,3 +135,17 @@ impl Totals {
         Ok(())
     }
 }
+
+impl Totals {
+    /// These totals and `other`'s (another set of buckets of the same key), combined by each
+    /// aggregate's rule.
+    pub(super) fn merged(mut self, spec: &SeriesSpec<'_>, other: Totals) -> Result<Totals> {
+        self.items += other.items;
+        for (i, v) in other.values.into_iter().enumerate() {
+            if let Some(v) = v {
+                self.add(spec, i, &v.to_bson(), None)?;
+            }
+        }
+        Ok(self)
+    }
+}

@@ -94,11 +94,36 @@ impl SeriesSpec<'_> {
                 all_bounded,
                 span: (m.get(SPAN_FIELD).and_then(as_int)).filter(|s| all_bounded && *s > 0),
                 rollup,
+                archived: m.get_bool(ARCHIVED_FIELD) == Ok(true),
             }
         });
         memo(store).set_bounds_mark(coll, mark);
         Ok(mark)
     }
+}
+
+/// The field of a collection's mark saying buckets were moved from it to an archive.
+pub(crate) const ARCHIVED_FIELD: &str = "archived";
+
+/// Marks `coll` as archived from: its roll-ups count more than its buckets.
+pub(crate) async fn mark_archived<S: Store>(store: &S, coll: &str) -> Result<()> {
+    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    let mut set = Update {
+        set: vec![(ARCHIVED_FIELD.into(), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    store
+        .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
+        .await?;
+    let known = memo(store).bounds_mark(coll).unwrap_or_default();
+    memo(store).set_bounds_mark(
+        coll,
+        BoundsMark {
+            archived: true,
+            ..known
+        },
+    );
+    Ok(())
 }
 
 /// The field of a collection's mark holding the span its every bucket keeps to.
@@ -129,15 +154,13 @@ pub(crate) async fn mark_bounded<S: Store>(
         None => memo(store).bounds_mark(coll).unwrap_or_default().span,
     };
     let known = memo(store).bounds_mark(coll).unwrap_or_default();
-    let (all_bounded, rollup) = (true, known.rollup);
-    memo(store).set_bounds_mark(
-        coll,
-        BoundsMark {
-            all_bounded,
-            span,
-            rollup,
-        },
-    );
+    let all_bounded = true;
+    let mark = BoundsMark {
+        all_bounded,
+        span,
+        ..known
+    };
+    memo(store).set_bounds_mark(coll, mark);
     Ok(())
 }
 

@@ -128,6 +128,8 @@ pub(crate) struct BoundsMark {
     /// The fingerprint of the aggregates every roll-up of the collection is exact for (0: the
     /// roll-ups are not trusted, or there are none).
     pub(crate) rollup: u64,
+    /// Buckets of the collection were moved to an archive (`bucket::archive`).
+    pub(crate) archived: bool,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).

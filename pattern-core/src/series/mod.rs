@@ -19,7 +19,7 @@
 mod ids;
 mod indexes;
 mod memo;
-pub(crate) use indexes::mark_bounded;
+pub(crate) use indexes::{mark_archived, mark_bounded};
 pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;
 mod push;

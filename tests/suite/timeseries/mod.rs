@@ -20,6 +20,7 @@ use pattern_core::{
 use pattern_tests::{as_int, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
+mod archive;
 mod ingest;
 mod on_mongo;
 mod rollups;

@@ -1,0 +1,44 @@
+//! `pattern archive bucket`.
+
+use clap::{Args, Subcommand};
+
+use super::layout::BucketFields;
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Archive {
+    /// Move whole buckets whose items are all before a moment (never a key's newest) into an
+    /// archive collection, exactly once, beside live pushes; then check both together. Run
+    /// again after a kill: it completes the moves in flight.
+    Bucket(ArchiveBucket),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ArchiveBucket {
+    /// The live bucket collection.
+    #[arg(long)]
+    pub collection: String,
+    /// The archive collection (in the same database).
+    #[arg(long)]
+    pub to: String,
+    /// The field holding each item's time: the buckets' bounds are `<time>_min`, `<time>_max`.
+    #[arg(long)]
+    pub time: String,
+    /// Buckets whose latest item is before this moment move (RFC 3339, like
+    /// `2024-01-01T00:00:00Z`).
+    #[arg(long, value_parser = moment_parser)]
+    pub before: bson::DateTime,
+    #[command(flatten)]
+    pub fields: BucketFields,
+    /// Read everything, write nothing, report what would move.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Skip the check of both collections at the end.
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+/// `--before 2024-01-01T00:00:00Z`.
+fn moment_parser(text: &str) -> Result<bson::DateTime, String> {
+    bson::DateTime::parse_rfc3339_str(text)
+        .map_err(|_| format!("`{text}` is not a moment: RFC 3339, like `2024-01-01T00:00:00Z`"))
+}

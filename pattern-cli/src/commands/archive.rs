@@ -1,0 +1,64 @@
+//! `pattern archive bucket`: moves the old buckets into the archive collection, then checks
+//! both together.
+
+use pattern_core::adopt::Options;
+use pattern_core::bucket::{self, ArchiveAt, ArchiveReport};
+use pattern_core::spec::Keeps;
+use serde::Serialize;
+
+use super::Context;
+use crate::args::{Archive, ArchiveBucket};
+use crate::exit::{outcome, Failure, Outcome};
+use crate::render::render_archive;
+use crate::specs::{bucket_spec, KeptNames};
+
+/// The report: what moved, and the defects of both collections checked together.
+#[derive(Serialize)]
+pub(crate) struct Archived {
+    pub report: ArchiveReport,
+    pub dry_run: bool,
+    /// `None`: not checked (`--no-verify`, or a dry run).
+    pub defects: Option<Vec<pattern_core::adopt::LayoutDefect>>,
+}
+
+pub(super) async fn run(cmd: Archive, cx: &Context<'_>) -> Result<Outcome, Failure> {
+    match cmd {
+        Archive::Bucket(a) => bucket(&a, cx).await,
+    }
+}
+
+async fn bucket(a: &ArchiveBucket, cx: &Context<'_>) -> Result<Outcome, Failure> {
+    let kept = KeptNames::bounds(Some(a.time.as_str()));
+    let summary = kept.summary();
+    let keeps: Keeps<'_> = kept.keeps(&summary);
+    let spec = bucket_spec(&a.collection, &a.fields, keeps)?;
+    let to = ArchiveAt {
+        store: cx.store,
+        collection: &a.to,
+    };
+    let opts = Options {
+        dry_run: a.dry_run,
+        ..cx.base
+    };
+    let report = bucket::archive_layout(cx.store, &spec, &to, a.before, &opts)
+        .await
+        .map_err(Failure::stopped)?;
+    let defects = if a.dry_run || a.no_verify {
+        None
+    } else {
+        Some(
+            bucket::verify_archive_layout(cx.store, &spec, &to)
+                .await
+                .map_err(Failure::reading)?,
+        )
+    };
+    cx.bars.finish();
+    let failed = defects.as_ref().is_some_and(|d| !d.is_empty());
+    let r = Archived {
+        report,
+        dry_run: a.dry_run,
+        defects,
+    };
+    let human = render_archive(&r, &a.collection, &a.to);
+    outcome(&r, human, failed)
+}

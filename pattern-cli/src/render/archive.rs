@@ -1,0 +1,20 @@
+//! `pattern archive bucket`'s report.
+
+use super::{n, push_defects};
+use crate::commands::Archived;
+
+pub(crate) fn render_archive(r: &Archived, live: &str, archive: &str) -> String {
+    let verb = if r.dry_run { "would move" } else { "moved" };
+    let mut out = format!(
+        "Archive of `{live}` into `{archive}`: {} buckets read, {verb} {} buckets ({} items), {} kept live as their key's newest\n",
+        n(r.report.read),
+        n(r.report.moved),
+        n(r.report.items),
+        n(r.report.newest_kept),
+    );
+    if let Some(defects) = &r.defects {
+        out.push_str(&format!("Checked `{live}` and `{archive}` together: "));
+        push_defects(&mut out, defects, super::defects::describe);
+    }
+    out
+}

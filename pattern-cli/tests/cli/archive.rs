@@ -1,0 +1,90 @@
+//! `pattern archive bucket`: migrated buckets archived before a moment, a dry run first.
+
+use pattern_core::store::query::{Filter, FindOptions};
+use pattern_core::store::Store;
+
+use crate::support::data::trades_10_customers;
+use crate::support::{show, u, Db, Rng};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_moves_the_old_buckets_and_checks_both() {
+    let db = Db::new("cli_archive").await;
+    let mut rng = Rng::seeded();
+    // Customer c: 10 (c + 1) trades, one a minute from 2024-01-01T00:00Z; 10 a bucket.
+    db.insert("trades", trades_10_customers(&mut rng)).await;
+    let migrate = [
+        "--quiet",
+        "migrate",
+        "bucket",
+        "--from",
+        "trades",
+        "--to",
+        "trade_history",
+        "--key",
+        "customerId",
+        "--time",
+        "date",
+        "--size",
+        "10",
+    ];
+    let out = db.run(&migrate);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let archive = |dry: bool| {
+        let mut args = vec![
+            "archive",
+            "bucket",
+            "--collection",
+            "trade_history",
+            "--to",
+            "trade_archive",
+            "--time",
+            "date",
+            "--before",
+            "2024-01-01T00:30:00Z",
+            "--key",
+            "customerId",
+            "--size",
+            "10",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        db.json(&args, 0)
+    };
+    // Buckets ending before minute 30: pages 1-3, but not a key's newest (customers 0, 1, 2
+    // keep theirs): 0 + 1 + 2 + 7 x 3 = 24 move, 3 stay.
+    let dry = archive(true);
+    assert_eq!(
+        (u(&dry, "/report/moved"), u(&dry, "/report/newest_kept")),
+        (24, 3),
+        "{dry:#}"
+    );
+    let all = FindOptions::default();
+    let archived = db
+        .store
+        .find("trade_archive", &Filter::and([]), &all)
+        .await
+        .unwrap();
+    assert!(archived.is_empty(), "a dry run writes nothing");
+    let done = archive(false);
+    assert_eq!(
+        (u(&done, "/report/moved"), u(&done, "/report/items")),
+        (24, 240),
+        "{done:#}"
+    );
+    assert_eq!(
+        done.pointer("/defects"),
+        Some(&serde_json::json!([])),
+        "{done:#}"
+    );
+    let archived = db
+        .store
+        .find("trade_archive", &Filter::and([]), &all)
+        .await
+        .unwrap();
+    assert_eq!(archived.len(), 24);
+    // Run again: nothing left to move.
+    let again = archive(false);
+    assert_eq!(u(&again, "/report/moved"), 0, "{again:#}");
+    db.drop().await;
+}
