@@ -473,6 +473,7 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
                 committed.insert(id.clone());
             }
             let entry = txns.entry(id).or_default();
+            entry.archive |= comment == pattern_core::document::ARCHIVE_MOVE;
             entry.reference |= comment == pattern_core::document::REFERENCE_COPIES
                 || comment == pattern_core::document::REFERENCE_SOURCE
                 || cmd.get_str(name) == Ok(pattern_core::document::REFERENCES);
@@ -543,12 +544,16 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
             .count();
         others.len() <= 1 && parents <= 2 && own <= 1 && parts.len() == shards.len()
     };
-    let one_id_with_its_history = |shards: &BTreeSet<String>| {
-        let parts: Vec<(&str, &str)> = shards.iter().filter_map(|s| s.split_once(' ')).collect();
-        parts.len() == 2
-            && parts.len() == shards.len()
-            && parts[0].1 == parts[1].1
-            && parts.iter().any(|(c, _)| histories.iter().any(|h| h == c))
+    // One `_id` in two collections: a document and its history record, or its move into its
+    // archive (the live collection and the archive).
+    let one_id_in_two = |s: &BTreeSet<String>| {
+        let p: Vec<(&str, &str)> = s.iter().filter_map(|s| s.split_once(' ')).collect();
+        p.len() == 2 && s.len() == 2 && p[0].1 == p[1].1
+    };
+    let one_id_with_its_history = |s: &BTreeSet<String>| {
+        one_id_in_two(s)
+            && s.iter()
+                .any(|x| histories.iter().any(|h| x.starts_with(&format!("{h} "))))
     };
     let mut cross_shard = Vec::new();
     for (id, t) in &txns {
@@ -559,6 +564,8 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
             "migration"
         } else if one_id_with_its_history(&t.shards) {
             "history"
+        } else if t.archive && one_id_in_two(&t.shards) {
+            "archive"
         } else if t.reference {
             // An extended reference: the source's entry in `pattern_references` (on the primary
             // shard), the source, and its copies wherever they are (docs/sharding.md).
@@ -591,5 +598,6 @@ struct Txn {
     shards: BTreeSet<String>,
     migration: bool,
     reference: bool,
+    archive: bool, // a document's move into its archive (its read carries `ARCHIVE_MOVE`)
     cmds: Vec<String>,
 }

@@ -22,7 +22,7 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use super::rollup::Rollup;
 use super::summary::totals_in;
-use super::time::{bounds_of, overlapping, Span};
+use super::time::{bounds_of, items_within, overlapping, Span};
 use super::Bucket;
 use crate::adopt::{key_text, LayoutDefect, Options, Progress};
 use crate::codec::as_int;
@@ -324,14 +324,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
             let (a, b) = overlapping(live, &spec, &key, span, Vec::new()).await?;
             let (c, d) = overlapping(archive.store, &target, &key, span, Vec::new()).await?;
             let docs = ordered(&spec, [a, b, c, d].concat())?;
-            let mut out = Vec::new();
-            for raw in docs {
-                let items: Vec<B::Item> =
-                    series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
-                let within = |i: &B::Item| B::item_millis(i).is_some_and(|t| span.contains(t));
-                out.extend(items.into_iter().filter(within));
-            }
-            Ok(out)
+            items_within::<B>(&spec, docs, span)
         })
         .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
         .try_flatten()

@@ -155,18 +155,27 @@ where
         }
         let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
         let docs = in_push_order(&spec, bounded, unbounded)?;
-        let mut out = Vec::new();
-        for raw in docs {
-            let items: Vec<B::Item> =
-                series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
-            let within = |i: &B::Item| B::item_millis(i).is_some_and(|t| span.contains(t));
-            out.extend(items.into_iter().filter(within));
-        }
-        Ok(out)
+        items_within::<B>(&spec, docs, span)
     })
     .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
     .try_flatten()
     .boxed()
+}
+
+/// The items of `docs` (in their order) whose time is in `span`.
+pub(crate) fn items_within<B: Bucket + ?Sized>(
+    spec: &SeriesSpec<'_>,
+    docs: Vec<RawDocumentBuf>,
+    span: Span,
+) -> Result<Vec<B::Item>> {
+    let mut out = Vec::new();
+    for raw in docs {
+        let items: Vec<B::Item> =
+            series::decode_raw_items(spec.collection, spec.items_field, &raw)?;
+        let within = |i: &B::Item| B::item_millis(i).is_some_and(|t| span.contains(t));
+        out.extend(items.into_iter().filter(within));
+    }
+    Ok(out)
 }
 
 /// Two sets of a key's documents merged in the series' order (unnumbered first by `_id`,

@@ -24,6 +24,7 @@ use crate::store::{transaction_with, Store};
 use crate::{Error, Result};
 
 mod approximate;
+mod archive;
 mod attributes;
 mod computed;
 mod find;
@@ -38,6 +39,10 @@ mod typed;
 mod versions;
 
 pub use approximate::{estimate, flush, increment, pending, Approximate};
+pub use archive::{
+    age_field, archive, get_with_archive, keep_field, verify_archive, AgeValue, Archive,
+    ArchiveReport, KeepFlag, ARCHIVE_MOVE,
+};
 pub use attributes::{attributes_field, Attribute, Attributes};
 pub use computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
@@ -110,6 +115,9 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// Its approximate counters (`#[document(approximate(every = N))]`): written once every
     /// `N` increments ([`increment`], [`flush`]).
     const APPROXIMATE: &'static [Approximate] = &[];
+    /// Its archive (`#[document(archive(age = ..., keep = ...))]`): the fields [`archive`]
+    /// moves old documents by.
+    const ARCHIVE: Option<Archive> = None;
     /// The parent this child type keeps aggregates in (`#[document(computed(...))]`): every
     /// write of a child adjusts them in the same transaction. `None`: no parent.
     const COMPUTED: Option<Computed> = None;

@@ -76,7 +76,7 @@ fn every_mistake_is_reported() {
             "invalid MongoDB collection name \"\": it must not be empty",
             "unknown key `size` in #[document(...)]; expected one of: `collection`, `version`, \
              `previous`, `version_field`, `unversioned`, `write_back`, `history`, `computed`, \
-             `subset`, `referenced_by`, `fan_out`, `deferred`, `variant_of`",
+             `subset`, `referenced_by`, `fan_out`, `deferred`, `variant_of`, `archive`",
             "unknown keywords option `uppercase`; expected `lowercase`",
             "duplicate key `keywords`",
             "#[derive(Document)] cannot type field `extra`: with #[serde(flatten)] serde stores \

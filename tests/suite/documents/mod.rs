@@ -15,6 +15,7 @@ use pattern_tests::{documents, on_both_stores, recording_mongo_store};
 use serde::{Deserialize, Serialize};
 
 mod approximate;
+mod archive;
 mod attributes;
 mod checkout;
 mod computed;

@@ -72,6 +72,24 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         Some(of) => variant_items(ident, of, &d.shape),
     };
     let (variant, listed_by) = variant.unzip();
+    let archive = d.archive.as_ref().map(|(age, keep)| {
+        let module = quote!(::pattern_core::document);
+        let konst = |i: &Ident| Ident::new(&crate::serde_names::unraw(i).to_uppercase(), i.span());
+        let age_k = konst(age);
+        let age = quote_spanned!(age.span()=> #module::age_field(Self::#age_k));
+        let keep = match keep {
+            Some(k) => {
+                let k_k = konst(k);
+                let f = quote_spanned!(k.span()=> #module::keep_field(Self::#k_k));
+                quote!(::core::option::Option::Some(#f))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            const ARCHIVE: ::core::option::Option<#module::Archive> =
+                ::core::option::Option::Some(#module::Archive { age: #age, keep: #keep });
+        }
+    });
     let history = d.history.as_ref().map(|h| {
         quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
     });
@@ -88,6 +106,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
             const APPROXIMATE: &'static [::pattern_core::document::Approximate] = &[#(#approximate),*];
             #versioning
             #history
+            #archive
             #computed
             #subset
             #references

@@ -18,7 +18,7 @@ mod versions;
 
 pub(super) use field::money_form;
 use field::{field_attrs, is_option, keyword_checks, FieldAttrs};
-use related::{approximate_checks, computed_attr, subset_attr};
+use related::{approximate_checks, archive_attr, computed_attr, subset_attr};
 use versions::{kept_field_clashes, previous, version_number, versioning};
 
 const DERIVE: &str = "Document";
@@ -96,6 +96,25 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     }
     let computed = c.computed.get();
     let subset = c.subset.get();
+    let archive = c.archive.get();
+    if let Some((_, span)) = &archive {
+        let unsupported = [
+            (computed.is_some(), "computed"),
+            (subset.is_some(), "subset"),
+            (referenced_by.is_some(), "referenced_by"),
+            (variant_of.is_some(), "variant_of"),
+            (history.is_some(), "history"),
+        ];
+        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
+            cx.error_at(
+                *span,
+                format!(
+                    "`archive` cannot be combined with `{key}` yet: a moved document would leave \
+                     its parent, copies or history behind"
+                ),
+            );
+        }
+    }
     if variant_of.is_some() {
         let unsupported = [
             (versioning.is_some(), "version"),
@@ -162,6 +181,16 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
                 }
             }
         }
+        if let Some(((age, keep), _)) = &archive {
+            for ident in std::iter::once(age).chain(keep) {
+                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
+                    cx.error_spanned_by(
+                        ident,
+                        format!("no stored field `{ident}` in this struct (archive names fields by their Rust names)"),
+                    );
+                }
+            }
+        }
         references::field_checks(&cx, &fields, versioning.is_some() || history.is_some());
         if variant_of.is_some() {
             let spans = fields.iter().flat_map(|r| {
@@ -196,6 +225,7 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     model.referenced_by = referenced_by.map(|(r, _)| r).unwrap_or_default();
     model.propagation = propagation;
     model.variant_of = variant_of;
+    model.archive = archive.map(|(a, _)| a);
     Ok(model)
 }
 
@@ -215,6 +245,7 @@ struct Container {
     fan_out: Slot<(u32, Span)>,
     deferred: Slot<Span>,
     variant_of: Slot<syn::Path>,
+    archive: Slot<related::ArchiveAttr>,
 }
 
 /// The typed paths the fallback emits beside `parse`'s errors (the fields read again, their
@@ -275,6 +306,9 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
             let span = meta.path.span();
             c.deferred
                 .parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+        } else if meta.path.is_ident("archive") {
+            // #[document(archive(age = created, keep = pinned))]
+            c.archive.parse(cx, meta, archive_attr)
         } else if meta.path.is_ident("variant_of") {
             // #[document(variant_of = Product)]
             c.variant_of
@@ -309,6 +343,7 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
                     "fan_out",
                     "deferred",
                     "variant_of",
+                    "archive",
                 ],
             )
         }
@@ -526,5 +561,6 @@ fn check<'a>(
         indexed,
         shape,
         variant_of: None,
+        archive: None,
     })
 }

@@ -217,3 +217,42 @@ pub(super) fn subset_attr(
         }
     }
 }
+
+/// What `archive(...)` names: the age field and the keep flag (Rust names), and the key's span.
+pub(super) type ArchiveAttr = ((Ident, Option<Ident>), Span);
+
+/// `archive(age = created, keep = pinned)`: the age field and the optional keep flag, by
+/// their Rust names.
+pub(super) fn archive_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<ArchiveAttr>> {
+    let span = meta.path.span();
+    let syntax = "archive(age = created, keep = pinned)";
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(meta.error(format!(
+            "`archive` names the date field that ages a document (and optionally a flag that keeps it): {syntax}"
+        )));
+        attr::skip_value(meta.input)?;
+        return Ok(None);
+    }
+    let (mut age, mut keep) = (None, None);
+    meta.parse_nested_meta(|option| {
+        let name = attr::key_name(&option);
+        match name.as_str() {
+            "age" => age = Some(option.value()?.parse::<Ident>()?),
+            "keep" => keep = Some(option.value()?.parse::<Ident>()?),
+            _ => {
+                cx.syn_error(option.error(format!(
+                    "unknown archive option `{name}`; expected one of: `age`, `keep`"
+                )));
+                return attr::skip_value(option.input);
+            }
+        }
+        Ok(())
+    })?;
+    match age {
+        Some(age) => Ok(Some(((age, keep), span))),
+        None => {
+            cx.error_at(span, format!("`archive` needs `age`: {syntax}"));
+            Ok(None)
+        }
+    }
+}
