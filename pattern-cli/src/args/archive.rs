@@ -10,6 +10,35 @@ pub(crate) enum Archive {
     /// archive collection, exactly once, beside live pushes; then check both together. Run
     /// again after a kill: it completes the moves in flight.
     Bucket(ArchiveBucket),
+    /// Move the documents whose date field is before a moment, unless a flag keeps them, into
+    /// an archive collection, one transaction each (exactly once beside live writes); then
+    /// check that none is in both.
+    Document(ArchiveDocument),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ArchiveDocument {
+    /// The live collection.
+    #[arg(long)]
+    pub collection: String,
+    /// The archive collection (in the same database).
+    #[arg(long)]
+    pub to: String,
+    /// The field holding each document's date (a BSON date): older than `--before` moves.
+    #[arg(long)]
+    pub age: String,
+    /// A boolean field: `true` keeps the document live whatever its age.
+    #[arg(long)]
+    pub keep: Option<String>,
+    /// Documents dated before this moment move (RFC 3339, like `2024-01-01T00:00:00Z`).
+    #[arg(long, value_parser = moment_parser)]
+    pub before: bson::DateTime,
+    /// Read everything, write nothing, report what would move.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Skip the check at the end.
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 #[derive(Args, Debug)]

@@ -13,7 +13,7 @@ mod verify;
 use clap::{Parser, Subcommand};
 
 pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
-pub(crate) use archive::{Archive, ArchiveBucket};
+pub(crate) use archive::{Archive, ArchiveBucket, ArchiveDocument};
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
 pub(crate) use indexes::{Indexes, IndexesBucket};
 pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};

@@ -3,13 +3,14 @@
 
 use pattern_core::adopt::Options;
 use pattern_core::bucket::{self, ArchiveAt, ArchiveReport};
+use pattern_core::document;
 use pattern_core::spec::Keeps;
 use serde::Serialize;
 
 use super::Context;
-use crate::args::{Archive, ArchiveBucket};
+use crate::args::{Archive, ArchiveBucket, ArchiveDocument};
 use crate::exit::{outcome, Failure, Outcome};
-use crate::render::render_archive;
+use crate::render::{render_archive, render_archived_documents};
 use crate::specs::{bucket_spec, KeptNames};
 
 /// The report: what moved, and the defects of both collections checked together.
@@ -24,7 +25,55 @@ pub(crate) struct Archived {
 pub(super) async fn run(cmd: Archive, cx: &Context<'_>) -> Result<Outcome, Failure> {
     match cmd {
         Archive::Bucket(a) => bucket(&a, cx).await,
+        Archive::Document(a) => document(&a, cx).await,
     }
+}
+
+/// The report of `archive document`.
+#[derive(Serialize)]
+pub(crate) struct ArchivedDocuments {
+    pub report: document::ArchiveReport,
+    pub dry_run: bool,
+    /// `None`: not checked (`--no-verify`, or a dry run).
+    pub defects: Option<Vec<pattern_core::adopt::LayoutDefect>>,
+}
+
+async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Failure> {
+    for (what, name) in
+        std::iter::once(("--age", &a.age)).chain(a.keep.iter().map(|k| ("--keep", k)))
+    {
+        if name.is_empty() || name.contains('.') || name.starts_with('$') {
+            return Err(Failure::usage(format!(
+                "{what} {name:?} is not a top-level field name"
+            )));
+        }
+    }
+    let fields = (a.age.as_str(), a.keep.as_deref());
+    let opts = Options {
+        dry_run: a.dry_run,
+        ..cx.base
+    };
+    let report = document::archive_layout(cx.store, &a.collection, fields, &a.to, a.before, &opts)
+        .await
+        .map_err(Failure::stopped)?;
+    let defects = if a.dry_run || a.no_verify {
+        None
+    } else {
+        Some(
+            document::verify_archive_layout(cx.store, &a.collection, &a.to)
+                .await
+                .map_err(Failure::reading)?,
+        )
+    };
+    cx.bars.finish();
+    let failed = defects.as_ref().is_some_and(|d| !d.is_empty());
+    let r = ArchivedDocuments {
+        report,
+        dry_run: a.dry_run,
+        defects,
+    };
+    let human = render_archived_documents(&r, &a.collection, &a.to);
+    outcome(&r, human, failed)
 }
 
 async fn bucket(a: &ArchiveBucket, cx: &Context<'_>) -> Result<Outcome, Failure> {

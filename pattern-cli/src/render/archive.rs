@@ -1,7 +1,7 @@
 //! `pattern archive bucket`'s report.
 
 use super::{n, push_defects};
-use crate::commands::Archived;
+use crate::commands::{Archived, ArchivedDocuments};
 
 pub(crate) fn render_archive(r: &Archived, live: &str, archive: &str) -> String {
     let verb = if r.dry_run { "would move" } else { "moved" };
@@ -11,6 +11,24 @@ pub(crate) fn render_archive(r: &Archived, live: &str, archive: &str) -> String 
         n(r.report.moved),
         n(r.report.items),
         n(r.report.newest_kept),
+    );
+    if let Some(defects) = &r.defects {
+        out.push_str(&format!("Checked `{live}` and `{archive}` together: "));
+        push_defects(&mut out, defects, super::defects::describe);
+    }
+    out
+}
+
+pub(crate) fn render_archived_documents(
+    r: &ArchivedDocuments,
+    live: &str,
+    archive: &str,
+) -> String {
+    let verb = if r.dry_run { "would move" } else { "moved" };
+    let mut out = format!(
+        "Archive of `{live}` into `{archive}`: {} documents old enough and not kept, {verb} {}\n",
+        n(r.report.read),
+        n(r.report.moved),
     );
     if let Some(defects) = &r.defects {
         out.push_str(&format!("Checked `{live}` and `{archive}` together: "));

@@ -14,7 +14,7 @@ pub(crate) use analysis::{
     render_bucket_analysis, render_outlier_analysis, render_shapes_analysis,
     render_versions_analysis,
 };
-pub(crate) use archive::render_archive;
+pub(crate) use archive::{render_archive, render_archived_documents};
 pub(crate) use defects::render_verified;
 pub(crate) use indexes::render_indexes;
 pub(crate) use migration::render_migration;

@@ -88,3 +88,80 @@ async fn archive_moves_the_old_buckets_and_checks_both() {
     assert_eq!(u(&again, "/report/moved"), 0, "{again:#}");
     db.drop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_document_moves_old_unpinned_documents() {
+    let db = Db::new("cli_archive_docs").await;
+    let base = bson::DateTime::parse_rfc3339_str("2024-01-01T00:00:00Z")
+        .unwrap()
+        .timestamp_millis();
+    // 20 orders a day apart; every fifth pinned.
+    let orders: Vec<bson::Document> = (0..20i64)
+        .map(|i| {
+            bson::doc! {
+                "_id": i, "placed": bson::DateTime::from_millis(base + i * 86_400_000),
+                "pinned": i % 5 == 0, "total": i,
+            }
+        })
+        .collect();
+    db.insert("orders", orders).await;
+    let archive = |dry: bool| {
+        let mut args = vec![
+            "archive",
+            "document",
+            "--collection",
+            "orders",
+            "--to",
+            "orders_2024",
+            "--age",
+            "placed",
+            "--keep",
+            "pinned",
+            "--before",
+            "2024-01-11T00:00:00Z",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        db.json(&args, 0)
+    };
+    // Days 0-9 are old: 10, of which 0 and 5 pinned.
+    let dry = archive(true);
+    assert_eq!(u(&dry, "/report/moved"), 8, "{dry:#}");
+    let all = FindOptions::default();
+    let archived = db
+        .store
+        .find("orders_2024", &Filter::and([]), &all)
+        .await
+        .unwrap();
+    assert!(archived.is_empty(), "a dry run writes nothing");
+    let done = archive(false);
+    assert_eq!(u(&done, "/report/moved"), 8, "{done:#}");
+    assert_eq!(
+        done.pointer("/defects"),
+        Some(&serde_json::json!([])),
+        "{done:#}"
+    );
+    let live = db
+        .store
+        .find("orders", &Filter::and([]), &all)
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = live.iter().map(|d| d.get_i64("_id").unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, [0, 5, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    let bad = db.run(&[
+        "archive",
+        "document",
+        "--collection",
+        "orders",
+        "--to",
+        "x",
+        "--age",
+        "a.b",
+        "--before",
+        "2024-01-11T00:00:00Z",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    db.drop().await;
+}

@@ -76,9 +76,9 @@ fn spec_of<D: Document>() -> Result<Archive> {
 }
 
 /// The documents older than `before` and not flagged to keep.
-fn old(a: Archive, before: DateTime) -> Filter {
-    let mut all = vec![Filter::Lt(Path::from(a.age), Bson::DateTime(before))];
-    if let Some(keep) = a.keep {
+fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
+    let mut all = vec![Filter::Lt(Path::from(age), Bson::DateTime(before))];
+    if let Some(keep) = keep {
         all.push(Filter::Ne(Path::from(keep), Bson::Boolean(true)));
     }
     Filter::and(all)
@@ -99,16 +99,28 @@ pub async fn archive<D: Document, S: Store>(
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let a = spec_of::<D>()?;
-    if to == D::COLLECTION {
+    archive_layout(store, D::COLLECTION, (a.age, a.keep), to, before, opts).await
+}
+
+/// [`archive`] of collection `coll` with its `(age, keep)` fields given as data (what the
+/// `pattern archive document` command builds): the same moves.
+pub async fn archive_layout<S: Store>(
+    store: &S,
+    coll: &str,
+    (age, keep): (&str, Option<&str>),
+    to: &str,
+    before: DateTime,
+    opts: &Options<'_>,
+) -> Result<ArchiveReport> {
+    if to == coll {
         return Err(Error::invalid(format!(
-            "the archive of `{}` must be another collection",
-            D::COLLECTION
+            "the archive of `{coll}` must be another collection"
         )));
     }
     let mut report = ArchiveReport::default();
     let mut after: Option<Bson> = None;
     loop {
-        let mut filter = vec![old(a, before)];
+        let mut filter = vec![old(age, keep, before)];
         if let Some(id) = &after {
             filter.push(Filter::Gt("_id".into(), id.clone()));
         }
@@ -119,14 +131,12 @@ pub async fn archive<D: Document, S: Store>(
             comment: Some("pattern scatter: document archive"),
             ..FindOptions::default()
         };
-        let found = store
-            .find(D::COLLECTION, &Filter::and(filter), &ids_only)
-            .await?;
+        let found = store.find(coll, &Filter::and(filter), &ids_only).await?;
         let ids: Vec<Bson> = found.iter().filter_map(|d| d.get("_id").cloned()).collect();
         after = ids.last().cloned();
         report.read += ids.len() as u64;
         if !opts.dry_run && !ids.is_empty() {
-            report.moved += move_batch::<D, S>(store, to, a, before, &ids).await?;
+            report.moved += move_batch(store, coll, to, (age, keep), before, &ids).await?;
         } else if opts.dry_run {
             report.moved += ids.len() as u64;
         }
@@ -150,34 +160,35 @@ pub const ARCHIVE_MOVE: &str = "pattern archive: move";
 /// The batch's documents, each in its own transaction (one `_id`: on a cluster sharded by
 /// `_id`, two shards at most): read as it is, still old and not kept, inserted into the
 /// archive and deleted here. Returns how many moved.
-async fn move_batch<D: Document, S: Store>(
+async fn move_batch<S: Store>(
     store: &S,
+    coll: &str,
     to: &str,
-    a: Archive,
+    (age, keep): (&str, Option<&str>),
     before: DateTime,
     ids: &[Bson],
 ) -> Result<u64> {
     let mut moved = 0;
     for id in ids {
-        let filter = Filter::and([Filter::Eq("_id".into(), id.clone()), old(a, before)]);
-        let mut ctx = (filter, to.to_owned());
+        let filter = Filter::and([Filter::Eq("_id".into(), id.clone()), old(age, keep, before)]);
+        let mut ctx = (filter, coll.to_owned(), to.to_owned());
         let one = transaction_with(
             store,
             &mut ctx,
-            |tx, (filter, to)| -> BoxFuture<'_, Result<u64>> {
+            |tx, (filter, coll, to)| -> BoxFuture<'_, Result<u64>> {
                 Box::pin(async move {
                     let opts = FindOptions {
                         limit: Some(1),
                         comment: Some(ARCHIVE_MOVE),
                         ..FindOptions::default()
                     };
-                    let Some(doc) = tx.find(D::COLLECTION, filter, &opts).await?.pop() else {
+                    let Some(doc) = tx.find(coll, filter, &opts).await?.pop() else {
                         return Ok(0);
                     };
                     let by_id =
                         Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
                     tx.insert_one(to, doc).await?;
-                    tx.delete_many(D::COLLECTION, &by_id).await
+                    tx.delete_many(coll, &by_id).await
                 })
             },
         )
@@ -217,6 +228,15 @@ pub async fn verify_archive<D: Document, S: Store>(
     store: &S,
     to: &str,
 ) -> Result<Vec<LayoutDefect>> {
+    verify_archive_layout(store, D::COLLECTION, to).await
+}
+
+/// [`verify_archive`] of collection `coll`.
+pub async fn verify_archive_layout<S: Store>(
+    store: &S,
+    coll: &str,
+    to: &str,
+) -> Result<Vec<LayoutDefect>> {
     let ids_only = FindOptions {
         sort: vec![("_id".into(), 1)],
         projection: vec![Path::from("_id")],
@@ -235,15 +255,11 @@ pub async fn verify_archive<D: Document, S: Store>(
             ..FindOptions::default()
         };
         let both = store
-            .find(
-                D::COLLECTION,
-                &Filter::In("_id".into(), chunk.to_vec()),
-                &opts,
-            )
+            .find(coll, &Filter::In("_id".into(), chunk.to_vec()), &opts)
             .await?;
         defects.extend(both.into_iter().filter_map(|d| {
             Some(LayoutDefect::InBoth {
-                collection: D::COLLECTION.to_owned(),
+                collection: coll.to_owned(),
                 archive: to.to_owned(),
                 id: d.get("_id")?.clone(),
             })

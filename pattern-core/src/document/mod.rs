@@ -40,8 +40,8 @@ mod versions;
 
 pub use approximate::{estimate, flush, increment, pending, Approximate};
 pub use archive::{
-    age_field, archive, get_with_archive, keep_field, verify_archive, AgeValue, Archive,
-    ArchiveReport, KeepFlag, ARCHIVE_MOVE,
+    age_field, archive, archive_layout, get_with_archive, keep_field, verify_archive,
+    verify_archive_layout, AgeValue, Archive, ArchiveReport, KeepFlag, ARCHIVE_MOVE,
 };
 pub use attributes::{attributes_field, Attribute, Attributes};
 pub use computed::{
