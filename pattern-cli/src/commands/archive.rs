@@ -1,7 +1,7 @@
-//! `pattern archive bucket`: moves the old buckets into the archive collection, then checks
-//! both together.
+//! `pattern archive bucket|document`: moves the old buckets or documents into the archive
+//! collection, then checks both together.
 
-use pattern_core::adopt::Options;
+use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::bucket::{self, ArchiveAt, ArchiveReport};
 use pattern_core::document;
 use pattern_core::spec::Keeps;
@@ -15,11 +15,11 @@ use crate::specs::{bucket_spec, KeptNames};
 
 /// The report: what moved, and the defects of both collections checked together.
 #[derive(Serialize)]
-pub(crate) struct Archived {
-    pub report: ArchiveReport,
+pub(crate) struct Archived<R> {
+    pub report: R,
     pub dry_run: bool,
     /// `None`: not checked (`--no-verify`, or a dry run).
-    pub defects: Option<Vec<pattern_core::adopt::LayoutDefect>>,
+    pub defects: Option<Vec<LayoutDefect>>,
 }
 
 pub(super) async fn run(cmd: Archive, cx: &Context<'_>) -> Result<Outcome, Failure> {
@@ -29,13 +29,28 @@ pub(super) async fn run(cmd: Archive, cx: &Context<'_>) -> Result<Outcome, Failu
     }
 }
 
-/// The report of `archive document`.
-#[derive(Serialize)]
-pub(crate) struct ArchivedDocuments {
-    pub report: document::ArchiveReport,
-    pub dry_run: bool,
-    /// `None`: not checked (`--no-verify`, or a dry run).
-    pub defects: Option<Vec<pattern_core::adopt::LayoutDefect>>,
+/// After the moves: the check of both collections (unless a dry run or `--no-verify`), then
+/// the report (exit 3 on a defect).
+async fn checked<R: Serialize>(
+    cx: &Context<'_>,
+    report: R,
+    (dry_run, no_verify): (bool, bool),
+    verify: impl std::future::Future<Output = pattern_core::Result<Vec<LayoutDefect>>>,
+    render: impl Fn(&Archived<R>) -> String,
+) -> Result<Outcome, Failure> {
+    let defects = if dry_run || no_verify {
+        None
+    } else {
+        Some(verify.await.map_err(Failure::reading)?)
+    };
+    cx.bars.finish();
+    let failed = defects.as_ref().is_some_and(|d| !d.is_empty());
+    let r = Archived {
+        report,
+        dry_run,
+        defects,
+    };
+    outcome(&r, render(&r), failed)
 }
 
 async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Failure> {
@@ -56,24 +71,10 @@ async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Fail
     let report = document::archive_layout(cx.store, &a.collection, fields, &a.to, a.before, &opts)
         .await
         .map_err(Failure::stopped)?;
-    let defects = if a.dry_run || a.no_verify {
-        None
-    } else {
-        Some(
-            document::verify_archive_layout(cx.store, &a.collection, &a.to)
-                .await
-                .map_err(Failure::reading)?,
-        )
-    };
-    cx.bars.finish();
-    let failed = defects.as_ref().is_some_and(|d| !d.is_empty());
-    let r = ArchivedDocuments {
-        report,
-        dry_run: a.dry_run,
-        defects,
-    };
-    let human = render_archived_documents(&r, &a.collection, &a.to);
-    outcome(&r, human, failed)
+    let verify = document::verify_archive_layout(cx.store, &a.collection, &a.to);
+    let render =
+        |r: &Archived<document::ArchiveReport>| render_archived_documents(r, &a.collection, &a.to);
+    checked(cx, report, (a.dry_run, a.no_verify), verify, render).await
 }
 
 async fn bucket(a: &ArchiveBucket, cx: &Context<'_>) -> Result<Outcome, Failure> {
@@ -92,22 +93,7 @@ async fn bucket(a: &ArchiveBucket, cx: &Context<'_>) -> Result<Outcome, Failure>
     let report = bucket::archive_layout(cx.store, &spec, &to, a.before, &opts)
         .await
         .map_err(Failure::stopped)?;
-    let defects = if a.dry_run || a.no_verify {
-        None
-    } else {
-        Some(
-            bucket::verify_archive_layout(cx.store, &spec, &to)
-                .await
-                .map_err(Failure::reading)?,
-        )
-    };
-    cx.bars.finish();
-    let failed = defects.as_ref().is_some_and(|d| !d.is_empty());
-    let r = Archived {
-        report,
-        dry_run: a.dry_run,
-        defects,
-    };
-    let human = render_archive(&r, &a.collection, &a.to);
-    outcome(&r, human, failed)
+    let verify = bucket::verify_archive_layout(cx.store, &spec, &to);
+    let render = |r: &Archived<ArchiveReport>| render_archive(r, &a.collection, &a.to);
+    checked(cx, report, (a.dry_run, a.no_verify), verify, render).await
 }

@@ -11,7 +11,7 @@ mod verify;
 use pattern_core::adopt::{self, Options, Progress};
 use pattern_core::MongoStore;
 
-pub(crate) use archive::{Archived, ArchivedDocuments};
+pub(crate) use archive::Archived;
 
 use crate::args::{Cli, Command, RunArgs};
 use crate::exit::{Failure, Outcome};

@@ -1,9 +1,12 @@
 //! `pattern archive bucket`'s report.
 
 use super::{n, push_defects};
-use crate::commands::{Archived, ArchivedDocuments};
+use pattern_core::bucket::ArchiveReport;
+use pattern_core::document;
 
-pub(crate) fn render_archive(r: &Archived, live: &str, archive: &str) -> String {
+use crate::commands::Archived;
+
+pub(crate) fn render_archive(r: &Archived<ArchiveReport>, live: &str, archive: &str) -> String {
     let verb = if r.dry_run { "would move" } else { "moved" };
     let mut out = format!(
         "Archive of `{live}` into `{archive}`: {} buckets read, {verb} {} buckets ({} items), {} kept live as their key's newest\n",
@@ -20,7 +23,7 @@ pub(crate) fn render_archive(r: &Archived, live: &str, archive: &str) -> String 
 }
 
 pub(crate) fn render_archived_documents(
-    r: &ArchivedDocuments,
+    r: &Archived<document::ArchiveReport>,
     live: &str,
     archive: &str,
 ) -> String {
