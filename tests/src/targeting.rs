@@ -538,8 +538,7 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
             .map(|(c, _)| *c)
             .collect();
         let parents = parts.iter().filter(|(c, _)| c != child).count();
-        let own = parts
-            .iter()
+        let own = (parts.iter())
             .filter(|(c, v)| c == child && !v.starts_with('('))
             .count();
         others.len() <= 1 && parents <= 2 && own <= 1 && parts.len() == shards.len()
@@ -550,11 +549,8 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
         let p: Vec<(&str, &str)> = s.iter().filter_map(|s| s.split_once(' ')).collect();
         p.len() == 2 && s.len() == 2 && p[0].1 == p[1].1
     };
-    let one_id_with_its_history = |s: &BTreeSet<String>| {
-        one_id_in_two(s)
-            && s.iter()
-                .any(|x| histories.iter().any(|h| x.starts_with(&format!("{h} "))))
-    };
+    let history = |x: &String| histories.iter().any(|h| x.starts_with(&format!("{h} ")));
+    let one_id_with_its_history = |s: &BTreeSet<String>| one_id_in_two(s) && s.iter().any(history);
     let mut cross_shard = Vec::new();
     for (id, t) in &txns {
         if t.shards.len() <= 1 || !committed.contains(id) {
