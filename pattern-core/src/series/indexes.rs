@@ -34,13 +34,13 @@ impl SeriesSpec<'_> {
                 }
                 // A collection this process creates holds only items its roll-ups counted.
                 if self.keeps.rollup && !existed {
-                    super::rollup::mark_rollup(store, self, true).await?;
+                    mark_rollup(store, self, true).await?;
                 } else if existed && !self.keeps.is_none() {
                     // Items written without this spec's roll-ups from now on: those there are
                     // no longer exact for another spec's aggregates.
                     let mark = self.bounds_mark(store).await?;
                     if mark.rollup != 0 && mark.rollup != self.rollup_print() {
-                        super::rollup::mark_rollup(store, self, false).await?;
+                        mark_rollup(store, self, false).await?;
                     }
                 }
                 if self.keeps.bounds.is_some() && existed {
@@ -48,12 +48,11 @@ impl SeriesSpec<'_> {
                     // span no longer holds for every bucket.
                     let mark = self.bounds_mark(store).await?;
                     if mark.span.is_some() && mark.span != self.keeps.span {
-                        let mut set = Update::default();
-                        set.unset.push(SPAN_FIELD.into());
-                        let filter = Filter::Eq("_id".into(), Bson::String(self.collection.into()));
-                        store.update_one(BOUNDED_COLLECTIONS, &filter, &mut set, false).await?;
-                        let mark = BoundsMark { span: None, ..mark };
-                        memo(store).set_bounds_mark(self.collection, mark);
+                        let mut unset = Update::default();
+                        unset.unset.push(SPAN_FIELD.into());
+                        let coll = self.collection;
+                        write_mark(store, coll, unset, false, |m| BoundsMark { span: None, ..m })
+                            .await?;
                     }
                 }
                 memo(store).insert(self);
@@ -86,7 +85,7 @@ impl SeriesSpec<'_> {
         let found = store.find(BOUNDED_COLLECTIONS, &filter, &one).await?;
         let mark = found.first().map_or_else(BoundsMark::default, |m| {
             let all_bounded = m.get_bool(BOUNDED_FIELD) == Ok(true);
-            let rollup = match m.get_array(super::rollup::ROLLUP_MARK) {
+            let rollup = match m.get_array(ROLLUP_MARK) {
                 Ok(fields) => super::rollup::fingerprint(fields.iter().filter_map(Bson::as_str)),
                 Err(_) => 0,
             };
@@ -102,28 +101,61 @@ impl SeriesSpec<'_> {
     }
 }
 
+/// Writes `update` to `coll`'s mark in [`BOUNDED_COLLECTIONS`] (creating it with `upsert`),
+/// then remembers the mark as `change` makes it of what this process knew.
+pub(crate) async fn write_mark<S: Store>(
+    store: &S,
+    coll: &str,
+    mut update: Update,
+    upsert: bool,
+    change: impl FnOnce(BoundsMark) -> BoundsMark,
+) -> Result<()> {
+    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    store
+        .update_one(BOUNDED_COLLECTIONS, &mark, &mut update, upsert)
+        .await?;
+    let known = memo(store).bounds_mark(coll).unwrap_or_default();
+    memo(store).set_bounds_mark(coll, change(known));
+    Ok(())
+}
+
+/// The mark's field listing the aggregates every roll-up of the collection is exact for.
+pub(crate) const ROLLUP_MARK: &str = "rollup";
+
+/// Sets (`Some`: this spec's aggregates) or clears `coll`'s roll-up mark.
+pub(crate) async fn mark_rollup<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    on: bool,
+) -> Result<()> {
+    let mut update = Update::default();
+    if on {
+        update.set.push((ROLLUP_MARK.into(), spec.rollup_fields()));
+    } else {
+        update.unset.push(ROLLUP_MARK.into());
+    }
+    let rollup = if on { spec.rollup_print() } else { 0 };
+    write_mark(store, spec.collection, update, on, |m| BoundsMark {
+        rollup,
+        ..m
+    })
+    .await
+}
+
 /// The field of a collection's mark saying buckets were moved from it to an archive.
 pub(crate) const ARCHIVED_FIELD: &str = "archived";
 
 /// Marks `coll` as archived from: its roll-ups count more than its buckets.
 pub(crate) async fn mark_archived<S: Store>(store: &S, coll: &str) -> Result<()> {
-    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
-    let mut set = Update {
+    let set = Update {
         set: vec![(ARCHIVED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
     };
-    store
-        .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
-        .await?;
-    let known = memo(store).bounds_mark(coll).unwrap_or_default();
-    memo(store).set_bounds_mark(
-        coll,
-        BoundsMark {
-            archived: true,
-            ..known
-        },
-    );
-    Ok(())
+    write_mark(store, coll, set, true, |m| BoundsMark {
+        archived: true,
+        ..m
+    })
+    .await
 }
 
 /// The field of a collection's mark holding the span its every bucket keeps to.
@@ -136,7 +168,6 @@ pub(crate) async fn mark_bounded<S: Store>(
     coll: &str,
     span: Option<Option<i64>>,
 ) -> Result<()> {
-    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
     let mut set = Update {
         set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
@@ -146,22 +177,12 @@ pub(crate) async fn mark_bounded<S: Store>(
         Some(None) => set.unset.push(SPAN_FIELD.into()),
         None => {}
     }
-    store
-        .update_one(BOUNDED_COLLECTIONS, &mark, &mut set, true)
-        .await?;
-    let span = match span {
-        Some(s) => s,
-        None => memo(store).bounds_mark(coll).unwrap_or_default().span,
-    };
-    let known = memo(store).bounds_mark(coll).unwrap_or_default();
-    let all_bounded = true;
-    let mark = BoundsMark {
-        all_bounded,
-        span,
-        ..known
-    };
-    memo(store).set_bounds_mark(coll, mark);
-    Ok(())
+    write_mark(store, coll, set, true, |m| BoundsMark {
+        all_bounded: true,
+        span: span.unwrap_or(m.span),
+        ..m
+    })
+    .await
 }
 
 /// Creates `indexes` on `coll`, first dropping the indexes `stale` names (an older `size`,

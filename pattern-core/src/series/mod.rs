@@ -19,7 +19,7 @@
 mod ids;
 mod indexes;
 mod memo;
-pub(crate) use indexes::{mark_archived, mark_bounded};
+pub(crate) use indexes::{mark_archived, mark_bounded, mark_rollup};
 pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;
 mod push;
@@ -33,4 +33,4 @@ pub use read::STREAM_BATCH;
 pub(crate) use read::{
     all_docs, decode_raw_items, decode_values, doc_stream, nth_doc, stats, take_array, take_items,
 };
-pub(crate) use rollup::{mark_rollup, ROLLUP, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
+pub(crate) use rollup::{ROLLUP, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};

@@ -16,9 +16,7 @@
 
 use bson::Bson;
 
-use super::memo;
-use super::memo::BoundsMark;
-use crate::spec::{AggregateOp, SeriesSpec, BOUNDED_COLLECTIONS};
+use crate::spec::{AggregateOp, SeriesSpec};
 use crate::store::query::{Filter, Path, Update};
 use crate::store::{Kept, Store};
 use crate::{Error, Result};
@@ -145,31 +143,5 @@ pub(crate) async fn mark_stale<S: Store>(
     store
         .update_one(spec.collection, &filter, &mut stale, true)
         .await?;
-    Ok(())
-}
-
-/// The mark's field listing the aggregates every roll-up of the collection is exact for.
-pub(crate) const ROLLUP_MARK: &str = "rollup";
-
-/// Sets (`Some`: this spec's aggregates) or clears `coll`'s roll-up mark.
-pub(crate) async fn mark_rollup<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    on: bool,
-) -> Result<()> {
-    let coll = spec.collection;
-    let filter = Filter::Eq("_id".into(), Bson::String(coll.into()));
-    let mut update = Update::default();
-    if on {
-        update.set.push((ROLLUP_MARK.into(), spec.rollup_fields()));
-    } else {
-        update.unset.push(ROLLUP_MARK.into());
-    }
-    store
-        .update_one(BOUNDED_COLLECTIONS, &filter, &mut update, on)
-        .await?;
-    let known = memo(store).bounds_mark(coll).unwrap_or_default();
-    let rollup = if on { spec.rollup_print() } else { 0 };
-    memo(store).set_bounds_mark(coll, BoundsMark { rollup, ..known });
     Ok(())
 }
