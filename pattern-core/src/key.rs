@@ -71,6 +71,25 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
     const BSON_TYPES: &'static [BsonType] = T::BSON_TYPES;
 }
 
+/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`]
+/// writes it for the typed keys.
+pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
+    match key {
+        Bson::Int32(n) => Ok(n.id_prefix()),
+        Bson::Int64(n) => Ok(n.id_prefix()),
+        Bson::String(s) => Ok(s.id_prefix()),
+        Bson::ObjectId(o) => Ok(o.id_prefix()),
+        other => Err(crate::Error::decode(
+            coll,
+            None,
+            format!(
+                "a key must be an integer, a string or an ObjectId, not {:?}",
+                other.element_type()
+            ),
+        )),
+    }
+}
+
 /// A time that names a bucket: the `_id` of a bucket is `<key>_<epoch seconds of its first
 /// item>`, read from the item field named by `#[bucket(time = "...")]`.
 pub trait EpochSeconds {

@@ -192,7 +192,8 @@ pub async fn recording_mongo_store(
 }
 
 /// A MongoDB store on a fresh database whose every command is recorded compacted
-/// ([`compact_command`]): what the conformance suites run on, for the targeting check.
+/// ([`compact_command`]): what the conformance suites run on, for the targeting check. The store
+/// runs as behind a `mongos` ([`MongoStore::with_routing`]).
 pub async fn targeted_mongo_store(test: &str) -> (MongoStore, Recorder) {
     let log: Recorder = Arc::default();
     let sink = log.clone();
@@ -203,7 +204,9 @@ pub async fn targeted_mongo_store(test: &str) -> (MongoStore, Recorder) {
         }
     })
     .await;
-    (store, log)
+    // The library as it runs behind a `mongos`: what the check judges is what a sharded
+    // cluster would be sent.
+    (store.with_routing(true), log)
 }
 
 /// Drops a test's database (best effort: the test server's storage is temporary anyway).

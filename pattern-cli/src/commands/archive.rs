@@ -68,10 +68,14 @@ async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Fail
         dry_run: a.dry_run,
         ..cx.base
     };
-    let report = document::archive_layout(cx.store, &a.collection, fields, &a.to, a.before, &opts)
+    let to = ArchiveAt {
+        store: cx.store,
+        collection: &a.to,
+    };
+    let report = document::archive_layout(cx.store, &a.collection, fields, to, a.before, &opts)
         .await
         .map_err(Failure::stopped)?;
-    let verify = document::verify_archive_layout(cx.store, &a.collection, &a.to);
+    let verify = document::verify_archive_layout(cx.store, &a.collection, to);
     let render =
         |r: &Archived<document::ArchiveReport>| render_archived_documents(r, &a.collection, &a.to);
     checked(cx, report, (a.dry_run, a.no_verify), verify, render).await

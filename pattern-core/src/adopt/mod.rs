@@ -397,23 +397,3 @@ pub(crate) fn key_text(b: &Bson) -> String {
         other => format!("x{other:?}"),
     }
 }
-
-/// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`](crate::spec::KeyPart)
-/// writes it for the typed keys.
-pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
-    use crate::key::KeyPart;
-    match key {
-        Bson::Int32(n) => Ok(n.id_prefix()),
-        Bson::Int64(n) => Ok(n.id_prefix()),
-        Bson::String(s) => Ok(s.id_prefix()),
-        Bson::ObjectId(o) => Ok(o.id_prefix()),
-        other => Err(crate::Error::decode(
-            coll,
-            None,
-            format!(
-                "a key must be an integer, a string or an ObjectId, not {:?}",
-                other.element_type()
-            ),
-        )),
-    }
-}

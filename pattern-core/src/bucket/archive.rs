@@ -31,24 +31,9 @@ use crate::key::KeyPart;
 use crate::series;
 use crate::spec::{BucketSpec, SeriesSpec, BOUNDED_FIELD};
 use crate::store::query::{Filter, FindOptions, Path};
+pub use crate::store::ArchiveAt;
 use crate::store::Store;
 use crate::{Error, Result};
-
-/// Where a bucket series' archive lives: a collection of a store (the live store or another).
-#[derive(Debug)]
-pub struct ArchiveAt<'a, A> {
-    /// The archive's store.
-    pub store: &'a A,
-    /// The archive's collection (not the live one, when the store is the same).
-    pub collection: &'a str,
-}
-
-impl<A> Clone for ArchiveAt<'_, A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<A> Copy for ArchiveAt<'_, A> {}
 
 /// What [`archive`] did (or, in a dry run, would do).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]

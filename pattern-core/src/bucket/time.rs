@@ -11,9 +11,10 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use super::Bucket;
 use crate::key::KeyPart;
 use crate::series;
-use crate::spec::{SeriesSpec, BOUNDED_FIELD};
+use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_FIELD};
 use crate::store::query::eval::compare_by;
 use crate::store::query::{Filter, FindOptions, Path};
+use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -83,6 +84,47 @@ impl Span {
         }
         Ok(all)
     }
+
+    /// The `_id`s of `key`'s buckets that may overlap the range, in a collection whose every
+    /// bucket is bounded and kept to windows of `span` (its mark) and named by time
+    /// (`<key>_<seconds of its first item>`): a bucket's first item lies in the bucket's
+    /// window, and a bucket overlapping `[from, to)` lies in a window from `from`'s to that of
+    /// `to`'s last millisecond, so its `_id` is at least `<key>_<start of from's window>` and
+    /// below `<key>_<end of to's window>`. One index (`_id`'s) serves that range alone.
+    ///
+    /// `_id`s compare as text, which orders the seconds as numbers only when they have the
+    /// same number of digits: `None` when the two ends do not (a range across 2001-09-09, or
+    /// before 1970), for an unbounded side, and for a collection without such a span. The
+    /// range may hold other documents (another key whose text starts the same): the overlap
+    /// filter is checked on what it returns.
+    pub(crate) fn window_ids(
+        &self,
+        spec: &SeriesSpec<'_>,
+        span: Option<i64>,
+        key: &Bson,
+    ) -> Result<Option<Filter>> {
+        let (Some(from), Some(to), Some(span)) = (self.from, self.to, span.filter(|s| *s > 0))
+        else {
+            return Ok(None);
+        };
+        if !matches!(spec.order, SeriesOrder::TimeId(_)) {
+            return Ok(None);
+        }
+        let first = from.div_euclid(span).saturating_mul(span).div_euclid(1000);
+        let end = (to.saturating_sub(1).div_euclid(span) * span).saturating_add(span);
+        // Exclusive: one past the last second an item of the last window can start a bucket in.
+        let past = end.saturating_sub(1).div_euclid(1000).saturating_add(1);
+        let digits = |s: i64| s.checked_ilog10().unwrap_or(0);
+        if first < 0 || digits(first) != digits(past) {
+            return Ok(None);
+        }
+        let prefix = crate::key::id_prefix(spec.collection, key)?;
+        let id = |s: i64| Bson::String(bucket_id(&prefix, s, 0));
+        Ok(Some(Filter::And(vec![
+            Filter::Gte("_id".into(), id(first)),
+            Filter::Lt("_id".into(), id(past)),
+        ])))
+    }
 }
 
 /// The bound fields of a series that keeps them; an error naming the attribute otherwise.
@@ -116,8 +158,15 @@ pub(crate) async fn overlapping<S: Store>(
     };
     let mark = spec.bounds_mark(store).await?;
     let bounded = spec.docs_of(key, span.overlap(spec, mark.span)?);
-    // Every bucket of the collection bounded (its mark): the overlap alone.
+    // Every bucket of the collection bounded (its mark): the overlap alone, by the buckets'
+    // `_id`s where the collection is cut by span and no router needs the key.
     if mark.all_bounded {
+        if let Some(ids) = span.window_ids(spec, mark.span, key)? {
+            if !store.routes_by_shard_key().await? {
+                let docs = by_window_ids(store, spec, &ids, &bounded, opts).await?;
+                return Ok((docs, Vec::new()));
+            }
+        }
         let docs = store.find_raw(spec.collection, &bounded, &opts).await?;
         return Ok((docs, Vec::new()));
     }
@@ -128,6 +177,36 @@ pub(crate) async fn overlapping<S: Store>(
         store.find_raw(spec.collection, &unbounded, &whole)
     );
     Ok((a?, b?))
+}
+
+/// The documents in the `_id` range `ids` ([`Span::window_ids`]) that pass `overlap` (the
+/// key's overlapping buckets), checked here on the fields it names (added to a projection).
+async fn by_window_ids<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    ids: &Filter,
+    overlap: &Filter,
+    mut opts: FindOptions,
+) -> Result<Vec<RawDocumentBuf>> {
+    let (min, max) = bounds_of(spec)?;
+    let fields = [spec.key_field, spec.order.field(), BOUNDED_FIELD, min, max];
+    if !opts.projection.is_empty() {
+        opts.projection.extend(fields.map(Path::from));
+    }
+    let mut docs = store.find_raw(spec.collection, ids, &opts).await?;
+    let mut keep = Vec::with_capacity(docs.len());
+    for raw in &docs {
+        let mut head = bson::Document::new();
+        for f in fields {
+            if let Ok(Some(v)) = raw.get(f) {
+                head.insert(f, crate::codec::raw::raw_value(spec.collection, v)?);
+            }
+        }
+        keep.push(overlap.matches(&head));
+    }
+    let mut keep = keep.into_iter();
+    docs.retain(|_| keep.next().unwrap_or(false));
+    Ok(docs)
 }
 
 /// Every item of `key` whose time is in `range` (`from..to`, `from..=to`, `from..`, `..to`),

@@ -1,9 +1,19 @@
 //! The archive pattern for documents (`#[document(archive(age = created, keep = pinned))]`):
 //! [`archive`] moves the documents older than a cut-off, unless flagged to keep forever, into
-//! an archive collection of the same store, each in one transaction (the document as the
-//! transaction reads it is inserted there and deleted here: it is in exactly one of the two at
-//! every moment, and a concurrent write to it makes the transaction retry).
-//! [`get_with_archive`] reads a document from either; [`verify_archive`] reports any in both.
+//! an archive collection ([`ArchiveAt`]), on the same store or another, exactly once beside
+//! live writes. [`get_with_archive`] reads a document from either; [`verify_archive`] reports
+//! any in both.
+//!
+//! - **On the same store** each document moves in one transaction: the document as the
+//!   transaction reads it is inserted there and deleted here, so it is in exactly one of the
+//!   two at every moment, and a concurrent write to it makes the transaction retry.
+//! - **On another store** a move is a copy (a replace by `_id`, upserting: the same document
+//!   however often it is sent), then a transaction of the live store that deletes the
+//!   document only if it is still the one copied. A write that reached it meanwhile makes
+//!   that delete decline (or retry, as a write conflict), and the document is copied again,
+//!   or its copy removed when it is no longer old or is now flagged to keep. A run killed
+//!   between the copy and the delete leaves the document in both, live one first for
+//!   [`get_with_archive`], reported by [`verify_archive`], and moved by the next run.
 
 use std::borrow::Borrow;
 
@@ -13,6 +23,7 @@ use serde::Serialize;
 use super::{id_bson, read_stored, Document, Field};
 use crate::adopt::{LayoutDefect, Options, Progress};
 use crate::store::query::{Filter, FindOptions, Path};
+pub use crate::store::ArchiveAt;
 use crate::store::{transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
 
@@ -85,34 +96,33 @@ fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
 }
 
 /// Moves every document of `D` older than `before` (its `age` field) and not flagged `keep`
-/// into collection `to` of the same store, each in one transaction: exactly once, beside live
-/// writes (a write to the document meanwhile makes its transaction retry), and a run killed
-/// anywhere leaves every document in one place (run it again for the rest). Reads 100
-/// documents' `_id`s a round trip, then 4 round trips a document (read, insert, delete,
-/// commit). With
-/// `opts.dry_run`, counts and writes nothing; `opts.progress` is called after each batch
-/// (phase `"archive"`).
-pub async fn archive<D: Document, S: Store>(
-    store: &S,
-    to: &str,
+/// into the archive `to` (a collection of the same store or of another): exactly once, beside
+/// live writes, and a run killed anywhere is finished by running it again (see the module's
+/// documentation for how). Reads 100 documents' `_id`s a round trip, then, on the same store,
+/// 4 round trips a document (read, insert, delete, commit); on another, 5 (read, copy, and
+/// the read, delete and commit of the delete's transaction). With `opts.dry_run`, counts and
+/// writes nothing; `opts.progress` is called after each batch (phase `"archive"`).
+pub async fn archive<D: Document, S: Store, A: Store>(
+    live: &S,
+    to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let a = spec_of::<D>()?;
-    archive_layout(store, D::COLLECTION, (a.age, a.keep), to, before, opts).await
+    archive_layout(live, D::COLLECTION, (a.age, a.keep), to, before, opts).await
 }
 
 /// [`archive`] of collection `coll` with its `(age, keep)` fields given as data (what the
 /// `pattern archive document` command builds): the same moves.
-pub async fn archive_layout<S: Store>(
-    store: &S,
+pub async fn archive_layout<S: Store, A: Store>(
+    live: &S,
     coll: &str,
     (age, keep): (&str, Option<&str>),
-    to: &str,
+    to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
-    if to == coll {
+    if to.collection == coll && to.is_on(live) {
         return Err(Error::invalid(format!(
             "the archive of `{coll}` must be another collection"
         )));
@@ -131,12 +141,17 @@ pub async fn archive_layout<S: Store>(
             comment: Some("pattern scatter: document archive"),
             ..FindOptions::default()
         };
-        let found = store.find(coll, &Filter::and(filter), &ids_only).await?;
+        let found = live.find(coll, &Filter::and(filter), &ids_only).await?;
         let ids: Vec<Bson> = found.iter().filter_map(|d| d.get("_id").cloned()).collect();
         after = ids.last().cloned();
         report.read += ids.len() as u64;
         if !opts.dry_run && !ids.is_empty() {
-            report.moved += move_batch(store, coll, to, (age, keep), before, &ids).await?;
+            let layout = (coll, (age, keep), before);
+            report.moved += if to.is_on(live) {
+                move_batch(live, layout, to.collection, &ids).await?
+            } else {
+                copy_batch(live, layout, to, &ids).await?
+            };
         } else if opts.dry_run {
             report.moved += ids.len() as u64;
         }
@@ -153,6 +168,14 @@ pub async fn archive_layout<S: Store>(
     }
 }
 
+/// The live collection, its `(age, keep)` fields and the cut-off.
+type Layout<'a> = (&'a str, (&'a str, Option<&'a str>), DateTime);
+
+/// Document `id` when it is still to move: older than the cut-off and not flagged to keep.
+fn still_old(id: &Bson, (_, (age, keep), before): Layout<'_>) -> Filter {
+    Filter::and([Filter::Eq("_id".into(), id.clone()), old(age, keep, before)])
+}
+
 /// The comment of the read that starts a move's transaction: the transaction touches one
 /// `_id` in two collections, the live one and the archive (`docs/sharding.md`).
 pub const ARCHIVE_MOVE: &str = "pattern archive: move";
@@ -162,16 +185,13 @@ pub const ARCHIVE_MOVE: &str = "pattern archive: move";
 /// archive and deleted here. Returns how many moved.
 async fn move_batch<S: Store>(
     store: &S,
-    coll: &str,
+    layout: Layout<'_>,
     to: &str,
-    (age, keep): (&str, Option<&str>),
-    before: DateTime,
     ids: &[Bson],
 ) -> Result<u64> {
     let mut moved = 0;
     for id in ids {
-        let filter = Filter::and([Filter::Eq("_id".into(), id.clone()), old(age, keep, before)]);
-        let mut ctx = (filter, coll.to_owned(), to.to_owned());
+        let mut ctx = (still_old(id, layout), layout.0.to_owned(), to.to_owned());
         let one = transaction_with(
             store,
             &mut ctx,
@@ -198,16 +218,81 @@ async fn move_batch<S: Store>(
     Ok(moved)
 }
 
+/// The batch's documents moved to another store: each copied as read (still old and not
+/// kept), then deleted here in a transaction that first reads it again and deletes it only
+/// when it is still the document copied; when it is not (a write reached it), copied again,
+/// or its copy removed when it no longer is to move. Returns how many moved.
+async fn copy_batch<S: Store, A: Store>(
+    live: &S,
+    layout: Layout<'_>,
+    to: ArchiveAt<'_, A>,
+    ids: &[Bson],
+) -> Result<u64> {
+    let coll = layout.0;
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let mut moved = 0;
+    for id in ids {
+        let by_id = Filter::Eq("_id".into(), id.clone());
+        let mut copied = false;
+        loop {
+            let Some(doc) = live.find(coll, &still_old(id, layout), &one).await?.pop() else {
+                // Gone, younger or kept now: no copy of it stays in the archive.
+                if copied {
+                    to.store.delete_many(to.collection, &by_id).await?;
+                }
+                break;
+            };
+            (to.store
+                .replace_one(to.collection, &by_id, doc.clone(), true))
+            .await?;
+            copied = true;
+            let mut ctx = (by_id.clone(), coll.to_owned(), doc);
+            let deleted = transaction_with(
+                live,
+                &mut ctx,
+                |tx, (by_id, coll, copy)| -> BoxFuture<'_, Result<bool>> {
+                    Box::pin(async move {
+                        let opts = FindOptions {
+                            limit: Some(1),
+                            ..FindOptions::default()
+                        };
+                        match tx.find(coll, by_id, &opts).await?.pop() {
+                            Some(now) if now == *copy => {
+                                Ok(tx.delete_many(coll, by_id).await? == 1)
+                            }
+                            _ => Ok(false),
+                        }
+                    })
+                },
+            )
+            .await?;
+            if deleted {
+                moved += 1;
+                break;
+            }
+        }
+    }
+    Ok(moved)
+}
+
 /// The document `id` of `D`, live or archived in `to`: live first (one `find`), then the
 /// archive (one more when it is not live).
-pub async fn get_with_archive<D, S, Q>(store: &S, to: &str, id: &Q) -> Result<Option<D>>
+pub async fn get_with_archive<D, S, A, Q>(
+    live: &S,
+    to: ArchiveAt<'_, A>,
+    id: &Q,
+) -> Result<Option<D>>
 where
     D: Document,
     S: Store,
+    A: Store,
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    if let Some(d) = super::get::<D, S, Q>(store, id).await? {
+    if let Some(d) = super::get::<D, S, Q>(live, id).await? {
         return Ok(Some(d));
     }
     let one = FindOptions {
@@ -215,27 +300,28 @@ where
         ..FindOptions::default()
     };
     let by_id = Filter::Eq("_id".into(), id_bson(id)?);
-    match store.find(to, &by_id, &one).await?.pop() {
-        Some(d) => read_stored::<D, S>(store, d).await.map(Some),
+    match to.store.find(to.collection, &by_id, &one).await?.pop() {
+        Some(d) => read_stored::<D, S>(live, d).await.map(Some),
         None => Ok(None),
     }
 }
 
-/// The documents in both the live collection and the archive `to` (by `_id`): none after
-/// [`archive`], whose moves are transactions. Reads the archive's `_id`s, then looks them up
-/// here a batch at a time.
-pub async fn verify_archive<D: Document, S: Store>(
-    store: &S,
-    to: &str,
+/// The documents in both the live collection and the archive `to` (by `_id`): after
+/// [`archive`], none but those of a move killed between its copy and its delete (another
+/// store only; the next run moves them). Reads the archive's `_id`s, then looks them up here
+/// a batch at a time.
+pub async fn verify_archive<D: Document, S: Store, A: Store>(
+    live: &S,
+    to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
-    verify_archive_layout(store, D::COLLECTION, to).await
+    verify_archive_layout(live, D::COLLECTION, to).await
 }
 
 /// [`verify_archive`] of collection `coll`.
-pub async fn verify_archive_layout<S: Store>(
-    store: &S,
+pub async fn verify_archive_layout<S: Store, A: Store>(
+    live: &S,
     coll: &str,
-    to: &str,
+    to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
     let ids_only = FindOptions {
         sort: vec![("_id".into(), 1)],
@@ -243,7 +329,7 @@ pub async fn verify_archive_layout<S: Store>(
         comment: Some("pattern scatter: document archive verify"),
         ..FindOptions::default()
     };
-    let archived = store.find(to, &Filter::and([]), &ids_only).await?;
+    let archived = (to.store.find(to.collection, &Filter::and([]), &ids_only)).await?;
     let ids: Vec<Bson> = archived
         .iter()
         .filter_map(|d| d.get("_id").cloned())
@@ -254,13 +340,13 @@ pub async fn verify_archive_layout<S: Store>(
             projection: vec![Path::from("_id")],
             ..FindOptions::default()
         };
-        let both = store
+        let both = live
             .find(coll, &Filter::In("_id".into(), chunk.to_vec()), &opts)
             .await?;
         defects.extend(both.into_iter().filter_map(|d| {
             Some(LayoutDefect::InBoth {
                 collection: coll.to_owned(),
-                archive: to.to_owned(),
+                archive: to.collection.to_owned(),
                 id: d.get("_id")?.clone(),
             })
         }));

@@ -41,7 +41,7 @@ mod versions;
 pub use approximate::{estimate, flush, increment, pending, Approximate};
 pub use archive::{
     age_field, archive, archive_layout, get_with_archive, keep_field, verify_archive,
-    verify_archive_layout, AgeValue, Archive, ArchiveReport, KeepFlag, ARCHIVE_MOVE,
+    verify_archive_layout, AgeValue, Archive, ArchiveAt, ArchiveReport, KeepFlag, ARCHIVE_MOVE,
 };
 pub use attributes::{attributes_field, Attribute, Attributes};
 pub use computed::{

@@ -187,6 +187,9 @@ impl Store for AnyStore {
     async fn create_index(&self, coll: &str, index: &query::IndexSpec) -> Result<()> {
         delegate!(self, s => s.create_index(coll, index).await)
     }
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        delegate!(self, s => s.routes_by_shard_key().await)
+    }
     async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
         delegate!(self, s => s.index_names(coll).await)
     }

@@ -122,6 +122,9 @@ impl Store for AnyTxn {
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
         delegate!(self, t => t.create_index(coll, index).await)
     }
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        delegate!(self, t => t.routes_by_shard_key().await)
+    }
     async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
         delegate!(self, t => t.index_names(coll).await)
     }

@@ -397,6 +397,18 @@ pub trait Store: Send + Sync + Sized {
         async move { Err(refused) }
     }
 
+    /// Whether this store routes each query to the shards its shard key names (a MongoDB
+    /// sharded cluster, reached through `mongos`): a read the key would target then names the
+    /// key even when another filter finds its documents alone. `false` (the default) for a
+    /// replica set, a standalone server or the in-memory store, where nothing is routed.
+    ///
+    /// What it changes: a time-range read of buckets cut by span selects them by their
+    /// time-named `_id`s alone where nothing is routed (one index can serve it, so the server
+    /// has no plans to weigh), and by the key as well on a sharded cluster.
+    fn routes_by_shard_key(&self) -> impl Future<Output = Result<bool>> + Send {
+        async { Ok(false) }
+    }
+
     /// What the patterns remember of this store in this process (the indexes they ensured, a
     /// series' next document numbers...), each pattern under its own key. A store holds one
     /// [`Extensions`] (`Extensions::default()`) and hands it out; a transaction hands out its
@@ -415,6 +427,35 @@ pub trait Store: Send + Sync + Sized {
     /// work inside it instead of starting another).
     fn current_transaction(&self) -> Option<&Self::Txn> {
         None
+    }
+}
+
+/// Where an archive lives (the archive pattern: [`bucket::archive`](crate::bucket::archive),
+/// [`document::archive`](crate::document::archive)): a collection of a store, the live store
+/// or another.
+#[derive(Debug)]
+pub struct ArchiveAt<'a, A> {
+    /// The archive's store.
+    pub store: &'a A,
+    /// The archive's collection (not the live one, when the store is the same).
+    pub collection: &'a str,
+}
+
+impl<A> Clone for ArchiveAt<'_, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for ArchiveAt<'_, A> {}
+
+impl<A> ArchiveAt<'_, A> {
+    /// Whether the archive is on `live` itself (the same handle; a clone of it counts as
+    /// another store, which is slower but as correct).
+    pub fn is_on<S>(&self, live: &S) -> bool {
+        std::ptr::eq(
+            (live as *const S).cast::<()>(),
+            (self.store as *const A).cast::<()>(),
+        )
     }
 }
 

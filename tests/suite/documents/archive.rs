@@ -3,9 +3,13 @@
 //! collection exactly once, a dry run counts the same and writes nothing, a second run moves
 //! nothing, `get_with_archive` finds every document, `verify_archive` finds none in both; and
 //! beside 8 concurrent updaters no update is lost (each applied update is in the one copy).
+//! All of it with the archive on the same store (a transaction per move) and on another (a
+//! copy, then a delete that declines when the document changed); on another store, a move
+//! killed between its copy and its delete is reported and finished by the next run.
 
 use pattern_core::adopt::{LayoutDefect, Options};
-use pattern_core::document::{archive, get_with_archive, verify_archive};
+use pattern_core::document::{archive, get_with_archive, verify_archive, ArchiveAt};
+use pattern_core::MemoryStore;
 
 use super::*;
 
@@ -48,68 +52,151 @@ async fn ids_in(store: &AnyStore, coll: &str) -> Vec<i64> {
     ids
 }
 
+/// The archive of `orders` in collection `orders_archive` of `store`.
+fn at(store: &AnyStore) -> ArchiveAt<'_, AnyStore> {
+    ArchiveAt {
+        store,
+        collection: "orders_archive",
+    }
+}
+
+/// Another store for the archive than the live one.
+fn another() -> AnyStore {
+    AnyStore::Memory(MemoryStore::new())
+}
+
 async fn old_orders_move_once(store: AnyStore) {
+    moves_once(&store, &store).await;
+}
+
+async fn old_orders_move_once_to_another_store(store: AnyStore) {
+    moves_once(&store, &another()).await;
+}
+
+async fn moves_once(store: &AnyStore, archived_in: &AnyStore) {
+    let to = at(archived_in);
     for id in 0..100 {
-        order(id).insert(&store).await.unwrap();
+        order(id).insert(store).await.unwrap();
     }
     let before = DateTime::from_millis(T0 + 50 * DAY);
     let dry = Options {
         dry_run: true,
         ..Options::default()
     };
-    let counted = archive::<Order, _>(&store, "orders_archive", before, &dry)
+    let counted = archive::<Order, _, _>(store, to, before, &dry)
         .await
         .unwrap();
     // 50 older than the cut-off, of which 5 pinned (3, 13, 23, 33, 43).
     assert_eq!(counted.moved, 45);
-    assert!(documents(&store, "orders_archive").await.is_empty());
-    let done = archive::<Order, _>(&store, "orders_archive", before, &Options::default())
+    assert!(documents(archived_in, "orders_archive").await.is_empty());
+    let done = archive::<Order, _, _>(store, to, before, &Options::default())
         .await
         .unwrap();
     assert_eq!(done.moved, 45);
-    let archived = ids_in(&store, "orders_archive").await;
+    let archived = ids_in(archived_in, "orders_archive").await;
     let want: Vec<i64> = (0..50).filter(|i| i % 10 != 3).collect();
     assert_eq!(archived, want);
-    let live = ids_in(&store, "orders").await;
+    let live = ids_in(store, "orders").await;
     let want: Vec<i64> = (0..100).filter(|i| *i >= 50 || i % 10 == 3).collect();
     assert_eq!(live, want);
     for id in 0..100 {
-        let got = get_with_archive::<Order, _, _>(&store, "orders_archive", &id)
+        let got = get_with_archive::<Order, _, _, _>(store, to, &id)
             .await
             .unwrap();
         assert_eq!(got, Some(order(id)), "order {id}");
     }
-    assert_eq!(
-        verify_archive::<Order, _>(&store, "orders_archive")
-            .await
-            .unwrap(),
-        []
-    );
-    let again = archive::<Order, _>(&store, "orders_archive", before, &Options::default())
+    let defects = verify_archive::<Order, _, _>(store, to).await.unwrap();
+    assert_eq!(defects, []);
+    let again = archive::<Order, _, _>(store, to, before, &Options::default())
         .await
         .unwrap();
     assert_eq!(again.moved, 0);
     // A document in both (written there by another tool) is reported.
-    order(60).insert(&store).await.ok();
+    order(60).insert(store).await.ok();
     let stray = bson::to_document(&order(60)).unwrap();
-    store.insert_one("orders_archive", stray).await.unwrap();
-    let defects = verify_archive::<Order, _>(&store, "orders_archive")
+    archived_in
+        .insert_one("orders_archive", stray)
         .await
         .unwrap();
+    let defects = verify_archive::<Order, _, _>(store, to).await.unwrap();
     assert!(
         matches!(&defects[..], [LayoutDefect::InBoth { id, .. }] if id == &Bson::Int64(60)),
         "{defects:?}"
     );
-    // A type without an archive is refused.
-    let e = archive::<Note, _>(&store, "x", before, &Options::default()).await;
+    // A type without an archive, or an archive that is the live collection, is refused.
+    let e = archive::<Note, _, _>(store, to, before, &Options::default()).await;
     assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+    let itself = ArchiveAt {
+        store,
+        collection: "orders",
+    };
+    let e = archive::<Order, _, _>(store, itself, before, &Options::default()).await;
+    assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+}
+
+/// On another store, a move killed between its copy and its delete leaves the document in
+/// both: reported, read from the live side, and moved by the next run (the copy replaced with
+/// the document as it is now, the live one deleted). A copy left of a document that is no
+/// longer old is not touched by a run (it is not a candidate) and stays reported.
+async fn a_move_killed_after_its_copy_is_finished(store: AnyStore) {
+    let archived_in = another();
+    let to = at(&archived_in);
+    for id in 0..10 {
+        order(id).insert(&store).await.unwrap();
+    }
+    // The copy of a move of order 4, killed before its delete; then order 4 changes.
+    let copy = bson::to_document(&order(4)).unwrap();
+    archived_in
+        .insert_one("orders_archive", copy)
+        .await
+        .unwrap();
+    Order::update_one(&store, Order::ID.eq(4), Update::new().inc(Order::TOTAL, 5))
+        .await
+        .unwrap();
+    let defects = verify_archive::<Order, _, _>(&store, to).await.unwrap();
+    assert!(
+        matches!(&defects[..], [LayoutDefect::InBoth { .. }]),
+        "{defects:?}"
+    );
+    let live = get_with_archive::<Order, _, _, _>(&store, to, &4)
+        .await
+        .unwrap();
+    assert_eq!(live.map(|o| o.total), Some(5));
+    let before = DateTime::from_millis(T0 + 8 * DAY);
+    let done = archive::<Order, _, _>(&store, to, before, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(done.moved, 7); // 0..8 but the pinned 3
+    assert_eq!(verify_archive::<Order, _, _>(&store, to).await.unwrap(), []);
+    let moved = get_with_archive::<Order, _, _, _>(&store, to, &4)
+        .await
+        .unwrap();
+    assert_eq!(
+        moved.map(|o| o.total),
+        Some(5),
+        "the copy is the document as it was moved"
+    );
+    assert_eq!(
+        ids_in(&archived_in, "orders_archive").await,
+        [0, 1, 2, 4, 5, 6, 7]
+    );
+    assert_eq!(ids_in(&store, "orders").await, [3, 8, 9]);
+}
+
+async fn updates_beside_the_move_are_kept(store: AnyStore) {
+    kept_beside_updates(&store, &store).await;
+}
+
+async fn updates_beside_a_move_to_another_store_are_kept(store: AnyStore) {
+    kept_beside_updates(&store, &another()).await;
 }
 
 /// 8 updaters increment old orders while they move: every update that applied (matched a
 /// document) is in the one place the order ends up.
-async fn updates_beside_the_move_are_kept(store: AnyStore) {
+async fn kept_beside_updates(store: &AnyStore, archived_in: &AnyStore) {
+    let to = at(archived_in);
     for id in 0..60 {
-        order(id).insert(&store).await.unwrap();
+        order(id).insert(store).await.unwrap();
     }
     let applied = Arc::new(std::sync::atomic::AtomicI64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -144,7 +231,7 @@ async fn updates_beside_the_move_are_kept(store: AnyStore) {
         if moved == 54 {
             break;
         }
-        moved += archive::<Order, _>(&store, "orders_archive", before, &Options::default())
+        moved += archive::<Order, _, _>(store, to, before, &Options::default())
             .await
             .unwrap()
             .moved;
@@ -155,8 +242,8 @@ async fn updates_beside_the_move_are_kept(store: AnyStore) {
         u.await.unwrap();
     }
     let mut total = 0;
-    for coll in ["orders", "orders_archive"] {
-        for d in documents(&store, coll).await {
+    for (s, coll) in [(store, "orders"), (archived_in, "orders_archive")] {
+        for d in documents(s, coll).await {
             total += d.get_i64("total").unwrap();
         }
     }
@@ -165,14 +252,15 @@ async fn updates_beside_the_move_are_kept(store: AnyStore) {
         applied.load(Ordering::Relaxed),
         "every applied update, once"
     );
-    let pinned_live = ids_in(&store, "orders").await;
+    let pinned_live = ids_in(store, "orders").await;
     assert_eq!(pinned_live, [3, 13, 23, 33, 43, 53]);
-    assert_eq!(
-        verify_archive::<Order, _>(&store, "orders_archive")
-            .await
-            .unwrap(),
-        []
-    );
+    assert_eq!(verify_archive::<Order, _, _>(store, to).await.unwrap(), []);
 }
 
-on_both_stores!(old_orders_move_once, updates_beside_the_move_are_kept);
+on_both_stores!(
+    old_orders_move_once,
+    old_orders_move_once_to_another_store,
+    a_move_killed_after_its_copy_is_finished,
+    updates_beside_the_move_are_kept,
+    updates_beside_a_move_to_another_store_are_kept,
+);

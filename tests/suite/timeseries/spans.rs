@@ -248,7 +248,94 @@ async fn another_span_clears_the_mark(store: AnyStore) {
     check_reads::<Daily>(&store, &all, &mut rng).await;
 }
 
+/// [`Daily`] keyed by text.
+struct DailyByName;
+impl Bucket for DailyByName {
+    type Key = String;
+    type Item = Trade;
+    type Summary = Totals;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        collection: "daily_names",
+        ..Daily::SPEC
+    };
+    fn item_millis(t: &Trade) -> Option<i64> {
+        Some(t.date.timestamp_millis())
+    }
+}
+
+/// Where nothing routes by key, a range of a collection cut by span reads the buckets by their
+/// time-named `_id`s (`<key>_<seconds>`), compared as text: another key whose text falls in
+/// that range (`a_17000_...` lies between `a_1700000000` and `a_1700172800`) is read and left
+/// out, and ranges whose seconds change their number of digits (2001-09-09, 1970) still find
+/// every item.
+async fn window_ids_keep_to_their_key(store: AnyStore) {
+    let names = ["a", "a_17000", "a_1", "b"];
+    let mut all: Vec<(String, Trade)> = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        // Every 5 hours over 12 days; "b" around 2001-09-09T01:46:40Z (10^9 s) and 1970.
+        let starts: &[i64] = if *name == "b" {
+            &[1_000_000_000_000 - 6 * DAY, -3 * DAY]
+        } else {
+            &[T0]
+        };
+        for (j, start) in starts.iter().enumerate() {
+            for i in 0..58 {
+                let id = (k as i64) * 1_000 + (j as i64) * 100 + i;
+                let t = Trade {
+                    id,
+                    qty: id,
+                    price: 1.0,
+                    fee: None,
+                    date: date(start + i * 5 * 3_600_000),
+                };
+                all.push((name.to_string(), t));
+            }
+        }
+    }
+    for chunk in all.chunks(40) {
+        bucket::ingest::<DailyByName, _>(&store, chunk)
+            .await
+            .unwrap();
+    }
+    let ranges = [
+        (T0, T0 + DAY),
+        (T0 + 7 * 3_600_000, T0 + 2 * DAY + 1),
+        (window(T0, DAY) + DAY, window(T0, DAY) + 4 * DAY),
+        (T0 - DAY, T0 + 20 * DAY),
+        (1_000_000_000_000 - 2 * DAY, 1_000_000_000_000 + 2 * DAY),
+        (1_000_000_000_000 - 6 * DAY, 1_000_000_000_000 - DAY),
+        (-2 * DAY, DAY),
+        (-3 * DAY, 1_000_000_000_000 + 7 * DAY),
+    ];
+    for name in names {
+        for (from, to) in ranges {
+            let mut got: Vec<i64> =
+                bucket::range::<DailyByName, _, _>(&store, name, date(from)..date(to))
+                    .map_ok(|t| t.id)
+                    .try_collect()
+                    .await
+                    .unwrap();
+            got.sort();
+            let items: Vec<&Trade> = (all.iter())
+                .filter(|(k, t)| k == name && (from..to).contains(&t.date.timestamp_millis()))
+                .map(|(_, t)| t)
+                .collect();
+            let want: Vec<i64> = items.iter().map(|t| t.id).collect();
+            assert_eq!(got, want, "range {from}..{to} of key {name}");
+            let s = bucket::summary::<DailyByName, _, _>(&store, name, date(from)..date(to))
+                .await
+                .unwrap();
+            assert_eq!(
+                observed(&s),
+                expected(&items),
+                "summary {from}..{to} of {name}"
+            );
+        }
+    }
+}
+
 on_both_stores!(
+    window_ids_keep_to_their_key,
     pushes_keep_to_their_windows,
     ingest_cuts_by_window_across_batches,
     another_span_clears_the_mark,

@@ -21,10 +21,11 @@ pub const DEFAULT_SERVER_SELECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// or a whole graph: the first reply carries them all unless they exceed 16 MiB.
 const READ_ALL_BATCH: u32 = 100_000;
 
-/// [`MongoStore`]'s knowledge of the server's `bulkWrite`.
-const BULK_UNKNOWN: u8 = 0;
-const BULK_YES: u8 = 1;
-const BULK_NO: u8 = 2;
+/// What [`MongoStore`] knows of a property of the server (its `bulkWrite`, whether it is a
+/// `mongos`): not asked yet, yes or no.
+const UNKNOWN: u8 = 0;
+const YES: u8 = 1;
+const NO: u8 = 2;
 
 /// The depth field `$graphLookup` adds to each document it finds (removed before returning).
 const DEPTH_FIELD: &str = "__pattern_graph_depth";
@@ -56,9 +57,13 @@ pub use txn::MongoTxn;
 pub struct MongoStore {
     db: Database,
     extensions: Arc<Extensions>,
-    /// Whether the server takes `bulkWrite` (MongoDB 8.0+): [`BULK_UNKNOWN`], [`BULK_YES`] or
-    /// [`BULK_NO`] (then batches go one write at a time).
+    /// Whether the server takes `bulkWrite` (MongoDB 8.0+): [`UNKNOWN`], [`YES`] or
+    /// [`NO`] (then batches go one write at a time).
     bulk_write: Arc<std::sync::atomic::AtomicU8>,
+    /// Whether the server is a `mongos`
+    /// ([`Store::routes_by_shard_key`](crate::store::Store::routes_by_shard_key)): [`UNKNOWN`]
+    /// (not asked yet), [`YES`] or [`NO`].
+    routed: Arc<std::sync::atomic::AtomicU8>,
 }
 
 impl MongoStore {
@@ -68,6 +73,19 @@ impl MongoStore {
             db,
             extensions: Arc::default(),
             bulk_write: Arc::default(),
+            routed: Arc::default(),
+        }
+    }
+
+    /// Tells the store whether a router (`mongos`) stands between it and the shards, rather
+    /// than asking the server once (a `hello` command, the first time a read needs to know):
+    /// see [`Store::routes_by_shard_key`](crate::store::Store::routes_by_shard_key). Clones
+    /// made after this share the answer.
+    pub fn with_routing(self, routed: bool) -> Self {
+        let known = if routed { YES } else { NO };
+        Self {
+            routed: Arc::new(std::sync::atomic::AtomicU8::new(known)),
+            ..self
         }
     }
 

@@ -10,7 +10,7 @@ use mongodb::options::{UpdateOneModel, WriteModel};
 use mongodb::Namespace;
 
 use super::errors::refused_write;
-use super::{map_err, MongoStore, BULK_NO, BULK_YES};
+use super::{map_err, MongoStore, NO, YES};
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, Update};
 use crate::store::{push_open_parts, push_then_apart, Kept};
@@ -30,7 +30,7 @@ impl MongoStore {
         then: &mut Update,
     ) -> Result<(bool, Result<()>)> {
         let coll = spec.collection;
-        if self.bulk_write.load(Ordering::Relaxed) == BULK_NO {
+        if self.bulk_write.load(Ordering::Relaxed) == NO {
             return push_then_apart(self, spec, key, items, kept, seq, new_id, then_filter, then)
                 .await;
         }
@@ -64,7 +64,7 @@ impl MongoStore {
         >| { updates.get(&0).is_some_and(|u| u.upserted_id.is_some()) };
         match sent {
             Ok(result) => {
-                self.bulk_write.store(BULK_YES, Ordering::Relaxed);
+                self.bulk_write.store(YES, Ordering::Relaxed);
                 Ok((opened_in(&result.update_results), Ok(())))
             }
             Err(e) => {
@@ -72,7 +72,7 @@ impl MongoStore {
                     ErrorKind::BulkWrite(bulk) => bulk.clone(),
                     // A server before 8.0: the two writes apart, from now on. Nothing was sent.
                     ErrorKind::IncompatibleServer { .. } => {
-                        self.bulk_write.store(BULK_NO, Ordering::Relaxed);
+                        self.bulk_write.store(NO, Ordering::Relaxed);
                         restore(items, update);
                         return push_then_apart(
                             self,

@@ -9,7 +9,7 @@ use mongodb::IndexModel;
 
 use super::errors::refused_write;
 use super::ops::driver_find_options;
-use super::{map_err, server_code, MongoStore, MongoTxn, BULK_NO, BULK_UNKNOWN, BULK_YES};
+use super::{map_err, server_code, MongoStore, MongoTxn, NO, UNKNOWN, YES};
 use crate::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };
@@ -55,6 +55,21 @@ impl Store for MongoStore {
         self.replace_one_in(None, coll, filter, doc, upsert).await
     }
 
+    /// Asks the server once (`hello`) and remembers: a `mongos` answers `msg: "isdbgrid"`.
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        match self.routed.load(Ordering::Relaxed) {
+            YES => return Ok(true),
+            NO => return Ok(false),
+            _ => {}
+        }
+        let hello =
+            (self.db.run_command(doc! {"hello": 1}).await).map_err(|e| map_err("(hello)", e))?;
+        let mongos = hello.get_str("msg") == Ok("isdbgrid");
+        let known = if mongos { YES } else { NO };
+        self.routed.store(known, Ordering::Relaxed);
+        Ok(mongos)
+    }
+
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         self.find_in(None, coll, filter, opts).await
     }
@@ -86,11 +101,11 @@ impl Store for MongoStore {
         // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
         // the first reply says, the batch is kept to be sent that way.
         let bulk = self.bulk_write.load(Ordering::Relaxed);
-        if bulk == BULK_NO {
+        if bulk == NO {
             return crate::store::write_one_by_one(self, coll, ops).await;
         }
         let total = ops.len();
-        let ops_again = (bulk == BULK_UNKNOWN).then(|| ops.clone());
+        let ops_again = (bulk == UNKNOWN).then(|| ops.clone());
         let ops: Vec<Bson> = ops
             .into_iter()
             .map(|op| {
@@ -124,7 +139,7 @@ impl Store for MongoStore {
             // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
             // written: the same batch one write at a time, and from now on.
             Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
-                self.bulk_write.store(BULK_NO, Ordering::Relaxed);
+                self.bulk_write.store(NO, Ordering::Relaxed);
                 return match ops_again {
                     Some(ops) => crate::store::write_one_by_one(self, coll, ops).await,
                     None => crate::store::BatchOutcome {
@@ -140,7 +155,7 @@ impl Store for MongoStore {
                 }
             }
         };
-        self.bulk_write.store(BULK_YES, Ordering::Relaxed);
+        self.bulk_write.store(YES, Ordering::Relaxed);
         let first_error = reply
             .get_document("cursor")
             .ok()

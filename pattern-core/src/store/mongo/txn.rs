@@ -246,6 +246,9 @@ impl Store for MongoTxn {
     }
 
     /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        self.store.routes_by_shard_key().await
+    }
     async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
         self.state.lock().await.open()?;
         self.store.index_names(coll).await
