@@ -25,7 +25,31 @@ pub(super) struct Collection {
     /// The `$jsonSchema` every write must leave its document passing (see
     /// [`Store::set_validator`](crate::store::Store::set_validator): level "moderate").
     pub(super) validator: Option<Arc<Schema>>,
+    /// Index entries a series push left where they were (see [`Collection::settle`]): index
+    /// `i`'s entry of document `id` is filed under `key`, which its document no longer has.
+    pub(super) pending: Vec<Pending>,
+    /// What the last series push learned of the indexes (see [`PushShape`]); forgotten when
+    /// an index comes or goes.
+    pub(super) push_shape: Option<PushShape>,
 }
+
+/// Which indexes a push of `count`, `array` and `kept` fields moves: those keyed on a kept
+/// field (`keyed`, bit `i` for index `i`) and those whose partial filter reads `count` or
+/// `array` (`filtered`). `None` in `moved`: a push the in-place path declines (an index keyed
+/// on the count or the array, or filtered on a kept field, a unique one that may move...).
+#[derive(Clone, Debug)]
+pub(super) struct PushShape {
+    pub(super) count: String,
+    pub(super) array: String,
+    pub(super) kept: Vec<String>,
+    pub(super) moved: Option<(u64, u64)>,
+}
+
+/// An index entry filed under a key its document no longer has: `(index, _id, key)`.
+pub(super) type Pending = (usize, Key, Option<Vec<Key>>);
+
+/// How many entries may wait in [`Collection::pending`] before a push settles them.
+pub(super) const PENDING_MAX: usize = 64;
 
 /// Where a collection's writes stand: every write stamps the document it leaves with the next
 /// tick, so a document is unchanged since a snapshot of its collection exactly when it has the
@@ -52,6 +76,8 @@ pub(super) struct Stored {
     pub(super) doc: Arc<Document>,
     pub(super) bytes: Option<usize>,
     pub(super) stamp: u64,
+    /// Bit `i`: the document's entry in index `i` waits in [`Collection::pending`].
+    pub(super) pending: u64,
 }
 
 /// Whether document `id` is as `snapshot` (a collection as a transaction's snapshot holds it)
@@ -68,6 +94,30 @@ pub(super) fn unchanged(
 }
 
 impl Collection {
+    /// Files every entry a series push left in [`Collection::pending`] under its document's
+    /// key. Everything that reads or changes the collection but that push settles it first
+    /// (`State::get`, `State::collection`, a snapshot's share): a push into the key's open
+    /// bucket moves the bucket's time bounds, and so its entry in the bounds index, on every
+    /// push; it moves it once (here), however many pushes the bucket took meanwhile.
+    pub(super) fn settle(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let Collection {
+            docs,
+            indexes,
+            pending,
+            ..
+        } = self;
+        for (i, id, filed) in pending.drain(..) {
+            let now = docs.get_mut(&id).map(|stored| {
+                stored.pending = 0;
+                indexes[i].key_of(&stored.doc)
+            });
+            indexes[i].rekey(filed, now.flatten(), &id);
+        }
+    }
+
     /// An empty collection of a new generation (see [`Clock`]).
     pub(super) fn new() -> Self {
         use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,6 +185,7 @@ impl Collection {
             doc: Arc::new(doc),
             bytes,
             stamp,
+            pending: 0,
         });
         Ok(())
     }
@@ -165,10 +216,15 @@ impl Collection {
                 return Err(index.duplicate(coll));
             }
         }
+        debug_assert_eq!(
+            slot.pending, 0,
+            "replace of a document with pending entries"
+        );
         *slot = Stored {
             doc: Arc::new(new),
             bytes,
             stamp,
+            pending: 0,
         };
         for (index, (old, new)) in indexes.iter_mut().zip(keys) {
             index.rekey(old, new, id);
@@ -329,8 +385,17 @@ impl Collection {
             }
             index.add(doc, id);
         }
+        self.settle();
         self.indexes.push(index);
+        self.push_shape = None;
         Ok(())
+    }
+
+    /// Drops index `name` (if any), its pending entries settled first.
+    pub(super) fn drop_index(&mut self, name: &str) {
+        self.settle();
+        self.indexes.retain(|i| i.spec.name != name);
+        self.push_shape = None;
     }
 }
 

@@ -134,6 +134,7 @@ impl Slot {
     /// The collection, to share with a snapshot.
     fn share(&mut self) -> Arc<Collection> {
         if let Slot::Owned(c) = self {
+            c.settle();
             *self = Slot::Shared(Arc::new(std::mem::take(c)));
         }
         match self {
@@ -144,8 +145,16 @@ impl Slot {
 }
 
 impl State {
-    /// Collection `coll`, created empty if need be (its name is copied only then).
+    /// Collection `coll`, created empty if need be (its name is copied only then), its
+    /// pending index entries settled ([`Collection::settle`]).
     fn collection(&mut self, coll: &str) -> &mut Collection {
+        let c = self.unsettled(coll);
+        c.settle();
+        c
+    }
+
+    /// [`State::collection`] as a series push takes it: index entries may be pending.
+    fn unsettled(&mut self, coll: &str) -> &mut Collection {
         if !self.collections.contains_key(coll) {
             self.collections
                 .insert(coll.to_owned(), Slot::Owned(Collection::new()));
@@ -156,8 +165,13 @@ impl State {
             .get_mut()
     }
 
-    fn get(&self, coll: &str) -> Option<&Collection> {
-        self.collections.get(coll).map(Slot::get)
+    /// Collection `coll` to read, its pending index entries settled.
+    fn get(&mut self, coll: &str) -> Option<&Collection> {
+        let slot = self.collections.get_mut(coll)?;
+        if let Slot::Owned(c) = slot {
+            c.settle();
+        }
+        Some(slot.get())
     }
 
     /// Releases transaction `txn`'s claims on `written` (the documents it wrote, by
@@ -198,7 +212,7 @@ impl State {
 /// Plain operations: on the store's collections; a write waits for the transactions that
 /// hold a document it changes.
 impl Space for State {
-    fn read(&self, coll: &str) -> Option<&Collection> {
+    fn read(&mut self, coll: &str) -> Option<&Collection> {
         self.get(coll)
     }
 
@@ -396,7 +410,7 @@ impl Store for MemoryStore {
             let mut state = self.lock();
             // Documents held by a transaction: the upsert, which waits for them.
             match state.claims.is_empty() {
-                true => (state.collection(spec.collection))
+                true => (state.unsettled(spec.collection))
                     .push_open(spec, key, items, kept, seq, new_id),
                 false => None,
             }
@@ -488,7 +502,7 @@ impl Store for MemoryStore {
     async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
         let mut state = self.lock();
         if let Some(slot) = state.collections.get_mut(coll) {
-            slot.get_mut().indexes.retain(|i| i.spec.name != name);
+            slot.get_mut().drop_index(name);
         }
         Ok(())
     }

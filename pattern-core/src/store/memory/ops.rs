@@ -39,7 +39,7 @@ pub(super) type Step<T> = std::result::Result<T, Stop>;
 /// Where an operation's collections live.
 pub(super) trait Space {
     /// Collection `coll` as this space sees it (`None`: it does not exist).
-    fn read(&self, coll: &str) -> Option<&Collection>;
+    fn read(&mut self, coll: &str) -> Option<&Collection>;
 
     /// Collection `coll` to change (created empty if need be). Only the documents
     /// [`Space::claim`] accepted may be changed in it.
@@ -84,7 +84,7 @@ pub(super) fn update<S: Space>(
     if let Some(id) = first {
         space.claim(coll, [&id.0])?;
         let c = space.write(coll);
-        let before = match c.push_in_place(coll, &id, update, fields) {
+        let before = match c.push_in_place(coll, &id, update, fields, 0) {
             Some(done) => done?,
             None => c.update(coll, &id, update, fields)?,
         };

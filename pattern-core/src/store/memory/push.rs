@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
-use super::collection::{empty_document, Clock, Collection, Stored};
+use super::collection::{empty_document, Clock, Collection, PushShape, Stored, PENDING_MAX};
 use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
 use crate::codec::size::{check_size, document_bytes};
@@ -121,7 +121,7 @@ impl Collection {
                     kept: KeptOps::NONE,
                 };
                 let stored = docs.get_mut(id)?;
-                let moved = match push.apply(stored, indexes, clock, items, Some(open))? {
+                let moved = match push.apply(stored, indexes, clock, items, Some(open), 0)? {
                     Ok((_, moved)) => moved,
                     Err(e) => return Some(Err(e)),
                 };
@@ -180,13 +180,27 @@ impl Collection {
         };
         match candidate {
             Some(id) => {
-                if !spec.in_series().matches(&self.docs.get(&id)?.doc) {
-                    return None;
-                }
                 let mut update = spec.push_update(std::mem::take(items), kept);
-                let done = match self.push_in_place(spec.collection, &id, &mut update, None) {
+                // Every index's entry may wait but the open-document index's, which the next
+                // push reads.
+                let defer = !(1_u64 << open);
+                // Of the series (`SeriesSpec::in_series`): a number, or none; else declined.
+                let number = Some(spec.order.field());
+                let in_place =
+                    self.push_in_place_of(spec.collection, &id, &mut update, None, number, defer);
+                let done = match in_place {
                     Some(done) => done,
-                    None => self.update(spec.collection, &id, &mut update, None),
+                    None => {
+                        let of_series = (self.docs.get(&id))
+                            .is_some_and(|s| s.doc.get(spec.order.field()).is_none_or(is_number));
+                        if !of_series {
+                            // Not of the series: the upsert's query passes over it.
+                            *items = std::mem::take(&mut update.push[0].1);
+                            return None;
+                        }
+                        self.settle();
+                        self.update(spec.collection, &id, &mut update, None)
+                    }
                 };
                 match done {
                     Ok(_) => Some(Ok(false)),
@@ -225,6 +239,27 @@ impl Collection {
         }
     }
 
+    /// [`Push::shape`] of `push` on this collection's indexes, remembered until a push of
+    /// other fields or a change of index.
+    fn push_shape(&mut self, push: &Push<'_>) -> Option<(u64, u64)> {
+        let known = self.push_shape.as_ref().filter(|s| {
+            s.count == push.count
+                && s.array == push.array
+                && s.kept.iter().map(String::as_str).eq(push.kept.fields())
+        });
+        if let Some(s) = known {
+            return s.moved;
+        }
+        let moved = push.shape(&self.indexes);
+        self.push_shape = Some(PushShape {
+            count: push.count.to_owned(),
+            array: push.array.to_owned(),
+            kept: push.kept.fields().map(str::to_owned).collect(),
+            moved,
+        });
+        moved
+    }
+
     /// [`Collection::update`] for the update every push into an open document sends: one
     /// `$inc` of an Int32 field and one `$push` to an array, top-level fields that no index
     /// keys on, and the values a series keeps beside (`$inc`, `$min`, `$max` of top-level
@@ -232,12 +267,30 @@ impl Collection {
     /// key on), applied in place with no undo log: everything that can refuse it (the size
     /// limit) is checked first. `None` (nothing done) for any other update or document, which
     /// goes through [`Collection::update`]; the result is the same either way.
+    ///
+    /// `defer`: the indexes (bit `i`: index `i`) whose entry may wait in
+    /// [`Collection::pending`] rather than move now (see [`Collection::settle`]).
     pub(super) fn push_in_place(
         &mut self,
         coll: &str,
         id: &Key,
         update: &mut Update,
         fields: Option<&[&str]>,
+        defer: u64,
+    ) -> Option<Result<Option<Document>>> {
+        self.push_in_place_of(coll, id, update, fields, None, defer)
+    }
+
+    /// [`Collection::push_in_place`] of a series push: declined, too, when the document's
+    /// `number` field holds anything but a number ([`Push::number`]).
+    fn push_in_place_of(
+        &mut self,
+        coll: &str,
+        id: &Key,
+        update: &mut Update,
+        fields: Option<&[&str]>,
+        number: Option<&str>,
+        defer: u64,
     ) -> Option<Result<Option<Document>>> {
         let Update {
             inc,
@@ -266,21 +319,29 @@ impl Collection {
             n: *n,
             array,
             fields,
-            number: None,
+            number,
             kept: KeptOps { sum, min, max },
         };
+        let shape = self.push_shape(&push)?;
         let Collection {
             docs,
             indexes,
             clock,
+            pending,
             ..
         } = self;
         let stored = docs.get_mut(id)?;
-        let (before, moved) = match push.apply(stored, indexes, clock, items, None)? {
+        let applied = push.apply_shaped(stored, indexes, clock, items, None, defer, shape)?;
+        let (before, mut moved) = match applied {
             Ok(done) => done,
             Err(e) => return Some(Err(e)),
         };
+        let waiting = std::mem::take(&mut moved.deferred);
         moved.rekey(indexes, &stored.doc, id);
+        pending.extend(waiting.into_iter().map(|(i, key)| (i, id.clone(), key)));
+        if pending.len() > PENDING_MAX {
+            self.settle();
+        }
         Some(Ok(before))
     }
 }
@@ -370,13 +431,16 @@ pub(super) struct Moved64 {
     /// The indexes keyed on a kept value the push changed, each with the document's key in
     /// it before.
     pub(super) keys: Vec<(usize, Option<Vec<Key>>)>,
+    /// The same for the indexes whose entry is left where it was (filed under that key), to
+    /// wait in [`Collection::pending`].
+    pub(super) deferred: Vec<(usize, Option<Vec<Key>>)>,
 }
 
 impl Moved64 {
     /// Moves document `id` (now `doc`) in or out of the indexes it entered or left.
     /// Whether no index entry moves.
     pub(super) fn is_empty(&self) -> bool {
-        self.changed == 0 && self.keys.is_empty()
+        self.changed == 0 && self.keys.is_empty() && self.deferred.is_empty()
     }
 
     pub(super) fn rekey(self, indexes: &mut [MemIndex], doc: &Document, id: &Key) {
@@ -417,7 +481,16 @@ impl Push<'_> {
         clock: &mut Clock,
         items: &mut Vec<Bson>,
         held_by: Option<usize>,
+        defer: u64,
     ) -> Option<Result<(Option<Document>, Moved64)>> {
+        let shape = self.shape(indexes)?;
+        self.apply_shaped(stored, indexes, clock, items, held_by, defer, shape)
+    }
+
+    /// Which indexes the push moves: `(keyed, filtered)`, bit `i` for index `i` (see
+    /// [`PushShape`](super::collection::PushShape)); `None` for a push it declines. Depends
+    /// only on the fields' names and the indexes, so a collection remembers it.
+    pub(super) fn shape(&self, indexes: &[MemIndex]) -> Option<(u64, u64)> {
         let (count, array) = (self.count, self.array);
         let plain = |f: &str| f != "_id" && !f.contains('.');
         if count == array || !plain(count) || !plain(array) {
@@ -430,11 +503,6 @@ impl Push<'_> {
                 return None;
             }
         }
-        let before = match self.fields {
-            None => None,
-            Some([]) => Some(empty_document().clone()),
-            Some(_) => return None,
-        };
         // The indexes whose partial filter reads a written field: the document may enter or
         // leave them (bit i: index i).
         let mut filtered = 0_u64;
@@ -459,6 +527,27 @@ impl Push<'_> {
                 filtered |= 1 << i;
             }
         }
+        Some((keyed, filtered))
+    }
+
+    /// [`Push::apply`] with the indexes' [`Push::shape`] known.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn apply_shaped(
+        &self,
+        stored: &mut Stored,
+        indexes: &[MemIndex],
+        clock: &mut Clock,
+        items: &mut Vec<Bson>,
+        held_by: Option<usize>,
+        defer: u64,
+        (keyed, filtered): (u64, u64),
+    ) -> Option<Result<(Option<Document>, Moved64)>> {
+        let before = match self.fields {
+            None => None,
+            Some([]) => Some(empty_document().clone()),
+            Some(_) => return None,
+        };
+        let (count, array) = (self.count, self.array);
         let holding = |doc: &Document, known: Option<usize>| {
             let mut held = 0_u64;
             for (i, ix) in indexes.iter().enumerate() {
@@ -468,19 +557,38 @@ impl Push<'_> {
             }
             held
         };
-        let Stored { doc, bytes, stamp } = stored;
+        let Stored {
+            doc,
+            bytes,
+            stamp,
+            pending,
+        } = stored;
+        // An entry may wait only in an index whose partial filter the push leaves alone; one
+        // that waits already where it may not: the caller settles first (declined).
+        let defer = defer & keyed & !filtered;
+        if *pending & !defer != 0 {
+            return None;
+        }
         // Copied only when a transaction's copy of the collection shares it.
         let doc = std::sync::Arc::make_mut(doc);
         let held = holding(doc, held_by);
         let writes = self.kept.writes(doc)?;
         // Same types of fixed sizes: the document's size changes by the items alone.
-        let keys: Vec<(usize, Option<Vec<Key>>)> = match writes.is_empty() {
-            true => Vec::new(),
-            false => (indexes.iter().enumerate())
-                .filter(|(i, _)| keyed & (1 << i) != 0)
-                .map(|(i, ix)| (i, ix.key_of(doc)))
-                .collect(),
-        };
+        let (mut keys, mut deferred) = (Vec::new(), Vec::new());
+        if !writes.is_empty() {
+            for (i, ix) in indexes.iter().enumerate() {
+                let bit = 1_u64 << i;
+                if keyed & bit == 0 || *pending & bit != 0 {
+                    continue; // not keyed on a kept value, or already waiting
+                }
+                if defer & bit != 0 {
+                    *pending |= bit;
+                    deferred.push((i, ix.key_of(doc)));
+                } else {
+                    keys.push((i, ix.key_of(doc)));
+                }
+            }
+        }
         // The fields in one pass (no hashing).
         let (mut counted, mut listed, mut numbered) = (None, None, true);
         for (k, v) in doc.iter_mut() {
@@ -522,6 +630,7 @@ impl Push<'_> {
                 changed: held ^ now,
                 now,
                 keys,
+                deferred,
             },
         )))
     }

@@ -316,7 +316,7 @@ async fn multikey_indexes_answer_like_a_scan() {
     assert!(compare("inserted").await > 150);
     // The array lookups go through the indexes.
     {
-        let state = indexed.lock();
+        let mut state = indexed.lock();
         let c = state.get("t").unwrap();
         for f in [
             Filter::eq("ancestors", "b"),
@@ -375,7 +375,7 @@ async fn multikey_indexes_answer_like_a_scan() {
         .delete_many("t", &Filter::And(vec![]))
         .await
         .unwrap();
-    let state = indexed.lock();
+    let mut state = indexed.lock();
     for ix in &state.get("t").unwrap().indexes {
         assert!(
             ix.entries.is_empty(),

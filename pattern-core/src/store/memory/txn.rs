@@ -257,12 +257,12 @@ impl MemoryTxn {
         let mut inner = self.lock();
         self.usable(&mut inner)?;
         if let Some(slot) = self.store.lock().collections.get_mut(coll) {
-            slot.get_mut().indexes.retain(|i| i.spec.name != name);
+            slot.get_mut().drop_index(name);
         }
         let change = IndexChange::Drop(name.to_owned());
         inner.index_changes.push((coll.to_owned(), change));
         if let Some(w) = inner.working.get_mut(coll) {
-            w.indexes.retain(|i| i.spec.name != name);
+            w.drop_index(name);
         }
         Ok(())
     }
@@ -288,7 +288,7 @@ impl MemoryTxn {
         if let Some(c) = self.store.lock().get(coll) {
             return Ok(index_names(Some(c)));
         }
-        let space = TxnSpace {
+        let mut space = TxnSpace {
             inner: &mut inner,
             txn: self,
         };
@@ -303,7 +303,7 @@ struct TxnSpace<'a> {
 }
 
 impl Space for TxnSpace<'_> {
-    fn read(&self, coll: &str) -> Option<&Collection> {
+    fn read(&mut self, coll: &str) -> Option<&Collection> {
         (self.inner.working.get(coll)).or_else(|| self.inner.snapshot.get(coll).map(|c| &**c))
     }
 
@@ -321,7 +321,7 @@ impl Space for TxnSpace<'_> {
                     let _ = match change {
                         IndexChange::Create(spec) => copy.create_index(coll, spec),
                         IndexChange::Drop(name) => {
-                            copy.indexes.retain(|i| i.spec.name != *name);
+                            copy.drop_index(name);
                             Ok(())
                         }
                         IndexChange::Validator(schema) => {
