@@ -1,5 +1,6 @@
 //! The native push against the generic upsert, side by side: the same documents, the same errors.
 
+use super::super::index::MemIndex;
 use super::super::MemoryStore;
 use super::*;
 use crate::spec::MAX_DOCUMENT_BYTES;
