@@ -127,6 +127,13 @@ fn round_robin(
 }
 
 fn main() {
+    // `MEMORY_STORE_SUBSCRIBER=1`: a subscriber that takes every span and does nothing with it
+    // (a bare `tracing_subscriber` registry), to measure what the library's spans cost then;
+    // unset, no subscriber at all (spans are skipped at their first check).
+    if std::env::var_os("MEMORY_STORE_SUBSCRIBER").is_some() {
+        tracing::subscriber::set_global_default(tracing_subscriber::registry())
+            .expect("one subscriber");
+    }
     let history: i64 = pattern_bench::scale(10_000, 100);
     let last_page = (history / 10) as u64;
     let pages: Vec<u64> = if last_page >= 100 {

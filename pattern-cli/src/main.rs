@@ -44,7 +44,29 @@ fn main() -> ExitCode {
         Err(e) => exit::refuse_arguments(e, json_asked),
     };
     let json = cli.json;
+    logs(cli.verbose, cli.log_format);
     exit::finish(run(cli), json)
+}
+
+/// With `-v` (INFO) or `-vv` (DEBUG), the library's spans (each operation, when it closes,
+/// with its fields) and events (progress) go to stderr as text or JSON lines; stdout keeps
+/// only the report.
+fn logs(verbose: u8, format: args::LogFormat) {
+    use tracing_subscriber::fmt::format::FmtSpan;
+    let level = match verbose {
+        0 => return,
+        1 => tracing::Level::INFO,
+        _ => tracing::Level::DEBUG,
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_ansi(false);
+    let _ = match format {
+        args::LogFormat::Text => builder.try_init(),
+        args::LogFormat::Json => builder.json().try_init(),
+    };
 }
 
 /// Runs the command on an async runtime; a panic (a bug) is an internal error too: exit 1, not

@@ -310,6 +310,36 @@ pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The variant's name (`"DuplicateKey"`, `"WriteConflict"`...): a low-cardinality kind
+    /// for logs and metrics (the `error.type` of an operation's span, see
+    /// [`observe`](crate::observe)).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Error::Unavailable { .. } => "Unavailable",
+            Error::Decode { .. } => "Decode",
+            Error::InvalidInput(_) => "InvalidInput",
+            Error::TooLarge { .. } => "TooLarge",
+            Error::NotFound { .. } => "NotFound",
+            Error::DuplicateKey { .. } => "DuplicateKey",
+            Error::SchemaViolation { .. } => "SchemaViolation",
+            Error::Contention { .. } => "Contention",
+            Error::WriteConflict { .. } => "WriteConflict",
+            Error::UnknownNode { .. } => "UnknownNode",
+            Error::Cycle { .. } => "Cycle",
+            Error::TooDeep { .. } => "TooDeep",
+            Error::Overflow { .. } => "Overflow",
+            Error::Ingest { .. } => "Ingest",
+            Error::RollupBehind { .. } => "RollupBehind",
+            Error::SettingsChanged { .. } => "SettingsChanged",
+            Error::SourceNotFound { .. } => "SourceNotFound",
+            Error::NewerVersion { .. } => "NewerVersion",
+            Error::Conflict { .. } => "Conflict",
+            Error::StillReferenced { .. } => "StillReferenced",
+            Error::UnknownVariant { .. } => "UnknownVariant",
+            Error::OtherVariant { .. } => "OtherVariant",
+            Error::Server { .. } => "Server",
+        }
+    }
     pub(crate) fn decode(
         collection: &str,
         id: Option<&bson::Bson>,

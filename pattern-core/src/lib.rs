@@ -30,6 +30,7 @@ pub mod guide;
 mod key;
 mod local_time;
 pub mod money;
+pub mod observe;
 pub mod outlier;
 mod series;
 pub mod spec;

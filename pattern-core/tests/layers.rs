@@ -24,7 +24,7 @@ fn layer_of(path: &[String]) -> &'static str {
         | ["AnyStore" | "MemoryStore" | "MongoStore", ..] => "store implementations",
         ["store", ..] | ["transaction" | "transaction_with", ..] => "store contract",
         ["spec", ..] => "specs",
-        ["codec" | "key" | "error" | "money" | "local_time", ..]
+        ["codec" | "key" | "error" | "money" | "local_time" | "observe", ..]
         | ["Error" | "Result" | "Missing" | "LocalTime" | "LocalTimeError", ..] => "foundation",
         other => panic!(
             "no layer for `crate::{}`: add it to this test",

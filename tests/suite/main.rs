@@ -39,6 +39,7 @@ mod limits;
 mod load;
 mod local_time;
 mod money;
+mod observe;
 mod outlier;
 mod recovery;
 mod sharding;

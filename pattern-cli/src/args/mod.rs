@@ -60,8 +60,24 @@ pub(crate) struct Cli {
     /// No progress bars.
     #[arg(long, short, global = true, help_heading = "Global options")]
     pub quiet: bool,
+    /// Log what the library does to stderr: `-v` each operation's span and progress (INFO),
+    /// `-vv` more (DEBUG). Never on stdout.
+    #[arg(short, long = "verbose", action = clap::ArgAction::Count, global = true, help_heading = "Global options")]
+    pub verbose: u8,
+    /// The logs' format on stderr (with `-v`): one line of text, or one JSON object, each.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true, help_heading = "Global options")]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How `-v` logs are written.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,7 +3,7 @@
 use pattern_core::store::query::{Filter, FindOptions};
 use pattern_core::store::Store;
 
-use crate::support::data::trades_10_customers;
+use crate::support::data::{trades_10_customers, MIGRATE_TRADES};
 use crate::support::{show, u, Db, Rng};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -12,21 +12,8 @@ async fn archive_moves_the_old_buckets_and_checks_both() {
     let mut rng = Rng::seeded();
     // Customer c: 10 (c + 1) trades, one a minute from 2024-01-01T00:00Z; 10 a bucket.
     db.insert("trades", trades_10_customers(&mut rng)).await;
-    let migrate = [
-        "--quiet",
-        "migrate",
-        "bucket",
-        "--from",
-        "trades",
-        "--to",
-        "trade_history",
-        "--key",
-        "customerId",
-        "--time",
-        "date",
-        "--size",
-        "10",
-    ];
+    let mut migrate = vec!["--quiet"];
+    migrate.extend_from_slice(&MIGRATE_TRADES);
     let out = db.run(&migrate);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let archive = |dry: bool| {

@@ -7,6 +7,7 @@ mod archive;
 mod convert;
 mod errors;
 mod indexes;
+mod logs;
 mod migrate;
 mod migrate_bucket;
 mod migrate_outlier;

@@ -148,6 +148,16 @@ pub async fn migrate_bucket<S: Store>(
     from: &Source<'_>,
     opts: &Options<'_>,
 ) -> Result<MigrateReport> {
+    let span = crate::observe::op_span!("bucket.migrate", "migrate", store, spec.collection);
+    crate::observe::traced!(span, migrate_bucket_in::<S>(store, spec, from, opts))
+}
+
+async fn migrate_bucket_in<S: Store>(
+    store: &S,
+    spec: &BucketSpec<'_>,
+    from: &Source<'_>,
+    opts: &Options<'_>,
+) -> Result<MigrateReport> {
     let series = spec.series();
     let mut report = MigrateReport {
         kind: "bucket".into(),

@@ -114,7 +114,10 @@ impl std::fmt::Debug for Options<'_> {
 }
 
 impl Options<'_> {
+    /// Calls the progress callback, if any, and emits the progress event
+    /// ([`observe`](crate::observe)).
     pub(crate) fn report(&self, phase: &str, done: u64, total: Option<u64>) {
+        crate::observe::progress(phase, done);
         if let Some(p) = self.progress {
             p(&Progress { phase, done, total });
         }

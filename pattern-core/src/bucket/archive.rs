@@ -24,7 +24,7 @@ use super::rollup::Rollup;
 use super::summary::totals_in;
 use super::time::{bounds_of, items_within, overlapping, Span};
 use super::Bucket;
-use crate::adopt::{key_text, LayoutDefect, Options, Progress};
+use crate::adopt::{key_text, LayoutDefect, Options};
 use crate::codec::as_int;
 use crate::codec::raw::raw_value;
 use crate::key::KeyPart;
@@ -86,6 +86,20 @@ where
 /// [`archive`] of a layout given as data (what the `pattern archive bucket` command builds):
 /// the same moves. `spec` must keep time bounds.
 pub async fn archive_layout<S: Store, A: Store>(
+    live: &S,
+    spec: &BucketSpec<'_>,
+    to: &ArchiveAt<'_, A>,
+    before: DateTime,
+    opts: &Options<'_>,
+) -> Result<ArchiveReport> {
+    let span = crate::observe::op_span!("bucket.archive", "archive", live, spec.collection);
+    crate::observe::traced!(
+        span,
+        archive_layout_in::<S, A>(live, spec, to, before, opts)
+    )
+}
+
+async fn archive_layout_in<S: Store, A: Store>(
     live: &S,
     spec: &BucketSpec<'_>,
     to: &ArchiveAt<'_, A>,
@@ -158,13 +172,7 @@ pub async fn archive_layout<S: Store, A: Store>(
                 report.items += items;
             }
         }
-        if let Some(progress) = opts.progress {
-            progress(&Progress {
-                phase: "archive",
-                done: report.read,
-                total: None,
-            });
-        }
+        opts.report("archive", report.read, None);
         if !full {
             return Ok(report);
         }

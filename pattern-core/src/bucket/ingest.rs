@@ -26,6 +26,16 @@ where
     B::Key: Sized,
     S: Store,
 {
+    let span = crate::observe::op_span!("bucket.ingest", "ingest", store, B::SPEC.collection);
+    crate::observe::traced!(span, ingest_in::<B, S>(store, items))
+}
+
+async fn ingest_in<B, S>(store: &S, items: &[(B::Key, B::Item)]) -> Result<u64>
+where
+    B: Bucket + ?Sized,
+    B::Key: Sized,
+    S: Store,
+{
     // Nothing written: every item is unwritten.
     let none_written = |e: Error| Error::Ingest {
         written: 0,

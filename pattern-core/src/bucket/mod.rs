@@ -39,6 +39,7 @@ use serde::Serialize;
 
 use crate::codec::BsonType;
 use crate::key::KeyPart;
+use crate::observe::op_span;
 use crate::series;
 use crate::spec::BucketSpec;
 use crate::store::query::Schema;
@@ -112,6 +113,16 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
+    let span = op_span!("bucket.push", "push", store, B::SPEC.collection);
+    crate::observe::traced!(span, push_item::<B, S, Q>(store, key, item))
+}
+
+async fn push_item<B, S, Q>(store: &S, key: &Q, item: &B::Item) -> Result<()>
+where
+    B: Bucket + ?Sized,
+    S: Store,
+    Q: KeyPart + ?Sized,
+{
     let bson = crate::codec::ser::item(item)?;
     push_values::<B, S, Q>(store, key, vec![bson], &[time_of::<B>(item)]).await
 }
@@ -125,12 +136,15 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let values = items
-        .iter()
-        .map(crate::codec::ser::item)
-        .collect::<Result<Vec<_>>>()?;
-    let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
-    push_values::<B, S, Q>(store, key, values, &times).await
+    let span = op_span!("bucket.push_many", "push_many", store, B::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let values = items
+            .iter()
+            .map(crate::codec::ser::item)
+            .collect::<Result<Vec<_>>>()?;
+        let times: Vec<i64> = items.iter().map(time_of::<B>).collect();
+        push_values::<B, S, Q>(store, key, values, &times).await
+    })
 }
 
 /// Appends serialized items, `times[i]` the epoch milliseconds of item `i`.
@@ -165,8 +179,11 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
-    doc.map(|raw| raw_page::<B>(&raw)).transpose()
+    let span = op_span!("bucket.page", "page", store, B::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
+        doc.map(|raw| raw_page::<B>(&raw)).transpose()
+    })
 }
 
 /// Every page of `key`, in order, fetched [`STREAM_BATCH`] buckets per round trip.
@@ -217,10 +234,13 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
-    Ok(Counts {
-        items: s.items,
-        pages: s.documents,
+    let span = op_span!("bucket.counts", "counts", store, B::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
+        Ok(Counts {
+            items: s.items,
+            pages: s.documents,
+        })
     })
 }
 

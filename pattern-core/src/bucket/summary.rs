@@ -44,7 +44,10 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
-    let totals = totals_in::<B, S>(store, &spec, &key, span, Rollup::LiveOnly).await?;
+    let op = crate::observe::op_span!("bucket.summary", "summary", store, spec.collection);
+    let totals = crate::observe::traced!(op, async {
+        totals_in::<B, S>(store, &spec, &key, span, Rollup::LiveOnly).await
+    })?;
     Ok(totals.into())
 }
 

@@ -228,14 +228,15 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
-    stream::once(async move {
+    let op = crate::observe::op_span!("bucket.range", "range", store, spec.collection);
+    stream::once(crate::observe::traced_in(op, async move {
         if span.is_empty() {
             return Ok(Vec::new());
         }
         let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
         let docs = in_push_order(&spec, bounded, unbounded)?;
         items_within::<B>(&spec, docs, span)
-    })
+    }))
     .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
     .try_flatten()
     .boxed()
@@ -289,7 +290,16 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let (spec, key) = (B::SPEC.series(), key.to_key_bson());
+    let span = crate::observe::op_span!("bucket.latest", "latest", store, B::SPEC.collection);
+    crate::observe::traced!(span, latest_in::<B, S>(store, key.to_key_bson(), n))
+}
+
+async fn latest_in<B, S>(store: &S, key: Bson, n: usize) -> Result<Vec<B::Item>>
+where
+    B: Bucket + ?Sized,
+    S: Store,
+{
+    let spec = B::SPEC.series();
     if n == 0 {
         return Ok(Vec::new());
     }

@@ -21,7 +21,7 @@ use bson::{Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
-use crate::adopt::{LayoutDefect, Options, Progress};
+use crate::adopt::{LayoutDefect, Options};
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
 use crate::store::{transaction_with, BoxFuture, Store};
@@ -122,6 +122,19 @@ pub async fn archive_layout<S: Store, A: Store>(
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
+    let span = crate::observe::op_span!("document.archive", "archive", live, coll);
+    let inner = archive_layout_in::<S, A>(live, coll, (age, keep), to, before, opts);
+    crate::observe::traced!(span, inner)
+}
+
+async fn archive_layout_in<S: Store, A: Store>(
+    live: &S,
+    coll: &str,
+    (age, keep): (&str, Option<&str>),
+    to: ArchiveAt<'_, A>,
+    before: DateTime,
+    opts: &Options<'_>,
+) -> Result<ArchiveReport> {
     if to.collection == coll && to.is_on(live) {
         return Err(Error::invalid(format!(
             "the archive of `{coll}` must be another collection"
@@ -155,13 +168,7 @@ pub async fn archive_layout<S: Store, A: Store>(
         } else if opts.dry_run {
             report.moved += ids.len() as u64;
         }
-        if let Some(progress) = opts.progress {
-            progress(&Progress {
-                phase: "archive",
-                done: report.read,
-                total: None,
-            });
-        }
+        opts.report("archive", report.read, None);
         if (ids.len() as i64) < BATCH {
             return Ok(report);
         }

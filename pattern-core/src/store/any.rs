@@ -187,6 +187,12 @@ impl Store for AnyStore {
     async fn create_index(&self, coll: &str, index: &query::IndexSpec) -> Result<()> {
         delegate!(self, s => s.create_index(coll, index).await)
     }
+    fn system_name(&self) -> &'static str {
+        delegate!(self, s => s.system_name())
+    }
+    fn database_name(&self) -> Option<&str> {
+        delegate!(self, s => s.database_name())
+    }
     async fn routes_by_shard_key(&self) -> Result<bool> {
         delegate!(self, s => s.routes_by_shard_key().await)
     }

@@ -122,6 +122,12 @@ impl Store for AnyTxn {
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
         delegate!(self, t => t.create_index(coll, index).await)
     }
+    fn system_name(&self) -> &'static str {
+        delegate!(self, t => t.system_name())
+    }
+    fn database_name(&self) -> Option<&str> {
+        delegate!(self, t => t.database_name())
+    }
     async fn routes_by_shard_key(&self) -> Result<bool> {
         delegate!(self, t => t.routes_by_shard_key().await)
     }

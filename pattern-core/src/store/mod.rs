@@ -397,6 +397,17 @@ pub trait Store: Send + Sync + Sized {
         async move { Err(refused) }
     }
 
+    /// The database system, for tracing (OpenTelemetry's `db.system.name`): `"mongodb"`,
+    /// `"memory"` for the in-memory store, `"other"` by default.
+    fn system_name(&self) -> &'static str {
+        "other"
+    }
+
+    /// The database's name, for tracing (OpenTelemetry's `db.namespace`), if it has one.
+    fn database_name(&self) -> Option<&str> {
+        None
+    }
+
     /// Whether this store routes each query to the shards its shard key names (a MongoDB
     /// sharded cluster, reached through `mongos`): a read the key would target then names the
     /// key even when another filter finds its documents alone. `false` (the default) for a

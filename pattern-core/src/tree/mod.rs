@@ -14,6 +14,7 @@
 //! The functions here are generic over the node type; `#[derive(Tree)]` generates the same as
 //! typed methods on the struct.
 
+use crate::observe::op_span;
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -115,8 +116,11 @@ async fn validated<T: Tree, S: Store>(store: &S) -> Result<()> {
 /// a transaction that numbers it after every node (finding the largest `right` reads the
 /// collection: no index serves it, and roots are rare).
 pub async fn insert_root<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
-    validated::<T, S>(store).await?;
-    write::insert(store, &T::SPEC, node_document(node)?, None).await
+    let span = op_span!("tree.insert_root", "insert_root", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        write::insert(store, &T::SPEC, node_document(node)?, None).await
+    })
 }
 
 /// Inserts `node` as the last child of `parent`. [`Error::UnknownNode`] when `parent` does not
@@ -128,9 +132,17 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    validated::<T, S>(store).await?;
-    let parent = id_bson(parent)?;
-    write::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
+    let span = op_span!(
+        "tree.insert_child",
+        "insert_child",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        let parent = id_bson(parent)?;
+        write::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
+    })
 }
 
 /// Writes the node's own data (`$set` of each field the struct serializes), keeping its place
@@ -267,10 +279,13 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    validated::<T, S>(store).await?;
-    let id = id_bson(id)?;
-    let new_parent = new_parent.map(id_bson).transpose()?;
-    write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
+    let span = op_span!("tree.move_to", "move_to", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        let id = id_bson(id)?;
+        let new_parent = new_parent.map(id_bson).transpose()?;
+        write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
+    })
 }
 
 /// Deletes the node and all its descendants; returns how many nodes. Atomic.
@@ -281,9 +296,17 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    validated::<T, S>(store).await?;
-    let id = id_bson(id)?;
-    write::delete_subtree(store, &T::SPEC, &id).await
+    let span = op_span!(
+        "tree.delete_subtree",
+        "delete_subtree",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        let id = id_bson(id)?;
+        write::delete_subtree(store, &T::SPEC, &id).await
+    })
 }
 
 /// Deletes the node alone; its children move up to its parent (or become roots). Atomic.
@@ -294,9 +317,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    validated::<T, S>(store).await?;
-    let id = id_bson(id)?;
-    write::delete_node(store, &T::SPEC, &id).await
+    let span = op_span!("tree.delete_node", "delete_node", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        let id = id_bson(id)?;
+        write::delete_node(store, &T::SPEC, &id).await
+    })
 }
 
 /// Every root, in the order of [`children`].

@@ -35,3 +35,20 @@ pub(crate) fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
         v.swap(i, j);
     }
 }
+
+/// `migrate bucket` of [`trades_10_customers`]' collection `trades` into `trade_history`, 10
+/// trades a bucket.
+pub(crate) const MIGRATE_TRADES: [&str; 12] = [
+    "migrate",
+    "bucket",
+    "--from",
+    "trades",
+    "--to",
+    "trade_history",
+    "--key",
+    "customerId",
+    "--time",
+    "date",
+    "--size",
+    "10",
+];

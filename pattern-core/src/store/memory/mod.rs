@@ -368,7 +368,10 @@ impl MemoryStore {
 impl Store for MemoryStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
         let mut doc = Some(doc);
-        self.write(|state| ops::insert(state, coll, &mut doc)).await
+        self.write(|state| ops::insert(state, coll, &mut doc))
+            .await?;
+        crate::observe::command(1);
+        Ok(())
     }
 
     async fn update_one(
@@ -379,7 +382,9 @@ impl Store for MemoryStore {
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         let op = |state: &mut State| ops::update(state, coll, filter, &[], update, upsert, None);
-        Ok(self.write(op).await?.0)
+        let outcome = self.write(op).await?.0;
+        crate::observe::command(u64::from(outcome.matched || outcome.upserted));
+        Ok(outcome)
     }
 
     async fn update_first(
@@ -394,7 +399,9 @@ impl Store for MemoryStore {
     ) -> Result<Option<Document>> {
         let fields = Some(fields);
         let op = |state: &mut State| ops::update(state, coll, filter, sort, update, upsert, fields);
-        Ok(self.write(op).await?.1)
+        let (outcome, before) = self.write(op).await?;
+        crate::observe::command(u64::from(outcome.matched || outcome.upserted));
+        Ok(before)
     }
 
     async fn push_open(
@@ -416,7 +423,10 @@ impl Store for MemoryStore {
             }
         };
         match native {
-            Some(done) => done,
+            Some(done) => {
+                crate::observe::command(1);
+                done
+            }
             None => {
                 crate::store::push_open_keeping(self, spec, key, items, kept, seq, new_id).await
             }
@@ -431,13 +441,17 @@ impl Store for MemoryStore {
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         let mut doc = Some(doc);
-        self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))
-            .await
+        let outcome =
+            (self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))).await?;
+        crate::observe::command(u64::from(outcome.matched || outcome.upserted));
+        Ok(outcome)
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         opts.check()?;
-        Ok(ops::find(self.lock().get(coll), filter, opts))
+        let docs = ops::find(self.lock().get(coll), filter, opts);
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     /// Serialized from the stored documents, without copying them first.
@@ -448,7 +462,9 @@ impl Store for MemoryStore {
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
         opts.check()?;
-        ops::find_raw(coll, self.lock().get(coll), filter, opts)
+        let docs = ops::find_raw(coll, self.lock().get(coll), filter, opts)?;
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     async fn array_stats(
@@ -488,7 +504,9 @@ impl Store for MemoryStore {
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        self.write(|state| ops::delete(state, coll, filter)).await
+        let n = self.write(|state| ops::delete(state, coll, filter)).await?;
+        crate::observe::command(n);
+        Ok(n)
     }
 
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
@@ -518,13 +536,18 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn system_name(&self) -> &'static str {
+        "memory"
+    }
+
     fn extensions(&self) -> &Extensions {
         &self.extensions
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
-        self.write(|state| ops::update_many(state, coll, filter, update))
-            .await
+        let n = (self.write(|state| ops::update_many(state, coll, filter, update))).await?;
+        crate::observe::command(n);
+        Ok(n)
     }
 
     async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {

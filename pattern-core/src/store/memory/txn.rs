@@ -170,6 +170,7 @@ impl MemoryTxn {
     /// what follows fails naming this error. The checks a client makes before sending an
     /// operation are made before this.
     fn run<R>(&self, op: impl FnOnce(&mut TxnSpace<'_>) -> Step<R>) -> Result<R> {
+        crate::observe::command(0);
         let mut inner = self.lock();
         self.usable(&mut inner)?;
         let mut space = TxnSpace {
@@ -456,7 +457,9 @@ impl Store for MemoryTxn {
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
         opts.check()?;
-        self.read(coll, |c| ops::find(c, filter, opts))
+        let docs = self.read(coll, |c| ops::find(c, filter, opts))?;
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     async fn find_raw(
@@ -466,7 +469,9 @@ impl Store for MemoryTxn {
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
         opts.check()?;
-        self.read(coll, |c| ops::find_raw(coll, c, filter, opts))?
+        let docs = self.read(coll, |c| ops::find_raw(coll, c, filter, opts))??;
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     async fn array_stats(&self, coll: &str, filter: &Filter, field: &str) -> Result<ArrayStats> {
@@ -507,6 +512,10 @@ impl Store for MemoryTxn {
         self.set_validator_now(coll, schema)
     }
 
+    fn system_name(&self) -> &'static str {
+        "memory"
+    }
+
     fn extensions(&self) -> &Extensions {
         &self.store.extensions
     }
@@ -528,6 +537,7 @@ impl Store for MemoryTxn {
 
 impl Transaction for MemoryTxn {
     async fn commit(&self) -> Result<()> {
+        crate::observe::command(0);
         self.commit_now()
     }
 

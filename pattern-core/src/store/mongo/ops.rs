@@ -19,6 +19,7 @@ impl MongoStore {
     ) -> Result<()> {
         crate::codec::size::check_document_size(coll, &doc)?;
         let collection = self.coll(coll);
+        crate::observe::command(1);
         in_session!(collection.insert_one(doc), session)
             .await
             .map_err(|e| map_err(coll, e))?;
@@ -39,6 +40,7 @@ impl MongoStore {
             crate::codec::size::check_document_size(coll, doc)?;
         }
         let collection = self.coll(coll);
+        crate::observe::command(docs.len() as u64);
         in_session!(collection.insert_many(docs), session)
             .await
             .map_err(|e| map_err(coll, e))?;
@@ -60,6 +62,7 @@ impl MongoStore {
         let r = in_session!(action, session)
             .await
             .map_err(|e| map_err(coll, e))?;
+        crate::observe::command(r.modified_count + u64::from(r.upserted_id.is_some()));
         Ok(UpdateOutcome {
             matched: r.matched_count > 0,
             upserted: r.upserted_id.is_some(),
@@ -92,6 +95,7 @@ impl MongoStore {
             let r = in_session!(action, session)
                 .await
                 .map_err(|e| map_err(coll, e))?;
+            crate::observe::command(r.modified_count + u64::from(r.upserted_id.is_some()));
             return Ok((r.matched_count > 0).then(Document::new));
         }
         let sort: Document = sort
@@ -113,9 +117,11 @@ impl MongoStore {
         if !hint.is_empty() {
             action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
         }
-        in_session!(action, session)
+        let found = in_session!(action, session)
             .await
-            .map_err(|e| map_err(coll, e))
+            .map_err(|e| map_err(coll, e))?;
+        crate::observe::command(1);
+        Ok(found)
     }
 
     pub(crate) async fn replace_one_in(
@@ -134,6 +140,7 @@ impl MongoStore {
         let r = in_session!(action, session)
             .await
             .map_err(|e| map_err(coll, e))?;
+        crate::observe::command(1);
         Ok(UpdateOutcome {
             matched: r.matched_count > 0,
             upserted: r.upserted_id.is_some(),
@@ -180,7 +187,9 @@ impl MongoStore {
                 Err(e) => Err(e),
             },
         };
-        read.map_err(|e| map_err(coll, e))
+        let docs: Vec<T> = read.map_err(|e| map_err(coll, e))?;
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     /// Every document an aggregation returns: all in the first reply unless they pass 16 MiB
@@ -203,7 +212,9 @@ impl MongoStore {
                 Err(e) => Err(e),
             },
         };
-        read.map_err(|e| map_err(coll, e))
+        let docs: Vec<Document> = read.map_err(|e| map_err(coll, e))?;
+        crate::observe::command(docs.len() as u64);
+        Ok(docs)
     }
 
     /// [`Store::first_per`](crate::store::Store::first_per): one `aggregate`, `$match`,
@@ -293,6 +304,7 @@ impl MongoStore {
         let r = in_session!(action, session)
             .await
             .map_err(|e| map_err(coll, e))?;
+        crate::observe::command(r.modified_count);
         Ok(r.matched_count)
     }
 
@@ -374,6 +386,7 @@ impl MongoStore {
         let r = in_session!(collection.delete_many(filter.to_document()), session)
             .await
             .map_err(|e| map_err(coll, e))?;
+        crate::observe::command(r.deleted_count);
         Ok(r.deleted_count)
     }
 }

@@ -65,6 +65,7 @@ impl MongoStore {
         match sent {
             Ok(result) => {
                 self.bulk_write.store(YES, Ordering::Relaxed);
+                crate::observe::command(2);
                 Ok((opened_in(&result.update_results), Ok(())))
             }
             Err(e) => {

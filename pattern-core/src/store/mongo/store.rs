@@ -55,6 +55,14 @@ impl Store for MongoStore {
         self.replace_one_in(None, coll, filter, doc, upsert).await
     }
 
+    fn system_name(&self) -> &'static str {
+        "mongodb"
+    }
+
+    fn database_name(&self) -> Option<&str> {
+        Some(self.db.name())
+    }
+
     /// Asks the server once (`hello`) and remembers: a `mongos` answers `msg: "isdbgrid"`.
     async fn routes_by_shard_key(&self) -> Result<bool> {
         match self.routed.load(Ordering::Relaxed) {
@@ -156,6 +164,7 @@ impl Store for MongoStore {
             }
         };
         self.bulk_write.store(YES, Ordering::Relaxed);
+        crate::observe::command(total as u64);
         let first_error = reply
             .get_document("cursor")
             .ok()

@@ -246,6 +246,12 @@ impl Store for MongoTxn {
     }
 
     /// On the store, outside the transaction (see [`MongoTxn`]).
+    fn system_name(&self) -> &'static str {
+        "mongodb"
+    }
+    fn database_name(&self) -> Option<&str> {
+        self.store.database_name()
+    }
     async fn routes_by_shard_key(&self) -> Result<bool> {
         self.store.routes_by_shard_key().await
     }
@@ -306,6 +312,7 @@ impl Transaction for MongoTxn {
         }
         let mut attempt = 1;
         let result = loop {
+            crate::observe::command(0);
             match state.session.commit_transaction().await {
                 Err(e)
                     if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)

@@ -1,0 +1,169 @@
+//! Tracing of the patterns' operations (feature `tracing`, off by default: with no subscriber
+//! it adds 2.0% to an in-memory push, over the 1% it was allowed; `BENCHMARKS.md`).
+//!
+//! Each instrumented operation runs in a [`tracing`] span named by its pattern and operation
+//! (`bucket.push`, `tree.move_to`: a fixed, low-cardinality name), entered as a child of the
+//! caller's current span, with OpenTelemetry's database attributes:
+//!
+//! | field | value |
+//! |---|---|
+//! | [`DB_SYSTEM_NAME`] | `"mongodb"` on MongoDB, `"memory"` on the in-memory store ([`Store::system_name`](crate::store::Store::system_name)) |
+//! | [`DB_NAMESPACE`] | the database's name (MongoDB; empty in memory) |
+//! | [`DB_COLLECTION_NAME`] | the collection the operation addresses |
+//! | [`DB_OPERATION_NAME`] | the operation (`push`, `move_to`) |
+//! | [`COMMANDS`] | the commands it sent (each store primitive is one; recorded when it ends) |
+//! | [`DOCUMENTS`] | the documents those commands returned or wrote |
+//! | [`ERROR_TYPE`] | the kind of its error ([`Error::kind_name`](crate::Error::kind_name)), when it fails |
+//!
+//! No query text is ever recorded. Long operations (migrations, archives) emit an `INFO`
+//! event per batch (target `pattern_core::progress`) with `phase` and `done`. With no
+//! subscriber, or one not interested in these spans, an operation costs one check of the
+//! span's interest and runs as it would without the feature.
+
+use std::future::Future;
+
+use crate::Result;
+
+/// OpenTelemetry's `db.system.name`.
+pub const DB_SYSTEM_NAME: &str = "db.system.name";
+/// OpenTelemetry's `db.namespace`.
+pub const DB_NAMESPACE: &str = "db.namespace";
+/// OpenTelemetry's `db.collection.name`.
+pub const DB_COLLECTION_NAME: &str = "db.collection.name";
+/// OpenTelemetry's `db.operation.name`.
+pub const DB_OPERATION_NAME: &str = "db.operation.name";
+/// The number of commands an operation sent.
+pub const COMMANDS: &str = "pattern.commands";
+/// The number of documents its commands returned or wrote.
+pub const DOCUMENTS: &str = "pattern.documents";
+/// OpenTelemetry's `error.type`.
+pub const ERROR_TYPE: &str = "error.type";
+
+#[cfg(feature = "tracing")]
+mod on {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    use tracing::Instrument;
+
+    use super::*;
+
+    /// What an operation's commands did so far.
+    #[derive(Default)]
+    pub(crate) struct Counts {
+        commands: AtomicU64,
+        documents: AtomicU64,
+    }
+
+    tokio::task_local! {
+        static COUNTS: Arc<Counts>;
+    }
+
+    /// Runs `op` in `span` (unless no subscriber wants it), then records what it sent and how
+    /// it ended; an operation run inside another adds its counts to the outer one's.
+    pub(crate) async fn traced_in<T>(
+        span: tracing::Span,
+        op: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        if span.is_disabled() {
+            return op.await;
+        }
+        let counts = Arc::new(Counts::default());
+        let outer = COUNTS.try_with(Arc::clone).ok();
+        let out = COUNTS
+            .scope(counts.clone(), op.instrument(span.clone()))
+            .await;
+        let commands = counts.commands.load(Ordering::Relaxed);
+        let documents = counts.documents.load(Ordering::Relaxed);
+        span.record(COMMANDS, commands);
+        span.record(DOCUMENTS, documents);
+        if let Err(e) = &out {
+            span.record(ERROR_TYPE, e.kind_name());
+        }
+        if let Some(outer) = outer {
+            outer.commands.fetch_add(commands, Ordering::Relaxed);
+            outer.documents.fetch_add(documents, Ordering::Relaxed);
+        }
+        out
+    }
+
+    /// Counts one command sent by a store for the operation running (if any is traced),
+    /// which returned or wrote `documents` documents.
+    pub(crate) fn command(documents: u64) {
+        let _ = COUNTS.try_with(|c| {
+            c.commands.fetch_add(1, Ordering::Relaxed);
+            c.documents.fetch_add(documents, Ordering::Relaxed);
+        });
+    }
+
+    /// A progress event of a long operation: `phase`, and how many done so far.
+    pub(crate) fn progress(phase: &str, done: u64) {
+        tracing::info!(target: "pattern_core::progress", phase, done);
+    }
+}
+
+#[cfg(feature = "tracing")]
+pub(crate) use on::{command, progress, traced_in};
+
+/// Without the `tracing` feature: the operation as it is.
+#[cfg(not(feature = "tracing"))]
+pub(crate) async fn traced_in<T>(_span: (), op: impl Future<Output = Result<T>>) -> Result<T> {
+    op.await
+}
+
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn command(_documents: u64) {}
+
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn progress(_phase: &str, _done: u64) {}
+
+/// The span of operation `$op` of a pattern (`$name`: `"bucket.push"`, a literal) on
+/// collection `$coll` of `$store`.
+#[cfg(feature = "tracing")]
+macro_rules! op_span {
+    ($name:literal, $op:literal, $store:expr, $coll:expr) => {{
+        let store = $store;
+        tracing::info_span!(
+            $name,
+            "db.system.name" = store.system_name(),
+            "db.namespace" = store.database_name().unwrap_or(""),
+            "db.collection.name" = $coll,
+            "db.operation.name" = $op,
+            "pattern.commands" = tracing::field::Empty,
+            "pattern.documents" = tracing::field::Empty,
+            "error.type" = tracing::field::Empty,
+        )
+    }};
+}
+
+#[cfg(not(feature = "tracing"))]
+macro_rules! op_span {
+    ($name:literal, $op:literal, $store:expr, $coll:expr) => {{
+        let _ = (&$store, &$coll);
+    }};
+}
+
+/// `$op.await` in `$span` ([`traced_in`]); when no subscriber wants the span, `$op.await` as it
+/// is, the future built in place (not moved into a wrapper: the push's future is large, and
+/// moving it costs as much as the check saves).
+#[cfg(feature = "tracing")]
+macro_rules! traced {
+    ($span:expr, $op:expr) => {{
+        let span: tracing::Span = $span;
+        if span.is_disabled() {
+            $op.await
+        } else {
+            $crate::observe::traced_in(span, $op).await
+        }
+    }};
+}
+
+#[cfg(not(feature = "tracing"))]
+macro_rules! traced {
+    ($span:expr, $op:expr) => {{
+        let () = $span;
+        $op.await
+    }};
+}
+
+pub(crate) use {op_span, traced};

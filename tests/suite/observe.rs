@@ -1,0 +1,295 @@
+//! Tracing (issue 32): a capturing subscriber records the spans and events the operations
+//! emit, on both stores. A push, a tree move (a transaction) and a migration each run in their
+//! own span (`bucket.push`, `tree.move_to`, `bucket.migrate`), a child of the caller's span,
+//! with OpenTelemetry's database attributes, the commands sent and documents touched, and the
+//! error kind when they fail; a migration emits its progress as events inside its span.
+//!
+//! The subscriber is the thread's default, so each test runs on a current-thread runtime.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+
+use bson::{doc, DateTime};
+use pattern_core::adopt::{Options, Source};
+use pattern_core::store::Store;
+use pattern_core::{AnyStore, Bucket, Error, MemoryStore};
+use serde::{Deserialize, Serialize};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+/// A span as recorded: its name, its parent's name, its fields (the values' text).
+#[derive(Clone, Debug, Default)]
+struct Recorded {
+    name: String,
+    parent: Option<String>,
+    fields: BTreeMap<String, String>,
+}
+
+/// An event: its target, the span it happened in, its fields.
+#[derive(Clone, Debug, Default)]
+struct Happened {
+    target: String,
+    span: Option<String>,
+    fields: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Default)]
+struct Capture {
+    spans: Arc<Mutex<Vec<Recorded>>>,
+    events: Arc<Mutex<Vec<Happened>>>,
+}
+
+/// Where a span's record is in [`Capture::spans`].
+struct Slot(usize);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+        self.0.insert(field.name().into(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().into(), value.to_string());
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let span = ctx.span(id).expect("a new span");
+        let mut rec = Recorded {
+            name: attrs.metadata().name().into(),
+            parent: span.parent().map(|p| p.name().to_owned()),
+            ..Recorded::default()
+        };
+        attrs.record(&mut Fields(&mut rec.fields));
+        let mut spans = self.spans.lock().unwrap();
+        spans.push(rec);
+        span.extensions_mut().insert(Slot(spans.len() - 1));
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let span = ctx.span(id).expect("a span");
+        let slot = span.extensions().get::<Slot>().map(|Slot(i)| *i);
+        if let Some(i) = slot {
+            values.record(&mut Fields(&mut self.spans.lock().unwrap()[i].fields));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut happened = Happened {
+            target: event.metadata().target().into(),
+            span: ctx.event_span(event).map(|s| s.name().to_owned()),
+            ..Happened::default()
+        };
+        event.record(&mut Fields(&mut happened.fields));
+        self.events.lock().unwrap().push(happened);
+    }
+}
+
+impl Capture {
+    /// Installs a fresh capture as this thread's subscriber (until the guard drops).
+    fn install() -> (Capture, tracing::subscriber::DefaultGuard) {
+        let capture = Capture::default();
+        let subscriber = tracing_subscriber::registry().with(capture.clone());
+        let guard = tracing::subscriber::set_default(subscriber);
+        (capture, guard)
+    }
+
+    fn clear(&self) {
+        self.spans.lock().unwrap().clear();
+        self.events.lock().unwrap().clear();
+    }
+
+    /// The spans named `name`.
+    fn named(&self, name: &str) -> Vec<Recorded> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().filter(|s| s.name == name).cloned().collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Trade {
+    qty: i64,
+    date: DateTime,
+}
+
+#[derive(Bucket)]
+#[bucket(collection = "obs_trades", size = 10, time = "date")]
+#[allow(dead_code)]
+struct Trades {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+#[derive(pattern_core::Tree, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[tree(collection = "obs_units", model = "nested_set")]
+struct Unit {
+    #[serde(rename = "_id")]
+    id: i64,
+}
+
+fn trade(i: i64) -> Trade {
+    Trade {
+        qty: i,
+        date: DateTime::from_millis(1_700_000_000_000 + i * 60_000),
+    }
+}
+
+/// The store's `db.system.name`.
+fn system(store: &AnyStore) -> &'static str {
+    match store {
+        AnyStore::Memory(_) => "memory",
+        _ => "mongodb",
+    }
+}
+
+/// The one span named `name`, checked against the attributes every operation carries.
+fn one(capture: &Capture, name: &str, store: &AnyStore, coll: &str, op: &str) -> Recorded {
+    let spans = capture.named(name);
+    assert_eq!(spans.len(), 1, "{name}: {spans:?}");
+    let s = spans[0].clone();
+    assert_eq!(s.parent.as_deref(), Some("request"), "{s:?}");
+    let f = |k: &str| s.fields.get(k).cloned().unwrap_or_default();
+    assert_eq!(f("db.system.name"), system(store), "{s:?}");
+    assert_eq!(f("db.collection.name"), coll, "{s:?}");
+    assert_eq!(f("db.operation.name"), op, "{s:?}");
+    let namespace = store.database_name().unwrap_or("");
+    assert_eq!(f("db.namespace"), namespace, "{s:?}");
+    s
+}
+
+/// A push: one command writing one document, under the caller's span; a page read too.
+async fn a_push_is_one_span(store: AnyStore) {
+    Trades::push(&store, &7, trade(0)).await.unwrap(); // the collection's set-up
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    Trades::push(&store, &7, trade(1)).await.unwrap();
+    let s = one(&capture, "bucket.push", &store, "obs_trades", "push");
+    assert_eq!(
+        s.fields.get("pattern.commands").map(String::as_str),
+        Some("1"),
+        "{s:?}"
+    );
+    assert_eq!(
+        s.fields.get("pattern.documents").map(String::as_str),
+        Some("1"),
+        "{s:?}"
+    );
+    assert!(!s.fields.contains_key("error.type"), "{s:?}");
+    // No query text, ever.
+    assert!(s
+        .fields
+        .keys()
+        .all(|k| !k.contains("query") && !k.contains("statement")));
+    // A page read, and a range read on its own span too.
+    capture.clear();
+    let page = Trades::page(&store, &7, 1).await.unwrap();
+    assert_eq!(page.map(|p| p.items.len()), Some(2));
+    let s = one(&capture, "bucket.page", &store, "obs_trades", "page");
+    assert_eq!(
+        s.fields.get("pattern.documents").map(String::as_str),
+        Some("1"),
+        "{s:?}"
+    );
+}
+
+/// A tree move: a transaction (its reads, writes and commit counted) in one span.
+async fn a_tree_move_is_one_span(store: AnyStore) {
+    let unit = |id: i64| Unit { id };
+    unit(1).insert_root(&store).await.unwrap();
+    unit(2).insert_child(&store, &1).await.unwrap();
+    unit(3).insert_child(&store, &1).await.unwrap();
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    Unit::move_to(&store, &3, Some(&2)).await.unwrap();
+    let s = one(&capture, "tree.move_to", &store, "obs_units", "move_to");
+    let commands: u64 = s.fields["pattern.commands"].parse().unwrap();
+    // At least a read of the node, a write and the commit.
+    assert!(commands >= 3, "{s:?}");
+    capture.clear();
+    let e = Unit::move_to(&store, &1, Some(&3)).await;
+    assert!(matches!(e, Err(Error::Cycle { .. })), "{e:?}");
+    let s = one(&capture, "tree.move_to", &store, "obs_units", "move_to");
+    assert_eq!(
+        s.fields.get("error.type").map(String::as_str),
+        Some("Cycle")
+    );
+}
+
+/// A migration: one span, its progress as events inside it.
+async fn a_migration_reports_progress(store: AnyStore) {
+    let docs: Vec<bson::Document> = (0..35_i64)
+        .map(|i| doc! {"customerId": i % 3, "qty": i, "date": trade(i).date})
+        .collect();
+    store.insert_many("obs_flat", docs).await.unwrap();
+    let from = Source {
+        collection: "obs_flat",
+        key_field: "customerId",
+        time_field: "date",
+    };
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    let report = Trades::migrate(&store, &from, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(report.moved_items, 35);
+    let s = one(&capture, "bucket.migrate", &store, "obs_trades", "migrate");
+    let commands: u64 = s.fields["pattern.commands"].parse().unwrap();
+    assert!(commands >= 2, "{s:?}");
+    let events = capture.events.lock().unwrap().clone();
+    let progress: Vec<&Happened> = (events.iter())
+        .filter(|e| e.target == "pattern_core::progress")
+        .collect();
+    assert!(!progress.is_empty(), "{events:?}");
+    for e in &progress {
+        assert_eq!(e.span.as_deref(), Some("bucket.migrate"), "{e:?}");
+        assert!(
+            e.fields.contains_key("phase") && e.fields.contains_key("done"),
+            "{e:?}"
+        );
+    }
+}
+
+/// Runs `test` on a current-thread runtime (the capture is the thread's subscriber), on the
+/// in-memory store and on MongoDB.
+macro_rules! on_both_stores_here {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(pattern_core::AnyStore::Memory(super::MemoryStore::new())).await;
+                }
+            )*
+        }
+        mod mongo {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let store = pattern_tests::mongo_store(stringify!($name)).await;
+                    super::$name(pattern_core::AnyStore::Mongo(store.clone())).await;
+                    let _ = store.database().drop().await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores_here!(
+    a_push_is_one_span,
+    a_tree_move_is_one_span,
+    a_migration_reports_progress,
+);
