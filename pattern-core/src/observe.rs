@@ -15,7 +15,11 @@
 //! | [`DOCUMENTS`] | the documents those commands returned or wrote |
 //! | [`ERROR_TYPE`] | the kind of its error ([`Error::kind_name`](crate::Error::kind_name)), when it fails |
 //!
-//! No query text is ever recorded. Long operations (migrations, archives) emit an `INFO`
+//! No query text is recorded unless asked for: [`record_query_text`]`(true)` then makes every
+//! command a store sends emit a `DEBUG` event (target `pattern_core::query`) in the
+//! operation's span, with `db.collection.name`, `db.operation.name` (the command: `find`,
+//! `update`...) and `db.query.text` (its filter, as relaxed Extended JSON: values included,
+//! so only where they may be logged). Long operations (migrations, archives) emit an `INFO`
 //! event per batch (target `pattern_core::progress`) with `phase` and `done`. With no
 //! subscriber, or one not interested in these spans, an operation costs one check of the
 //! span's interest and runs as it would without the feature.
@@ -38,6 +42,36 @@ pub const COMMANDS: &str = "pattern.commands";
 pub const DOCUMENTS: &str = "pattern.documents";
 /// OpenTelemetry's `error.type`.
 pub const ERROR_TYPE: &str = "error.type";
+
+/// OpenTelemetry's `db.query.text` (only with [`record_query_text`]).
+pub const DB_QUERY_TEXT: &str = "db.query.text";
+
+static QUERY_TEXT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether each command's filter is logged (`db.query.text`, a `DEBUG` event of target
+/// `pattern_core::query`): off unless turned on here, for the whole process. The text holds
+/// the values the filter compares with. Without the `tracing` feature, nothing is logged.
+pub fn record_query_text(on: bool) {
+    QUERY_TEXT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A command `op` on `coll` is sent with `filter`: its text logged when asked for.
+#[cfg(feature = "tracing")]
+pub(crate) fn query(coll: &str, op: &str, filter: &crate::store::query::Filter) {
+    if QUERY_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
+        let text = bson::Bson::Document(filter.to_document()).into_relaxed_extjson();
+        tracing::event!(
+            target: "pattern_core::query",
+            tracing::Level::DEBUG,
+            db.collection.name = coll,
+            db.operation.name = op,
+            db.query.text = %text
+        );
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn query(_coll: &str, _op: &str, _filter: &crate::store::query::Filter) {}
 
 #[cfg(feature = "tracing")]
 mod on {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use bson::{doc, DateTime};
 use pattern_core::adopt::{Options, Source};
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Bucket, Error, MemoryStore};
+use pattern_core::{AnyStore, Bucket, Document, Error, MemoryStore, Outlier};
 use serde::{Deserialize, Serialize};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -204,6 +204,102 @@ async fn a_push_is_one_span(store: AnyStore) {
     );
 }
 
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "obs_notes")]
+struct Note {
+    #[serde(rename = "_id")]
+    id: i64,
+    text: String,
+}
+
+#[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[outlier(collection = "obs_books", threshold = 2, overflow = "obs_extra")]
+struct Book {
+    #[outlier(id)]
+    #[serde(rename = "_id")]
+    id: i64,
+    #[outlier(items)]
+    buyers: Vec<i64>,
+}
+
+/// Documents and outliers: each operation its own span, the documents it read or wrote.
+async fn documents_and_outliers_have_spans(store: AnyStore) {
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    let note = Note {
+        id: 1,
+        text: "a".into(),
+    };
+    note.insert(&store).await.unwrap();
+    one(&capture, "document.insert", &store, "obs_notes", "insert");
+    capture.clear();
+    assert_eq!(Note::get(&store, &1).await.unwrap(), Some(note));
+    let s = one(&capture, "document.get", &store, "obs_notes", "get");
+    assert_eq!(
+        s.fields.get("pattern.documents").map(String::as_str),
+        Some("1"),
+        "{s:?}"
+    );
+    Book {
+        id: 9,
+        buyers: vec![],
+    }
+    .save(&store)
+    .await
+    .unwrap();
+    capture.clear();
+    for b in 0..4_i64 {
+        Book::push(&store, &9, b).await.unwrap();
+    }
+    let pushes = capture.named("outlier.push");
+    assert_eq!(pushes.len(), 4, "{pushes:?}");
+    capture.clear();
+    let full = Book::full(&store, &9).await.unwrap().unwrap();
+    assert_eq!(full.buyers, [0, 1, 2, 3]);
+    let s = one(&capture, "outlier.full", &store, "obs_books", "full");
+    let docs: u64 = s.fields["pattern.documents"].parse().unwrap();
+    assert!(docs >= 2, "the main document and its overflow: {s:?}");
+}
+
+/// No query text unless asked for; asked for, each command's filter as an event in the
+/// operation's span. (The switch is the process's: this test turns it on and off again, and
+/// the other tests assert no query field on their spans, not the absence of these events.)
+async fn query_text_only_when_asked(store: AnyStore) {
+    Trades::push(&store, &3, trade(0)).await.unwrap();
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    let queries = |c: &Capture| {
+        let events = c.events.lock().unwrap().clone();
+        (events.into_iter())
+            .filter(|e| e.target == "pattern_core::query")
+            .collect::<Vec<_>>()
+    };
+    // The two stores' runs of this test take turns with the switch.
+    static SWITCH: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let turn = SWITCH.lock().await;
+    Trades::page(&store, &3, 1).await.unwrap();
+    pattern_core::observe::record_query_text(true);
+    Trades::page(&store, &3, 1).await.unwrap();
+    pattern_core::observe::record_query_text(false);
+    drop(turn);
+    let seen = queries(&capture);
+    // Only the second read's find (other tests' reads run on other threads, not captured).
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let q = &seen[0];
+    assert_eq!(q.span.as_deref(), Some("bucket.page"), "{q:?}");
+    assert_eq!(
+        q.fields.get("db.operation.name").map(String::as_str),
+        Some("find")
+    );
+    assert_eq!(
+        q.fields.get("db.collection.name").map(String::as_str),
+        Some("obs_trades")
+    );
+    assert!(q.fields["db.query.text"].contains("customerId"), "{q:?}");
+}
+
 /// A tree move: a transaction (its reads, writes and commit counted) in one span.
 async fn a_tree_move_is_one_span(store: AnyStore) {
     let unit = |id: i64| Unit { id };
@@ -290,6 +386,8 @@ macro_rules! on_both_stores_here {
 
 on_both_stores_here!(
     a_push_is_one_span,
+    query_text_only_when_asked,
+    documents_and_outliers_have_spans,
     a_tree_move_is_one_span,
     a_migration_reports_progress,
 );

@@ -280,15 +280,18 @@ pub(crate) async fn write_back<D: Document, S: Store>(
 /// first, so that a document deleted and inserted again continues its revisions).
 /// [`Error::DuplicateKey`] when its `_id` exists.
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let doc = to_document(doc)?;
-    ensure_indexes::<D, S>(store).await?;
-    if linked::applies::<D>() {
-        return linked::insert::<D, S>(store, doc).await;
-    }
-    match D::HISTORY {
-        None => store.insert_one(D::COLLECTION, doc).await,
-        Some(h) => history::insert::<D, S>(store, h, doc).await,
-    }
+    let span = crate::observe::op_span!("document.insert", "insert", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let doc = to_document(doc)?;
+        ensure_indexes::<D, S>(store).await?;
+        if linked::applies::<D>() {
+            return linked::insert::<D, S>(store, doc).await;
+        }
+        match D::HISTORY {
+            None => store.insert_one(D::COLLECTION, doc).await,
+            Some(h) => history::insert::<D, S>(store, h, doc).await,
+        }
+    })
 }
 
 /// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
@@ -299,40 +302,45 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
 /// a newer one is left as it is ([`Error::NewerVersion`]). With history, one transaction
 /// records the state it replaces.
 pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let doc = to_document(doc)?;
-    ensure_indexes::<D, S>(store).await?;
-    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-    if let Some(h) = D::HISTORY {
-        return history::save::<D, S>(store, h, id, doc, None).await;
-    }
-    if linked::applies::<D>() {
-        return linked::save::<D, S>(store, id, doc).await;
-    }
-    let Some(v) = D::VERSIONING else {
-        let variant = polymorphic::written::<D>(&doc);
-        let filter = polymorphic::save_filter(&id, variant.as_ref());
-        return match store.replace_one(D::COLLECTION, &filter, doc, true).await {
+    let span = crate::observe::op_span!("document.save", "save", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let doc = to_document(doc)?;
+        ensure_indexes::<D, S>(store).await?;
+        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+        if let Some(h) = D::HISTORY {
+            return history::save::<D, S>(store, h, id, doc, None).await;
+        }
+        if linked::applies::<D>() {
+            return linked::save::<D, S>(store, id, doc).await;
+        }
+        let Some(v) = D::VERSIONING else {
+            let variant = polymorphic::written::<D>(&doc);
+            let filter = polymorphic::save_filter(&id, variant.as_ref());
+            return match store.replace_one(D::COLLECTION, &filter, doc, true).await {
+                Ok(_) => Ok(()),
+                Err(e @ Error::DuplicateKey { .. }) => {
+                    Err(polymorphic::other_variant::<D, S>(store, &id, variant, e).await?)
+                }
+                Err(e) => Err(e),
+            };
+        };
+        let by_id = query::Filter::Eq("_id".into(), id.clone());
+        let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);
+        match store.replace_one(D::COLLECTION, &filter, doc, true).await {
             Ok(_) => Ok(()),
+            // The `_id` exists and did not match: at a newer version (or another unique index).
             Err(e @ Error::DuplicateKey { .. }) => {
-                Err(polymorphic::other_variant::<D, S>(store, &id, variant, e).await?)
+                match find_by_id(store, D::COLLECTION, &id).await? {
+                    Some(found) => match versions::classify::<D>(&found) {
+                        Err(newer @ Error::NewerVersion { .. }) => Err(newer),
+                        _ => Err(e),
+                    },
+                    None => Err(e),
+                }
             }
             Err(e) => Err(e),
-        };
-    };
-    let by_id = query::Filter::Eq("_id".into(), id.clone());
-    let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);
-    match store.replace_one(D::COLLECTION, &filter, doc, true).await {
-        Ok(_) => Ok(()),
-        // The `_id` exists and did not match: at a newer version (or another unique index).
-        Err(e @ Error::DuplicateKey { .. }) => match find_by_id(store, D::COLLECTION, &id).await? {
-            Some(found) => match versions::classify::<D>(&found) {
-                Err(newer @ Error::NewerVersion { .. }) => Err(newer),
-                _ => Err(e),
-            },
-            None => Err(e),
-        },
-        Err(e) => Err(e),
-    }
+        }
+    })
 }
 
 /// The stored document with this `_id`.
@@ -359,15 +367,18 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
-        Some(d) => read_stored::<D, S>(store, d).await.map(Some),
-        None => Ok(None),
-    }
+    let span = crate::observe::op_span!("document.get", "get", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
+            Some(d) => read_stored::<D, S>(store, d).await.map(Some),
+            None => Ok(None),
+        }
+    })
 }
 
 /// How many times a versioned update upgrades a document it found at an older version and
@@ -391,51 +402,54 @@ pub async fn update_one<D: Document, S: Store>(
     filter: Filter<D>,
     update: Update<D>,
 ) -> Result<bool> {
-    let filter = polymorphic::scope::<D>(filter.to_query()?);
-    let update = update.into_query()?;
-    ensure_indexes::<D, S>(store).await?;
-    if let Some(h) = D::HISTORY {
-        return history::update::<D, S>(store, h, filter, update).await;
-    }
-    if linked::applies::<D>() {
-        return linked::update::<D, S>(store, filter, update).await;
-    }
-    let Some(v) = D::VERSIONING else {
-        let mut update = update;
-        let done = store
-            .update_one(D::COLLECTION, &filter, &mut update, false)
-            .await?;
-        return Ok(done.matched);
-    };
-    let current = query::Filter::And(vec![filter.clone(), v.at(v.current)]);
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    for _ in 0..UPGRADE_ATTEMPTS {
-        let mut attempt = update.clone();
-        let done = store
-            .update_one(D::COLLECTION, &current, &mut attempt, false)
-            .await?;
-        if done.matched {
-            return Ok(true);
+    let span = crate::observe::op_span!("document.update_one", "update_one", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let filter = polymorphic::scope::<D>(filter.to_query()?);
+        let update = update.into_query()?;
+        ensure_indexes::<D, S>(store).await?;
+        if let Some(h) = D::HISTORY {
+            return history::update::<D, S>(store, h, filter, update).await;
         }
-        // At any version: none is no match; one at the current version was upgraded by
-        // another writer since the update (try again).
-        let Some(found) = store.find(D::COLLECTION, &filter, &one).await?.pop() else {
-            return Ok(false);
+        if linked::applies::<D>() {
+            return linked::update::<D, S>(store, filter, update).await;
+        }
+        let Some(v) = D::VERSIONING else {
+            let mut update = update;
+            let done = store
+                .update_one(D::COLLECTION, &filter, &mut update, false)
+                .await?;
+            return Ok(done.matched);
         };
-        if let versions::Stored::Older(_) = versions::classify::<D>(&found)? {
-            let (upgraded, _) = decode_stored::<D>(found.clone())?;
-            write_back::<D, S>(store, found, &upgraded).await?;
+        let current = query::Filter::And(vec![filter.clone(), v.at(v.current)]);
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        for _ in 0..UPGRADE_ATTEMPTS {
+            let mut attempt = update.clone();
+            let done = store
+                .update_one(D::COLLECTION, &current, &mut attempt, false)
+                .await?;
+            if done.matched {
+                return Ok(true);
+            }
+            // At any version: none is no match; one at the current version was upgraded by
+            // another writer since the update (try again).
+            let Some(found) = store.find(D::COLLECTION, &filter, &one).await?.pop() else {
+                return Ok(false);
+            };
+            if let versions::Stored::Older(_) = versions::classify::<D>(&found)? {
+                let (upgraded, _) = decode_stored::<D>(found.clone())?;
+                write_back::<D, S>(store, found, &upgraded).await?;
+            }
         }
-    }
-    Err(Error::Contention {
-        attempts: UPGRADE_ATTEMPTS,
-        what: format!(
-            "an update of `{}` kept finding its document rewritten at an older version",
-            D::COLLECTION
-        ),
+        Err(Error::Contention {
+            attempts: UPGRADE_ATTEMPTS,
+            what: format!(
+                "an update of `{}` kept finding its document rewritten at an older version",
+                D::COLLECTION
+            ),
+        })
     })
 }
 
@@ -448,18 +462,21 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    ensure_indexes::<D, S>(store).await?;
-    if linked::applies::<D>() {
-        return linked::delete::<D, S>(store, id).await;
-    }
-    match D::HISTORY {
-        Some(h) => history::delete::<D, S>(store, h, id, None).await,
-        None => {
-            let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id));
-            Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
+    let span = crate::observe::op_span!("document.delete", "delete", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let id = id_bson(id)?;
+        ensure_indexes::<D, S>(store).await?;
+        if linked::applies::<D>() {
+            return linked::delete::<D, S>(store, id).await;
         }
-    }
+        match D::HISTORY {
+            Some(h) => history::delete::<D, S>(store, h, id, None).await,
+            None => {
+                let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id));
+                Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
+            }
+        }
+    })
 }
 
 /// A find of the documents matching `filter` (see [`Find`]: a projection, a sort, a limit).

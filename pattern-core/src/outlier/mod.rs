@@ -179,15 +179,18 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    let id = id.to_key_bson();
-    let n = store.delete_many(spec.collection, &by_id(&id)).await?;
-    let ov = spec.overflow.collection;
-    store
-        .delete_many(ov, &Filter::Eq(spec.overflow.key_field.into(), id.clone()))
-        .await?;
-    crate::series::memo(store).take_next_number(ov, &id);
-    Ok(n > 0)
+    let span = crate::observe::op_span!("outlier.delete", "delete", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        let id = id.to_key_bson();
+        let n = store.delete_many(spec.collection, &by_id(&id)).await?;
+        let ov = spec.overflow.collection;
+        store
+            .delete_many(ov, &Filter::Eq(spec.overflow.key_field.into(), id.clone()))
+            .await?;
+        crate::series::memo(store).take_next_number(ov, &id);
+        Ok(n > 0)
+    })
 }
 
 /// Creates the overflow collection's indexes now rather than on first use (and installs the

@@ -27,18 +27,21 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
-        return Ok(None);
-    };
-    let (mut items, flag) = main_parts(&spec, &mut doc)?;
-    let has_extras = flag || items.len() > spec.threshold as usize;
-    items.truncate(spec.threshold as usize);
-    doc.insert(spec.items_field, items);
-    Ok(Some(Typical {
-        doc: decode_doc(spec.collection, doc)?,
-        has_extras,
-    }))
+    let span = crate::observe::op_span!("outlier.typical", "typical", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
+            return Ok(None);
+        };
+        let (mut items, flag) = main_parts(&spec, &mut doc)?;
+        let has_extras = flag || items.len() > spec.threshold as usize;
+        items.truncate(spec.threshold as usize);
+        doc.insert(spec.items_field, items);
+        Ok(Some(Typical {
+            doc: decode_doc(spec.collection, doc)?,
+            has_extras,
+        }))
+    })
 }
 
 /// How many times a read of a document caught mid-migration is taken again before giving up.
@@ -101,25 +104,28 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    let id = id.to_key_bson();
-    let Some((main, chunks)) = main_and_overflow(store, &spec, &id).await? else {
-        return Ok(None);
-    };
-    let Some(flag) = raw_flag(&spec, &main) else {
-        return full_from_docs(&spec, &main, &[]).map(Some); // reports the flag
-    };
-    let whole = !flag && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(_))));
-    let decoded = if whole {
-        bson::from_slice::<T>(main.as_bytes()).ok()
-    } else {
-        joined(&spec, &main, &chunks).and_then(|bytes| bson::from_slice::<T>(&bytes).ok())
-    };
-    match decoded {
-        Some(doc) => Ok(Some(doc)),
-        // Something unexpected: decoded through `Document`s, for the errors they give.
-        None => full_from_docs(&spec, &main, &chunks).map(Some),
-    }
+    let span = crate::observe::op_span!("outlier.full", "full", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        let id = id.to_key_bson();
+        let Some((main, chunks)) = main_and_overflow(store, &spec, &id).await? else {
+            return Ok(None);
+        };
+        let Some(flag) = raw_flag(&spec, &main) else {
+            return full_from_docs(&spec, &main, &[]).map(Some); // reports the flag
+        };
+        let whole = !flag && matches!(main.get(spec.items_field), Ok(Some(RawBsonRef::Array(_))));
+        let decoded = if whole {
+            bson::from_slice::<T>(main.as_bytes()).ok()
+        } else {
+            joined(&spec, &main, &chunks).and_then(|bytes| bson::from_slice::<T>(&bytes).ok())
+        };
+        match decoded {
+            Some(doc) => Ok(Some(doc)),
+            // Something unexpected: decoded through `Document`s, for the errors they give.
+            None => full_from_docs(&spec, &main, &chunks).map(Some),
+        }
+    })
 }
 
 /// [`full`] through `Document`s: what reports a document that does not decode.
@@ -297,37 +303,40 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    let id = id.to_key_bson();
-    for _ in 0..CONSISTENT_READS {
-        let mut doc = existing_main(store, &spec, &id).await?;
-        let before = doc.clone();
-        let (items, flag) = main_parts(&spec, &mut doc)?;
-        let (extra, chunks) = if flag {
-            let s = series::stats(store, &spec.overflow, &id).await?;
-            (s.items, s.documents)
-        } else {
-            (0, 0)
-        };
-        // Mid-migration (see `in_transition`): the count holds if the main document did not
-        // change meanwhile.
-        if flag
-            && items.len() > spec.threshold as usize
-            && read_main(store, &spec, &id).await? != Some(before)
-        {
-            continue;
+    let span = crate::observe::op_span!("outlier.counts", "counts", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        let id = id.to_key_bson();
+        for _ in 0..CONSISTENT_READS {
+            let mut doc = existing_main(store, &spec, &id).await?;
+            let before = doc.clone();
+            let (items, flag) = main_parts(&spec, &mut doc)?;
+            let (extra, chunks) = if flag {
+                let s = series::stats(store, &spec.overflow, &id).await?;
+                (s.items, s.documents)
+            } else {
+                (0, 0)
+            };
+            // Mid-migration (see `in_transition`): the count holds if the main document did not
+            // change meanwhile.
+            if flag
+                && items.len() > spec.threshold as usize
+                && read_main(store, &spec, &id).await? != Some(before)
+            {
+                continue;
+            }
+            return Ok(Counts {
+                items: items.len() as u64 + extra,
+                pages: 1 + chunks,
+            });
         }
-        return Ok(Counts {
-            items: items.len() as u64 + extra,
-            pages: 1 + chunks,
-        });
-    }
-    Err(Error::Contention {
-        attempts: CONSISTENT_READS,
-        what: format!(
-            "`{}` kept changing while its items were counted",
-            spec.collection
-        ),
+        Err(Error::Contention {
+            attempts: CONSISTENT_READS,
+            what: format!(
+                "`{}` kept changing while its items were counted",
+                spec.collection
+            ),
+        })
     })
 }
 

@@ -18,49 +18,52 @@ use crate::{Error, Result};
 /// overflow is deleted first. Not atomic as a whole: pushes to the same parent while it is
 /// being replaced may be lost with the overflow it replaces.
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
-    let spec = T::SPEC;
-    spec.check()?;
-    validated::<T, S>(store).await?;
-    spec.overflow.ensure_indexes(store).await?;
-    let mut doc = bson::to_document(value)
-        .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
-    let id = doc
-        .get("_id")
-        .cloned()
-        .ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
-    let all = match doc.get_mut(spec.items_field) {
-        Some(Bson::Array(a)) => std::mem::take(a),
-        None => Vec::new(),
-        Some(_) => {
-            return Err(Error::invalid(format!(
-                "`{}` must serialize to an array",
-                spec.items_field
-            )))
+    let span = crate::observe::op_span!("outlier.save", "save", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        spec.check()?;
+        validated::<T, S>(store).await?;
+        spec.overflow.ensure_indexes(store).await?;
+        let mut doc = bson::to_document(value)
+            .map_err(|e| Error::invalid(format!("document does not serialize to BSON: {e}")))?;
+        let id = doc
+            .get("_id")
+            .cloned()
+            .ok_or_else(|| Error::invalid("the id field must serialize as `_id`"))?;
+        let all = match doc.get_mut(spec.items_field) {
+            Some(Bson::Array(a)) => std::mem::take(a),
+            None => Vec::new(),
+            Some(_) => {
+                return Err(Error::invalid(format!(
+                    "`{}` must serialize to an array",
+                    spec.items_field
+                )))
+            }
+        };
+        let t = spec.threshold as usize;
+        let (main, rest) = all.split_at(all.len().min(t));
+        doc.insert(spec.items_field, main.to_vec());
+        doc.remove(spec.flag_field);
+        if !rest.is_empty() {
+            doc.insert(spec.flag_field, true);
         }
-    };
-    let t = spec.threshold as usize;
-    let (main, rest) = all.split_at(all.len().min(t));
-    doc.insert(spec.items_field, main.to_vec());
-    doc.remove(spec.flag_field);
-    if !rest.is_empty() {
-        doc.insert(spec.flag_field, true);
-    }
-    // Everything that can refuse the new document is checked before the old overflow goes.
-    crate::codec::size::check_size(spec.collection, crate::codec::size::document_bytes(&doc))?;
-    for item in rest {
-        crate::codec::size::check_item_size(spec.overflow.collection, item)?;
-    }
-    store
-        .delete_many(
-            spec.overflow.collection,
-            &Filter::Eq(spec.overflow.key_field.into(), id.clone()),
-        )
-        .await?;
-    store
-        .replace_one(spec.collection, &by_id(&id), doc, true)
-        .await?;
-    // The overflow was just deleted: its chunks are inserted numbered from 1, without a read.
-    series::push_fresh(store, &spec.overflow, &id, rest.to_vec()).await
+        // Everything that can refuse the new document is checked before the old overflow goes.
+        crate::codec::size::check_size(spec.collection, crate::codec::size::document_bytes(&doc))?;
+        for item in rest {
+            crate::codec::size::check_item_size(spec.overflow.collection, item)?;
+        }
+        store
+            .delete_many(
+                spec.overflow.collection,
+                &Filter::Eq(spec.overflow.key_field.into(), id.clone()),
+            )
+            .await?;
+        store
+            .replace_one(spec.collection, &by_id(&id), doc, true)
+            .await?;
+        // The overflow was just deleted: its chunks are inserted numbered from 1, without a read.
+        series::push_fresh(store, &spec.overflow, &id, rest.to_vec()).await
+    })
 }
 
 /// Sets the flag on the parent (before any overflow write). `NotFound` when there is none.
@@ -106,42 +109,47 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    spec.check()?;
-    let id = id.to_key_bson();
-    let x = crate::codec::ser::item(item)?;
-    crate::codec::size::check_item_size(spec.collection, &x)?;
-    validated::<T, S>(store).await?;
-    spec.overflow.ensure_indexes(store).await?;
-    let room = Filter::and([
-        by_id(&id),
-        Filter::Exists(
-            format!("{}.{}", spec.items_field, spec.threshold - 1).into(),
-            false,
-        ),
-        Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
-    ]);
-    let mut update = Update {
-        push: vec![(spec.items_field.into(), vec![x])],
-        ..Update::default()
-    };
-    let pushed = match store
-        .update_one(spec.collection, &room, &mut update, false)
-        .await
-    {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            let coll = spec.collection;
-            return Err(series::name_foreign(store, coll, &by_id(&id), spec.items_field, e).await);
+    let span = crate::observe::op_span!("outlier.push", "push", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        spec.check()?;
+        let id = id.to_key_bson();
+        let x = crate::codec::ser::item(item)?;
+        crate::codec::size::check_item_size(spec.collection, &x)?;
+        validated::<T, S>(store).await?;
+        spec.overflow.ensure_indexes(store).await?;
+        let room = Filter::and([
+            by_id(&id),
+            Filter::Exists(
+                format!("{}.{}", spec.items_field, spec.threshold - 1).into(),
+                false,
+            ),
+            Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
+        ]);
+        let mut update = Update {
+            push: vec![(spec.items_field.into(), vec![x])],
+            ..Update::default()
+        };
+        let pushed = match store
+            .update_one(spec.collection, &room, &mut update, false)
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let coll = spec.collection;
+                return Err(
+                    series::name_foreign(store, coll, &by_id(&id), spec.items_field, e).await,
+                );
+            }
+        };
+        if pushed.matched {
+            return Ok(());
         }
-    };
-    if pushed.matched {
-        return Ok(());
-    }
-    // Not applied: the update still holds the item.
-    let x = std::mem::take(&mut update.push[0].1);
-    flag(store, &spec, &id).await?;
-    series::push(store, &spec.overflow, &id, "", x, &[]).await
+        // Not applied: the update still holds the item.
+        let x = std::mem::take(&mut update.push[0].1);
+        flag(store, &spec, &id).await?;
+        series::push(store, &spec.overflow, &id, "", x, &[]).await
+    })
 }
 
 /// Appends `items` in order: as many as fit to the main document (one conditional update), the
@@ -153,52 +161,56 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    spec.check()?;
-    let id = id.to_key_bson();
-    let mut xs = items
-        .iter()
-        .map(crate::codec::ser::item)
-        .collect::<Result<Vec<_>>>()?;
-    for x in &xs {
-        crate::codec::size::check_item_size(spec.collection, x)?;
-    }
-    if xs.is_empty() {
-        return Ok(());
-    }
-    validated::<T, S>(store).await?;
-    spec.overflow.ensure_indexes(store).await?;
-    let t = spec.threshold as usize;
-    let mut done = 0;
-    for _ in 0..10_000 {
-        let mut doc = existing_main(store, &spec, &id).await?;
-        let (main, flagged) = main_parts(&spec, &mut doc)?;
-        if flagged || main.len() >= t {
-            break;
+    let span =
+        crate::observe::op_span!("outlier.push_many", "push_many", store, T::SPEC.collection);
+    crate::observe::traced!(span, async move {
+        let spec = T::SPEC;
+        spec.check()?;
+        let id = id.to_key_bson();
+        let mut xs = items
+            .iter()
+            .map(crate::codec::ser::item)
+            .collect::<Result<Vec<_>>>()?;
+        for x in &xs {
+            crate::codec::size::check_item_size(spec.collection, x)?;
         }
-        let take = (t - main.len()).min(xs.len() - done);
-        let mut update = Update {
-            push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
-            ..Update::default()
-        };
-        let cas = main_has_len(&spec, &id, main.len());
-        let pushed = match store
-            .update_one(spec.collection, &cas, &mut update, false)
-            .await
-        {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                let coll = spec.collection;
-                return Err(series::name_foreign(store, coll, &cas, spec.items_field, e).await);
+        if xs.is_empty() {
+            return Ok(());
+        }
+        validated::<T, S>(store).await?;
+        spec.overflow.ensure_indexes(store).await?;
+        let t = spec.threshold as usize;
+        let mut done = 0;
+        for _ in 0..10_000 {
+            let mut doc = existing_main(store, &spec, &id).await?;
+            let (main, flagged) = main_parts(&spec, &mut doc)?;
+            if flagged || main.len() >= t {
+                break;
             }
-        };
-        if pushed.matched {
-            done += take;
-            if done == xs.len() {
-                return Ok(());
+            let take = (t - main.len()).min(xs.len() - done);
+            let mut update = Update {
+                push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
+                ..Update::default()
+            };
+            let cas = main_has_len(&spec, &id, main.len());
+            let pushed = match store
+                .update_one(spec.collection, &cas, &mut update, false)
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    let coll = spec.collection;
+                    return Err(series::name_foreign(store, coll, &cas, spec.items_field, e).await);
+                }
+            };
+            if pushed.matched {
+                done += take;
+                if done == xs.len() {
+                    return Ok(());
+                }
             }
         }
-    }
-    flag(store, &spec, &id).await?;
-    series::push(store, &spec.overflow, &id, "", xs.split_off(done), &[]).await
+        flag(store, &spec, &id).await?;
+        series::push(store, &spec.overflow, &id, "", xs.split_off(done), &[]).await
+    })
 }

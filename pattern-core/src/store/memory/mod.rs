@@ -381,6 +381,7 @@ impl Store for MemoryStore {
         update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        crate::observe::query(coll, "update", filter);
         let op = |state: &mut State| ops::update(state, coll, filter, &[], update, upsert, None);
         let outcome = self.write(op).await?.0;
         crate::observe::command(u64::from(outcome.matched || outcome.upserted));
@@ -397,6 +398,7 @@ impl Store for MemoryStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
+        crate::observe::query(coll, "update", filter);
         let fields = Some(fields);
         let op = |state: &mut State| ops::update(state, coll, filter, sort, update, upsert, fields);
         let (outcome, before) = self.write(op).await?;
@@ -440,6 +442,7 @@ impl Store for MemoryStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        crate::observe::query(coll, "update", filter);
         let mut doc = Some(doc);
         let outcome =
             (self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))).await?;
@@ -448,6 +451,7 @@ impl Store for MemoryStore {
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        crate::observe::query(coll, "find", filter);
         opts.check()?;
         let docs = ops::find(self.lock().get(coll), filter, opts);
         crate::observe::command(docs.len() as u64);
@@ -461,6 +465,7 @@ impl Store for MemoryStore {
         filter: &Filter,
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
+        crate::observe::query(coll, "find", filter);
         opts.check()?;
         let docs = ops::find_raw(coll, self.lock().get(coll), filter, opts)?;
         crate::observe::command(docs.len() as u64);
@@ -504,6 +509,7 @@ impl Store for MemoryStore {
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
+        crate::observe::query(coll, "delete", filter);
         let n = self.write(|state| ops::delete(state, coll, filter)).await?;
         crate::observe::command(n);
         Ok(n)
@@ -545,6 +551,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        crate::observe::query(coll, "update", filter);
         let n = (self.write(|state| ops::update_many(state, coll, filter, update))).await?;
         crate::observe::command(n);
         Ok(n)

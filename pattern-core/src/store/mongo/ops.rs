@@ -55,6 +55,7 @@ impl MongoStore {
         update: &Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        crate::observe::query(coll, "update", filter);
         let collection = self.coll(coll);
         let action = collection
             .update_one(filter.to_document(), update.to_document())
@@ -82,6 +83,7 @@ impl MongoStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
+        crate::observe::query(coll, "update", filter);
         let collection = self.coll(coll);
         if fields.is_empty() {
             // Nothing to return: `update`, the seed's own command (see the trait's note on
@@ -132,6 +134,7 @@ impl MongoStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
+        crate::observe::query(coll, "update", filter);
         crate::codec::size::check_document_size(coll, &doc)?;
         let collection = self.coll(coll);
         let action = collection
@@ -158,6 +161,7 @@ impl MongoStore {
     where
         T: serde::de::DeserializeOwned + Send + Sync,
     {
+        crate::observe::query(coll, "find", filter);
         opts.check()?;
         let collection = self.db.collection::<T>(coll);
         let mut action = collection
@@ -294,6 +298,7 @@ impl MongoStore {
         filter: &Filter,
         update: &Update,
     ) -> Result<u64> {
+        crate::observe::query(coll, "update", filter);
         update.check()?;
         let modifications = match update.to_pipeline() {
             Some(pipeline) => UpdateModifications::Pipeline(pipeline),
@@ -382,6 +387,7 @@ impl MongoStore {
         coll: &str,
         filter: &Filter,
     ) -> Result<u64> {
+        crate::observe::query(coll, "delete", filter);
         let collection = self.coll(coll);
         let r = in_session!(collection.delete_many(filter.to_document()), session)
             .await
