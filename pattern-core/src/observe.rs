@@ -55,11 +55,12 @@ pub fn record_query_text(on: bool) {
     QUERY_TEXT.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// A command `op` on `coll` is sent with `filter`: its text logged when asked for.
+/// A command `op` on `coll` is sent with a filter (`filter()` builds it as the server gets
+/// it): its text logged when asked for.
 #[cfg(feature = "tracing")]
-pub(crate) fn query(coll: &str, op: &str, filter: &crate::store::query::Filter) {
+pub(crate) fn query(coll: &str, op: &str, filter: impl FnOnce() -> bson::Document) {
     if QUERY_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
-        let text = bson::Bson::Document(filter.to_document()).into_relaxed_extjson();
+        let text = bson::Bson::Document(filter()).into_relaxed_extjson();
         tracing::event!(
             target: "pattern_core::query",
             tracing::Level::DEBUG,
@@ -71,7 +72,7 @@ pub(crate) fn query(coll: &str, op: &str, filter: &crate::store::query::Filter) 
 }
 
 #[cfg(not(feature = "tracing"))]
-pub(crate) fn query(_coll: &str, _op: &str, _filter: &crate::store::query::Filter) {}
+pub(crate) fn query(_coll: &str, _op: &str, _filter: impl FnOnce() -> bson::Document) {}
 
 #[cfg(feature = "tracing")]
 mod on {

@@ -381,7 +381,7 @@ impl Store for MemoryStore {
         update: &mut Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let op = |state: &mut State| ops::update(state, coll, filter, &[], update, upsert, None);
         let outcome = self.write(op).await?.0;
         crate::observe::command(u64::from(outcome.matched || outcome.upserted));
@@ -398,7 +398,7 @@ impl Store for MemoryStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let fields = Some(fields);
         let op = |state: &mut State| ops::update(state, coll, filter, sort, update, upsert, fields);
         let (outcome, before) = self.write(op).await?;
@@ -442,7 +442,7 @@ impl Store for MemoryStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let mut doc = Some(doc);
         let outcome =
             (self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))).await?;
@@ -451,7 +451,7 @@ impl Store for MemoryStore {
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
-        crate::observe::query(coll, "find", filter);
+        crate::observe::query(coll, "find", || filter.to_document());
         opts.check()?;
         let docs = ops::find(self.lock().get(coll), filter, opts);
         crate::observe::command(docs.len() as u64);
@@ -465,7 +465,7 @@ impl Store for MemoryStore {
         filter: &Filter,
         opts: &FindOptions,
     ) -> Result<Vec<RawDocumentBuf>> {
-        crate::observe::query(coll, "find", filter);
+        crate::observe::query(coll, "find", || filter.to_document());
         opts.check()?;
         let docs = ops::find_raw(coll, self.lock().get(coll), filter, opts)?;
         crate::observe::command(docs.len() as u64);
@@ -509,7 +509,7 @@ impl Store for MemoryStore {
     }
 
     async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        crate::observe::query(coll, "delete", filter);
+        crate::observe::query(coll, "delete", || filter.to_document());
         let n = self.write(|state| ops::delete(state, coll, filter)).await?;
         crate::observe::command(n);
         Ok(n)
@@ -551,7 +551,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let n = (self.write(|state| ops::update_many(state, coll, filter, update))).await?;
         crate::observe::command(n);
         Ok(n)

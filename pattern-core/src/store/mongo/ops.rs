@@ -55,7 +55,7 @@ impl MongoStore {
         update: &Update,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let collection = self.coll(coll);
         let action = collection
             .update_one(filter.to_document(), update.to_document())
@@ -83,7 +83,7 @@ impl MongoStore {
         upsert: bool,
         fields: &[&str],
     ) -> Result<Option<Document>> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         let collection = self.coll(coll);
         if fields.is_empty() {
             // Nothing to return: `update`, the seed's own command (see the trait's note on
@@ -134,7 +134,7 @@ impl MongoStore {
         doc: Document,
         upsert: bool,
     ) -> Result<UpdateOutcome> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         crate::codec::size::check_document_size(coll, &doc)?;
         let collection = self.coll(coll);
         let action = collection
@@ -161,7 +161,7 @@ impl MongoStore {
     where
         T: serde::de::DeserializeOwned + Send + Sync,
     {
-        crate::observe::query(coll, "find", filter);
+        crate::observe::query(coll, "find", || filter.to_document());
         opts.check()?;
         let collection = self.db.collection::<T>(coll);
         let mut action = collection
@@ -298,7 +298,7 @@ impl MongoStore {
         filter: &Filter,
         update: &Update,
     ) -> Result<u64> {
-        crate::observe::query(coll, "update", filter);
+        crate::observe::query(coll, "update", || filter.to_document());
         update.check()?;
         let modifications = match update.to_pipeline() {
             Some(pipeline) => UpdateModifications::Pipeline(pipeline),
@@ -387,7 +387,7 @@ impl MongoStore {
         coll: &str,
         filter: &Filter,
     ) -> Result<u64> {
-        crate::observe::query(coll, "delete", filter);
+        crate::observe::query(coll, "delete", || filter.to_document());
         let collection = self.coll(coll);
         let r = in_session!(collection.delete_many(filter.to_document()), session)
             .await
