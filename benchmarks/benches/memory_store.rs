@@ -127,12 +127,19 @@ fn round_robin(
 }
 
 fn main() {
-    // `MEMORY_STORE_SUBSCRIBER=1`: a subscriber that takes every span and does nothing with it
-    // (a bare `tracing_subscriber` registry), to measure what the library's spans cost then;
-    // unset, no subscriber at all (spans are skipped at their first check).
-    if std::env::var_os("MEMORY_STORE_SUBSCRIBER").is_some() {
-        tracing::subscriber::set_global_default(tracing_subscriber::registry())
-            .expect("one subscriber");
+    // `MEMORY_STORE_SUBSCRIBER=noop`: tracing's no-op subscriber (`NoSubscriber`, interested in
+    // nothing); `=registry`: one that takes every span and does nothing with it (a bare
+    // `tracing_subscriber` registry); unset, no subscriber at all. To measure what the library's
+    // spans cost in each case (BENCHMARKS.md, section 12).
+    match std::env::var("MEMORY_STORE_SUBSCRIBER").as_deref() {
+        Ok("noop") => {
+            tracing::subscriber::set_global_default(tracing::subscriber::NoSubscriber::default())
+                .expect("one subscriber")
+        }
+        Ok("registry") => tracing::subscriber::set_global_default(tracing_subscriber::registry())
+            .expect("one subscriber"),
+        Ok(other) => panic!("MEMORY_STORE_SUBSCRIBER: noop or registry, not {other}"),
+        Err(_) => {}
     }
     let history: i64 = pattern_bench::scale(10_000, 100);
     let last_page = (history / 10) as u64;
