@@ -193,20 +193,30 @@ async fn by_window_ids<S: Store>(
     if !opts.projection.is_empty() {
         opts.projection.extend(fields.map(Path::from));
     }
-    let mut docs = store.find_raw(spec.collection, ids, &opts).await?;
-    let mut keep = Vec::with_capacity(docs.len());
-    for raw in &docs {
-        let mut head = bson::Document::new();
-        for f in fields {
-            if let Ok(Some(v)) = raw.get(f) {
-                head.insert(f, crate::codec::raw::raw_value(spec.collection, v)?);
-            }
+    let docs = store.find_raw(spec.collection, ids, &opts).await?;
+    let mut kept = Vec::with_capacity(docs.len());
+    for raw in docs {
+        if overlap.matches(&head_of(spec.collection, &raw, fields)?) {
+            kept.push(raw);
         }
-        keep.push(overlap.matches(&head));
     }
-    let mut keep = keep.into_iter();
-    docs.retain(|_| keep.next().unwrap_or(false));
-    Ok(docs)
+    Ok(kept)
+}
+
+/// The `fields` of a raw document that it has, as a document (what a filter or a sort on them
+/// reads).
+fn head_of<'f>(
+    coll: &str,
+    raw: &RawDocumentBuf,
+    fields: impl IntoIterator<Item = &'f str>,
+) -> Result<bson::Document> {
+    let mut head = bson::Document::new();
+    for f in fields {
+        if let Ok(Some(v)) = raw.get(f) {
+            head.insert(f, crate::codec::raw::raw_value(coll, v)?);
+        }
+    }
+    Ok(head)
 }
 
 /// Every item of `key` whose time is in `range` (`from..to`, `from..=to`, `from..`, `..to`),
@@ -267,12 +277,7 @@ pub(crate) fn in_push_order(
 ) -> Result<Vec<RawDocumentBuf>> {
     let mut all: Vec<(bson::Document, RawDocumentBuf)> = Vec::with_capacity(a.len() + b.len());
     for raw in a.into_iter().chain(b) {
-        let mut head = bson::Document::new();
-        for f in ["_id", spec.order.field()] {
-            if let Ok(Some(v)) = raw.get(f) {
-                head.insert(f, crate::codec::raw::raw_value(spec.collection, v)?);
-            }
-        }
+        let head = head_of(spec.collection, &raw, ["_id", spec.order.field()])?;
         all.push((head, raw));
     }
     all.sort_by(|x, y| compare_by(&x.0, &y.0, &spec.sort()));
