@@ -1,7 +1,5 @@
 //! Migrating a flat collection (one document per item) into a bucket collection.
 
-use std::collections::HashMap;
-
 use bson::{doc, Bson, Document};
 use futures::StreamExt;
 
@@ -13,10 +11,12 @@ use crate::codec::as_int;
 use crate::key::id_prefix;
 use crate::key::EpochSeconds;
 use crate::spec::{BucketSpec, SeriesSpec};
-use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::shape::bucket_id;
+use crate::store::query::{Filter, Path};
 use crate::store::Store;
 use crate::{Error, Result};
+
+mod write;
+use write::write_parts;
 
 /// An item's time in epoch milliseconds: a BSON date, or a number of epoch seconds (as the
 /// typed time fields read them, [`EpochSeconds`]).
@@ -439,108 +439,4 @@ async fn write_batch<'s, S: Store>(
     report.changed += keys_done;
     report.written += written;
     Ok(last_full)
-}
-
-/// The transaction's writes: per part, the key's buckets after those migrated before (written
-/// by the application meanwhile) are read, deleted, and written again after the part's items.
-async fn write_parts<T: Store>(
-    tx: &T,
-    series: &SeriesSpec<'_>,
-    parts: &[Part],
-    time_field: &str,
-    remove_from: Option<&str>,
-) -> Result<(u64, Option<(i64, u32)>)> {
-    let coll = series.collection;
-    let page = series.order.field();
-    let by_key = FindOptions {
-        sort: series.sort_by_key(),
-        ..FindOptions::default()
-    };
-    let mut tails: HashMap<String, Vec<Document>> = HashMap::new();
-    let fresh: Vec<Bson> = parts
-        .iter()
-        .filter(|p| p.state.pages == 0)
-        .map(|p| p.key.clone())
-        .collect();
-    let mut found = Vec::new();
-    if !fresh.is_empty() {
-        found.extend(
-            tx.find(
-                coll,
-                &Filter::In(Path::from(series.key_field), fresh),
-                &by_key,
-            )
-            .await?,
-        );
-    }
-    for p in parts.iter().filter(|p| p.state.pages > 0) {
-        let after = Filter::and([
-            series.by_key(&p.key),
-            Filter::Gt(Path::from(page), Bson::Int64(p.state.pages)),
-        ]);
-        found.extend(tx.find(coll, &after, &by_key).await?);
-    }
-    let mut stale = Vec::new();
-    let mut stale_keys = Vec::new();
-    for d in found {
-        stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
-        let key = d.get(series.key_field).cloned().unwrap_or(Bson::Null);
-        if !stale_keys.contains(&key) {
-            stale_keys.push(key.clone());
-        }
-        tails.entry(key_text(&key)).or_default().push(d);
-    }
-    if !stale.is_empty() {
-        // By key too: on a collection sharded by it, only those keys' shards.
-        let of_keys = Filter::and([
-            Filter::In(Path::from(series.key_field), stale_keys),
-            Filter::In("_id".into(), stale),
-        ]);
-        tx.delete_many(coll, &of_keys).await?;
-    }
-    let mut new_docs = Vec::new();
-    let mut last_full = None;
-    for p in parts {
-        let mut items = p.items.clone();
-        let mut millis = p.millis.clone();
-        let source_items = items.len();
-        for d in tails.remove(&key_text(&p.key)).unwrap_or_default() {
-            for item in crate::series::take_items(coll, series.items_field, d)? {
-                let t = match &item {
-                    Bson::Document(i) => millis_of(i.get(time_field)),
-                    _ => None,
-                };
-                millis.push(t.or(millis.last().copied()).unwrap_or(0));
-                items.push(item);
-            }
-        }
-        let mut last = p.state.last_id;
-        for (i, r) in series.cut(&millis).into_iter().enumerate() {
-            let (chunk, times) = (&items[r.clone()], &millis[r.clone()]);
-            let secs = times[0].div_euclid(1000);
-            let (secs, suffix) = match last {
-                Some((s, x)) if secs <= s => (s, x + 1),
-                _ => (secs, 0),
-            };
-            last = Some((secs, suffix));
-            let id = Bson::String(bucket_id(&p.prefix, secs, suffix));
-            let kept = series.kept(chunk, times)?;
-            let number = p.state.pages + 1 + i as i64;
-            new_docs.push(series.new_doc(&p.key, id, number, chunk, &kept));
-            if r.end <= source_items {
-                last_full = Some((secs, suffix));
-            }
-        }
-    }
-    let written = new_docs.len() as u64;
-    tx.insert_many(coll, new_docs).await?;
-    if let Some(source) = remove_from {
-        let ids: Vec<Bson> = parts
-            .iter()
-            .flat_map(|p| p.source_ids.iter().cloned())
-            .collect();
-        tx.delete_many(source, &Filter::In("_id".into(), ids))
-            .await?;
-    }
-    Ok((written, last_full))
 }

@@ -155,7 +155,7 @@ impl<'a> NewIds<'a> {
 
 /// The parts of `id` when it is `<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>` as
 /// [`bucket_id`] writes them.
-pub(super) fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
+pub(crate) fn parse_bucket_id(prefix: &str, id: &str) -> Option<TimeId> {
     let rest = id.strip_prefix(prefix)?.strip_prefix('_')?;
     let (seconds, suffix) = match rest.split_once('_') {
         // At least 6 digits, zero-padded to 6 only.

@@ -249,6 +249,62 @@ async fn bucket_migration_keeps_live_pushes(store: AnyStore) {
     assert!(v.is_clean(), "{v:?} {report:?}");
 }
 
+/// A key's open bucket written by the application before its migration keeps its `_id` when
+/// the migrated series has a bucket of its number: a push waiting on it during the batch finds
+/// it again (test server T17), and it holds the series' last items.
+async fn bucket_migration_writes_over_the_open_bucket(store: AnyStore) {
+    // Customer 0: 3 source items; 15 pushed before the migration (buckets 1 full, 2 open).
+    let source: Vec<Document> = (0..3)
+        .map(|i| doc! {"customerId": 0, "ticker": "MDB", "type": "buy", "qty": i, "date": DateTime::from_millis(1_700_000_000_000 + i)})
+        .collect();
+    store.insert_many("trades", source).await.unwrap();
+    let live = |n: i64| Trade {
+        ticker: "LIVE".into(),
+        kind: "buy".into(),
+        qty: 100 + n,
+        date: DateTime::from_millis(1_800_000_000_000 + n * 1000),
+    };
+    for n in 0..15 {
+        bucket::push::<History, _, _>(&store, &0, &live(n))
+            .await
+            .unwrap();
+    }
+    let number = |d: &Document| d.get("page").and_then(Bson::as_i64);
+    let before = documents(&store, "trade_history").await;
+    let open = before.iter().find(|d| number(d) == Some(2)).unwrap();
+    assert_eq!(open.get_i32("count").unwrap(), 5, "{before:?}");
+    migrate_bucket(&store, &History::SPEC, &FLAT, &quiet())
+        .await
+        .unwrap();
+    // 18 items: bucket 1 (3 source, 7 pushed), bucket 2 (8 pushed) over the open one.
+    let after = documents(&store, "trade_history").await;
+    assert_eq!(after.len(), 2, "{after:?}");
+    let second = after.iter().find(|d| number(d) == Some(2)).unwrap();
+    assert_eq!(second.get("_id"), open.get("_id"));
+    let qty = |d: &Document| -> Vec<i64> {
+        (d.get_array("history").unwrap().iter())
+            .map(|i| i.as_document().unwrap().get_i64("qty").unwrap())
+            .collect()
+    };
+    assert_eq!(qty(second), (107..115).collect::<Vec<_>>());
+    assert_eq!(second.get_i32("count").unwrap(), 8);
+    let first = after.iter().find(|d| number(d) == Some(1)).unwrap();
+    assert_eq!(first.get_str("_id").unwrap(), "0_1700000000");
+    // Pushes go on into it.
+    bucket::push::<History, _, _>(&store, &0, &live(15))
+        .await
+        .unwrap();
+    let mut want: Vec<i64> = (0..3).collect();
+    want.extend(100..116);
+    let got: Vec<i64> = history(&store, 0).await.iter().map(|t| t.qty).collect();
+    assert_eq!(got, want);
+    assert!(verify_bucket(&store, &History::SPEC, &quiet())
+        .await
+        .unwrap()
+        .is_clean());
+    assert_eq!(documents(&store, "trade_history").await.len(), 2);
+}
+
 async fn bucket_dry_run_writes_nothing(store: AnyStore) {
     let expected = seed_trades(&store, 5, 30, 9).await;
     let opts = Options {
@@ -529,6 +585,7 @@ on_both_stores!(
     bucket_migration_cuts_by_window,
     bucket_migration_can_remove_the_source,
     bucket_migration_keeps_live_pushes,
+    bucket_migration_writes_over_the_open_bucket,
     bucket_dry_run_writes_nothing,
     bucket_analysis_reports_items_per_key,
     bucket_verify_finds_each_defect,
