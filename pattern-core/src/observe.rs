@@ -19,7 +19,9 @@
 //! command a store sends emit a `DEBUG` event (target `pattern_core::query`) in the
 //! operation's span, with `db.collection.name`, `db.operation.name` (the command: `find`,
 //! `update`...) and `db.query.text` (its filter, as relaxed Extended JSON: values included,
-//! so only where they may be logged). Long operations (migrations, archives) emit an `INFO`
+//! so only where they may be logged). A stream (`bucket::items`, `document::Find::stream`)
+//! runs in its span each time it is polled, and records its counts when it ends or is
+//! dropped. Long operations (migrations, archives, sweeps, propagations) emit an `INFO`
 //! event per batch (target `pattern_core::progress`) with `phase` and `done`. With no
 //! subscriber, or one not interested in these spans, an operation costs one check of the
 //! span's interest and runs as it would without the feature.
@@ -122,6 +124,76 @@ mod on {
         out
     }
 
+    /// A stream run in `span`: each poll entered in it and counted for it; the counts and
+    /// the first error recorded when the stream ends or is dropped (a stream read part way
+    /// records what it sent so far).
+    pub(crate) struct TracedStream<St> {
+        span: tracing::Span,
+        counts: Arc<Counts>,
+        outer: Option<Arc<Counts>>,
+        inner: std::pin::Pin<Box<St>>,
+        recorded: bool,
+    }
+
+    impl<St> TracedStream<St> {
+        pub(crate) fn new(span: tracing::Span, inner: St) -> Self {
+            TracedStream {
+                span,
+                counts: Arc::new(Counts::default()),
+                outer: COUNTS.try_with(Arc::clone).ok(),
+                inner: Box::pin(inner),
+                recorded: false,
+            }
+        }
+
+        fn record(&mut self) {
+            if std::mem::replace(&mut self.recorded, true) {
+                return;
+            }
+            let commands = self.counts.commands.load(Ordering::Relaxed);
+            let documents = self.counts.documents.load(Ordering::Relaxed);
+            self.span.record(COMMANDS, commands);
+            self.span.record(DOCUMENTS, documents);
+            if let Some(outer) = &self.outer {
+                outer.commands.fetch_add(commands, Ordering::Relaxed);
+                outer.documents.fetch_add(documents, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl<St, T> futures::Stream for TracedStream<St>
+    where
+        St: futures::Stream<Item = Result<T>>,
+    {
+        type Item = Result<T>;
+
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<T>>> {
+            let this = &mut *self;
+            let polled = {
+                let _entered = this.span.enter();
+                let inner = this.inner.as_mut();
+                COUNTS.sync_scope(this.counts.clone(), || inner.poll_next(cx))
+            };
+            match &polled {
+                std::task::Poll::Ready(Some(Err(e))) if !this.recorded => {
+                    this.span.record(ERROR_TYPE, e.kind_name());
+                }
+                std::task::Poll::Ready(None) => this.record(),
+                _ => {}
+            }
+            polled
+        }
+    }
+
+    impl<St> Drop for TracedStream<St> {
+        fn drop(&mut self) {
+            self.record();
+        }
+    }
+
     /// Counts one command sent by a store for the operation running (if any is traced),
     /// which returned or wrote `documents` documents.
     pub(crate) fn command(documents: u64) {
@@ -139,6 +211,30 @@ mod on {
 
 #[cfg(feature = "tracing")]
 pub(crate) use on::{command, progress, traced_in};
+
+/// `stream` run in `span`, as [`traced_in`] runs a future: as it is when no subscriber wants
+/// the span.
+#[cfg(feature = "tracing")]
+pub(crate) fn traced_stream<'a, T>(
+    span: tracing::Span,
+    stream: impl futures::Stream<Item = Result<T>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<T>> + Send + 'a {
+    use futures::future::Either;
+    if span.is_disabled() {
+        Either::Left(stream)
+    } else {
+        Either::Right(on::TracedStream::new(span, stream))
+    }
+}
+
+/// Without the `tracing` feature: the stream as it is.
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn traced_stream<'a, T>(
+    _span: (),
+    stream: impl futures::Stream<Item = Result<T>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<T>> + Send + 'a {
+    stream
+}
 
 /// Without the `tracing` feature: the operation as it is.
 #[cfg(not(feature = "tracing"))]

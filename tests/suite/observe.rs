@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use bson::{doc, DateTime};
+use futures::{StreamExt, TryStreamExt};
 use pattern_core::adopt::{Options, Source};
 use pattern_core::store::Store;
 use pattern_core::{AnyStore, Bucket, Document, Error, MemoryStore, Outlier};
@@ -350,13 +351,80 @@ async fn a_migration_reports_progress(store: AnyStore) {
         .filter(|e| e.target == "pattern_core::progress")
         .collect();
     assert!(!progress.is_empty(), "{events:?}");
+    // The migration's own batches, and its closing check in a span of its own inside it.
+    let verify = capture.named("bucket.verify");
+    assert_eq!(verify.len(), 1, "{verify:?}");
+    assert_eq!(verify[0].parent.as_deref(), Some("bucket.migrate"));
+    assert!(progress
+        .iter()
+        .any(|e| e.span.as_deref() == Some("bucket.migrate")));
     for e in &progress {
-        assert_eq!(e.span.as_deref(), Some("bucket.migrate"), "{e:?}");
+        let span = e.span.as_deref();
+        assert!(
+            span == Some("bucket.migrate") || span == Some("bucket.verify"),
+            "{e:?}"
+        );
         assert!(
             e.fields.contains_key("phase") && e.fields.contains_key("done"),
             "{e:?}"
         );
     }
+}
+
+/// Streams, finds, tree reads and checks: each its own span, a stream's counts recorded when
+/// it ends or is dropped part way.
+async fn reads_and_streams_have_spans(store: AnyStore) {
+    for i in 0..15 {
+        Trades::push(&store, &5, trade(i)).await.unwrap();
+    }
+    let unit = |id: i64| Unit { id };
+    unit(1).insert_root(&store).await.unwrap();
+    unit(2).insert_child(&store, &1).await.unwrap();
+    Note {
+        id: 4,
+        text: "b".into(),
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    let (capture, _guard) = Capture::install();
+    let request = tracing::info_span!("request");
+    let _in = request.enter();
+    let items: Vec<Trade> = Trades::items(&store, &5).try_collect().await.unwrap();
+    assert_eq!(items.len(), 15);
+    let s = one(&capture, "bucket.items", &store, "obs_trades", "items");
+    assert_eq!(
+        s.fields.get("pattern.documents").map(String::as_str),
+        Some("2"),
+        "{s:?}"
+    );
+    assert!(capture.named("bucket.pages").is_empty(), "no inner span");
+    capture.clear();
+    {
+        let mut pages = std::pin::pin!(Trades::pages(&store, &5));
+        assert!(pages.next().await.is_some());
+    }
+    let s = one(&capture, "bucket.pages", &store, "obs_trades", "pages");
+    let commands: u64 = s.fields["pattern.commands"].parse().unwrap();
+    assert!(commands >= 1, "recorded when dropped part way: {s:?}");
+    capture.clear();
+    let found = Note::find(pattern_core::document::Filter::everything())
+        .all(&store)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    let s = one(&capture, "document.find", &store, "obs_notes", "find");
+    assert_eq!(
+        s.fields.get("pattern.documents").map(String::as_str),
+        Some("1"),
+        "{s:?}"
+    );
+    capture.clear();
+    assert_eq!(Unit::children(&store, &1).await.unwrap(), [unit(2)]);
+    one(&capture, "tree.children", &store, "obs_units", "children");
+    capture.clear();
+    assert!(Trades::verify(&store).await.unwrap().is_clean());
+    one(&capture, "bucket.verify", &store, "obs_trades", "verify");
 }
 
 /// Runs `test` on a current-thread runtime (the capture is the thread's subscriber), on the
@@ -390,4 +458,5 @@ on_both_stores_here!(
     documents_and_outliers_have_spans,
     a_tree_move_is_one_span,
     a_migration_reports_progress,
+    reads_and_streams_have_spans,
 );

@@ -52,84 +52,87 @@ pub async fn analyze_outlier<S: Store>(
     spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<OutlierAnalysis> {
-    let ov = &spec.overflow;
-    // Items in the overflow per parent (only parents that have some: the outliers).
-    let mut extra: HashMap<String, u64> = HashMap::new();
-    let all = Filter::and([]);
-    scan(
-        store,
-        ov.collection,
-        &all,
-        sorted(
-            ANALYZE,
-            vec![],
-            vec![Path::from(ov.key_field), Path::from(ov.items_field)],
-        ),
-        opts,
-        "scan overflow",
-        |doc| {
-            if let (Some(parent), Some((n, _))) = (
-                field(ov.collection, &doc, ov.key_field)?,
-                array_len(&doc, ov.items_field),
-            ) {
-                *extra.entry(key_text(&parent)).or_default() += n;
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    let coll = spec.collection;
-    let (mut lengths, mut sizes, mut item_bytes) =
-        (Histogram::new(), Histogram::new(), Histogram::new());
-    let (mut flagged, mut without_array) = (0u64, 0u64);
-    let mut biggest = Biggest::default();
-    let documents = scan(
-        store,
-        coll,
-        &all,
-        sorted(ANALYZE, vec![("_id".into(), 1)], vec![]),
-        opts,
-        "analyze",
-        |doc| {
-            let bytes = doc.as_bytes().len() as u64;
-            sizes.record(bytes);
-            biggest.see(|| id(coll, &doc), bytes)?;
-            let Some((n, array_bytes)) = array_len(&doc, spec.items_field) else {
-                without_array += 1;
-                return Ok(());
-            };
-            if let Some(each) = array_bytes.checked_div(n) {
-                item_bytes.record(each);
-            }
-            let is_flagged = matches!(
-                doc.get(spec.flag_field),
-                Ok(Some(bson::RawBsonRef::Boolean(true)))
-            );
-            let more = if is_flagged {
-                flagged += 1;
-                extra.get(&key_text(&id(coll, &doc)?)).copied().unwrap_or(0)
-            } else {
-                0
-            };
-            lengths.record(n + more);
-            Ok(())
-        },
-    )
-    .await?;
-    let over_threshold = lengths.above(u64::from(spec.threshold));
-    let suggestion = suggest_threshold(&lengths, &item_bytes);
-    Ok(OutlierAnalysis {
-        collection: coll.to_owned(),
-        array: spec.items_field.to_owned(),
-        documents,
-        lengths: lengths.distribution(),
-        sizes: sizes.distribution(),
-        largest: biggest.largest(),
-        threshold: spec.threshold,
-        over_threshold,
-        flagged,
-        without_array,
-        suggestion,
+    let span = crate::observe::op_span!("outlier.analyze", "analyze", store, spec.collection);
+    crate::observe::traced!(span, async {
+        let ov = &spec.overflow;
+        // Items in the overflow per parent (only parents that have some: the outliers).
+        let mut extra: HashMap<String, u64> = HashMap::new();
+        let all = Filter::and([]);
+        scan(
+            store,
+            ov.collection,
+            &all,
+            sorted(
+                ANALYZE,
+                vec![],
+                vec![Path::from(ov.key_field), Path::from(ov.items_field)],
+            ),
+            opts,
+            "scan overflow",
+            |doc| {
+                if let (Some(parent), Some((n, _))) = (
+                    field(ov.collection, &doc, ov.key_field)?,
+                    array_len(&doc, ov.items_field),
+                ) {
+                    *extra.entry(key_text(&parent)).or_default() += n;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+        let coll = spec.collection;
+        let (mut lengths, mut sizes, mut item_bytes) =
+            (Histogram::new(), Histogram::new(), Histogram::new());
+        let (mut flagged, mut without_array) = (0u64, 0u64);
+        let mut biggest = Biggest::default();
+        let documents = scan(
+            store,
+            coll,
+            &all,
+            sorted(ANALYZE, vec![("_id".into(), 1)], vec![]),
+            opts,
+            "analyze",
+            |doc| {
+                let bytes = doc.as_bytes().len() as u64;
+                sizes.record(bytes);
+                biggest.see(|| id(coll, &doc), bytes)?;
+                let Some((n, array_bytes)) = array_len(&doc, spec.items_field) else {
+                    without_array += 1;
+                    return Ok(());
+                };
+                if let Some(each) = array_bytes.checked_div(n) {
+                    item_bytes.record(each);
+                }
+                let is_flagged = matches!(
+                    doc.get(spec.flag_field),
+                    Ok(Some(bson::RawBsonRef::Boolean(true)))
+                );
+                let more = if is_flagged {
+                    flagged += 1;
+                    extra.get(&key_text(&id(coll, &doc)?)).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                lengths.record(n + more);
+                Ok(())
+            },
+        )
+        .await?;
+        let over_threshold = lengths.above(u64::from(spec.threshold));
+        let suggestion = suggest_threshold(&lengths, &item_bytes);
+        Ok(OutlierAnalysis {
+            collection: coll.to_owned(),
+            array: spec.items_field.to_owned(),
+            documents,
+            lengths: lengths.distribution(),
+            sizes: sizes.distribution(),
+            largest: biggest.largest(),
+            threshold: spec.threshold,
+            over_threshold,
+            flagged,
+            without_array,
+            suggestion,
+        })
     })
 }
 
@@ -206,74 +209,77 @@ pub async fn analyze_bucket<S: Store>(
     from: Option<&Source<'_>>,
     opts: &Options<'_>,
 ) -> Result<BucketAnalysis> {
-    let (coll, key_field) = match from {
-        Some(s) => (s.collection, s.key_field),
-        None => (spec.collection, spec.key_field),
-    };
-    let mut per_key: HashMap<String, u64> = HashMap::new();
-    let (mut item_sizes, mut sizes) = (Histogram::new(), Histogram::new());
-    let mut biggest = Biggest::default();
-    let mut without_key = 0u64;
-    let all = Filter::and([]);
-    let documents = scan(
-        store,
-        coll,
-        &all,
-        sorted(ANALYZE, vec![], vec![]),
-        opts,
-        "analyze",
-        |doc| {
-            let bytes = doc.as_bytes().len() as u64;
-            sizes.record(bytes);
-            biggest.see(|| id(coll, &doc), bytes)?;
-            let Some(key) = field(coll, &doc, key_field)?.filter(|k| !matches!(k, Bson::Null))
-            else {
-                without_key += 1;
-                return Ok(());
-            };
-            let n = match from {
-                Some(_) => {
-                    item_sizes.record(bytes);
-                    1
-                }
-                None => match array_len(&doc, spec.items_field) {
-                    Some((n, array_bytes)) => {
-                        if let Some(each) = array_bytes.checked_div(n) {
-                            item_sizes.record(each);
-                        }
-                        n
+    let span = crate::observe::op_span!("bucket.analyze", "analyze", store, spec.collection);
+    crate::observe::traced!(span, async {
+        let (coll, key_field) = match from {
+            Some(s) => (s.collection, s.key_field),
+            None => (spec.collection, spec.key_field),
+        };
+        let mut per_key: HashMap<String, u64> = HashMap::new();
+        let (mut item_sizes, mut sizes) = (Histogram::new(), Histogram::new());
+        let mut biggest = Biggest::default();
+        let mut without_key = 0u64;
+        let all = Filter::and([]);
+        let documents = scan(
+            store,
+            coll,
+            &all,
+            sorted(ANALYZE, vec![], vec![]),
+            opts,
+            "analyze",
+            |doc| {
+                let bytes = doc.as_bytes().len() as u64;
+                sizes.record(bytes);
+                biggest.see(|| id(coll, &doc), bytes)?;
+                let Some(key) = field(coll, &doc, key_field)?.filter(|k| !matches!(k, Bson::Null))
+                else {
+                    without_key += 1;
+                    return Ok(());
+                };
+                let n = match from {
+                    Some(_) => {
+                        item_sizes.record(bytes);
+                        1
                     }
-                    None => 0,
-                },
-            };
-            *per_key.entry(key_text(&key)).or_default() += n;
-            Ok(())
-        },
-    )
-    .await?;
-    let mut keys = Histogram::new();
-    let size = u64::from(spec.size.max(1));
-    let mut buckets_at_size = 0u64;
-    for n in per_key.values() {
-        keys.record(*n);
-        buckets_at_size += n.div_ceil(size);
-    }
-    let items = keys.sum() as u64;
-    let suggestion = suggest_size(&keys, &item_sizes);
-    Ok(BucketAnalysis {
-        collection: coll.to_owned(),
-        key: key_field.to_owned(),
-        documents,
-        keys: keys.count(),
-        items,
-        per_key: keys.distribution(),
-        item_sizes: item_sizes.distribution(),
-        sizes: sizes.distribution(),
-        largest: biggest.largest(),
-        size: spec.size,
-        buckets_at_size,
-        without_key,
-        suggestion,
+                    None => match array_len(&doc, spec.items_field) {
+                        Some((n, array_bytes)) => {
+                            if let Some(each) = array_bytes.checked_div(n) {
+                                item_sizes.record(each);
+                            }
+                            n
+                        }
+                        None => 0,
+                    },
+                };
+                *per_key.entry(key_text(&key)).or_default() += n;
+                Ok(())
+            },
+        )
+        .await?;
+        let mut keys = Histogram::new();
+        let size = u64::from(spec.size.max(1));
+        let mut buckets_at_size = 0u64;
+        for n in per_key.values() {
+            keys.record(*n);
+            buckets_at_size += n.div_ceil(size);
+        }
+        let items = keys.sum() as u64;
+        let suggestion = suggest_size(&keys, &item_sizes);
+        Ok(BucketAnalysis {
+            collection: coll.to_owned(),
+            key: key_field.to_owned(),
+            documents,
+            keys: keys.count(),
+            items,
+            per_key: keys.distribution(),
+            item_sizes: item_sizes.distribution(),
+            sizes: sizes.distribution(),
+            largest: biggest.largest(),
+            size: spec.size,
+            buckets_at_size,
+            without_key,
+            suggestion,
+        })
     })
 }
 

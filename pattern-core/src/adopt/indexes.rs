@@ -76,10 +76,18 @@ pub async fn index_report_bucket<S: Store>(
     store: &S,
     spec: &BucketSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
-    let series = spec.series();
-    Ok(vec![
-        report(store, series.collection, &series.indexes(), &series_index).await?,
-    ])
+    let span = crate::observe::op_span!(
+        "bucket.index_report",
+        "index_report",
+        store,
+        spec.collection
+    );
+    crate::observe::traced!(span, async {
+        let series = spec.series();
+        Ok(vec![
+            report(store, series.collection, &series.indexes(), &series_index).await?,
+        ])
+    })
 }
 
 /// The main collection's indexes (the pattern needs none there: every read is by `_id`) and
@@ -88,18 +96,30 @@ pub async fn index_report_outlier<S: Store>(
     store: &S,
     spec: &OutlierSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
-    let ov = &spec.overflow;
-    Ok(vec![
-        report(store, spec.collection, &[], &|_| false).await?,
-        report(store, ov.collection, &ov.indexes(), &series_index).await?,
-    ])
+    let span = crate::observe::op_span!(
+        "outlier.index_report",
+        "index_report",
+        store,
+        spec.collection
+    );
+    crate::observe::traced!(span, async {
+        let ov = &spec.overflow;
+        Ok(vec![
+            report(store, spec.collection, &[], &|_| false).await?,
+            report(store, ov.collection, &ov.indexes(), &series_index).await?,
+        ])
+    })
 }
 
 /// The tree collection's indexes: the model's (named as the seed's, `parent_1`...). An index
 /// of another model's field is reported as the user's (the library cannot tell it made it).
 pub async fn index_report_tree<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<IndexReport>> {
-    let needed = crate::tree::model_indexes(spec);
-    Ok(vec![
-        report(store, spec.collection, &needed, &|_| false).await?,
-    ])
+    let span =
+        crate::observe::op_span!("tree.index_report", "index_report", store, spec.collection);
+    crate::observe::traced!(span, async {
+        let needed = crate::tree::model_indexes(spec);
+        Ok(vec![
+            report(store, spec.collection, &needed, &|_| false).await?,
+        ])
+    })
 }

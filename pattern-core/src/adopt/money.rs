@@ -325,28 +325,31 @@ pub async fn verify_money<S: Store>(
     conv: &MoneyConversion<'_>,
     opts: &Options<'_>,
 ) -> Result<MoneyVerified> {
-    conv.check()?;
-    let mut v = MoneyVerified::default();
-    v.documents = scan(
-        store,
-        conv.collection,
-        &Filter::and([]),
-        find_options(conv, VERIFY),
-        opts,
-        "verify",
-        |doc| {
-            match judge_raw(conv, &doc)?.1 {
-                Judged::Empty => v.without_amount += 1,
-                Judged::Converted { .. } => v.converted += 1,
-                Judged::Pending(expected) => v.defects.push(MoneyDefect::NotConverted {
-                    id: id(conv.collection, &doc)?,
-                    expected,
-                }),
-                Judged::Defect(d) => v.defects.push(*d),
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    Ok(v)
+    let span = crate::observe::op_span!("money.verify", "verify", store, conv.collection);
+    crate::observe::traced!(span, async {
+        conv.check()?;
+        let mut v = MoneyVerified::default();
+        v.documents = scan(
+            store,
+            conv.collection,
+            &Filter::and([]),
+            find_options(conv, VERIFY),
+            opts,
+            "verify",
+            |doc| {
+                match judge_raw(conv, &doc)?.1 {
+                    Judged::Empty => v.without_amount += 1,
+                    Judged::Converted { .. } => v.converted += 1,
+                    Judged::Pending(expected) => v.defects.push(MoneyDefect::NotConverted {
+                        id: id(conv.collection, &doc)?,
+                        expected,
+                    }),
+                    Judged::Defect(d) => v.defects.push(*d),
+                }
+                Ok(())
+            },
+        )
+        .await?;
+        Ok(v)
+    })
 }

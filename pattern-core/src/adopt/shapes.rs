@@ -133,66 +133,74 @@ pub async fn analyze_shapes<S: Store>(
     field: Option<&str>,
     options: &Options<'_>,
 ) -> Result<ShapesAnalysis> {
-    if field == Some("") {
-        return Err(Error::invalid("the discriminator field's name is empty"));
-    }
-    require_collection(store, collection).await?;
-    let mut candidates: BTreeMap<String, Candidate> = BTreeMap::new();
-    let mut attributes: BTreeMap<String, Attrs> = BTreeMap::new();
-    let all = Filter::and([]);
-    let documents = scan(
+    let span = crate::observe::op_span!(
+        "document.analyze_shapes",
+        "analyze_shapes",
         store,
-        collection,
-        &all,
-        sorted(SHAPES_SCAN, vec![], vec![]),
-        options,
-        "shapes",
-        |doc| {
-            let keys: Vec<String> = (doc.iter().flatten())
-                .map(|(k, _)| k.to_owned())
-                .filter(|k| k != "_id")
-                .collect();
-            for (k, v) in doc.iter().flatten() {
-                match v {
-                    RawBsonRef::String(s) if field.is_none_or(|f| f == k) => {
-                        see_value(candidates.entry(k.to_owned()).or_default(), s, &keys, k);
+        collection
+    );
+    crate::observe::traced!(span, async {
+        if field == Some("") {
+            return Err(Error::invalid("the discriminator field's name is empty"));
+        }
+        require_collection(store, collection).await?;
+        let mut candidates: BTreeMap<String, Candidate> = BTreeMap::new();
+        let mut attributes: BTreeMap<String, Attrs> = BTreeMap::new();
+        let all = Filter::and([]);
+        let documents = scan(
+            store,
+            collection,
+            &all,
+            sorted(SHAPES_SCAN, vec![], vec![]),
+            options,
+            "shapes",
+            |doc| {
+                let keys: Vec<String> = (doc.iter().flatten())
+                    .map(|(k, _)| k.to_owned())
+                    .filter(|k| k != "_id")
+                    .collect();
+                for (k, v) in doc.iter().flatten() {
+                    match v {
+                        RawBsonRef::String(s) if field.is_none_or(|f| f == k) => {
+                            see_value(candidates.entry(k.to_owned()).or_default(), s, &keys, k);
+                        }
+                        RawBsonRef::Array(a) => see_array(&mut attributes, k, a),
+                        _ => {}
                     }
-                    RawBsonRef::Array(a) => see_array(&mut attributes, k, a),
-                    _ => {}
                 }
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    let discriminator = match field {
-        Some(f) => Some(shape_of(
-            f,
-            false,
-            candidates.remove(f).unwrap_or_default(),
+                Ok(())
+            },
+        )
+        .await?;
+        let discriminator = match field {
+            Some(f) => Some(shape_of(
+                f,
+                false,
+                candidates.remove(f).unwrap_or_default(),
+                documents,
+            )),
+            None => best(candidates, documents),
+        };
+        let attributes = (attributes.into_iter())
+            .map(|(field, a)| {
+                let mut keys: Vec<(String, u64, Vec<String>)> = (a.keys.into_iter())
+                    .map(|(k, (n, types))| (k, n, types.into_iter().map(str::to_owned).collect()))
+                    .collect();
+                keys.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                AttributeArray {
+                    field,
+                    documents: a.documents,
+                    keys,
+                    truncated: a.truncated,
+                }
+            })
+            .collect();
+        Ok(ShapesAnalysis {
+            collection: collection.to_owned(),
             documents,
-        )),
-        None => best(candidates, documents),
-    };
-    let attributes = (attributes.into_iter())
-        .map(|(field, a)| {
-            let mut keys: Vec<(String, u64, Vec<String>)> = (a.keys.into_iter())
-                .map(|(k, (n, types))| (k, n, types.into_iter().map(str::to_owned).collect()))
-                .collect();
-            keys.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-            AttributeArray {
-                field,
-                documents: a.documents,
-                keys,
-                truncated: a.truncated,
-            }
+            discriminator,
+            attributes,
         })
-        .collect();
-    Ok(ShapesAnalysis {
-        collection: collection.to_owned(),
-        documents,
-        discriminator,
-        attributes,
     })
 }
 

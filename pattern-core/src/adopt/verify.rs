@@ -261,11 +261,14 @@ pub async fn verify_bucket<S: Store>(
     spec: &BucketSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
-    let series = spec.series();
-    let (documents, check) = check_series(store, &series, opts, "verify").await?;
-    Ok(Verified {
-        documents,
-        defects: check.defects,
+    let span = crate::observe::op_span!("bucket.verify", "verify", store, spec.collection);
+    crate::observe::traced!(span, async {
+        let series = spec.series();
+        let (documents, check) = check_series(store, &series, opts, "verify").await?;
+        Ok(Verified {
+            documents,
+            defects: check.defects,
+        })
     })
 }
 
@@ -279,87 +282,90 @@ pub async fn verify_outlier<S: Store>(
     spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
-    let ov = &spec.overflow;
-    let (chunks, check) = check_series(store, ov, opts, "verify overflow").await?;
-    let mut defects = check.defects;
-    let mut parents = check.keys;
-    let coll = spec.collection;
-    let mut flagged_without = Vec::new();
-    let mains = scan(
-        store,
-        coll,
-        &Filter::and([]),
-        sorted(VERIFY, vec![("_id".into(), 1)], vec![]),
-        opts,
-        "verify",
-        |doc| {
-            let id = id(coll, &doc)?;
-            let has_overflow = parents.remove(&key_text(&id)).is_some();
-            let flag = match doc.get(spec.flag_field) {
-                Ok(None)
-                | Ok(Some(bson::RawBsonRef::Null))
-                | Ok(Some(bson::RawBsonRef::Boolean(false))) => false,
-                Ok(Some(bson::RawBsonRef::Boolean(true))) => true,
-                _ => {
-                    defects.push(LayoutDefect::Malformed {
-                        collection: coll.to_owned(),
-                        id: id.clone(),
-                        reason: format!("`{}` is not a boolean", spec.flag_field),
-                    });
-                    return Ok(());
+    let span = crate::observe::op_span!("outlier.verify", "verify", store, spec.collection);
+    crate::observe::traced!(span, async {
+        let ov = &spec.overflow;
+        let (chunks, check) = check_series(store, ov, opts, "verify overflow").await?;
+        let mut defects = check.defects;
+        let mut parents = check.keys;
+        let coll = spec.collection;
+        let mut flagged_without = Vec::new();
+        let mains = scan(
+            store,
+            coll,
+            &Filter::and([]),
+            sorted(VERIFY, vec![("_id".into(), 1)], vec![]),
+            opts,
+            "verify",
+            |doc| {
+                let id = id(coll, &doc)?;
+                let has_overflow = parents.remove(&key_text(&id)).is_some();
+                let flag = match doc.get(spec.flag_field) {
+                    Ok(None)
+                    | Ok(Some(bson::RawBsonRef::Null))
+                    | Ok(Some(bson::RawBsonRef::Boolean(false))) => false,
+                    Ok(Some(bson::RawBsonRef::Boolean(true))) => true,
+                    _ => {
+                        defects.push(LayoutDefect::Malformed {
+                            collection: coll.to_owned(),
+                            id: id.clone(),
+                            reason: format!("`{}` is not a boolean", spec.flag_field),
+                        });
+                        return Ok(());
+                    }
+                };
+                match array_len(&doc, spec.items_field) {
+                    Some((n, _)) if n > u64::from(spec.threshold) => {
+                        defects.push(LayoutDefect::OverThreshold {
+                            collection: coll.to_owned(),
+                            id: id.clone(),
+                            items: n,
+                            threshold: spec.threshold,
+                        })
+                    }
+                    Some(_) => {}
+                    None if doc.get(spec.items_field).ok().flatten().is_some() => {
+                        defects.push(LayoutDefect::Malformed {
+                            collection: coll.to_owned(),
+                            id: id.clone(),
+                            reason: format!("`{}` is not an array", spec.items_field),
+                        })
+                    }
+                    None => {}
                 }
-            };
-            match array_len(&doc, spec.items_field) {
-                Some((n, _)) if n > u64::from(spec.threshold) => {
-                    defects.push(LayoutDefect::OverThreshold {
+                match (flag, has_overflow) {
+                    (true, false) => flagged_without.push(id),
+                    (false, true) => defects.push(LayoutDefect::OverflowWithoutFlag {
                         collection: coll.to_owned(),
-                        id: id.clone(),
-                        items: n,
-                        threshold: spec.threshold,
-                    })
+                        id,
+                    }),
+                    _ => {}
                 }
-                Some(_) => {}
-                None if doc.get(spec.items_field).ok().flatten().is_some() => {
-                    defects.push(LayoutDefect::Malformed {
-                        collection: coll.to_owned(),
-                        id: id.clone(),
-                        reason: format!("`{}` is not an array", spec.items_field),
-                    })
-                }
-                None => {}
-            }
-            match (flag, has_overflow) {
-                (true, false) => flagged_without.push(id),
-                (false, true) => defects.push(LayoutDefect::OverflowWithoutFlag {
+                Ok(())
+            },
+        )
+        .await?;
+        defects.extend(
+            flagged_without
+                .into_iter()
+                .map(|id| LayoutDefect::FlagWithoutOverflow {
                     collection: coll.to_owned(),
                     id,
                 }),
-                _ => {}
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    defects.extend(
-        flagged_without
-            .into_iter()
-            .map(|id| LayoutDefect::FlagWithoutOverflow {
-                collection: coll.to_owned(),
-                id,
-            }),
-    );
-    let mut orphans: Vec<Bson> = parents.into_values().collect();
-    orphans.sort_by_key(key_text);
-    defects.extend(
-        orphans
-            .into_iter()
-            .map(|parent| LayoutDefect::OrphanOverflow {
-                collection: ov.collection.to_owned(),
-                parent,
-            }),
-    );
-    Ok(Verified {
-        documents: mains + chunks,
-        defects,
+        );
+        let mut orphans: Vec<Bson> = parents.into_values().collect();
+        orphans.sort_by_key(key_text);
+        defects.extend(
+            orphans
+                .into_iter()
+                .map(|parent| LayoutDefect::OrphanOverflow {
+                    collection: ov.collection.to_owned(),
+                    parent,
+                }),
+        );
+        Ok(Verified {
+            documents: mains + chunks,
+            defects,
+        })
     })
 }

@@ -66,47 +66,55 @@ pub async fn analyze_versions<S: Store>(
     field: &str,
     options: &Options<'_>,
 ) -> Result<VersionsAnalysis> {
-    if field.is_empty() {
-        return Err(Error::invalid("the version field's name is empty"));
-    }
-    require_collection(store, collection).await?;
-    let mut versions: BTreeMap<i64, u64> = BTreeMap::new();
-    let (mut unversioned, mut not_numbers) = (0u64, 0u64);
-    let mut examples: Vec<String> = Vec::new();
-    let all = Filter::and([]);
-    let documents = scan(
+    let span = crate::observe::op_span!(
+        "document.analyze_versions",
+        "analyze_versions",
         store,
-        collection,
-        &all,
-        sorted(VERSIONS_SCAN, vec![], vec![Path::from(field)]),
-        options,
-        "versions",
-        |doc| {
-            let value = doc
-                .get(field)
-                .map_err(|e| Error::decode(collection, None, e))?;
-            match value.map(version_of) {
-                None => unversioned += 1,
-                Some(Some(v)) => *versions.entry(v).or_default() += 1,
-                Some(None) => {
-                    not_numbers += 1;
-                    if examples.len() < VERSIONS_EXAMPLES {
-                        examples.push(display_bson(&id(collection, &doc)?));
+        collection
+    );
+    crate::observe::traced!(span, async {
+        if field.is_empty() {
+            return Err(Error::invalid("the version field's name is empty"));
+        }
+        require_collection(store, collection).await?;
+        let mut versions: BTreeMap<i64, u64> = BTreeMap::new();
+        let (mut unversioned, mut not_numbers) = (0u64, 0u64);
+        let mut examples: Vec<String> = Vec::new();
+        let all = Filter::and([]);
+        let documents = scan(
+            store,
+            collection,
+            &all,
+            sorted(VERSIONS_SCAN, vec![], vec![Path::from(field)]),
+            options,
+            "versions",
+            |doc| {
+                let value = doc
+                    .get(field)
+                    .map_err(|e| Error::decode(collection, None, e))?;
+                match value.map(version_of) {
+                    None => unversioned += 1,
+                    Some(Some(v)) => *versions.entry(v).or_default() += 1,
+                    Some(None) => {
+                        not_numbers += 1;
+                        if examples.len() < VERSIONS_EXAMPLES {
+                            examples.push(display_bson(&id(collection, &doc)?));
+                        }
                     }
                 }
-            }
-            Ok(())
-        },
-    )
-    .await?;
-    Ok(VersionsAnalysis {
-        collection: collection.to_owned(),
-        field: field.to_owned(),
-        documents,
-        versions: versions.into_iter().collect(),
-        unversioned,
-        not_numbers,
-        examples,
+                Ok(())
+            },
+        )
+        .await?;
+        Ok(VersionsAnalysis {
+            collection: collection.to_owned(),
+            field: field.to_owned(),
+            documents,
+            versions: versions.into_iter().collect(),
+            unversioned,
+            not_numbers,
+            examples,
+        })
     })
 }
 

@@ -309,7 +309,8 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
     {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
         let (live, archive) = (self.live, self.archive);
-        stream::once(async move {
+        let op = crate::observe::op_span!("bucket.range", "range", live, spec.collection);
+        stream::once(crate::observe::traced_in(op, async move {
             if span.is_empty() {
                 return Ok(Vec::new());
             }
@@ -318,7 +319,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
             let (c, d) = overlapping(archive.store, &target, &key, span, Vec::new()).await?;
             let docs = ordered(&spec, [a, b, c, d].concat())?;
             items_within::<B>(&spec, docs, span)
-        })
+        }))
         .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
         .try_flatten()
         .boxed()
@@ -332,6 +333,15 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         Q: KeyPart + ?Sized,
     {
         let (spec, key) = (B::SPEC.series(), key.to_key_bson());
+        let op = crate::observe::op_span!("bucket.items", "items", self.live, spec.collection);
+        crate::observe::traced!(op, self.items_of::<B>(spec, key))
+    }
+
+    async fn items_of<B: Bucket + ?Sized>(
+        &self,
+        spec: SeriesSpec<'_>,
+        key: Bson,
+    ) -> Result<Vec<B::Item>> {
         let target = archive_spec(&spec, self.archive.collection);
         spec.ensure_indexes(self.live).await?;
         target.ensure_indexes(self.archive.store).await?;
@@ -361,6 +371,16 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         Q: KeyPart + ?Sized,
     {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
+        let op = crate::observe::op_span!("bucket.summary", "summary", self.live, spec.collection);
+        crate::observe::traced!(op, self.summary_of::<B>(spec, key, span))
+    }
+
+    async fn summary_of<B: Bucket + ?Sized>(
+        &self,
+        spec: SeriesSpec<'_>,
+        key: Bson,
+        span: Span,
+    ) -> Result<B::Summary> {
         let target = archive_spec(&spec, self.archive.collection);
         if span.is_all() && spec.keeps.rollup {
             spec.ensure_indexes(self.live).await?;
@@ -411,62 +431,70 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     spec: &BucketSpec<'_>,
     to: &ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
-    let spec = spec.series();
-    let target = archive_spec(&spec, to.collection);
-    // Per key: its pages and items, and where each `_id` is.
-    let mut pages: BTreeMap<String, (Bson, Vec<i64>, u64)> = BTreeMap::new();
-    let mut live_ids: HashSet<String> = HashSet::new();
-    let mut defects = Vec::new();
-    for (side, store_docs) in [
-        (0, read_heads(live, &spec).await?),
-        (1, read_heads(to.store, &target).await?),
-    ] {
-        for (id, key, page, count) in store_docs {
-            let id_text = key_text(&id);
-            if side == 0 {
-                live_ids.insert(id_text);
-            } else if live_ids.contains(&id_text) {
-                defects.push(LayoutDefect::InBoth {
-                    collection: spec.collection.to_owned(),
-                    archive: to.collection.to_owned(),
-                    id: id.clone(),
-                });
-                continue;
+    let span = crate::observe::op_span!(
+        "bucket.verify_archive",
+        "verify_archive",
+        live,
+        spec.collection
+    );
+    crate::observe::traced!(span, async {
+        let spec = spec.series();
+        let target = archive_spec(&spec, to.collection);
+        // Per key: its pages and items, and where each `_id` is.
+        let mut pages: BTreeMap<String, (Bson, Vec<i64>, u64)> = BTreeMap::new();
+        let mut live_ids: HashSet<String> = HashSet::new();
+        let mut defects = Vec::new();
+        for (side, store_docs) in [
+            (0, read_heads(live, &spec).await?),
+            (1, read_heads(to.store, &target).await?),
+        ] {
+            for (id, key, page, count) in store_docs {
+                let id_text = key_text(&id);
+                if side == 0 {
+                    live_ids.insert(id_text);
+                } else if live_ids.contains(&id_text) {
+                    defects.push(LayoutDefect::InBoth {
+                        collection: spec.collection.to_owned(),
+                        archive: to.collection.to_owned(),
+                        id: id.clone(),
+                    });
+                    continue;
+                }
+                let entry = pages
+                    .entry(key_text(&key))
+                    .or_insert_with(|| (key.clone(), Vec::new(), 0));
+                entry.1.extend(page);
+                entry.2 += count;
             }
-            let entry = pages
-                .entry(key_text(&key))
-                .or_insert_with(|| (key.clone(), Vec::new(), 0));
-            entry.1.extend(page);
-            entry.2 += count;
         }
-    }
-    // Each key's roll-up counts its items on both sides.
-    if spec.keeps.rollup {
-        let keys: Vec<Bson> = pages.values().map(|p| p.0.clone()).collect();
-        for (key, rolled) in rollup_counts(live, &spec, keys).await? {
-            let buckets = pages.get(&key_text(&key)).map_or(0, |p| p.2);
-            if rolled != buckets {
-                defects.push(LayoutDefect::RollupDrift {
+        // Each key's roll-up counts its items on both sides.
+        if spec.keeps.rollup {
+            let keys: Vec<Bson> = pages.values().map(|p| p.0.clone()).collect();
+            for (key, rolled) in rollup_counts(live, &spec, keys).await? {
+                let buckets = pages.get(&key_text(&key)).map_or(0, |p| p.2);
+                if rolled != buckets {
+                    defects.push(LayoutDefect::RollupDrift {
+                        collection: format!("{} + {}", spec.collection, to.collection),
+                        key,
+                        rollup: rolled,
+                        buckets,
+                    });
+                }
+            }
+        }
+        for (_, (key, mut numbers, _)) in pages {
+            numbers.sort_unstable();
+            if let Some((i, n)) = (numbers.iter().enumerate()).find(|(i, n)| **n != *i as i64 + 1) {
+                defects.push(LayoutDefect::NotDense {
                     collection: format!("{} + {}", spec.collection, to.collection),
                     key,
-                    rollup: rolled,
-                    buckets,
+                    expected: i as i64 + 1,
+                    found: *n,
                 });
             }
         }
-    }
-    for (_, (key, mut numbers, _)) in pages {
-        numbers.sort_unstable();
-        if let Some((i, n)) = (numbers.iter().enumerate()).find(|(i, n)| **n != *i as i64 + 1) {
-            defects.push(LayoutDefect::NotDense {
-                collection: format!("{} + {}", spec.collection, to.collection),
-                key,
-                expected: i as i64 + 1,
-                found: *n,
-            });
-        }
-    }
-    Ok(defects)
+        Ok(defects)
+    })
 }
 
 /// The roll-up count of each of `keys` that has one, stale ones left out. By key, a batch at

@@ -197,7 +197,19 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    series::doc_stream(store, B::SPEC.series(), key.to_key_bson(), STREAM_BATCH)
+    let span = op_span!("bucket.pages", "pages", store, B::SPEC.collection);
+    crate::observe::traced_stream(span, pages_of::<B, S>(store, key.to_key_bson()))
+}
+
+fn pages_of<'a, B, S>(
+    store: &'a S,
+    key: Bson,
+) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a
+where
+    B: Bucket + ?Sized,
+    S: Store,
+{
+    series::doc_stream(store, B::SPEC.series(), key, STREAM_BATCH)
         .map(|d| d.and_then(|raw| raw_page::<B>(&raw)))
 }
 
@@ -210,9 +222,11 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    pages::<B, S, Q>(store, key)
+    let span = op_span!("bucket.items", "items", store, B::SPEC.collection);
+    let items = pages_of::<B, S>(store, key.to_key_bson())
         .map_ok(|p| futures::stream::iter(p.items.into_iter().map(Ok)))
-        .try_flatten()
+        .try_flatten();
+    crate::observe::traced_stream(span, items)
 }
 
 /// Every item of `key`, in order, collected ([`items`] into a `Vec`).
@@ -247,8 +261,16 @@ where
 /// Creates the collection's indexes now rather than on first use (and installs the
 /// validator, with `#[bucket(validate)]`).
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    validated::<B, S>(store).await?;
-    B::SPEC.series().ensure_indexes(store).await
+    let span = crate::observe::op_span!(
+        "bucket.ensure_indexes",
+        "ensure_indexes",
+        store,
+        B::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        validated::<B, S>(store).await?;
+        B::SPEC.series().ensure_indexes(store).await
+    })
 }
 
 /// The `$jsonSchema` of the layout's buckets, with its collection ([`schemas_of`] with the key type's
@@ -272,8 +294,16 @@ pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a st
 /// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
 /// [`Error::SchemaViolation`](crate::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    let [(coll, schema)] = schemas::<B>();
-    validator::install(store, coll, &schema).await
+    let span = crate::observe::op_span!(
+        "bucket.ensure_validator",
+        "ensure_validator",
+        store,
+        B::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        let [(coll, schema)] = schemas::<B>();
+        validator::install(store, coll, &schema).await
+    })
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it

@@ -205,51 +205,54 @@ fn add_items<B: Bucket + ?Sized>(
 /// That step is exact only with no push to the collection meanwhile: run it with the writers
 /// stopped (after adopting a collection, or after [`Error::RollupBehind`](crate::Error::RollupBehind)).
 pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
-    let spec = B::SPEC.series();
-    if spec.keeps.is_none() {
-        return Ok(0);
-    }
-    super::validated::<B, S>(store).await?;
-    spec.ensure_indexes(store).await?;
-    let mut done = 0u64;
-    let mut after: Option<Bson> = None;
-    loop {
-        let mut filter = vec![
-            spec.in_series(),
-            Filter::Exists(spec.key_field.into(), true),
-        ];
-        if let Some(a) = &after {
-            filter.push(Filter::Gt("_id".into(), a.clone()));
+    let span = crate::observe::op_span!("bucket.backfill", "backfill", store, B::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let spec = B::SPEC.series();
+        if spec.keeps.is_none() {
+            return Ok(0);
         }
-        let opts = FindOptions {
-            sort: vec![("_id".into(), 1)],
-            limit: Some(series::STREAM_BATCH),
-            comment: Some("pattern scatter: bucket backfill"),
-            ..FindOptions::default()
-        };
-        let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
-        let full = docs.len() as i64 == series::STREAM_BATCH;
-        for raw in &docs {
-            after = id_of(&spec, raw)?;
-            if complete(&spec, raw) {
-                continue;
+        super::validated::<B, S>(store).await?;
+        spec.ensure_indexes(store).await?;
+        let mut done = 0u64;
+        let mut after: Option<Bson> = None;
+        loop {
+            let mut filter = vec![
+                spec.in_series(),
+                Filter::Exists(spec.key_field.into(), true),
+            ];
+            if let Some(a) = &after {
+                filter.push(Filter::Gt("_id".into(), a.clone()));
             }
-            if complete_one::<B, S>(store, &spec, raw.clone()).await? {
-                done += 1;
+            let opts = FindOptions {
+                sort: vec![("_id".into(), 1)],
+                limit: Some(series::STREAM_BATCH),
+                comment: Some("pattern scatter: bucket backfill"),
+                ..FindOptions::default()
+            };
+            let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
+            let full = docs.len() as i64 == series::STREAM_BATCH;
+            for raw in &docs {
+                after = id_of(&spec, raw)?;
+                if complete(&spec, raw) {
+                    continue;
+                }
+                if complete_one::<B, S>(store, &spec, raw.clone()).await? {
+                    done += 1;
+                }
+            }
+            if !full {
+                // Every bucket now carries its bounds: range reads need not look for others.
+                if spec.keeps.bounds.is_some() {
+                    series::mark_bounded(store, spec.collection, None).await?;
+                }
+                // Every bucket complete: the keys' roll-ups from them.
+                if spec.keeps.rollup {
+                    super::rollup::recompute_all(store, &spec).await?;
+                }
+                return Ok(done);
             }
         }
-        if !full {
-            // Every bucket now carries its bounds: range reads need not look for others.
-            if spec.keeps.bounds.is_some() {
-                series::mark_bounded(store, spec.collection, None).await?;
-            }
-            // Every bucket complete: the keys' roll-ups from them.
-            if spec.keeps.rollup {
-                super::rollup::recompute_all(store, &spec).await?;
-            }
-            return Ok(done);
-        }
-    }
+    })
 }
 
 /// Whether a bucket carries every mark the spec keeps.

@@ -65,31 +65,34 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let a = declared::<D>(field)?;
-    let id = id_bson(id)?;
-    let key = (D::COLLECTION, field, key_bytes(&id));
-    let pending = &store.extensions().get(&PENDING).0;
-    let batch = {
-        let mut map = lock(pending);
-        let entry = map.entry(key.clone()).or_insert_with(|| (id.clone(), 0));
-        entry.1 += 1;
-        if entry.1 >= u64::from(a.every) {
-            entry.1 -= u64::from(a.every);
-            Some(u64::from(a.every))
-        } else {
-            None
+    let span = crate::observe::op_span!("document.increment", "increment", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let a = declared::<D>(field)?;
+        let id = id_bson(id)?;
+        let key = (D::COLLECTION, field, key_bytes(&id));
+        let pending = &store.extensions().get(&PENDING).0;
+        let batch = {
+            let mut map = lock(pending);
+            let entry = map.entry(key.clone()).or_insert_with(|| (id.clone(), 0));
+            entry.1 += 1;
+            if entry.1 >= u64::from(a.every) {
+                entry.1 -= u64::from(a.every);
+                Some(u64::from(a.every))
+            } else {
+                None
+            }
+        };
+        let Some(n) = batch else {
+            return Ok(false);
+        };
+        match write::<D, S>(store, field, &id, n).await {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                put_back(pending, key, id, n);
+                Err(e)
+            }
         }
-    };
-    let Some(n) = batch else {
-        return Ok(false);
-    };
-    match write::<D, S>(store, field, &id, n).await {
-        Ok(()) => Ok(true),
-        Err(e) => {
-            put_back(pending, key, id, n);
-            Err(e)
-        }
-    }
+    })
 }
 
 fn put_back(pending: &Mutex<HashMap<Key, (Bson, u64)>>, key: Key, id: Bson, n: u64) {
@@ -122,32 +125,35 @@ async fn write<D: Document, S: Store>(store: &S, field: &str, id: &Bson, n: u64)
 /// whose write fails keep their count (the first error is returned after the others are
 /// tried).
 pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
-    let pending = &store.extensions().get(&PENDING).0;
-    let taken: Vec<(Key, (Bson, u64))> = {
-        let mut map = lock(pending);
-        let keys: Vec<Key> = (map.keys())
-            .filter(|k| k.0 == D::COLLECTION && D::APPROXIMATE.iter().any(|a| a.field == k.1))
-            .cloned()
-            .collect();
-        keys.into_iter()
-            .filter_map(|k| map.remove(&k).map(|v| (k, v)))
-            .filter(|(_, (_, n))| *n > 0)
-            .collect()
-    };
-    let (mut written, mut first_error) = (0u64, None);
-    for (key, (id, n)) in taken {
-        match write::<D, S>(store, key.1, &id, n).await {
-            Ok(()) => written += n,
-            Err(e) => {
-                put_back(pending, key, id, n);
-                first_error.get_or_insert(e);
+    let span = crate::observe::op_span!("document.flush", "flush", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let pending = &store.extensions().get(&PENDING).0;
+        let taken: Vec<(Key, (Bson, u64))> = {
+            let mut map = lock(pending);
+            let keys: Vec<Key> = (map.keys())
+                .filter(|k| k.0 == D::COLLECTION && D::APPROXIMATE.iter().any(|a| a.field == k.1))
+                .cloned()
+                .collect();
+            keys.into_iter()
+                .filter_map(|k| map.remove(&k).map(|v| (k, v)))
+                .filter(|(_, (_, n))| *n > 0)
+                .collect()
+        };
+        let (mut written, mut first_error) = (0u64, None);
+        for (key, (id, n)) in taken {
+            match write::<D, S>(store, key.1, &id, n).await {
+                Ok(()) => written += n,
+                Err(e) => {
+                    put_back(pending, key, id, n);
+                    first_error.get_or_insert(e);
+                }
             }
         }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(written),
-    }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(written),
+        }
+    })
 }
 
 /// The increments of counter `field` of the document `id` counted in this process and not yet
@@ -174,12 +180,15 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let waiting = pending::<D, S, Q>(store, field, id)?;
-    let Some(doc): Option<BsonDocument> =
-        super::find_by_id(store, D::COLLECTION, &id_bson(id)?).await?
-    else {
-        return Ok(None);
-    };
-    let stored = doc.get(field).and_then(crate::codec::as_int).unwrap_or(0);
-    Ok(Some(stored + waiting as i64))
+    let span = crate::observe::op_span!("document.estimate", "estimate", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let waiting = pending::<D, S, Q>(store, field, id)?;
+        let Some(doc): Option<BsonDocument> =
+            super::find_by_id(store, D::COLLECTION, &id_bson(id)?).await?
+        else {
+            return Ok(None);
+        };
+        let stored = doc.get(field).and_then(crate::codec::as_int).unwrap_or(0);
+        Ok(Some(stored + waiting as i64))
+    })
 }

@@ -299,18 +299,26 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    if let Some(d) = super::get::<D, S, Q>(live, id).await? {
-        return Ok(Some(d));
-    }
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let by_id = Filter::Eq("_id".into(), id_bson(id)?);
-    match to.store.find(to.collection, &by_id, &one).await?.pop() {
-        Some(d) => read_stored::<D, S>(live, d).await.map(Some),
-        None => Ok(None),
-    }
+    let span = crate::observe::op_span!(
+        "document.get_with_archive",
+        "get_with_archive",
+        live,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        if let Some(d) = super::get::<D, S, Q>(live, id).await? {
+            return Ok(Some(d));
+        }
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let by_id = Filter::Eq("_id".into(), id_bson(id)?);
+        match to.store.find(to.collection, &by_id, &one).await?.pop() {
+            Some(d) => read_stored::<D, S>(live, d).await.map(Some),
+            None => Ok(None),
+        }
+    })
 }
 
 /// The documents in both the live collection and the archive `to` (by `_id`): after
@@ -330,33 +338,36 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     coll: &str,
     to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
-    let ids_only = FindOptions {
-        sort: vec![("_id".into(), 1)],
-        projection: vec![Path::from("_id")],
-        comment: Some("pattern scatter: document archive verify"),
-        ..FindOptions::default()
-    };
-    let archived = (to.store.find(to.collection, &Filter::and([]), &ids_only)).await?;
-    let ids: Vec<Bson> = archived
-        .iter()
-        .filter_map(|d| d.get("_id").cloned())
-        .collect();
-    let mut defects = Vec::new();
-    for chunk in ids.chunks(1_000) {
-        let opts = FindOptions {
+    let span = crate::observe::op_span!("document.verify_archive", "verify_archive", live, coll);
+    crate::observe::traced!(span, async {
+        let ids_only = FindOptions {
+            sort: vec![("_id".into(), 1)],
             projection: vec![Path::from("_id")],
+            comment: Some("pattern scatter: document archive verify"),
             ..FindOptions::default()
         };
-        let both = live
-            .find(coll, &Filter::In("_id".into(), chunk.to_vec()), &opts)
-            .await?;
-        defects.extend(both.into_iter().filter_map(|d| {
-            Some(LayoutDefect::InBoth {
-                collection: coll.to_owned(),
-                archive: to.collection.to_owned(),
-                id: d.get("_id")?.clone(),
-            })
-        }));
-    }
-    Ok(defects)
+        let archived = (to.store.find(to.collection, &Filter::and([]), &ids_only)).await?;
+        let ids: Vec<Bson> = archived
+            .iter()
+            .filter_map(|d| d.get("_id").cloned())
+            .collect();
+        let mut defects = Vec::new();
+        for chunk in ids.chunks(1_000) {
+            let opts = FindOptions {
+                projection: vec![Path::from("_id")],
+                ..FindOptions::default()
+            };
+            let both = live
+                .find(coll, &Filter::In("_id".into(), chunk.to_vec()), &opts)
+                .await?;
+            defects.extend(both.into_iter().filter_map(|d| {
+                Some(LayoutDefect::InBoth {
+                    collection: coll.to_owned(),
+                    archive: to.collection.to_owned(),
+                    id: d.get("_id")?.clone(),
+                })
+            }));
+        }
+        Ok(defects)
+    })
 }

@@ -382,40 +382,43 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let c = computed_of::<D>()?;
-    let id = id_bson(id)?;
-    let mut ctx = id;
-    transaction_with(store, &mut ctx, |tx, id| {
-        Box::pin(async move {
-            let opts = FindOptions {
-                comment: Some(COMPUTED_RECOMPUTE),
-                ..FindOptions::default()
-            };
-            let by_parent = Filter::Eq(c.key.into(), id.clone());
-            let children = tx.find(D::COLLECTION, &by_parent, &opts).await?;
-            let set = from_scratch(&c, &children)?;
-            let mut update = Update {
-                set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-                ..Update::default()
-            };
-            let done = tx
-                .update_one(
-                    c.parent,
-                    &Filter::Eq("_id".into(), id.clone()),
-                    &mut update,
-                    false,
-                )
-                .await?;
-            if !done.matched {
-                return Err(Error::NotFound {
-                    collection: c.parent.to_owned(),
-                    id: display_bson(id),
-                });
-            }
-            Ok(())
+    let span = crate::observe::op_span!("document.recompute", "recompute", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let c = computed_of::<D>()?;
+        let id = id_bson(id)?;
+        let mut ctx = id;
+        transaction_with(store, &mut ctx, |tx, id| {
+            Box::pin(async move {
+                let opts = FindOptions {
+                    comment: Some(COMPUTED_RECOMPUTE),
+                    ..FindOptions::default()
+                };
+                let by_parent = Filter::Eq(c.key.into(), id.clone());
+                let children = tx.find(D::COLLECTION, &by_parent, &opts).await?;
+                let set = from_scratch(&c, &children)?;
+                let mut update = Update {
+                    set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+                    ..Update::default()
+                };
+                let done = tx
+                    .update_one(
+                        c.parent,
+                        &Filter::Eq("_id".into(), id.clone()),
+                        &mut update,
+                        false,
+                    )
+                    .await?;
+                if !done.matched {
+                    return Err(Error::NotFound {
+                        collection: c.parent.to_owned(),
+                        id: display_bson(id),
+                    });
+                }
+                Ok(())
+            })
         })
+        .await
     })
-    .await
 }
 
 /// A parent whose stored aggregate differs from its children's.
@@ -436,49 +439,57 @@ pub struct Drift {
 /// list per parent is kept). Numbers compare by value (an Int32 3 equals an Int64 3; averages
 /// within 1e-9 relative).
 pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
-    let c = computed_of::<D>()?;
-    let opts = FindOptions {
-        sort: vec![(c.key.into(), 1)],
-        comment: Some(COMPUTED_VERIFY),
-        ..FindOptions::default()
-    };
-    let all = Filter::And(vec![]);
-    let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
-    let mut children = store.scan(D::COLLECTION, &all, &opts, 1_000);
-    while let Some(raw) = children.next().await {
-        let doc = raw?
-            .to_document()
-            .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
-        if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
-            by_parent.entry(key_bytes(k)).or_default().push(doc);
-        }
-    }
-    drop(children);
-    let popts = FindOptions {
-        comment: Some(COMPUTED_VERIFY),
-        ..FindOptions::default()
-    };
-    let mut drifts = Vec::new();
-    let mut parents = store.scan(c.parent, &all, &popts, 1_000);
-    while let Some(raw) = parents.next().await {
-        let parent = raw?
-            .to_document()
-            .map_err(|e| Error::decode(c.parent, None, e))?;
-        let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
-        let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
-        for (field, want) in from_scratch(&c, &kids)? {
-            let got = parent.get(field).cloned().unwrap_or(Bson::Null);
-            if !same(&got, &want) {
-                drifts.push(Drift {
-                    parent: display_bson(&id),
-                    field: field.to_owned(),
-                    stored: display_bson(&got),
-                    computed: display_bson(&want),
-                });
+    let span = crate::observe::op_span!(
+        "document.verify_computed",
+        "verify_computed",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let c = computed_of::<D>()?;
+        let opts = FindOptions {
+            sort: vec![(c.key.into(), 1)],
+            comment: Some(COMPUTED_VERIFY),
+            ..FindOptions::default()
+        };
+        let all = Filter::And(vec![]);
+        let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
+        let mut children = store.scan(D::COLLECTION, &all, &opts, 1_000);
+        while let Some(raw) = children.next().await {
+            let doc = raw?
+                .to_document()
+                .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
+            if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
+                by_parent.entry(key_bytes(k)).or_default().push(doc);
             }
         }
-    }
-    Ok(drifts)
+        drop(children);
+        let popts = FindOptions {
+            comment: Some(COMPUTED_VERIFY),
+            ..FindOptions::default()
+        };
+        let mut drifts = Vec::new();
+        let mut parents = store.scan(c.parent, &all, &popts, 1_000);
+        while let Some(raw) = parents.next().await {
+            let parent = raw?
+                .to_document()
+                .map_err(|e| Error::decode(c.parent, None, e))?;
+            let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
+            let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
+            for (field, want) in from_scratch(&c, &kids)? {
+                let got = parent.get(field).cloned().unwrap_or(Bson::Null);
+                if !same(&got, &want) {
+                    drifts.push(Drift {
+                        parent: display_bson(&id),
+                        field: field.to_owned(),
+                        stored: display_bson(&got),
+                        computed: display_bson(&want),
+                    });
+                }
+            }
+        }
+        Ok(drifts)
+    })
 }
 
 /// The `comment` of the read of a parent's children for a removed extreme (by the key, on a

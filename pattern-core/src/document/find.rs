@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 
 use super::versions::{self, Stored};
 use super::{
-    decode, ensure_indexes, read_stored, strip_kept, Document, Field, Filter, DOCUMENT_FIND,
+    decode, indexes_ready, read_stored, strip_kept, Document, Field, Filter, DOCUMENT_FIND,
     KEYWORD_SEARCH,
 };
 use crate::store::query::{FindOptions, Path};
@@ -84,12 +84,15 @@ impl<D: Document> Find<D> {
     /// (written back with `write_back`); a newer version than this build knows is
     /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all<S: Store>(self, store: &S) -> Result<Vec<D>> {
-        let docs = self.documents(store).await?;
-        let mut out = Vec::with_capacity(docs.len());
-        for d in docs {
-            out.push(read_stored::<D, S>(store, d).await?);
-        }
-        Ok(out)
+        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
+        crate::observe::traced!(span, async {
+            let docs = self.documents(store).await?;
+            let mut out = Vec::with_capacity(docs.len());
+            for d in docs {
+                out.push(read_stored::<D, S>(store, d).await?);
+            }
+            Ok(out)
+        })
     }
 
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
@@ -99,8 +102,11 @@ impl<D: Document> Find<D> {
     /// with [`Find::all`], or sweep), one of a newer version
     /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Vec<P>> {
-        let docs = self.documents(store).await?;
-        docs.into_iter().map(decode_current::<D, P>).collect()
+        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
+        crate::observe::traced!(span, async {
+            let docs = self.documents(store).await?;
+            docs.into_iter().map(decode_current::<D, P>).collect()
+        })
     }
 
     /// The matching documents as a stream, read through one cursor in batches of 1,000 (on
@@ -120,9 +126,10 @@ impl<D: Document> Find<D> {
                 .map(|f| (super::polymorphic::scope::<D>(f), self.options()))
                 .map_err(|e| e.to_string())
         });
-        stream::once(async move {
+        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
+        let found = stream::once(async move {
             let (filter, opts) = sent.as_ref().map_err(crate::Error::invalid)?;
-            ensure_indexes::<D, S>(store).await?;
+            indexes_ready::<D, S>(store).await?;
             Ok::<_, crate::Error>((filter, opts))
         })
         .flat_map(move |q| match q {
@@ -143,7 +150,8 @@ impl<D: Document> Find<D> {
                     std::future::ready(out)
                 })
                 .right_stream(),
-        })
+        });
+        crate::observe::traced_stream(span, found)
     }
 
     /// The first matching document, as `D` (the seed's `findOne`).
@@ -180,7 +188,7 @@ impl<D: Document> Find<D> {
     async fn documents<S: Store>(&self, store: &S) -> Result<Vec<BsonDocument>> {
         let filter = super::polymorphic::scope::<D>(self.filter.to_query()?);
         let opts = self.options();
-        ensure_indexes::<D, S>(store).await?;
+        indexes_ready::<D, S>(store).await?;
         let mut found = store.find(D::COLLECTION, &filter, &opts).await?;
         if self.skip_unknown {
             found.retain(|d| !super::polymorphic::is_unknown::<D>(d));

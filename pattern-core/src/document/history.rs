@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::versions::{self, Stored};
 use super::{
-    decode_stored, ensure_indexes, find_by_id, id_bson, to_document, Document, Update,
+    decode_stored, find_by_id, id_bson, indexes_ready, to_document, Document, Update,
     UPGRADE_ATTEMPTS,
 };
 use crate::error::display_bson;
@@ -317,11 +317,14 @@ fn history_of<D: Document>() -> Result<&'static str> {
 /// revision found (`None`: deleted), nothing written. One transaction: a read, the history
 /// record, the replacement.
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
-    let history = history_of::<D>()?;
-    let doc = to_document(doc)?;
-    ensure_indexes::<D, S>(store).await?;
-    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-    save::<D, S>(store, history, id, doc, Some(expected)).await
+    let span = crate::observe::op_span!("document.save_if", "save_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let history = history_of::<D>()?;
+        let doc = to_document(doc)?;
+        indexes_ready::<D, S>(store).await?;
+        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+        save::<D, S>(store, history, id, doc, Some(expected)).await
+    })
 }
 
 /// Applies `update` to the document `id` if it is still at revision `expected`; else
@@ -334,26 +337,29 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let history = history_of::<D>()?;
-    let update = update.into_query()?;
-    let id = id_bson(id)?;
-    ensure_indexes::<D, S>(store).await?;
-    let mut ctx = (id, update);
-    transaction_with(store, &mut ctx, |tx, (id, update)| {
-        Box::pin(async move {
-            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
-                return Err(conflict::<D>(id, expected, None));
-            };
-            versions::classify::<D>(&cur)?;
-            if revision_of(&cur) != expected {
-                return Err(conflict::<D>(id, expected, Some(revision_of(&cur))));
-            }
-            let cur = upgraded_in::<D, _>(tx, history, cur).await?;
-            revise::<D, _>(tx, history, &cur, Change::Update(update.clone())).await?;
-            Ok(())
+    let span = crate::observe::op_span!("document.update_if", "update_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let history = history_of::<D>()?;
+        let update = update.into_query()?;
+        let id = id_bson(id)?;
+        indexes_ready::<D, S>(store).await?;
+        let mut ctx = (id, update);
+        transaction_with(store, &mut ctx, |tx, (id, update)| {
+            Box::pin(async move {
+                let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
+                    return Err(conflict::<D>(id, expected, None));
+                };
+                versions::classify::<D>(&cur)?;
+                if revision_of(&cur) != expected {
+                    return Err(conflict::<D>(id, expected, Some(revision_of(&cur))));
+                }
+                let cur = upgraded_in::<D, _>(tx, history, cur).await?;
+                revise::<D, _>(tx, history, &cur, Change::Update(update.clone())).await?;
+                Ok(())
+            })
         })
+        .await
     })
-    .await
 }
 
 /// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`].
@@ -364,12 +370,15 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let history = history_of::<D>()?;
-    let id = id_bson(id)?;
-    ensure_indexes::<D, S>(store).await?;
-    delete::<D, S>(store, history, id, Some(expected))
-        .await
-        .map(|_| ())
+    let span = crate::observe::op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let history = history_of::<D>()?;
+        let id = id_bson(id)?;
+        indexes_ready::<D, S>(store).await?;
+        delete::<D, S>(store, history, id, Some(expected))
+            .await
+            .map(|_| ())
+    })
 }
 
 /// The document `id` with its revision (for [`save_if`] / [`update_if`]), or `None` (one
@@ -382,11 +391,19 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    history_of::<D>()?;
-    let Some(cur) = find_by_id(store, D::COLLECTION, &id_bson(id)?).await? else {
-        return Ok(None);
-    };
-    current_revision(cur).map(Some)
+    let span = crate::observe::op_span!(
+        "document.get_revision",
+        "get_revision",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        history_of::<D>()?;
+        let Some(cur) = find_by_id(store, D::COLLECTION, &id_bson(id)?).await? else {
+            return Ok(None);
+        };
+        current_revision(cur).map(Some)
+    })
 }
 
 fn current_revision<D: Document>(cur: BsonDocument) -> Result<Revision<D>> {
@@ -445,7 +462,8 @@ where
         Done,
     }
     let start = history_of::<D>().and(id_bson(id));
-    stream::unfold((start, Next::Current), move |(id, next)| async move {
+    let span = crate::observe::op_span!("document.history", "history", store, D::COLLECTION);
+    let revisions = stream::unfold((start, Next::Current), move |(id, next)| async move {
         let id_value = match &id {
             Ok(v) => v.clone(),
             Err(e) => {
@@ -498,7 +516,8 @@ where
             }
         }
     })
-    .flat_map(stream::iter)
+    .flat_map(stream::iter);
+    crate::observe::traced_stream(span, revisions)
 }
 
 /// The document `id` as it was at revision `n`, or `None` when it never had that revision
@@ -510,25 +529,29 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let history = history_of::<D>()?;
-    let id = id_bson(id)?;
-    if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
-        if revision_of(&cur) == n {
-            return Ok(Some(decode_stored::<D>(cur)?.0));
+    let span =
+        crate::observe::op_span!("document.at_revision", "at_revision", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let history = history_of::<D>()?;
+        let id = id_bson(id)?;
+        if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+            if revision_of(&cur) == n {
+                return Ok(Some(decode_stored::<D>(cur)?.0));
+            }
         }
-    }
-    let filter = Filter::And(vec![
-        Filter::Eq("id".into(), id),
-        Filter::Eq(REVISION.into(), Bson::Int64(n as i64)),
-    ]);
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    match store.find(history, &filter, &one).await?.pop() {
-        Some(entry) => Ok(Some(recorded::<D>(entry)?.document)),
-        None => Ok(None),
-    }
+        let filter = Filter::And(vec![
+            Filter::Eq("id".into(), id),
+            Filter::Eq(REVISION.into(), Bson::Int64(n as i64)),
+        ]);
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        match store.find(history, &filter, &one).await?.pop() {
+            Some(entry) => Ok(Some(recorded::<D>(entry)?.document)),
+            None => Ok(None),
+        }
+    })
 }
 
 /// The document `id` as it was at `time` (by the writers' clocks), or `None` when it did not
@@ -541,33 +564,36 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let history = history_of::<D>()?;
-    let id = id_bson(id)?;
-    if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
-        if revised_at(&cur).is_none_or(|since| since <= time) {
-            return Ok(Some(decode_stored::<D>(cur)?.0));
+    let span = crate::observe::op_span!("document.as_of", "as_of", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let history = history_of::<D>()?;
+        let id = id_bson(id)?;
+        if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+            if revised_at(&cur).is_none_or(|since| since <= time) {
+                return Ok(Some(decode_stored::<D>(cur)?.0));
+            }
         }
-    }
-    // The earliest revision still current after `time`: the one current at `time` if it had
-    // begun by then.
-    let filter = Filter::And(vec![
-        Filter::Eq("id".into(), id),
-        Filter::Gt("until".into(), Bson::DateTime(time)),
-    ]);
-    let opts = FindOptions {
-        sort: vec![(REVISION.into(), 1)],
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let Some(entry) = store.find(history, &filter, &opts).await?.pop() else {
-        return Ok(None);
-    };
-    let began = match entry.get("since") {
-        Some(Bson::DateTime(since)) => *since <= time,
-        _ => true,
-    };
-    if !began {
-        return Ok(None);
-    }
-    Ok(Some(recorded::<D>(entry)?.document))
+        // The earliest revision still current after `time`: the one current at `time` if it had
+        // begun by then.
+        let filter = Filter::And(vec![
+            Filter::Eq("id".into(), id),
+            Filter::Gt("until".into(), Bson::DateTime(time)),
+        ]);
+        let opts = FindOptions {
+            sort: vec![(REVISION.into(), 1)],
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        let Some(entry) = store.find(history, &filter, &opts).await?.pop() else {
+            return Ok(None);
+        };
+        let began = match entry.get("since") {
+            Some(Bson::DateTime(since)) => *since <= time,
+            _ => true,
+        };
+        if !began {
+            return Ok(None);
+        }
+        Ok(Some(recorded::<D>(entry)?.document))
+    })
 }

@@ -109,14 +109,34 @@ pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
 /// document stored before may still be updated, so a document without a version or a
 /// revision is adopted by its next write).
 pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
-    for (coll, schema) in schemas::<D>() {
-        crate::validator::install(store, coll, &schema).await?;
-    }
-    Ok(())
+    let span = crate::observe::op_span!(
+        "document.ensure_validator",
+        "ensure_validator",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        for (coll, schema) in schemas::<D>() {
+            crate::validator::install(store, coll, &schema).await?;
+        }
+        Ok(())
+    })
 }
 
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
+    let span = crate::observe::op_span!(
+        "document.ensure_indexes",
+        "ensure_indexes",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, indexes_ready::<D, S>(store))
+}
+
+/// [`ensure_indexes`] inside the operations (no span of its own: once the indexes exist, a
+/// lookup).
+pub(crate) async fn indexes_ready<D: Document, S: Store>(store: &S) -> Result<()> {
     let ensured = &store.extensions().get(&ENSURED).0;
     let none = D::KEYWORDS.is_empty()
         && D::HISTORY.is_none()

@@ -53,6 +53,7 @@ pub use history::{
     as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
     REVISED_AT, REVISION,
 };
+pub(crate) use indexes::indexes_ready;
 pub use indexes::{
     ensure_indexes, ensure_validator, history_indexes, indexes, own_indexes, schemas,
 };
@@ -283,7 +284,7 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let span = crate::observe::op_span!("document.insert", "insert", store, D::COLLECTION);
     crate::observe::traced!(span, async move {
         let doc = to_document(doc)?;
-        ensure_indexes::<D, S>(store).await?;
+        indexes_ready::<D, S>(store).await?;
         if linked::applies::<D>() {
             return linked::insert::<D, S>(store, doc).await;
         }
@@ -305,7 +306,7 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let span = crate::observe::op_span!("document.save", "save", store, D::COLLECTION);
     crate::observe::traced!(span, async move {
         let doc = to_document(doc)?;
-        ensure_indexes::<D, S>(store).await?;
+        indexes_ready::<D, S>(store).await?;
         let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
         if let Some(h) = D::HISTORY {
             return history::save::<D, S>(store, h, id, doc, None).await;
@@ -406,7 +407,7 @@ pub async fn update_one<D: Document, S: Store>(
     crate::observe::traced!(span, async move {
         let filter = polymorphic::scope::<D>(filter.to_query()?);
         let update = update.into_query()?;
-        ensure_indexes::<D, S>(store).await?;
+        indexes_ready::<D, S>(store).await?;
         if let Some(h) = D::HISTORY {
             return history::update::<D, S>(store, h, filter, update).await;
         }
@@ -465,7 +466,7 @@ where
     let span = crate::observe::op_span!("document.delete", "delete", store, D::COLLECTION);
     crate::observe::traced!(span, async move {
         let id = id_bson(id)?;
-        ensure_indexes::<D, S>(store).await?;
+        indexes_ready::<D, S>(store).await?;
         if linked::applies::<D>() {
             return linked::delete::<D, S>(store, id).await;
         }

@@ -18,7 +18,7 @@
 
 use bson::{Bson, Document as BsonDocument};
 
-use super::{decode_stored, ensure_indexes, find_by_id, to_document, Document};
+use super::{decode_stored, find_by_id, indexes_ready, to_document, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::store::query::{self, FindOptions, IndexSpec, Schema};
@@ -212,14 +212,22 @@ fn unknown<D: Document>(doc: &BsonDocument, field: &str, found: Option<&Bson>) -
 /// explicit change of a document's variant (a `save` refuses it). Whether a document was
 /// there (none: nothing written; insert it). One `update` with a replacement.
 pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
-    let new = to_document(doc)?;
-    ensure_indexes::<D, S>(store).await?;
-    let id = new.get("_id").cloned().unwrap_or(Bson::Null);
-    let by_id = query::Filter::Eq("_id".into(), id);
-    Ok(store
-        .replace_one(D::COLLECTION, &by_id, new, false)
-        .await?
-        .matched)
+    let span = crate::observe::op_span!(
+        "document.change_variant",
+        "change_variant",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let new = to_document(doc)?;
+        indexes_ready::<D, S>(store).await?;
+        let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+        let by_id = query::Filter::Eq("_id".into(), id);
+        Ok(store
+            .replace_one(D::COLLECTION, &by_id, new, false)
+            .await?
+            .matched)
+    })
 }
 
 /// A stored document of a polymorphic collection that decodes as no variant of `D`
@@ -242,33 +250,43 @@ pub const VARIANTS_VERIFY: &str = "pattern scatter: variants verify";
 /// discriminator, a variant's document missing a field...): one scan, in batches. Nothing is
 /// written.
 pub async fn verify_variants<D: Document, S: Store>(store: &S) -> Result<Vec<Undecodable>> {
-    use futures::StreamExt;
-    let field = match D::POLYMORPHIC {
-        Some(Polymorphic::Enum { field, .. } | Polymorphic::Variant { field, .. }) => Some(field),
-        None => None,
-    };
-    let opts = FindOptions {
-        comment: Some(VARIANTS_VERIFY),
-        ..FindOptions::default()
-    };
-    let all = scope::<D>(query::Filter::And(Vec::new()));
-    let mut out = Vec::new();
-    let mut docs = store.scan(D::COLLECTION, &all, &opts, 1_000);
-    while let Some(raw) = docs.next().await {
-        let doc = raw?
-            .to_document()
-            .map_err(|e| Error::decode(D::COLLECTION, None, format!("not BSON: {e}")))?;
-        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-        let variant = field.and_then(|f| doc.get(f).cloned());
-        if let Err(e) = decode_stored::<D>(doc) {
-            out.push(Undecodable {
-                id,
-                variant,
-                reason: e.to_string(),
-            });
+    let span = crate::observe::op_span!(
+        "document.verify_variants",
+        "verify_variants",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        use futures::StreamExt;
+        let field = match D::POLYMORPHIC {
+            Some(Polymorphic::Enum { field, .. } | Polymorphic::Variant { field, .. }) => {
+                Some(field)
+            }
+            None => None,
+        };
+        let opts = FindOptions {
+            comment: Some(VARIANTS_VERIFY),
+            ..FindOptions::default()
+        };
+        let all = scope::<D>(query::Filter::And(Vec::new()));
+        let mut out = Vec::new();
+        let mut docs = store.scan(D::COLLECTION, &all, &opts, 1_000);
+        while let Some(raw) = docs.next().await {
+            let doc = raw?
+                .to_document()
+                .map_err(|e| Error::decode(D::COLLECTION, None, format!("not BSON: {e}")))?;
+            let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+            let variant = field.and_then(|f| doc.get(f).cloned());
+            if let Err(e) = decode_stored::<D>(doc) {
+                out.push(Undecodable {
+                    id,
+                    variant,
+                    reason: e.to_string(),
+                });
+            }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 /// An index of a variant's type made partial on its variant (`{kind: <value>}`), and named

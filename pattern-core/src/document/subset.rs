@@ -151,50 +151,61 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let s = subset_of::<D>()?;
-    let mut ctx = id_bson(id)?;
-    transaction_with(store, &mut ctx, |tx, id| {
-        Box::pin(async move { rewrite::<D, _>(tx, &s, id).await })
+    let span = crate::observe::op_span!("document.resubset", "resubset", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let s = subset_of::<D>()?;
+        let mut ctx = id_bson(id)?;
+        transaction_with(store, &mut ctx, |tx, id| {
+            Box::pin(async move { rewrite::<D, _>(tx, &s, id).await })
+        })
+        .await
     })
-    .await
 }
 
 /// Every parent whose subset differs from its children's first `keep` by the order (the
 /// parents' `_id`s, relaxed Extended JSON): one scan of the parents, one read of each one's
 /// first children.
 pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<String>> {
-    let s = subset_of::<D>()?;
-    let opts = FindOptions {
-        comment: Some(SUBSET_VERIFY),
-        ..FindOptions::default()
-    };
-    let all = Filter::And(vec![]);
-    let mut parents = store.scan(s.parent, &all, &opts, 1_000);
-    let mut ids = Vec::new();
-    while let Some(raw) = parents.next().await {
-        let p = raw?
-            .to_document()
-            .map_err(|e| Error::decode(s.parent, None, e))?;
-        ids.push((
-            p.get("_id").cloned().unwrap_or(Bson::Null),
-            p.get(s.into).cloned(),
-        ));
-    }
-    drop(parents);
-    let mut drifted = Vec::new();
-    for (id, stored) in ids {
-        let want = Bson::Array(
-            (first(store, D::COLLECTION, &s, &id).await?)
-                .into_iter()
-                .map(Bson::Document)
-                .collect(),
-        );
-        let have = stored.unwrap_or(Bson::Array(Vec::new()));
-        if have != want {
-            drifted.push(display_bson(&id));
+    let span = crate::observe::op_span!(
+        "document.verify_subsets",
+        "verify_subsets",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let s = subset_of::<D>()?;
+        let opts = FindOptions {
+            comment: Some(SUBSET_VERIFY),
+            ..FindOptions::default()
+        };
+        let all = Filter::And(vec![]);
+        let mut parents = store.scan(s.parent, &all, &opts, 1_000);
+        let mut ids = Vec::new();
+        while let Some(raw) = parents.next().await {
+            let p = raw?
+                .to_document()
+                .map_err(|e| Error::decode(s.parent, None, e))?;
+            ids.push((
+                p.get("_id").cloned().unwrap_or(Bson::Null),
+                p.get(s.into).cloned(),
+            ));
         }
-    }
-    Ok(drifted)
+        drop(parents);
+        let mut drifted = Vec::new();
+        for (id, stored) in ids {
+            let want = Bson::Array(
+                (first(store, D::COLLECTION, &s, &id).await?)
+                    .into_iter()
+                    .map(Bson::Document)
+                    .collect(),
+            );
+            let have = stored.unwrap_or(Bson::Array(Vec::new()));
+            if have != want {
+                drifted.push(display_bson(&id));
+            }
+        }
+        Ok(drifted)
+    })
 }
 
 /// The parent's subset as stored (one `find`), as the child type: what a read of the parent
@@ -205,28 +216,31 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let s = subset_of::<D>()?;
-    let Some(parent) = find_by_id(store, s.parent, &id_bson(id)?).await? else {
-        return Ok(None);
-    };
-    let items = match parent.get(s.into) {
-        Some(Bson::Array(a)) => a.clone(),
-        _ => Vec::new(),
-    };
-    items
-        .into_iter()
-        .map(|b| match b {
-            Bson::Document(d) => super::decode_stored::<D>(d).map(|(x, _)| x),
-            other => Err(Error::decode(
-                s.parent,
-                parent.get("_id"),
-                format!(
-                    "subset `{}` holds {}, not a document",
-                    s.into,
-                    display_bson(&other)
-                ),
-            )),
-        })
-        .collect::<Result<Vec<D>>>()
-        .map(Some)
+    let span = crate::observe::op_span!("document.subset", "subset", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let s = subset_of::<D>()?;
+        let Some(parent) = find_by_id(store, s.parent, &id_bson(id)?).await? else {
+            return Ok(None);
+        };
+        let items = match parent.get(s.into) {
+            Some(Bson::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        };
+        items
+            .into_iter()
+            .map(|b| match b {
+                Bson::Document(d) => super::decode_stored::<D>(d).map(|(x, _)| x),
+                other => Err(Error::decode(
+                    s.parent,
+                    parent.get("_id"),
+                    format!(
+                        "subset `{}` holds {}, not a document",
+                        s.into,
+                        display_bson(&other)
+                    ),
+                )),
+            })
+            .collect::<Result<Vec<D>>>()
+            .map(Some)
+    })
 }

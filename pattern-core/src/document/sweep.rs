@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::history;
 use super::versions::Versioning;
-use super::{decode_stored, ensure_indexes, to_document, Document};
+use super::{decode_stored, indexes_ready, to_document, Document};
 use crate::adopt::checkpoint::Checkpoint;
 use crate::adopt::Options;
 use crate::error::display_bson;
@@ -93,102 +93,105 @@ fn versioning<D: Document>() -> Result<Versioning> {
 /// history each upgrade is a revision. A run after a finished one writes nothing unless an
 /// older document appeared since.
 pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) -> Result<Sweep> {
-    let v = versioning::<D>()?;
-    let mut report = Sweep {
-        collection: D::COLLECTION.to_owned(),
-        version: v.current,
-        dry_run: options.dry_run,
-        ..Sweep::default()
-    };
-    let batch = options.batch_items.clamp(1, SWEEP_BATCH_MAX);
-    if options.dry_run {
-        return dry_run::<D, S>(store, v, batch, options, report).await;
-    }
-    ensure_indexes::<D, S>(store).await?;
-    let mut cp =
-        Checkpoint::load(store, format!("upgrade:{}:v{}", D::COLLECTION, v.current)).await?;
-    cp.end_earlier_sessions(store).await?;
-    cp.pin(
-        doc! {"field": v.field, "version": v.current as i64},
-        &[],
-        "run the sweep again",
-    )?;
-    report.resumed = cp.state() == Some("running");
-    let mut after: Option<Bson> = match cp.state() {
-        Some("running") => cp.get("position").cloned(),
-        _ => None,
-    };
-    let mut failed: Vec<Bson> = Vec::new();
-    let mut read = 0u64;
-    // A pass from the start that upgrades nothing ends the sweep.
-    let (mut from_start, mut pass_upgraded) = (after.is_none(), 0u64);
-    loop {
-        let page = next_page::<D, S>(store, v, after.as_ref(), batch).await?;
-        let Some(last) = page.last().cloned() else {
-            if from_start && pass_upgraded == 0 {
-                break;
-            }
-            (after, from_start, pass_upgraded) = (None, true, 0);
-            continue;
+    let span = crate::observe::op_span!("document.migrate", "migrate", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let v = versioning::<D>()?;
+        let mut report = Sweep {
+            collection: D::COLLECTION.to_owned(),
+            version: v.current,
+            dry_run: options.dry_run,
+            ..Sweep::default()
         };
-        let ids: Vec<Bson> = page.into_iter().filter(|id| !failed.contains(id)).collect();
-        if ids.is_empty() {
-            after = Some(last);
-            continue;
+        let batch = options.batch_items.clamp(1, SWEEP_BATCH_MAX);
+        if options.dry_run {
+            return dry_run::<D, S>(store, v, batch, options, report).await;
         }
-        let mut ctx = (ids, Sweep::default(), Vec::new());
-        let ((), retries) = cp
-            .batch(store, &mut ctx, |tx, (ids, part, bad)| {
-                Box::pin(async move {
-                    *part = Sweep::default();
-                    bad.clear();
-                    let filter =
-                        Filter::And(vec![Filter::In("_id".into(), ids.clone()), v.older()]);
-                    let opts = FindOptions {
-                        sort: vec![("_id".into(), 1)],
-                        ..FindOptions::default()
-                    };
-                    for cur in tx.find(D::COLLECTION, &filter, &opts).await? {
-                        let from = v.of(D::COLLECTION, &cur)?;
-                        part.count(from);
-                        let new = match decode_stored::<D>(cur.clone())
-                            .and_then(|(d, _)| to_document(&d))
-                        {
-                            Ok(new) => new,
-                            Err(e) => {
-                                part.fail(cur.get("_id"), &e);
-                                bad.push(cur.get("_id").cloned().unwrap_or(Bson::Null));
-                                continue;
-                            }
-                        };
-                        upgrade_one::<D, _>(tx, v, &cur, from, new).await?;
-                        part.upgraded += 1;
-                    }
-                    let position = ids.last().cloned().unwrap_or(Bson::Null);
-                    Ok(((), doc! {"state": "running", "position": position}))
-                })
-            })
-            .await?;
-        let (ids, part, bad) = ctx;
-        read += ids.len() as u64;
-        report.retries += retries;
-        report.upgraded += part.upgraded;
-        pass_upgraded += part.upgraded;
-        report.failed += part.failed;
-        report.failures.extend(part.failures);
-        report.failures.truncate(FAILURES_LISTED);
-        for (version, n) in part.found {
-            for _ in 0..n {
-                report.count(version);
+        indexes_ready::<D, S>(store).await?;
+        let mut cp =
+            Checkpoint::load(store, format!("upgrade:{}:v{}", D::COLLECTION, v.current)).await?;
+        cp.end_earlier_sessions(store).await?;
+        cp.pin(
+            doc! {"field": v.field, "version": v.current as i64},
+            &[],
+            "run the sweep again",
+        )?;
+        report.resumed = cp.state() == Some("running");
+        let mut after: Option<Bson> = match cp.state() {
+            Some("running") => cp.get("position").cloned(),
+            _ => None,
+        };
+        let mut failed: Vec<Bson> = Vec::new();
+        let mut read = 0u64;
+        // A pass from the start that upgrades nothing ends the sweep.
+        let (mut from_start, mut pass_upgraded) = (after.is_none(), 0u64);
+        loop {
+            let page = next_page::<D, S>(store, v, after.as_ref(), batch).await?;
+            let Some(last) = page.last().cloned() else {
+                if from_start && pass_upgraded == 0 {
+                    break;
+                }
+                (after, from_start, pass_upgraded) = (None, true, 0);
+                continue;
+            };
+            let ids: Vec<Bson> = page.into_iter().filter(|id| !failed.contains(id)).collect();
+            if ids.is_empty() {
+                after = Some(last);
+                continue;
             }
+            let mut ctx = (ids, Sweep::default(), Vec::new());
+            let ((), retries) = cp
+                .batch(store, &mut ctx, |tx, (ids, part, bad)| {
+                    Box::pin(async move {
+                        *part = Sweep::default();
+                        bad.clear();
+                        let filter =
+                            Filter::And(vec![Filter::In("_id".into(), ids.clone()), v.older()]);
+                        let opts = FindOptions {
+                            sort: vec![("_id".into(), 1)],
+                            ..FindOptions::default()
+                        };
+                        for cur in tx.find(D::COLLECTION, &filter, &opts).await? {
+                            let from = v.of(D::COLLECTION, &cur)?;
+                            part.count(from);
+                            let new = match decode_stored::<D>(cur.clone())
+                                .and_then(|(d, _)| to_document(&d))
+                            {
+                                Ok(new) => new,
+                                Err(e) => {
+                                    part.fail(cur.get("_id"), &e);
+                                    bad.push(cur.get("_id").cloned().unwrap_or(Bson::Null));
+                                    continue;
+                                }
+                            };
+                            upgrade_one::<D, _>(tx, v, &cur, from, new).await?;
+                            part.upgraded += 1;
+                        }
+                        let position = ids.last().cloned().unwrap_or(Bson::Null);
+                        Ok(((), doc! {"state": "running", "position": position}))
+                    })
+                })
+                .await?;
+            let (ids, part, bad) = ctx;
+            read += ids.len() as u64;
+            report.retries += retries;
+            report.upgraded += part.upgraded;
+            pass_upgraded += part.upgraded;
+            report.failed += part.failed;
+            report.failures.extend(part.failures);
+            report.failures.truncate(FAILURES_LISTED);
+            for (version, n) in part.found {
+                for _ in 0..n {
+                    report.count(version);
+                }
+            }
+            failed.extend(bad);
+            after = Some(last);
+            options.report("upgrade", read, None);
         }
-        failed.extend(bad);
-        after = Some(last);
-        options.report("upgrade", read, None);
-    }
-    cp.set(store, doc! {"state": "finished", "position": Bson::Null})
-        .await?;
-    Ok(report)
+        cp.set(store, doc! {"state": "finished", "position": Bson::Null})
+            .await?;
+        Ok(report)
+    })
 }
 
 /// The `_id`s of the next batch of older documents after `after` (from the start: `None`).

@@ -196,8 +196,16 @@ where
 /// Creates the overflow collection's indexes now rather than on first use (and installs the
 /// validators, with `#[outlier(validate)]`).
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
-    validated::<T, S>(store).await?;
-    T::SPEC.overflow.ensure_indexes(store).await
+    let span = crate::observe::op_span!(
+        "outlier.ensure_indexes",
+        "ensure_indexes",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        T::SPEC.overflow.ensure_indexes(store).await
+    })
 }
 
 /// The `$jsonSchema`s of the layout, each with its collection: the main collection's, then
@@ -236,10 +244,18 @@ pub fn schemas_of<'a>(spec: &OutlierSpec<'a>, id_types: &[BsonType]) -> [(&'a st
 /// past the threshold, a flag that is no boolean, a chunk past `chunk`...) fails with
 /// [`Error::SchemaViolation`], whoever sends it.
 pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
-    for (coll, schema) in schemas::<T>() {
-        validator::install(store, coll, &schema).await?;
-    }
-    Ok(())
+    let span = crate::observe::op_span!(
+        "outlier.ensure_validator",
+        "ensure_validator",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        for (coll, schema) in schemas::<T>() {
+            validator::install(store, coll, &schema).await?;
+        }
+        Ok(())
+    })
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it

@@ -217,7 +217,11 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    all_items_of::<T, S>(store, &id.to_key_bson()).await
+    let span =
+        crate::observe::op_span!("outlier.all_items", "all_items", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        all_items_of::<T, S>(store, &id.to_key_bson()).await
+    })
 }
 
 /// [`all_items`] by the id's BSON value.
@@ -260,7 +264,8 @@ where
     type Boxed<'a, I> = Pin<Box<dyn Stream<Item = Result<I>> + Send + 'a>>;
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    stream::once(async move {
+    let span = crate::observe::op_span!("outlier.items", "items", store, spec.collection);
+    let items = stream::once(async move {
         let main = read_main(store, &spec, &id).await?;
         let Some(mut doc) = main else {
             return Ok::<_, Error>(Box::pin(stream::empty()) as Boxed<'a, T::Item>);
@@ -290,7 +295,8 @@ where
             .try_flatten();
         Ok(Box::pin(first.chain(rest)) as Boxed<'a, T::Item>)
     })
-    .try_flatten()
+    .try_flatten();
+    crate::observe::traced_stream(span, items)
 }
 
 /// How many items parent `id`'s array holds, main + overflow, and in how many documents
@@ -349,11 +355,19 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let spec = T::SPEC;
-    let id = id.to_key_bson();
-    let mut doc = existing_main(store, &spec, &id).await?;
-    let (items, flag) = main_parts(&spec, &mut doc)?;
-    Ok(flag || items.len() > spec.threshold as usize)
+    let span = crate::observe::op_span!(
+        "outlier.is_outlier",
+        "is_outlier",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        let spec = T::SPEC;
+        let id = id.to_key_bson();
+        let mut doc = existing_main(store, &spec, &id).await?;
+        let (items, flag) = main_parts(&spec, &mut doc)?;
+        Ok(flag || items.len() > spec.threshold as usize)
+    })
 }
 
 #[cfg(test)]

@@ -83,8 +83,16 @@ fn decode_all<T: Tree>(docs: Vec<Document>) -> Result<Vec<T>> {
 /// Creates the model's indexes (once per store and process; the other functions call it),
 /// and installs the validator with `#[tree(validate)]`.
 pub async fn ensure_indexes<T: Tree, S: Store>(store: &S) -> Result<()> {
-    validated::<T, S>(store).await?;
-    model::ensure_indexes(store, &T::SPEC).await
+    let span = crate::observe::op_span!(
+        "tree.ensure_indexes",
+        "ensure_indexes",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        model::ensure_indexes(store, &T::SPEC).await
+    })
 }
 
 /// The `$jsonSchema` every node of the tree passes, with its collection ([`raw::schemas`] with
@@ -99,8 +107,16 @@ pub fn schemas<T: Tree>() -> [(&'static str, Schema); 1] {
 /// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
 /// fails with [`Error::SchemaViolation`], whoever sends it.
 pub async fn ensure_validator<T: Tree, S: Store>(store: &S) -> Result<()> {
-    let [(coll, schema)] = schemas::<T>();
-    validator::install(store, coll, &schema).await
+    let span = crate::observe::op_span!(
+        "tree.ensure_validator",
+        "ensure_validator",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        let [(coll, schema)] = schemas::<T>();
+        validator::install(store, coll, &schema).await
+    })
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
@@ -149,8 +165,11 @@ where
 /// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
 /// its stored value. [`Error::UnknownNode`] when the node does not exist.
 pub async fn save<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
-    validated::<T, S>(store).await?;
-    write::save(store, &T::SPEC, node_document(node)?).await
+    let span = crate::observe::op_span!("tree.save", "save", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        validated::<T, S>(store).await?;
+        write::save(store, &T::SPEC, node_document(node)?).await
+    })
 }
 
 /// The node, or `None`.
@@ -161,12 +180,15 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    model::get(store, &T::SPEC, &id)
-        .await?
-        .map(decode)
-        .transpose()
+    let span = crate::observe::op_span!("tree.get", "get", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        model::get(store, &T::SPEC, &id)
+            .await?
+            .map(decode)
+            .transpose()
+    })
 }
 
 /// The node's parent; `None` for a root. [`Error::UnknownNode`] when the node does not exist.
@@ -177,12 +199,15 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    read::parent(store, &T::SPEC, &id)
-        .await?
-        .map(decode)
-        .transpose()
+    let span = crate::observe::op_span!("tree.parent", "parent", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        read::parent(store, &T::SPEC, &id)
+            .await?
+            .map(decode)
+            .transpose()
+    })
 }
 
 /// The node's children, in the model's order: the array's order (child references), `left`
@@ -194,9 +219,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    decode_all(read::children(store, &T::SPEC, &id).await?)
+    let span = crate::observe::op_span!("tree.children", "children", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        decode_all(read::children(store, &T::SPEC, &id).await?)
+    })
 }
 
 /// The other children of the node's parent (the other roots, for a root), in the order of
@@ -208,9 +236,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    decode_all(read::siblings(store, &T::SPEC, &id).await?)
+    let span = crate::observe::op_span!("tree.siblings", "siblings", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        decode_all(read::siblings(store, &T::SPEC, &id).await?)
+    })
 }
 
 /// The node's ancestors from the root down to its parent.
@@ -221,9 +252,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    decode_all(read::ancestors(store, &T::SPEC, &id).await?)
+    let span = crate::observe::op_span!("tree.ancestors", "ancestors", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        decode_all(read::ancestors(store, &T::SPEC, &id).await?)
+    })
 }
 
 /// The node's descendants in pre-order (each node before its children, children in the
@@ -236,10 +270,14 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    let found = read::descendants(store, &T::SPEC, &id, max_depth).await?;
-    decode_all(found.into_iter().map(|(d, _)| d).collect())
+    let span =
+        crate::observe::op_span!("tree.descendants", "descendants", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        let found = read::descendants(store, &T::SPEC, &id, max_depth).await?;
+        decode_all(found.into_iter().map(|(d, _)| d).collect())
+    })
 }
 
 /// The node's depth: 0 for a root.
@@ -250,9 +288,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let id = id_bson(id)?;
-    model::ensure_indexes(store, &T::SPEC).await?;
-    read::depth(store, &T::SPEC, &id).await
+    let span = crate::observe::op_span!("tree.depth", "depth", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        let id = id_bson(id)?;
+        model::ensure_indexes(store, &T::SPEC).await?;
+        read::depth(store, &T::SPEC, &id).await
+    })
 }
 
 /// Whether `id` is a descendant of `of` (a node is not its own descendant; `false` when `of`
@@ -264,9 +305,17 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let (id, of) = (id_bson(id)?, id_bson(of)?);
-    model::ensure_indexes(store, &T::SPEC).await?;
-    read::is_descendant(store, &T::SPEC, &id, &of).await
+    let span = crate::observe::op_span!(
+        "tree.is_descendant",
+        "is_descendant",
+        store,
+        T::SPEC.collection
+    );
+    crate::observe::traced!(span, async {
+        let (id, of) = (id_bson(id)?, id_bson(of)?);
+        model::ensure_indexes(store, &T::SPEC).await?;
+        read::is_descendant(store, &T::SPEC, &id, &of).await
+    })
 }
 
 /// Moves the node and its subtree under `new_parent` (as its last child), or makes it a root
@@ -327,25 +376,34 @@ where
 
 /// Every root, in the order of [`children`].
 pub async fn roots<T: Tree, S: Store>(store: &S) -> Result<Vec<T>> {
-    model::ensure_indexes(store, &T::SPEC).await?;
-    decode_all(read::roots(store, &T::SPEC).await?)
+    let span = crate::observe::op_span!("tree.roots", "roots", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        model::ensure_indexes(store, &T::SPEC).await?;
+        decode_all(read::roots(store, &T::SPEC).await?)
+    })
 }
 
 /// The whole tree in pre-order, each node with its depth (for the materialized-paths model,
 /// the order of the full paths).
 pub async fn walk<T: Tree, S: Store>(store: &S) -> Result<Vec<(u32, T)>> {
-    model::ensure_indexes(store, &T::SPEC).await?;
-    let all = read::walk(store, &T::SPEC).await?;
-    all.into_iter()
-        .map(|(d, depth)| Ok((depth, decode::<T>(d)?)))
-        .collect()
+    let span = crate::observe::op_span!("tree.walk", "walk", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        model::ensure_indexes(store, &T::SPEC).await?;
+        let all = read::walk(store, &T::SPEC).await?;
+        all.into_iter()
+            .map(|(d, depth)| Ok((depth, decode::<T>(d)?)))
+            .collect()
+    })
 }
 
 /// Every defect of the stored tree ([`Defect`]), as data, with the nodes read
 /// ([`Verified::is_clean`] when the tree is sound).
 pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
-    model::ensure_indexes(store, &T::SPEC).await?;
-    verify::verify(store, &T::SPEC).await
+    let span = crate::observe::op_span!("tree.verify", "verify", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        model::ensure_indexes(store, &T::SPEC).await?;
+        verify::verify(store, &T::SPEC).await
+    })
 }
 
 /// The collection's indexes against those the model needs: present, missing, the user's
@@ -357,9 +415,12 @@ pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::ado
 /// Rebuilds the model's fields from the parent links it holds; reports what it changed and
 /// what it could not repair.
 pub async fn repair<T: Tree, S: Store>(store: &S) -> Result<Repair> {
-    model::ensure_indexes(store, &T::SPEC).await?;
-    validated::<T, S>(store).await?;
-    verify::repair(store, &T::SPEC).await
+    let span = crate::observe::op_span!("tree.repair", "repair", store, T::SPEC.collection);
+    crate::observe::traced!(span, async {
+        model::ensure_indexes(store, &T::SPEC).await?;
+        validated::<T, S>(store).await?;
+        verify::repair(store, &T::SPEC).await
+    })
 }
 
 /// The same operations over raw documents, for a spec chosen at run time (tools, tests):
@@ -377,7 +438,13 @@ pub mod raw {
 
     /// Creates the model's indexes (once per store and process; every other function does).
     pub async fn ensure_indexes<S: Store>(store: &S, spec: &TreeSpec) -> Result<()> {
-        model::ensure_indexes(store, spec).await
+        let span = crate::observe::op_span!(
+            "tree.ensure_indexes",
+            "ensure_indexes",
+            store,
+            spec.collection
+        );
+        crate::observe::traced!(span, async { model::ensure_indexes(store, spec).await })
     }
     /// The `$jsonSchema` every node of `spec` passes, ids of `id_types` (strings in the
     /// materialized-paths model whatever it says; unconstrained when empty): `_id` of
@@ -394,12 +461,24 @@ pub mod raw {
         spec: &TreeSpec,
         id_types: &[BsonType],
     ) -> Result<()> {
-        validator::install(store, spec.collection, &model::schema(spec, id_types)).await
+        let span = crate::observe::op_span!(
+            "tree.ensure_validator",
+            "ensure_validator",
+            store,
+            spec.collection
+        );
+        crate::observe::traced!(span, async {
+            validator::install(store, spec.collection, &model::schema(spec, id_types)).await
+        })
     }
     /// Inserts a root.
     pub async fn insert_root<S: Store>(store: &S, spec: &TreeSpec, node: Document) -> Result<()> {
-        model::check_node(spec, &node)?;
-        write::insert(store, spec, node, None).await
+        let span =
+            crate::observe::op_span!("tree.insert_root", "insert_root", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::check_node(spec, &node)?;
+            write::insert(store, spec, node, None).await
+        })
     }
     /// Inserts a child of `parent`.
     pub async fn insert_child<S: Store>(
@@ -408,13 +487,20 @@ pub mod raw {
         node: Document,
         parent: &Bson,
     ) -> Result<()> {
-        model::check_node(spec, &node)?;
-        write::insert(store, spec, node, Some(parent.clone())).await
+        let span =
+            crate::observe::op_span!("tree.insert_child", "insert_child", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::check_node(spec, &node)?;
+            write::insert(store, spec, node, Some(parent.clone())).await
+        })
     }
     /// The node's document.
     pub async fn get<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
-        model::ensure_indexes(store, spec).await?;
-        model::get(store, spec, id).await
+        let span = crate::observe::op_span!("tree.get", "get", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            model::get(store, spec, id).await
+        })
     }
     /// The parent's document.
     pub async fn parent<S: Store>(
@@ -422,8 +508,11 @@ pub mod raw {
         spec: &TreeSpec,
         id: &Bson,
     ) -> Result<Option<Document>> {
-        model::ensure_indexes(store, spec).await?;
-        read::parent(store, spec, id).await
+        let span = crate::observe::op_span!("tree.parent", "parent", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            read::parent(store, spec, id).await
+        })
     }
     /// The children's documents, in the model's order.
     pub async fn children<S: Store>(
@@ -431,8 +520,11 @@ pub mod raw {
         spec: &TreeSpec,
         id: &Bson,
     ) -> Result<Vec<Document>> {
-        model::ensure_indexes(store, spec).await?;
-        read::children(store, spec, id).await
+        let span = crate::observe::op_span!("tree.children", "children", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            read::children(store, spec, id).await
+        })
     }
     /// The ancestors' documents, root first.
     pub async fn ancestors<S: Store>(
@@ -440,8 +532,11 @@ pub mod raw {
         spec: &TreeSpec,
         id: &Bson,
     ) -> Result<Vec<Document>> {
-        model::ensure_indexes(store, spec).await?;
-        read::ancestors(store, spec, id).await
+        let span = crate::observe::op_span!("tree.ancestors", "ancestors", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            read::ancestors(store, spec, id).await
+        })
     }
     /// The descendants in pre-order, with their depth below the node.
     pub async fn descendants<S: Store>(
@@ -450,14 +545,21 @@ pub mod raw {
         id: &Bson,
         max_depth: Option<u32>,
     ) -> Result<Vec<(u32, Document)>> {
-        model::ensure_indexes(store, spec).await?;
-        let below = read::descendants(store, spec, id, max_depth).await?;
-        Ok(below.into_iter().map(|(d, depth)| (depth, d)).collect())
+        let span =
+            crate::observe::op_span!("tree.descendants", "descendants", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            let below = read::descendants(store, spec, id, max_depth).await?;
+            Ok(below.into_iter().map(|(d, depth)| (depth, d)).collect())
+        })
     }
     /// The node's depth.
     pub async fn depth<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
-        model::ensure_indexes(store, spec).await?;
-        read::depth(store, spec, id).await
+        let span = crate::observe::op_span!("tree.depth", "depth", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            read::depth(store, spec, id).await
+        })
     }
     /// Moves a subtree.
     pub async fn move_to<S: Store>(
@@ -466,35 +568,58 @@ pub mod raw {
         id: &Bson,
         new_parent: Option<&Bson>,
     ) -> Result<()> {
-        write::move_to(store, spec, id, new_parent).await
+        let span = crate::observe::op_span!("tree.move_to", "move_to", store, spec.collection);
+        crate::observe::traced!(span, async {
+            write::move_to(store, spec, id, new_parent).await
+        })
     }
     /// Deletes a subtree.
     pub async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
-        write::delete_subtree(store, spec, id).await
+        let span = crate::observe::op_span!(
+            "tree.delete_subtree",
+            "delete_subtree",
+            store,
+            spec.collection
+        );
+        crate::observe::traced!(span, async { write::delete_subtree(store, spec, id).await })
     }
     /// Deletes one node.
     pub async fn delete_node<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
-        write::delete_node(store, spec, id).await
+        let span =
+            crate::observe::op_span!("tree.delete_node", "delete_node", store, spec.collection);
+        crate::observe::traced!(span, async { write::delete_node(store, spec, id).await })
     }
     /// The roots' documents.
     pub async fn roots<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
-        model::ensure_indexes(store, spec).await?;
-        read::roots(store, spec).await
+        let span = crate::observe::op_span!("tree.roots", "roots", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            read::roots(store, spec).await
+        })
     }
     /// Every node in pre-order with its depth.
     pub async fn walk<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<(u32, Document)>> {
-        model::ensure_indexes(store, spec).await?;
-        let all = read::walk(store, spec).await?;
-        Ok(all.into_iter().map(|(d, depth)| (depth, d)).collect())
+        let span = crate::observe::op_span!("tree.walk", "walk", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            let all = read::walk(store, spec).await?;
+            Ok(all.into_iter().map(|(d, depth)| (depth, d)).collect())
+        })
     }
     /// Every defect, with the nodes read.
     pub async fn verify<S: Store>(store: &S, spec: &TreeSpec) -> Result<Verified> {
-        model::ensure_indexes(store, spec).await?;
-        check::verify(store, spec).await
+        let span = crate::observe::op_span!("tree.verify", "verify", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            check::verify(store, spec).await
+        })
     }
     /// Rebuilds what the parent links determine.
     pub async fn repair<S: Store>(store: &S, spec: &TreeSpec) -> Result<Repair> {
-        model::ensure_indexes(store, spec).await?;
-        check::repair(store, spec).await
+        let span = crate::observe::op_span!("tree.repair", "repair", store, spec.collection);
+        crate::observe::traced!(span, async {
+            model::ensure_indexes(store, spec).await?;
+            check::repair(store, spec).await
+        })
     }
 }

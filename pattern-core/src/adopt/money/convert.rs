@@ -82,101 +82,104 @@ pub async fn convert_money<S: Store>(
     conv: &MoneyConversion<'_>,
     opts: &Options<'_>,
 ) -> Result<MoneyReport> {
-    conv.check()?;
-    let mut report = MoneyReport {
-        collection: conv.collection.to_owned(),
-        from: conv.from.to_owned(),
-        to: conv.to.to_owned(),
-        form: conv.form,
-        finish: conv.finish,
-        dry_run: opts.dry_run,
-        resumed_from: None,
-        already_finished: false,
-        scanned: 0,
-        converted: 0,
-        replaced: 0,
-        refused: Vec::new(),
-        finish_skipped: None,
-        batches: 0,
-        retries: 0,
-        ended_sessions: 0,
-        verified: None,
-    };
-    let mut ckpt = Checkpoint::load(store, conv.checkpoint()).await?;
-    // The finish step is pinned while it is part-way: before it began (converting) or once it
-    // ended, another may be asked for.
-    let finishing = ckpt.state() == Some("running")
-        && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");
-    let free: &[&str] = if finishing { &[] } else { &["finish"] };
-    ckpt.pin(conv.settings(), free, RESTART)?;
-    if !ckpt.exists() {
-        preflight(store, conv).await?;
-    }
-    if opts.dry_run {
-        return dry_run(store, conv, opts, report).await;
-    }
-    report.already_finished = ckpt.state() == Some("finished");
-    let running = ckpt.state() == Some("running");
-    let in_finish = running && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");
-    let after = running.then(|| ckpt.get("after").cloned()).flatten();
-    report.resumed_from = after.clone();
-    report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
-    let mut verified = None;
-    if !in_finish {
-        let mut after = after.clone();
-        for _ in 0..ROUNDS {
-            match pass(
-                store,
-                conv,
-                opts,
-                &mut ckpt,
-                Step::Convert,
-                after,
-                &mut report,
-            )
-            .await?
-            {
-                Some(last) => after = Some(last),
-                None => break,
-            }
+    let span = crate::observe::op_span!("money.convert", "convert", store, conv.collection);
+    crate::observe::traced!(span, async {
+        conv.check()?;
+        let mut report = MoneyReport {
+            collection: conv.collection.to_owned(),
+            from: conv.from.to_owned(),
+            to: conv.to.to_owned(),
+            form: conv.form,
+            finish: conv.finish,
+            dry_run: opts.dry_run,
+            resumed_from: None,
+            already_finished: false,
+            scanned: 0,
+            converted: 0,
+            replaced: 0,
+            refused: Vec::new(),
+            finish_skipped: None,
+            batches: 0,
+            retries: 0,
+            ended_sessions: 0,
+            verified: None,
+        };
+        let mut ckpt = Checkpoint::load(store, conv.checkpoint()).await?;
+        // The finish step is pinned while it is part-way: before it began (converting) or once it
+        // ended, another may be asked for.
+        let finishing = ckpt.state() == Some("running")
+            && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");
+        let free: &[&str] = if finishing { &[] } else { &["finish"] };
+        ckpt.pin(conv.settings(), free, RESTART)?;
+        if !ckpt.exists() {
+            preflight(store, conv).await?;
         }
-        if opts.verify || conv.finish != Finish::KeepBoth {
-            verified = Some(verify_money(store, conv, opts).await?);
+        if opts.dry_run {
+            return dry_run(store, conv, opts, report).await;
         }
-    }
-    if conv.finish != Finish::KeepBoth {
-        match &verified {
-            Some(v) if !v.is_clean() => {
-                report.finish_skipped = Some(format!(
-                    "the verification found {} defect(s): every document must hold its amount exactly in `{}` first",
-                    v.defects.len(),
-                    conv.to
-                ));
-            }
-            _ => {
-                let start = if in_finish { after } else { None };
-                pass(
+        report.already_finished = ckpt.state() == Some("finished");
+        let running = ckpt.state() == Some("running");
+        let in_finish = running && ckpt.get("phase").and_then(Bson::as_str) == Some("finish");
+        let after = running.then(|| ckpt.get("after").cloned()).flatten();
+        report.resumed_from = after.clone();
+        report.ended_sessions = ckpt.end_earlier_sessions(store).await?;
+        let mut verified = None;
+        if !in_finish {
+            let mut after = after.clone();
+            for _ in 0..ROUNDS {
+                match pass(
                     store,
                     conv,
                     opts,
                     &mut ckpt,
-                    Step::Finish(conv.finish),
-                    start,
+                    Step::Convert,
+                    after,
                     &mut report,
                 )
-                .await?;
-                if opts.verify {
-                    verified = Some(verify_money(store, conv, opts).await?);
+                .await?
+                {
+                    Some(last) => after = Some(last),
+                    None => break,
+                }
+            }
+            if opts.verify || conv.finish != Finish::KeepBoth {
+                verified = Some(verify_money(store, conv, opts).await?);
+            }
+        }
+        if conv.finish != Finish::KeepBoth {
+            match &verified {
+                Some(v) if !v.is_clean() => {
+                    report.finish_skipped = Some(format!(
+                        "the verification found {} defect(s): every document must hold its amount exactly in `{}` first",
+                        v.defects.len(),
+                        conv.to
+                    ));
+                }
+                _ => {
+                    let start = if in_finish { after } else { None };
+                    pass(
+                        store,
+                        conv,
+                        opts,
+                        &mut ckpt,
+                        Step::Finish(conv.finish),
+                        start,
+                        &mut report,
+                    )
+                    .await?;
+                    if opts.verify {
+                        verified = Some(verify_money(store, conv, opts).await?);
+                    }
                 }
             }
         }
-    }
-    report.verified = verified;
-    if report.batches > 0 || running {
-        ckpt.set(store, doc! {"state": "finished", "phase": "done"})
-            .await?;
-    }
-    Ok(report)
+        report.verified = verified;
+        if report.batches > 0 || running {
+            ckpt.set(store, doc! {"state": "finished", "phase": "done"})
+                .await?;
+        }
+        Ok(report)
+    })
 }
 
 /// [`convert_money`] with `dry_run`: one read, no write.

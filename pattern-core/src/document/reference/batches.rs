@@ -5,7 +5,7 @@ use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
 use super::{bring_in_line, entry_id, is_job, jobs_of, Referrer, REFERENCES};
-use crate::adopt::{Options, Progress};
+use crate::adopt::Options;
 use crate::document::{find_by_id, Document};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, Update};
@@ -26,31 +26,39 @@ pub struct Pending {
 
 /// The propagations of `D`'s writes recorded and not finished (one `find` of [`REFERENCES`]).
 pub async fn pending_propagations<D: Document, S: Store>(store: &S) -> Result<Vec<Pending>> {
-    let mut out = Vec::new();
-    for entry in entries::<D, S>(store, None).await? {
-        let source = entry
-            .get_document("_id")
-            .ok()
-            .and_then(|i| i.get("id"))
-            .map_or_else(String::new, display_bson);
-        for j in jobs_of(Some(&entry)) {
-            if let Bson::Document(j) = j {
-                out.push(Pending {
-                    source: source.clone(),
-                    copies: format!(
-                        "{}.{}",
-                        j.get_str("c").unwrap_or(""),
-                        j.get_str("p").unwrap_or("")
-                    ),
-                    since_ms: j
-                        .get_datetime("since")
-                        .map(|d| d.timestamp_millis())
-                        .unwrap_or(0),
-                });
+    let span = crate::observe::op_span!(
+        "document.pending_propagations",
+        "pending_propagations",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let mut out = Vec::new();
+        for entry in entries::<D, S>(store, None).await? {
+            let source = entry
+                .get_document("_id")
+                .ok()
+                .and_then(|i| i.get("id"))
+                .map_or_else(String::new, display_bson);
+            for j in jobs_of(Some(&entry)) {
+                if let Bson::Document(j) = j {
+                    out.push(Pending {
+                        source: source.clone(),
+                        copies: format!(
+                            "{}.{}",
+                            j.get_str("c").unwrap_or(""),
+                            j.get_str("p").unwrap_or("")
+                        ),
+                        since_ms: j
+                            .get_datetime("since")
+                            .map(|d| d.timestamp_millis())
+                            .unwrap_or(0),
+                    });
+                }
             }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
 
 async fn entries<D: Document, S: Store>(
@@ -89,46 +97,43 @@ pub async fn propagate<D: Document, S: Store>(
     only: Option<&Bson>,
     opts: &Options<'_>,
 ) -> Result<Propagated> {
-    let batch = if opts.batch_items == crate::adopt::DEFAULT_BATCH_ITEMS {
-        D::PROPAGATION.fan_out.max(1) as usize
-    } else {
-        opts.batch_items.max(1)
-    };
-    let mut done = Propagated::default();
-    for entry in entries::<D, S>(store, only).await? {
-        let Some(id) = entry.get_document("_id").ok().and_then(|i| i.get("id")) else {
-            continue;
+    let span = crate::observe::op_span!("document.propagate", "propagate", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        let batch = if opts.batch_items == crate::adopt::DEFAULT_BATCH_ITEMS {
+            D::PROPAGATION.fan_out.max(1) as usize
+        } else {
+            opts.batch_items.max(1)
         };
-        for job in jobs_of(Some(&entry)) {
-            let r = (D::REFERENCED_BY.iter())
-                .find(|r| is_job(&job, r))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "a propagation of `{}` to {} is recorded, which this build's \
-                         referenced_by(...) does not list",
-                        D::COLLECTION,
-                        display_bson(&job)
-                    ))
-                })?;
-            loop {
-                let (n, finished) = batch_of::<D, S>(store, r, id, batch).await?;
-                done.copies += n as u64;
-                done.batches += 1;
-                if let Some(p) = opts.progress {
-                    p(&Progress {
-                        phase: "propagate",
-                        done: done.copies,
-                        total: None,
-                    });
-                }
-                if finished {
-                    done.finished += 1;
-                    break;
+        let mut done = Propagated::default();
+        for entry in entries::<D, S>(store, only).await? {
+            let Some(id) = entry.get_document("_id").ok().and_then(|i| i.get("id")) else {
+                continue;
+            };
+            for job in jobs_of(Some(&entry)) {
+                let r = (D::REFERENCED_BY.iter())
+                    .find(|r| is_job(&job, r))
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "a propagation of `{}` to {} is recorded, which this build's \
+                             referenced_by(...) does not list",
+                            D::COLLECTION,
+                            display_bson(&job)
+                        ))
+                    })?;
+                loop {
+                    let (n, finished) = batch_of::<D, S>(store, r, id, batch).await?;
+                    done.copies += n as u64;
+                    done.batches += 1;
+                    opts.report("propagate", done.copies, None);
+                    if finished {
+                        done.finished += 1;
+                        break;
+                    }
                 }
             }
         }
-    }
-    Ok(done)
+        Ok(done)
+    })
 }
 
 /// One batch of a propagation, in a transaction; the copies written and whether the job is

@@ -185,17 +185,25 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let coll = <R::Source as Document>::COLLECTION;
-    let opts = FindOptions {
-        limit: Some(1),
-        projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
-        ..FindOptions::default()
-    };
-    let by_id = Filter::Eq("_id".into(), id_bson(id)?);
-    match store.find(coll, &by_id, &opts).await?.pop() {
-        Some(d) => decode_copy::<R>(&d).map(Some),
-        None => Ok(None),
-    }
+    let span = crate::observe::op_span!(
+        "document.load_copy",
+        "load_copy",
+        store,
+        <R::Source as Document>::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let coll = <R::Source as Document>::COLLECTION;
+        let opts = FindOptions {
+            limit: Some(1),
+            projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
+            ..FindOptions::default()
+        };
+        let by_id = Filter::Eq("_id".into(), id_bson(id)?);
+        match store.find(coll, &by_id, &opts).await?.pop() {
+            Some(d) => decode_copy::<R>(&d).map(Some),
+            None => Ok(None),
+        }
+    })
 }
 
 /// The index of a referencing collection serving the reads of a source's copies.

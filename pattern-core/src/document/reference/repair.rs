@@ -6,7 +6,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
-use crate::adopt::{Options, Progress};
+use crate::adopt::Options;
 use crate::document::{find_by_id, id_key, Document};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions};
@@ -31,11 +31,19 @@ pub struct StaleCopy {
 /// Every copy in `D`'s documents that differs from its source, or whose source is gone: one
 /// scan of `D`'s collection, one `find` of the sources per 1,000 documents.
 pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<StaleCopy>> {
-    Ok(stale_copies::<D, S>(store)
-        .await?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect())
+    let span = crate::observe::op_span!(
+        "document.verify_copies",
+        "verify_copies",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        Ok(stale_copies::<D, S>(store)
+            .await?
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect())
+    })
 }
 
 /// [`verify_copies`], each with its source's `_id` as stored.
@@ -140,42 +148,44 @@ pub async fn repair_copies<D: Document, S: Store>(
     store: &S,
     opts: &Options<'_>,
 ) -> Result<Repaired> {
-    let batch = opts.batch_items.clamp(1, 1_000);
-    let mut out = Repaired::default();
-    let mut seen = std::collections::HashSet::new();
-    for (s, id) in stale_copies::<D, S>(store).await? {
-        let Some(r) = D::REFERENCES.iter().find(|r| r.path == s.field) else {
-            continue;
-        };
-        if s.source_missing && !r.optional {
-            out.orphans.push(s);
-            continue;
-        }
-        if !seen.insert((s.field, id_key(&id))) {
-            continue;
-        }
-        loop {
-            let mut ctx = ();
-            let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
-                let id = id.clone();
-                Box::pin(async move {
-                    let source = find_by_id(tx, r.source, &id).await?;
-                    bring_in_line(tx, D::COLLECTION, r, &id, source.as_ref(), batch).await
+    let span = crate::observe::op_span!(
+        "document.repair_copies",
+        "repair_copies",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let batch = opts.batch_items.clamp(1, 1_000);
+        let mut out = Repaired::default();
+        let mut seen = std::collections::HashSet::new();
+        for (s, id) in stale_copies::<D, S>(store).await? {
+            let Some(r) = D::REFERENCES.iter().find(|r| r.path == s.field) else {
+                continue;
+            };
+            if s.source_missing && !r.optional {
+                out.orphans.push(s);
+                continue;
+            }
+            if !seen.insert((s.field, id_key(&id))) {
+                continue;
+            }
+            loop {
+                let mut ctx = ();
+                let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
+                    let id = id.clone();
+                    Box::pin(async move {
+                        let source = find_by_id(tx, r.source, &id).await?;
+                        bring_in_line(tx, D::COLLECTION, r, &id, source.as_ref(), batch).await
+                    })
                 })
-            })
-            .await?;
-            out.copies += n as u64;
-            if let Some(p) = opts.progress {
-                p(&Progress {
-                    phase: "repair",
-                    done: out.copies,
-                    total: None,
-                });
-            }
-            if !more {
-                break;
+                .await?;
+                out.copies += n as u64;
+                opts.report("repair", out.copies, None);
+                if !more {
+                    break;
+                }
             }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
 }
