@@ -45,6 +45,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     logs(cli.verbose, cli.log_format);
+    pattern_core::observe::record_query_text(cli.log_query_text);
     exit::finish(run(cli), json)
 }
 

@@ -67,6 +67,10 @@ pub(crate) struct Cli {
     /// The logs' format on stderr (with `-v`): one line of text, or one JSON object, each.
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true, help_heading = "Global options")]
     pub log_format: LogFormat,
+    /// Log each command's filter too (`db.query.text`, as Extended JSON: the values it
+    /// compares with included), a DEBUG event: with `-vv`. Off by default.
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub log_query_text: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -70,3 +70,38 @@ async fn without_v_stderr_has_no_logs() {
     db.drop().await;
     db2.drop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_text_only_with_its_switch() {
+    let mut rng = Rng::seeded();
+    let query_lines = |out: &std::process::Output| {
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains("pattern_core::query"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // `-vv` alone: DEBUG logs, but no query text.
+    let db = Db::new("cli_logs_no_query").await;
+    db.insert("trades", trades_10_customers(&mut rng)).await;
+    let mut args = vec!["--quiet", "-vv", "--log-format", "json"];
+    args.extend_from_slice(&MIGRATE);
+    let out = db.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(query_lines(&out).is_empty(), "{}", show(&out));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("db.query.text"));
+    // With `--log-query-text`: each command's filter, on stderr only.
+    let db2 = Db::new("cli_logs_query").await;
+    db2.insert("trades", trades_10_customers(&mut rng)).await;
+    let mut args = vec!["--quiet", "-vv", "--log-format", "json", "--log-query-text"];
+    args.extend_from_slice(&MIGRATE);
+    let out = db2.run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let queries = query_lines(&out);
+    assert!(!queries.is_empty(), "{}", show(&out));
+    let q: Value = serde_json::from_str(&queries[0]).unwrap();
+    assert!(q.pointer("/fields/db.query.text").is_some(), "{q}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("db.query.text"));
+    db.drop().await;
+    db2.drop().await;
+}
