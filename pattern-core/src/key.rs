@@ -6,8 +6,10 @@ use bson::Bson;
 use crate::codec::BsonType;
 
 /// A value that keys a bucket series or identifies an outlier's parent: integers, strings and
-/// ObjectIds. It is stored as its BSON value and, for bucket `_id`s, written as text.
-pub trait KeyPart {
+/// ObjectIds. It is stored as its BSON value and, for bucket `_id`s, written as text. `Sync`:
+/// a push holds the key while it awaits the store, and writes its text only if it opens a
+/// bucket.
+pub trait KeyPart: Sync {
     /// The BSON value stored in the key field.
     fn to_key_bson(&self) -> Bson;
     /// The text before `_` in a bucket's `_id` (`123` in `123_1698335223`).

@@ -154,7 +154,9 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let (spec, key_value, prefix) = (B::SPEC.series(), key.to_key_bson(), key.id_prefix());
+    let (spec, key_value) = (B::SPEC.series(), key.to_key_bson());
+    // Made only when a push opens a bucket.
+    let prefix = series::PrefixOf::new(key);
     validated::<B, S>(store).await?;
     series::push(store, &spec, &key_value, &prefix, values, times).await
 }
@@ -310,7 +312,8 @@ pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result
 /// ([`Bucket::VALIDATE`]): what every write runs first.
 pub(crate) async fn validated<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     if B::VALIDATE && !validator::installed(store, B::SPEC.collection) {
-        ensure_validator::<B, S>(store).await?;
+        // Boxed: once per process (every push's future would carry it).
+        Box::pin(ensure_validator::<B, S>(store)).await?;
     }
     Ok(())
 }

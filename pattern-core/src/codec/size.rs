@@ -6,13 +6,6 @@ use bson::{Bson, Document};
 use crate::error::MAX_DOCUMENT_BYTES;
 use crate::{Error, Result};
 
-/// The BSON size of a value as an array element (an upper bound of what it adds to a document):
-/// the size of the document `{"0": b}`, `usize::MAX` when that does not serialize.
-pub(crate) fn element_bytes(b: &Bson) -> usize {
-    // Length prefix, type byte, key "0" and its NUL, the value, the document's final NUL.
-    value_bytes(b).map_or(usize::MAX, |n| 4 + 1 + 2 + n + 1)
-}
-
 /// The serialized size of a document, as `bson::to_vec` would make it; `None` where that
 /// fails (a key with a NUL byte...).
 pub(crate) fn document_bytes(doc: &Document) -> Option<usize> {
@@ -73,7 +66,7 @@ pub(crate) fn value_bytes(b: &Bson) -> Option<usize> {
 
 /// The serialized size of `v` as element `i` of an array: type byte, key, NUL, value.
 pub(crate) fn element_at_bytes(i: usize, v: &Bson) -> Option<usize> {
-    Some(1 + decimal_digits(i) + 1 + value_bytes(v)?)
+    Some(element_key_bytes(i) + value_bytes(v)?)
 }
 
 /// The number of decimal digits of `i`.
@@ -86,16 +79,25 @@ fn decimal_digits(mut i: usize) -> usize {
     n
 }
 
-/// Refuses an item too large for any document, before anything is sent.
-pub(crate) fn check_item_size(collection: &str, item: &Bson) -> Result<()> {
-    let n = element_bytes(item);
-    if n > MAX_DOCUMENT_BYTES - 1024 {
-        return Err(Error::TooLarge {
+/// Refuses an item too large for any document, before anything is sent; else its value's
+/// size ([`value_bytes`]).
+pub(crate) fn check_item_size(collection: &str, item: &Bson) -> Result<usize> {
+    let value = value_bytes(item);
+    // The size of the document `{"0": item}` (an upper bound of what the item adds to a
+    // document): length prefix, type byte, key "0" and its NUL, the value, the final NUL.
+    let n = value.map_or(usize::MAX, |n| 4 + 1 + 2 + n + 1);
+    match value {
+        Some(v) if n <= MAX_DOCUMENT_BYTES - 1024 => Ok(v),
+        _ => Err(Error::TooLarge {
             collection: collection.to_owned(),
             message: format!("an item of {n} bytes"),
-        });
+        }),
     }
-    Ok(())
+}
+
+/// What element `i` of an array takes beside its value: type byte, key, NUL.
+pub(crate) fn element_key_bytes(i: usize) -> usize {
+    1 + decimal_digits(i) + 1
 }
 
 /// Refuses a document over [`MAX_DOCUMENT_BYTES`], as MongoDB does.
@@ -183,7 +185,9 @@ mod tests {
         for b in samples() {
             let wrapped = doc! {"0": b.clone()};
             let serialized = bson::to_vec(&wrapped).ok().map(|v| v.len());
-            assert_eq!(serialized.unwrap_or(usize::MAX), element_bytes(&b), "{b:?}");
+            // Length prefix, the element (type byte, key "0", NUL, value), final NUL.
+            let element = value_bytes(&b).map(|n| 4 + element_key_bytes(0) + n + 1);
+            assert_eq!(serialized, element, "{b:?}");
             if let Bson::Document(d) = &b {
                 assert_eq!(
                     bson::to_vec(d).ok().map(|v| v.len()),

@@ -5,6 +5,7 @@ use bson::oid::ObjectId;
 use bson::Bson;
 
 use super::TimeId;
+use crate::key::KeyPart;
 use crate::spec::{SeriesOrder, SeriesSpec};
 use crate::store::query::{Filter, FindOptions};
 use crate::store::shape::bucket_id;
@@ -23,6 +24,40 @@ pub(super) fn is_id_taken(e: &Error) -> bool {
     }
 }
 
+/// A key's text in its buckets' `_id`s (`123` in `123_1698335223`): a `str`, or
+/// [`PrefixOf`] a typed key, made the first time it is needed.
+pub(crate) trait IdPrefix {
+    fn get(&self) -> &str;
+}
+
+impl IdPrefix for str {
+    fn get(&self) -> &str {
+        self
+    }
+}
+
+/// The prefix of a typed key ([`KeyPart::id_prefix`]), made when first needed: most pushes
+/// open no document, and never need it.
+pub(crate) struct PrefixOf<'a, Q: ?Sized> {
+    key: &'a Q,
+    made: std::sync::OnceLock<String>,
+}
+
+impl<'a, Q: KeyPart + ?Sized> PrefixOf<'a, Q> {
+    pub(crate) fn new(key: &'a Q) -> Self {
+        PrefixOf {
+            key,
+            made: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl<Q: KeyPart + ?Sized> IdPrefix for PrefixOf<'_, Q> {
+    fn get(&self) -> &str {
+        self.made.get_or_init(|| self.key.id_prefix())
+    }
+}
+
 /// The `_id`s of the documents a push opens, and what to do when one collides.
 ///
 /// For [`SeriesOrder::TimeId`], a new document's `_id` is `<prefix>_<seconds of its first
@@ -34,9 +69,9 @@ pub(super) fn is_id_taken(e: &Error) -> bool {
 /// retried: an `_id` seen taken is never sent again. A write refused on `{key, seq}` means
 /// another writer opened document `seq` first: the next attempt pushes into it. When a store
 /// does not say which index refused, a second refusal on the same `seq` is taken as the `_id`.
-pub(super) struct NewIds<'a> {
+pub(super) struct NewIds<'a, P: ?Sized> {
     spec: &'a SeriesSpec<'a>,
-    prefix: &'a str,
+    prefix: &'a P,
     /// The first item's epoch seconds ([`SeriesOrder::TimeId`] only).
     seconds: Option<i64>,
     suffix: u32,
@@ -46,8 +81,8 @@ pub(super) struct NewIds<'a> {
     bump: bool,
 }
 
-impl<'a> NewIds<'a> {
-    pub(super) fn new(spec: &'a SeriesSpec, prefix: &'a str, time: Option<i64>) -> Self {
+impl<'a, P: IdPrefix + ?Sized> NewIds<'a, P> {
+    pub(super) fn new(spec: &'a SeriesSpec, prefix: &'a P, time: Option<i64>) -> Self {
         let mut ids = NewIds {
             spec,
             prefix,
@@ -95,7 +130,7 @@ impl<'a> NewIds<'a> {
     /// The parts of `id` when it is a time-named `_id` of this key.
     pub(super) fn parse(&self, id: Option<&Bson>) -> Option<TimeId> {
         match (self.time_named(), id) {
-            (true, Some(Bson::String(id))) => parse_bucket_id(self.prefix, id),
+            (true, Some(Bson::String(id))) => parse_bucket_id(self.prefix.get(), id),
             _ => None,
         }
     }
@@ -111,8 +146,9 @@ impl<'a> NewIds<'a> {
         if let Some(seconds) = self.seconds {
             let bump = std::mem::take(&mut self.bump);
             if bump && self.collided.is_none_or(|c| c == seq) {
-                self.suffix =
-                    next_suffix(store, self.spec, self.prefix, seconds, self.suffix).await?;
+                // Boxed: after a refusal only (every push's future would carry it).
+                let next = next_suffix(store, self.spec, self.prefix.get(), seconds, self.suffix);
+                self.suffix = Box::pin(next).await?;
                 self.collided = None;
             }
         }
@@ -122,7 +158,7 @@ impl<'a> NewIds<'a> {
     /// The `_id` [`NewIds::prepare`] got ready (made only when a document is opened).
     pub(super) fn id(&self) -> Bson {
         match self.seconds {
-            Some(seconds) => Bson::String(bucket_id(self.prefix, seconds, self.suffix)),
+            Some(seconds) => Bson::String(bucket_id(self.prefix.get(), seconds, self.suffix)),
             None => Bson::ObjectId(ObjectId::new()),
         }
     }

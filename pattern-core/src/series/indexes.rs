@@ -18,6 +18,12 @@ impl SeriesSpec<'_> {
         if memo(store).contains(self) {
             return Ok(());
         }
+        // Boxed: once per series and process, and large (every push's future would carry it).
+        Box::pin(self.create_indexes(store)).await
+    }
+
+    /// [`SeriesSpec::ensure_indexes`] past its memo.
+    async fn create_indexes<S: Store>(&self, store: &S) -> Result<()> {
         if self.size == 0 || self.size > i32::MAX as u32 {
             return Err(Error::invalid(format!(
                 "series size must be in 1..=2^31-1, got {}",

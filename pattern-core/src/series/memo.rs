@@ -167,13 +167,17 @@ impl SeriesMemo {
     }
     /// What is remembered of `key`'s next document in `coll`.
     pub(crate) fn next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
+        self.next_number_at(coll, key).1
+    }
+    /// [`SeriesMemo::next_number`], and where `key` is remembered, for
+    /// [`SeriesMemo::set_count_at`] (a push hashes the key once).
+    pub(crate) fn next_number_at(&self, coll: &str, key: &Bson) -> (MemoAt, Option<Next>) {
         let h = memo_hash(coll, key);
         let m = lock(&self.next_numbers);
-        let entries = m.by_hash.get(&h)?;
-        entries
-            .iter()
+        let next = (m.by_hash.get(&h).into_iter().flatten())
             .find(|(c, k, _)| c == coll && k == key)
-            .map(|e| e.2)
+            .map(|e| e.2);
+        (MemoAt(h), next)
     }
     /// Takes what is remembered of `key`'s next document in `coll`.
     pub(crate) fn take_next_number(&self, coll: &str, key: &Bson) -> Option<Next> {
@@ -188,10 +192,10 @@ impl SeriesMemo {
         m.len -= 1;
         Some(n)
     }
-    /// Sets the count of `key`'s newest document in `coll`, when its next number is
-    /// remembered (one push more into it).
-    pub(crate) fn set_count(&self, coll: &str, key: &Bson, count: u32) {
-        let h = memo_hash(coll, key);
+    /// Sets the count of `key`'s newest document in `coll` (found `at`), when its next
+    /// number is remembered (one push more into it).
+    pub(crate) fn set_count_at(&self, at: MemoAt, coll: &str, key: &Bson, count: u32) {
+        let h = at.0;
         let mut m = lock(&self.next_numbers);
         let found =
             (m.by_hash.get_mut(&h).into_iter().flatten()).find(|(c, k, _)| c == coll && k == key);
@@ -225,6 +229,10 @@ impl SeriesMemo {
 /// mismatch only costs the memo a miss. FNV-1a: a few instructions per byte, against a few
 /// hundred for the standard SipHash on these short inputs (an attacker choosing keys can at
 /// worst make lookups in this bounded memo linear, never wrong).
+/// Where a key's next number is remembered ([`SeriesMemo::next_number_at`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MemoAt(u64);
+
 fn memo_hash(coll: &str, key: &Bson) -> u64 {
     let mut h = Fnv::default();
     h.write(coll.as_bytes());

@@ -19,7 +19,7 @@
 mod ids;
 mod indexes;
 mod memo;
-pub(crate) use ids::parse_bucket_id;
+pub(crate) use ids::{parse_bucket_id, PrefixOf};
 pub(crate) use indexes::{mark_archived, mark_bounded, mark_rollup};
 pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;

@@ -4,7 +4,7 @@
 
 use bson::{Bson, Document};
 
-use super::ids::{is_id_taken, NewIds};
+use super::ids::{is_id_taken, IdPrefix, NewIds};
 use super::read::take_array;
 use super::rollup::roll_up;
 use super::{memo, Next, TimeId};
@@ -31,21 +31,32 @@ fn contention(what: &str) -> Error {
 /// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch milliseconds
 /// (used by [`SeriesOrder::TimeId`](crate::spec::SeriesOrder::TimeId) and time bounds only). One
 /// item costs one round trip in the common case.
-pub(crate) async fn push<S: Store>(
+pub(crate) async fn push<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
-    prefix: &str,
-    mut items: Vec<Bson>,
+    prefix: &P,
+    items: Vec<Bson>,
     times: &[i64],
 ) -> Result<()> {
-    ready(store, spec, &items).await?;
+    let bytes = ready(store, spec, &items).await?;
     match items.len() {
         0 => Ok(()),
         1 => {
-            let kept = spec.kept(&items, times)?;
-            let one = items.pop().expect("one item");
-            push_one(store, spec, key, prefix, one, times.first().copied(), &kept).await
+            let kept = Kept {
+                items_bytes: Some(bytes),
+                ..spec.kept(&items, times)?
+            };
+            push_one(
+                store,
+                spec,
+                key,
+                prefix,
+                items,
+                times.first().copied(),
+                &kept,
+            )
+            .await
         }
         // Cut by span: each item to its window's open document, one conditional upsert each
         // (the items of one push may fall in several windows, each with its own document).
@@ -54,20 +65,25 @@ pub(crate) async fn push<S: Store>(
                 let time = times.get(i).copied();
                 let kept =
                     spec.kept(std::slice::from_ref(&item), times.get(i..=i).unwrap_or(&[]))?;
-                push_one(store, spec, key, prefix, item, time, &kept).await?;
+                push_one(store, spec, key, prefix, vec![item], time, &kept).await?;
             }
             Ok(())
         }
-        _ => push_many(store, spec, key, prefix, &items, times, None).await,
+        // Boxed: a push of one item, the common call, would carry it.
+        _ => Box::pin(push_many(store, spec, key, prefix, &items, times, None)).await,
     }
 }
 
-/// Before any write: every item fits in a document, and the series' indexes exist.
-async fn ready<S: Store>(store: &S, spec: &SeriesSpec<'_>, items: &[Bson]) -> Result<()> {
+/// Before any write: every item fits in a document, and the series' indexes exist. Returns
+/// the items' size ([`Kept::items_bytes`]).
+async fn ready<S: Store>(store: &S, spec: &SeriesSpec<'_>, items: &[Bson]) -> Result<usize> {
+    let mut bytes = 0_usize;
     for item in items {
-        crate::codec::size::check_item_size(spec.collection, item)?;
+        let n = crate::codec::size::check_item_size(spec.collection, item)?;
+        bytes = bytes.saturating_add(n);
     }
-    spec.ensure_indexes(store).await
+    spec.ensure_indexes(store).await?;
+    Ok(bytes)
 }
 
 /// Writes `items` as the whole series of `key`, whose documents were just deleted: numbered
@@ -87,27 +103,24 @@ pub(crate) async fn push_fresh<S: Store>(
     push_many(store, spec, key, "", &items, &[], Some(1)).await
 }
 
-async fn push_one<S: Store>(
+async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
-    prefix: &str,
-    item: Bson,
+    prefix: &P,
+    mut items: Vec<Bson>,
     time: Option<i64>,
     kept: &Kept,
 ) -> Result<()> {
+    debug_assert_eq!(items.len(), 1, "push_one pushes one item");
     let coll = spec.collection;
     let spanned = spec.span_bounds().is_some();
-    let window = spec.window(kept);
     let time = time.map(seconds);
-    // The open document's `_id` comes back too: the next document's `_id` must differ from it.
-    let fields = [spec.count_field, spec.order.field(), "_id"];
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
-    let known = memo(store).next_number(coll, key);
+    let (at, known) = memo(store).next_number_at(coll, key);
     let mut next = known.map(|m| m.number);
     ids.after(known.and_then(|m| m.newest));
-    let mut items = vec![item];
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
             // The common case, one round trip: the seed's conditional upsert, into the key's
@@ -117,18 +130,18 @@ async fn push_one<S: Store>(
             let (pushed, rolled) = if spec.keeps.rollup {
                 let mut then = spec.rollup_update(kept, 1);
                 let new_id = || ids.id();
-                let both = store
-                    .push_open_then(
-                        spec,
-                        key,
-                        &mut items,
-                        kept,
-                        seq,
-                        &new_id,
-                        &spec.rollup_of(key),
-                        &mut then,
-                    )
-                    .await;
+                // Boxed: every push's future would carry it, roll-ups or not.
+                let both = Box::pin(store.push_open_then(
+                    spec,
+                    key,
+                    &mut items,
+                    kept,
+                    seq,
+                    &new_id,
+                    &spec.rollup_of(key),
+                    &mut then,
+                ))
+                .await;
                 match both {
                     Ok((opened, rolled)) => (Ok(opened), Some(rolled)),
                     Err(e) => (Err(e), None),
@@ -143,7 +156,7 @@ async fn push_one<S: Store>(
                     // Into the newest document, whose count this process knew: one more. (Cut
                     // by span, it may have gone to an older window's document: not counted.)
                     if let Some(c) = known.and_then(|m| m.count).filter(|_| !spanned) {
-                        memo(store).set_count(coll, key, c + 1);
+                        memo(store).set_count_at(at, coll, key, c + 1);
                     }
                     return roll_up(store, spec, key, kept, 1, rolled).await;
                 }
@@ -163,86 +176,122 @@ async fn push_one<S: Store>(
                 }
                 Err(e) => {
                     let open = spec.open(key);
-                    return Err(name_foreign(store, coll, &open, spec.items_field, e).await);
+                    return Err(
+                        Box::pin(name_foreign(store, coll, &open, spec.items_field, e)).await,
+                    );
                 }
             }
             if next.is_some() {
                 continue;
             }
         }
-        // The next number unknown: push into the open document returning its number
-        // (`findAndModify`), which gives the next one. No hint: the open-document index both
-        // filters and sorts, so the planner picks it.
-        let open = spec.open_for(key, window);
-        let mut update = spec.push_update(std::mem::take(&mut items), kept);
-        let pushed = store
-            .update_first(
-                coll,
-                &open,
-                &spec.open_order(),
-                "",
-                &mut update,
-                false,
-                &fields,
-            )
-            .await;
-        let pushed = match overflowed(spec, kept, pushed) {
-            Ok(pushed) => pushed,
-            Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
-        };
-        if let Some(before) = pushed {
-            if spanned {
-                // Its window's document, not necessarily the newest: the next number is not
-                // learned here (it is when a push opens a document).
-                return roll_up(store, spec, key, kept, 1, None).await;
-            }
-            let seq = before.get(spec.order.field()).and_then(as_int);
-            let newest = ids.parse(before.get("_id"));
-            let count = (before.get(spec.count_field).and_then(as_int))
-                .and_then(|c| u32::try_from(c.checked_add(1)?).ok());
-            remember(
-                store,
-                spec,
-                key,
-                seq.and_then(|n| n.checked_add(1)),
-                newest,
-                count,
-            );
-            return roll_up(store, spec, key, kept, 1, None).await;
-        }
-        // Nothing matched, so nothing moved: the items are back. No open document: read the
-        // newest, open the next.
-        items = std::mem::take(&mut update.push[0].1);
-        let seq = match newest_doc(store, spec, key).await? {
-            Some(doc) if open.matches(&doc) => continue, // opened meanwhile: push into it
-            Some(doc) => {
-                ids.after(ids.parse(doc.get("_id")));
-                next_number(store, spec, key, &doc).await?
-            }
-            None => 1,
-        };
-        let id = ids.next(store, seq).await?;
-        match store
-            .insert_one(coll, spec.new_doc(key, id, seq, &items, kept))
-            .await
-        {
-            Ok(()) => {
-                remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
-                return roll_up(store, spec, key, kept, 1, None).await;
-            }
-            // The number is still free: open it under the next free suffix (one upsert).
-            Err(e) if is_id_taken(&e) => {
-                ids.id_taken();
-                next = Some(seq);
-            }
-            Err(Error::DuplicateKey { .. }) => {
-                number_held_by_foreign(store, spec, key, seq).await?;
-                ids.collided(seq);
-            }
-            Err(e) => return Err(e),
+        // The next number unknown. Boxed: the rarer path, which every push's future would
+        // otherwise carry.
+        match Box::pin(push_unknown(store, spec, key, kept, &mut ids, &mut items)).await? {
+            None => return Ok(()),
+            Some(number) => next = number,
         }
     }
     Err(contention("opening a document"))
+}
+
+/// [`push_one`] with the key's next number unknown (or taken by another writer): the push into
+/// the open document that returns its number, or the read of the newest and the insert of the
+/// next. `None` once the item is pushed; else the number to try next (`Some(None)`: still
+/// unknown), the item back in `items`.
+async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    kept: &Kept,
+    ids: &mut NewIds<'_, P>,
+    items: &mut Vec<Bson>,
+) -> Result<Option<Option<i64>>> {
+    let coll = spec.collection;
+    let spanned = spec.span_bounds().is_some();
+    let window = spec.window(kept);
+    // The open document's `_id` comes back too: the next document's `_id` must differ from it.
+    let fields = [spec.count_field, spec.order.field(), "_id"];
+    // The next number unknown: push into the open document returning its number
+    // (`findAndModify`), which gives the next one. No hint: the open-document index both
+    // filters and sorts, so the planner picks it.
+    let open = spec.open_for(key, window);
+    let mut update = spec.push_update(std::mem::take(items), kept);
+    // Boxed: the rarer path, which every push's future would otherwise carry.
+    let pushed = Box::pin(store.update_first(
+        coll,
+        &open,
+        &spec.open_order(),
+        "",
+        &mut update,
+        false,
+        &fields,
+    ))
+    .await;
+    let pushed = match overflowed(spec, kept, pushed) {
+        Ok(pushed) => pushed,
+        Err(e) => {
+            return Err(Box::pin(name_foreign(store, coll, &open, spec.items_field, e)).await)
+        }
+    };
+    if let Some(before) = pushed {
+        if spanned {
+            // Its window's document, not necessarily the newest: the next number is not
+            // learned here (it is when a push opens a document).
+            return roll_up(store, spec, key, kept, 1, None)
+                .await
+                .map(|()| None);
+        }
+        let seq = before.get(spec.order.field()).and_then(as_int);
+        let newest = ids.parse(before.get("_id"));
+        let count = (before.get(spec.count_field).and_then(as_int))
+            .and_then(|c| u32::try_from(c.checked_add(1)?).ok());
+        remember(
+            store,
+            spec,
+            key,
+            seq.and_then(|n| n.checked_add(1)),
+            newest,
+            count,
+        );
+        return roll_up(store, spec, key, kept, 1, None)
+            .await
+            .map(|()| None);
+    }
+    // Nothing matched, so nothing moved: the items are back. No open document: read the
+    // newest, open the next.
+    *items = std::mem::take(&mut update.push[0].1);
+    let seq = match newest_doc(store, spec, key).await? {
+        Some(doc) if open.matches(&doc) => return Ok(Some(None)), // opened meanwhile: push into it
+        Some(doc) => {
+            ids.after(ids.parse(doc.get("_id")));
+            next_number(store, spec, key, &doc).await?
+        }
+        None => 1,
+    };
+    let id = ids.next(store, seq).await?;
+    match store
+        .insert_one(coll, spec.new_doc(key, id, seq, items, kept))
+        .await
+    {
+        Ok(()) => {
+            remember(store, spec, key, seq.checked_add(1), ids.opened(), Some(1));
+            roll_up(store, spec, key, kept, 1, None)
+                .await
+                .map(|()| None)
+        }
+        // The number is still free: open it under the next free suffix (one upsert).
+        Err(e) if is_id_taken(&e) => {
+            ids.id_taken();
+            Ok(Some(Some(seq)))
+        }
+        Err(Error::DuplicateKey { .. }) => {
+            number_held_by_foreign(store, spec, key, seq).await?;
+            ids.collided(seq);
+            Ok(Some(None))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Whole epoch seconds of epoch milliseconds (floored): what a bucket's `_id` is named by.
@@ -402,11 +451,11 @@ async fn number_held_by_foreign<S: Store>(
 /// new documents of up to `size` items each: one write per document touched, plus one read of
 /// the newest document first (and again only after a write lost a race). Remembers the next
 /// number, as a single push does.
-async fn push_many<S: Store>(
+async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
-    prefix: &str,
+    prefix: &P,
     items: &[Bson],
     times: &[i64],
     start: Option<i64>,
@@ -425,11 +474,11 @@ async fn push_many<S: Store>(
 
 /// [`push_many`]'s writes; `done` counts the items written.
 #[allow(clippy::too_many_arguments)]
-async fn push_many_counting<S: Store>(
+async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
-    prefix: &str,
+    prefix: &P,
     items: &[Bson],
     times: &[i64],
     start: Option<i64>,

@@ -102,6 +102,21 @@ pub(crate) async fn roll_up<S: Store>(
     if !spec.keeps.rollup || items == 0 {
         return Ok(());
     }
+    if let Some(Ok(())) = sent {
+        return Ok(()); // sent with the push, and applied
+    }
+    // Boxed: rarer, and every push's future would carry it.
+    Box::pin(roll_up_sent(store, spec, key, kept, items, sent)).await
+}
+
+async fn roll_up_sent<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    kept: &Kept,
+    items: u64,
+    sent: Option<Result<()>>,
+) -> Result<()> {
     let (coll, filter) = (spec.collection, spec.rollup_of(key));
     let update = || spec.rollup_update(kept, items);
     let outcome = match sent {

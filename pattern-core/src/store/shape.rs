@@ -20,13 +20,31 @@ pub struct Kept {
     /// For each aggregate of the summary, in order: the items' value (`None` when no item has a
     /// number in that field).
     pub summary: Vec<Option<Bson>>,
+    /// The items' size: the sum of their BSON values' sizes, when the caller measured them
+    /// (every push does, checking each fits in a document); a store may use it rather than
+    /// measure them again. `None`: not measured.
+    pub items_bytes: Option<usize>,
 }
+
+/// [`SeriesSpec::kept_ops`]: each kept field with its value, by how it combines. Held
+/// inline: a series keeps a few values (its time bounds, a summary), and a push computes these
+/// every time.
+#[derive(Debug, Default)]
+pub(crate) struct KeptVals {
+    pub(crate) sum: KeptList,
+    pub(crate) min: KeptList,
+    pub(crate) max: KeptList,
+}
+
+/// Fields and values of one [`KeptVals`] operator.
+pub(crate) type KeptList = smallvec::SmallVec<[(Path, Bson); 2]>;
 
 impl Kept {
     /// Nothing kept.
     pub const NONE: Kept = Kept {
         bounds: None,
         summary: Vec::new(),
+        items_bytes: None,
     };
 }
 
@@ -323,16 +341,38 @@ impl<'a> SeriesSpec<'a> {
         kept: &'k Kept,
     ) -> impl Iterator<Item = (&'a str, AggregateOp, Bson)> + 'k {
         let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
+        // No vector: a push computes these every time.
         let bounds = match (kept.bounds, self.keeps.bounds) {
-            (Some((min, max)), Some((fmin, fmax))) => vec![
-                (fmin, AggregateOp::Min, date(min)),
-                (fmax, AggregateOp::Max, date(max)),
+            (Some((min, max)), Some((fmin, fmax))) => [
+                Some((fmin, AggregateOp::Min, date(min))),
+                Some((fmax, AggregateOp::Max, date(max))),
             ],
-            _ => Vec::new(),
+            _ => [None, None],
         };
         let summary = (self.keeps.summary.iter().zip(&kept.summary))
             .filter_map(|(agg, v)| Some((agg.field, agg.op, v.clone()?)));
-        bounds.into_iter().chain(summary)
+        bounds.into_iter().flatten().chain(summary)
+    }
+
+    /// The kept values' `$inc`/`$min`/`$max` as [`SeriesSpec::push_update`] sends them,
+    /// without building the update (the in-memory push applies them in place).
+    pub(crate) fn kept_ops(&self, kept: &Kept) -> KeptVals {
+        let mut vals = KeptVals::default();
+        if let (Some((min, max)), Some((fmin, fmax))) = (kept.bounds, self.keeps.bounds) {
+            let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
+            vals.min.push((Path::from(fmin), date(min)));
+            vals.max.push((Path::from(fmax), date(max)));
+        }
+        for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
+            let Some(v) = v else { continue };
+            let ops = match agg.op {
+                AggregateOp::Sum => &mut vals.sum,
+                AggregateOp::Min => &mut vals.min,
+                AggregateOp::Max => &mut vals.max,
+            };
+            ops.push((Path::from(agg.field), v.clone()));
+        }
+        vals
     }
 
     /// What the push's upsert sets when it opens document `seq` of `key` (beside the `_id`):
@@ -395,7 +435,11 @@ impl<'a> SeriesSpec<'a> {
                 *acc = Some(combine(self.collection, agg, acc.take(), v)?);
             }
         }
-        Ok(Kept { bounds, summary })
+        Ok(Kept {
+            bounds,
+            summary,
+            items_bytes: None,
+        })
     }
 
     /// A new document holding `items`: `_id`, the key, then the other fields in the

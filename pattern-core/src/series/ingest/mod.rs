@@ -53,7 +53,7 @@ pub(crate) async fn ingest<S: Store>(
     let mut sizes = Vec::with_capacity(entries.len());
     for e in &entries {
         match crate::codec::size::check_item_size(spec.collection, &e.item) {
-            Ok(()) => sizes.push(crate::codec::size::value_bytes(&e.item).unwrap_or(0)),
+            Ok(n) => sizes.push(n),
             Err(err) => return Err(unwritten_all(&entries, err, 0)),
         }
     }

@@ -146,7 +146,20 @@ impl Collection {
     pub(super) fn insert_or_return(
         &mut self,
         coll: &str,
+        doc: Document,
+    ) -> std::result::Result<(), Box<(Error, Document)>> {
+        self.insert_deferring(coll, doc, 0)
+    }
+
+    /// [`Collection::insert_or_return`], the document's entries in the indexes of `defer`
+    /// (bit `i`: index `i`; non-unique indexes only) left to wait in [`Collection::pending`]
+    /// (see [`Collection::settle`]): a series push opening a bucket, whose time bounds the
+    /// next pushes move, files its entry in the bounds index once, when it settles.
+    pub(super) fn insert_deferring(
+        &mut self,
+        coll: &str,
         mut doc: Document,
+        defer: u64,
     ) -> std::result::Result<(), Box<(Error, Document)>> {
         let mut bytes = document_bytes(&doc);
         if let Err(e) = check_size(coll, bytes) {
@@ -163,7 +176,12 @@ impl Collection {
         }
         let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
         let stamp = self.tick();
-        let Collection { docs, indexes, .. } = self;
+        let Collection {
+            docs,
+            indexes,
+            pending,
+            ..
+        } = self;
         let Entry::Vacant(slot) = docs.entry(id) else {
             let e = Error::DuplicateKey {
                 collection: coll.to_owned(),
@@ -172,21 +190,36 @@ impl Collection {
             return Err(Box::new((e, doc)));
         };
         let id = slot.key();
-        let keys: Vec<_> = indexes.iter().map(|ix| ix.key_of(&doc)).collect();
+        let waits = |i: usize, ix: &MemIndex| i < 64 && defer & (1 << i) != 0 && !ix.spec.unique;
+        let keys: Vec<_> = (indexes.iter().enumerate())
+            .map(|(i, ix)| (!waits(i, ix)).then(|| ix.key_of(&doc)))
+            .collect();
         for (index, key) in indexes.iter().zip(&keys) {
-            if index.holds_other(key.as_deref(), id) {
-                return Err(Box::new((index.duplicate(coll), doc)));
+            if let Some(key) = key {
+                if index.holds_other(key.as_deref(), id) {
+                    return Err(Box::new((index.duplicate(coll), doc)));
+                }
             }
         }
-        for (index, key) in indexes.iter_mut().zip(keys) {
-            index.add_key(key, id);
+        let mut waiting = 0_u64;
+        for (i, (index, key)) in indexes.iter_mut().zip(keys).enumerate() {
+            match key {
+                Some(key) => index.add_key(key, id),
+                None => {
+                    waiting |= 1 << i;
+                    pending.push((i, id.clone(), None));
+                }
+            }
         }
         slot.insert(Stored {
             doc: Arc::new(doc),
             bytes,
             stamp,
-            pending: 0,
+            pending: waiting,
         });
+        if pending.len() > PENDING_MAX {
+            self.settle();
+        }
         Ok(())
     }
 

@@ -418,10 +418,15 @@ impl Store for MemoryStore {
         let native = {
             let mut state = self.lock();
             // Documents held by a transaction: the upsert, which waits for them.
-            match state.claims.is_empty() {
-                true => (state.unsettled(spec.collection))
+            // A collection not created yet: the upsert creates it.
+            match (
+                state.claims.is_empty(),
+                state.collections.get_mut(spec.collection),
+            ) {
+                (true, Some(slot)) => slot
+                    .get_mut()
                     .push_open(spec, key, items, kept, seq, new_id),
-                false => None,
+                _ => None,
             }
         };
         match native {
@@ -429,8 +434,11 @@ impl Store for MemoryStore {
                 crate::observe::command(1);
                 done
             }
+            // Boxed: the rarer path, which every push's future would otherwise carry.
             None => {
-                crate::store::push_open_keeping(self, spec, key, items, kept, seq, new_id).await
+                let upsert =
+                    crate::store::push_open_keeping(self, spec, key, items, kept, seq, new_id);
+                Box::pin(upsert).await
             }
         }
     }

@@ -6,7 +6,7 @@
 
 use bson::{Bson, Document};
 
-use super::collection::{Collection, PushShape, PENDING_MAX};
+use super::collection::{Collection, PushShape};
 use super::index::Key;
 use super::plan::keys_sorted_by;
 use crate::spec::SeriesSpec;
@@ -65,11 +65,15 @@ impl Collection {
         }
     }
 
-    /// The series push natively (see [`Store::push_open`](crate::store::Store::push_open)): the key's open document straight
-    /// off the series' open-document index, the items pushed in place, or a new document
-    /// inserted as the upsert would make it. `None` (nothing done) when the collection lacks
-    /// that index, or the document is one [`Push::apply`] declines: then the upsert
-    /// runs as on any store, with the same result.
+    /// The series push natively (see [`Store::push_open`](crate::store::Store::push_open)): the
+    /// key's open document straight off the series' open-document index, then the push's
+    /// update (its `$inc`, `$push` and the `$min`/`$max`/`$inc` of the values it keeps)
+    /// applied in place ([`Push::apply_shaped`]: the bounds' index entry waits while the
+    /// bucket is open), or as any update is where that declines; or the new document, with
+    /// its kept values and marks, inserted as the upsert would make it. `None` (nothing done)
+    /// where the upsert must decide (a validated collection, no such index, a key that is not
+    /// a plain scalar, a document whose number field is not a number): it runs as on any
+    /// store, with the same result.
     pub(super) fn push_open(
         &mut self,
         spec: &SeriesSpec<'_>,
@@ -83,85 +87,32 @@ impl Collection {
         if self.validator.is_some() {
             return None;
         }
-        if !spec.keeps.is_none() {
-            return self.push_open_keeping(spec, key, items, kept, seq, new_id);
-        }
-        let count = spec.count_field;
-        let open = self
-            .indexes
-            .iter()
-            .position(|ix| spec.is_open_index(&ix.spec));
-        let (Some(open), Ok(n)) = (open, i32::try_from(items.len())) else {
-            return None;
-        };
-        if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
-            return None;
-        }
-        // Its entries under the key are the key's open documents (see `first_open`).
-        let Collection {
-            docs,
-            indexes,
-            clock,
-            ..
-        } = self;
-        match indexes[open].first_under(key, true) {
-            Some(id) => {
-                // A document whose number is neither absent nor a number is not of the
-                // series: declined, the upsert's query passes over it.
-                let push = Push {
-                    coll: spec.collection,
-                    count,
-                    n,
-                    array: spec.items_field,
-                    fields: None,
-                    number: Some(spec.order.field()),
-                    kept: KeptOps::NONE,
-                };
-                let stored = docs.get_mut(id)?;
-                let moved = match push.apply(stored, indexes, clock, items, Some(open), 0)? {
-                    Ok((_, moved)) => moved,
-                    Err(e) => return Some(Err(e)),
-                };
-                // The `_id` is copied only when an entry moves (the document filled).
-                if !moved.is_empty() {
-                    let id = id.clone();
-                    moved.rekey(indexes, &stored.doc, &id);
-                }
-                Some(Ok(false))
-            }
-            None => Some(self.open_new(spec, key, items, &Kept::NONE, seq, new_id)),
-        }
-    }
-
-    /// [`Collection::push_open`] for a series that keeps values beside its items: the open
-    /// document straight off the open-document index, then the push's update (with its
-    /// `$min`/`$max`/`$inc`) applied in place ([`Collection::push_in_place`]: the bounds'
-    /// index entry moves only when a bound does), or as any update is where that declines; or
-    /// the new document, with its kept values and marks. `None` where
-    /// the upsert must decide (no such index, a key that is not a plain scalar, a document
-    /// whose number field is not a number).
-    fn push_open_keeping(
-        &mut self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
-        items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &dyn Fn() -> Bson,
-    ) -> Option<Result<bool>> {
         let open = (self.indexes.iter()).position(|ix| spec.is_open_index(&ix.spec))?;
         if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
             return None;
         }
         let window = spec.window(kept).zip(spec.span_bounds());
-        let candidate = self.indexes[open].first_under(key, true).cloned();
+        // The update's operators applied in place, with no update built.
+        let n = i32::try_from(items.len()).ok()?;
+        let vals = spec.kept_ops(kept);
+        let push = Push::series(spec, n, vals.ops(), kept.items_bytes);
+        let shape = self.push_shape(&push);
+        let Collection {
+            docs,
+            indexes,
+            clock,
+            pending,
+            ..
+        } = &mut *self;
+        // The `_id` stays borrowed from the index: copied only where an entry moves.
+        let candidate = indexes[open].first_under(key, true);
         // Cut by span, the entry found is the open document of the latest window: the one to
         // push into when it is of the items' window; when its window is earlier, the items'
         // window has no open document (a new one opens); anything else goes through the
         // upsert's query.
         let candidate = match (candidate, window) {
             (Some(id), Some((w, (min, max, span)))) => {
-                let doc = &self.docs.get(&id)?.doc;
+                let doc = &docs.get(id)?.doc;
                 let time = |f: &str| match doc.get(f) {
                     Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
                     _ => None,
@@ -175,45 +126,56 @@ impl Collection {
             }
             (candidate, _) => candidate,
         };
-        match candidate {
-            Some(id) => {
-                let mut update = spec.push_update(std::mem::take(items), kept);
-                // Every index's entry may wait but the open-document index's, which the next
-                // push reads.
-                let defer = !(1_u64 << open);
-                // Of the series (`SeriesSpec::in_series`): a number, or none; else declined.
-                let number = Some(spec.order.field());
-                let in_place =
-                    self.push_in_place_of(spec.collection, &id, &mut update, None, number, defer);
-                let done = match in_place {
-                    Some(done) => done,
-                    None => {
-                        let of_series = (self.docs.get(&id))
-                            .is_some_and(|s| s.doc.get(spec.order.field()).is_none_or(is_number));
-                        if !of_series {
-                            // Not of the series: the upsert's query passes over it.
-                            *items = std::mem::take(&mut update.push[0].1);
-                            return None;
-                        }
-                        self.settle();
-                        self.update(spec.collection, &id, &mut update, None)
-                    }
-                };
-                match done {
-                    Ok(_) => Some(Ok(false)),
-                    Err(e) => {
-                        // Refused, nothing applied: the items are still in the update.
-                        *items = std::mem::take(&mut update.push[0].1);
-                        Some(Err(e))
-                    }
+        let Some(id) = candidate else {
+            // Its entries in the indexes on kept values wait, as a push into it leaves them:
+            // the pushes to come move its bounds.
+            let defer = shape.map_or(0, |(keyed, filtered)| keyed & !filtered & !(1_u64 << open));
+            return Some(self.open_new(spec, key, items, kept, seq, new_id, defer));
+        };
+        // Every index's entry may wait but the open-document index's, which the next push
+        // reads; the document is in that one (it was found there).
+        let defer = !(1_u64 << open);
+        let stored = docs.get_mut(id)?;
+        let applied = shape.and_then(|shape| {
+            push.apply_shaped(stored, indexes, clock, items, Some(open), defer, shape)
+        });
+        match applied {
+            Some(Ok((_, moved))) => {
+                if moved.is_empty() {
+                    return Some(Ok(false));
                 }
+                let id = id.clone();
+                if moved.file(indexes, pending, &stored.doc, &id) {
+                    self.settle();
+                }
+                Some(Ok(false))
             }
-            None => Some(self.open_new(spec, key, items, kept, seq, new_id)),
+            Some(Err(e)) => Some(Err(e)),
+            None => {
+                let id = id.clone();
+                // Of the series (`SeriesSpec::in_series`): a number, or none; else declined:
+                // the upsert's query passes over it.
+                let of_series = (self.docs.get(&id))
+                    .is_some_and(|s| s.doc.get(spec.order.field()).is_none_or(is_number));
+                if !of_series {
+                    return None;
+                }
+                self.settle();
+                let mut update = spec.push_update(std::mem::take(items), kept);
+                let done = self.update(spec.collection, &id, &mut update, None);
+                if done.is_err() {
+                    // Refused, nothing applied: the items are still in the update.
+                    *items = std::mem::take(&mut update.push[0].1);
+                }
+                Some(done.map(|_| false))
+            }
         }
     }
 
     /// Opens document `seq` holding `items` (and their kept values), as the push's upsert
-    /// would: the items move into it, and back should it be refused.
+    /// would: the items move into it, and back should it be refused. `defer`: as
+    /// [`Collection::insert_deferring`] takes it.
+    #[allow(clippy::too_many_arguments)]
     fn open_new(
         &mut self,
         spec: &SeriesSpec<'_>,
@@ -222,9 +184,10 @@ impl Collection {
         kept: &Kept,
         seq: i64,
         new_id: &dyn Fn() -> Bson,
+        defer: u64,
     ) -> Result<bool> {
         let doc = spec.new_doc_taking(key, new_id(), seq, items, kept);
-        match self.insert_or_return(spec.collection, doc) {
+        match self.insert_deferring(spec.collection, doc, defer) {
             Ok(()) => Ok(true),
             Err(refused) => {
                 let (e, mut doc) = *refused;
@@ -239,10 +202,13 @@ impl Collection {
     /// [`Push::shape`] of `push` on this collection's indexes, remembered until a push of
     /// other fields or a change of index.
     fn push_shape(&mut self, push: &Push<'_>) -> Option<(u64, u64)> {
+        let kept = &push.kept;
         let known = self.push_shape.as_ref().filter(|s| {
+            let n = kept.sum.len() + kept.min.len() + kept.max.len();
             s.count == push.count
                 && s.array == push.array
-                && s.kept.iter().map(String::as_str).eq(push.kept.fields())
+                && s.kept.len() == n
+                && (s.kept.iter()).zip(kept.fields()).all(|(a, b)| a == b)
         });
         if let Some(s) = known {
             return s.moved;
@@ -275,20 +241,6 @@ impl Collection {
         fields: Option<&[&str]>,
         defer: u64,
     ) -> Option<Result<Option<Document>>> {
-        self.push_in_place_of(coll, id, update, fields, None, defer)
-    }
-
-    /// [`Collection::push_in_place`] of a series push: declined, too, when the document's
-    /// `number` field holds anything but a number ([`Push::number`]).
-    fn push_in_place_of(
-        &mut self,
-        coll: &str,
-        id: &Key,
-        update: &mut Update,
-        fields: Option<&[&str]>,
-        number: Option<&str>,
-        defer: u64,
-    ) -> Option<Result<Option<Document>>> {
         let Update {
             inc,
             push,
@@ -300,9 +252,6 @@ impl Collection {
         let ([(count, n)], [(array, items)]) = (&inc[..], &mut push[..]) else {
             return None;
         };
-        if self.validator.is_some() {
-            return None; // the checked update
-        }
         if !update.set.is_empty()
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
@@ -316,10 +265,28 @@ impl Collection {
             n: *n,
             array,
             fields,
-            number,
+            number: None,
             kept: KeptOps { sum, min, max },
+            items_bytes: None,
         };
-        let shape = self.push_shape(&push)?;
+        self.push_in_place_of(&push, id, items, None, defer)
+    }
+
+    /// [`Collection::push_in_place`]'s work, for `push` (of `items`) into document `id`:
+    /// `held_by` an index known to hold it. Refused ([`Err`]), nothing changed and `items`
+    /// are still there; declined (`None`), the same.
+    fn push_in_place_of(
+        &mut self,
+        push: &Push<'_>,
+        id: &Key,
+        items: &mut Vec<Bson>,
+        held_by: Option<usize>,
+        defer: u64,
+    ) -> Option<Result<Option<Document>>> {
+        if self.validator.is_some() {
+            return None; // the checked update
+        }
+        let shape = self.push_shape(push)?;
         let Collection {
             docs,
             indexes,
@@ -328,15 +295,12 @@ impl Collection {
             ..
         } = self;
         let stored = docs.get_mut(id)?;
-        let applied = push.apply_shaped(stored, indexes, clock, items, None, defer, shape)?;
-        let (before, mut moved) = match applied {
+        let applied = push.apply_shaped(stored, indexes, clock, items, held_by, defer, shape)?;
+        let (before, moved) = match applied {
             Ok(done) => done,
             Err(e) => return Some(Err(e)),
         };
-        let waiting = std::mem::take(&mut moved.deferred);
-        moved.rekey(indexes, &stored.doc, id);
-        pending.extend(waiting.into_iter().map(|(i, key)| (i, id.clone(), key)));
-        if pending.len() > PENDING_MAX {
+        if moved.file(indexes, pending, &stored.doc, id) {
             self.settle();
         }
         Some(Ok(before))

@@ -5,12 +5,15 @@
 use std::cmp::Ordering;
 
 use bson::{Bson, Document};
+use smallvec::SmallVec;
 
-use super::super::collection::{empty_document, Clock, Stored};
+use super::super::collection::{empty_document, Clock, Pending, Stored, PENDING_MAX};
 use super::super::index::{Key, MemIndex};
 use crate::codec::size::{check_size, document_bytes};
+use crate::spec::SeriesSpec;
 use crate::store::query::eval::{compare_values, is_number};
 use crate::store::query::Path;
+use crate::store::shape::KeptVals;
 use crate::Result;
 
 /// The update every push into an open document sends: `{$inc: {count: n}, $push: {array:
@@ -27,6 +30,8 @@ pub(in crate::store::memory) struct Push<'a> {
     pub(in crate::store::memory) number: Option<&'a str>,
     /// The values kept beside the items.
     pub(in crate::store::memory) kept: KeptOps<'a>,
+    /// The items' size, when measured ([`Kept::items_bytes`](crate::store::Kept::items_bytes)).
+    pub(in crate::store::memory) items_bytes: Option<usize>,
 }
 
 /// The `$inc` (`sum`), `$min` and `$max` of the values a series keeps beside its items.
@@ -36,22 +41,28 @@ pub(in crate::store::memory) struct KeptOps<'a> {
     pub(in crate::store::memory) max: &'a [(Path, Bson)],
 }
 
-impl KeptOps<'_> {
-    pub(in crate::store::memory) const NONE: KeptOps<'static> = KeptOps {
-        sum: &[],
-        min: &[],
-        max: &[],
-    };
+impl KeptVals {
+    /// The operators, borrowed.
+    pub(in crate::store::memory) fn ops(&self) -> KeptOps<'_> {
+        KeptOps {
+            sum: &self.sum,
+            min: &self.min,
+            max: &self.max,
+        }
+    }
+}
 
+impl KeptOps<'_> {
     pub(in crate::store::memory) fn fields(&self) -> impl Iterator<Item = &str> + Clone {
         (self.sum.iter().chain(self.min).chain(self.max)).map(|(f, _)| f.as_str())
     }
 
-    /// What each writes into `doc`, where it changes the value (`$min` of a later date writes
-    /// nothing); `None` where the in-place push declines: a field missing, a value of another
+    /// What each writes, where it changes the value (`$min` of a later date writes nothing):
+    /// the position of its field in `found` (the document's kept fields, by name) and the new
+    /// value; `None` where the in-place push declines: a field missing, a value of another
     /// type than the field's or of no fixed size (the document's size would change), a sum
     /// that fails or changes type. [`Update::prepare`] decides those.
-    fn writes<'k>(&'k self, doc: &Document) -> Option<Vec<(&'k str, Bson)>> {
+    fn writes(&self, found: &[(&str, &mut Bson)]) -> Option<SmallVec<[(usize, Bson); 2]>> {
         let fixed = |a: &Bson, b: &Bson| {
             std::mem::discriminant(a) == std::mem::discriminant(b)
                 && matches!(
@@ -64,24 +75,27 @@ impl KeptOps<'_> {
                         | Bson::Boolean(_)
                 )
         };
-        let mut out = Vec::new();
+        let slot = |f: &Path| found.iter().position(|(g, _)| *g == f.as_str());
+        let mut out = SmallVec::new();
         for (f, v) in self.sum {
-            let old = doc.get(f.as_str())?;
+            let at = slot(f)?;
+            let old = &*found[at].1;
             let new = crate::codec::number::add(old, v).ok()?;
             if !fixed(old, &new) {
                 return None;
             }
-            out.push((f.as_str(), new));
+            out.push((at, new));
         }
         let bounds = [(self.min, Ordering::Less), (self.max, Ordering::Greater)];
         for (ops, replaces) in bounds {
             for (f, v) in ops {
-                let old = doc.get(f.as_str())?;
+                let at = slot(f)?;
+                let old = &*found[at].1;
                 if !fixed(old, v) {
                     return None;
                 }
                 if compare_values(v, old) == replaces {
-                    out.push((f.as_str(), v.clone()));
+                    out.push((at, v.clone()));
                 }
             }
         }
@@ -108,6 +122,24 @@ impl Moved64 {
     /// Whether no index entry moves.
     pub(in crate::store::memory) fn is_empty(&self) -> bool {
         self.changed == 0 && self.keys.is_empty() && self.deferred.is_empty()
+    }
+
+    /// Moves document `id`'s entries (the document now `doc`), the deferred ones left
+    /// waiting in `pending` ([`Collection::pending`]); whether those are now so many that
+    /// the collection should settle them ([`Collection::settle`]).
+    pub(in crate::store::memory) fn file(
+        mut self,
+        indexes: &mut [MemIndex],
+        pending: &mut Vec<Pending>,
+        doc: &Document,
+        id: &Key,
+    ) -> bool {
+        let waiting = std::mem::take(&mut self.deferred);
+        if !self.is_empty() {
+            self.rekey(indexes, doc, id);
+        }
+        pending.extend(waiting.into_iter().map(|(i, key)| (i, id.clone(), key)));
+        pending.len() > PENDING_MAX
     }
 
     pub(in crate::store::memory) fn rekey(
@@ -138,25 +170,25 @@ impl Moved64 {
     }
 }
 
-impl Push<'_> {
-    /// Applies the push to `stored` in place, `items` moved to the end of its array, with no
-    /// undo log: everything that can refuse it (the size limit) is checked first, and on an
-    /// error nothing changed; applied, the document gets the collection's next tick
-    /// (`clock`). `held_by`: an index known to hold the document (it was found
-    /// there), whose filter need not be read again. Returns the fields wanted as they were and
-    /// the index entries to move; `None` (nothing done) for a document or indexes it does not
-    /// handle: a count that is no Int32 or would overflow, no array, an index on a written field.
-    pub(in crate::store::memory) fn apply(
-        &self,
-        stored: &mut Stored,
-        indexes: &[MemIndex],
-        clock: &mut Clock,
-        items: &mut Vec<Bson>,
-        held_by: Option<usize>,
-        defer: u64,
-    ) -> Option<Result<(Option<Document>, Moved64)>> {
-        let shape = self.shape(indexes)?;
-        self.apply_shaped(stored, indexes, clock, items, held_by, defer, shape)
+impl<'a> Push<'a> {
+    /// The push of `n` items of series `spec` (with `kept`'s operators), which declines a
+    /// document not of the series ([`Push::number`]).
+    pub(in crate::store::memory) fn series(
+        spec: &SeriesSpec<'a>,
+        n: i32,
+        kept: KeptOps<'a>,
+        items_bytes: Option<usize>,
+    ) -> Self {
+        Push {
+            coll: spec.collection,
+            count: spec.count_field,
+            n,
+            array: spec.items_field,
+            fields: None,
+            number: Some(spec.order.field()),
+            kept,
+            items_bytes,
+        }
     }
 
     /// Which indexes the push moves: `(keyed, filtered)`, bit `i` for index `i` (see
@@ -202,7 +234,14 @@ impl Push<'_> {
         Some((keyed, filtered))
     }
 
-    /// [`Push::apply`] with the indexes' [`Push::shape`] known.
+    /// Applies the push to `stored` in place, `items` moved to the end of its array, with no
+    /// undo log: everything that can refuse it (the size limit) is checked first, and on an
+    /// error nothing changed; applied, the document gets the collection's next tick
+    /// (`clock`). `held_by`: an index known to hold the document (it was found
+    /// there), whose filter need not be read again. Returns the fields wanted as they were and
+    /// the index entries to move; `None` (nothing done) for a document or indexes it does not
+    /// handle: a count that is no Int32 or would overflow, no array, an index on a written field.
+    /// `(keyed, filtered)`: the indexes' [`Push::shape`].
     #[allow(clippy::too_many_arguments)]
     pub(in crate::store::memory) fn apply_shaped(
         &self,
@@ -244,52 +283,80 @@ impl Push<'_> {
         // Copied only when a transaction's copy of the collection shares it.
         let doc = std::sync::Arc::make_mut(doc);
         let held = holding(doc, held_by);
-        let writes = self.kept.writes(doc)?;
-        // Same types of fixed sizes: the document's size changes by the items alone.
+        // Where the document's entries are filed in the indexes keyed on a kept value (its
+        // key before the writes), for those not waiting yet: moved now or left to wait, should
+        // a kept value move.
         let (mut keys, mut deferred) = (Vec::new(), Vec::new());
-        if !writes.is_empty() {
+        if keyed & !*pending != 0 {
             for (i, ix) in indexes.iter().enumerate() {
                 let bit = 1_u64 << i;
                 if keyed & bit == 0 || *pending & bit != 0 {
                     continue; // not keyed on a kept value, or already waiting
                 }
-                if defer & bit != 0 {
-                    *pending |= bit;
-                    deferred.push((i, ix.key_of(doc)));
+                let filed = if defer & bit != 0 {
+                    &mut deferred
                 } else {
-                    keys.push((i, ix.key_of(doc)));
-                }
+                    &mut keys
+                };
+                filed.push((i, ix.key_of(doc)));
             }
         }
-        // The fields in one pass (no hashing).
+        // The fields in one pass (no hashing), the kept ones among them.
+        let names: SmallVec<[&str; 4]> = self.kept.fields().collect();
+        let mut found: SmallVec<[(&str, &mut Bson); 4]> = SmallVec::new();
         let (mut counted, mut listed, mut numbered) = (None, None, true);
         for (k, v) in doc.iter_mut() {
             if k == count {
                 counted = Some(v);
             } else if k == array {
                 listed = Some(v);
-            } else if self.number == Some(k.as_str()) {
-                numbered = is_number(v);
+            } else {
+                if self.number == Some(k.as_str()) {
+                    numbered = is_number(v);
+                }
+                if let Some(f) = names.iter().find(|f| **f == k) {
+                    found.push((f, v));
+                }
             }
         }
+        let writes = self.kept.writes(&found)?;
         let (Some(Bson::Int32(x)), Some(Bson::Array(list)), true) = (counted, listed, numbered)
         else {
             return None;
         };
         let new_count = x.checked_add(self.n)?;
+        // The kept values are of the same fixed-size types: the document's size changes by
+        // the items alone.
         let mut size = (*bytes)?;
-        for (i, item) in items.iter().enumerate() {
-            size += crate::codec::size::element_at_bytes(list.len() + i, item)?;
+        match self.items_bytes {
+            Some(values) => {
+                size += values;
+                for i in 0..items.len() {
+                    size += crate::codec::size::element_key_bytes(list.len() + i);
+                }
+            }
+            None => {
+                for (i, item) in items.iter().enumerate() {
+                    size += crate::codec::size::element_at_bytes(list.len() + i, item)?;
+                }
+            }
         }
         if let Err(e) = check_size(self.coll, Some(size)) {
             return Some(Err(e));
         }
+        // Nothing declines or refuses past this point.
         *x = new_count;
         list.append(items);
-        for (f, v) in writes {
-            if let Some(old) = doc.get_mut(f) {
-                *old = v;
-            }
+        if writes.is_empty() {
+            // No kept value moves: no entry moves, none waits.
+            (keys, deferred) = (Vec::new(), Vec::new());
+        }
+        for (at, v) in writes {
+            *found[at].1 = v;
+        }
+        drop(found);
+        for &(i, _) in &deferred {
+            *pending |= 1_u64 << i;
         }
         *bytes = Some(size);
         clock.tick += 1;

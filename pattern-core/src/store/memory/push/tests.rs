@@ -390,6 +390,9 @@ pub(super) async fn pending_bounds_entries_settle_to_the_upsert() {
             let kept = Kept {
                 bounds: Some((t, t)),
                 summary: Vec::new(),
+                // One Int64 item: its value's size, as a push measures it (the native push
+                // adds it up; its size check in debug builds compares with the document's).
+                items_bytes: Some(8),
             };
             let key = Bson::Int64(k);
             let mut attempt = 0;
