@@ -3,6 +3,7 @@
 //! monitoring, handshakes aside) every count and record of commands goes through, the soak
 //! tests' scale, and the macro that runs one suite unchanged against both stores.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -10,6 +11,7 @@ use bson::{Bson, Document};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
+use pattern_core::adopt::{Options, Progress};
 use pattern_core::store::query::{Filter, FindOptions};
 use pattern_core::{store::Store, AnyStore, MemoryStore, MongoStore};
 
@@ -235,6 +237,31 @@ pub async fn documents<S: Store>(store: &S, coll: &str) -> Vec<Document> {
         .find(coll, &Filter::And(vec![]), &opts)
         .await
         .expect("read the collection")
+}
+
+/// Options whose progress callback panics, once, when phase `phase` has read `after`
+/// documents: a run killed after the batches it recorded (run it in a spawned task).
+/// `batch_items` sets the batches.
+pub fn dying(phase: &'static str, after: u64, batch_items: usize) -> Options<'static> {
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(true)));
+    let die: &'static (dyn Fn(&Progress<'_>) + Send + Sync) =
+        Box::leak(Box::new(move |p: &Progress<'_>| {
+            if p.phase == phase && p.done >= after && armed.swap(false, Ordering::SeqCst) {
+                panic!("killed by the test after {} documents", p.done);
+            }
+        }));
+    Options {
+        batch_items,
+        progress: Some(die),
+        ..Options::default()
+    }
+}
+
+/// Checkpoint `name` of a migration, sweep or archive, if any run wrote it.
+pub async fn checkpoint<S: Store>(store: &S, name: &str) -> Option<Document> {
+    (documents(store, pattern_core::adopt::CHECKPOINTS).await)
+        .into_iter()
+        .find(|d| d.get_str("_id") == Ok(name))
 }
 
 /// A document with its fields sorted by name, recursively: stores may order the fields an

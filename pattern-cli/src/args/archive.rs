@@ -1,4 +1,4 @@
-//! `pattern archive bucket`.
+//! `pattern archive bucket|document`.
 
 use clap::{Args, Subcommand};
 
@@ -8,11 +8,13 @@ use super::layout::BucketFields;
 pub(crate) enum Archive {
     /// Move whole buckets whose items are all before a moment (never a key's newest) into an
     /// archive collection, exactly once, beside live pushes; then check both together. Run
-    /// again after a kill: it completes the moves in flight.
+    /// again after a kill (with the same --before): it resumes after the last batch recorded
+    /// in its checkpoint and completes the moves in flight.
     Bucket(ArchiveBucket),
     /// Move the documents whose date field is before a moment, unless a flag keeps them, into
     /// an archive collection, one transaction each (exactly once beside live writes); then
-    /// check that none is in both.
+    /// check that none is in both. Run again after a kill (with the same --before): it
+    /// resumes after the last batch recorded in its checkpoint.
     Document(ArchiveDocument),
 }
 
@@ -33,7 +35,7 @@ pub(crate) struct ArchiveDocument {
     /// Documents dated before this moment move (RFC 3339, like `2024-01-01T00:00:00Z`).
     #[arg(long, value_parser = moment_parser)]
     pub before: bson::DateTime,
-    /// Read everything, write nothing, report what would move.
+    /// Read everything, write nothing (no checkpoint), report what would move.
     #[arg(long)]
     pub dry_run: bool,
     /// Skip the check at the end.
@@ -58,7 +60,7 @@ pub(crate) struct ArchiveBucket {
     pub before: bson::DateTime,
     #[command(flatten)]
     pub fields: BucketFields,
-    /// Read everything, write nothing, report what would move.
+    /// Read everything, write nothing (no checkpoint), report what would move.
     #[arg(long)]
     pub dry_run: bool,
     /// Skip the check of both collections at the end.

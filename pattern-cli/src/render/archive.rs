@@ -1,4 +1,5 @@
-//! `pattern archive bucket`'s report.
+//! `pattern archive bucket|document`'s reports: this run's counts, and the pass's totals when
+//! the run resumed one a killed run left part-way.
 
 use super::{n, push_defects};
 use pattern_core::bucket::ArchiveReport;
@@ -15,6 +16,14 @@ pub(crate) fn render_archive(r: &Archived<ArchiveReport>, live: &str, archive: &
         n(r.report.items),
         n(r.report.newest_kept),
     );
+    if let Some(from) = &r.report.resumed_from {
+        out.push_str(&format!(
+            "  resumed after _id {} (the last batch a killed run recorded): {verb} {} buckets ({} items) in all\n",
+            from.clone().into_relaxed_extjson(),
+            n(r.report.total_moved),
+            n(r.report.total_items),
+        ));
+    }
     if let Some(defects) = &r.defects {
         out.push_str(&format!("Checked `{live}` and `{archive}` together: "));
         push_defects(&mut out, defects, super::defects::describe);
@@ -33,6 +42,13 @@ pub(crate) fn render_archived_documents(
         n(r.report.read),
         n(r.report.moved),
     );
+    if let Some(from) = &r.report.resumed_from {
+        out.push_str(&format!(
+            "  resumed after _id {} (the last batch a killed run recorded): {verb} {} in all\n",
+            from.clone().into_relaxed_extjson(),
+            n(r.report.total_moved),
+        ));
+    }
     if let Some(defects) = &r.defects {
         out.push_str(&format!("Checked `{live}` and `{archive}` together: "));
         push_defects(&mut out, defects, super::defects::describe);

@@ -1,5 +1,6 @@
 //! `pattern archive bucket`: migrated buckets archived before a moment, a dry run first.
 
+use pattern_core::document::{self, ArchiveAt};
 use pattern_core::store::query::{Filter, FindOptions};
 use pattern_core::store::Store;
 
@@ -76,13 +77,12 @@ async fn archive_moves_the_old_buckets_and_checks_both() {
     db.drop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn archive_document_moves_old_unpinned_documents() {
-    let db = Db::new("cli_archive_docs").await;
+/// 20 orders a day apart from 2024-01-01 (its epoch milliseconds, returned); every fifth
+/// pinned.
+async fn seed_orders(db: &Db) -> i64 {
     let base = bson::DateTime::parse_rfc3339_str("2024-01-01T00:00:00Z")
         .unwrap()
         .timestamp_millis();
-    // 20 orders a day apart; every fifth pinned.
     let orders: Vec<bson::Document> = (0..20i64)
         .map(|i| {
             bson::doc! {
@@ -92,21 +92,33 @@ async fn archive_document_moves_old_unpinned_documents() {
         })
         .collect();
     db.insert("orders", orders).await;
+    base
+}
+
+/// `archive document` of `orders` into `orders_2024` by `placed`, kept by `pinned`.
+fn archive_orders(before: &str) -> Vec<&str> {
+    vec![
+        "archive",
+        "document",
+        "--collection",
+        "orders",
+        "--to",
+        "orders_2024",
+        "--age",
+        "placed",
+        "--keep",
+        "pinned",
+        "--before",
+        before,
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_document_moves_old_unpinned_documents() {
+    let db = Db::new("cli_archive_docs").await;
+    seed_orders(&db).await;
     let archive = |dry: bool| {
-        let mut args = vec![
-            "archive",
-            "document",
-            "--collection",
-            "orders",
-            "--to",
-            "orders_2024",
-            "--age",
-            "placed",
-            "--keep",
-            "pinned",
-            "--before",
-            "2024-01-11T00:00:00Z",
-        ];
+        let mut args = archive_orders("2024-01-11T00:00:00Z");
         if dry {
             args.push("--dry-run");
         }
@@ -150,5 +162,53 @@ async fn archive_document_moves_old_unpinned_documents() {
         "2024-01-11T00:00:00Z",
     ]);
     assert_eq!(bad.status.code(), Some(2), "{}", show(&bad));
+    db.drop().await;
+}
+
+/// A run killed part-way (the library's, after one batch of 3): the command refuses another
+/// `--before` while the pass is part-way (exit 2, nothing moved), resumes with the same one
+/// and says so, with the pass's total; the checkpoint ends finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_document_resumes_a_killed_run() {
+    let db = Db::new("cli_archive_resume").await;
+    let base = seed_orders(&db).await;
+    // Old: days 0-9 but the pinned 0 and 5, 8 documents; the killed run moves 1, 2, 3.
+    let store = db.store.clone();
+    let before = bson::DateTime::from_millis(base + 10 * 86_400_000);
+    let died = tokio::spawn(async move {
+        let to = ArchiveAt {
+            store: &store,
+            collection: "orders_2024",
+        };
+        let opts = pattern_tests::dying("archive", 3, 3);
+        let fields = ("placed", Some("pinned"));
+        document::archive_layout(&store, "orders", fields, to, before, &opts).await
+    })
+    .await;
+    assert!(died.is_err(), "the run dies");
+    let other = db.run(&archive_orders("2024-01-05T00:00:00Z"));
+    assert_eq!(other.status.code(), Some(2), "{}", show(&other));
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(err.contains("is part-way with other settings"), "{err}");
+    let all = FindOptions::default();
+    let archived = (db.store.find("orders_2024", &Filter::and([]), &all)).await;
+    assert_eq!(archived.unwrap().len(), 3, "nothing more moved");
+    let mut quiet = vec!["--quiet"];
+    quiet.extend(archive_orders("2024-01-11T00:00:00Z"));
+    let done = db.run(&quiet);
+    assert_eq!(done.status.code(), Some(0), "{}", show(&done));
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        text.contains("5 documents old enough and not kept, moved 5"),
+        "{text}"
+    );
+    assert!(text.contains("resumed after _id 3 "), "{text}");
+    assert!(text.contains("moved 8 in all"), "{text}");
+    let cp = pattern_tests::checkpoint(&db.store, "archive:orders:orders_2024").await;
+    let cp = cp.expect("the checkpoint");
+    assert_eq!(
+        (cp.get_str("state"), cp.get_i64("moved")),
+        (Ok("finished"), Ok(8))
+    );
     db.drop().await;
 }

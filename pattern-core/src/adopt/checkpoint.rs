@@ -200,6 +200,27 @@ impl Checkpoint {
         })
         .await?;
         let retries = ctx.attempts.saturating_sub(1);
+        self.advanced(set);
+        Ok((value, retries))
+    }
+
+    /// Sets `fields` (and the settings pinned) by one compare-and-set update outside any
+    /// transaction, as [`batch`](Self::batch) does inside one: for an operation whose own
+    /// writes are not in the checkpoint's transaction (the archives), so the checkpoint moves
+    /// after them. Another run that moved the checkpoint since is [`Error::Contention`].
+    pub(crate) async fn record<S: Store>(&mut self, store: &S, mut set: Document) -> Result<()> {
+        if let Some(settings) = &self.settings {
+            set.insert(SETTINGS, settings.clone());
+        }
+        set.insert("version", self.version + 1);
+        set.insert("updated", bson::DateTime::now());
+        advance(store, &self.name, self.version, set.clone()).await?;
+        self.advanced(set);
+        Ok(())
+    }
+
+    /// The checkpoint moved to the values in `set`.
+    fn advanced(&mut self, set: Document) {
         self.version += 1;
         match &mut self.doc {
             Some(d) => d.extend(set),
@@ -209,7 +230,6 @@ impl Checkpoint {
                 self.doc = Some(d);
             }
         }
-        Ok((value, retries))
     }
 
     /// Sets `fields` in the checkpoint outside a batch (compare-and-set as in one).
@@ -223,8 +243,9 @@ impl Checkpoint {
     }
 }
 
-/// Moves checkpoint `name` from `version` (0: none yet) to the values in `set`.
-async fn advance<T: Transaction>(tx: &T, name: &str, version: i64, set: Document) -> Result<()> {
+/// Moves checkpoint `name` from `version` (0: none yet) to the values in `set` (in a
+/// transaction, or alone: one update is atomic on its own).
+async fn advance<T: Store>(tx: &T, name: &str, version: i64, set: Document) -> Result<()> {
     let filter = Filter::and([Filter::eq("_id", name), Filter::eq("version", version)]);
     let mut update = Update {
         set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),

@@ -27,6 +27,7 @@ use bson::Bson;
 use serde::Serialize;
 
 mod analyze;
+pub(crate) mod archive_run;
 mod bucket;
 pub(crate) mod checkpoint;
 pub mod histogram;
@@ -75,7 +76,9 @@ pub struct Options<'a> {
     /// Read everything, write nothing (no checkpoint, no index), report what would change.
     pub dry_run: bool,
     /// Items written per transaction at most (default [`DEFAULT_BATCH_ITEMS`]); a key or
-    /// document holding more is written in several, each resumable.
+    /// document holding more is written in several, each resumable. The archives read this
+    /// many buckets or documents a batch at most (each batch one checkpoint; at most 1,000
+    /// buckets, 100 documents).
     pub batch_items: usize,
     /// [`migrate_bucket`]: delete the migrated source documents, in the same transaction as
     /// the buckets they went into. Off by default: the source is left as it was.

@@ -12,19 +12,34 @@
 //! applies exactly once, and a run killed at any point is completed by running it again (a
 //! bucket found in both places is the copy of a move in flight: `verify_archive` reports it,
 //! the next run deletes the live one).
+//!
+//! Resumable: the scan walks `_id` upwards a batch at a time, and after each batch's moves are
+//! done its checkpoint (`archive:<live>:<archive>` in
+//! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
+//! `_id` and the buckets and items moved so far, by one compare-and-set update outside any
+//! transaction (no bucket operation uses one; each move is exactly once on its own, so the
+//! checkpoint need not be written with them). A run killed part-way is resumed by the next
+//! after the last batch recorded, with the same cut-off only
+//! ([`Error::SettingsChanged`](crate::Error::SettingsChanged) otherwise): the batch it was in
+//! is done again, its moves completed, what it had moved already no longer a candidate (a
+//! kill between a batch's moves and its checkpoint leaves those moves out of the totals). A
+//! bucket behind the position that became a candidate meanwhile (a key's newest that is no
+//! longer) waits for the next pass: once finished, a run with any cut-off starts from the
+//! start.
 
 use std::borrow::Borrow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ops::RangeBounds;
 
-use bson::{Bson, DateTime, Document, RawDocumentBuf};
+use bson::{doc, Bson, DateTime, Document, RawDocumentBuf};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use super::rollup::Rollup;
 use super::summary::totals_in;
 use super::time::{bounds_of, items_within, overlapping, Span};
 use super::Bucket;
-use crate::adopt::{key_text, LayoutDefect, Options};
+use crate::adopt::archive_run::ArchiveRun;
+use crate::adopt::{key_text, Options};
 use crate::codec::as_int;
 use crate::codec::raw::raw_value;
 use crate::key::KeyPart;
@@ -35,21 +50,33 @@ pub use crate::store::ArchiveAt;
 use crate::store::Store;
 use crate::{Error, Result};
 
+mod verify;
+
+pub use verify::{verify_archive, verify_archive_layout};
+
 /// What [`archive`] did (or, in a dry run, would do).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ArchiveReport {
-    /// Buckets read (those whose latest item is before the cut-off).
+    /// Buckets this run read (those whose latest item is before the cut-off).
     pub read: u64,
-    /// Buckets moved.
+    /// Buckets this run moved.
     pub moved: u64,
-    /// Items in the buckets moved.
+    /// Items in the buckets this run moved.
     pub items: u64,
     /// Buckets left live because they are their key's newest.
     pub newest_kept: u64,
+    /// This run went on from the checkpoint of a run killed part-way: after this bucket
+    /// `_id` (the last of the last batch it recorded).
+    pub resumed_from: Option<Bson>,
+    /// Buckets moved by the pass this run finished (or, killed, left part-way): the runs
+    /// killed part-way before it (their recorded batches) and this one.
+    pub total_moved: u64,
+    /// Items in them.
+    pub total_items: u64,
 }
 
-/// Buckets read per batch.
-const BATCH: i64 = 1_000;
+/// Buckets read per batch at most (fewer when [`Options::batch_items`] says so).
+const BATCH: usize = 1_000;
 /// Copies of one bucket before [`Error::Contention`] (each after a push to it).
 const ATTEMPTS: u32 = 100;
 
@@ -61,9 +88,13 @@ fn archive_spec<'a>(spec: &SeriesSpec<'a>, collection: &'a str) -> SeriesSpec<'a
 }
 
 /// Moves every bucket of `B` whose items are all before `before` (and that is not its key's
-/// newest) into `to`'s collection, exactly once, beside live pushes. With `opts.dry_run`,
-/// reads and counts, writes nothing; `opts.progress` is called after each batch (phase
-/// `"archive"`). Run again after a kill: it completes the moves in flight.
+/// newest) into `to`'s collection, exactly once, beside live pushes, in batches of
+/// `opts.batch_items` buckets (at most 1,000), each recorded in the archive's checkpoint. With
+/// `opts.dry_run`, reads and counts, writes nothing (no checkpoint either); `opts.progress` is
+/// called after each batch (phase `"archive"`). Run again after a kill: it resumes after the
+/// last batch recorded and completes the moves in flight (see the module's documentation).
+/// Refused before anything is written ([`Error::SettingsChanged`]): another cut-off while a
+/// run is part-way; two runs of one archive at once stop the second ([`Error::Contention`]).
 ///
 /// Buckets without complete time bounds are not moved (run [`backfill`](super::backfill)
 /// first). The live collection is marked archived from: from then on a whole-history
@@ -115,7 +146,16 @@ async fn archive_layout_in<S: Store, A: Store>(
         )));
     }
     let target = archive_spec(&spec, to.collection);
-    let mut report = ArchiveReport::default();
+    // Pinned while a pass is part-way: what moves.
+    let settings = doc! {"before": before, "time": max};
+    let colls = (spec.collection, to.collection);
+    let mut run =
+        ArchiveRun::start(live, colls, settings, ["moved", "items"], opts.dry_run).await?;
+    let mut report = ArchiveReport {
+        resumed_from: run.resumed_from.clone(),
+        ..ArchiveReport::default()
+    };
+    let batch = opts.batch_items.clamp(1, BATCH) as i64;
     if !opts.dry_run {
         // The live collection's indexes are left as they are (the layout given may be another
         // writer's); the archive's are the layout's.
@@ -130,7 +170,7 @@ async fn archive_layout_in<S: Store, A: Store>(
         .await?;
         series::mark_archived(live, spec.collection).await?;
     }
-    let mut after: Option<Bson> = None;
+    let mut after = run.resumed_from.clone();
     loop {
         let mut filter = vec![
             spec.in_series(),
@@ -142,15 +182,17 @@ async fn archive_layout_in<S: Store, A: Store>(
         }
         let batch_opts = FindOptions {
             sort: vec![("_id".into(), 1)],
-            limit: Some(BATCH),
+            limit: Some(batch),
             comment: Some("pattern scatter: bucket archive"),
             ..FindOptions::default()
         };
         let docs = live
             .find_raw(spec.collection, &Filter::and(filter), &batch_opts)
             .await?;
-        let full = docs.len() as i64 == BATCH;
-        report.read += docs.len() as u64;
+        let read = docs.len() as u64;
+        let full = read as i64 == batch;
+        report.read += read;
+        let so_far = (report.moved, report.items);
         let newest = newest_pages(live, &spec, &docs).await?;
         for raw in docs {
             let doc = Document::try_from(raw.as_ref())
@@ -172,8 +214,14 @@ async fn archive_layout_in<S: Store, A: Store>(
                 report.items += items;
             }
         }
+        if let (true, Some(last)) = (read > 0, &after) {
+            let done = [report.moved - so_far.0, report.items - so_far.1];
+            run.batch_done(live, last, done).await?;
+        }
         opts.report("archive", report.read, None);
         if !full {
+            run.finish(live).await?;
+            [report.total_moved, report.total_items] = run.totals();
             return Ok(report);
         }
     }
@@ -411,159 +459,4 @@ fn ordered(spec: &SeriesSpec<'_>, docs: Vec<RawDocumentBuf>) -> Result<Vec<RawDo
         }
     }
     super::time::in_push_order(spec, unique, Vec::new())
-}
-
-/// Checks `B`'s live collection and its archive together: no bucket in both (a move in flight,
-/// which [`archive`] completes), and each key's buckets numbered 1, 2, 3... across both (a
-/// missing number is a bucket in neither). Reads both collections once.
-pub async fn verify_archive<B, S, A>(live: &S, to: &ArchiveAt<'_, A>) -> Result<Vec<LayoutDefect>>
-where
-    B: Bucket + ?Sized,
-    S: Store,
-    A: Store,
-{
-    verify_archive_layout(live, &B::SPEC, to).await
-}
-
-/// [`verify_archive`] of a layout given as data.
-pub async fn verify_archive_layout<S: Store, A: Store>(
-    live: &S,
-    spec: &BucketSpec<'_>,
-    to: &ArchiveAt<'_, A>,
-) -> Result<Vec<LayoutDefect>> {
-    let span = crate::observe::op_span!(
-        "bucket.verify_archive",
-        "verify_archive",
-        live,
-        spec.collection
-    );
-    crate::observe::traced!(span, async {
-        let spec = spec.series();
-        let target = archive_spec(&spec, to.collection);
-        // Per key: its pages and items, and where each `_id` is.
-        let mut pages: BTreeMap<String, (Bson, Vec<i64>, u64)> = BTreeMap::new();
-        let mut live_ids: HashSet<String> = HashSet::new();
-        let mut defects = Vec::new();
-        for (side, store_docs) in [
-            (0, read_heads(live, &spec).await?),
-            (1, read_heads(to.store, &target).await?),
-        ] {
-            for (id, key, page, count) in store_docs {
-                let id_text = key_text(&id);
-                if side == 0 {
-                    live_ids.insert(id_text);
-                } else if live_ids.contains(&id_text) {
-                    defects.push(LayoutDefect::InBoth {
-                        collection: spec.collection.to_owned(),
-                        archive: to.collection.to_owned(),
-                        id: id.clone(),
-                    });
-                    continue;
-                }
-                let entry = pages
-                    .entry(key_text(&key))
-                    .or_insert_with(|| (key.clone(), Vec::new(), 0));
-                entry.1.extend(page);
-                entry.2 += count;
-            }
-        }
-        // Each key's roll-up counts its items on both sides.
-        if spec.keeps.rollup {
-            let keys: Vec<Bson> = pages.values().map(|p| p.0.clone()).collect();
-            for (key, rolled) in rollup_counts(live, &spec, keys).await? {
-                let buckets = pages.get(&key_text(&key)).map_or(0, |p| p.2);
-                if rolled != buckets {
-                    defects.push(LayoutDefect::RollupDrift {
-                        collection: format!("{} + {}", spec.collection, to.collection),
-                        key,
-                        rollup: rolled,
-                        buckets,
-                    });
-                }
-            }
-        }
-        for (_, (key, mut numbers, _)) in pages {
-            numbers.sort_unstable();
-            if let Some((i, n)) = (numbers.iter().enumerate()).find(|(i, n)| **n != *i as i64 + 1) {
-                defects.push(LayoutDefect::NotDense {
-                    collection: format!("{} + {}", spec.collection, to.collection),
-                    key,
-                    expected: i as i64 + 1,
-                    found: *n,
-                });
-            }
-        }
-        Ok(defects)
-    })
-}
-
-/// The roll-up count of each of `keys` that has one, stale ones left out. By key, a batch at
-/// a time (by the number alone, the test server finds none: T15).
-async fn rollup_counts<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    keys: Vec<Bson>,
-) -> Result<Vec<(Bson, u64)>> {
-    let mut out = Vec::new();
-    for chunk in keys.chunks(1_000) {
-        let filter = Filter::and([
-            Filter::In(Path::from(spec.key_field), chunk.to_vec()),
-            Filter::Eq(
-                Path::from(spec.order.field()),
-                Bson::String(series::ROLLUP.into()),
-            ),
-        ]);
-        let docs = (store.find(spec.collection, &filter, &FindOptions::default())).await?;
-        out.extend(
-            (docs.into_iter())
-                .filter(|d| d.get_bool(series::ROLLUP_STALE) != Ok(true))
-                .filter_map(|d| {
-                    let n = d.get(series::ROLLUP_ITEMS).and_then(as_int)?;
-                    Some((
-                        d.get(spec.key_field)?.clone(),
-                        u64::try_from(n).unwrap_or(0),
-                    ))
-                }),
-        );
-    }
-    Ok(out)
-}
-
-/// Every bucket's `_id`, key, number and count.
-async fn read_heads<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-) -> Result<Vec<(Bson, Bson, Option<i64>, u64)>> {
-    let page = spec.order.field();
-    let opts = FindOptions {
-        sort: spec.sort_by_key(),
-        projection: vec![
-            Path::from(spec.key_field),
-            Path::from(page),
-            Path::from(spec.count_field),
-        ],
-        comment: Some("pattern scatter: bucket archive verify"),
-        ..FindOptions::default()
-    };
-    let filter = Filter::and([
-        spec.in_series(),
-        Filter::Exists(spec.key_field.into(), true),
-    ]);
-    let mut docs = store.scan(spec.collection, &filter, &opts, series::STREAM_BATCH as u32);
-    let mut out = Vec::new();
-    while let Some(doc) = docs.next().await {
-        let doc = doc?;
-        let get = |f: &str| match doc.get(f) {
-            Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
-            _ => Ok(None),
-        };
-        let (id, key) = (get("_id")?, get(spec.key_field)?);
-        let number = get(page)?.as_ref().and_then(as_int);
-        let count = get(spec.count_field)?.as_ref().and_then(as_int);
-        let count = count.map_or(0, |c| u64::try_from(c).unwrap_or(0));
-        if let (Some(id), Some(key)) = (id, key) {
-            out.push((id, key, number, count));
-        }
-    }
-    Ok(out)
 }

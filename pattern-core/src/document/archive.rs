@@ -14,13 +14,27 @@
 //!   or its copy removed when it is no longer old or is now flagged to keep. A run killed
 //!   between the copy and the delete leaves the document in both, live one first for
 //!   [`get_with_archive`], reported by [`verify_archive`], and moved by the next run.
+//!
+//! Resumable: the scan walks `_id` upwards a batch at a time, and after each batch's moves are
+//! done its checkpoint (`archive:<live>:<archive>` in
+//! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
+//! `_id` and the documents moved so far, by one compare-and-set update after the batch, not in
+//! the moves' transactions: each move is its own transaction (one `_id`, so a live write
+//! conflicts with one move, not with a batch of them) and exactly once on its own, so a batch
+//! done again moves only what is still live. A run killed part-way is resumed by the next
+//! after the last batch recorded, with the same cut-off and fields only
+//! ([`Error::SettingsChanged`] otherwise); a kill between a batch's moves and its checkpoint
+//! leaves those moves out of the totals. A document behind the position that became a
+//! candidate meanwhile (its flag cleared) waits for the next pass: once finished, a run with
+//! any cut-off starts from the start.
 
 use std::borrow::Borrow;
 
-use bson::{Bson, DateTime};
+use bson::{doc, Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
+use crate::adopt::archive_run::ArchiveRun;
 use crate::adopt::{LayoutDefect, Options};
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
@@ -66,16 +80,22 @@ pub const fn keep_field<D, T: KeepFlag>(f: Field<D, T>) -> &'static str {
 }
 
 /// What [`archive`] did (or, in a dry run, would do).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ArchiveReport {
-    /// Documents older than the cut-off and not flagged to keep.
+    /// Documents this run read: older than the cut-off and not flagged to keep.
     pub read: u64,
-    /// Documents moved.
+    /// Documents this run moved.
     pub moved: u64,
+    /// This run went on from the checkpoint of a run killed part-way: after this `_id` (the
+    /// last of the last batch it recorded).
+    pub resumed_from: Option<Bson>,
+    /// Documents moved by the pass this run finished (or, killed, left part-way): the runs
+    /// killed part-way before it (their recorded batches) and this one.
+    pub total_moved: u64,
 }
 
-/// Documents' `_id`s read per round trip.
-const BATCH: i64 = 100;
+/// Documents' `_id`s read per round trip at most (fewer when [`Options::batch_items`] says so).
+const BATCH: usize = 100;
 
 fn spec_of<D: Document>() -> Result<Archive> {
     D::ARCHIVE.ok_or_else(|| {
@@ -100,8 +120,13 @@ fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
 /// live writes, and a run killed anywhere is finished by running it again (see the module's
 /// documentation for how). Reads 100 documents' `_id`s a round trip, then, on the same store,
 /// 4 round trips a document (read, insert, delete, commit); on another, 5 (read, copy, and
-/// the read, delete and commit of the delete's transaction). With `opts.dry_run`, counts and
-/// writes nothing; `opts.progress` is called after each batch (phase `"archive"`).
+/// the read, delete and commit of the delete's transaction); after each batch, one update of
+/// its checkpoint. `opts.batch_items` makes the batches smaller (at most 100). With
+/// `opts.dry_run`, counts and writes nothing (no checkpoint either); `opts.progress` is called
+/// after each batch (phase `"archive"`). A run after one killed part-way resumes after its
+/// last recorded batch; refused before anything is written ([`Error::SettingsChanged`]):
+/// another cut-off (or `age`, `keep` fields) while a run is part-way. Two runs of one archive
+/// at once stop the second ([`Error::Contention`]).
 pub async fn archive<D: Document, S: Store, A: Store>(
     live: &S,
     to: ArchiveAt<'_, A>,
@@ -140,8 +165,22 @@ async fn archive_layout_in<S: Store, A: Store>(
             "the archive of `{coll}` must be another collection"
         )));
     }
-    let mut report = ArchiveReport::default();
-    let mut after: Option<Bson> = None;
+    // Pinned while a pass is part-way: what moves.
+    let settings = doc! {"before": before, "age": age, "keep": keep};
+    let mut run = ArchiveRun::start(
+        live,
+        (coll, to.collection),
+        settings,
+        ["moved"],
+        opts.dry_run,
+    )
+    .await?;
+    let mut report = ArchiveReport {
+        resumed_from: run.resumed_from.clone(),
+        ..ArchiveReport::default()
+    };
+    let batch = opts.batch_items.clamp(1, BATCH) as i64;
+    let mut after = run.resumed_from.clone();
     loop {
         let mut filter = vec![old(age, keep, before)];
         if let Some(id) = &after {
@@ -149,27 +188,31 @@ async fn archive_layout_in<S: Store, A: Store>(
         }
         let ids_only = FindOptions {
             sort: vec![("_id".into(), 1)],
-            limit: Some(BATCH),
+            limit: Some(batch),
             projection: vec![Path::from("_id")],
             comment: Some("pattern scatter: document archive"),
             ..FindOptions::default()
         };
         let found = live.find(coll, &Filter::and(filter), &ids_only).await?;
         let ids: Vec<Bson> = found.iter().filter_map(|d| d.get("_id").cloned()).collect();
-        after = ids.last().cloned();
         report.read += ids.len() as u64;
-        if !opts.dry_run && !ids.is_empty() {
+        if let Some(last) = ids.last() {
             let layout = (coll, (age, keep), before);
-            report.moved += if to.is_on(live) {
+            let moved = if opts.dry_run {
+                ids.len() as u64
+            } else if to.is_on(live) {
                 move_batch(live, layout, to.collection, &ids).await?
             } else {
                 copy_batch(live, layout, to, &ids).await?
             };
-        } else if opts.dry_run {
-            report.moved += ids.len() as u64;
+            report.moved += moved;
+            run.batch_done(live, last, [moved]).await?;
+            after = Some(last.clone());
         }
         opts.report("archive", report.read, None);
-        if (ids.len() as i64) < BATCH {
+        if (ids.len() as i64) < batch {
+            run.finish(live).await?;
+            [report.total_moved] = run.totals();
             return Ok(report);
         }
     }

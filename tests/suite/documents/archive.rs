@@ -10,6 +10,7 @@
 use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::document::{archive, get_with_archive, verify_archive, ArchiveAt};
 use pattern_core::MemoryStore;
+use pattern_tests::{checkpoint, dying};
 
 use super::*;
 
@@ -257,7 +258,110 @@ async fn kept_beside_updates(store: &AnyStore, archived_in: &AnyStore) {
     assert_eq!(verify_archive::<Order, _, _>(store, to).await.unwrap(), []);
 }
 
+async fn a_killed_run_resumes_from_its_checkpoint(store: AnyStore) {
+    resumes(&store, &store).await;
+}
+
+async fn a_killed_run_to_another_store_resumes(store: AnyStore) {
+    resumes(&store, &another()).await;
+}
+
+/// The checkpoint of the archive of `orders` into `orders_archive`, on the live store.
+const CHECKPOINT: &str = "archive:orders:orders_archive";
+
+/// A run killed after two batches of 10 leaves its checkpoint part-way: another cut-off is
+/// refused (a dry run too), nothing written; the next run resumes after the position, reads
+/// fewer documents than a fresh run, and the totals add up to the fresh run's, each document
+/// in one place; the checkpoint says finished with the total. A fresh dry run writes no
+/// checkpoint; after the finish, a run with another cut-off starts a new pass from the start.
+async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
+    let to = at(archived_in);
+    for id in 0..100 {
+        order(id).insert(store).await.unwrap();
+    }
+    let before = DateTime::from_millis(T0 + 50 * DAY);
+    let small = Options {
+        batch_items: 10,
+        ..Options::default()
+    };
+    let dry = Options {
+        dry_run: true,
+        ..small
+    };
+    let fresh = archive::<Order, _, _>(store, to, before, &dry)
+        .await
+        .unwrap();
+    assert_eq!((fresh.read, fresh.moved, fresh.total_moved), (45, 45, 45));
+    assert_eq!(checkpoint(store, CHECKPOINT).await, None, "a dry run");
+    let (s, a) = (store.clone(), archived_in.clone());
+    let died = tokio::spawn(async move {
+        archive::<Order, _, _>(&s, at(&a), before, &dying("archive", 20, 10)).await
+    })
+    .await;
+    assert!(died.is_err(), "the run dies");
+    let part = checkpoint(store, CHECKPOINT).await.unwrap();
+    assert_eq!(part.get_str("state"), Ok("running"), "{part:?}");
+    assert_eq!(part.get_i64("moved"), Ok(20), "{part:?}");
+    // The 20th old order not pinned is 21.
+    assert_eq!(part.get("position"), Some(&Bson::Int64(21)), "{part:?}");
+    assert_eq!(ids_in(archived_in, "orders_archive").await.len(), 20);
+    let same = std::ptr::eq(archived_in, store);
+    assert_eq!(
+        checkpoint(archived_in, CHECKPOINT).await.is_some(),
+        same,
+        "on the live store"
+    );
+    for opts in [&small, &dry] {
+        let e = archive::<Order, _, _>(store, to, DateTime::from_millis(T0), opts).await;
+        assert!(
+            matches!(
+                e,
+                Err(Error::SettingsChanged {
+                    finished: false,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+    }
+    assert_eq!(checkpoint(store, CHECKPOINT).await, Some(part.clone()));
+    assert_eq!(ids_in(archived_in, "orders_archive").await.len(), 20);
+    let done = archive::<Order, _, _>(store, to, before, &small)
+        .await
+        .unwrap();
+    assert_eq!(done.resumed_from, Some(Bson::Int64(21)));
+    assert_eq!(
+        (done.read, done.moved),
+        (25, 25),
+        "after the recorded batches"
+    );
+    assert_eq!(done.total_moved, fresh.moved);
+    let want: Vec<i64> = (0..50).filter(|i| i % 10 != 3).collect();
+    assert_eq!(ids_in(archived_in, "orders_archive").await, want);
+    let live: Vec<i64> = (0..100).filter(|i| *i >= 50 || i % 10 == 3).collect();
+    assert_eq!(ids_in(store, "orders").await, live);
+    assert_eq!(verify_archive::<Order, _, _>(store, to).await.unwrap(), []);
+    let end = checkpoint(store, CHECKPOINT).await.unwrap();
+    assert_eq!(end.get_str("state"), Ok("finished"), "{end:?}");
+    assert_eq!(end.get_i64("moved"), Ok(45));
+    assert_eq!(end.get("position"), Some(&Bson::Null));
+    // A new pass with a later cut-off: from the start; 50..60 but the pinned 53.
+    let later = DateTime::from_millis(T0 + 60 * DAY);
+    let again = archive::<Order, _, _>(store, to, later, &small)
+        .await
+        .unwrap();
+    assert_eq!(again.resumed_from, None);
+    assert_eq!((again.read, again.moved, again.total_moved), (9, 9, 9));
+    let end = checkpoint(store, CHECKPOINT).await.unwrap();
+    assert_eq!(
+        (end.get_str("state"), end.get_i64("moved")),
+        (Ok("finished"), Ok(9))
+    );
+}
+
 on_both_stores!(
+    a_killed_run_resumes_from_its_checkpoint,
+    a_killed_run_to_another_store_resumes,
     old_orders_move_once,
     old_orders_move_once_to_another_store,
     a_move_killed_after_its_copy_is_finished,

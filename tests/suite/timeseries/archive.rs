@@ -10,6 +10,7 @@ use super::*;
 
 use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::bucket::{ArchiveAt, History};
+use pattern_tests::{checkpoint, dying};
 
 /// [`Trades`] in its own collection, with roll-ups.
 struct Live;
@@ -307,10 +308,128 @@ async fn a_killed_move_is_completed(store: AnyStore) {
     assert_eq!(ids(&all), ids(&before));
 }
 
+/// The checkpoint of the archive of `live_trades` into `old_trades`.
+const CHECKPOINT: &str = "archive:live_trades:old_trades";
+
+/// A run killed after two batches of 5 leaves its checkpoint part-way: another cut-off is
+/// refused (a dry run too), nothing written; a dry run of the resume writes nothing; the next
+/// run resumes after the position, reads fewer buckets than a fresh run, and the totals add
+/// up to the fresh run's, every item once; the checkpoint says finished with the totals. A
+/// fresh dry run writes no checkpoint, and after the finish a run with another cut-off starts
+/// a new pass from the start.
+async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
+    let mut rng = Lcg(25);
+    let all = history_of_three(&store, &mut rng).await;
+    let to = ArchiveAt {
+        store: &store,
+        collection: OLD,
+    };
+    let cutoff = date(T0 + 10_000 * DAY);
+    let small = Options {
+        batch_items: 5,
+        ..Options::default()
+    };
+    let dry = Options {
+        dry_run: true,
+        ..small
+    };
+    let fresh = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+        .await
+        .unwrap();
+    // 3 keys of 12 buckets of 5, each key's newest kept.
+    assert_eq!((fresh.read, fresh.moved, fresh.items), (36, 33, 165));
+    assert_eq!((fresh.total_moved, fresh.resumed_from), (33, None));
+    assert_eq!(checkpoint(&store, CHECKPOINT).await, None, "a dry run");
+    let s = store.clone();
+    let died = tokio::spawn(async move {
+        let to = ArchiveAt {
+            store: &s,
+            collection: OLD,
+        };
+        bucket::archive::<Live, _, _>(&s, &to, cutoff, &dying("archive", 10, 5)).await
+    })
+    .await;
+    assert!(died.is_err(), "the run dies");
+    let part = checkpoint(&store, CHECKPOINT).await.unwrap();
+    assert_eq!(part.get_str("state"), Ok("running"), "{part:?}");
+    let position = part.get("position").unwrap().clone();
+    let archived = documents(&store, OLD).await;
+    let moved = part.get_i64("moved").unwrap();
+    assert_eq!(moved, archived.len() as i64, "{part:?}");
+    assert!((8..=10).contains(&moved), "two batches of 5: {part:?}");
+    let items: i64 = (archived.iter())
+        .map(|d| as_int(d.get("count").unwrap()).unwrap())
+        .sum();
+    assert_eq!(part.get_i64("items"), Ok(items));
+    // Another cut-off is refused while the pass is part-way, a dry run's too.
+    for opts in [&small, &dry] {
+        let e = bucket::archive::<Live, _, _>(&store, &to, date(T0 + 5 * DAY), opts).await;
+        assert!(
+            matches!(
+                e,
+                Err(Error::SettingsChanged {
+                    finished: false,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+    }
+    let rest = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+        .await
+        .unwrap();
+    assert_eq!(rest.resumed_from.as_ref(), Some(&position));
+    assert_eq!(rest.total_moved, 33, "{rest:?}");
+    assert_eq!(checkpoint(&store, CHECKPOINT).await, Some(part.clone()));
+    assert_eq!(documents(&store, OLD).await.len() as i64, moved);
+    // The resume.
+    let done = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small)
+        .await
+        .unwrap();
+    assert_eq!(done.resumed_from, Some(position));
+    assert_eq!(done.read, 36 - 10, "after the two recorded batches");
+    assert_eq!(moved as u64 + done.moved, fresh.moved);
+    assert_eq!((done.total_moved, done.total_items), (33, 165));
+    assert_eq!(documents(&store, OLD).await.len(), 33);
+    let history = History::new(&store, to);
+    for (key, items) in &all {
+        let got = history.items::<Live, _>(key).await.unwrap();
+        assert_eq!(ids(&got), ids(items), "key {key}: every item once");
+    }
+    assert_eq!(
+        bucket::verify_archive::<Live, _, _>(&store, &to)
+            .await
+            .unwrap(),
+        []
+    );
+    let end = checkpoint(&store, CHECKPOINT).await.unwrap();
+    assert_eq!(end.get_str("state"), Ok("finished"), "{end:?}");
+    assert_eq!(
+        (end.get_i64("moved"), end.get_i64("items")),
+        (Ok(33), Ok(165))
+    );
+    assert_eq!(end.get("position"), Some(&bson::Bson::Null));
+    // A new pass, with another cut-off: from the start (the newest buckets only are left).
+    let later = date(T0 + 20_000 * DAY);
+    let again = bucket::archive::<Live, _, _>(&store, &to, later, &small)
+        .await
+        .unwrap();
+    assert_eq!(again.resumed_from, None);
+    assert_eq!((again.read, again.moved, again.newest_kept), (3, 0, 3));
+    assert_eq!(again.total_moved, 0);
+    let end = checkpoint(&store, CHECKPOINT).await.unwrap();
+    assert_eq!(end.get_str("state"), Ok("finished"));
+    assert_eq!(
+        end.get_document("spec").unwrap().get("before"),
+        Some(&bson::Bson::DateTime(later))
+    );
+}
+
 on_both_stores!(
     archive_moves_old_buckets_once,
     archive_beside_pushes,
-    a_killed_move_is_completed
+    a_killed_move_is_completed,
+    archive_resumes_from_its_checkpoint
 );
 
 /// The archive on another store: a second in-memory store.
