@@ -91,13 +91,14 @@ async fn bucket_migration_keeps_each_keys_order(store: AnyStore) {
 }
 
 async fn bucket_migration_resumes_after_dying(store: AnyStore) {
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     let expected = seed_trades(&store, 8, 60, 11).await;
     for kill_after in [60u64, 60] {
-        ARMED.store(true, Ordering::SeqCst);
+        armed.store(true, Ordering::SeqCst);
         let s = store.clone();
         let died = tokio::spawn(async move {
-            migrate_bucket(&s, &History::SPEC, &FLAT, &dying(kill_after, &ARMED)).await
+            migrate_bucket(&s, &History::SPEC, &FLAT, &dying(kill_after, armed)).await
         })
         .await;
         assert!(died.is_err(), "the run dies");
@@ -122,7 +123,8 @@ async fn bucket_migration_resumes_after_dying(store: AnyStore) {
 /// holds items of one window, at most one not full per key and window; each key's items in
 /// time order.
 async fn bucket_migration_cuts_by_window(store: AnyStore) {
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     const SPAN: i64 = 600_000;
     const SPEC: BucketSpec<'static> = BucketSpec {
         keeps: Keeps {
@@ -132,10 +134,10 @@ async fn bucket_migration_cuts_by_window(store: AnyStore) {
         ..History::SPEC
     };
     let expected = seed_trades(&store, 8, 60, 13).await;
-    ARMED.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let s = store.clone();
     let died =
-        tokio::spawn(async move { migrate_bucket(&s, &SPEC, &FLAT, &dying(60, &ARMED)).await })
+        tokio::spawn(async move { migrate_bucket(&s, &SPEC, &FLAT, &dying(60, armed)).await })
             .await;
     assert!(died.is_err(), "the run dies");
     let opts = Options {
@@ -177,11 +179,12 @@ async fn bucket_migration_cuts_by_window(store: AnyStore) {
 }
 
 async fn bucket_migration_can_remove_the_source(store: AnyStore) {
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     let expected = seed_trades(&store, 6, 50, 3).await;
-    ARMED.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let s = store.clone();
-    let mut dies = dying(120, &ARMED);
+    let mut dies = dying(120, armed);
     dies.remove_source = true;
     assert!(
         tokio::spawn(async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dies).await })

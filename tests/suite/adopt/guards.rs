@@ -104,13 +104,13 @@ fn outlier_variants() -> Vec<(&'static str, OutlierSpec<'static>)> {
 }
 
 async fn outlier_settings_are_pinned_by_the_checkpoint(store: AnyStore) {
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     let original = seed_books(&store, 30, &[10, 75, 130]).await;
-    ARMED.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let s = store.clone();
     let died =
-        tokio::spawn(async move { migrate_outlier(&s, &Book::SPEC, &dying(3, &ARMED)).await })
-            .await;
+        tokio::spawn(async move { migrate_outlier(&s, &Book::SPEC, &dying(3, armed)).await }).await;
     assert!(died.is_err(), "the first run dies");
     let colls = ["books", "books_extra", "books_more"];
     let before = snapshot(&store, &colls).await;
@@ -263,13 +263,14 @@ async fn bucket_variants_refused(store: &AnyStore, colls: &[&str], finished: boo
 }
 
 async fn bucket_settings_are_pinned_by_the_checkpoint(store: AnyStore) {
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     let expected = seed_trades(&store, 8, 60, 11).await;
-    ARMED.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let s = store.clone();
     let died =
         tokio::spawn(
-            async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dying(60, &ARMED)).await },
+            async move { migrate_bucket(&s, &History::SPEC, &FLAT, &dying(60, armed)).await },
         )
         .await;
     assert!(died.is_err(), "the run dies");
@@ -303,12 +304,13 @@ fn conversion(form: pattern_core::money::Form, finish: Finish) -> MoneyConversio
 
 async fn money_settings_are_pinned_by_the_checkpoint(store: AnyStore) {
     use pattern_core::money::Form;
-    static ARMED: AtomicBool = AtomicBool::new(false);
+    // One per run: this test's runs on the two stores may overlap.
+    let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
     seed_clothes(&store).await;
     // A run that dies part-way through its finish step (the decimal moved into `price`).
     let die: &'static (dyn Fn(&adopt::Progress<'_>) + Send + Sync) =
-        Box::leak(Box::new(|p: &adopt::Progress<'_>| {
-            if p.phase == "finish" && p.done >= 100 && ARMED.swap(false, Ordering::SeqCst) {
+        Box::leak(Box::new(move |p: &adopt::Progress<'_>| {
+            if p.phase == "finish" && p.done >= 100 && armed.swap(false, Ordering::SeqCst) {
                 panic!("killed by the test after {} documents", p.done);
             }
         }));
@@ -318,7 +320,7 @@ async fn money_settings_are_pinned_by_the_checkpoint(store: AnyStore) {
         ..Options::default()
     };
     let into_old = conversion(Form::Scaled(2), Finish::IntoOld);
-    ARMED.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let s = store.clone();
     let died = tokio::spawn(async move { convert_money(&s, &into_old, &dying).await }).await;
     assert!(died.is_err(), "the run dies");
