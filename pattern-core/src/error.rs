@@ -176,9 +176,10 @@ pub enum Error {
         source: Box<Error>,
     },
 
-    /// A resumable operation (a migration, a money conversion) was asked to run with other
-    /// settings than those its checkpoint was written with: resuming would mix two layouts in
-    /// one collection, and a finished one is in the checkpoint's layout, not the one asked for.
+    /// A resumable operation (a migration, a money conversion, an archive) was asked to run
+    /// with other settings than those its checkpoint was written with: resuming would mix what
+    /// both settings do (two layouts in one collection, two cut-offs in one archive pass), and a
+    /// finished migration is in the checkpoint's layout, not the one asked for.
     /// Nothing was written. `stored` and `given` hold the settings that differ, by name.
     #[error("{}", settings_changed(checkpoint, *finished, stored, given, restart))]
     SettingsChanged {
@@ -435,7 +436,8 @@ fn settings_changed(
         )
     } else {
         format!(
-            "`{checkpoint}` is part-way with other settings ({diff}): resuming would mix two layouts. Run it again \
+            "`{checkpoint}` is part-way with other settings ({diff}): resuming would mix what both settings do (two \
+             layouts, two cut-offs). Run it again \
              with the checkpoint's settings to finish it; or, to start over with the new ones, {restart}"
         )
     }
