@@ -18,6 +18,7 @@ use bson::{doc, Bson, Document};
 
 use super::checkpoint::Checkpoint;
 use crate::codec::as_int;
+use crate::store::query::Filter;
 use crate::store::Store;
 use crate::Result;
 
@@ -101,5 +102,87 @@ impl<const N: usize> ArchiveRun<N> {
             set.insert(*name, i64::try_from(n).unwrap_or(i64::MAX));
         }
         self.cp.record(store, set).await
+    }
+}
+
+/// The `_id`s an archive scans, upwards a batch at a time, one BSON type bracket after
+/// another: `{_id: {$gt: last}}` matches only `_id`s of the last one's bracket (numbers,
+/// strings, objects, ObjectIds...), so each bracket is entered by its least value (`$gte`),
+/// and a collection whose `_id`s are of several types is scanned whole. `_id`s of the
+/// brackets no ordinary `_id` is of (null, NaN, MinKey, MaxKey) are not scanned.
+pub(crate) struct IdScan {
+    /// The bracket the scan is in (an index into [`bracket_floors`]).
+    bracket: usize,
+    /// The last `_id` read in it (`None`: the bracket's start).
+    after: Option<Bson>,
+}
+
+/// The least value of each type bracket an `_id` may be of, in MongoDB's sort order.
+fn bracket_floors() -> [Bson; 7] {
+    use bson::oid::ObjectId;
+    use bson::spec::BinarySubtype;
+    [
+        Bson::Double(f64::NEG_INFINITY),
+        Bson::String(String::new()),
+        Bson::Document(Document::new()),
+        Bson::Binary(bson::Binary {
+            subtype: BinarySubtype::Generic,
+            bytes: Vec::new(),
+        }),
+        Bson::ObjectId(ObjectId::from_bytes([0; 12])),
+        Bson::Boolean(false),
+        Bson::DateTime(bson::DateTime::MIN),
+    ]
+}
+
+/// The bracket of `id` among [`bracket_floors`] (`None`: none of them).
+fn bracket_of(id: &Bson) -> Option<usize> {
+    Some(match id {
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 0,
+        Bson::String(_) | Bson::Symbol(_) => 1,
+        Bson::Document(_) => 2,
+        Bson::Binary(_) => 3,
+        Bson::ObjectId(_) => 4,
+        Bson::Boolean(_) => 5,
+        Bson::DateTime(_) => 6,
+        _ => return None,
+    })
+}
+
+impl IdScan {
+    /// From the start, or after `position` (a run part-way).
+    pub(crate) fn after(position: Option<Bson>) -> Self {
+        match position.as_ref().and_then(bracket_of) {
+            Some(bracket) => IdScan {
+                bracket,
+                after: position,
+            },
+            None => IdScan {
+                bracket: 0,
+                after: None,
+            },
+        }
+    }
+
+    /// The condition on `_id` of the next batch; `None`: the scan is done.
+    pub(crate) fn filter(&self) -> Option<Filter> {
+        let floors = bracket_floors();
+        let floor = floors.get(self.bracket)?;
+        Some(match &self.after {
+            Some(last) => Filter::Gt("_id".into(), last.clone()),
+            None => Filter::Gte("_id".into(), floor.clone()),
+        })
+    }
+
+    /// A batch was read, its last `_id` `last` (`None`: it was empty); `full`: it held as
+    /// many as asked, so its bracket may hold more.
+    pub(crate) fn read(&mut self, last: Option<&Bson>, full: bool) {
+        if let Some(last) = last {
+            self.after = Some(last.clone());
+        }
+        if !full {
+            self.bracket += 1;
+            self.after = None;
+        }
     }
 }

@@ -13,7 +13,8 @@
 //! bucket found in both places is the copy of a move in flight: `verify_archive` reports it,
 //! the next run deletes the live one).
 //!
-//! Resumable: the scan walks `_id` upwards a batch at a time, and after each batch's moves are
+//! Resumable: the scan walks `_id` upwards a batch at a time (one BSON type bracket after
+//! another: `_id`s of several types are all scanned), and after each batch's moves are
 //! done its checkpoint (`archive:<live>:<archive>` in
 //! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
 //! `_id` and the buckets and items moved so far, by one compare-and-set update outside any
@@ -38,7 +39,7 @@ use super::rollup::Rollup;
 use super::summary::totals_in;
 use super::time::{bounds_of, items_within, overlapping, Span};
 use super::Bucket;
-use crate::adopt::archive_run::ArchiveRun;
+use crate::adopt::archive_run::{ArchiveRun, IdScan};
 use crate::adopt::{key_text, Options};
 use crate::codec::as_int;
 use crate::codec::raw::raw_value;
@@ -170,16 +171,15 @@ async fn archive_layout_in<S: Store, A: Store>(
         .await?;
         series::mark_archived(live, spec.collection).await?;
     }
-    let mut after = run.resumed_from.clone();
-    loop {
-        let mut filter = vec![
+    let mut scan = IdScan::after(run.resumed_from.clone());
+    let mut after: Option<Bson> = None;
+    while let Some(ids) = scan.filter() {
+        let filter = vec![
             spec.in_series(),
             Filter::Eq(BOUNDED_FIELD.into(), Bson::Boolean(true)),
             Filter::Lt(Path::from(max), Bson::DateTime(before)),
+            ids,
         ];
-        if let Some(a) = &after {
-            filter.push(Filter::Gt("_id".into(), a.clone()));
-        }
         let batch_opts = FindOptions {
             sort: vec![("_id".into(), 1)],
             limit: Some(batch),
@@ -219,12 +219,11 @@ async fn archive_layout_in<S: Store, A: Store>(
             run.batch_done(live, last, done).await?;
         }
         opts.report("archive", report.read, None);
-        if !full {
-            run.finish(live).await?;
-            [report.total_moved, report.total_items] = run.totals();
-            return Ok(report);
-        }
+        scan.read(after.take().filter(|_| read > 0).as_ref(), full);
     }
+    run.finish(live).await?;
+    [report.total_moved, report.total_items] = run.totals();
+    Ok(report)
 }
 
 fn count_of(spec: &SeriesSpec<'_>, doc: &Document) -> u64 {

@@ -15,7 +15,8 @@
 //!   between the copy and the delete leaves the document in both, live one first for
 //!   [`get_with_archive`], reported by [`verify_archive`], and moved by the next run.
 //!
-//! Resumable: the scan walks `_id` upwards a batch at a time, and after each batch's moves are
+//! Resumable: the scan walks `_id` upwards a batch at a time (one BSON type bracket after
+//! another: `_id`s of several types are all scanned), and after each batch's moves are
 //! done its checkpoint (`archive:<live>:<archive>` in
 //! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
 //! `_id` and the documents moved so far, by one compare-and-set update after the batch, not in
@@ -34,7 +35,7 @@ use bson::{doc, Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
-use crate::adopt::archive_run::ArchiveRun;
+use crate::adopt::archive_run::{ArchiveRun, IdScan};
 use crate::adopt::{LayoutDefect, Options};
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
@@ -180,12 +181,9 @@ async fn archive_layout_in<S: Store, A: Store>(
         ..ArchiveReport::default()
     };
     let batch = opts.batch_items.clamp(1, BATCH) as i64;
-    let mut after = run.resumed_from.clone();
-    loop {
-        let mut filter = vec![old(age, keep, before)];
-        if let Some(id) = &after {
-            filter.push(Filter::Gt("_id".into(), id.clone()));
-        }
+    let mut scan = IdScan::after(run.resumed_from.clone());
+    while let Some(after) = scan.filter() {
+        let filter = vec![old(age, keep, before), after];
         let ids_only = FindOptions {
             sort: vec![("_id".into(), 1)],
             limit: Some(batch),
@@ -207,15 +205,13 @@ async fn archive_layout_in<S: Store, A: Store>(
             };
             report.moved += moved;
             run.batch_done(live, last, [moved]).await?;
-            after = Some(last.clone());
         }
         opts.report("archive", report.read, None);
-        if (ids.len() as i64) < batch {
-            run.finish(live).await?;
-            [report.total_moved] = run.totals();
-            return Ok(report);
-        }
+        scan.read(ids.last(), ids.len() as i64 == batch);
     }
+    run.finish(live).await?;
+    [report.total_moved] = run.totals();
+    Ok(report)
 }
 
 /// The live collection, its `(age, keep)` fields and the cut-off.

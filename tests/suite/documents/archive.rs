@@ -359,7 +359,88 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
     );
 }
 
+/// A collection written by other tools, its `_id`s of seven types: every old one moves, type
+/// bracket after type bracket (`{_id: {$gt: last}}` alone stays in the last one's bracket), in
+/// batches smaller than a bracket, and a run resumed in the second bracket finishes the rest
+/// (the resumed run's position is a string: it goes on in the strings, then the later brackets).
+async fn every_id_type_is_archived(store: AnyStore) {
+    let ids = [
+        Bson::Int64(7),
+        Bson::Int32(3),
+        Bson::Double(5.5),
+        Bson::String("a".into()),
+        Bson::String("b".into()),
+        Bson::String("c".into()),
+        Bson::Document(doc! {"k": 1}),
+        Bson::ObjectId(bson::oid::ObjectId::from_bytes([1; 12])),
+        Bson::Boolean(true),
+        Bson::DateTime(DateTime::from_millis(5)),
+    ];
+    for (i, id) in ids.iter().enumerate() {
+        for (age, tag) in [(T0, "old"), (T0 + 100 * DAY, "new")] {
+            let id = match (tag, id) {
+                ("old", id) => id.clone(),
+                (_, Bson::String(s)) => Bson::String(format!("{s}-new")),
+                (_, Bson::Int64(n)) => Bson::Int64(n + 1_000),
+                _ => continue,
+            };
+            let d = doc! {"_id": id, "placed": DateTime::from_millis(age), "n": i as i64};
+            store.insert_one("mixed", d).await.unwrap();
+        }
+    }
+    let to = ArchiveAt {
+        store: &store,
+        collection: "mixed_archive",
+    };
+    let cutoff = DateTime::from_millis(T0 + DAY);
+    let fields: (&str, Option<&str>) = ("placed", None);
+    let small = Options {
+        batch_items: 2,
+        ..Options::default()
+    };
+    let dry = Options {
+        dry_run: true,
+        ..Options {
+            batch_items: 2,
+            ..Options::default()
+        }
+    };
+    let counted = pattern_core::document::archive_layout(&store, "mixed", fields, to, cutoff, &dry)
+        .await
+        .unwrap();
+    assert_eq!((counted.read, counted.moved), (10, 10));
+    // A run killed after its third batch (the numbers take two, the strings' first is the
+    // third), then the run that resumes it in the strings' bracket.
+    let s = store.clone();
+    let died = tokio::spawn(async move {
+        let to = ArchiveAt {
+            store: &s,
+            collection: "mixed_archive",
+        };
+        let dying = dying("archive", 4, 2);
+        pattern_core::document::archive_layout(&s, "mixed", fields, to, cutoff, &dying).await
+    })
+    .await;
+    assert!(died.is_err(), "the first run dies");
+    let rest = pattern_core::document::archive_layout(&store, "mixed", fields, to, cutoff, &small)
+        .await
+        .unwrap();
+    assert!(rest.resumed_from.is_some(), "{rest:?}");
+    assert_eq!(rest.total_moved, 10, "{rest:?}");
+    let live = documents(&store, "mixed").await;
+    assert_eq!(live.len(), 4, "only the four new ones stay: {live:?}");
+    assert!(live
+        .iter()
+        .all(|d| d.get_datetime("placed").unwrap().timestamp_millis() > T0));
+    let mut archived: Vec<i64> = (documents(&store, "mixed_archive").await.iter())
+        .map(|d| d.get_i64("n").unwrap())
+        .collect();
+    archived.sort();
+    assert_eq!(archived, (0..10).collect::<Vec<i64>>());
+}
+
 on_both_stores!(
+    every_id_type_is_archived,
     a_killed_run_resumes_from_its_checkpoint,
     a_killed_run_to_another_store_resumes,
     old_orders_move_once,
