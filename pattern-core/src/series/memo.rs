@@ -224,15 +224,15 @@ impl SeriesMemo {
     }
 }
 
+/// Where a key's next number is remembered ([`SeriesMemo::next_number_at`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MemoAt(u64);
+
 /// A hash of a collection and a key, for [`NextNumbers`]. Keys equal by `==` hash alike for
 /// the key types the derives produce (integers, strings, ObjectIds); for other values a
 /// mismatch only costs the memo a miss. FNV-1a: a few instructions per byte, against a few
 /// hundred for the standard SipHash on these short inputs (an attacker choosing keys can at
 /// worst make lookups in this bounded memo linear, never wrong).
-/// Where a key's next number is remembered ([`SeriesMemo::next_number_at`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MemoAt(u64);
-
 fn memo_hash(coll: &str, key: &Bson) -> u64 {
     let mut h = Fnv::default();
     h.write(coll.as_bytes());

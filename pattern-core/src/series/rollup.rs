@@ -109,6 +109,7 @@ pub(crate) async fn roll_up<S: Store>(
     Box::pin(roll_up_sent(store, spec, key, kept, items, sent)).await
 }
 
+/// [`roll_up`] of a push whose roll-up was not sent with it, or was refused.
 async fn roll_up_sent<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,

@@ -12,9 +12,9 @@ use crate::store::shape::Kept;
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// [`push_one`](super::push_one) with the key's next number unknown (or taken by another writer): the push into
-/// the open document that returns its number, or the read of the newest and the insert of the
-/// next. `None` once the item is pushed; else the number to try next (`Some(None)`: still
+/// [`push_one`](super::push_one) with the key's next number unknown (or taken by another
+/// writer): the push into the open document that returns its number, or the read of the newest
+/// and the insert of the next (the caller boxes this whole future). `None` once the item is pushed; else the number to try next (`Some(None)`: still
 /// unknown), the item back in `items`.
 pub(super) async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
@@ -34,22 +34,20 @@ pub(super) async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
     // filters and sorts, so the planner picks it.
     let open = spec.open_for(key, window);
     let mut update = spec.push_update(std::mem::take(items), kept);
-    // Boxed: the rarer path, which every push's future would otherwise carry.
-    let pushed = Box::pin(store.update_first(
-        coll,
-        &open,
-        &spec.open_order(),
-        "",
-        &mut update,
-        false,
-        &fields,
-    ))
-    .await;
+    let pushed = store
+        .update_first(
+            coll,
+            &open,
+            &spec.open_order(),
+            "",
+            &mut update,
+            false,
+            &fields,
+        )
+        .await;
     let pushed = match overflowed(spec, kept, pushed) {
         Ok(pushed) => pushed,
-        Err(e) => {
-            return Err(Box::pin(name_foreign(store, coll, &open, spec.items_field, e)).await)
-        }
+        Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
     };
     if let Some(before) = pushed {
         if spanned {
