@@ -182,6 +182,78 @@ pub(crate) fn add(a: &Bson, b: &Bson) -> Result<Bson, NumberError> {
     })
 }
 
+/// The sum of `values` as one exact result, whatever their order: integers added exactly
+/// ([`add`]; past i64, `Err(Overflow)`), anything with a Decimal128 as [`add`] folds it
+/// (Decimal128 sums are exact), and a sum holding a Double as the correctly rounded value of
+/// the exact real sum of all the values as doubles ([`fsum`]), where [`add`] folded one by one
+/// would depend on the order and lose what cancels (1e20 + 1 - 1e20 is 0 in order, 1 exactly).
+pub(crate) fn sum(values: &[&Bson]) -> Result<Bson, NumberError> {
+    let has = |f: fn(&Bson) -> bool| values.iter().any(|v| f(v));
+    if has(|v| matches!(v, Bson::Double(_)))
+        && !has(|v| !matches!(v, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)))
+    {
+        return Ok(Bson::Double(fsum(values.iter().map(|v| float(v)))));
+    }
+    values
+        .iter()
+        .try_fold(Bson::Int32(0), |acc, v| add(&acc, v))
+}
+
+/// The correctly rounded sum of `values` (Shewchuk's exact partials, rounded half-even at
+/// the end, as Python's `math.fsum`): independent of the order. Infinities and NaN, or an
+/// intermediate overflow, give the plain sum (IEEE's infinity or NaN).
+pub(crate) fn fsum(values: impl Iterator<Item = f64> + Clone) -> f64 {
+    let plain = || values.clone().fold(0.0, |a, b| a + b);
+    let mut partials: Vec<f64> = Vec::new();
+    for mut x in values.clone() {
+        if !x.is_finite() {
+            return plain();
+        }
+        let mut i = 0;
+        for j in 0..partials.len() {
+            let mut y = partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                partials[i] = lo;
+                i += 1;
+            }
+            x = hi;
+        }
+        if !x.is_finite() {
+            return plain();
+        }
+        partials.truncate(i);
+        partials.push(x);
+    }
+    let Some(mut hi) = partials.pop() else {
+        return 0.0;
+    };
+    let mut lo = 0.0;
+    while let Some(y) = partials.pop() {
+        let x = hi;
+        hi = x + y;
+        lo = y - (hi - x);
+        if lo != 0.0 {
+            break;
+        }
+    }
+    // Half-even: when the rest below `lo` has its sign, `hi + lo` rounded the other way.
+    if let Some(&next) = partials.last() {
+        if (lo < 0.0 && next < 0.0) || (lo > 0.0 && next > 0.0) {
+            let y = lo * 2.0;
+            let x = hi + y;
+            if y == x - hi {
+                hi = x;
+            }
+        }
+    }
+    hi
+}
+
 /// An Int32 / Int64 as i64 (0 for anything else: callers match first).
 fn int(v: &Bson) -> i64 {
     match v {
@@ -543,5 +615,32 @@ mod tests {
         }
         assert_eq!(compare(&Int32(1), &Bson::Null), None);
         assert_eq!(compare(&Bson::String("1".into()), &d("1")), None);
+    }
+
+    #[test]
+    fn exact_sums_do_not_depend_on_the_order() {
+        let f = |v: &[f64]| fsum(v.iter().copied());
+        assert_eq!(f(&[]), 0.0);
+        assert_eq!(f(&[0.1, 0.2, -0.1, -0.2]), 0.0);
+        assert_eq!(f(&[1e20, 1.0, -1e20]), 1.0);
+        assert_eq!(f(&[1e20, -1e20, 1.0]), 1.0);
+        assert_eq!(f(&[0.1; 10]), 1.0);
+        assert_eq!(f(&[0.1, 0.2]), 0.30000000000000004);
+        // Half-even at the end: 1 + 2^-53 + 2^-106 rounds up, 1 + 2^-53 alone to even.
+        let (a, b) = (2f64.powi(-53), 2f64.powi(-106));
+        assert_eq!(f(&[1.0, a]), 1.0);
+        assert_eq!(f(&[1.0, a, b]), 1.0 + 2.0 * a);
+        assert_eq!(f(&[1e308, 1e308, -1e308]), f64::INFINITY);
+        assert!(f(&[f64::NAN, 1.0]).is_nan());
+        assert_eq!(f(&[f64::INFINITY, 1.0]), f64::INFINITY);
+        let v: Vec<Bson> = [1, 2].map(Int32).into_iter().chain([Double(0.5)]).collect();
+        let refs: Vec<&Bson> = v.iter().collect();
+        assert_eq!(sum(&refs), Ok(Double(3.5)));
+        assert_eq!(sum(&refs[..2]), Ok(Int32(3)));
+        assert_eq!(sum(&[]), Ok(Int32(0)));
+        assert_eq!(
+            sum(&[&Int64(i64::MAX), &Int32(1)]),
+            Err(NumberError::Overflow)
+        );
     }
 }

@@ -182,6 +182,11 @@ async fn change<D: Document, T: Store>(
     added: Option<&BsonDocument>,
 ) -> Result<()> {
     let Some(parent) = find_by_id(tx, c.parent, key).await? else {
+        // A child that stays with, or leaves, a parent deleted since (an orphan): nothing to
+        // adjust. A child is never attached to a parent that does not exist.
+        if removed.is_some() {
+            return Ok(());
+        }
         return Err(Error::NotFound {
             collection: c.parent.to_owned(),
             id: display_bson(key),
@@ -212,12 +217,26 @@ async fn change<D: Document, T: Store>(
             Some(s) if is_number(&s) => s,
             _ => Bson::Int32(0),
         };
-        if let Some(v) = removed.and_then(|d| d.get(a.of)).filter(|v| is_number(v)) {
-            let neg = negate(v).ok_or_else(|| numeric_err::<D>(a.of, "not negatable"))?;
-            sum = number::add(&sum, &neg).map_err(|e| numeric_err::<D>(a.of, e))?;
-        }
-        if let Some(v) = added.and_then(|d| d.get(a.of)).filter(|v| is_number(v)) {
-            sum = number::add(&sum, v).map_err(|e| numeric_err::<D>(a.of, e))?;
+        let (gone, new) = (value_of(removed, a.of), value_of(added, a.of));
+        let double = |v: Option<&Bson>| matches!(v, Some(Bson::Double(_)));
+        if gone == new {
+            // The value did not change: the sum stays as stored.
+        } else if gone.is_some() && (double(gone) || double(new) || double(Some(&sum))) {
+            // A double taken out: subtracting it would leave its rounding behind (0.1 + 0.2
+            // - 0.1 - 0.2 is not 0); the sum is read again from the children, exactly.
+            sum = match sum_of_children::<D, T>(tx, c, key, a.of).await? {
+                // No double left (no child, say): still a double, as the field was.
+                s if double(Some(&sum)) => Bson::Double(as_f64(&s)),
+                s => s,
+            };
+        } else {
+            if let Some(v) = gone {
+                let neg = negate(v).ok_or_else(|| numeric_err::<D>(a.of, "not negatable"))?;
+                sum = number::add(&sum, &neg).map_err(|e| numeric_err::<D>(a.of, e))?;
+            }
+            if let Some(v) = new {
+                sum = number::add(&sum, v).map_err(|e| numeric_err::<D>(a.of, e))?;
+            }
         }
         sums.insert(a.of, sum);
     }
@@ -244,6 +263,11 @@ async fn change<D: Document, T: Store>(
     )
     .await?;
     Ok(())
+}
+
+/// The number a child document holds in `field`, if it holds one.
+fn value_of<'d>(doc: Option<&'d BsonDocument>, field: &str) -> Option<&'d Bson> {
+    doc.and_then(|d| d.get(field)).filter(|v| is_number(v))
 }
 
 fn as_f64(v: &Bson) -> f64 {
@@ -320,11 +344,40 @@ async fn from_children<D: Document, T: Store>(
         .unwrap_or(Bson::Null))
 }
 
-/// One parent's aggregates as its children give them (the `$set` [`recompute`] writes).
-fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static str, Bson)>> {
+/// The exact sum of the field `of` over the parent `key`'s children, as the transaction sees
+/// them (one `find` by the key, the field projected): what a sum of doubles is set to when a
+/// child's value leaves it.
+async fn sum_of_children<D: Document, T: Store>(
+    tx: &T,
+    c: &Computed,
+    key: &Bson,
+    of: &str,
+) -> Result<Bson> {
+    let opts = FindOptions {
+        projection: vec![of.into()],
+        comment: Some(COMPUTED_SUM),
+        ..FindOptions::default()
+    };
+    let filter = Filter::And(vec![
+        Filter::Eq(c.key.into(), key.clone()),
+        Filter::NumberOrMissing(of.into()),
+        Filter::Exists(of.into(), true),
+    ]);
+    let children = tx.find(D::COLLECTION, &filter, &opts).await?;
+    let values: Vec<&Bson> = (children.iter())
+        .filter_map(|d| d.get(of))
+        .filter(|v| is_number(v))
+        .collect();
+    number::sum(&values).map_err(|e| numeric_err::<D>(of, e))
+}
+
+/// One parent's aggregates as its children give them (the `$set` [`recompute`] writes), each
+/// with the rounding a stored value may differ by after writes through the library alone:
+/// none, but for sums and averages of doubles ([`rounding`]).
+fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static str, Bson, f64)>> {
     let mut out = Vec::new();
     if let Some(f) = c.count {
-        out.push((f, Bson::Int64(children.len() as i64)));
+        out.push((f, Bson::Int64(children.len() as i64), 0.0));
     }
     for a in c.aggregates {
         let values: Vec<&Bson> = (children.iter())
@@ -332,12 +385,7 @@ fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static
             .filter(|v| is_number(v))
             .collect();
         let sum = || -> Result<Bson> {
-            let mut s = Bson::Int32(0);
-            for v in &values {
-                s = number::add(&s, v)
-                    .map_err(|e| Error::invalid(format!("a sum of `{}`: {e:?}", a.of)))?;
-            }
-            Ok(s)
+            number::sum(&values).map_err(|e| Error::invalid(format!("a sum of `{}`: {e:?}", a.of)))
         };
         let pick = |want: Ordering| {
             values
@@ -353,16 +401,31 @@ fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static
                 .cloned()
                 .unwrap_or(Bson::Null)
         };
-        let value = match a.op {
-            Op::Sum => sum()?,
-            Op::Min => pick(Ordering::Less),
-            Op::Max => pick(Ordering::Greater),
-            Op::Avg if children.is_empty() => Bson::Null,
-            Op::Avg => Bson::Double(as_f64(&sum()?) / children.len() as f64),
+        let (value, tolerance) = match a.op {
+            Op::Sum => (sum()?, rounding(&values)),
+            Op::Min => (pick(Ordering::Less), 0.0),
+            Op::Max => (pick(Ordering::Greater), 0.0),
+            Op::Avg if children.is_empty() => (Bson::Null, 0.0),
+            Op::Avg => {
+                let n = children.len() as f64;
+                (Bson::Double(as_f64(&sum()?) / n), rounding(&values) / n)
+            }
         };
-        out.push((a.into, value));
+        out.push((a.into, value, tolerance));
     }
     Ok(out)
+}
+
+/// How far a sum of `values` kept through the library's writes may be from their exact sum:
+/// 0 for integers and Decimal128 (added exactly); for doubles, each child added since the last
+/// removal rounds once (a removal sets the sum exactly: [`sum_of_children`]), so at most
+/// `(n + 1) · ε · Σ|x|` over the `n` children, the bound of recursive summation.
+fn rounding(values: &[&Bson]) -> f64 {
+    if !values.iter().any(|v| matches!(v, Bson::Double(_))) {
+        return 0.0;
+    }
+    let magnitude: f64 = values.iter().map(|v| as_f64(v).abs()).sum();
+    (values.len() as f64 + 1.0) * f64::EPSILON * magnitude
 }
 
 fn computed_of<D: Document>() -> Result<Computed> {
@@ -397,7 +460,7 @@ where
                 let children = tx.find(D::COLLECTION, &by_parent, &opts).await?;
                 let set = from_scratch(&c, &children)?;
                 let mut update = Update {
-                    set: set.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+                    set: set.into_iter().map(|(k, v, _)| (k.into(), v)).collect(),
                     ..Update::default()
                 };
                 let done = tx
@@ -476,9 +539,9 @@ pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
                 .map_err(|e| Error::decode(c.parent, None, e))?;
             let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
             let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
-            for (field, want) in from_scratch(&c, &kids)? {
+            for (field, want, tolerance) in from_scratch(&c, &kids)? {
                 let got = parent.get(field).cloned().unwrap_or(Bson::Null);
-                if !same(&got, &want) {
+                if !same(&got, &want, tolerance) {
                     drifts.push(Drift {
                         parent: display_bson(&id),
                         field: field.to_owned(),
@@ -495,15 +558,25 @@ pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
 /// The `comment` of the read of a parent's children for a removed extreme (by the key, on a
 /// child collection sharded by `_id`: every shard answers it).
 pub const COMPUTED_EXTREME: &str = "pattern scatter: computed extreme";
+/// The `comment` of the read of a parent's children when a double leaves a sum (by the key,
+/// on a child collection sharded by `_id`: every shard answers it).
+pub const COMPUTED_SUM: &str = "pattern scatter: computed sum";
 /// The `comment` of [`recompute`]'s read of a parent's children.
 pub const COMPUTED_RECOMPUTE: &str = "pattern scatter: computed recompute";
 /// The `comment` of [`verify`]'s scans (collection-wide reads).
 pub const COMPUTED_VERIFY: &str = "pattern scatter: computed verify";
 
-fn same(a: &Bson, b: &Bson) -> bool {
+/// Whether a stored aggregate is the one the children give: numbers by value (an Int32 3
+/// equals an Int64 3), doubles within `tolerance` (see [`rounding`]) and the rounding of one
+/// more operation (an average divides the sum).
+fn same(a: &Bson, b: &Bson, tolerance: f64) -> bool {
+    let double = matches!(a, Bson::Double(_)) || matches!(b, Bson::Double(_));
     match (a, b) {
-        (Bson::Double(x), Bson::Double(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
         (Bson::Null, Bson::Null) => true,
+        _ if double && is_number(a) && is_number(b) => {
+            let (x, y) = (as_f64(a), as_f64(b));
+            (x - y).abs() <= tolerance + 2.0 * f64::EPSILON * x.abs().max(y.abs())
+        }
         _ if is_number(a) && is_number(b) => number::compare(a, b) == Some(Ordering::Equal),
         _ => a == b,
     }

@@ -177,10 +177,23 @@ impl<D: Document> Find<D> {
         FindOptions {
             sort: self.sort.clone(),
             limit: self.limit,
-            projection: self.projection.clone(),
+            projection: self.sent_projection(),
             comment,
             ..FindOptions::default()
         }
+    }
+
+    /// The fields a projection reads: the projected ones, and the schema version of a
+    /// versioned type (what tells a document this build can decode as the projection from
+    /// one it cannot); empty: whole documents.
+    fn sent_projection(&self) -> Vec<Path> {
+        let mut fields = self.projection.clone();
+        if let Some(v) = D::VERSIONING.filter(|_| !fields.is_empty()) {
+            if !fields.iter().any(|p| *p == v.field) {
+                fields.push(v.field.into());
+            }
+        }
+        fields
     }
 
     /// The documents as found, cut to the projection (a store may return more fields than
@@ -193,10 +206,11 @@ impl<D: Document> Find<D> {
         if self.skip_unknown {
             found.retain(|d| !super::polymorphic::is_unknown::<D>(d));
         }
-        if self.projection.is_empty() {
+        let projection = self.sent_projection();
+        if projection.is_empty() {
             return Ok(found);
         }
-        let wanted = |k: &String| k == "_id" || self.projection.iter().any(|p| p == k);
+        let wanted = |k: &String| k == "_id" || projection.iter().any(|p| p == k);
         Ok(found
             .into_iter()
             .map(|d| d.into_iter().filter(|(k, _)| wanted(k)).collect())

@@ -46,7 +46,7 @@ pub use archive::{
 pub use attributes::{attributes_field, Attribute, Attributes};
 pub use computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
-    Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_VERIFY,
+    Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
 };
 pub use find::Find;
 pub use history::{
@@ -190,7 +190,7 @@ pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
             D::COLLECTION
         )));
     }
-    for k in D::KEYWORDS {
+    for k in polymorphic::keywords::<D>(&out) {
         if let Some(v) = out.get_mut(k.field) {
             typed::normalize_keywords(k.normalize, v);
         }
@@ -315,15 +315,7 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
             return linked::save::<D, S>(store, id, doc).await;
         }
         let Some(v) = D::VERSIONING else {
-            let variant = polymorphic::written::<D>(&doc);
-            let filter = polymorphic::save_filter(&id, variant.as_ref());
-            return match store.replace_one(D::COLLECTION, &filter, doc, true).await {
-                Ok(_) => Ok(()),
-                Err(e @ Error::DuplicateKey { .. }) => {
-                    Err(polymorphic::other_variant::<D, S>(store, &id, variant, e).await?)
-                }
-                Err(e) => Err(e),
-            };
+            return polymorphic::save::<D, S>(store, &id, doc).await;
         };
         let by_id = query::Filter::Eq("_id".into(), id.clone());
         let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);

@@ -21,6 +21,7 @@ use bson::{Bson, Document as BsonDocument};
 use super::{decode_stored, find_by_id, indexes_ready, to_document, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
+use crate::spec::Keywords;
 use crate::store::query::{self, FindOptions, IndexSpec, Schema};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -52,6 +53,9 @@ pub struct VariantShape {
     pub value: &'static str,
     /// The variant's stored fields ([`Document::STORED`] of its type).
     pub fields: &'static [StoredField],
+    /// The variant's keyword arrays ([`Document::KEYWORDS`] of its type): the enum's writes
+    /// normalise them as the variant's own writes do.
+    pub keywords: &'static [Keywords],
 }
 
 /// A field of a variant's documents, as its validator checks it.
@@ -128,6 +132,18 @@ pub(crate) fn stamp<D: Document>(doc: &mut BsonDocument) {
     }
 }
 
+/// The keyword arrays of a document `D` writes: its type's, and on an enum its variant's (by
+/// the discriminator serde wrote).
+pub(crate) fn keywords<D: Document>(doc: &BsonDocument) -> &'static [Keywords] {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { field, variants }) => {
+            let value = doc.get_str(field).ok();
+            (variants.iter().find(|v| Some(v.value) == value)).map_or(&[], |v| v.keywords)
+        }
+        _ => D::KEYWORDS,
+    }
+}
+
 /// The filter of a save: its `_id`, and on a polymorphic type the discriminator it writes
 /// ([`written`]), so that an upsert over another variant's document fails rather than change
 /// it.
@@ -142,32 +158,63 @@ pub(crate) fn save_filter(id: &Bson, variant: Option<&(&'static str, String)>) -
     }
 }
 
-/// After a save that wrote `variant` ([`written`]) failed with a duplicate `_id`:
-/// [`Error::OtherVariant`] when the stored document with that `_id` is of another variant,
-/// else `e`.
-pub(crate) async fn other_variant<D: Document, S: Store>(
+/// How many times a save whose upsert lost to a concurrent change of variant or delete runs
+/// again before giving up ([`Error::Contention`]).
+const SAVE_ATTEMPTS: u32 = 16;
+
+/// Whether `e` is a duplicate `_id` (the store names the index `_id_`), not a duplicate on
+/// another unique index.
+fn on_id(e: &Error) -> bool {
+    matches!(e, Error::DuplicateKey { message, .. }
+        if message.split("index: ").nth(1).is_some_and(|rest| rest.starts_with("_id_")
+            && rest[4..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_')))
+}
+
+/// Writes `doc` over the stored document with its `_id` (its variant's, on a polymorphic
+/// type), or inserts it: one `update` with a replacement and `upsert`. On a polymorphic type
+/// the filter holds the variant it writes ([`save_filter`]), so the upsert over another
+/// variant's document fails on the `_id`: then [`Error::OtherVariant`], nothing written. When
+/// the document found then is of the same variant, or gone (a `change_variant` or a delete
+/// between the two commands), the save runs again.
+pub(crate) async fn save<D: Document, S: Store>(
     store: &S,
     id: &Bson,
-    variant: Option<(&'static str, String)>,
-    e: Error,
-) -> Result<Error> {
-    let Some((field, value)) = variant else {
-        return Ok(e);
-    };
-    let Some(stored) = find_by_id(store, D::COLLECTION, id).await? else {
-        return Ok(e);
-    };
-    let found = stored.get_str(field).ok().map(str::to_owned);
-    if found.as_deref() == Some(value.as_str()) {
-        return Ok(e);
+    doc: BsonDocument,
+) -> Result<()> {
+    let variant = written::<D>(&doc);
+    let filter = save_filter(id, variant.as_ref());
+    for _ in 0..SAVE_ATTEMPTS {
+        let e = match store
+            .replace_one(D::COLLECTION, &filter, doc.clone(), true)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        let Some((field, value)) = variant.as_ref().filter(|_| on_id(&e)) else {
+            return Err(e);
+        };
+        let Some(stored) = find_by_id(store, D::COLLECTION, id).await? else {
+            continue;
+        };
+        let found = stored.get_str(field).ok();
+        if found != Some(value.as_str()) {
+            return Err(Error::OtherVariant {
+                collection: D::COLLECTION.to_owned(),
+                id: crate::error::display_bson(id),
+                variant: Box::new(VariantChange {
+                    stored: found.map(str::to_owned),
+                    written: value.clone(),
+                }),
+            });
+        }
     }
-    Ok(Error::OtherVariant {
-        collection: D::COLLECTION.to_owned(),
-        id: crate::error::display_bson(id),
-        variant: Box::new(VariantChange {
-            stored: found,
-            written: value,
-        }),
+    Err(Error::Contention {
+        attempts: SAVE_ATTEMPTS,
+        what: format!(
+            "a save of `{}` kept losing to changes of the document's variant",
+            D::COLLECTION
+        ),
     })
 }
 

@@ -99,16 +99,25 @@ pub(crate) async fn adjust<D: Document, T: Store>(
             .cloned()
     };
     let (kb, ka) = (key_of(before), key_of(after));
-    for key in [kb.clone(), ka.filter(|k| Some(k) != kb.as_ref())]
-        .into_iter()
-        .flatten()
-    {
-        rewrite::<D, T>(tx, s, &key).await?;
+    if let Some(key) = &kb {
+        rewrite::<D, T>(tx, s, key, false).await?;
+    }
+    if let Some(key) = ka.filter(|k| Some(k) != kb.as_ref()) {
+        rewrite::<D, T>(tx, s, &key, true).await?;
     }
     Ok(())
 }
 
-async fn rewrite<D: Document, T: Store>(tx: &T, s: &Subset, key: &Bson) -> Result<()> {
+/// The subset of the parent `key` rewritten from its children. A parent that does not exist
+/// is [`Error::NotFound`] when `required` (a write attaching a child to it: an insert, a move
+/// to it; [`resubset`]); a child that stays with, or leaves, a parent deleted since (an
+/// orphan) has no subset to rewrite.
+async fn rewrite<D: Document, T: Store>(
+    tx: &T,
+    s: &Subset,
+    key: &Bson,
+    required: bool,
+) -> Result<()> {
     let items = first(tx, D::COLLECTION, s, key).await?;
     let mut update = Update {
         set: vec![(
@@ -125,7 +134,7 @@ async fn rewrite<D: Document, T: Store>(tx: &T, s: &Subset, key: &Bson) -> Resul
             false,
         )
         .await?;
-    if !done.matched {
+    if !done.matched && required {
         return Err(Error::NotFound {
             collection: s.parent.to_owned(),
             id: display_bson(key),
@@ -156,7 +165,7 @@ where
         let s = subset_of::<D>()?;
         let mut ctx = id_bson(id)?;
         transaction_with(store, &mut ctx, |tx, id| {
-            Box::pin(async move { rewrite::<D, _>(tx, &s, id).await })
+            Box::pin(async move { rewrite::<D, _>(tx, &s, id, true).await })
         })
         .await
     })

@@ -279,6 +279,7 @@ fn expand(m: &Model) -> TokenStream {
         quote!(#module::VariantShape {
             value: #value,
             fields: <#ty as #module::Document>::STORED,
+            keywords: <#ty as #module::Document>::KEYWORDS,
         })
     });
     let tys: Vec<&TokenStream> = m.variants.iter().map(|v| &v.ty).collect();

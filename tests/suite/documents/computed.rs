@@ -256,9 +256,160 @@ async fn aggregates_match_a_model_of_random_writes(store: AnyStore) {
     }
 }
 
+/// A player keeps the count, sum and average of its games' `f64` scores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "players")]
+struct Player {
+    #[serde(rename = "_id")]
+    id: i64,
+    games: i64,
+    score_sum: f64,
+    score_avg: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "games",
+    computed(
+        parent = Player,
+        key = player_id,
+        count = games,
+        sum(score = score_sum),
+        avg(score = score_avg)
+    )
+)]
+struct Game {
+    #[serde(rename = "_id")]
+    id: i64,
+    player_id: i64,
+    score: f64,
+    note: String,
+}
+
+fn game(id: i64, player_id: i64, score: f64) -> Game {
+    Game {
+        id,
+        player_id,
+        score,
+        note: String::new(),
+    }
+}
+
+async fn player(store: &AnyStore, id: i64) -> Player {
+    Player::get(store, &id).await.unwrap().unwrap()
+}
+
+/// Sums of doubles through library writes only: 0 again, exactly, once the children are gone
+/// (0.1 + 0.2 - 0.1 - 0.2 is not 0 in floating point), the cancelled large value's partner
+/// kept (1e20 + 1 - 1e20), an update of another field leaves the sum as it was, and `verify`
+/// finds nothing at any point.
+async fn sums_of_doubles_stay_exact(store: AnyStore) {
+    let zero = Player {
+        id: 1,
+        games: 0,
+        score_sum: 0.0,
+        score_avg: None,
+    };
+    zero.insert(&store).await.unwrap();
+    game(1, 1, 0.1).insert(&store).await.unwrap();
+    game(2, 1, 0.2).insert(&store).await.unwrap();
+    assert!(Game::verify(&store).await.unwrap().is_empty());
+    assert!(Game::delete(&store, &1).await.unwrap());
+    assert!(Game::delete(&store, &2).await.unwrap());
+    assert_eq!(player(&store, 1).await, zero);
+    assert!(Game::verify(&store).await.unwrap().is_empty());
+    // Catastrophic cancellation: the 1 survives the large value's removal.
+    game(3, 1, 1e20).insert(&store).await.unwrap();
+    game(4, 1, 1.0).insert(&store).await.unwrap();
+    assert!(Game::delete(&store, &3).await.unwrap());
+    assert_eq!(player(&store, 1).await.score_sum, 1.0);
+    assert!(Game::verify(&store).await.unwrap().is_empty());
+    // An update that does not touch the score, a move, a change of the score.
+    game(5, 1, 0.1).insert(&store).await.unwrap();
+    game(6, 1, 0.2).insert(&store).await.unwrap();
+    let sum = player(&store, 1).await.score_sum;
+    let note = Update::new().set(Game::NOTE, "replayed");
+    assert!(Game::update_one(&store, Game::ID.eq(5_i64), note)
+        .await
+        .unwrap());
+    assert_eq!(player(&store, 1).await.score_sum, sum);
+    Player {
+        id: 2,
+        ..zero.clone()
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    let moved = Update::new().set(Game::PLAYER_ID, 2_i64);
+    assert!(Game::update_one(&store, Game::ID.eq(6_i64), moved)
+        .await
+        .unwrap());
+    let rescored = Update::new().set(Game::SCORE, 0.7);
+    assert!(Game::update_one(&store, Game::ID.eq(5_i64), rescored)
+        .await
+        .unwrap());
+    assert!(Game::verify(&store).await.unwrap().is_empty());
+    for id in [4, 5, 6] {
+        assert!(Game::delete(&store, &id).await.unwrap());
+    }
+    assert_eq!(player(&store, 1).await, zero);
+    assert_eq!(player(&store, 2).await, Player { id: 2, ..zero });
+    assert!(Game::verify(&store).await.unwrap().is_empty());
+}
+
+/// A seeded random sequence of `f64` scores written, moved and deleted: `verify` finds nothing
+/// after any step, and the sums are 0 once every game is deleted.
+async fn sums_of_doubles_match_a_random_sequence(store: AnyStore) {
+    let mut next = pattern_tests::rng(0x51f1_5eed_0ddb_a11d);
+    for id in 0..2 {
+        Player {
+            id,
+            games: 0,
+            score_sum: 0.0,
+            score_avg: None,
+        }
+        .insert(&store)
+        .await
+        .unwrap();
+    }
+    let mut live = std::collections::BTreeSet::new();
+    for step in 0..pattern_tests::scale(40, 400) {
+        let id = next(8) as i64;
+        let score = next(1_000) as f64 / 10.0 + 0.01 * next(7) as f64;
+        let p = next(2) as i64;
+        match next(3) {
+            0 => {
+                game(id, p, score).save(&store).await.unwrap();
+                live.insert(id);
+            }
+            1 => {
+                let u = Update::new()
+                    .set(Game::SCORE, score)
+                    .set(Game::PLAYER_ID, p);
+                let done = Game::update_one(&store, Game::ID.eq(id), u).await.unwrap();
+                assert_eq!(done, live.contains(&id));
+            }
+            _ => {
+                assert_eq!(Game::delete(&store, &id).await.unwrap(), live.remove(&id));
+            }
+        }
+        let drift = Game::verify(&store).await.unwrap();
+        assert!(drift.is_empty(), "step {step}: {drift:?}");
+    }
+    for id in std::mem::take(&mut live) {
+        Game::delete(&store, &id).await.unwrap();
+    }
+    for id in 0..2 {
+        let p = player(&store, id).await;
+        assert_eq!((p.games, p.score_sum, p.score_avg), (0, 0.0, None), "{p:?}");
+    }
+}
+
 on_both_stores!(
     every_write_adjusts_the_parent,
     verify_and_recompute_after_another_tool,
     sixteen_writers_keep_the_aggregates_exact,
     aggregates_match_a_model_of_random_writes,
+    sums_of_doubles_stay_exact,
+    sums_of_doubles_match_a_random_sequence,
 );

@@ -371,10 +371,140 @@ async fn shapes_analyzed_without_types(store: AnyStore) {
     );
 }
 
+/// A variant keeping lowercased keywords, as the newtype of a struct and as a struct-like
+/// variant: what the enum's writes must normalise as the variant's do.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Item)]
+struct Novel {
+    #[serde(rename = "_id")]
+    id: u32,
+    title: String,
+    #[document(keywords(lowercase))]
+    topics: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(
+    collection = "items",
+    shared(id: u32, title: String),
+    variant_derive(Clone, Debug, PartialEq)
+)]
+enum Item {
+    Novel(Novel),
+    #[serde(rename = "tshirt")]
+    TShirt {
+        #[serde(rename = "_id")]
+        id: u32,
+        title: String,
+        #[document(keywords(lowercase))]
+        tags: Vec<String>,
+    },
+}
+
+fn novel(id: u32) -> Novel {
+    Novel {
+        id,
+        title: "Moby-Dick".into(),
+        topics: vec!["Whales".into(), "SEA".into()],
+    }
+}
+
+fn tshirt(id: u32) -> ItemTShirt {
+    ItemTShirt {
+        id,
+        title: "Tee".into(),
+        tags: vec!["Cotton".into()],
+    }
+}
+
+/// Every write of the enum normalises a variant's keywords as the variant's own writes do: an
+/// insert, a save (new and over a document), a change of variant; the variant's keyword
+/// search finds them all.
+async fn the_enums_writes_keep_a_variants_keywords(store: AnyStore) {
+    Item::Novel(novel(1)).insert(&store).await.unwrap();
+    Item::Novel(novel(2)).save(&store).await.unwrap();
+    novel(3).insert(&store).await.unwrap();
+    Item::Novel(novel(3)).save(&store).await.unwrap();
+    tshirt(4).insert(&store).await.unwrap();
+    assert!(Item::Novel(novel(4)).change_variant(&store).await.unwrap());
+    novel(5).insert(&store).await.unwrap();
+    assert!(tshirt(5).into_enum().change_variant(&store).await.unwrap());
+    tshirt(6).into_enum().insert(&store).await.unwrap();
+    let raw = documents(&store, "items").await;
+    for d in &raw {
+        let (field, want) = match d.get_str("kind").unwrap() {
+            "novel" => ("topics", vec!["whales", "sea"]),
+            _ => ("tags", vec!["cotton"]),
+        };
+        let stored: Vec<&str> = (d.get_array(field).unwrap().iter())
+            .map(|b| b.as_str().unwrap())
+            .collect();
+        assert_eq!(stored, want, "{d}");
+    }
+    let mut found: Vec<u32> = Novel::find(Novel::TOPICS.contains("Whales"))
+        .all(&store)
+        .await
+        .unwrap()
+        .iter()
+        .map(|n| n.id)
+        .collect();
+    found.sort();
+    assert_eq!(found, [1, 2, 3, 4]);
+    let shirts = ItemTShirt::find(ItemTShirt::TAGS.contains("COTTON"))
+        .all(&store)
+        .await
+        .unwrap();
+    assert_eq!(shirts.iter().map(|s| s.id).collect::<Vec<_>>(), [5, 6]);
+}
+
+/// 8 tasks on one `_id`, each changing its variant and saving it as either variant: a save is
+/// written or refused with `OtherVariant`, never anything else (no duplicate key from the
+/// upsert that lost to a change of variant).
+async fn a_save_racing_a_change_of_variant_is_written_or_refused(store: AnyStore) {
+    Item::Novel(novel(1)).insert(&store).await.unwrap();
+    let steps = pattern_tests::scale(20, 100);
+    let outcomes = futures::future::join_all((0..8_u32).map(|t| {
+        let store = &store;
+        async move {
+            let (mut written, mut refused) = (0, 0);
+            for i in 0..steps {
+                let save = match (t + i) % 4 {
+                    0 => {
+                        assert!(Item::Novel(novel(1)).change_variant(store).await.unwrap());
+                        continue;
+                    }
+                    1 => {
+                        assert!(tshirt(1).into_enum().change_variant(store).await.unwrap());
+                        continue;
+                    }
+                    2 => novel(1).save(store).await,
+                    _ => tshirt(1).save(store).await,
+                };
+                match save {
+                    Ok(()) => written += 1,
+                    Err(Error::OtherVariant { .. }) => refused += 1,
+                    Err(e) => panic!("task {t}, step {i}: {e:?}"),
+                }
+            }
+            (written, refused)
+        }
+    }))
+    .await;
+    let (written, refused) = outcomes
+        .iter()
+        .fold((0, 0), |(w, r), (a, b)| (w + a, r + b));
+    assert_eq!(written + refused, 8 * steps / 2);
+    assert!(Item::get(&store, &1).await.unwrap().is_some());
+    assert!(Item::verify_variants(&store).await.unwrap().is_empty());
+}
+
 on_both_stores!(
     shapes_analyzed_without_types,
     one_collection_each_variant_its_own,
     a_variant_changes_only_explicitly,
     unknown_shapes_are_typed_errors,
     indexes_and_validator_per_variant,
+    the_enums_writes_keep_a_variants_keywords,
+    a_save_racing_a_change_of_variant_is_written_or_refused,
 );

@@ -184,8 +184,57 @@ async fn sixteen_writers_keep_the_subsets(store: AnyStore) {
     assert!(Review::verify_subsets(&store).await.unwrap().is_empty());
 }
 
+/// A film deleted under its reviews: the orphans can still be updated (no parent to adjust),
+/// saved, moved to a film that exists (which counts them and takes them into its subset) and
+/// deleted; a review is never attached to a film that does not exist (`NotFound`, nothing
+/// written).
+async fn orphans_can_be_written(store: AnyStore) {
+    insert_films(&store, 2).await;
+    for (id, f) in [(10, 0), (11, 0), (12, 0), (20, 1)] {
+        review(id, f, 100 + id).insert(&store).await.unwrap();
+    }
+    assert!(Film::delete(&store, &0).await.unwrap());
+    let later = Update::new().set(Review::DATE, 500_i64);
+    assert!(Review::update_one(&store, Review::ID.eq(10_i64), later)
+        .await
+        .unwrap());
+    review(11, 0, 300).save(&store).await.unwrap();
+    assert!(Review::delete(&store, &12).await.unwrap());
+    // Moved to film 1: counted there, in its subset.
+    let moved = Update::new().set(Review::FILM_ID, 1_i64);
+    assert!(Review::update_one(&store, Review::ID.eq(10_i64), moved)
+        .await
+        .unwrap());
+    let one = film(&store, 1).await;
+    assert_eq!(one.reviews, 2);
+    assert_eq!(one.recent, [review(10, 1, 500), review(20, 1, 120)]);
+    // Never attached to a missing film: an insert, a save and a move are refused.
+    for refused in [
+        review(13, 0, 1).insert(&store).await,
+        review(20, 7, 1).save(&store).await,
+        Review::update_one(
+            &store,
+            Review::ID.eq(10_i64),
+            Update::new().set(Review::FILM_ID, 9_i64),
+        )
+        .await
+        .map(|_| ()),
+    ] {
+        assert!(
+            matches!(refused, Err(Error::NotFound { .. })),
+            "{refused:?}"
+        );
+    }
+    assert_eq!(Review::get(&store, &13).await.unwrap(), None);
+    assert_eq!(film(&store, 1).await, one);
+    assert!(Review::delete(&store, &11).await.unwrap());
+    assert!(Review::verify(&store).await.unwrap().is_empty());
+    assert!(Review::verify_subsets(&store).await.unwrap().is_empty());
+}
+
 on_both_stores!(
     the_subset_follows_every_write,
     subsets_match_a_model_of_random_writes,
     sixteen_writers_keep_the_subsets,
+    orphans_can_be_written,
 );

@@ -485,10 +485,63 @@ async fn two_builds_share_a_collection(store: AnyStore) {
     );
 }
 
+/// A projection of a versioned type decodes the documents this build wrote (the version
+/// field is read with the projected fields and left out of what is decoded), and says why it
+/// cannot decode one an older build wrote.
+async fn a_projection_reads_the_current_version(store: AnyStore) {
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Visits {
+        #[serde(rename = "_id")]
+        id: i64,
+        visits: i64,
+    }
+    Person3 {
+        id: 1,
+        first: "Ada".into(),
+        last: "Lovelace".into(),
+        visits: 3,
+        tier: "gold".into(),
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    let got = Person3::find(Person3::ID.eq(1_i64))
+        .project(Person3::VISITS)
+        .all_as::<Visits, _>(&store)
+        .await
+        .unwrap();
+    assert_eq!(got, [Visits { id: 1, visits: 3 }]);
+    let one = Person3::find(Person3::VISITS.gte(0_i64))
+        .project(Person3::VISITS)
+        .one_as::<Visits, _>(&store)
+        .await
+        .unwrap();
+    assert_eq!(one, Some(Visits { id: 1, visits: 3 }));
+    Person2 {
+        id: 2,
+        full_name: "Grace Hopper".into(),
+        visits: 1,
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    let e = Person3::find(Person3::ID.eq(2_i64))
+        .project(Person3::VISITS)
+        .all_as::<Visits, _>(&store)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Decode { .. }) && e.to_string().contains("schema version 2"),
+        "{e}"
+    );
+}
+
 on_both_stores!(
     reads_upgrade_every_version,
     writes_stamp_the_version_and_never_overwrite_a_newer_one,
     write_back_upgrades_what_it_reads,
     a_filter_on_a_moved_field_matches_upgraded_documents,
     two_builds_share_a_collection,
+    a_projection_reads_the_current_version,
 );
