@@ -142,9 +142,46 @@ async fn library_tree_writes_pass(store: AnyStore) {
 
 // These tests write foreign documents by `_id` on purpose (what other tools do): not checked
 // against the targeting rule; the library's operations they also run are, in their own suites.
+/// Buckets with a roll-up among them (`rollup`, `validate`): the roll-up document passes the
+/// validator beside the buckets on every path that writes it (pushes, a push of several, an
+/// ingest across keys, backfill), and a document that is neither a bucket nor a roll-up is
+/// refused.
+async fn library_rollup_writes_pass(store: AnyStore) {
+    #[allow(dead_code)] // the derive's layout; never built
+    #[derive(Bucket)]
+    #[bucket(
+        collection = "rolled",
+        size = 4,
+        time = "date",
+        summary(sum = "qty"),
+        rollup,
+        validate
+    )]
+    struct Rolled {
+        #[bucket(key)]
+        symbol: String,
+        #[bucket(items)]
+        ticks: Vec<Trade>,
+    }
+    for i in 0..9 {
+        Rolled::push(&store, "MDB", trade(i)).await.unwrap();
+    }
+    let many: Vec<Trade> = (0..7).map(trade).collect();
+    Rolled::push_many(&store, "AAPL", &many).await.unwrap();
+    let pairs: Vec<(String, Trade)> = (0..12).map(|i| (format!("K{}", i % 3), trade(i))).collect();
+    Rolled::ingest(&store, &pairs).await.unwrap();
+    Rolled::backfill(&store).await.unwrap();
+    assert_eq!(Rolled::summary(&store, "MDB", ..).await.unwrap().items, 9);
+    let checked = all_pass(&store, "rolled", &bucket::schemas::<Rolled>()[0].1).await;
+    assert!(checked >= 6 + 5, "{checked} documents");
+    let neither = doc! {"symbol": "X", "page": "rollup", "count": 1, "ticks": trades(1)};
+    assert_refused(store.insert_one("rolled", neither).await, "rolled");
+}
+
 on_both_stores!(
     untargeted:
     library_bucket_writes_pass,
     library_outlier_writes_pass,
     library_tree_writes_pass,
+    library_rollup_writes_pass,
 );
