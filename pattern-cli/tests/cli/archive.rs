@@ -212,3 +212,44 @@ async fn archive_document_resumes_a_killed_run() {
     );
     db.drop().await;
 }
+
+/// A run stopped in its first batch, after its moves (1, 2, 4) and before its checkpoint
+/// recorded them (a validator refuses the checkpoint's write: the store as a kill there
+/// leaves it): the command resumes from the start, says so, and counts those 3 in the pass's
+/// total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_document_counts_a_first_batch_killed_before_its_checkpoint() {
+    let db = Db::new("cli_archive_first").await;
+    let base = seed_orders(&db).await;
+    let store = pattern_core::AnyStore::Mongo(db.store.clone());
+    pattern_tests::checkpoint_refuses_moved_past(&store, Some(0)).await;
+    let to = ArchiveAt {
+        store: &store,
+        collection: "orders_2024",
+    };
+    let before = bson::DateTime::from_millis(base + 10 * 86_400_000);
+    let opts = pattern_core::adopt::Options {
+        batch_items: 3,
+        ..pattern_core::adopt::Options::default()
+    };
+    let fields = ("placed", Some("pinned"));
+    let stopped = document::archive_layout(&store, "orders", fields, to, before, &opts).await;
+    assert!(stopped.is_err(), "{stopped:?}");
+    pattern_tests::checkpoint_refuses_moved_past(&store, None).await;
+    let mut quiet = vec!["--quiet"];
+    quiet.extend(archive_orders("2024-01-11T00:00:00Z"));
+    let done = db.run(&quiet);
+    assert_eq!(done.status.code(), Some(0), "{}", show(&done));
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        text.contains("5 documents old enough and not kept, moved 5"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "resumed from the start (a killed run died in its first batch): moved 8 in all"
+        ),
+        "{text}"
+    );
+    db.drop().await;
+}
