@@ -53,6 +53,12 @@ pub(crate) fn render_archived_documents(
             n(r.report.total_moved),
         ));
     }
+    if r.report.ended_sessions > 0 {
+        out.push_str(&format!(
+            "  ended {} server session(s) of an earlier run's moves first (a transaction of a killed run would have held its document until it expired)\n",
+            n(r.report.ended_sessions),
+        ));
+    }
     if let Some(defects) = &r.defects {
         out.push_str(&format!("Checked `{live}` and `{archive}` together: "));
         push_defects(&mut out, defects, super::defects::describe);

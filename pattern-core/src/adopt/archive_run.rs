@@ -19,13 +19,20 @@
 //! [`ArchiveRun::counted`]), so that the pass's counters include the moves no checkpoint
 //! recorded. A dry run reads the checkpoint, is refused as a run would be, counts as a run
 //! would, and writes nothing.
+//!
+//! The document archive's moves are transactions: each records its server session in the
+//! checkpoint's list before its first write ([`ArchiveRun::record_session`]), and a run ends
+//! those an earlier run recorded before anything else ([`ArchiveRun::end_earlier_sessions`]),
+//! as the migrations do: a run killed inside a move's transaction would otherwise hold that
+//! document (a write conflict for every other writer, the next run's move included) until the
+//! server expires the transaction (60 s by default).
 
 use bson::{doc, Bson, Document};
 
 use super::checkpoint::Checkpoint;
 use crate::codec::as_int;
 use crate::store::query::Filter;
-use crate::store::Store;
+use crate::store::{Store, Transaction};
 use crate::Result;
 
 /// How to start an archive over with other settings, for the error.
@@ -86,6 +93,25 @@ impl<const N: usize> ArchiveRun<N> {
             names,
             totals,
         })
+    }
+
+    /// Ends the server sessions the moves' transactions of an earlier run recorded (a run
+    /// killed in one would hold its document until the server expires it): before this run
+    /// reads or moves anything. Returns how many (none in a dry run, which ends nothing).
+    pub(crate) async fn end_earlier_sessions<S: Store>(&self, store: &S) -> Result<u64> {
+        if self.dry_run {
+            return Ok(0);
+        }
+        self.cp.end_earlier_sessions(store).await
+    }
+
+    /// Records the server session of `tx`, a move's transaction on the live store `store`,
+    /// before its first write (once a session per run).
+    pub(crate) async fn record_session<S: Store>(&mut self, store: &S, tx: &S::Txn) -> Result<()> {
+        match tx.session_id().await {
+            Some(lsid) if !self.dry_run => self.cp.record_session(store, lsid).await,
+            _ => Ok(()),
+        }
     }
 
     /// The `_id`s of the batch the run killed part-way was moving when it died: the caller

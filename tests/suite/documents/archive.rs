@@ -299,6 +299,12 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
     })
     .await;
     assert!(died.is_err(), "the run dies");
+    // Its moves' transactions recorded their server sessions (MongoDB's; the in-memory
+    // store has none), for the next run to end.
+    let on_mongo = matches!(store, AnyStore::Mongo(_));
+    let sessions = checkpoint(store, &format!("{CHECKPOINT}:sessions")).await;
+    let recorded = sessions.map_or(0, |s| s.get_array("ids").map_or(0, Vec::len));
+    assert_eq!(recorded > 0, on_mongo, "{recorded} sessions recorded");
     let part = checkpoint(store, CHECKPOINT).await.unwrap();
     assert_eq!(part.get_str("state"), Ok("running"), "{part:?}");
     assert_eq!(part.get_i64("moved"), Ok(20), "{part:?}");
@@ -330,6 +336,10 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
         .await
         .unwrap();
     assert_eq!(done.resumed_from, Some(Bson::Int64(21)));
+    assert_eq!(
+        done.ended_sessions, recorded as u64,
+        "the killed run's sessions ended"
+    );
     assert_eq!(
         (done.read, done.moved),
         (25, 25),
