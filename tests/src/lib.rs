@@ -257,6 +257,21 @@ pub fn dying(phase: &'static str, after: u64, batch_items: usize) -> Options<'st
     }
 }
 
+/// The kill switch of the archives between a batch's moves and its checkpoint: with
+/// `Some(most)`, a validator on `pattern_migrations` refuses a checkpoint whose `moved` passes
+/// `most`, so a run stops with an error at the checkpoint's write after the moves that take
+/// it past, the store left as a kill there leaves it; `None` takes the validator off.
+pub async fn checkpoint_refuses_moved_past(store: &AnyStore, most: Option<i64>) {
+    use pattern_core::store::query::Schema;
+    let schema = match most {
+        Some(most) => Schema::object().property("moved", Schema::default().range(None, Some(most))),
+        None => Schema::default(),
+    };
+    (store.set_validator(pattern_core::adopt::CHECKPOINTS, &schema))
+        .await
+        .expect("set the checkpoints' validator");
+}
+
 /// Checkpoint `name` of a migration, sweep or archive, if any run wrote it.
 pub async fn checkpoint<S: Store>(store: &S, name: &str) -> Option<Document> {
     (documents(store, pattern_core::adopt::CHECKPOINTS).await)

@@ -132,8 +132,14 @@ impl Checkpoint {
         Ok(ids.len() as u64)
     }
 
-    /// Records `lsid` (outside any transaction) unless this run did already.
-    async fn record_session<S: Store>(&mut self, store: &S, lsid: Document) -> Result<()> {
+    /// Records `lsid` (outside any transaction) unless this run did already: call it before
+    /// the transaction's first write, so that the next run can end it should this one die
+    /// in it ([`end_earlier_sessions`](Self::end_earlier_sessions)).
+    pub(crate) async fn record_session<S: Store>(
+        &mut self,
+        store: &S,
+        lsid: Document,
+    ) -> Result<()> {
         if self.recorded.contains(&lsid) || self.recorded.len() >= MAX_SESSIONS {
             return Ok(());
         }

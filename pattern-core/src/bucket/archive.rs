@@ -14,19 +14,20 @@
 //! the next run deletes the live one).
 //!
 //! Resumable: the scan walks `_id` upwards a batch at a time (one BSON type bracket after
-//! another: `_id`s of several types are all scanned), and after each batch's moves are
-//! done its checkpoint (`archive:<live>:<archive>` in
-//! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
-//! `_id` and the buckets and items moved so far, by one compare-and-set update outside any
-//! transaction (no bucket operation uses one; each move is exactly once on its own, so the
-//! checkpoint need not be written with them). A run killed part-way is resumed by the next
-//! after the last batch recorded, with the same cut-off only
+//! another: `_id`s of several types are all scanned), and the batch's checkpoint
+//! (`archive:<live>:<archive>` in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live
+//! store) records, before its moves, the `_id`s of the buckets it is about to move, and after
+//! them its last `_id` and the buckets and items moved so far: compare-and-set updates
+//! outside any transaction (no bucket operation uses one; each move is exactly once on its
+//! own, so the checkpoint need not be written with them). A run killed part-way is resumed by
+//! the next after the last batch recorded, with the same cut-off only
 //! ([`Error::SettingsChanged`](crate::Error::SettingsChanged) otherwise): the batch it was in
-//! is done again, its moves completed, what it had moved already no longer a candidate (a
-//! kill between a batch's moves and its checkpoint leaves those moves out of the totals). A
-//! bucket behind the position that became a candidate meanwhile (a key's newest that is no
-//! longer) waits for the next pass: once finished, a run with any cut-off starts from the
-//! start.
+//! is done again, its moves completed, what it had moved already no longer a candidate; those
+//! (the listed buckets now in the archive and no longer live) are counted from the archive
+//! side first, so the pass's totals include them. A bucket behind the position that became a
+//! candidate meanwhile (a key's newest that is no longer) waits for the next pass: once
+//! finished, a run with any cut-off starts from the start. A killed run leaves no transaction
+//! open (it runs none): the next run goes on at once.
 
 use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
@@ -69,10 +70,11 @@ pub struct ArchiveReport {
     /// This run went on from the checkpoint of a run killed part-way: after this bucket
     /// `_id` (the last of the last batch it recorded).
     pub resumed_from: Option<Bson>,
-    /// Buckets moved by the pass this run finished (or, killed, left part-way): the runs
-    /// killed part-way before it (their recorded batches) and this one.
+    /// Buckets moved by the pass this run finished (or, killed, left part-way): every bucket
+    /// the runs before it in the pass moved, those of the batch a killed run died in included
+    /// (counted from the archive side by the run after it), and this run's.
     pub total_moved: u64,
-    /// Items in them.
+    /// Items in them (each bucket's count as archived).
     pub total_items: u64,
 }
 
@@ -156,6 +158,10 @@ async fn archive_layout_in<S: Store, A: Store>(
         resumed_from: run.resumed_from.clone(),
         ..ArchiveReport::default()
     };
+    if !run.moving().is_empty() {
+        let counted = moved_of(live, &spec, to, run.moving()).await?;
+        run.counted(counted);
+    }
     let batch = opts.batch_items.clamp(1, BATCH) as i64;
     if !opts.dry_run {
         // The live collection's indexes are left as they are (the layout given may be another
@@ -194,6 +200,7 @@ async fn archive_layout_in<S: Store, A: Store>(
         report.read += read;
         let so_far = (report.moved, report.items);
         let newest = newest_pages(live, &spec, &docs).await?;
+        let mut moving = Vec::with_capacity(docs.len());
         for raw in docs {
             let doc = Document::try_from(raw.as_ref())
                 .map_err(|e| Error::decode(spec.collection, None, e.to_string()))?;
@@ -204,6 +211,13 @@ async fn archive_layout_in<S: Store, A: Store>(
                 report.newest_kept += 1;
                 continue;
             }
+            moving.push(doc);
+        }
+        let ids: Vec<Bson> = (moving.iter())
+            .filter_map(|d| d.get("_id").cloned())
+            .collect();
+        run.batch_begins(live, &ids).await?;
+        for doc in moving {
             if opts.dry_run {
                 report.moved += 1;
                 report.items += count_of(&spec, &doc);
@@ -228,6 +242,42 @@ async fn archive_layout_in<S: Store, A: Store>(
 
 fn count_of(spec: &SeriesSpec<'_>, doc: &Document) -> u64 {
     (doc.get(spec.count_field).and_then(as_int)).map_or(0, |c| u64::try_from(c).unwrap_or(0))
+}
+
+/// Of `ids`, the buckets a run killed part-way was moving, how many it moved and their items:
+/// those in the archive and no longer live (a bucket in both is a move in flight, which this
+/// run finishes and counts), with their counts as archived. Two reads by `_id` (collection-wide
+/// on a cluster sharded by the key: once a resumed run).
+async fn moved_of<S: Store, A: Store>(
+    live: &S,
+    spec: &SeriesSpec<'_>,
+    to: &ArchiveAt<'_, A>,
+    ids: &[Bson],
+) -> Result<[u64; 2]> {
+    let listed = Filter::In("_id".into(), ids.to_vec());
+    let read = |fields: &[&str]| FindOptions {
+        projection: fields.iter().map(|f| Path::from(*f)).collect(),
+        comment: Some("pattern scatter: bucket archive resume"),
+        ..FindOptions::default()
+    };
+    let archived = (to.store)
+        .find(to.collection, &listed, &read(&["_id", spec.count_field]))
+        .await?;
+    let still = live.find(spec.collection, &listed, &read(&["_id"])).await?;
+    let live_ids: HashSet<String> = (still.iter())
+        .filter_map(|d| Some(key_text(d.get("_id")?)))
+        .collect();
+    let mut counted = [0, 0];
+    for doc in &archived {
+        if doc
+            .get("_id")
+            .is_some_and(|id| !live_ids.contains(&key_text(id)))
+        {
+            counted[0] += 1;
+            counted[1] += count_of(spec, doc);
+        }
+    }
+    Ok(counted)
 }
 
 /// The newest page of each key of `docs`, by key text: one read for the batch.

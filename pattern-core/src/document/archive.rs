@@ -16,27 +16,31 @@
 //!   [`get_with_archive`], reported by [`verify_archive`], and moved by the next run.
 //!
 //! Resumable: the scan walks `_id` upwards a batch at a time (one BSON type bracket after
-//! another: `_id`s of several types are all scanned), and after each batch's moves are
-//! done its checkpoint (`archive:<live>:<archive>` in
-//! [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live store) records the batch's last
-//! `_id` and the documents moved so far, by one compare-and-set update after the batch, not in
-//! the moves' transactions: each move is its own transaction (one `_id`, so a live write
-//! conflicts with one move, not with a batch of them) and exactly once on its own, so a batch
-//! done again moves only what is still live. A run killed part-way is resumed by the next
-//! after the last batch recorded, with the same cut-off and fields only
-//! ([`Error::SettingsChanged`] otherwise); a kill between a batch's moves and its checkpoint
-//! leaves those moves out of the totals. A document behind the position that became a
-//! candidate meanwhile (its flag cleared) waits for the next pass: once finished, a run with
-//! any cut-off starts from the start.
+//! another: `_id`s of several types are all scanned), and the batch's checkpoint
+//! (`archive:<live>:<archive>` in [`CHECKPOINTS`](crate::adopt::CHECKPOINTS) on the live
+//! store) records, before its moves, the `_id`s it is about to move, and after them its last
+//! `_id` and the documents moved so far: compare-and-set updates outside the moves'
+//! transactions. Each move is its own transaction (one `_id`, so a live write conflicts with
+//! one move, not with a batch of them) and exactly once on its own, so a batch done again
+//! moves only what is still live. A run killed part-way is resumed by the next after the last
+//! batch recorded, with the same cut-off and fields only ([`Error::SettingsChanged`]
+//! otherwise). That run first ends the server sessions the killed run's moves recorded in the
+//! checkpoint (a run killed inside a move's transaction would hold the document until the
+//! server expires it, 60 s by default: every move of it a write conflict until then), then
+//! counts the documents of the batch the killed run died in that are now in the archive and
+//! no longer live: the killed run moved them, and the pass's total includes them. A document
+//! behind the position that became a candidate meanwhile (its flag cleared) waits for the next
+//! pass: once finished, a run with any cut-off starts from the start.
 
 use std::borrow::Borrow;
+use std::collections::HashSet;
 
 use bson::{doc, Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
 use crate::adopt::archive_run::{ArchiveRun, IdScan};
-use crate::adopt::{LayoutDefect, Options};
+use crate::adopt::{key_text, LayoutDefect, Options};
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
 use crate::store::{transaction_with, BoxFuture, Store};
@@ -90,8 +94,12 @@ pub struct ArchiveReport {
     /// This run went on from the checkpoint of a run killed part-way: after this `_id` (the
     /// last of the last batch it recorded).
     pub resumed_from: Option<Bson>,
-    /// Documents moved by the pass this run finished (or, killed, left part-way): the runs
-    /// killed part-way before it (their recorded batches) and this one.
+    /// Server sessions of an earlier run's moves this run ended before it began (a run killed
+    /// inside a move's transaction leaves one open).
+    pub ended_sessions: u64,
+    /// Documents moved by the pass this run finished (or, killed, left part-way): every
+    /// document the runs before it in the pass moved, those of the batch a killed run died
+    /// in included (counted from the archive side by the run after it), and this run's.
     pub total_moved: u64,
 }
 
@@ -121,8 +129,9 @@ fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
 /// live writes, and a run killed anywhere is finished by running it again (see the module's
 /// documentation for how). Reads 100 documents' `_id`s a round trip, then, on the same store,
 /// 4 round trips a document (read, insert, delete, commit); on another, 5 (read, copy, and
-/// the read, delete and commit of the delete's transaction); after each batch, one update of
-/// its checkpoint. `opts.batch_items` makes the batches smaller (at most 100). With
+/// the read, delete and commit of the delete's transaction); two updates of its checkpoint
+/// a batch (before and after its moves), and one a run for each server session its moves use
+/// (one or two). `opts.batch_items` makes the batches smaller (at most 100). With
 /// `opts.dry_run`, counts and writes nothing (no checkpoint either); `opts.progress` is called
 /// after each batch (phase `"archive"`). A run after one killed part-way resumes after its
 /// last recorded batch; refused before anything is written ([`Error::SettingsChanged`]):
@@ -178,8 +187,13 @@ async fn archive_layout_in<S: Store, A: Store>(
     .await?;
     let mut report = ArchiveReport {
         resumed_from: run.resumed_from.clone(),
+        ended_sessions: run.end_earlier_sessions(live).await?,
         ..ArchiveReport::default()
     };
+    if !run.moving().is_empty() {
+        let moved = moved_of(live, coll, to, run.moving()).await?;
+        run.counted([moved]);
+    }
     let batch = opts.batch_items.clamp(1, BATCH) as i64;
     let mut scan = IdScan::after(run.resumed_from.clone());
     while let Some(after) = scan.filter() {
@@ -196,12 +210,13 @@ async fn archive_layout_in<S: Store, A: Store>(
         report.read += ids.len() as u64;
         if let Some(last) = ids.last() {
             let layout = (coll, (age, keep), before);
+            run.batch_begins(live, &ids).await?;
             let moved = if opts.dry_run {
                 ids.len() as u64
             } else if to.is_on(live) {
-                move_batch(live, layout, to.collection, &ids).await?
+                move_batch(live, &mut run, layout, to.collection, &ids).await?
             } else {
-                copy_batch(live, layout, to, &ids).await?
+                copy_batch(live, &mut run, layout, to, &ids).await?
             };
             report.moved += moved;
             run.batch_done(live, last, [moved]).await?;
@@ -217,6 +232,32 @@ async fn archive_layout_in<S: Store, A: Store>(
 /// The live collection, its `(age, keep)` fields and the cut-off.
 type Layout<'a> = (&'a str, (&'a str, Option<&'a str>), DateTime);
 
+/// Of `ids`, the batch a run killed part-way was moving, how many it moved: those in the
+/// archive and no longer live (a document in both is a move in flight, which this run
+/// finishes and counts). Two reads by `_id`.
+async fn moved_of<S: Store, A: Store>(
+    live: &S,
+    coll: &str,
+    to: ArchiveAt<'_, A>,
+    ids: &[Bson],
+) -> Result<u64> {
+    let opts = FindOptions {
+        projection: vec![Path::from("_id")],
+        ..FindOptions::default()
+    };
+    let listed = Filter::In("_id".into(), ids.to_vec());
+    let archived = to.store.find(to.collection, &listed, &opts).await?;
+    let still = live.find(coll, &listed, &opts).await?;
+    let live_ids: HashSet<String> = (still.iter())
+        .filter_map(|d| Some(key_text(d.get("_id")?)))
+        .collect();
+    let moved = (archived.iter())
+        .filter_map(|d| d.get("_id"))
+        .filter(|id| !live_ids.contains(&key_text(id)))
+        .count();
+    Ok(moved as u64)
+}
+
 /// Document `id` when it is still to move: older than the cut-off and not flagged to keep.
 fn still_old(id: &Bson, (_, (age, keep), before): Layout<'_>) -> Filter {
     Filter::and([Filter::Eq("_id".into(), id.clone()), old(age, keep, before)])
@@ -227,22 +268,28 @@ fn still_old(id: &Bson, (_, (age, keep), before): Layout<'_>) -> Filter {
 pub const ARCHIVE_MOVE: &str = "pattern archive: move";
 
 /// The batch's documents, each in its own transaction (one `_id`: on a cluster sharded by
-/// `_id`, two shards at most): read as it is, still old and not kept, inserted into the
-/// archive and deleted here. Returns how many moved.
+/// `_id`, two shards at most; its session recorded in `run`'s checkpoint before its first
+/// write): read as it is, still old and not kept, inserted into the archive and deleted here.
+/// Returns how many moved.
 async fn move_batch<S: Store>(
     store: &S,
+    run: &mut ArchiveRun<1>,
     layout: Layout<'_>,
     to: &str,
     ids: &[Bson],
 ) -> Result<u64> {
     let mut moved = 0;
     for id in ids {
-        let mut ctx = (still_old(id, layout), layout.0.to_owned(), to.to_owned());
+        let mut ctx = (
+            (still_old(id, layout), layout.0.to_owned(), to.to_owned()),
+            (store, &mut *run),
+        );
         let one = transaction_with(
             store,
             &mut ctx,
-            |tx, (filter, coll, to)| -> BoxFuture<'_, Result<u64>> {
+            |tx, ((filter, coll, to), (store, run))| -> BoxFuture<'_, Result<u64>> {
                 Box::pin(async move {
+                    run.record_session(*store, tx).await?;
                     let opts = FindOptions {
                         limit: Some(1),
                         comment: Some(ARCHIVE_MOVE),
@@ -265,11 +312,13 @@ async fn move_batch<S: Store>(
 }
 
 /// The batch's documents moved to another store: each copied as read (still old and not
-/// kept), then deleted here in a transaction that first reads it again and deletes it only
-/// when it is still the document copied; when it is not (a write reached it), copied again,
-/// or its copy removed when it no longer is to move. Returns how many moved.
+/// kept), then deleted here in a transaction (its session recorded in `run`'s checkpoint
+/// before its first write) that first reads it again and deletes it only when it is still
+/// the document copied; when it is not (a write reached it), copied again, or its copy
+/// removed when it no longer is to move. Returns how many moved.
 async fn copy_batch<S: Store, A: Store>(
     live: &S,
+    run: &mut ArchiveRun<1>,
     layout: Layout<'_>,
     to: ArchiveAt<'_, A>,
     ids: &[Bson],
@@ -295,12 +344,13 @@ async fn copy_batch<S: Store, A: Store>(
                 .replace_one(to.collection, &by_id, doc.clone(), true))
             .await?;
             copied = true;
-            let mut ctx = (by_id.clone(), coll.to_owned(), doc);
+            let mut ctx = ((by_id.clone(), coll.to_owned(), doc), (live, &mut *run));
             let deleted = transaction_with(
                 live,
                 &mut ctx,
-                |tx, (by_id, coll, copy)| -> BoxFuture<'_, Result<bool>> {
+                |tx, ((by_id, coll, copy), (live, run))| -> BoxFuture<'_, Result<bool>> {
                     Box::pin(async move {
+                        run.record_session(*live, tx).await?;
                         let opts = FindOptions {
                             limit: Some(1),
                             ..FindOptions::default()

@@ -10,7 +10,7 @@
 use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::document::{archive, get_with_archive, verify_archive, ArchiveAt};
 use pattern_core::MemoryStore;
-use pattern_tests::{checkpoint, dying};
+use pattern_tests::{checkpoint, checkpoint_refuses_moved_past, dying};
 
 use super::*;
 
@@ -299,6 +299,12 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
     })
     .await;
     assert!(died.is_err(), "the run dies");
+    // Its moves' transactions recorded their server sessions (MongoDB's; the in-memory
+    // store has none), for the next run to end.
+    let on_mongo = matches!(store, AnyStore::Mongo(_));
+    let sessions = checkpoint(store, &format!("{CHECKPOINT}:sessions")).await;
+    let recorded = sessions.map_or(0, |s| s.get_array("ids").map_or(0, Vec::len));
+    assert_eq!(recorded > 0, on_mongo, "{recorded} sessions recorded");
     let part = checkpoint(store, CHECKPOINT).await.unwrap();
     assert_eq!(part.get_str("state"), Ok("running"), "{part:?}");
     assert_eq!(part.get_i64("moved"), Ok(20), "{part:?}");
@@ -331,6 +337,10 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
         .unwrap();
     assert_eq!(done.resumed_from, Some(Bson::Int64(21)));
     assert_eq!(
+        done.ended_sessions, recorded as u64,
+        "the killed run's sessions ended"
+    );
+    assert_eq!(
         (done.read, done.moved),
         (25, 25),
         "after the recorded batches"
@@ -356,6 +366,63 @@ async fn resumes(store: &AnyStore, archived_in: &AnyStore) {
     assert_eq!(
         (end.get_str("state"), end.get_i64("moved")),
         (Ok("finished"), Ok(9))
+    );
+}
+
+async fn totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
+    totals_after_a_kill(&store, &store).await;
+}
+
+async fn totals_to_another_store_count_the_batch_a_killed_run_died_in(store: AnyStore) {
+    totals_after_a_kill(&store, &another()).await;
+}
+
+/// A run stopped after its second batch's moves, before that batch's checkpoint (10
+/// recorded, 20 moved): the next run counts the 10 from the archive side, so its
+/// `total_moved` is what moved in all (45), a dry run's as well; the checkpoint ends with 45.
+async fn totals_after_a_kill(store: &AnyStore, archived_in: &AnyStore) {
+    let to = at(archived_in);
+    for id in 0..100 {
+        order(id).insert(store).await.unwrap();
+    }
+    let before = DateTime::from_millis(T0 + 50 * DAY);
+    let small = Options {
+        batch_items: 10,
+        ..Options::default()
+    };
+    checkpoint_refuses_moved_past(store, Some(10)).await;
+    let stopped = archive::<Order, _, _>(store, to, before, &small).await;
+    assert!(stopped.is_err(), "{stopped:?}");
+    checkpoint_refuses_moved_past(store, None).await;
+    assert_eq!(ids_in(archived_in, "orders_archive").await.len(), 20);
+    let part = checkpoint(store, CHECKPOINT).await.unwrap();
+    assert_eq!(part.get_i64("moved"), Ok(10), "{part:?}");
+    // The 10th old order not pinned is 10.
+    assert_eq!(part.get("position"), Some(&Bson::Int64(10)), "{part:?}");
+    let dry = Options {
+        dry_run: true,
+        ..small
+    };
+    let counted = archive::<Order, _, _>(store, to, before, &dry)
+        .await
+        .unwrap();
+    assert_eq!(
+        (counted.moved, counted.total_moved),
+        (25, 45),
+        "{counted:?}"
+    );
+    assert_eq!(checkpoint(store, CHECKPOINT).await, Some(part), "a dry run");
+    let done = archive::<Order, _, _>(store, to, before, &small)
+        .await
+        .unwrap();
+    assert_eq!(done.resumed_from, Some(Bson::Int64(10)));
+    assert_eq!((done.moved, done.total_moved), (25, 45), "{done:?}");
+    assert_eq!(ids_in(archived_in, "orders_archive").await.len(), 45);
+    assert_eq!(verify_archive::<Order, _, _>(store, to).await.unwrap(), []);
+    let end = checkpoint(store, CHECKPOINT).await.unwrap();
+    assert_eq!(
+        (end.get_str("state"), end.get_i64("moved")),
+        (Ok("finished"), Ok(45))
     );
 }
 
@@ -440,6 +507,8 @@ async fn every_id_type_is_archived(store: AnyStore) {
 }
 
 on_both_stores!(
+    totals_count_the_batch_a_killed_run_died_in,
+    totals_to_another_store_count_the_batch_a_killed_run_died_in,
     every_id_type_is_archived,
     a_killed_run_resumes_from_its_checkpoint,
     a_killed_run_to_another_store_resumes,

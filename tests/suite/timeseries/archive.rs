@@ -10,7 +10,7 @@ use super::*;
 
 use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::bucket::{ArchiveAt, History};
-use pattern_tests::{checkpoint, dying};
+use pattern_tests::{checkpoint, checkpoint_refuses_moved_past, dying};
 
 /// [`Trades`] in its own collection, with roll-ups.
 struct Live;
@@ -425,7 +425,81 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
     );
 }
 
+/// A run stopped after its second batch's moves, before that batch's checkpoint (about 5
+/// buckets recorded, 10 moved): the next run counts the rest and their items from the archive side, so
+/// its totals are what moved in all (33 buckets, 165 items), a dry run's as well; the
+/// checkpoint ends with them.
+async fn archive_totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
+    let mut rng = Lcg(26);
+    let all = history_of_three(&store, &mut rng).await;
+    let to = ArchiveAt {
+        store: &store,
+        collection: OLD,
+    };
+    let cutoff = date(T0 + 10_000 * DAY);
+    let small = Options {
+        batch_items: 5,
+        ..Options::default()
+    };
+    checkpoint_refuses_moved_past(&store, Some(5)).await;
+    let stopped = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small).await;
+    assert!(stopped.is_err(), "{stopped:?}");
+    checkpoint_refuses_moved_past(&store, None).await;
+    let part = checkpoint(&store, CHECKPOINT).await.unwrap();
+    let recorded = part.get_i64("moved").unwrap() as u64;
+    let archived = documents(&store, OLD).await.len() as u64;
+    // Two batches of 5 read (a key's newest among them stays).
+    assert!(
+        recorded <= 5 && archived > recorded,
+        "{archived} moved: {part:?}"
+    );
+    let dry = Options {
+        dry_run: true,
+        ..small
+    };
+    let counted = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+        .await
+        .unwrap();
+    assert_eq!(
+        (counted.moved, counted.total_moved, counted.total_items),
+        (33 - archived, 33, 165),
+        "{counted:?}"
+    );
+    assert_eq!(
+        checkpoint(&store, CHECKPOINT).await,
+        Some(part),
+        "a dry run"
+    );
+    let done = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small)
+        .await
+        .unwrap();
+    assert_eq!(done.moved, 33 - archived, "{done:?}");
+    assert_eq!((done.total_moved, done.total_items), (33, 165), "{done:?}");
+    assert_eq!(documents(&store, OLD).await.len(), 33);
+    let history = History::new(&store, to);
+    for (key, items) in &all {
+        let got = history.items::<Live, _>(key).await.unwrap();
+        assert_eq!(ids(&got), ids(items), "key {key}: every item once");
+    }
+    assert_eq!(
+        bucket::verify_archive::<Live, _, _>(&store, &to)
+            .await
+            .unwrap(),
+        []
+    );
+    let end = checkpoint(&store, CHECKPOINT).await.unwrap();
+    assert_eq!(
+        (
+            end.get_str("state"),
+            end.get_i64("moved"),
+            end.get_i64("items")
+        ),
+        (Ok("finished"), Ok(33), Ok(165))
+    );
+}
+
 on_both_stores!(
+    archive_totals_count_the_batch_a_killed_run_died_in,
     archive_moves_old_buckets_once,
     archive_beside_pushes,
     a_killed_move_is_completed,

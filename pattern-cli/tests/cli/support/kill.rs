@@ -183,3 +183,95 @@ pub(crate) fn run_timed(db: &Db, args: &[&str], what: &str) -> Output {
     );
     out
 }
+
+/// How long a run started right after a kill may take to record a batch: well under the 60 s
+/// after which the server expires a transaction the killed run left open, so that a run that
+/// waits it out fails the test rather than passing late.
+pub(crate) const NEXT_BATCH_WITHIN: Duration = Duration::from_secs(45);
+
+/// The position an archive's checkpoint `name` records (null: none yet) and whether it says
+/// finished.
+async fn archive_position(db: &Db, name: &str) -> (bson::Bson, bool) {
+    match pattern_tests::checkpoint(&db.store, name).await {
+        Some(d) => (
+            d.get("position").cloned().unwrap_or(bson::Bson::Null),
+            d.get_str("state") == Ok("finished"),
+        ),
+        None => (bson::Bson::Null, false),
+    }
+}
+
+/// Runs the archive `args` as a child process `kills` times (or until it finishes), each run
+/// started as soon as the one before was killed, and killed (SIGKILL) a random 0 to 400 ms
+/// after it recorded a batch: mostly inside a move, the killed run's last batch part-way. Each
+/// run must record a batch within [`NEXT_BATCH_WITHIN`] (so get past what the killed run left,
+/// an open transaction included) and a run that ends by itself must exit 0: a run that gives
+/// up (exit 5, the write conflicts of an open transaction) fails the test with its stderr.
+/// Returns how many runs were killed.
+pub(crate) async fn kill_after_batches(
+    db: &Db,
+    args: &[&str],
+    ckpt: &str,
+    kills: usize,
+    rng: &mut Rng,
+) -> usize {
+    let mut killed = 0;
+    for run in 1..=kills {
+        let (from, finished) = archive_position(db, ckpt).await;
+        if finished {
+            break;
+        }
+        let delay = Duration::from_millis(rng.range(0, 400));
+        let started = Instant::now();
+        let mut child = StdCommand::new(BIN)
+            .env("MONGODB_URI", &db.uri)
+            .args(["--db", &db.name])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut recorded: Option<Instant> = None;
+        loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                let out = child.wait_with_output().expect("wait");
+                assert!(
+                    status.success(),
+                    "run {run} after {killed} kill(s) ended by itself after {:?}: {}",
+                    started.elapsed(),
+                    show(&out)
+                );
+                eprintln!(
+                    "run {run}: finished by itself after {:?}",
+                    started.elapsed()
+                );
+                return killed;
+            }
+            if recorded.is_none() && archive_position(db, ckpt).await.0 != from {
+                recorded = Some(Instant::now());
+                eprintln!(
+                    "run {run}: recorded a batch {:?} after its start",
+                    started.elapsed()
+                );
+            }
+            if recorded.is_some_and(|at| at.elapsed() >= delay) {
+                child.kill().expect("kill");
+                child.wait().expect("wait");
+                killed += 1;
+                eprintln!("run {run}: killed {delay:?} after it recorded a batch");
+                break;
+            }
+            if recorded.is_none() && started.elapsed() > NEXT_BATCH_WITHIN {
+                child.kill().expect("kill");
+                let out = child.wait_with_output().expect("wait");
+                panic!(
+                    "run {run} after {killed} kill(s) recorded no batch in {NEXT_BATCH_WITHIN:?}: {}",
+                    show(&out)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    killed
+}
