@@ -1,8 +1,8 @@
 //! The archive pattern for buckets: [`archive`] moves whole buckets whose items are all older
 //! than a cut-off into an archive collection, on the same store or another, beside live
 //! pushes; [`History`] reads a key's history (`range`, `items`, `summary`) across the live
-//! collection and its archive; [`verify_archive`] checks that no bucket is in both or in
-//! neither.
+//! collection and its archive, and completes both (`backfill`); [`verify_archive`] checks
+//! that no bucket is in both or in neither.
 //!
 //! A bucket moves when it carries complete time bounds, its latest item is before the cut-off,
 //! and it is not its key's newest bucket (which stays live, so numbering and pushes go on
@@ -12,6 +12,11 @@
 //! applies exactly once, and a run killed at any point is completed by running it again (a
 //! bucket found in both places is the copy of a move in flight: `verify_archive` reports it,
 //! the next run deletes the live one).
+//!
+//! A roll-up (`#[bucket(rollup)]`) counts a key's archived items as well as its live ones: a
+//! move leaves it as it is, and [`backfill`](super::backfill) recomputes it from the buckets
+//! on both sides (those of every archive the live collection's mark records on the same store;
+//! [`History::backfill`] reads one on another store).
 //!
 //! Resumable: the scan walks `_id` upwards a batch at a time (one BSON type bracket after
 //! another: `_id`s of several types are all scanned), and the batch's checkpoint
@@ -102,7 +107,11 @@ fn archive_spec<'a>(spec: &SeriesSpec<'a>, collection: &'a str) -> SeriesSpec<'a
 /// Buckets without complete time bounds are not moved (run [`backfill`](super::backfill)
 /// first). The live collection is marked archived from: from then on a whole-history
 /// [`summary`](super::summary) of it reads its buckets (a roll-up counts the archived items
-/// too); [`History::summary`] reads the roll-up.
+/// too); [`History::summary`] reads the roll-up. Its mark also records the archive, and
+/// whether it is in the live store's database (a token written on the archive's mark is read
+/// back through the live store), before any bucket moves: a later `backfill` of the live store
+/// counts the archived buckets in the roll-ups it recomputes, or refuses when it cannot read
+/// them ([`History::backfill`] can).
 pub async fn archive<B, S, A>(
     live: &S,
     to: &ArchiveAt<'_, A>,
@@ -167,15 +176,7 @@ async fn archive_layout_in<S: Store, A: Store>(
         // The live collection's indexes are left as they are (the layout given may be another
         // writer's); the archive's are the layout's.
         target.ensure_indexes(to.store).await?;
-        // Only bounded buckets move, cut as the live ones are (by its span, if every live one is).
-        let mark = spec.bounds_mark(live).await?;
-        series::mark_bounded(
-            to.store,
-            to.collection,
-            Some(mark.span.filter(|_| mark.all_bounded)),
-        )
-        .await?;
-        series::mark_archived(live, spec.collection).await?;
+        record_archive(live, &spec, to).await?;
     }
     let mut scan = IdScan::after(run.resumed_from.clone());
     let mut after: Option<Bson> = None;
@@ -238,6 +239,33 @@ async fn archive_layout_in<S: Store, A: Store>(
     run.finish(live).await?;
     [report.total_moved, report.total_items] = run.totals();
     Ok(report)
+}
+
+/// Before any bucket moves: marks the archive collection (bounded, cut as the live buckets
+/// are: by their span, if every live one is) with a new token, reads it back through the live
+/// store (the same token there: the archive is in the live store's database), and records the
+/// archive, and where it is, on the live collection's mark, which is marked archived from. A
+/// `backfill` of the live store then knows which archives its roll-ups count and whether it
+/// can read them. Three commands (and the live mark's read, once per process).
+async fn record_archive<S: Store, A: Store>(
+    live: &S,
+    spec: &SeriesSpec<'_>,
+    to: &ArchiveAt<'_, A>,
+) -> Result<()> {
+    let mark = spec.bounds_mark(live).await?;
+    let token = bson::oid::ObjectId::new();
+    let span = Some(mark.span.filter(|_| mark.all_bounded));
+    series::mark_bounded_probed(to.store, to.collection, span, Some(token)).await?;
+    let marks = series::read_marks(live, &[spec.collection, to.collection]).await?;
+    let id = |m: &Document, c: &str| m.get_str("_id") == Ok(c);
+    let here = (marks.iter())
+        .any(|m| id(m, to.collection) && m.get_object_id(series::PROBE_FIELD) == Ok(token));
+    let recorded = series::archives_in(marks.iter().find(|m| id(m, spec.collection)));
+    let archive = series::ArchiveRecord {
+        collection: Some(to.collection.to_owned()),
+        here,
+    };
+    series::mark_archived(live, spec.collection, archive, recorded).await
 }
 
 fn count_of(spec: &SeriesSpec<'_>, doc: &Document) -> u64 {
@@ -453,6 +481,24 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
             )?);
         }
         Ok(out)
+    }
+
+    /// [`backfill`](super::backfill) of both sides: completes the buckets of the live
+    /// collection and of the archive, then, with `#[bucket(rollup)]`, recomputes every key's
+    /// roll-up from its buckets on both sides (and in any other archive on the live store the
+    /// live collection's mark records) and marks them trusted. What `backfill` of the live
+    /// store alone does when the archive is on the same store; it is refused when an archive
+    /// is on another store, which this reads through its own. Returns how many buckets it
+    /// completed, on both sides. Run it with writers and archive runs stopped (see `backfill`).
+    pub async fn backfill<B: Bucket + ?Sized>(&self) -> Result<u64> {
+        let spec = B::SPEC.series();
+        let op =
+            crate::observe::op_span!("bucket.backfill", "backfill", self.live, spec.collection);
+        let other = Some((self.archive.store, self.archive.collection));
+        crate::observe::traced!(
+            op,
+            super::summary::backfill_with::<B, S, A>(self.live, other)
+        )
     }
 
     /// [`summary`](super::summary) over both. The whole history is the key's roll-up when

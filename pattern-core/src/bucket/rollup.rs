@@ -1,14 +1,20 @@
 //! Reading and recomputing the roll-ups of `#[bucket(rollup)]` (the layout and the writes:
 //! `series/rollup.rs`): a whole-history [`summary`](super::summary) reads the key's roll-up,
 //! one document, when the collection's roll-ups are trusted for the spec's aggregates and the
-//! key's is not stale; [`backfill`](super::backfill) recomputes every key's from its buckets.
+//! key's is not stale; [`backfill`](super::backfill) recomputes every key's from its buckets,
+//! the archived ones included (a roll-up counts the key's whole history).
+
+use std::cmp::Ordering;
 
 use bson::{Bson, RawBsonRef, RawDocument, RawDocumentBuf};
+use futures::stream::BoxStream;
 
 use super::totals::{Number, Totals};
+use crate::adopt::key_text;
 use crate::codec::raw::raw_value;
 use crate::series::{self, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
 use crate::spec::SeriesSpec;
+use crate::store::query::eval::compare_values;
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -112,13 +118,58 @@ fn totals_of(spec: &SeriesSpec<'_>, r: &RawDocument) -> Result<Totals> {
     Ok(Totals { items, values })
 }
 
+/// The archives whose buckets the roll-ups of `spec`'s collection count besides its own
+/// buckets, as its mark records them: the collections on the live store to read. `other`:
+/// the archive a [`History`](super::History) reads through its own store, counted apart (an archive of that
+/// name, or one no mark recorded, is that one). Refused before anything is written when an
+/// archive is on another store, and is not `other`: a `backfill` of the live store alone
+/// cannot count it (`History::backfill` can).
+pub(super) async fn archives_counted<S: Store>(
+    live: &S,
+    spec: &SeriesSpec<'_>,
+    other: Option<&str>,
+) -> Result<Vec<String>> {
+    let marks = series::read_marks(live, &[spec.collection]).await?;
+    let mut here = Vec::new();
+    for record in series::archives_in(marks.first()) {
+        match (&record.collection, other) {
+            (Some(c), Some(o)) if c == o => {}
+            (None, Some(_)) => {}
+            (Some(c), _) if record.here => {
+                if !here.contains(c) {
+                    here.push(c.clone());
+                }
+            }
+            (c, _) => {
+                let which = c.as_ref().map_or_else(
+                    || "an archive no mark recorded (an older version moved them)".to_owned(),
+                    |c| format!("`{c}` on another store"),
+                );
+                return Err(Error::invalid(format!(
+                    "the roll-ups of `{}` count the buckets archived to {which}: \
+                     recompute them with `History::backfill`, which reads that archive",
+                    spec.collection
+                )));
+            }
+        }
+    }
+    Ok(here)
+}
+
 /// Recomputes every key's roll-up from its buckets' kept summaries (which `backfill`
-/// completed first), then marks the collection's roll-ups trusted. One pass over the buckets
-/// in key order and one write per key. Not exact beside pushes to the same collection (a push
-/// between the pass and the write counts twice, or not at all): run it with writers stopped,
-/// then `verify`.
-pub(super) async fn recompute_all<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<u64> {
-    use futures::StreamExt;
+/// completed first) in the live collection and in its archives (`here`: archive collections on
+/// the live store; `other`: one on another store), then marks the collection's roll-ups
+/// trusted. One pass over each collection's buckets in key order, merged by key, and one write
+/// per key (a key whose buckets are all archived included). Not exact beside pushes to the
+/// same collection (a push between the pass and the write counts twice, or not at all), nor
+/// beside an archive run (a bucket moved during the pass likewise): run it with writers
+/// stopped, then `verify`.
+pub(super) async fn recompute_all<S: Store, A: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    here: &[&str],
+    other: Option<(&A, &str)>,
+) -> Result<u64> {
     let mut wanted: Vec<Path> = vec![Path::from(spec.key_field), Path::from(spec.count_field)];
     wanted.extend(spec.keeps.summary.iter().map(|a| Path::from(a.field)));
     let opts = FindOptions {
@@ -131,32 +182,123 @@ pub(super) async fn recompute_all<S: Store>(store: &S, spec: &SeriesSpec<'_>) ->
         spec.in_series(),
         Filter::Exists(spec.key_field.into(), true),
     ]);
-    let mut docs = store.scan(spec.collection, &filter, &opts, series::STREAM_BATCH as u32);
-    let mut current: Option<(Bson, Totals)> = None;
-    let mut written = 0u64;
-    while let Some(doc) = docs.next().await {
-        let doc = doc?;
-        let key = match doc.get(spec.key_field) {
-            Ok(Some(v)) => raw_value(spec.collection, v)?,
-            _ => continue,
-        };
-        if current.as_ref().is_some_and(|(k, _)| k != &key) {
-            let (k, t) = current.take().expect("a key");
-            write(store, spec, &k, &t).await?;
-            written += 1;
-        }
-        let totals = &mut current
-            .get_or_insert_with(|| (key, Totals::new(spec.keeps.summary.len())))
-            .1;
-        add_bucket(spec, &doc, totals)?;
+    let batch = series::STREAM_BATCH as u32;
+    let mut sides = vec![Side::new(
+        store.scan(spec.collection, &filter, &opts, batch),
+        spec.collection,
+    )];
+    for coll in here {
+        sides.push(Side::new(store.scan(coll, &filter, &opts, batch), coll));
     }
-    drop(docs);
-    if let Some((k, t)) = current {
-        write(store, spec, &k, &t).await?;
+    if let Some((a, coll)) = other {
+        sides.push(Side::new(a.scan(coll, &filter, &opts, batch), coll));
+    }
+    for side in &mut sides {
+        side.advance(spec).await?;
+    }
+    let mut written = 0u64;
+    // The least key at the head of a side, each time: its buckets on every side, then its
+    // roll-up.
+    while let Some((key, text)) = least(&sides)? {
+        let mut totals = Totals::new(spec.keeps.summary.len());
+        for side in &mut sides {
+            while let Some(head) = side.head.take() {
+                if head.text != text {
+                    side.head = Some(head);
+                    break;
+                }
+                let on = SeriesSpec {
+                    collection: side.collection,
+                    ..*spec
+                };
+                add_bucket(&on, &head.doc, &mut totals)?;
+                side.last = Some((head.key, head.text));
+                side.advance(spec).await?;
+            }
+        }
+        write(store, spec, &key, &totals).await?;
         written += 1;
     }
+    drop(sides);
     series::mark_rollup(store, spec, true).await?;
     Ok(written)
+}
+
+/// One collection's buckets in key order, as [`recompute_all`] merges them.
+struct Side<'a> {
+    docs: BoxStream<'a, Result<RawDocumentBuf>>,
+    collection: &'a str,
+    /// The next bucket, not yet counted.
+    head: Option<Head>,
+    /// The key of the last bucket counted.
+    last: Option<(Bson, String)>,
+}
+
+/// A bucket and its key (the key's text: equal keys, equal texts).
+struct Head {
+    key: Bson,
+    text: String,
+    doc: RawDocumentBuf,
+}
+
+impl<'a> Side<'a> {
+    fn new(docs: BoxStream<'a, Result<RawDocumentBuf>>, collection: &'a str) -> Self {
+        Side {
+            docs,
+            collection,
+            head: None,
+            last: None,
+        }
+    }
+
+    /// Reads the next bucket that has a key into `head`. The collection's keys must come in
+    /// the order [`compare_values`] gives (MongoDB's, for the types keys are), or the merge
+    /// would split a key: a key that does not is refused rather than counted apart.
+    async fn advance(&mut self, spec: &SeriesSpec<'_>) -> Result<()> {
+        use futures::StreamExt;
+        while let Some(doc) = self.docs.next().await {
+            let doc = doc?;
+            let key = match doc.get(spec.key_field) {
+                Ok(Some(v)) => raw_value(self.collection, v)?,
+                _ => continue,
+            };
+            let text = key_text(&key);
+            if let Some((last, last_text)) = &self.last {
+                if *last_text != text && compare_values(&key, last) != Ordering::Greater {
+                    return Err(unordered(self.collection, last, &key));
+                }
+            }
+            self.head = Some(Head { key, text, doc });
+            return Ok(());
+        }
+        self.head = None;
+        Ok(())
+    }
+}
+
+/// The least key at the head of a side, with its text; `None` when every side is done.
+fn least(sides: &[Side<'_>]) -> Result<Option<(Bson, String)>> {
+    let mut least: Option<&Head> = None;
+    for head in sides.iter().filter_map(|s| s.head.as_ref()) {
+        least = match least {
+            None => Some(head),
+            Some(l) => match compare_values(&head.key, &l.key) {
+                Ordering::Less => Some(head),
+                Ordering::Equal if head.text != l.text => {
+                    return Err(unordered(sides[0].collection, &l.key, &head.key))
+                }
+                _ => Some(l),
+            },
+        };
+    }
+    Ok(least.map(|h| (h.key.clone(), h.text.clone())))
+}
+
+fn unordered(collection: &str, a: &Bson, b: &Bson) -> Error {
+    Error::invalid(format!(
+        "the roll-ups of `{collection}` cannot be recomputed: keys {a} and {b} do not compare \
+         as the store sorts them"
+    ))
 }
 
 /// Adds a bucket's count and kept values (complete: `backfill` made them so).

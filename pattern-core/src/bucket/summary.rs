@@ -204,55 +204,107 @@ fn add_items<B: Bucket + ?Sized>(
 /// marks the collection's roll-ups trusted (a whole-history `summary` reads them from then on).
 /// That step is exact only with no push to the collection meanwhile: run it with the writers
 /// stopped (after adopting a collection, or after [`Error::RollupBehind`](crate::Error::RollupBehind)).
+///
+/// Once buckets were moved to an archive ([`archive`](super::archive)), a roll-up counts the
+/// archived items too: the archives on the same store (which the collection's mark records)
+/// have their buckets completed the same way and counted in every key's roll-up, and no
+/// archive run may go on meanwhile either. An archive on another store cannot be read from
+/// here: then nothing is written and the call is refused ([`Error::InvalidInput`]);
+/// [`History::backfill`](super::History::backfill) reads it.
 pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
     let span = crate::observe::op_span!("bucket.backfill", "backfill", store, B::SPEC.collection);
-    crate::observe::traced!(span, async {
-        let spec = B::SPEC.series();
-        if spec.keeps.is_none() {
-            return Ok(0);
+    crate::observe::traced!(span, backfill_with::<B, S, S>(store, None))
+}
+
+/// [`backfill`], and with `other` (the archive a [`History`](super::History) reads, on its
+/// own store) its buckets too, counted in the roll-ups.
+pub(super) async fn backfill_with<B: Bucket + ?Sized, S: Store, A: Store>(
+    store: &S,
+    other: Option<(&A, &str)>,
+) -> Result<u64> {
+    let spec = B::SPEC.series();
+    if spec.keeps.is_none() {
+        return Ok(0);
+    }
+    super::validated::<B, S>(store).await?;
+    spec.ensure_indexes(store).await?;
+    // The archives the roll-ups count, before anything is written (refused when one cannot be
+    // read from here).
+    let archives = if spec.keeps.rollup {
+        super::rollup::archives_counted(store, &spec, other.map(|(_, c)| c)).await?
+    } else {
+        Vec::new()
+    };
+    let mut done = complete_all::<B, S>(store, &spec).await?;
+    if let Some((a, coll)) = other {
+        done += complete_all::<B, A>(
+            a,
+            &SeriesSpec {
+                collection: coll,
+                ..spec
+            },
+        )
+        .await?;
+    }
+    if spec.keeps.rollup {
+        for coll in &archives {
+            done += complete_all::<B, S>(
+                store,
+                &SeriesSpec {
+                    collection: coll,
+                    ..spec
+                },
+            )
+            .await?;
         }
-        super::validated::<B, S>(store).await?;
-        spec.ensure_indexes(store).await?;
-        let mut done = 0u64;
-        let mut after: Option<Bson> = None;
-        loop {
-            let mut filter = vec![
-                spec.in_series(),
-                Filter::Exists(spec.key_field.into(), true),
-            ];
-            if let Some(a) = &after {
-                filter.push(Filter::Gt("_id".into(), a.clone()));
+        // Every bucket complete: the keys' roll-ups from them, on every side.
+        let here: Vec<&str> = archives.iter().map(String::as_str).collect();
+        super::rollup::recompute_all(store, &spec, &here, other).await?;
+    }
+    Ok(done)
+}
+
+/// The completing pass of [`backfill`] over `spec`'s collection; then marks every bucket
+/// bounded.
+async fn complete_all<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+) -> Result<u64> {
+    let mut done = 0u64;
+    let mut after: Option<Bson> = None;
+    loop {
+        let mut filter = vec![
+            spec.in_series(),
+            Filter::Exists(spec.key_field.into(), true),
+        ];
+        if let Some(a) = &after {
+            filter.push(Filter::Gt("_id".into(), a.clone()));
+        }
+        let opts = FindOptions {
+            sort: vec![("_id".into(), 1)],
+            limit: Some(series::STREAM_BATCH),
+            comment: Some("pattern scatter: bucket backfill"),
+            ..FindOptions::default()
+        };
+        let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
+        let full = docs.len() as i64 == series::STREAM_BATCH;
+        for raw in &docs {
+            after = id_of(spec, raw)?;
+            if complete(spec, raw) {
+                continue;
             }
-            let opts = FindOptions {
-                sort: vec![("_id".into(), 1)],
-                limit: Some(series::STREAM_BATCH),
-                comment: Some("pattern scatter: bucket backfill"),
-                ..FindOptions::default()
-            };
-            let docs = (store.find_raw(spec.collection, &Filter::and(filter), &opts)).await?;
-            let full = docs.len() as i64 == series::STREAM_BATCH;
-            for raw in &docs {
-                after = id_of(&spec, raw)?;
-                if complete(&spec, raw) {
-                    continue;
-                }
-                if complete_one::<B, S>(store, &spec, raw.clone()).await? {
-                    done += 1;
-                }
-            }
-            if !full {
-                // Every bucket now carries its bounds: range reads need not look for others.
-                if spec.keeps.bounds.is_some() {
-                    series::mark_bounded(store, spec.collection, None).await?;
-                }
-                // Every bucket complete: the keys' roll-ups from them.
-                if spec.keeps.rollup {
-                    super::rollup::recompute_all(store, &spec).await?;
-                }
-                return Ok(done);
+            if complete_one::<B, S>(store, spec, raw.clone()).await? {
+                done += 1;
             }
         }
-    })
+        if !full {
+            // Every bucket now carries its bounds: range reads need not look for others.
+            if spec.keeps.bounds.is_some() {
+                series::mark_bounded(store, spec.collection, None).await?;
+            }
+            return Ok(done);
+        }
+    }
 }
 
 /// Whether a bucket carries every mark the spec keeps.

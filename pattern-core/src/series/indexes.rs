@@ -1,7 +1,8 @@
 //! The series' indexes, created once per store and collection: the library's indexes of
 //! another size or key dropped first.
 
-use bson::Bson;
+use bson::oid::ObjectId;
+use bson::{doc, Bson, Document};
 
 use super::memo;
 use super::memo::BoundsMark;
@@ -151,13 +152,88 @@ pub(crate) async fn mark_rollup<S: Store>(
 /// The field of a collection's mark saying buckets were moved from it to an archive.
 pub(crate) const ARCHIVED_FIELD: &str = "archived";
 
-/// Marks `coll` as archived from: its roll-ups count more than its buckets.
-pub(crate) async fn mark_archived<S: Store>(store: &S, coll: &str) -> Result<()> {
-    let set = Update {
+/// The field of a collection's mark listing the archives its buckets were moved to,
+/// `[{collection: "<archive>", here: true}]`: `here` when the archive is in the live store's
+/// database (what a `backfill` of the live store alone can read). `collection: null`: buckets
+/// were moved to an archive no mark recorded (a version before the list).
+pub(crate) const ARCHIVES_FIELD: &str = "archives";
+
+/// The field of an archive collection's mark holding the token of the last archive run into
+/// it, which the run reads back through the live store: the same token there, the same
+/// database.
+pub(crate) const PROBE_FIELD: &str = "probe";
+
+/// An archive of a collection, as the collection's mark records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ArchiveRecord {
+    /// The archive collection (`None`: one no mark recorded).
+    pub(crate) collection: Option<String>,
+    /// In the live store's database.
+    pub(crate) here: bool,
+}
+
+/// The marks of `colls` in [`BOUNDED_COLLECTIONS`] as stored, those that exist: one find, not
+/// remembered.
+pub(crate) async fn read_marks<S: Store>(store: &S, colls: &[&str]) -> Result<Vec<Document>> {
+    let ids = colls.iter().map(|c| Bson::String((*c).into())).collect();
+    let filter = Filter::In("_id".into(), ids);
+    store
+        .find(BOUNDED_COLLECTIONS, &filter, &FindOptions::default())
+        .await
+}
+
+/// The archives a collection's mark records: none when it was never archived from; one with
+/// no collection when it was, by a version that recorded none.
+pub(crate) fn archives_in(mark: Option<&Document>) -> Vec<ArchiveRecord> {
+    let Some(mark) = mark else {
+        return Vec::new();
+    };
+    let Ok(list) = mark.get_array(ARCHIVES_FIELD) else {
+        return match mark.get_bool(ARCHIVED_FIELD) {
+            Ok(true) => vec![ArchiveRecord {
+                collection: None,
+                here: false,
+            }],
+            _ => Vec::new(),
+        };
+    };
+    (list.iter())
+        .filter_map(Bson::as_document)
+        .map(|a| ArchiveRecord {
+            collection: a.get_str("collection").ok().map(str::to_owned),
+            here: a.get_bool("here") == Ok(true),
+        })
+        .collect()
+}
+
+/// Marks `coll` as archived from into `archive` (its roll-ups count more than its buckets),
+/// adding `archive` to the archives the mark records (`recorded`, read before) when it is not
+/// there yet.
+pub(crate) async fn mark_archived<S: Store>(
+    store: &S,
+    coll: &str,
+    archive: ArchiveRecord,
+    recorded: Vec<ArchiveRecord>,
+) -> Result<()> {
+    let mut update = Update {
         set: vec![(ARCHIVED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
     };
-    write_mark(store, coll, set, true, |m| BoundsMark {
+    if !recorded.contains(&archive) {
+        let record = |a: ArchiveRecord| {
+            let name = a.collection.map_or(Bson::Null, Bson::String);
+            Bson::Document(doc! {"collection": name, "here": a.here})
+        };
+        // A mark archived from before the list: the list starts with that archive, unknown
+        // (still counted: a `backfill` of the live store alone refuses).
+        let mut new: Vec<Bson> = match recorded.as_slice() {
+            [a] if a.collection.is_none() => vec![record(a.clone())],
+            _ => Vec::new(),
+        };
+        new.push(record(archive));
+        update.push.push((ARCHIVES_FIELD.into(), new));
+    }
+    write_mark(store, coll, update, true, |m| BoundsMark {
         archived: true,
         ..m
     })
@@ -174,6 +250,17 @@ pub(crate) async fn mark_bounded<S: Store>(
     coll: &str,
     span: Option<Option<i64>>,
 ) -> Result<()> {
+    mark_bounded_probed(store, coll, span, None).await
+}
+
+/// [`mark_bounded`], the mark of an archive collection: with the archive run's token in its
+/// [`PROBE_FIELD`].
+pub(crate) async fn mark_bounded_probed<S: Store>(
+    store: &S,
+    coll: &str,
+    span: Option<Option<i64>>,
+    probe: Option<ObjectId>,
+) -> Result<()> {
     let mut set = Update {
         set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
         ..Update::default()
@@ -182,6 +269,9 @@ pub(crate) async fn mark_bounded<S: Store>(
         Some(Some(ms)) => set.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
         Some(None) => set.unset.push(SPAN_FIELD.into()),
         None => {}
+    }
+    if let Some(token) = probe {
+        set.set.push((PROBE_FIELD.into(), Bson::ObjectId(token)));
     }
     write_mark(store, coll, set, true, |m| BoundsMark {
         all_bounded: true,

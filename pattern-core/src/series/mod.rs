@@ -20,7 +20,10 @@ mod ids;
 mod indexes;
 mod memo;
 pub(crate) use ids::{parse_bucket_id, PrefixOf};
-pub(crate) use indexes::{mark_archived, mark_bounded, mark_rollup};
+pub(crate) use indexes::{
+    archives_in, mark_archived, mark_bounded, mark_bounded_probed, mark_rollup, read_marks,
+    ArchiveRecord, PROBE_FIELD,
+};
 pub(crate) use memo::{memo, Next, TimeId};
 mod ingest;
 mod push;

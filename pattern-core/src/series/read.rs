@@ -14,7 +14,8 @@ use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{ArrayStats, Store};
 use crate::{Error, Result};
 
-/// Documents fetched per round trip by the streams.
+/// Documents a stream returns per round trip (its first find fetches one more, which it
+/// carries into the next batch: a short find is the last).
 pub const STREAM_BATCH: i64 = 512;
 
 /// The items of one stored document, decoded (taken out of the document, not copied).
@@ -188,77 +189,106 @@ pub(crate) async fn all_docs<S: Store>(
     Ok(docs)
 }
 
-/// The documents of a key in order, as BSON bytes, fetched `batch` at a time by range on the
-/// order field (keyset pagination: each batch is one indexed range read, however deep).
+/// The documents of a key in order, as BSON bytes, `batch` per round trip (keyset pagination:
+/// each find is one indexed range read, however deep), in `max(1, ⌈n / batch⌉)` finds for `n`
+/// documents: a find that returns fewer documents than it asked for ends the stream.
+///
+/// The first find asks for `batch + 1` documents, each later one for `batch`; the one past
+/// `batch` in hand is not returned yet but carried into the next batch, and the next find
+/// continues after it. So a full last batch needs no empty find to tell it was the last, and
+/// no document is read twice. The key's unnumbered documents come first (by `_id`), then the
+/// numbered ones (by number), in one order: a find that continues after an unnumbered document
+/// takes the unnumbered ones after it and the numbered ones in the same find.
 pub(crate) fn doc_stream<'a, S: Store>(
     store: &'a S,
     spec: SeriesSpec<'a>,
     key: Bson,
     batch: i64,
 ) -> impl Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
-    // The first batch takes the key's documents in order (unnumbered ones first, by `_id`;
-    // then by number). The next batches continue after its last document: among the
-    // unnumbered ones by `_id` (then the numbered ones from the start), or among the numbered
-    // ones by number.
-    #[derive(Clone)]
-    enum Next {
-        First,
+    /// Where the next find starts: after the carried document.
+    enum After {
         Unnumbered(Bson),
-        Numbered(Option<Bson>),
-        Done,
+        Numbered(Bson),
     }
+    /// The stream's state between finds; `None` once a find came back short.
+    struct Next {
+        after: Option<After>,
+        carried: Option<RawDocumentBuf>,
+    }
+    let batch = batch.max(1);
     let field = spec.order.field();
-    stream::try_unfold(Next::First, move |next| {
-        let key = key.clone();
-        async move {
-            let mut filter = vec![spec.by_key(&key), spec.in_series()];
-            let sort = match &next {
-                Next::Done => return Ok(None),
-                Next::First => spec.sort(),
-                Next::Unnumbered(after) => {
-                    filter.push(Filter::Exists(Path::from(field), false));
-                    filter.push(Filter::Gt("_id".into(), after.clone()));
-                    vec![("_id".into(), 1)]
+    stream::try_unfold(
+        Some(Next {
+            after: None,
+            carried: None,
+        }),
+        move |next| {
+            let key = key.clone();
+            async move {
+                let Some(Next { after, carried }) = next else {
+                    return Ok(None);
+                };
+                let mut filter = vec![spec.by_key(&key), spec.in_series()];
+                let sort = match &after {
+                    None => spec.sort(),
+                    // The unnumbered documents after it, then every numbered one: the first
+                    // find's order, continued.
+                    Some(After::Unnumbered(id)) => {
+                        filter.push(Filter::Or(vec![
+                            Filter::and([
+                                Filter::Exists(Path::from(field), false),
+                                Filter::Gt("_id".into(), id.clone()),
+                            ]),
+                            Filter::Exists(Path::from(field), true),
+                        ]));
+                        spec.sort()
+                    }
+                    // Numbered ones only from here: a bare range on the number (test server,
+                    // T6).
+                    Some(After::Numbered(n)) => {
+                        filter.push(Filter::Gt(Path::from(field), n.clone()));
+                        vec![(Path::from(field), 1)]
+                    }
+                };
+                spec.ensure_indexes(store).await?;
+                // `batch + 1` documents in hand: the carried one and those asked for.
+                let wanted = batch + 1 - i64::from(carried.is_some());
+                let opts = FindOptions {
+                    sort,
+                    skip: 0,
+                    limit: Some(wanted),
+                    ..FindOptions::default()
+                };
+                let docs = store
+                    .find_raw(spec.collection, &Filter::and(filter), &opts)
+                    .await?;
+                let full = docs.len() as i64 == wanted;
+                let mut out: Vec<RawDocumentBuf> = carried.into_iter().chain(docs).collect();
+                if !full {
+                    return Ok(Some((out, None)));
                 }
-                Next::Numbered(after) => {
-                    filter.push(match after {
-                        Some(a) => Filter::Gt(Path::from(field), a.clone()),
-                        None => Filter::Exists(Path::from(field), true),
-                    });
-                    vec![(Path::from(field), 1)]
-                }
-            };
-            spec.ensure_indexes(store).await?;
-            let opts = FindOptions {
-                sort,
-                skip: 0,
-                limit: Some(batch),
-                ..FindOptions::default()
-            };
-            let docs = store
-                .find_raw(spec.collection, &Filter::and(filter), &opts)
-                .await?;
-            let full = docs.len() as i64 == batch;
-            let value = |doc: &RawDocument, f: &str| -> Result<Option<Bson>> {
-                match doc.get(f) {
-                    Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
-                    Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
-                    Err(e) => Err(Error::decode(spec.collection, None, e)),
-                }
-            };
-            let after = match (docs.last(), &next) {
-                (Some(last), _) if full => match value(last, field)? {
-                    Some(seq) => Next::Numbered(Some(seq)),
-                    None => Next::Unnumbered(value(last, "_id")?.ok_or_else(|| {
+                let last = out.pop().expect("a full find returned documents");
+                let value = |f: &str| -> Result<Option<Bson>> {
+                    match last.get(f) {
+                        Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
+                        Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
+                        Err(e) => Err(Error::decode(spec.collection, None, e)),
+                    }
+                };
+                let after = match value(field)? {
+                    Some(n) => After::Numbered(n),
+                    None => After::Unnumbered(value("_id")?.ok_or_else(|| {
                         Error::decode(spec.collection, None, "document has no _id")
                     })?),
-                },
-                (_, Next::Unnumbered(_)) => Next::Numbered(None),
-                _ => Next::Done,
-            };
-            Ok(Some((docs, after)))
-        }
-    })
+                };
+                let next = Next {
+                    after: Some(after),
+                    carried: Some(last),
+                };
+                Ok(Some((out, Some(next))))
+            }
+        },
+    )
     .map_ok(|docs| stream::iter(docs.into_iter().map(Ok)))
     .try_flatten()
 }

@@ -11,8 +11,9 @@
 //! A roll-up is trusted only while the collection's mark in
 //! [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) lists the same aggregates: set by a
 //! writer that creates the collection (so every item went through a roll-up), and by
-//! `backfill`, which computes the roll-ups from the buckets; cleared by a writer that keeps
-//! none or others. A roll-up a write could not update is marked stale.
+//! `backfill`, which computes the roll-ups from the buckets (the archived ones too: a roll-up
+//! counts the key's whole history, and an archive's move leaves it as it is); cleared by a
+//! writer that keeps none or others. A roll-up a write could not update is marked stale.
 
 use bson::Bson;
 

@@ -83,6 +83,101 @@ async fn mongo_push_and_page_round_trips() {
     let _ = store.database().drop().await;
 }
 
+/// One item a bucket, untimed: a key's buckets are its items.
+#[derive(Bucket)]
+#[bucket(collection = "singles", size = 1)]
+#[allow(dead_code)]
+struct Singles {
+    #[bucket(key)]
+    key: String,
+    #[bucket(items)]
+    items: Vec<i64>,
+}
+
+/// The cases of [`mongo_items_take_one_find_per_512_buckets`]: a key, its unnumbered buckets
+/// (the seed's layout, read first, by `_id`), its numbered ones.
+const STREAM_CASES: [(&str, i64, i64); 11] = [
+    ("none", 0, 0),
+    ("one", 0, 1),
+    ("n511", 0, 511),
+    ("n512", 0, 512),
+    ("n513", 0, 513),
+    ("n1024", 0, 1024),
+    ("n1200", 0, 1200),
+    ("u600n600", 600, 600),
+    ("u512n512", 512, 512),
+    ("u1200", 1200, 0),
+    ("u100n924", 100, 924),
+];
+
+/// Writes the buckets of [`STREAM_CASES`], one item each, numbered in read order.
+async fn fill_singles<S: Store>(store: &S) {
+    Singles::ensure_indexes(store).await.unwrap();
+    for (key, unnumbered, numbered) in STREAM_CASES {
+        let mut docs = Vec::new();
+        for i in 0..unnumbered {
+            docs.push(doc! {"_id": format!("{key}_u{i:05}"), "key": key, "count": 1, "items": [i]});
+        }
+        for n in 1..=numbered {
+            let item = unnumbered + n - 1;
+            docs.push(
+                doc! {"_id": format!("{key}_n{n:05}"), "key": key, "count": 1, "items": [item], "page": n},
+            );
+        }
+        if !docs.is_empty() {
+            store.insert_many("singles", docs).await.unwrap();
+        }
+    }
+}
+
+/// Reads each case's items and pages, in order; with `log`, asserts each read sent
+/// `max(1, ⌈buckets / 512⌉)` finds.
+async fn read_singles<S: Store>(store: &S, log: Option<&pattern_tests::CommandLog>) {
+    let batch = pattern_core::bucket::STREAM_BATCH;
+    for (key, unnumbered, numbered) in STREAM_CASES {
+        let buckets = unnumbered + numbered;
+        let want = usize::try_from((buckets + batch - 1) / batch)
+            .unwrap()
+            .max(1);
+        if let Some(log) = log {
+            log.clear();
+        }
+        let items: Vec<i64> = Singles::items(store, key).try_collect().await.unwrap();
+        assert_eq!(items, (0..buckets).collect::<Vec<_>>(), "{key}: in order");
+        if let Some(log) = log {
+            let finds = vec!["find"; want];
+            assert_eq!(
+                log.names(),
+                finds,
+                "{key}: {buckets} buckets in {want} finds"
+            );
+            log.clear();
+        }
+        let pages: Vec<_> = Singles::pages(store, key).try_collect().await.unwrap();
+        let firsts: Vec<i64> = pages.iter().map(|p| p.items[0]).collect();
+        assert_eq!(firsts, (0..buckets).collect::<Vec<_>>(), "{key}: pages");
+        if let Some(log) = log {
+            assert_eq!(log.names(), vec!["find"; want], "{key}: pages");
+        }
+    }
+}
+
+/// On MongoDB reading every item of a key takes one `find` per 512 buckets, and one when there
+/// are none: a find that returns fewer buckets than it asked for is the last, a full one
+/// carries its extra bucket into the next (issue 42, defect 9: 1,200 unnumbered buckets, or
+/// 600 unnumbered then 600 numbered, took 4 finds, 1,024 numbered ones 3, 512 took 2); `pages`
+/// sends the same finds. The in-memory store reads the same items in the same order.
+#[tokio::test]
+async fn mongo_items_take_one_find_per_512_buckets() {
+    let (store, log) = counted_mongo_store("items_finds").await;
+    fill_singles(&store).await;
+    read_singles(&store, Some(&log)).await;
+    let _ = store.database().drop().await;
+    let memory = pattern_core::MemoryStore::new();
+    fill_singles(&memory).await;
+    read_singles(&memory, None).await;
+}
+
 /// On MongoDB a burst within one second opens each bucket with one `update`, like any other
 /// push: the suffix follows the newest bucket's. A store that has not seen the key reads the
 /// newest bucket and opens the next without a refusal. When an `_id` is taken by a document it

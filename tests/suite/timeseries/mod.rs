@@ -21,6 +21,7 @@ use pattern_tests::{as_int, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
 mod archive;
+mod archive_rollups;
 mod ingest;
 mod on_mongo;
 mod rollups;
