@@ -94,10 +94,10 @@ async fn bucket(a: &ArchiveBucket, cx: &Context<'_>) -> Result<Outcome, Failure>
         dry_run: a.dry_run,
         ..cx.base
     };
-    let report = bucket::archive_layout(cx.store, &spec, &to, a.before, &opts)
+    let report = bucket::archive_layout(cx.store, &spec, to, a.before, &opts)
         .await
         .map_err(Failure::stopped)?;
-    let verify = bucket::verify_archive_layout(cx.store, &spec, &to);
+    let verify = bucket::verify_archive_layout(cx.store, &spec, to);
     let render = |r: &Archived<ArchiveReport>| render_archive(r, &a.collection, &a.to);
     checked(cx, report, (a.dry_run, a.no_verify), verify, render).await
 }

@@ -114,7 +114,7 @@ fn archive_spec<'a>(spec: &SeriesSpec<'a>, collection: &'a str) -> SeriesSpec<'a
 /// them ([`History::backfill`] can).
 pub async fn archive<B, S, A>(
     live: &S,
-    to: &ArchiveAt<'_, A>,
+    to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport>
@@ -131,14 +131,14 @@ where
 pub async fn archive_layout<S: Store, A: Store>(
     live: &S,
     spec: &BucketSpec<'_>,
-    to: &ArchiveAt<'_, A>,
+    to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let span = crate::observe::op_span!("bucket.archive", "archive", live, spec.collection);
     crate::observe::traced!(
         span,
-        archive_layout_in::<S, A>(live, spec, to, before, opts)
+        archive_layout_in::<S, A>(live, spec, &to, before, opts)
     )
 }
 

@@ -287,7 +287,9 @@ pub(crate) fn in_push_order(
 /// The last `n` items pushed to `key`, in push order: one find of the newest bucket, and one
 /// more of the buckets before it when it holds fewer than `n` (more only when older buckets
 /// hold fewer than `size` items). When this process wrote to the key, the finds are bounded by
-/// the bucket numbers they want.
+/// the bucket numbers they want. The live collection alone: after an
+/// [`archive`](super::archive), at most the items of the key's live buckets (its newest is
+/// never archived); [`History::range`](super::History::range) reads across both.
 pub async fn latest<B, S, Q>(store: &S, key: &Q, n: usize) -> Result<Vec<B::Item>>
 where
     B: Bucket + ?Sized,

@@ -156,6 +156,18 @@ pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
     })
 }
 
+/// The increments counted for the document `id` and not written, dropped: its delete through
+/// the library (they count towards nothing now, and a document inserted later with its `_id`
+/// starts from what it is written with).
+pub(crate) fn forget<D: Document, S: Store>(store: &S, id: &Bson) {
+    if D::APPROXIMATE.is_empty() {
+        return;
+    }
+    let key = key_bytes(id);
+    let mut map = lock(&store.extensions().get(&PENDING).0);
+    map.retain(|k, _| !(k.0 == D::COLLECTION && k.2 == key));
+}
+
 /// The increments of counter `field` of the document `id` counted in this process and not yet
 /// written (what a crash now would lose).
 pub fn pending<D, S, Q>(store: &S, field: &'static str, id: &Q) -> Result<u64>

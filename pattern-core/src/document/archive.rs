@@ -300,7 +300,9 @@ async fn move_batch<S: Store>(
                     };
                     let by_id =
                         Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
-                    tx.insert_one(to, doc).await?;
+                    // Over an archived document with its `_id` (archived, then a new one
+                    // inserted with it): the newer, as the move to another store does.
+                    tx.replace_one(to, &by_id, doc, true).await?;
                     tx.delete_many(coll, &by_id).await
                 })
             },

@@ -98,7 +98,13 @@ async fn revise<D: Document, T: Store>(
     change: Change,
 ) -> Result<Option<BsonDocument>> {
     let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
-    let rev = revision_of(cur);
+    let rev = match cur.get(REVISION) {
+        Some(_) => revision_of(cur),
+        // Written without a revision (before history, or by another tool or build): recorded
+        // at 0, or after the last revision recorded when its `_id` has a history already (a
+        // document of the same `_id` deleted before).
+        None => last_recorded(tx, history, &id).await?.map_or(0, |r| r + 1),
+    };
     let since = revised_at(cur);
     // Never before the revision it replaces, whatever the clocks of the writers say.
     let now = DateTime::now().max(since.unwrap_or(DateTime::MIN));
@@ -138,8 +144,8 @@ async fn revise<D: Document, T: Store>(
     }
 }
 
-/// The last revision `history` recorded of the document `id` (0: none).
-async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<u64> {
+/// The last revision `history` recorded of the document `id`, if any.
+async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<Option<u64>> {
     let opts = FindOptions {
         sort: vec![(REVISION.into(), -1)],
         limit: Some(1),
@@ -149,7 +155,7 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
     let found = store
         .find(history, &Filter::Eq("id".into(), id.clone()), &opts)
         .await?;
-    Ok(found.first().map_or(0, revision_of))
+    Ok(found.first().map(revision_of))
 }
 
 /// `doc` with the revision after the last one recorded, inserted.
@@ -160,7 +166,7 @@ async fn insert_new<S: Store>(
     mut doc: BsonDocument,
 ) -> Result<()> {
     let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-    let rev = last_recorded(store, history, &id).await? + 1;
+    let rev = last_recorded(store, history, &id).await?.unwrap_or(0) + 1;
     doc.insert(REVISION, rev as i64);
     doc.insert(REVISED_AT, DateTime::now());
     store.insert_one(coll, doc).await

@@ -459,16 +459,22 @@ where
     crate::observe::traced!(span, async move {
         let id = id_bson(id)?;
         indexes_ready::<D, S>(store).await?;
-        if linked::applies::<D>() {
-            return linked::delete::<D, S>(store, id).await;
-        }
-        match D::HISTORY {
-            Some(h) => history::delete::<D, S>(store, h, id, None).await,
-            None => {
-                let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id));
-                Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
+        let deleted = if linked::applies::<D>() {
+            linked::delete::<D, S>(store, id.clone()).await?
+        } else {
+            match D::HISTORY {
+                Some(h) => history::delete::<D, S>(store, h, id.clone(), None).await?,
+                None => {
+                    let by_id =
+                        polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id.clone()));
+                    store.delete_many(D::COLLECTION, &by_id).await? > 0
+                }
             }
+        };
+        if deleted {
+            approximate::forget::<D, S>(store, &id);
         }
+        Ok(deleted)
     })
 }
 

@@ -58,6 +58,9 @@ struct Ensured {
     bounds: Option<(Box<str>, Box<str>)>,
     summary: Vec<(crate::spec::AggregateOp, Box<str>, Box<str>)>,
     span: Option<i64>,
+    /// Whether it keeps roll-ups: a writer without them over the same collection is another
+    /// series, whose first write in the process untrusts the roll-ups.
+    rollup: bool,
 }
 
 impl Ensured {
@@ -77,6 +80,7 @@ impl Ensured {
                 .map(|a| (a.op, a.item_field.into(), a.field.into()))
                 .collect(),
             span: s.keeps.span,
+            rollup: s.keeps.rollup,
         }
     }
 
@@ -94,6 +98,7 @@ impl Ensured {
                 _ => false,
             }
             && self.span == s.keeps.span
+            && self.rollup == s.keeps.rollup
             && self.summary.len() == s.keeps.summary.len()
             && (self.summary.iter().zip(s.keeps.summary))
                 .all(|((op, i, f), a)| *op == a.op && **i == *a.item_field && **f == *a.field)

@@ -130,8 +130,26 @@ async fn run(store: &AnyStore, made: &[AtomicU64], per_task: u32) {
     .await;
 }
 
+/// A delete through the library drops what was counted for the document and not written: a
+/// flush after it writes nothing and fails on nothing, and a document inserted again with its
+/// `_id` starts from what it is written with.
+async fn a_delete_drops_the_count(store: AnyStore) {
+    film(4).insert(&store).await.unwrap();
+    for _ in 0..2 {
+        assert!(!Film::increment_likes(&store, &4).await.unwrap());
+    }
+    assert!(Film::delete(&store, &4).await.unwrap());
+    let pending = pattern_core::document::pending::<Film, _, _>(&store, "likes", &4).unwrap();
+    assert_eq!(pending, 0);
+    assert_eq!(Film::flush(&store).await.unwrap(), 0);
+    film(4).insert(&store).await.unwrap();
+    assert!(!Film::increment_likes(&store, &4).await.unwrap());
+    assert_eq!(Film::flush(&store).await.unwrap(), 1);
+}
+
 on_both_stores!(
     one_write_per_n_increments,
     a_missing_document_keeps_its_count,
     a_crash_loses_fewer_than_n_per_counter,
+    a_delete_drops_the_count,
 );

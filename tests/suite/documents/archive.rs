@@ -506,7 +506,42 @@ async fn every_id_type_is_archived(store: AnyStore) {
     assert_eq!(archived, (0..10).collect::<Vec<i64>>());
 }
 
+/// An `_id` archived, then written live again and archived again: the second move replaces
+/// the older copy, on the same store as to another (it used to fail with a duplicate key on
+/// the same store).
+async fn an_id_archived_twice_keeps_the_newer(store: AnyStore) {
+    for archived_in in [&store, &another()] {
+        let to = at(archived_in);
+        let cut = DateTime::from_millis(T0 + 50 * DAY);
+        order(1).insert(&store).await.unwrap();
+        archive::<Order, _, _>(&store, to, cut, &Options::default())
+            .await
+            .unwrap();
+        let again = Order {
+            total: 7,
+            ..order(1)
+        };
+        again.insert(&store).await.unwrap();
+        archive::<Order, _, _>(&store, to, cut, &Options::default())
+            .await
+            .unwrap();
+        assert_eq!(ids_in(&store, "orders").await, Vec::<i64>::new());
+        let kept = get_with_archive::<Order, _, _, _>(&store, to, &1_i64)
+            .await
+            .unwrap();
+        assert_eq!(kept, Some(again));
+        let one = pattern_core::store::query::Filter::eq("_id", 1_i64);
+        archived_in
+            .delete_many("orders_archive", &one)
+            .await
+            .unwrap();
+        let all = pattern_core::store::query::Filter::And(vec![]);
+        store.delete_many("pattern_migrations", &all).await.unwrap();
+    }
+}
+
 on_both_stores!(
+    an_id_archived_twice_keeps_the_newer,
     totals_count_the_batch_a_killed_run_died_in,
     totals_to_another_store_count_the_batch_a_killed_run_died_in,
     every_id_type_is_archived,

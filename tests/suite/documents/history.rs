@@ -429,6 +429,30 @@ async fn history_matches_a_model_of_random_writes(store: AnyStore) {
     }
 }
 
+/// A document written without a revision (by another tool) over an `_id` the library deleted
+/// is recorded after that `_id`'s last revision: the next write through the library records
+/// it and overwrites no record.
+async fn a_document_without_a_revision_after_a_delete(store: AnyStore) {
+    note(5, "first", 0).insert(&store).await.unwrap();
+    assert!(Note::delete(&store, &5).await.unwrap());
+    let foreign =
+        doc! {"_id": 5_i64, "text": "by another tool", "likes": 3_i64, "schema_version": 2};
+    store.insert_one("notes", foreign).await.unwrap();
+    assert_eq!(revision(&store, 5).await, Some(0));
+    let inc = Update::new().inc(Note::LIKES, 1);
+    assert!(Note::update_one(&store, Note::ID.eq(5_i64), inc)
+        .await
+        .unwrap());
+    let revisions: Vec<i64> = (recorded(&store).await.iter())
+        .filter(|r| r.get_i64("id") == Ok(5))
+        .map(|r| r.get_i64("revision").unwrap())
+        .collect();
+    assert_eq!(revisions, [1, 2]);
+    assert_eq!(revision(&store, 5).await, Some(3));
+    let past = Note::at_revision(&store, &5, 2).await.unwrap().unwrap();
+    assert_eq!(past, note(5, "by another tool", 3));
+}
+
 on_both_stores!(
     history_matches_a_model_of_random_writes,
     each_type_ensures_its_own_indexes,
@@ -438,4 +462,5 @@ on_both_stores!(
     a_stale_revision_is_a_conflict,
     sixteen_read_modify_write_tasks_lose_nothing,
     documents_from_before_history_are_adopted,
+    a_document_without_a_revision_after_a_delete,
 );

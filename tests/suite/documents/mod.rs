@@ -26,6 +26,7 @@ mod keywords;
 mod polymorphic;
 mod reference;
 mod related_oracle;
+mod seams;
 mod subset;
 mod versions;
 

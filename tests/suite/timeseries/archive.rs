@@ -75,7 +75,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         dry_run: true,
         ..Options::default()
     };
-    let counted = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+    let counted = bucket::archive::<Live, _, _>(&store, to, cutoff, &dry)
         .await
         .unwrap();
     assert!(counted.moved > 0, "{counted:?}");
@@ -83,7 +83,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         documents(&store, OLD).await.is_empty(),
         "a dry run writes nothing"
     );
-    let done = bucket::archive::<Live, _, _>(&store, &to, cutoff, &Options::default())
+    let done = bucket::archive::<Live, _, _>(&store, to, cutoff, &Options::default())
         .await
         .unwrap();
     assert_eq!((done.moved, done.items), (counted.moved, counted.items));
@@ -167,7 +167,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         assert!(live.len() < items.len(), "key {key}: some moved");
     }
     assert_eq!(
-        bucket::verify_archive::<Live, _, _>(&store, &to)
+        bucket::verify_archive::<Live, _, _>(&store, to)
             .await
             .unwrap(),
         []
@@ -177,7 +177,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         v.is_clean(),
         "the live side is clean, its gaps archived: {v:?}"
     );
-    let again = bucket::archive::<Live, _, _>(&store, &to, cutoff, &Options::default())
+    let again = bucket::archive::<Live, _, _>(&store, to, cutoff, &Options::default())
         .await
         .unwrap();
     assert_eq!(again.moved, 0);
@@ -197,7 +197,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         .filter(|d| d.get_str("page") == Ok("rollup"))
         .collect();
     assert_eq!(rollups.len(), 3, "{rollups:?}");
-    let defects = bucket::verify_archive::<Live, _, _>(&store, &to)
+    let defects = bucket::verify_archive::<Live, _, _>(&store, to)
         .await
         .unwrap();
     assert!(
@@ -239,7 +239,7 @@ async fn archive_beside_pushes(store: AnyStore) {
         let far = date(T0 + 10_000 * DAY);
         let mut moved = 0;
         for _ in 0..3 {
-            moved += bucket::archive::<Live, _, _>(&store, &to, far, &Options::default())
+            moved += bucket::archive::<Live, _, _>(&store, to, far, &Options::default())
                 .await
                 .unwrap()
                 .moved;
@@ -260,7 +260,7 @@ async fn archive_beside_pushes(store: AnyStore) {
     }
     assert_eq!(total, 180 + 60);
     assert_eq!(
-        bucket::verify_archive::<Live, _, _>(&store, &to)
+        bucket::verify_archive::<Live, _, _>(&store, to)
             .await
             .unwrap(),
         []
@@ -284,7 +284,7 @@ async fn a_killed_move_is_completed(store: AnyStore) {
         store: &store,
         collection: OLD,
     };
-    let defects = bucket::verify_archive::<Live, _, _>(&store, &to)
+    let defects = bucket::verify_archive::<Live, _, _>(&store, to)
         .await
         .unwrap();
     assert!(
@@ -295,11 +295,11 @@ async fn a_killed_move_is_completed(store: AnyStore) {
     let all = history.items::<Live, _>(&1).await.unwrap();
     assert_eq!(ids(&all), ids(&before), "the bucket in both is read once");
     let cutoff = date(T0 + 10_000 * DAY);
-    bucket::archive::<Live, _, _>(&store, &to, cutoff, &Options::default())
+    bucket::archive::<Live, _, _>(&store, to, cutoff, &Options::default())
         .await
         .unwrap();
     assert_eq!(
-        bucket::verify_archive::<Live, _, _>(&store, &to)
+        bucket::verify_archive::<Live, _, _>(&store, to)
             .await
             .unwrap(),
         []
@@ -333,7 +333,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
         dry_run: true,
         ..small
     };
-    let fresh = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+    let fresh = bucket::archive::<Live, _, _>(&store, to, cutoff, &dry)
         .await
         .unwrap();
     // 3 keys of 12 buckets of 5, each key's newest kept.
@@ -346,7 +346,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
             store: &s,
             collection: OLD,
         };
-        bucket::archive::<Live, _, _>(&s, &to, cutoff, &dying("archive", 10, 5)).await
+        bucket::archive::<Live, _, _>(&s, to, cutoff, &dying("archive", 10, 5)).await
     })
     .await;
     assert!(died.is_err(), "the run dies");
@@ -363,7 +363,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
     assert_eq!(part.get_i64("items"), Ok(items));
     // Another cut-off is refused while the pass is part-way, a dry run's too.
     for opts in [&small, &dry] {
-        let e = bucket::archive::<Live, _, _>(&store, &to, date(T0 + 5 * DAY), opts).await;
+        let e = bucket::archive::<Live, _, _>(&store, to, date(T0 + 5 * DAY), opts).await;
         assert!(
             matches!(
                 e,
@@ -375,7 +375,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
             "{e:?}"
         );
     }
-    let rest = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+    let rest = bucket::archive::<Live, _, _>(&store, to, cutoff, &dry)
         .await
         .unwrap();
     assert_eq!(rest.resumed_from.as_ref(), Some(&position));
@@ -383,7 +383,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
     assert_eq!(checkpoint(&store, CHECKPOINT).await, Some(part.clone()));
     assert_eq!(documents(&store, OLD).await.len() as i64, moved);
     // The resume.
-    let done = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small)
+    let done = bucket::archive::<Live, _, _>(&store, to, cutoff, &small)
         .await
         .unwrap();
     assert_eq!(done.resumed_from, Some(position));
@@ -397,7 +397,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
         assert_eq!(ids(&got), ids(items), "key {key}: every item once");
     }
     assert_eq!(
-        bucket::verify_archive::<Live, _, _>(&store, &to)
+        bucket::verify_archive::<Live, _, _>(&store, to)
             .await
             .unwrap(),
         []
@@ -411,7 +411,7 @@ async fn archive_resumes_from_its_checkpoint(store: AnyStore) {
     assert_eq!(end.get("position"), Some(&bson::Bson::Null));
     // A new pass, with another cut-off: from the start (the newest buckets only are left).
     let later = date(T0 + 20_000 * DAY);
-    let again = bucket::archive::<Live, _, _>(&store, &to, later, &small)
+    let again = bucket::archive::<Live, _, _>(&store, to, later, &small)
         .await
         .unwrap();
     assert_eq!(again.resumed_from, None);
@@ -442,7 +442,7 @@ async fn archive_totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
         ..Options::default()
     };
     checkpoint_refuses_moved_past(&store, Some(5)).await;
-    let stopped = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small).await;
+    let stopped = bucket::archive::<Live, _, _>(&store, to, cutoff, &small).await;
     assert!(stopped.is_err(), "{stopped:?}");
     checkpoint_refuses_moved_past(&store, None).await;
     let part = checkpoint(&store, CHECKPOINT).await.unwrap();
@@ -457,7 +457,7 @@ async fn archive_totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
         dry_run: true,
         ..small
     };
-    let counted = bucket::archive::<Live, _, _>(&store, &to, cutoff, &dry)
+    let counted = bucket::archive::<Live, _, _>(&store, to, cutoff, &dry)
         .await
         .unwrap();
     assert_eq!(
@@ -470,7 +470,7 @@ async fn archive_totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
         Some(part),
         "a dry run"
     );
-    let done = bucket::archive::<Live, _, _>(&store, &to, cutoff, &small)
+    let done = bucket::archive::<Live, _, _>(&store, to, cutoff, &small)
         .await
         .unwrap();
     assert_eq!(done.moved, 33 - archived, "{done:?}");
@@ -482,7 +482,7 @@ async fn archive_totals_count_the_batch_a_killed_run_died_in(store: AnyStore) {
         assert_eq!(ids(&got), ids(items), "key {key}: every item once");
     }
     assert_eq!(
-        bucket::verify_archive::<Live, _, _>(&store, &to)
+        bucket::verify_archive::<Live, _, _>(&store, to)
             .await
             .unwrap(),
         []
@@ -518,7 +518,7 @@ async fn the_archive_may_live_on_another_store() {
         collection: OLD,
     };
     let moved =
-        bucket::archive::<Live, _, _>(&live, &to, date(T0 + 10_000 * DAY), &Options::default())
+        bucket::archive::<Live, _, _>(&live, to, date(T0 + 10_000 * DAY), &Options::default())
             .await
             .unwrap()
             .moved;

@@ -104,7 +104,7 @@ async fn rollup_of(store: &AnyStore, key: i64) -> Option<(i64, i64, bool)> {
 }
 
 async fn verify_clean<A: Store>(live: &AnyStore, to: &ArchiveAt<'_, A>) {
-    let defects = bucket::verify_archive::<QtyTrades, _, _>(live, to)
+    let defects = bucket::verify_archive::<QtyTrades, _, _>(live, *to)
         .await
         .unwrap();
     assert_eq!(defects, [], "verify_archive");
@@ -125,7 +125,7 @@ async fn backfill_after_an_archive_counts_the_archived_items(store: AnyStore) {
         store: &store,
         collection: OLD,
     };
-    let report = bucket::archive::<QtyTrades, _, _>(&store, &to, cutoff(), &Options::default())
+    let report = bucket::archive::<QtyTrades, _, _>(&store, to, cutoff(), &Options::default())
         .await
         .unwrap();
     assert_eq!((report.moved, report.items), (8, 40), "{report:?}");
@@ -190,7 +190,7 @@ async fn rollups_kept_after_the_archive_count_it(store: AnyStore) {
         store: &store,
         collection: OLD,
     };
-    let report = bucket::archive::<BoundsOnly, _, _>(&store, &to, cutoff(), &Options::default())
+    let report = bucket::archive::<BoundsOnly, _, _>(&store, to, cutoff(), &Options::default())
         .await
         .unwrap();
     assert_eq!(report.items, 40, "{report:?}");
@@ -243,7 +243,7 @@ async fn a_migration_after_the_archive_then_backfill(store: AnyStore) {
         store: &store,
         collection: OLD,
     };
-    bucket::archive::<QtyTrades, _, _>(&store, &to, cutoff(), &Options::default())
+    bucket::archive::<QtyTrades, _, _>(&store, to, cutoff(), &Options::default())
         .await
         .unwrap();
     let flat: Vec<Trade> = (0..12).map(|i| nth(500 + i)).collect();
@@ -293,19 +293,22 @@ async fn two_archives_on_the_store_are_both_counted(store: AnyStore) {
     };
     let opts = Options::default();
     let early = date(T0 + 5 * DAY);
-    let a = bucket::archive::<QtyTrades, _, _>(&store, &first, early, &opts)
+    let a = bucket::archive::<QtyTrades, _, _>(&store, first, early, &opts)
         .await
         .unwrap();
-    let b = bucket::archive::<QtyTrades, _, _>(&store, &second, cutoff(), &opts)
+    let b = bucket::archive::<QtyTrades, _, _>(&store, second, cutoff(), &opts)
         .await
         .unwrap();
-    bucket::archive::<QtyTrades, _, _>(&store, &second, cutoff(), &opts)
+    bucket::archive::<QtyTrades, _, _>(&store, second, cutoff(), &opts)
         .await
         .unwrap();
     assert!(a.items > 0 && b.items > 0, "{a:?} {b:?}");
     assert_eq!(a.items + b.items, 35);
     QtyTrades::backfill(&store).await.unwrap();
     assert_eq!(rollup_of(&store, 7).await, Some((40, tally(&all).1, false)));
+    // Either archive checked with the live collection counts the other's items too.
+    verify_clean(&store, &first).await;
+    verify_clean(&store, &second).await;
     let mark = (documents(&store, "pattern_bounded").await.into_iter())
         .find(|d| d.get_str("_id") == Ok(LIVE))
         .unwrap();
@@ -344,7 +347,7 @@ async fn an_archive_on_another_store(live: AnyStore, cold: AnyStore) {
         store: &cold,
         collection: OLD,
     };
-    let report = bucket::archive::<QtyTrades, _, _>(&live, &to, cutoff(), &Options::default())
+    let report = bucket::archive::<QtyTrades, _, _>(&live, to, cutoff(), &Options::default())
         .await
         .unwrap();
     assert_eq!(report.items, 40);
@@ -384,7 +387,7 @@ async fn an_archive_on_another_store(live: AnyStore, cold: AnyStore) {
     history.backfill::<QtyTrades>().await.unwrap();
     assert_eq!(rollup_of(&live, 7).await, Some((46, tally(&all).1, false)));
     // The next archive run records its archive, and the one before it as unknown.
-    bucket::archive::<QtyTrades, _, _>(&live, &to, cutoff(), &Options::default())
+    bucket::archive::<QtyTrades, _, _>(&live, to, cutoff(), &Options::default())
         .await
         .unwrap();
     let e = QtyTrades::backfill(&live).await;

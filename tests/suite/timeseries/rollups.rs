@@ -192,7 +192,30 @@ async fn backfill_makes_rollups_exact(store: AnyStore) {
     assert!(v.is_clean(), "{v:?}");
 }
 
-on_both_stores!(every_write_keeps_the_rollup, backfill_makes_rollups_exact);
+/// In one process (one store, its memo shared), a writer with roll-ups, then one without over
+/// the same collection: the second's first write untrusts the roll-ups (they miss its items),
+/// so the whole-history summary counts the buckets and stays exact; `backfill` makes the
+/// roll-ups trusted again.
+async fn a_writer_without_rollups_in_the_same_process_untrusts_them(store: AnyStore) {
+    let mut rng = Lcg(13);
+    let mut all = write_all::<Rolled>(&store, &mut rng, 30).await;
+    assert_summaries(&store, &all).await;
+    let more = write_all::<Unrolled>(&store, &mut rng, 30).await;
+    for (k, items) in more {
+        all.entry(k).or_default().extend(items);
+    }
+    assert_summaries(&store, &all).await;
+    bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+on_both_stores!(
+    every_write_keeps_the_rollup,
+    backfill_makes_rollups_exact,
+    a_writer_without_rollups_in_the_same_process_untrusts_them,
+);
 
 /// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history
 /// summary is one `find` of one document, and an ingest batch stays one `bulkWrite`.

@@ -19,7 +19,7 @@ use crate::Result;
 /// Checks `B`'s live collection and its archive together: no bucket in both (a move in flight,
 /// which [`archive`](super::archive) completes), and each key's buckets numbered 1, 2, 3... across both (a
 /// missing number is a bucket in neither). Reads both collections once.
-pub async fn verify_archive<B, S, A>(live: &S, to: &ArchiveAt<'_, A>) -> Result<Vec<LayoutDefect>>
+pub async fn verify_archive<B, S, A>(live: &S, to: ArchiveAt<'_, A>) -> Result<Vec<LayoutDefect>>
 where
     B: Bucket + ?Sized,
     S: Store,
@@ -32,7 +32,7 @@ where
 pub async fn verify_archive_layout<S: Store, A: Store>(
     live: &S,
     spec: &BucketSpec<'_>,
-    to: &ArchiveAt<'_, A>,
+    to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
     let span = crate::observe::op_span!(
         "bucket.verify_archive",
@@ -47,15 +47,26 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
         let mut pages: BTreeMap<String, (Bson, Vec<i64>, u64)> = BTreeMap::new();
         let mut live_ids: HashSet<String> = HashSet::new();
         let mut defects = Vec::new();
-        for (side, store_docs) in [
+        // Other archives of the collection on the live store (its mark records each): their
+        // buckets count in the numbers and the roll-ups too.
+        let others = if spec.keeps.rollup {
+            super::super::rollup::archives_counted(live, &spec, Some(to.collection)).await?
+        } else {
+            Vec::new()
+        };
+        let mut sides = vec![
             (0, read_heads(live, &spec).await?),
             (1, read_heads(to.store, &target).await?),
-        ] {
+        ];
+        for other in &others {
+            sides.push((2, read_heads(live, &archive_spec(&spec, other)).await?));
+        }
+        for (side, store_docs) in sides {
             for (id, key, page, count) in store_docs {
                 let id_text = key_text(&id);
                 if side == 0 {
                     live_ids.insert(id_text);
-                } else if live_ids.contains(&id_text) {
+                } else if side == 1 && live_ids.contains(&id_text) {
                     defects.push(LayoutDefect::InBoth {
                         collection: spec.collection.to_owned(),
                         archive: to.collection.to_owned(),

@@ -236,15 +236,29 @@ pub(crate) fn enum_stubs() -> Vec<TokenStream> {
     stubs
 }
 
-/// The code emitted beside errors: an impl of `Document` with a placeholder id, the typed
-/// paths that could be read, and stubs of the methods.
+/// The code emitted beside errors: an impl of `Document` with the struct's id (a placeholder
+/// when none could be read: another type's check of it then fails too), the typed paths that
+/// could be read, and stubs of the methods.
 pub(crate) fn fallback(input: &DeriveInput, fields: &[Typed], counters: &[&Ident]) -> TokenStream {
-    let body = quote! {
-        const COLLECTION: &'static str = "";
-        type Id = ();
-        fn id(&self) -> &() {
-            &()
+    let body = match fields.iter().find(|f| f.bson == "_id") {
+        // The id read: a reference or a copy of this type checks against it, not a placeholder.
+        Some(id) if input.generics.params.is_empty() => {
+            let (ident, ty) = (id.ident, id.ty);
+            quote! {
+                const COLLECTION: &'static str = "";
+                type Id = #ty;
+                fn id(&self) -> &#ty {
+                    &self.#ident
+                }
+            }
         }
+        _ => quote! {
+            const COLLECTION: &'static str = "";
+            type Id = ();
+            fn id(&self) -> &() {
+                &()
+            }
+        },
     };
     let mut stubs = if input.generics.params.is_empty() {
         typed_paths(fields)
