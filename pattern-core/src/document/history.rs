@@ -14,15 +14,12 @@ use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use futures::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 
-use super::versions::{self, Stored};
-use super::{
-    decode_stored, find_by_id, id_bson, indexes_ready, to_document, Document, Update,
-    UPGRADE_ATTEMPTS,
-};
+use super::write::{self, Write};
+use super::{decode_stored, find_by_id, id_bson, indexes_ready, to_document, Document, Update};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
-use crate::store::query::{self, Filter, FindOptions};
-use crate::store::{transaction_with, Store};
+use crate::store::query::{Filter, FindOptions};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// The field of a document with history holding its revision: an Int64, 1 for a document
@@ -73,13 +70,6 @@ fn revised_at(doc: &BsonDocument) -> Option<DateTime> {
     doc.get_datetime(REVISED_AT).ok().copied()
 }
 
-/// What a revision does to the current document.
-enum Change {
-    Replace(BsonDocument),
-    Update(query::Update),
-    Delete,
-}
-
 fn conflict<D: Document>(id: &Bson, expected: u64, found: Option<u64>) -> Error {
     Error::Conflict {
         collection: D::COLLECTION.to_owned(),
@@ -89,21 +79,60 @@ fn conflict<D: Document>(id: &Bson, expected: u64, found: Option<u64>) -> Error 
     }
 }
 
-/// In a transaction: records `cur` in `history` and applies `change` to it with the next
-/// revision. Returns the document as it was written (`Replace`).
-async fn revise<D: Document, T: Store>(
-    tx: &T,
-    history: &'static str,
-    cur: &BsonDocument,
-    change: Change,
-) -> Result<Option<BsonDocument>> {
-    let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
+/// The write pipeline's guard for the `_if` writes: the document read (`None`: there is none)
+/// must be at revision `expected`; else [`Error::Conflict`] with the revision found.
+pub(super) fn expect<D: Document>(
+    id: &Bson,
+    cur: Option<&BsonDocument>,
+    expected: Option<u64>,
+) -> Result<()> {
+    let Some(e) = expected else {
+        return Ok(());
+    };
+    match cur.map(revision_of) {
+        Some(found) if found == e => Ok(()),
+        found => Err(conflict::<D>(id, e, found)),
+    }
+}
+
+/// The revision fields a write stamps on the document (none without history).
+pub(super) struct Stamp(Option<(u64, DateTime)>);
+
+impl Stamp {
+    /// [`REVISION`] and [`REVISED_AT`], as written.
+    pub(super) fn fields(&self) -> impl Iterator<Item = (&'static str, Bson)> {
+        self.0.into_iter().flat_map(|(rev, at)| {
+            [
+                (REVISION, Bson::Int64(rev as i64)),
+                (REVISED_AT, Bson::DateTime(at)),
+            ]
+        })
+    }
+}
+
+/// The write pipeline's record stage: on a type with history, `cur` (the state the write
+/// replaces or deletes, read in its transaction) recorded in the history collection, and the
+/// revision the write stamps: the one after `cur`'s, or, for a document with no state to
+/// record (a new one), the one after the last revision recorded of its `_id` (1 for an `_id`
+/// never seen).
+pub(super) async fn record<D: Document, T: Store>(
+    t: &T,
+    id: &Bson,
+    cur: Option<&BsonDocument>,
+) -> Result<Stamp> {
+    let Some(history) = D::HISTORY else {
+        return Ok(Stamp(None));
+    };
+    let Some(cur) = cur else {
+        let rev = last_recorded(t, history, id).await?.unwrap_or(0) + 1;
+        return Ok(Stamp(Some((rev, DateTime::now()))));
+    };
     let rev = match cur.get(REVISION) {
         Some(_) => revision_of(cur),
         // Written without a revision (before history, or by another tool or build): recorded
         // at 0, or after the last revision recorded when its `_id` has a history already (a
         // document of the same `_id` deleted before).
-        None => last_recorded(tx, history, &id).await?.map_or(0, |r| r + 1),
+        None => last_recorded(t, history, id).await?.map_or(0, |r| r + 1),
     };
     let since = revised_at(cur);
     // Never before the revision it replaces, whatever the clocks of the writers say.
@@ -119,29 +148,8 @@ async fn revise<D: Document, T: Store>(
         "until": now,
         "state": state,
     };
-    tx.insert_one(history, entry).await?;
-    let by_id = Filter::Eq("_id".into(), id);
-    let next = Bson::Int64(rev as i64 + 1);
-    match change {
-        Change::Replace(mut new) => {
-            new.insert(REVISION, next);
-            new.insert(REVISED_AT, now);
-            tx.replace_one(D::COLLECTION, &by_id, new.clone(), false)
-                .await?;
-            Ok(Some(new))
-        }
-        Change::Update(mut update) => {
-            update.set.push((REVISION.into(), next));
-            update.set.push((REVISED_AT.into(), Bson::DateTime(now)));
-            tx.update_one(D::COLLECTION, &by_id, &mut update, false)
-                .await?;
-            Ok(None)
-        }
-        Change::Delete => {
-            tx.delete_many(D::COLLECTION, &by_id).await?;
-            Ok(None)
-        }
-    }
+    t.insert_one(history, entry).await?;
+    Ok(Stamp(Some((rev + 1, now))))
 }
 
 /// The last revision `history` recorded of the document `id`, if any.
@@ -156,157 +164,6 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
         .find(history, &Filter::Eq("id".into(), id.clone()), &opts)
         .await?;
     Ok(found.first().map(revision_of))
-}
-
-/// `doc` with the revision after the last one recorded, inserted.
-async fn insert_new<S: Store>(
-    store: &S,
-    coll: &str,
-    history: &'static str,
-    mut doc: BsonDocument,
-) -> Result<()> {
-    let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-    let rev = last_recorded(store, history, &id).await?.unwrap_or(0) + 1;
-    doc.insert(REVISION, rev as i64);
-    doc.insert(REVISED_AT, DateTime::now());
-    store.insert_one(coll, doc).await
-}
-
-pub(super) async fn insert<D: Document, S: Store>(
-    store: &S,
-    history: &'static str,
-    doc: BsonDocument,
-) -> Result<()> {
-    insert_new(store, D::COLLECTION, history, doc).await
-}
-
-/// In a transaction: `cur` upgraded to the current schema version, written as a revision of
-/// its own, when it is older; [`Error::NewerVersion`] when newer. The document current now.
-async fn upgraded_in<D: Document, T: Store>(
-    tx: &T,
-    history: &'static str,
-    cur: BsonDocument,
-) -> Result<BsonDocument> {
-    match versions::classify::<D>(&cur)? {
-        Stored::Current => Ok(cur),
-        Stored::Older(_) => {
-            let (doc, _) = decode_stored::<D>(cur.clone())?;
-            let new = to_document(&doc)?;
-            Ok(revise::<D, T>(tx, history, &cur, Change::Replace(new))
-                .await?
-                .expect("a replacement"))
-        }
-    }
-}
-
-/// `save` and `save_if`.
-pub(super) async fn save<D: Document, S: Store>(
-    store: &S,
-    history: &'static str,
-    id: Bson,
-    doc: BsonDocument,
-    expected: Option<u64>,
-) -> Result<()> {
-    let mut ctx = (id, doc);
-    transaction_with(store, &mut ctx, |tx, (id, doc)| {
-        Box::pin(async move {
-            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
-                if let Some(e) = expected {
-                    return Err(conflict::<D>(id, e, None));
-                }
-                return insert_new(tx, D::COLLECTION, history, doc.clone()).await;
-            };
-            versions::classify::<D>(&cur)?;
-            if let Some(e) = expected.filter(|e| *e != revision_of(&cur)) {
-                return Err(conflict::<D>(id, e, Some(revision_of(&cur))));
-            }
-            revise::<D, _>(tx, history, &cur, Change::Replace(doc.clone())).await?;
-            Ok(())
-        })
-    })
-    .await
-}
-
-/// `update_one` on a type with history.
-pub(super) async fn update<D: Document, S: Store>(
-    store: &S,
-    history: &'static str,
-    filter: Filter,
-    update: query::Update,
-) -> Result<bool> {
-    let (current, other) = match D::VERSIONING {
-        None => (filter, None),
-        Some(v) => (
-            Filter::And(vec![filter.clone(), v.at(v.current)]),
-            Some(Filter::And(vec![filter, v.not_current()])),
-        ),
-    };
-    let mut ctx = (current, other, update);
-    transaction_with(store, &mut ctx, |tx, (current, other, update)| {
-        Box::pin(async move {
-            let one = FindOptions {
-                limit: Some(1),
-                ..FindOptions::default()
-            };
-            for _ in 0..UPGRADE_ATTEMPTS {
-                if let Some(cur) = tx.find(D::COLLECTION, current, &one).await?.pop() {
-                    let change = Change::Update(update.clone());
-                    revise::<D, _>(tx, history, &cur, change).await?;
-                    return Ok(true);
-                }
-                let Some(other) = other else {
-                    return Ok(false);
-                };
-                let Some(found) = tx.find(D::COLLECTION, other, &one).await?.pop() else {
-                    return Ok(false);
-                };
-                upgraded_in::<D, _>(tx, history, found).await?;
-            }
-            Err(Error::Contention {
-                attempts: UPGRADE_ATTEMPTS,
-                what: format!("an update of `{}` kept upgrading documents", D::COLLECTION),
-            })
-        })
-    })
-    .await
-}
-
-/// `delete` and `delete_if`: whether there was a document.
-pub(super) async fn delete<D: Document, S: Store>(
-    store: &S,
-    history: &'static str,
-    id: Bson,
-    expected: Option<u64>,
-) -> Result<bool> {
-    let mut ctx = id;
-    transaction_with(store, &mut ctx, |tx, id| {
-        Box::pin(async move {
-            let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
-                return match expected {
-                    Some(e) => Err(conflict::<D>(id, e, None)),
-                    None => Ok(false),
-                };
-            };
-            if let Some(e) = expected.filter(|e| *e != revision_of(&cur)) {
-                return Err(conflict::<D>(id, e, Some(revision_of(&cur))));
-            }
-            revise::<D, _>(tx, history, &cur, Change::Delete).await?;
-            Ok(true)
-        })
-    })
-    .await
-}
-
-/// In a transaction: the upgrade of `cur` (at an older version) to `new`, as a revision (a
-/// sweep's, a read's write-back).
-pub(super) async fn upgrade_in<D: Document, T: Store>(
-    tx: &T,
-    history: &'static str,
-    cur: &BsonDocument,
-    new: BsonDocument,
-) -> Result<()> {
-    revise::<D, T>(tx, history, cur, Change::Replace(new)).await?;
-    Ok(())
 }
 
 fn history_of<D: Document>() -> Result<&'static str> {
@@ -325,11 +182,15 @@ fn history_of<D: Document>() -> Result<&'static str> {
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
     let span = crate::observe::op_span!("document.save_if", "save_if", store, D::COLLECTION);
     crate::observe::traced!(span, async {
-        let history = history_of::<D>()?;
+        history_of::<D>()?;
         let doc = to_document(doc)?;
         indexes_ready::<D, S>(store).await?;
-        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-        save::<D, S>(store, history, id, doc, Some(expected)).await
+        let save = Write::Save {
+            doc,
+            expected: Some(expected),
+            any_variant: false,
+        };
+        write::run::<D, S>(store, save).await.map(|_| ())
     })
 }
 
@@ -345,26 +206,16 @@ where
 {
     let span = crate::observe::op_span!("document.update_if", "update_if", store, D::COLLECTION);
     crate::observe::traced!(span, async {
-        let history = history_of::<D>()?;
+        history_of::<D>()?;
         let update = update.into_query()?;
         let id = id_bson(id)?;
         indexes_ready::<D, S>(store).await?;
-        let mut ctx = (id, update);
-        transaction_with(store, &mut ctx, |tx, (id, update)| {
-            Box::pin(async move {
-                let Some(cur) = find_by_id(tx, D::COLLECTION, id).await? else {
-                    return Err(conflict::<D>(id, expected, None));
-                };
-                versions::classify::<D>(&cur)?;
-                if revision_of(&cur) != expected {
-                    return Err(conflict::<D>(id, expected, Some(revision_of(&cur))));
-                }
-                let cur = upgraded_in::<D, _>(tx, history, cur).await?;
-                revise::<D, _>(tx, history, &cur, Change::Update(update.clone())).await?;
-                Ok(())
-            })
-        })
-        .await
+        let update = Write::Update {
+            filter: Filter::Eq("_id".into(), id.clone()),
+            update,
+            expected: Some((id, expected)),
+        };
+        write::run::<D, S>(store, update).await.map(|_| ())
     })
 }
 
@@ -378,12 +229,14 @@ where
 {
     let span = crate::observe::op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
     crate::observe::traced!(span, async {
-        let history = history_of::<D>()?;
+        history_of::<D>()?;
         let id = id_bson(id)?;
         indexes_ready::<D, S>(store).await?;
-        delete::<D, S>(store, history, id, Some(expected))
-            .await
-            .map(|_| ())
+        let delete = Write::Delete {
+            id,
+            expected: Some(expected),
+        };
+        write::run::<D, S>(store, delete).await.map(|_| ())
     })
 }
 

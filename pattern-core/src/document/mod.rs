@@ -20,8 +20,9 @@ use serde::Serialize;
 
 use crate::spec::Keywords;
 use crate::store::query::{self, FindOptions, IndexSpec};
-use crate::store::{transaction_with, Store};
+use crate::store::Store;
 use crate::{Error, Result};
+use write::Write;
 
 mod approximate;
 mod archive;
@@ -30,13 +31,13 @@ mod computed;
 mod find;
 mod history;
 mod indexes;
-mod linked;
 mod polymorphic;
 mod reference;
 mod subset;
 mod sweep;
 mod typed;
 mod versions;
+mod write;
 
 pub use approximate::{estimate, flush, increment, pending, Approximate};
 pub use archive::{
@@ -256,25 +257,7 @@ pub(crate) async fn write_back<D: Document, S: Store>(
     doc: &D,
 ) -> Result<bool> {
     let new = to_document(doc)?;
-    let id = new.get("_id").cloned().unwrap_or(Bson::Null);
-    let mut ctx = (id, read, new);
-    transaction_with(store, &mut ctx, |tx, (id, read, new)| {
-        Box::pin(async move {
-            match find_by_id(tx, D::COLLECTION, id).await? {
-                Some(cur) if cur == *read => {}
-                _ => return Ok(false),
-            }
-            if let Some(h) = D::HISTORY {
-                history::upgrade_in::<D, _>(tx, h, read, new.clone()).await?;
-            } else {
-                let by_id = query::Filter::Eq("_id".into(), id.clone());
-                tx.replace_one(D::COLLECTION, &by_id, new.clone(), false)
-                    .await?;
-            }
-            Ok(true)
-        })
-    })
-    .await
+    write::run::<D, S>(store, Write::Upgrade { read, new }).await
 }
 
 /// Inserts the document (one `insert`; with history, a `find` of its last recorded revision
@@ -285,13 +268,9 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     crate::observe::traced!(span, async move {
         let doc = to_document(doc)?;
         indexes_ready::<D, S>(store).await?;
-        if linked::applies::<D>() {
-            return linked::insert::<D, S>(store, doc).await;
-        }
-        match D::HISTORY {
-            None => store.insert_one(D::COLLECTION, doc).await,
-            Some(h) => history::insert::<D, S>(store, h, doc).await,
-        }
+        write::run::<D, S>(store, Write::Insert(doc))
+            .await
+            .map(|_| ())
     })
 }
 
@@ -307,32 +286,12 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     crate::observe::traced!(span, async move {
         let doc = to_document(doc)?;
         indexes_ready::<D, S>(store).await?;
-        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-        if let Some(h) = D::HISTORY {
-            return history::save::<D, S>(store, h, id, doc, None).await;
-        }
-        if linked::applies::<D>() {
-            return linked::save::<D, S>(store, id, doc).await;
-        }
-        let Some(v) = D::VERSIONING else {
-            return polymorphic::save::<D, S>(store, &id, doc).await;
+        let save = Write::Save {
+            doc,
+            expected: None,
+            any_variant: false,
         };
-        let by_id = query::Filter::Eq("_id".into(), id.clone());
-        let filter = query::Filter::And(vec![by_id.clone(), v.not_newer()]);
-        match store.replace_one(D::COLLECTION, &filter, doc, true).await {
-            Ok(_) => Ok(()),
-            // The `_id` exists and did not match: at a newer version (or another unique index).
-            Err(e @ Error::DuplicateKey { .. }) => {
-                match find_by_id(store, D::COLLECTION, &id).await? {
-                    Some(found) => match versions::classify::<D>(&found) {
-                        Err(newer @ Error::NewerVersion { .. }) => Err(newer),
-                        _ => Err(e),
-                    },
-                    None => Err(e),
-                }
-            }
-            Err(e) => Err(e),
-        }
+        write::run::<D, S>(store, save).await.map(|_| ())
     })
 }
 
@@ -400,49 +359,12 @@ pub async fn update_one<D: Document, S: Store>(
         let filter = polymorphic::scope::<D>(filter.to_query()?);
         let update = update.into_query()?;
         indexes_ready::<D, S>(store).await?;
-        if let Some(h) = D::HISTORY {
-            return history::update::<D, S>(store, h, filter, update).await;
-        }
-        if linked::applies::<D>() {
-            return linked::update::<D, S>(store, filter, update).await;
-        }
-        let Some(v) = D::VERSIONING else {
-            let mut update = update;
-            let done = store
-                .update_one(D::COLLECTION, &filter, &mut update, false)
-                .await?;
-            return Ok(done.matched);
+        let update = Write::Update {
+            filter,
+            update,
+            expected: None,
         };
-        let current = query::Filter::And(vec![filter.clone(), v.at(v.current)]);
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        for _ in 0..UPGRADE_ATTEMPTS {
-            let mut attempt = update.clone();
-            let done = store
-                .update_one(D::COLLECTION, &current, &mut attempt, false)
-                .await?;
-            if done.matched {
-                return Ok(true);
-            }
-            // At any version: none is no match; one at the current version was upgraded by
-            // another writer since the update (try again).
-            let Some(found) = store.find(D::COLLECTION, &filter, &one).await?.pop() else {
-                return Ok(false);
-            };
-            if let versions::Stored::Older(_) = versions::classify::<D>(&found)? {
-                let (upgraded, _) = decode_stored::<D>(found.clone())?;
-                write_back::<D, S>(store, found, &upgraded).await?;
-            }
-        }
-        Err(Error::Contention {
-            attempts: UPGRADE_ATTEMPTS,
-            what: format!(
-                "an update of `{}` kept finding its document rewritten at an older version",
-                D::COLLECTION
-            ),
-        })
+        write::run::<D, S>(store, update).await
     })
 }
 
@@ -459,22 +381,7 @@ where
     crate::observe::traced!(span, async move {
         let id = id_bson(id)?;
         indexes_ready::<D, S>(store).await?;
-        let deleted = if linked::applies::<D>() {
-            linked::delete::<D, S>(store, id.clone()).await?
-        } else {
-            match D::HISTORY {
-                Some(h) => history::delete::<D, S>(store, h, id.clone(), None).await?,
-                None => {
-                    let by_id =
-                        polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id.clone()));
-                    store.delete_many(D::COLLECTION, &by_id).await? > 0
-                }
-            }
-        };
-        if deleted {
-            approximate::forget::<D, S>(store, &id);
-        }
-        Ok(deleted)
+        write::run::<D, S>(store, Write::Delete { id, expected: None }).await
     })
 }
 

@@ -18,7 +18,8 @@
 
 use bson::{Bson, Document as BsonDocument};
 
-use super::{decode_stored, find_by_id, indexes_ready, to_document, Document};
+use super::write::{self, Write};
+use super::{decode_stored, indexes_ready, to_document, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -158,63 +159,36 @@ pub(crate) fn save_filter(id: &Bson, variant: Option<&(&'static str, String)>) -
     }
 }
 
-/// How many times a save whose upsert lost to a concurrent change of variant or delete runs
-/// again before giving up ([`Error::Contention`]).
-const SAVE_ATTEMPTS: u32 = 16;
-
 /// Whether `e` is a duplicate `_id` (the store names the index `_id_`), not a duplicate on
 /// another unique index.
-fn on_id(e: &Error) -> bool {
+pub(crate) fn on_id(e: &Error) -> bool {
     matches!(e, Error::DuplicateKey { message, .. }
         if message.split("index: ").nth(1).is_some_and(|rest| rest.starts_with("_id_")
             && rest[4..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_')))
 }
 
-/// Writes `doc` over the stored document with its `_id` (its variant's, on a polymorphic
-/// type), or inserts it: one `update` with a replacement and `upsert`. On a polymorphic type
-/// the filter holds the variant it writes ([`save_filter`]), so the upsert over another
-/// variant's document fails on the `_id`: then [`Error::OtherVariant`], nothing written. When
-/// the document found then is of the same variant, or gone (a `change_variant` or a delete
-/// between the two commands), the save runs again.
-pub(crate) async fn save<D: Document, S: Store>(
-    store: &S,
+/// The write pipeline's variant guard: a save of `doc` (of `D`) over `stored` must keep its
+/// variant; else [`Error::OtherVariant`], nothing written (the enum's [`change_variant`]
+/// changes it, explicitly).
+pub(crate) fn same_variant<D: Document>(
     id: &Bson,
-    doc: BsonDocument,
+    stored: &BsonDocument,
+    doc: &BsonDocument,
 ) -> Result<()> {
-    let variant = written::<D>(&doc);
-    let filter = save_filter(id, variant.as_ref());
-    for _ in 0..SAVE_ATTEMPTS {
-        let e = match store
-            .replace_one(D::COLLECTION, &filter, doc.clone(), true)
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        let Some((field, value)) = variant.as_ref().filter(|_| on_id(&e)) else {
-            return Err(e);
-        };
-        let Some(stored) = find_by_id(store, D::COLLECTION, id).await? else {
-            continue;
-        };
-        let found = stored.get_str(field).ok();
-        if found != Some(value.as_str()) {
-            return Err(Error::OtherVariant {
-                collection: D::COLLECTION.to_owned(),
-                id: crate::error::display_bson(id),
-                variant: Box::new(VariantChange {
-                    stored: found.map(str::to_owned),
-                    written: value.clone(),
-                }),
-            });
-        }
+    let Some((field, value)) = written::<D>(doc) else {
+        return Ok(());
+    };
+    let found = stored.get_str(field).ok();
+    if found == Some(value.as_str()) {
+        return Ok(());
     }
-    Err(Error::Contention {
-        attempts: SAVE_ATTEMPTS,
-        what: format!(
-            "a save of `{}` kept losing to changes of the document's variant",
-            D::COLLECTION
-        ),
+    Err(Error::OtherVariant {
+        collection: D::COLLECTION.to_owned(),
+        id: crate::error::display_bson(id),
+        variant: Box::new(VariantChange {
+            stored: found.map(str::to_owned),
+            written: value,
+        }),
     })
 }
 
@@ -266,14 +240,14 @@ pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result
         D::COLLECTION
     );
     crate::observe::traced!(span, async {
-        let new = to_document(doc)?;
+        let doc = to_document(doc)?;
         indexes_ready::<D, S>(store).await?;
-        let id = new.get("_id").cloned().unwrap_or(Bson::Null);
-        let by_id = query::Filter::Eq("_id".into(), id);
-        Ok(store
-            .replace_one(D::COLLECTION, &by_id, new, false)
-            .await?
-            .matched)
+        let change = Write::Save {
+            doc,
+            expected: None,
+            any_variant: true,
+        };
+        write::run::<D, S>(store, change).await
     })
 }
 

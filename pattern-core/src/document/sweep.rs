@@ -12,8 +12,8 @@
 use bson::{doc, Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::history;
 use super::versions::Versioning;
+use super::write;
 use super::{decode_stored, indexes_ready, to_document, Document};
 use crate::adopt::checkpoint::Checkpoint;
 use crate::adopt::Options;
@@ -229,12 +229,9 @@ async fn upgrade_one<D: Document, T: Store>(
     from: u32,
     new: BsonDocument,
 ) -> Result<()> {
-    if let Some(h) = D::HISTORY {
-        return history::upgrade_in::<D, T>(tx, h, cur, new).await;
-    }
     let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
     let cas = Filter::And(vec![Filter::Eq("_id".into(), id), v.at(from)]);
-    tx.replace_one(D::COLLECTION, &cas, new, false).await?;
+    write::upgrade_in::<D, T>(tx, cur, new, &cas).await?;
     Ok(())
 }
 

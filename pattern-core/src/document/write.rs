@@ -1,0 +1,501 @@
+//! The one write path of a `#[derive(Document)]` type or enum. Every write — `insert`, `save`,
+//! `update_one`, the `_if` writes, `delete`, `change_variant`, a read's `write_back`, the
+//! sweep's upgrade — is a [`Write`] run by [`run`] (or, inside a transaction the caller holds,
+//! [`upgrade_in`]) through the same stages, in this order; each stage is a function of its
+//! feature's module, and a type without the feature passes through it unchanged:
+//!
+//! | # | stage | owner | what it does |
+//! |---|---|---|---|
+//! | 1 | encode | [`to_document`](super::to_document) | serialize; `_id` required; keywords normalised (an enum's by its variant); schema version and discriminator stamped |
+//! | 2 | read | this file | the document the write replaces, when a later stage needs it (history, children, references, a revision or version check): in the write's transaction |
+//! | 3 | guard | `versions`, `polymorphic`, `history` | a newer schema version refused, an older one upgraded first (a write of its own); another variant refused; the expected revision checked |
+//! | 4 | fill | `reference` | the copies the document holds, filled from their sources |
+//! | 5 | record | `history` | the state replaced recorded as a revision; the write stamped with the next revision |
+//! | 6 | write | this file | the one command on the document |
+//! | 7 | children | `computed`, `subset`, `reference` | the parents' aggregates and subsets adjusted; the copies others hold of the document brought in line, or a propagation recorded past the fan-out |
+//! | 8 | after commit | `reference`, `approximate` | a recorded propagation run (unless deferred); a deleted document's pending approximate counts dropped |
+//!
+//! A write runs in one transaction when a stage after the write's own command needs the
+//! document as it was (history, computed, subset, references); otherwise its stages fold into
+//! one command: the guards become the command's filter (the version not newer, the variant),
+//! read back only when the command is refused, to say why. The fast paths send what a
+//! hand-written write sends (BENCHMARKS.md, section 1).
+
+use bson::{Bson, Document as BsonDocument};
+
+use super::history::{self, Stamp};
+use super::polymorphic;
+use super::reference::{self, REFERENCES};
+use super::versions::{self, Stored};
+use super::{approximate, computed, decode_stored, find_by_id, subset, to_document, Document};
+use crate::adopt::Options;
+use crate::store::query::{Filter, FindOptions, Update};
+use crate::store::{transaction_with, BoxFuture, Store};
+use crate::{Error, Result};
+
+/// A write of a document of `D`, after stage 1 (encode).
+// One value per write call, moved into its future: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Write {
+    /// `insert`: the document, which must be new.
+    Insert(BsonDocument),
+    /// `save` and `save_if` (`expected`: the revision the caller read); `change_variant`
+    /// (`any_variant`: over whatever variant is stored, never inserting).
+    Save {
+        doc: BsonDocument,
+        expected: Option<u64>,
+        any_variant: bool,
+    },
+    /// `update_one` (the first document matching `filter`, scoped to `D`'s variant) and
+    /// `update_if` (`expected`: the `_id` and the revision read; `filter` by that `_id`).
+    Update {
+        filter: Filter,
+        update: Update,
+        expected: Option<(Bson, u64)>,
+    },
+    /// `delete` and `delete_if`.
+    Delete { id: Bson, expected: Option<u64> },
+    /// A read's `write_back` of an upgrade: `new` (upgraded from `read`) over the stored
+    /// document if that is still exactly `read`.
+    Upgrade {
+        read: BsonDocument,
+        new: BsonDocument,
+    },
+}
+
+impl Write {
+    /// Whether the write runs in a transaction of its own (stage 2 needed).
+    fn transactional<D: Document>(&self) -> bool {
+        match self {
+            Write::Upgrade { .. } => true,
+            // A new document has no state to record: history's stage reads the last revision
+            // recorded and the insert stands alone.
+            Write::Insert(_) => linked::<D>(),
+            _ => linked::<D>() || D::HISTORY.is_some(),
+        }
+    }
+}
+
+/// Whether `D`'s writes change other documents (stage 4 or 7 applies).
+fn linked<D: Document>() -> bool {
+    D::COMPUTED.is_some()
+        || D::SUBSET.is_some()
+        || !D::REFERENCES.is_empty()
+        || !D::REFERENCED_BY.is_empty()
+}
+
+/// Runs `write` through the stages; whether it wrote (an insert: always; a save: always, a
+/// `change_variant`: whether a document was there; an update: whether one matched; a delete:
+/// whether there was one; a write-back: whether the document was still the one read).
+pub(crate) fn run<D: Document, S: Store>(store: &S, write: Write) -> BoxFuture<'_, Result<bool>> {
+    // Boxed: one future for every write of every type, whatever stages it takes, kept off the
+    // caller's (an async test of many writes would otherwise hold the largest inline).
+    Box::pin(async move {
+        let deleted = match &write {
+            Write::Delete { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        let (wrote, propagate) = if write.transactional::<D>() {
+            in_its_transaction::<D, S>(store, write).await?
+        } else {
+            (one_command::<D, S>(store, write).await?, None)
+        };
+        // Stage 8: after the commit.
+        if let Some(id) = propagate.filter(|_| !D::PROPAGATION.deferred) {
+            reference::propagate::<D, S>(store, Some(&id), &Options::default()).await?;
+        }
+        if let Some(id) = deleted.filter(|_| wrote) {
+            approximate::forget::<D, S>(store, &id);
+        }
+        Ok(wrote)
+    })
+}
+
+/// Stages 2–7 of `write` in a transaction of its own.
+async fn in_its_transaction<D: Document, S: Store>(
+    store: &S,
+    write: Write,
+) -> Result<(bool, Option<Bson>)> {
+    let mut ctx = write;
+    in_transaction(store, &mut ctx, |tx, write| {
+        Box::pin(async move { staged::<D, _>(tx, write).await })
+    })
+    .await
+}
+
+/// How many times a write is run again when two first references to one source created its
+/// entry at once (the loser's upsert is a duplicate key).
+const ENTRY_RACES: u32 = 3;
+
+/// [`transaction_with`], run again when it lost the race to create a source's entry in
+/// [`REFERENCES`].
+async fn in_transaction<S, C, T, F>(store: &S, ctx: &mut C, mut work: F) -> Result<T>
+where
+    S: Store,
+    C: Send,
+    T: Send,
+    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
+{
+    let mut attempt = 0;
+    loop {
+        match transaction_with(store, ctx, &mut work).await {
+            Err(Error::DuplicateKey { collection, .. })
+                if collection == REFERENCES && attempt + 1 < ENTRY_RACES =>
+            {
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Stages 2–7 of a write on `t` (its transaction, or the store for an insert that needs
+/// none); whether it wrote, and the `_id` whose propagation stage 7 recorded for after the
+/// commit.
+async fn staged<D: Document, T: Store>(t: &T, write: &Write) -> Result<(bool, Option<Bson>)> {
+    match write {
+        Write::Insert(doc) => {
+            let mut doc = doc.clone();
+            let id = id_of(&doc);
+            reference::fill::<D, T>(t, None, &mut doc).await?;
+            history::record::<D, T>(t, &id, None).await?.stamp(&mut doc);
+            t.insert_one(D::COLLECTION, doc.clone()).await?;
+            let propagate = children::<D, T>(t, &id, None, Some(&doc)).await?;
+            Ok((true, propagate))
+        }
+        Write::Save {
+            doc,
+            expected,
+            any_variant,
+        } => {
+            let id = id_of(doc);
+            let cur = find_by_id(t, D::COLLECTION, &id).await?;
+            if *any_variant && cur.is_none() {
+                return Ok((false, None));
+            }
+            if let Some(cur) = &cur {
+                versions::classify::<D>(cur)?;
+                if !any_variant {
+                    polymorphic::same_variant::<D>(&id, cur, doc)?;
+                }
+            }
+            history::expect::<D>(&id, cur.as_ref(), *expected)?;
+            let mut doc = doc.clone();
+            reference::fill::<D, T>(t, cur.as_ref(), &mut doc).await?;
+            history::record::<D, T>(t, &id, cur.as_ref())
+                .await?
+                .stamp(&mut doc);
+            let by_id = Filter::Eq("_id".into(), id.clone());
+            t.replace_one(D::COLLECTION, &by_id, doc.clone(), true)
+                .await?;
+            let propagate = children::<D, T>(t, &id, cur.as_ref(), Some(&doc)).await?;
+            Ok((true, propagate))
+        }
+        Write::Update {
+            filter,
+            update,
+            expected,
+        } => {
+            let cur = match expected {
+                None => read_current::<D, T>(t, filter).await?,
+                Some((id, e)) => {
+                    let cur = t.find(D::COLLECTION, filter, &one()).await?.pop();
+                    if let Some(c) = &cur {
+                        versions::classify::<D>(c)?;
+                    }
+                    history::expect::<D>(id, cur.as_ref(), Some(*e))?;
+                    match cur {
+                        Some(cur) => Some(upgraded::<D, T>(t, cur).await?),
+                        None => None,
+                    }
+                }
+            };
+            let Some(cur) = cur else {
+                return Ok((false, None));
+            };
+            let id = id_of(&cur);
+            let stamp = history::record::<D, T>(t, &id, Some(&cur)).await?;
+            let by_id = Filter::Eq("_id".into(), id.clone());
+            let mut update = update.clone();
+            stamp.stamp_update(&mut update);
+            t.update_one(D::COLLECTION, &by_id, &mut update, false)
+                .await?;
+            if !linked::<D>() {
+                return Ok((true, None));
+            }
+            let mut after = find_by_id(t, D::COLLECTION, &id).await?;
+            if let Some(a) = after.as_mut() {
+                if reference::fill::<D, T>(t, Some(&cur), a).await? {
+                    t.replace_one(D::COLLECTION, &by_id, a.clone(), false)
+                        .await?;
+                }
+            }
+            let propagate = children::<D, T>(t, &id, Some(&cur), after.as_ref()).await?;
+            Ok((true, propagate))
+        }
+        Write::Delete { id, expected } => {
+            let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
+            let cur = t.find(D::COLLECTION, &by_id, &one()).await?.pop();
+            history::expect::<D>(id, cur.as_ref(), *expected)?;
+            let Some(cur) = cur else {
+                return Ok((false, None));
+            };
+            history::record::<D, T>(t, id, Some(&cur)).await?;
+            t.delete_many(D::COLLECTION, &Filter::Eq("_id".into(), id.clone()))
+                .await?;
+            let propagate = children::<D, T>(t, id, Some(&cur), None).await?;
+            Ok((true, propagate))
+        }
+        Write::Upgrade { read, new } => {
+            let id = id_of(new);
+            match find_by_id(t, D::COLLECTION, &id).await? {
+                Some(cur) if cur == *read => {}
+                _ => return Ok((false, None)),
+            }
+            let by_id = Filter::Eq("_id".into(), id);
+            upgrade_in::<D, T>(t, read, new.clone(), &by_id).await?;
+            Ok((true, None))
+        }
+    }
+}
+
+/// Stages 5–7 of an upgrade inside a transaction the caller holds (a write-back's, a sweep
+/// batch's): `new` (upgraded from `cur`, the document read in it) written over the document
+/// matching `cas`, as a revision on a type with history; the document as written.
+pub(crate) async fn upgrade_in<D: Document, T: Store>(
+    tx: &T,
+    cur: &BsonDocument,
+    mut new: BsonDocument,
+    cas: &Filter,
+) -> Result<BsonDocument> {
+    let id = id_of(cur);
+    history::record::<D, T>(tx, &id, Some(cur))
+        .await?
+        .stamp(&mut new);
+    tx.replace_one(D::COLLECTION, cas, new.clone(), false)
+        .await?;
+    children::<D, T>(tx, &id, Some(cur), Some(&new)).await?;
+    Ok(new)
+}
+
+/// Stage 3 for a document read at any version: `cur` itself at the current version; at an
+/// older one, upgraded and written as a write of its own ([`upgrade_in`]) first; at a newer
+/// one, [`Error::NewerVersion`].
+async fn upgraded<D: Document, T: Store>(tx: &T, cur: BsonDocument) -> Result<BsonDocument> {
+    match versions::classify::<D>(&cur)? {
+        Stored::Current => Ok(cur),
+        Stored::Older(_) => {
+            let (doc, _) = decode_stored::<D>(cur.clone())?;
+            let new = to_document(&doc)?;
+            let by_id = Filter::Eq("_id".into(), id_of(&cur));
+            upgrade_in::<D, T>(tx, &cur, new, &by_id).await
+        }
+    }
+}
+
+/// Stages 2–3 of `update_one` in a transaction: the first document matching `filter` at the
+/// current version; one found at an older version is upgraded first and the read tried again;
+/// none: `None`.
+async fn read_current<D: Document, T: Store>(
+    tx: &T,
+    filter: &Filter,
+) -> Result<Option<BsonDocument>> {
+    let Some(v) = D::VERSIONING else {
+        return Ok(tx.find(D::COLLECTION, filter, &one()).await?.pop());
+    };
+    let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
+    let other = Filter::And(vec![filter.clone(), v.not_current()]);
+    for _ in 0..super::UPGRADE_ATTEMPTS {
+        if let Some(cur) = tx.find(D::COLLECTION, &current, &one()).await?.pop() {
+            return Ok(Some(cur));
+        }
+        let Some(found) = tx.find(D::COLLECTION, &other, &one()).await?.pop() else {
+            return Ok(None);
+        };
+        upgraded::<D, T>(tx, found).await?;
+    }
+    Err(Error::Contention {
+        attempts: super::UPGRADE_ATTEMPTS,
+        what: format!("an update of `{}` kept upgrading documents", D::COLLECTION),
+    })
+}
+
+/// Stage 7, in the write's transaction: the parents' aggregates and subsets adjusted, the
+/// copies of this document brought in line; the `_id` when a propagation was recorded for
+/// after the commit.
+async fn children<D: Document, T: Store>(
+    tx: &T,
+    id: &Bson,
+    before: Option<&BsonDocument>,
+    after: Option<&BsonDocument>,
+) -> Result<Option<Bson>> {
+    if let Some(c) = D::COMPUTED {
+        computed::adjust::<D, T>(tx, &c, before, after).await?;
+    }
+    if let Some(s) = D::SUBSET {
+        subset::adjust::<D, T>(tx, &s, before, after).await?;
+    }
+    let recorded = reference::propagate_in::<D, T>(tx, id, before, after).await?;
+    Ok(recorded.then(|| id.clone()))
+}
+
+/// The one-command form of a write without a transaction (no stage reads what it replaces):
+/// the guards in its filter, read back only when it is refused, to say why.
+async fn one_command<D: Document, S: Store>(store: &S, write: Write) -> Result<bool> {
+    match write {
+        Write::Insert(doc) => {
+            // History's stage 5 without a state to record: the revision after the last.
+            staged::<D, S>(store, &Write::Insert(doc))
+                .await
+                .map(|d| d.0)
+        }
+        Write::Save {
+            doc,
+            any_variant: true,
+            ..
+        } => {
+            let by_id = Filter::Eq("_id".into(), id_of(&doc));
+            Ok(store
+                .replace_one(D::COLLECTION, &by_id, doc, false)
+                .await?
+                .matched)
+        }
+        Write::Save { doc, .. } => guarded_save::<D, S>(store, doc).await.map(|()| true),
+        Write::Update { filter, update, .. } => guarded_update::<D, S>(store, filter, update).await,
+        Write::Delete { id, .. } => {
+            let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id));
+            Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
+        }
+        write @ Write::Upgrade { .. } => {
+            unreachable!("a write-back is transactional: {}", write.name())
+        }
+    }
+}
+
+impl Write {
+    fn name(&self) -> &'static str {
+        match self {
+            Write::Insert(_) => "insert",
+            Write::Save { .. } => "save",
+            Write::Update { .. } => "update",
+            Write::Delete { .. } => "delete",
+            Write::Upgrade { .. } => "upgrade",
+        }
+    }
+}
+
+/// How many times a save whose upsert lost to a concurrent change of variant or delete runs
+/// again before giving up ([`Error::Contention`]).
+const SAVE_ATTEMPTS: u32 = 16;
+
+/// A save in one command: a replacement with `upsert` whose filter holds the guards (the
+/// `_id`; on a versioned type, a version no newer than this build's; on a polymorphic type,
+/// the variant written). An `_id` that exists and did not match is read to say why: a newer
+/// version ([`Error::NewerVersion`]) or another variant ([`Error::OtherVariant`]), nothing
+/// written; gone or matching again (a concurrent delete, change of variant or upgrade between
+/// the two commands), the save runs again.
+async fn guarded_save<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Result<()> {
+    let id = id_of(&doc);
+    let variant = polymorphic::written::<D>(&doc);
+    let mut filter = vec![polymorphic::save_filter(&id, variant.as_ref())];
+    if let Some(v) = D::VERSIONING {
+        filter.push(v.not_newer());
+    }
+    let filter = match filter.len() {
+        1 => filter.pop().expect("one filter"),
+        _ => Filter::And(filter),
+    };
+    for _ in 0..SAVE_ATTEMPTS {
+        let e = match (store.replace_one(D::COLLECTION, &filter, doc.clone(), true)).await {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        if !polymorphic::on_id(&e) {
+            return Err(e);
+        }
+        let Some(stored) = find_by_id(store, D::COLLECTION, &id).await? else {
+            continue;
+        };
+        versions::classify::<D>(&stored)?;
+        polymorphic::same_variant::<D>(&id, &stored, &doc)?;
+    }
+    Err(Error::Contention {
+        attempts: SAVE_ATTEMPTS,
+        what: format!(
+            "a save of `{}` kept losing to changes of the document's variant or version",
+            D::COLLECTION
+        ),
+    })
+}
+
+/// `update_one` in one command. On a versioned type the update applies to a document at this
+/// build's version only (its paths are this version's): when none matched, a `find` looks for
+/// a match at another version: an older one is upgraded (a write-back, compare-and-set) and
+/// the update tried again; a newer one is [`Error::NewerVersion`], nothing written.
+async fn guarded_update<D: Document, S: Store>(
+    store: &S,
+    filter: Filter,
+    update: Update,
+) -> Result<bool> {
+    let Some(v) = D::VERSIONING else {
+        let mut update = update;
+        let done = store
+            .update_one(D::COLLECTION, &filter, &mut update, false)
+            .await?;
+        return Ok(done.matched);
+    };
+    let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
+    for _ in 0..super::UPGRADE_ATTEMPTS {
+        let mut attempt = update.clone();
+        let done = store
+            .update_one(D::COLLECTION, &current, &mut attempt, false)
+            .await?;
+        if done.matched {
+            return Ok(true);
+        }
+        // At any version: none is no match; one at the current version was upgraded by
+        // another writer since the update (try again).
+        let Some(found) = store.find(D::COLLECTION, &filter, &one()).await?.pop() else {
+            return Ok(false);
+        };
+        if let Stored::Older(_) = versions::classify::<D>(&found)? {
+            let (upgraded, _) = decode_stored::<D>(found.clone())?;
+            let new = to_document(&upgraded)?;
+            in_its_transaction::<D, S>(store, Write::Upgrade { read: found, new }).await?;
+        }
+    }
+    Err(Error::Contention {
+        attempts: super::UPGRADE_ATTEMPTS,
+        what: format!(
+            "an update of `{}` kept finding its document rewritten at an older version",
+            D::COLLECTION
+        ),
+    })
+}
+
+fn id_of(doc: &BsonDocument) -> Bson {
+    doc.get("_id").cloned().unwrap_or(Bson::Null)
+}
+
+fn one() -> FindOptions {
+    FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    }
+}
+
+impl Stamp {
+    /// Stage 5's revision fields on a replacement.
+    fn stamp(&self, doc: &mut BsonDocument) {
+        for (k, v) in self.fields() {
+            doc.insert(k, v);
+        }
+    }
+
+    /// Stage 5's revision fields on an update.
+    fn stamp_update(&self, update: &mut Update) {
+        for (k, v) in self.fields() {
+            update.set.push((k.into(), v));
+        }
+    }
+}
