@@ -378,7 +378,9 @@ async fn write_skew(store: AnyStore) {
 }
 
 /// 16 tasks insert and move nodes at once in one tree per model: afterwards the tree is
-/// sound and every node whose insert returned Ok is present exactly once.
+/// sound and every node whose insert returned Ok is present exactly once. A write that gave
+/// up with `Contention` (its transaction kept conflicting: on a loaded 2-core machine, 16
+/// writers on one tree can outlast the retries) must have kept nothing; most writes succeed.
 async fn concurrent_inserts_and_moves(store: AnyStore) {
     for model in TreeModel::ALL {
         let spec = spec(model);
@@ -403,12 +405,15 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
                             inserted.push(id.clone());
                             mine.push(id);
                         }
-                        Err(Error::UnknownNode { .. }) => {}
+                        Err(Error::UnknownNode { .. }) | Err(Error::Contention { .. }) => {}
                         Err(e) => panic!("{model:?} insert: {e}"),
                     }
                     let (x, to) = (rng.pick(&mine).clone(), rng.pick(&mine).clone());
                     match raw::move_to(&store, &spec, &x.into(), Some(&to.into())).await {
-                        Ok(()) | Err(Error::Cycle { .. }) | Err(Error::UnknownNode { .. }) => {}
+                        Ok(())
+                        | Err(Error::Cycle { .. })
+                        | Err(Error::UnknownNode { .. })
+                        | Err(Error::Contention { .. }) => {}
                         Err(e) => panic!("{model:?} move: {e}"),
                     }
                 }
@@ -419,6 +424,7 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
         for t in tasks {
             inserted.extend(t.await.unwrap());
         }
+        assert!(inserted.len() >= 48, "{model:?}: {} of 96 inserts", inserted.len());
         assert_eq!(
             raw::verify(&store, &spec).await.unwrap().defects,
             vec![],
