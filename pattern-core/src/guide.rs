@@ -82,3 +82,7 @@ pub mod naming {
 pub mod test_server {
     #![doc = include_str!("../docs/test-server.md")]
 }
+
+pub mod advise {
+    #![doc = include_str!("../docs/advise.md")]
+}

@@ -152,7 +152,7 @@ fn nice_up(n: u64) -> u64 {
     }
 }
 
-fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion {
+pub(super) fn suggest_threshold(lengths: &Histogram, item_bytes: &Histogram) -> Suggestion {
     let p99 = lengths.percentile(99.0).max(1);
     let p50 = lengths.percentile(50.0);
     let max = lengths.max();
@@ -283,7 +283,7 @@ pub async fn analyze_bucket<S: Store>(
     })
 }
 
-fn suggest_size(per_key: &Histogram, item_sizes: &Histogram) -> Suggestion {
+pub(super) fn suggest_size(per_key: &Histogram, item_sizes: &Histogram) -> Suggestion {
     let item = item_sizes.percentile(99.0).max(1);
     let median = per_key.percentile(50.0);
     let fits = |s: u32| u64::from(s) * item <= BUCKET_BUDGET;

@@ -26,6 +26,7 @@
 use bson::Bson;
 use serde::Serialize;
 
+pub mod advise;
 mod analyze;
 pub(crate) mod archive_run;
 mod bucket;
@@ -40,6 +41,7 @@ mod shapes;
 mod verify;
 mod versions;
 
+pub use advise::{advise, Advice, CollectionAdvice, Confidence, Evidence, Finding, Pattern};
 pub use analyze::{analyze_bucket, analyze_outlier};
 pub use bucket::migrate_bucket;
 pub use checkpoint::CHECKPOINTS;
