@@ -29,6 +29,7 @@ use serde::Serialize;
 pub mod advise;
 mod analyze;
 pub(crate) mod archive_run;
+mod attributes;
 mod bucket;
 pub(crate) mod checkpoint;
 pub mod histogram;
@@ -43,6 +44,7 @@ mod versions;
 
 pub use advise::{advise, Advice, CollectionAdvice, Confidence, Evidence, Finding, Pattern};
 pub use analyze::{analyze_bucket, analyze_outlier};
+pub use attributes::{migrate_attributes, verify_attributes, AttributeMigration, AttributesReport};
 pub use bucket::migrate_bucket;
 pub use checkpoint::CHECKPOINTS;
 pub use histogram::{Bar, Distribution, Histogram};

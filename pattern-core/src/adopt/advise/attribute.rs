@@ -170,9 +170,30 @@ pub(super) fn find(s: &Sample<'_>, explained: &BTreeSet<String>) -> Option<Findi
     };
     let mut f = Finding::new(Evidence::Attribute(evidence), confidence, reason);
     f.code = Some(code(s, &names, array, value_type));
+    let list = names.join(",");
+    let migrate = [
+        "migrate",
+        "attributes",
+        "--collection",
+        s.coll.name,
+        "--fields",
+        &list,
+        "--into",
+        array,
+    ];
+    let mut dry = migrate.to_vec();
+    dry.push("--dry-run");
+    f.commands = vec![
+        s.coll.command(&dry),
+        s.coll.command(&migrate),
+        s.coll
+            .command(&["analyze", "shapes", "--collection", s.coll.name]),
+    ];
     f.notes.push(format!(
-        "No `pattern` command moves the fields into `{array}` yet: each document's `{{k, v}}` pairs are its \
-         own fields' names and values; write them with the new type (`insert`, `save`) and unset the fields."
+        "The migration rewrites each document holding one of the fields (one conditional update each: \
+         a stopped run is resumed by running it again); switch the writers to the new type first, or run \
+         it again after the last old writer stopped. `#[document(attributes)]` creates the index \
+         `{{{array}.k: 1, {array}.v: 1}}` on its first use."
     ));
     Some(f)
 }
@@ -196,7 +217,10 @@ fn code(s: &Sample<'_>, sparse: &[&str], array: &str, value_type: &str) -> Strin
                 .collect::<Vec<_>>()
                 .join(", ")
         )],
-        attrs: vec!["#[document(attributes)]".into()],
+        attrs: vec![
+            "#[document(attributes)]".into(),
+            "#[serde(default)] // a document without any has no array".into(),
+        ],
         name: array.to_owned(),
         ty: format!("Attributes<{value_type}>"),
     });

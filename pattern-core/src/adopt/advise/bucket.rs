@@ -207,25 +207,16 @@ fn finding(
     } else {
         Confidence::Medium
     };
-    let how = if s.whole {
-        "the median key".to_owned()
-    } else {
-        format!(
-            "the {} sampled keys counted hold {typical} on average",
-            counted.map_or(0, |(k, _)| k)
-        )
+    let how = match counted {
+        None => format!("the median key holds {typical} documents"),
+        Some((k, _)) => format!("the {k} sampled keys counted hold {typical} documents on average"),
     };
-    let reason = format!(
-        "a flat series: {} of the sampled documents have a `{}` and a date in `{time}`, and {how}{} \
-         documents per key (the median document {median_bytes} bytes): {} per bucket make {} documents \
-         per key",
+    let reason =
+        format!(
+        "a flat series: {} of the sampled documents have a `{}` and a date in `{time}`, and {how} \
+         (the median document {median_bytes} bytes): buckets of {} make {} documents of such a key",
         percent(c.field.non_null().min(time_field.non_null()), s.profile.documents),
         c.name,
-        if s.whole {
-            format!(" holds {typical}")
-        } else {
-            String::new()
-        },
         suggestion.value,
         typical.div_ceil(u64::from(suggestion.value.max(1))),
     );

@@ -327,7 +327,7 @@ impl Collection<'_> {
     fn new_collection(&self, wanted: &str) -> String {
         let mut name = wanted.to_owned();
         let mut n = 2;
-        while self.names.iter().any(|c| *c == name) {
+        while self.names.contains(&name) {
             name = format!("{wanted}_{n}");
             n += 1;
         }

@@ -44,6 +44,9 @@ const ROLES: [(&str, &[&str]); 6] = [
     ("right", &["right", "rgt"]),
 ];
 
+/// A field the model keeps: its role (an index into [`ROLES`]), its stored name, its profile.
+type ModelField<'a> = (usize, (&'a str, &'a Field));
+
 /// The figures of a tree finding.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TreeEvidence {
@@ -116,7 +119,7 @@ pub(super) async fn find<S: Store>(
     let left = role(4, &|f| f.only(&[BsonType::Int, BsonType::Long]));
     let right = role(5, &|f| f.only(&[BsonType::Int, BsonType::Long]));
     use TreeModel::*;
-    let (model, fields): (TreeModel, Vec<(usize, (&str, &Field))>) =
+    let (model, fields): (TreeModel, Vec<ModelField<'_>>) =
         match (parent, children, ancestors, path, left, right) {
             (Some(p), _, _, _, Some(l), Some(r)) => (NestedSet, vec![(0, p), (4, l), (5, r)]),
             (_, _, _, Some(pa), _, _) => (MaterializedPath, vec![(3, pa)]),
@@ -220,17 +223,17 @@ pub(super) async fn find<S: Store>(
         Some(r) => format!("; {r} sampled document(s) are roots"),
         None => String::new(),
     };
-    let named: Vec<String> = tree_fields
-        .iter()
-        .map(|f| format!("`{}`", f.name))
-        .collect();
+    let referencing = match model {
+        ChildRefs | MaterializedPath => fields[0].1 .0,
+        _ => parent.map_or("", |(name, _)| name),
+    };
     let reason = format!(
-        "{} name other documents of `{}`: {resolved} of the {looked_up} `_id`s looked up exist ({}){roots_said}: \
-         a tree kept as {}",
-        named.join(", "),
+        "`{referencing}` holds `_id`s of other documents of `{}`: {resolved} of the {looked_up} looked up exist \
+         ({}){roots_said}: a tree kept as {} (model `{}`)",
         s.coll.name,
         percent(resolved, looked_up),
         model_words(model),
+        model.name(),
     );
     let model_fields: Vec<&str> = fields.iter().map(|(_, (name, _))| *name).collect();
     let evidence = TreeEvidence {
@@ -269,7 +272,7 @@ fn code(
     s: &Sample<'_>,
     model: TreeModel,
     id_rust: &str,
-    fields: &[(usize, (&str, &Field))],
+    fields: &[ModelField<'_>],
     model_fields: &[&str],
 ) -> String {
     let mut code = Code::default();

@@ -443,7 +443,7 @@ fn code(s: &Sample<'_>, versions: &[VersionShape], field: Option<&str>, union: b
     let current = versions.last().expect("two versions at least");
     let first = versions[0].version;
     // Each version's type, `None` for an alias of the one before.
-    let mut declared: Vec<(i64, String, Option<Vec<(String, RustField)>>)> = Vec::new();
+    let mut declared: Vec<Declared> = Vec::new();
     let by_version: BTreeMap<i64, &VersionShape> =
         versions.iter().map(|v| (v.version, v)).collect();
     // The fields of version `v`'s documents; `None`: of every sampled document.
@@ -545,6 +545,10 @@ fn code(s: &Sample<'_>, versions: &[VersionShape], field: Option<&str>, union: b
     }
     code.render()
 }
+
+/// An older version: its number, its type's name, and its fields (stored name, field), `None`
+/// for an alias of the version before.
+type Declared = (i64, String, Option<Vec<(String, RustField)>>);
 
 fn clone_field(f: &RustField) -> RustField {
     RustField {
