@@ -12,7 +12,7 @@
 //!
 //! | code | meaning |
 //! |---|---|
-//! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis ran |
+//! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis or the advice ran (with findings or without) |
 //! | 1 | an internal or unexpected error |
 //! | 2 | a usage error: a bad or missing argument (clap's), settings the library refused, a run with other settings than its checkpoint's (part-way or finished), or a collection or field that is not there; nothing is written |
 //! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's |

@@ -2,8 +2,10 @@
 //! subcommand, and the layouts' arguments several of them share ([`layout`]). The arguments
 //! are kept as parsed (owned `String`s): the specs the commands build borrow from them.
 
+mod advise;
 mod analyze;
 mod archive;
+mod attributes;
 mod convert;
 mod indexes;
 mod layout;
@@ -12,8 +14,10 @@ mod verify;
 
 use clap::{Parser, Subcommand};
 
+pub(crate) use advise::Advise;
 pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
 pub(crate) use archive::{Archive, ArchiveBucket, ArchiveDocument};
+pub(crate) use attributes::MigrateAttributes;
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
 pub(crate) use indexes::{Indexes, IndexesBucket};
 pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
@@ -22,7 +26,8 @@ pub(crate) use verify::{Verify, VerifyBucket, VerifyOutlier};
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success: verify found the layout clean; the migration is done and verified clean
+  0  success: verify found the layout clean; the migration is done and verified clean;
+     the analysis or the advice ran (with findings or without)
   1  internal or unexpected error
   2  usage error: a bad or missing argument, settings the library refused, a run with
      other settings than its checkpoint's (part-way or finished: the message says how to
@@ -86,6 +91,9 @@ pub(crate) enum LogFormat {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
+    /// Read a sample of each collection and report which pattern fits where, with the
+    /// evidence, the Rust code to paste and the commands that move the data. Writes nothing.
+    Advise(Advise),
     /// Read a collection once and report how its arrays or series are distributed, with a
     /// suggested threshold or bucket size, or its documents' schema versions. Writes nothing.
     #[command(subcommand)]

@@ -1,8 +1,10 @@
 //! The human reports (stdout without `--json`): the analyses' distributions and suggestions,
 //! a migration's counters, the defects a verification found, one per line, and the indexes.
 
+mod advice;
 mod analysis;
 mod archive;
+mod attributes;
 mod defects;
 mod indexes;
 mod migration;
@@ -10,11 +12,13 @@ mod money;
 
 use pattern_core::adopt::{self, Distribution};
 
+pub(crate) use advice::render_advice;
 pub(crate) use analysis::{
     render_bucket_analysis, render_outlier_analysis, render_shapes_analysis,
     render_versions_analysis,
 };
 pub(crate) use archive::{render_archive, render_archived_documents};
+pub(crate) use attributes::render_attributes;
 pub(crate) use defects::render_verified;
 pub(crate) use indexes::render_indexes;
 pub(crate) use migration::render_migration;
