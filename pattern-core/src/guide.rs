@@ -21,6 +21,8 @@
 //! - [`subset`]: a parent embedding its first few children by a declared order, every child in
 //!   its own collection, rewritten by every child write.
 //! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
+//! - [`advise`]: which pattern a live database needs, and where: a sample of each collection
+//!   read, each finding with its evidence, its code and its commands (`pattern advise`).
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
 //! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
@@ -67,6 +69,10 @@ pub mod approximation {
     #![doc = include_str!("../docs/approximation.md")]
 }
 
+pub mod advise {
+    #![doc = include_str!("../docs/advise.md")]
+}
+
 pub mod adoption {
     #![doc = include_str!("../docs/adoption.md")]
 }
@@ -81,8 +87,4 @@ pub mod naming {
 
 pub mod test_server {
     #![doc = include_str!("../docs/test-server.md")]
-}
-
-pub mod advise {
-    #![doc = include_str!("../docs/advise.md")]
 }

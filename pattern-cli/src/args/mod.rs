@@ -34,7 +34,8 @@ Exit codes:
      start over), or a collection or field that is not there (nothing is written)
   3  the data has layout defects (verify found some, or the migration's final verify did),
      or `indexes` found needed indexes missing or the library's stale ones, or `convert
-     money` refused a value or `verify money` found a defect
+     money` refused a value or `verify money` found a defect, or `migrate attributes` left
+     a document it could not rewrite
   4  cannot reach the server (or it did not answer in time)
   5  the migration stopped on a data or server error (the message names the cause);
      running the same command again resumes after the last committed batch
@@ -42,8 +43,8 @@ Exit codes:
 With --json, stdout holds exactly one JSON document: the report, or {\"error\": ..., \"code\": N}.
 Progress bars go to stderr, only when it is a terminal (not with --quiet or --json).";
 
-/// Analyze, migrate and verify MongoDB collections in the outlier and bucket layouts; convert
-/// money fields to Decimal128.
+/// Find which pattern a MongoDB database needs; analyze, migrate and verify collections in the
+/// outlier, bucket and attribute layouts; convert money fields to Decimal128.
 #[derive(Parser, Debug)]
 #[command(name = "pattern", version, after_help = EXIT_CODES)]
 pub(crate) struct Cli {

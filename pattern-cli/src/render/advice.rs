@@ -174,6 +174,13 @@ fn outlier(out: &mut String, e: &OutlierEvidence) {
         e.item_types.join(", "),
         n(e.item_bytes_p99)
     ));
+    if let Some(l) = &e.long_arrays {
+        out.push_str(&format!(
+            "  Counted across the collection: {} documents hold {} items or more\n",
+            n(l.documents),
+            n(l.at_least)
+        ));
+    }
     out.push_str(&format!(
         "  Threshold {}: {}\n  Overflow collection: `{}`\n",
         e.threshold, e.threshold_reason, e.overflow

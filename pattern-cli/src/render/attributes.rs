@@ -19,12 +19,15 @@ pub(crate) fn render_attributes(r: &AttributesReport) -> String {
         ("documents", r.changed),
         ("pairs moved", r.moved),
         ("retries", r.retries),
+        ("refused", r.refused.len() as u64),
     ];
     for (label, v) in rows {
         out.push_str(&format!("  {label:<16} {:>12}\n", n(v)));
     }
-    out.push_str("  refused: ");
-    push_defects(&mut out, &r.refused, describe);
+    if !r.refused.is_empty() {
+        out.push_str("Refused (left as they were): ");
+        push_defects(&mut out, &r.refused, describe);
+    }
     match &r.verified {
         Some(v) => {
             out.push('\n');

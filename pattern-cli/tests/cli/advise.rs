@@ -212,3 +212,36 @@ async fn advise_reports_and_its_commands_move_the_data() {
     assert_eq!(u(&e, "/code"), 2);
     db.drop().await;
 }
+
+/// An unreachable server: exit 4, and with `--json` the error as one JSON document; a sample
+/// past 100,000: exit 2 before anything is sent.
+#[test]
+fn advise_exit_codes_without_a_server() {
+    let unreachable = "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500";
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .env_remove("MONGODB_URI")
+            .args(["--uri", unreachable, "--db", "x"])
+            .args(args)
+            .output()
+            .expect("the command runs")
+    };
+    let out = run(&["advise"]);
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("error: cannot reach the server"),
+        "{}",
+        show(&out)
+    );
+    let out = run(&["--json", "advise", "--collection", "c"]);
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(r["code"], 4);
+    let out = run(&["advise", "--sample", "100001"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("100001"),
+        "{}",
+        show(&out)
+    );
+}

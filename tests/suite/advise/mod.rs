@@ -104,6 +104,10 @@ async fn outlier_and_its_index(store: AnyStore) {
     assert_eq!(e.lengths.p99, 12);
     assert_eq!((e.lengths.min, e.lengths.max), (3, 4_000));
     assert_eq!(e.longest_id, bson::Bson::Int32(375));
+    assert_eq!(
+        e.long_arrays, None,
+        "the sample is the collection: nothing to count"
+    );
     assert_eq!(e.item_types, ["string"]);
     assert_eq!(e.near_limit, 0);
     // The 99th percentile, 12, rounded up to 20: the four best-sellers overflow.
@@ -388,6 +392,35 @@ async fn a_sample_smaller_than_the_collection(store: AnyStore) {
     assert_eq!(c.reads[3].result, documents);
 }
 
+/// A sample of 20 of the 500 books likely misses the four best-sellers: their documents are
+/// counted across the collection, and the outlier found either way.
+async fn a_rare_outlier_is_counted(store: AnyStore) {
+    seed::sales(&store).await;
+    let a = advise(&store, &["sales"], 20, &Options::default())
+        .await
+        .expect("advise");
+    let c = &a.collections[0];
+    assert_eq!((c.sampled, c.whole), (20, false));
+    let f = only(c, Pattern::Outlier);
+    assert_eq!(f.confidence, Confidence::High);
+    let Evidence::Outlier(e) = &f.evidence else {
+        panic!("outlier evidence")
+    };
+    let long = e.long_arrays.as_ref().expect("counted");
+    // Every book of the sample holds 3 to 12 items, or a best-seller's thousands: the tail
+    // starts at 100 or 10 times the median, under 1,000 either way.
+    assert!((100..=120).contains(&long.at_least), "{long:?}");
+    assert_eq!(long.documents, 4);
+    let reads: Vec<&str> = c.reads.iter().map(|r| r.command.as_str()).collect();
+    assert_eq!(reads, ["count", "listIndexes", "aggregate", "count"]);
+    assert_eq!(c.reads[3].result, 4);
+    let i = only(c, Pattern::Index);
+    let Evidence::Index(ie) = &i.evidence else {
+        panic!("index evidence")
+    };
+    assert!(ie.entries_longest >= 100, "{ie:?}");
+}
+
 async fn refusals_and_the_library_s_collections(store: AnyStore) {
     seed::users(&store).await;
     let e = advise(&store, &["nope"], 10, &Options::default())
@@ -441,8 +474,60 @@ on_both_stores!(
     nothing_fits,
     documents_near_the_limit,
     a_sample_smaller_than_the_collection,
+    a_rare_outlier_is_counted,
     refusals_and_the_library_s_collections,
 );
+
+/// Every collection's documents and indexes, by name.
+async fn everything(store: &AnyStore) -> Vec<(String, Vec<bson::Document>, Vec<String>)> {
+    let mut out = Vec::new();
+    for c in store.collection_names().await.expect("names") {
+        let docs = pattern_tests::documents(store, &c).await;
+        let mut indexes = store.index_names(&c).await.expect("indexes");
+        indexes.sort();
+        out.push((c, docs, indexes));
+    }
+    out
+}
+
+/// Advice over every seed leaves every collection, document and index as it was; on MongoDB
+/// it sends reads alone, the ones its report lists (and `listCollections`, and the cursors'
+/// `getMore`s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn advise_writes_nothing() {
+    let (mongo, log) = pattern_tests::counted_mongo_store("advise_writes_nothing").await;
+    let mongo = AnyStore::Mongo(mongo);
+    for store in [&pattern_tests::memory_store(), &mongo] {
+        seed::seed_all(store).await;
+        // One collection read from a sample smaller than it: its follow-up counts run too.
+        seed::readings(store).await;
+        let before = everything(store).await;
+        log.clear();
+        let mut reported = 0;
+        for sample in [DEFAULT_SAMPLE, 50] {
+            let a = advise(store, &[], sample, &Options::default())
+                .await
+                .expect("advise");
+            assert!(a.collections.iter().any(|c| !c.whole));
+            reported += 1 + a.collections.iter().map(|c| c.reads.len()).sum::<usize>();
+        }
+        if matches!(store, AnyStore::Mongo(_)) {
+            let sent = log.names();
+            let reads = ["listCollections", "listIndexes", "aggregate", "find"];
+            let cursors = ["getMore", "killCursors"];
+            for c in &sent {
+                assert!(
+                    reads.contains(&c.as_str()) || cursors.contains(&c.as_str()),
+                    "advise sent `{c}`: {sent:?}"
+                );
+            }
+            let commands = sent.iter().filter(|c| !cursors.contains(&c.as_str()));
+            assert_eq!(commands.count(), reported, "{sent:?}");
+        }
+        assert_eq!(everything(store).await, before);
+    }
+    pattern_tests::drop_db(&mongo).await;
+}
 
 /// Every seed on both stores at once: the same advice, figure for figure, code and commands
 /// included (the database's name aside).

@@ -26,7 +26,8 @@ pub struct IndexEvidence {
     pub index: Option<String>,
     /// The array it indexes, when it indexes one.
     pub array: Option<String>,
-    /// Index entries the longest sampled array makes (one per item).
+    /// Index entries the longest array seen makes (one per item; when the long ones were
+    /// counted and none was sampled, the tail's start: at least that many).
     pub entries_longest: u64,
 }
 
@@ -71,16 +72,16 @@ pub(super) fn index_on(name: &str, field: &str) -> bool {
 }
 
 /// An index finding per array the outlier rule flagged that a default-named index keys.
-pub(super) fn array_indexes(s: &Sample<'_>, outliers: &[(Finding, String)]) -> Vec<Finding> {
+pub(super) fn array_indexes(s: &Sample<'_>, outliers: &[(Finding, String, u64)]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (_, array) in outliers {
+    for (_, array, longest) in outliers {
         let Some(index) = s.indexes.iter().find(|i| index_on(i, array)) else {
             continue;
         };
-        let longest = s.profile.shape.fields[array.as_str()].lengths.max();
+        let longest = *longest;
         let reason = format!(
-            "`{index}` indexes `{array}`, an array: one entry per item, {longest} for the longest sampled \
-             document, rewritten as it grows; once the outlier layout moves the items past the threshold to \
+            "`{index}` indexes `{array}`, an array: one entry per item, {longest} for the longest document \
+             seen, rewritten as it grows; once the outlier layout moves the items past the threshold to \
              the overflow collection, this index finds only those kept in the main document (index the \
              overflow's array too, or query the items through `items`/`all_items`)"
         );

@@ -34,7 +34,9 @@ pub use attribute::{
 };
 pub use bucket::{BucketEvidence, BUCKET_MIN_PER_KEY, BUCKET_MIN_SHARE, COUNTED_KEYS};
 pub use limits::{IndexEvidence, SizeEvidence, LARGE_DOCUMENT, TOO_MANY_INDEXES};
-pub use outlier::{OutlierEvidence, NEAR_LIMIT, OUTLIER_MIN_ITEMS, OUTLIER_TAIL};
+pub use outlier::{
+    LongArrays, OutlierEvidence, NEAR_LIMIT, OUTLIER_MIN_ITEMS, OUTLIER_TAIL, PROBED_ARRAYS,
+};
 pub use polymorphic::{PolymorphicEvidence, POLYMORPHIC_MAX_VALUES, POLYMORPHIC_MIN_APART};
 pub use tree::{TreeEvidence, TreeField, LOOKED_UP, TREE_MIN_RESOLVED, TREE_MIN_SHARE};
 pub use versioning::{
@@ -98,7 +100,8 @@ pub struct CollectionAdvice {
 /// One read [`advise`] made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Read {
-    /// The server command: `count`, `aggregate`, `listIndexes`, `find`.
+    /// The read: `count` (the driver's `countDocuments`, sent as an `aggregate`), `aggregate`
+    /// (the `$sample`), `listIndexes`, `find`.
     pub command: String,
     /// What it read.
     pub what: String,
@@ -234,7 +237,9 @@ impl Finding {
 ///
 /// Per collection it makes these reads, each listed in [`CollectionAdvice::reads`]: a count of
 /// its documents, its indexes, the sample ([`Store::sample`]: one `aggregate` with `$sample`
-/// on MongoDB; the in-memory store reads the whole collection to pick it); for a bucket
+/// on MongoDB; the in-memory store reads the whole collection to pick it); when the sample is
+/// not the whole collection, one count of the documents whose array reaches the tail for up
+/// to [`PROBED_ARRAYS`] arrays (the rare outlier a sample misses); for a bucket
 /// candidate whose sample is not the whole collection, one count of the documents of up to
 /// [`COUNTED_KEYS`] sampled keys (for up to three candidate key fields); for a tree, one `find`
 /// of up to [`LOOKED_UP`] referenced `_id`s. Every figure comes from the sample, and is exact
@@ -392,9 +397,9 @@ async fn advise_one<S: Store>(
         .as_ref()
         .map(|(_, fields)| fields.clone())
         .unwrap_or_default();
-    let outliers = outlier::find(&s);
+    let outliers = outlier::find(store, &s, &mut reads).await?;
     findings.extend(limits::array_indexes(&s, &outliers));
-    findings.extend(outliers.into_iter().map(|(f, _)| f));
+    findings.extend(outliers.into_iter().map(|(f, _, _)| f));
     findings.extend(bucket::find(store, &s, &mut reads).await?);
     findings.extend(attribute::find(&s, &explained));
     findings.extend(poly.map(|(f, _)| f));

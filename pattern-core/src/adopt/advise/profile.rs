@@ -90,6 +90,8 @@ pub(super) struct Field {
     pub bytes: u64,
     /// Arrays: their lengths.
     pub lengths: Histogram,
+    /// Top-level arrays: each one's length (as many as the sample's documents at most).
+    pub each_length: Vec<u64>,
     /// Arrays: their bytes per element.
     pub item_bytes: Histogram,
     /// Arrays: the largest's length and its document's `_id` (top level only).
@@ -235,6 +237,7 @@ impl Field {
                     self.item_bytes.record(each);
                 }
                 if let Some(id) = id {
+                    self.each_length.push(len);
                     let longer = match &self.longest {
                         None => true,
                         Some((n, i)) => len > *n || (len == *n && key_text(id) < key_text(i)),
