@@ -8,7 +8,8 @@ use pattern_core::adopt::advise::{
 };
 use pattern_core::adopt::Distribution;
 
-use super::n;
+use super::analysis::value_shapes;
+use super::{n, percentiles};
 
 /// Bars of the histograms, at most.
 const WIDTH: usize = 24;
@@ -151,16 +152,7 @@ fn finding(out: &mut String, i: usize, f: &Finding) {
 
 /// A distribution's percentiles, then its bars, indented.
 fn histogram(out: &mut String, title: &str, d: &Distribution, indent: &str) {
-    out.push_str(&format!(
-        "{indent}{title}: count {}  min {}  p50 {}  p90 {}  p99 {}  max {}  mean {:.1}\n",
-        n(d.count),
-        n(d.min),
-        n(d.p50),
-        n(d.p90),
-        n(d.p99),
-        n(d.max),
-        d.mean
-    ));
+    out.push_str(&format!("{indent}{title}: {}\n", percentiles(d)));
     for line in d.render(WIDTH).lines() {
         out.push_str(&format!("{indent}{line}\n"));
     }
@@ -234,33 +226,8 @@ fn attribute(out: &mut String, e: &AttributeEvidence) {
 }
 
 fn polymorphic(out: &mut String, e: &PolymorphicEvidence) {
-    for v in &e.values {
-        out.push_str(&format!(
-            "    {:<20} {:>10}  fields: {}\n",
-            v.value,
-            n(v.count),
-            v.always.join(", ")
-        ));
-        if !v.sometimes.is_empty() {
-            let some: Vec<String> = (v.sometimes.iter())
-                .map(|(f, c)| format!("{f} ({})", n(*c)))
-                .collect();
-            out.push_str(&format!(
-                "    {:<20} {:>10}  sometimes: {}\n",
-                "",
-                "",
-                some.join(", ")
-            ));
-        }
-    }
-    if e.missing > 0 {
-        out.push_str(&format!(
-            "    {:<20} {:>10}  (no `{}`)\n",
-            "missing",
-            n(e.missing),
-            e.discriminator
-        ));
-    }
+    let missing = format!("(no `{}`)", e.discriminator);
+    value_shapes(out, &e.values, e.missing, &missing);
 }
 
 fn versioning(out: &mut String, e: &VersioningEvidence) {

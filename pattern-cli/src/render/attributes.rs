@@ -3,7 +3,7 @@
 use pattern_core::adopt::AttributesReport;
 
 use super::defects::describe;
-use super::{n, push_defects, render_verified};
+use super::{counters, final_verification, push_defects};
 
 pub(crate) fn render_attributes(r: &AttributesReport) -> String {
     let mut out = format!(
@@ -21,20 +21,11 @@ pub(crate) fn render_attributes(r: &AttributesReport) -> String {
         ("retries", r.retries),
         ("refused", r.refused.len() as u64),
     ];
-    for (label, v) in rows {
-        out.push_str(&format!("  {label:<16} {:>12}\n", n(v)));
-    }
+    counters(&mut out, &rows);
     if !r.refused.is_empty() {
         out.push_str("Refused (left as they were): ");
         push_defects(&mut out, &r.refused, describe);
     }
-    match &r.verified {
-        Some(v) => {
-            out.push('\n');
-            out.push_str(&render_verified(v, "Verification"));
-        }
-        None if !r.dry_run => out.push_str("\nVerification: skipped (--no-verify)\n"),
-        None => {}
-    }
+    final_verification(&mut out, r.verified.as_ref(), r.dry_run);
     out
 }

@@ -271,14 +271,7 @@ impl Store for MongoStore {
             }
             action.await.map_err(|e| map_err(coll, e))
         };
-        futures::stream::once(open)
-            .flat_map(move |cursor| match cursor {
-                Ok(c) => c
-                    .map(move |d| d.map_err(|e| map_err(coll, e)))
-                    .left_stream(),
-                Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
-            })
-            .boxed()
+        cursor_stream(coll, open).boxed()
     }
 
     /// One `aggregate`: `$sample` (`allowDiskUse`), then a `getMore` per batch; a document
@@ -302,13 +295,7 @@ impl Store for MongoStore {
                 .map_err(|e| map_err(coll, e))
         };
         let mut seen = std::collections::HashSet::<Vec<u8>>::new();
-        futures::stream::once(open)
-            .flat_map(move |cursor| match cursor {
-                Ok(c) => c
-                    .map(move |d| d.map_err(|e| map_err(coll, e)))
-                    .left_stream(),
-                Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
-            })
+        cursor_stream(coll, open)
             .filter(move |d| {
                 // The `_id`'s bytes (type and value) tell two returns of one document apart.
                 let first = match d {
@@ -446,4 +433,19 @@ fn id_bytes(id: bson::RawBsonRef<'_>) -> Vec<u8> {
     let mut doc = bson::RawDocumentBuf::new();
     doc.append("_id", id.to_raw_bson());
     doc.into_bytes()
+}
+
+/// The documents of the cursor `open` gives, each error mapped for `coll`; `open`'s own error
+/// as the one item.
+fn cursor_stream<'a>(
+    coll: &'a str,
+    open: impl std::future::Future<Output = Result<mongodb::Cursor<RawDocumentBuf>>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
+    use futures::StreamExt;
+    futures::stream::once(open).flat_map(move |cursor| match cursor {
+        Ok(c) => c
+            .map(move |d| d.map_err(|e| map_err(coll, e)))
+            .left_stream(),
+        Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
+    })
 }
