@@ -1,5 +1,6 @@
-//! `pattern`: adopt the outlier and bucket patterns on existing MongoDB data from the command
-//! line. It analyzes a collection (how its arrays or series are distributed, with a suggested
+//! `pattern`: adopt the patterns on existing MongoDB data from the command line. It advises
+//! which pattern a database needs and where (a sample of each collection, each finding with
+//! its code and commands), analyzes a collection (how its arrays or series are distributed, with a suggested
 //! threshold or bucket size), migrates it into the pattern's layout (in batches, each one
 //! transaction that also moves a checkpoint: a run killed at any moment resumes where it
 //! stopped when run again), and verifies what the layout promises.
@@ -12,10 +13,10 @@
 //!
 //! | code | meaning |
 //! |---|---|
-//! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis ran |
+//! | 0 | success: the verification found the layout clean, the migration is done and verified clean, or the analysis or the advice ran (with findings or without) |
 //! | 1 | an internal or unexpected error |
 //! | 2 | a usage error: a bad or missing argument (clap's), settings the library refused, a run with other settings than its checkpoint's (part-way or finished), or a collection or field that is not there; nothing is written |
-//! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's |
+//! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's; or `migrate attributes` left a document it could not rewrite |
 //! | 4 | the server cannot be reached (or did not answer in time) |
 //! | 5 | the migration stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
 //!

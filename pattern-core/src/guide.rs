@@ -21,6 +21,8 @@
 //! - [`subset`]: a parent embedding its first few children by a declared order, every child in
 //!   its own collection, rewritten by every child write.
 //! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
+//! - [`advise`]: which pattern a live database needs, and where: a sample of each collection
+//!   read, each finding with its evidence, its code and its commands (`pattern advise`).
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
 //!   `pattern` command line).
 //! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
@@ -65,6 +67,10 @@ pub mod subset {
 
 pub mod approximation {
     #![doc = include_str!("../docs/approximation.md")]
+}
+
+pub mod advise {
+    #![doc = include_str!("../docs/advise.md")]
 }
 
 pub mod adoption {

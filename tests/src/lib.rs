@@ -367,6 +367,7 @@ pub fn as_int(v: &Bson) -> Option<i64> {
     }
 }
 
+pub mod advise;
 mod targeting;
 pub use targeting::{
     check_suite_targeting, command_reach, command_targets, compact_command, declare_unsharded,

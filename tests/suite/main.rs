@@ -30,6 +30,7 @@
 //! server the fault test starts and kills). RELIABILITY.md says what each test found.
 
 mod adopt;
+mod advise;
 mod bucket;
 mod differential;
 mod documents;

@@ -1,7 +1,8 @@
-//! `pattern migrate outlier|bucket`.
+//! `pattern migrate outlier|bucket|attributes`.
 
 use clap::{Args, Subcommand};
 
+use super::attributes::MigrateAttributes;
 use super::layout::{threshold_parser, BucketFields, OutlierLayout, RunArgs};
 
 #[derive(Subcommand, Debug)]
@@ -10,6 +11,9 @@ pub(crate) enum Migrate {
     Outlier(MigrateOutlier),
     /// Move a flat collection (one document per item) into buckets of `size` items per key.
     Bucket(MigrateBucket),
+    /// Move sparse top-level fields into an array of `{k, v}` pairs (the attribute pattern),
+    /// in place, one document at a time.
+    Attributes(MigrateAttributes),
 }
 
 #[derive(Args, Debug)]

@@ -2,8 +2,10 @@
 //! subcommand, and the layouts' arguments several of them share ([`layout`]). The arguments
 //! are kept as parsed (owned `String`s): the specs the commands build borrow from them.
 
+mod advise;
 mod analyze;
 mod archive;
+mod attributes;
 mod convert;
 mod indexes;
 mod layout;
@@ -12,8 +14,10 @@ mod verify;
 
 use clap::{Parser, Subcommand};
 
+pub(crate) use advise::Advise;
 pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
 pub(crate) use archive::{Archive, ArchiveBucket, ArchiveDocument};
+pub(crate) use attributes::MigrateAttributes;
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
 pub(crate) use indexes::{Indexes, IndexesBucket};
 pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
@@ -22,14 +26,16 @@ pub(crate) use verify::{Verify, VerifyBucket, VerifyOutlier};
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success: verify found the layout clean; the migration is done and verified clean
+  0  success: verify found the layout clean; the migration is done and verified clean;
+     the analysis or the advice ran (with findings or without)
   1  internal or unexpected error
   2  usage error: a bad or missing argument, settings the library refused, a run with
      other settings than its checkpoint's (part-way or finished: the message says how to
      start over), or a collection or field that is not there (nothing is written)
   3  the data has layout defects (verify found some, or the migration's final verify did),
      or `indexes` found needed indexes missing or the library's stale ones, or `convert
-     money` refused a value or `verify money` found a defect
+     money` refused a value or `verify money` found a defect, or `migrate attributes` left
+     a document it could not rewrite
   4  cannot reach the server (or it did not answer in time)
   5  the migration stopped on a data or server error (the message names the cause);
      running the same command again resumes after the last committed batch
@@ -37,8 +43,8 @@ Exit codes:
 With --json, stdout holds exactly one JSON document: the report, or {\"error\": ..., \"code\": N}.
 Progress bars go to stderr, only when it is a terminal (not with --quiet or --json).";
 
-/// Analyze, migrate and verify MongoDB collections in the outlier and bucket layouts; convert
-/// money fields to Decimal128.
+/// Find which pattern a MongoDB database needs; analyze, migrate and verify collections in the
+/// outlier, bucket and attribute layouts; convert money fields to Decimal128.
 #[derive(Parser, Debug)]
 #[command(name = "pattern", version, after_help = EXIT_CODES)]
 pub(crate) struct Cli {
@@ -86,6 +92,9 @@ pub(crate) enum LogFormat {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
+    /// Read a sample of each collection and report which pattern fits where, with the
+    /// evidence, the Rust code to paste and the commands that move the data. Writes nothing.
+    Advise(Advise),
     /// Read a collection once and report how its arrays or series are distributed, with a
     /// suggested threshold or bucket size, or its documents' schema versions. Writes nothing.
     #[command(subcommand)]

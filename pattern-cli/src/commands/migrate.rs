@@ -13,6 +13,7 @@ pub(super) async fn run(cmd: Migrate, cx: &Context<'_>) -> Result<Outcome, Failu
     match cmd {
         Migrate::Outlier(a) => outlier(&a, cx).await,
         Migrate::Bucket(a) => bucket(&a, cx).await,
+        Migrate::Attributes(a) => super::attributes::run(&a, cx).await,
     }
 }
 

@@ -1,8 +1,10 @@
 //! The subcommands, one module each: each builds the specs from its arguments and calls
 //! [`pattern_core::adopt`], then renders the report ([`crate::render`]).
 
+mod advise;
 mod analyze;
 mod archive;
+mod attributes;
 mod convert;
 mod indexes;
 mod migrate;
@@ -55,6 +57,7 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
         bars: &bars,
     };
     let out = match cli.command {
+        Command::Advise(a) => advise::run(&a, &cx).await,
         Command::Analyze(a) => analyze::run(a, &cx).await,
         Command::Migrate(a) => migrate::run(a, &cx).await,
         Command::Verify(a) => verify::run(a, &cx).await,

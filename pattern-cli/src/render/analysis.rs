@@ -1,7 +1,9 @@
 //! `analyze outlier` and `analyze bucket`: the distributions, the largest document, the
 //! suggestion; `analyze versions`: the documents per schema version.
 
-use pattern_core::adopt::{BucketAnalysis, OutlierAnalysis, ShapesAnalysis, VersionsAnalysis};
+use pattern_core::adopt::{
+    BucketAnalysis, OutlierAnalysis, ShapesAnalysis, ValueShape, VersionsAnalysis,
+};
 
 use super::{distribution, largest, n};
 
@@ -133,33 +135,8 @@ pub(crate) fn render_shapes_analysis(r: &ShapesAnalysis) -> String {
         Some(d) => {
             let how = if d.found { "found" } else { "given" };
             out.push_str(&format!("  discriminator `{}` ({how})\n", d.field));
-            for v in &d.values {
-                out.push_str(&format!(
-                    "    {:<20} {:>12}  fields: {}\n",
-                    v.value,
-                    n(v.count),
-                    v.always.join(", ")
-                ));
-                if !v.sometimes.is_empty() {
-                    let some: Vec<String> = (v.sometimes.iter())
-                        .map(|(f, c)| format!("{f} ({})", n(*c)))
-                        .collect();
-                    out.push_str(&format!(
-                        "    {:<20} {:>12}  sometimes: {}\n",
-                        "",
-                        "",
-                        some.join(", ")
-                    ));
-                }
-            }
-            if d.missing > 0 {
-                out.push_str(&format!(
-                    "    {:<20} {:>12}  (no `{}`, or not a string)\n",
-                    "missing",
-                    n(d.missing),
-                    d.field
-                ));
-            }
+            let missing = format!("(no `{}`, or not a string)", d.field);
+            value_shapes(&mut out, &d.values, d.missing, &missing);
         }
     }
     for a in &r.attributes {
@@ -180,4 +157,35 @@ pub(crate) fn render_shapes_analysis(r: &ShapesAnalysis) -> String {
         }
     }
     out
+}
+
+/// A discriminator's values, each with its documents and its fields (always, then
+/// sometimes), then the documents without one (`missing`, explained by `why`).
+pub(super) fn value_shapes(out: &mut String, values: &[ValueShape], missing: u64, why: &str) {
+    for v in values {
+        out.push_str(&format!(
+            "    {:<20} {:>12}  fields: {}\n",
+            v.value,
+            n(v.count),
+            v.always.join(", ")
+        ));
+        if !v.sometimes.is_empty() {
+            let some: Vec<String> = (v.sometimes.iter())
+                .map(|(f, c)| format!("{f} ({})", n(*c)))
+                .collect();
+            out.push_str(&format!(
+                "    {:<20} {:>12}  sometimes: {}\n",
+                "",
+                "",
+                some.join(", ")
+            ));
+        }
+    }
+    if missing > 0 {
+        out.push_str(&format!(
+            "    {:<20} {:>12}  {why}\n",
+            "missing",
+            n(missing)
+        ));
+    }
 }

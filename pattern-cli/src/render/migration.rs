@@ -2,7 +2,7 @@
 
 use pattern_core::adopt::MigrateReport;
 
-use super::{n, render_verified};
+use super::{counters, final_verification};
 
 pub(crate) fn render_migration(r: &MigrateReport, changed_unit: &str) -> String {
     let mut out = if r.kind == "bucket" {
@@ -35,16 +35,7 @@ pub(crate) fn render_migration(r: &MigrateReport, changed_unit: &str) -> String 
         ("retries", r.retries),
         ("sessions ended", r.ended_sessions),
     ];
-    for (label, v) in rows {
-        out.push_str(&format!("  {label:<16} {:>12}\n", n(v)));
-    }
-    match &r.verified {
-        Some(v) => {
-            out.push('\n');
-            out.push_str(&render_verified(v, "Verification"));
-        }
-        None if !r.dry_run => out.push_str("\nVerification: skipped (--no-verify)\n"),
-        None => {}
-    }
+    counters(&mut out, &rows);
+    final_verification(&mut out, r.verified.as_ref(), r.dry_run);
     out
 }

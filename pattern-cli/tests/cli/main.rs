@@ -2,6 +2,7 @@
 //! one fails, saying how to get one, when it is unset): each test on its own database, dropped
 //! at the end. One module per subcommand or topic; the shared helpers in [`support`].
 
+mod advise;
 mod analyze;
 mod archive;
 mod convert;

@@ -15,7 +15,7 @@ use crate::store::Store;
 use crate::Result;
 
 /// Bytes an outlier's main array may take at the suggested threshold at most.
-const MAIN_ARRAY_BUDGET: u64 = 4 * 1024 * 1024;
+pub(super) const MAIN_ARRAY_BUDGET: u64 = 4 * 1024 * 1024;
 /// Bytes a full bucket may take at the suggested size at most.
 const BUCKET_BUDGET: u64 = 256 * 1024;
 /// The sizes [`analyze_bucket`] picks from.
@@ -137,7 +137,7 @@ pub async fn analyze_outlier<S: Store>(
 }
 
 /// The smallest of 1, 2, 5, 10, 20, 50, 100... at least `n`.
-fn nice_up(n: u64) -> u64 {
+pub(super) fn nice_up(n: u64) -> u64 {
     let mut step = 1u64;
     loop {
         for m in [1, 2, 5] {
@@ -283,7 +283,7 @@ pub async fn analyze_bucket<S: Store>(
     })
 }
 
-fn suggest_size(per_key: &Histogram, item_sizes: &Histogram) -> Suggestion {
+pub(super) fn suggest_size(per_key: &Histogram, item_sizes: &Histogram) -> Suggestion {
     let item = item_sizes.percentile(99.0).max(1);
     let median = per_key.percentile(50.0);
     let fits = |s: u32| u64::from(s) * item <= BUCKET_BUDGET;

@@ -26,8 +26,10 @@
 use bson::Bson;
 use serde::Serialize;
 
+pub mod advise;
 mod analyze;
 pub(crate) mod archive_run;
+mod attributes;
 mod bucket;
 pub(crate) mod checkpoint;
 pub mod histogram;
@@ -40,7 +42,9 @@ mod shapes;
 mod verify;
 mod versions;
 
+pub use advise::{advise, Advice, CollectionAdvice, Confidence, Evidence, Finding, Pattern};
 pub use analyze::{analyze_bucket, analyze_outlier};
+pub use attributes::{migrate_attributes, verify_attributes, AttributeMigration, AttributesReport};
 pub use bucket::migrate_bucket;
 pub use checkpoint::CHECKPOINTS;
 pub use histogram::{Bar, Distribution, Histogram};

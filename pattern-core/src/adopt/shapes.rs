@@ -32,7 +32,7 @@ pub const SHAPES_MAX_KEYS: usize = 1_000;
 
 /// Names a discriminator usually has (other tools' defaults): preferred among fields that tell
 /// the shapes apart equally well.
-const USUAL: [&str; 9] = [
+pub(super) const USUAL: [&str; 9] = [
     "kind",
     "type",
     "_t",
@@ -100,7 +100,7 @@ pub struct AttributeArray {
 }
 
 /// Per string field: its values and, per value, the documents and the count of each field.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Candidate {
     /// Documents holding a string there.
     present: u64,
@@ -109,7 +109,7 @@ struct Candidate {
     values: BTreeMap<String, (u64, BTreeMap<String, u64>)>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Attrs {
     documents: u64,
     keys: BTreeMap<String, (u64, BTreeSet<&'static str>)>,
@@ -144,8 +144,7 @@ pub async fn analyze_shapes<S: Store>(
             return Err(Error::invalid("the discriminator field's name is empty"));
         }
         require_collection(store, collection).await?;
-        let mut candidates: BTreeMap<String, Candidate> = BTreeMap::new();
-        let mut attributes: BTreeMap<String, Attrs> = BTreeMap::new();
+        let mut counter = ShapesCounter::new(field);
         let all = Filter::and([]);
         let documents = scan(
             store,
@@ -155,33 +154,66 @@ pub async fn analyze_shapes<S: Store>(
             options,
             "shapes",
             |doc| {
-                let keys: Vec<String> = (doc.iter().flatten())
-                    .map(|(k, _)| k.to_owned())
-                    .filter(|k| k != "_id")
-                    .collect();
-                for (k, v) in doc.iter().flatten() {
-                    match v {
-                        RawBsonRef::String(s) if field.is_none_or(|f| f == k) => {
-                            see_value(candidates.entry(k.to_owned()).or_default(), s, &keys, k);
-                        }
-                        RawBsonRef::Array(a) => see_array(&mut attributes, k, a),
-                        _ => {}
-                    }
-                }
+                counter.see(&doc);
                 Ok(())
             },
         )
         .await?;
-        let discriminator = match field {
-            Some(f) => Some(shape_of(
-                f,
-                false,
-                candidates.remove(f).unwrap_or_default(),
-                documents,
-            )),
-            None => best(candidates, documents),
+        Ok(counter.finish(collection, documents))
+    })
+}
+
+/// The counts behind a [`ShapesAnalysis`], one document at a time (in any order: the result
+/// does not depend on it): [`analyze_shapes`] feeds it the whole collection, `advise` a sample.
+#[derive(Clone)]
+pub(super) struct ShapesCounter {
+    field: Option<String>,
+    candidates: BTreeMap<String, Candidate>,
+    attributes: BTreeMap<String, Attrs>,
+}
+
+impl ShapesCounter {
+    /// Counting the values of `field` only, or (`None`) of every string field.
+    pub(super) fn new(field: Option<&str>) -> Self {
+        ShapesCounter {
+            field: field.map(str::to_owned),
+            candidates: BTreeMap::new(),
+            attributes: BTreeMap::new(),
+        }
+    }
+
+    /// Counts one document.
+    pub(super) fn see(&mut self, doc: &RawDocument) {
+        let keys: Vec<String> = (doc.iter().flatten())
+            .map(|(k, _)| k.to_owned())
+            .filter(|k| k != "_id")
+            .collect();
+        for (k, v) in doc.iter().flatten() {
+            match v {
+                RawBsonRef::String(s) if self.field.as_deref().is_none_or(|f| f == k) => {
+                    see_value(
+                        self.candidates.entry(k.to_owned()).or_default(),
+                        s,
+                        &keys,
+                        k,
+                    );
+                }
+                RawBsonRef::Array(a) => see_array(&mut self.attributes, k, a),
+                _ => {}
+            }
+        }
+    }
+
+    /// The analysis of the `documents` counted.
+    pub(super) fn finish(mut self, collection: &str, documents: u64) -> ShapesAnalysis {
+        let discriminator = match self.field.take() {
+            Some(f) => {
+                let c = self.candidates.remove(&f).unwrap_or_default();
+                Some(shape_of(&f, false, c, documents))
+            }
+            None => best(self.candidates, documents),
         };
-        let attributes = (attributes.into_iter())
+        let attributes = (self.attributes.into_iter())
             .map(|(field, a)| {
                 let mut keys: Vec<(String, u64, Vec<String>)> = (a.keys.into_iter())
                     .map(|(k, (n, types))| (k, n, types.into_iter().map(str::to_owned).collect()))
@@ -195,13 +227,13 @@ pub async fn analyze_shapes<S: Store>(
                 }
             })
             .collect();
-        Ok(ShapesAnalysis {
+        ShapesAnalysis {
             collection: collection.to_owned(),
             documents,
             discriminator,
             attributes,
-        })
-    })
+        }
+    }
 }
 
 fn see_value(c: &mut Candidate, value: &str, keys: &[String], field: &str) {
@@ -301,7 +333,7 @@ fn best(candidates: BTreeMap<String, Candidate>, documents: u64) -> Option<Discr
 }
 
 /// How many fields are always present under one value and never under another.
-fn separation(d: &Discriminator) -> usize {
+pub(super) fn separation(d: &Discriminator) -> usize {
     let fields: BTreeSet<&String> = d.values.iter().flat_map(|v| &v.always).collect();
     let never = |v: &ValueShape, f: &String| {
         !v.always.contains(f) && !v.sometimes.iter().any(|(s, _)| s == f)

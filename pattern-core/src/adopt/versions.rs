@@ -120,7 +120,7 @@ pub async fn analyze_versions<S: Store>(
 
 /// The version a stored value is: an integer, or a Double without a fraction (in the range
 /// where every integer is exact).
-fn version_of(value: RawBsonRef<'_>) -> Option<i64> {
+pub(super) fn version_of(value: RawBsonRef<'_>) -> Option<i64> {
     match value {
         RawBsonRef::Int32(n) => Some(i64::from(n)),
         RawBsonRef::Int64(n) => Some(n),

@@ -79,6 +79,15 @@ impl Store for AnyStore {
     ) -> futures::stream::BoxStream<'a, Result<bson::RawDocumentBuf>> {
         delegate!(self, s => s.scan(coll, filter, opts, batch))
     }
+    fn sample<'a>(
+        &'a self,
+        coll: &'a str,
+        size: u32,
+        batch: u32,
+        comment: &'static str,
+    ) -> futures::stream::BoxStream<'a, Result<bson::RawDocumentBuf>> {
+        delegate!(self, s => s.sample(coll, size, batch, comment))
+    }
     async fn kill_sessions(&self, ids: &[bson::Document]) -> Result<()> {
         delegate!(self, s => s.kill_sessions(ids).await)
     }

@@ -250,6 +250,56 @@ pub trait Store: Send + Sync + Sized {
             .boxed()
     }
 
+    /// Up to `size` documents of the collection picked at random, each at most once, as a
+    /// stream read in batches of `batch`: every document when the collection holds no more
+    /// than `size`. `comment` names the read in the server's logs (a
+    /// [`SCATTER`](crate::store::query::SCATTER) name: on a sharded cluster every shard answers
+    /// it).
+    ///
+    /// The default reads the whole collection once through [`Store::scan`] and keeps a uniform
+    /// random `size` of it (reservoir sampling: `size` documents in memory): correct on any
+    /// store, at the cost of a full read. The MongoDB store sends one `aggregate` with
+    /// `$sample` instead, which reads only what it returns when `size` is under 5% of a
+    /// collection of more than 100 documents (a pseudo-random cursor; a document it returns
+    /// twice is passed on once), and otherwise scans and sorts at random on the server.
+    fn sample<'a>(
+        &'a self,
+        coll: &'a str,
+        size: u32,
+        batch: u32,
+        comment: &'static str,
+    ) -> BoxStream<'a, Result<RawDocumentBuf>> {
+        let opts = FindOptions {
+            comment: Some(comment),
+            ..FindOptions::default()
+        };
+        stream::once(async move {
+            let all = Filter::And(vec![]);
+            let mut docs = self.scan(coll, &all, &opts, batch);
+            let (mut kept, mut seen) = (Vec::new(), 0u64);
+            let mut random = random_below();
+            while let Some(doc) = docs.next().await {
+                let doc = doc?;
+                // Algorithm R: the document `seen` replaces a kept one with chance size/(seen+1).
+                if kept.len() < size as usize {
+                    kept.push(doc);
+                } else {
+                    let slot = random(seen + 1);
+                    if slot < u64::from(size) {
+                        kept[slot as usize] = doc;
+                    }
+                }
+                seen += 1;
+            }
+            Ok::<_, crate::Error>(kept)
+        })
+        .flat_map(|found| match found {
+            Ok(docs) => stream::iter(docs.into_iter().map(Ok)).left_stream(),
+            Err(e) => stream::once(async move { Err(e) }).right_stream(),
+        })
+        .boxed()
+    }
+
     /// Inserts the documents in order, stopping at the first that fails (one `insert` command
     /// on MongoDB, split by the driver past 16 MiB or 100,000 documents). The default inserts
     /// them one at a time.
@@ -467,6 +517,23 @@ impl<A> ArchiveAt<'_, A> {
             (live as *const S).cast::<()>(),
             (self.store as *const A).cast::<()>(),
         )
+    }
+}
+
+/// A generator of numbers below a bound, seeded anew for each call (from the standard
+/// library's per-process random hash keys): [`Store::sample`]'s default picks with it.
+fn random_below() -> impl FnMut(u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut state = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+        | 1;
+    move |below: u64| {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D) % below.max(1)
     }
 }
 

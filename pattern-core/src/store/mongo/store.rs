@@ -271,12 +271,41 @@ impl Store for MongoStore {
             }
             action.await.map_err(|e| map_err(coll, e))
         };
-        futures::stream::once(open)
-            .flat_map(move |cursor| match cursor {
-                Ok(c) => c
-                    .map(move |d| d.map_err(|e| map_err(coll, e)))
-                    .left_stream(),
-                Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
+        cursor_stream(coll, open).boxed()
+    }
+
+    /// One `aggregate`: `$sample` (`allowDiskUse`), then a `getMore` per batch; a document
+    /// the pseudo-random cursor returns twice is passed on once (its `_id` remembered).
+    fn sample<'a>(
+        &'a self,
+        coll: &'a str,
+        size: u32,
+        batch: u32,
+        comment: &'static str,
+    ) -> futures::stream::BoxStream<'a, Result<RawDocumentBuf>> {
+        use futures::StreamExt;
+        let open = async move {
+            let pipeline = [doc! {"$sample": {"size": i64::from(size)}}];
+            (self.db.collection::<Document>(coll).aggregate(pipeline))
+                .with_type::<RawDocumentBuf>()
+                .batch_size(batch.max(1))
+                .allow_disk_use(true)
+                .comment(comment)
+                .await
+                .map_err(|e| map_err(coll, e))
+        };
+        let mut seen = std::collections::HashSet::<Vec<u8>>::new();
+        cursor_stream(coll, open)
+            .filter(move |d| {
+                // The `_id`'s bytes (type and value) tell two returns of one document apart.
+                let first = match d {
+                    Ok(d) => match d.get("_id") {
+                        Ok(Some(id)) => seen.insert(id_bytes(id)),
+                        _ => true,
+                    },
+                    Err(_) => true,
+                };
+                std::future::ready(first)
             })
             .boxed()
     }
@@ -397,4 +426,26 @@ impl Store for MongoStore {
         let session = self.start_session().await?;
         Ok(MongoTxn::new(self.clone(), session))
     }
+}
+
+/// An `_id`'s BSON type and bytes: equal for one document returned twice.
+fn id_bytes(id: bson::RawBsonRef<'_>) -> Vec<u8> {
+    let mut doc = bson::RawDocumentBuf::new();
+    doc.append("_id", id.to_raw_bson());
+    doc.into_bytes()
+}
+
+/// The documents of the cursor `open` gives, each error mapped for `coll`; `open`'s own error
+/// as the one item.
+fn cursor_stream<'a>(
+    coll: &'a str,
+    open: impl std::future::Future<Output = Result<mongodb::Cursor<RawDocumentBuf>>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
+    use futures::StreamExt;
+    futures::stream::once(open).flat_map(move |cursor| match cursor {
+        Ok(c) => c
+            .map(move |d| d.map_err(|e| map_err(coll, e)))
+            .left_stream(),
+        Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
+    })
 }
