@@ -1,7 +1,7 @@
 //! Document versioning (`#[document(history = "...")]`): every write through the library bumps
 //! the document's [`REVISION`] and records the state it replaces in the history collection,
 //! in one transaction; reads of past states ([`history`], [`at_revision`], [`as_of`]);
-//! writes conditioned on the revision read ([`save_if`], [`update_if`], [`delete_if`]), whose
+//! writes conditioned on the revision read ([`save_if`](super::save_if), [`update_if`](super::update_if), [`delete_if`](super::delete_if)), whose
 //! refusal is [`Error::Conflict`].
 //!
 //! A history document: `{_id: {id, revision}, id, revision, since, until, state}`: the stored
@@ -14,8 +14,7 @@ use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use futures::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 
-use super::write::{self, Write};
-use super::{decode_stored, find_by_id, id_bson, indexes_ready, to_document, Document, Update};
+use super::{decode_stored, find_by_id, id_bson, Document};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
 use crate::store::query::{Filter, FindOptions};
@@ -166,7 +165,7 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
     Ok(found.first().map(revision_of))
 }
 
-fn history_of<D: Document>() -> Result<&'static str> {
+pub(super) fn history_of<D: Document>() -> Result<&'static str> {
     D::HISTORY.ok_or_else(|| {
         Error::invalid(format!(
             "`{}` keeps no history: declare #[document(history = \"...\")]",
@@ -175,72 +174,7 @@ fn history_of<D: Document>() -> Result<&'static str> {
     })
 }
 
-/// Writes the whole document over the stored one if that is still at revision `expected`
-/// (the revision the caller read, [`get_revision`]); else [`Error::Conflict`] with the
-/// revision found (`None`: deleted), nothing written. One transaction: a read, the history
-/// record, the replacement.
-pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
-    let span = crate::observe::op_span!("document.save_if", "save_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
-        history_of::<D>()?;
-        let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
-        let save = Write::Save {
-            doc,
-            expected: Some(expected),
-            any_variant: false,
-        };
-        write::run::<D, S>(store, save).await.map(|_| ())
-    })
-}
-
-/// Applies `update` to the document `id` if it is still at revision `expected`; else
-/// [`Error::Conflict`], nothing written. A document at an older schema version is upgraded
-/// first, in the same transaction (a revision of its own).
-pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
-    let span = crate::observe::op_span!("document.update_if", "update_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
-        history_of::<D>()?;
-        let update = update.into_query()?;
-        let id = id_bson(id)?;
-        indexes_ready::<D, S>(store).await?;
-        let update = Write::Update {
-            filter: Filter::Eq("_id".into(), id.clone()),
-            update,
-            expected: Some((id, expected)),
-        };
-        write::run::<D, S>(store, update).await.map(|_| ())
-    })
-}
-
-/// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`].
-pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
-    let span = crate::observe::op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
-        history_of::<D>()?;
-        let id = id_bson(id)?;
-        indexes_ready::<D, S>(store).await?;
-        let delete = Write::Delete {
-            id,
-            expected: Some(expected),
-        };
-        write::run::<D, S>(store, delete).await.map(|_| ())
-    })
-}
-
-/// The document `id` with its revision (for [`save_if`] / [`update_if`]), or `None` (one
+/// The document `id` with its revision (for [`save_if`](super::save_if) / [`update_if`](super::update_if)), or `None` (one
 /// `find`). Upgraded to the current schema version, never written back (the revision is the
 /// one read).
 pub async fn get_revision<D, S, Q>(store: &S, id: &Q) -> Result<Option<Revision<D>>>

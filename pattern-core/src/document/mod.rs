@@ -51,16 +51,15 @@ pub use computed::{
 };
 pub use find::Find;
 pub use history::{
-    as_of, at_revision, delete_if, get_revision, history, save_if, shard_keys, update_if, Revision,
-    REVISED_AT, REVISION,
+    as_of, at_revision, get_revision, history, shard_keys, Revision, REVISED_AT, REVISION,
 };
 pub(crate) use indexes::indexes_ready;
 pub use indexes::{
     ensure_indexes, ensure_validator, history_indexes, indexes, own_indexes, schemas,
 };
 pub use polymorphic::{
-    change_variant, variant_check, verify_variants, Polymorphic, StoredField, Undecodable, Variant,
-    VariantShape, VARIANTS_VERIFY,
+    variant_check, verify_variants, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
+    VARIANTS_VERIFY,
 };
 pub use reference::{
     copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,
@@ -382,6 +381,93 @@ where
         let id = id_bson(id)?;
         indexes_ready::<D, S>(store).await?;
         write::run::<D, S>(store, Write::Delete { id, expected: None }).await
+    })
+}
+
+/// Writes the whole document over the stored one if that is still at revision `expected`
+/// (the revision the caller read, [`get_revision`]); else [`Error::Conflict`] with the
+/// revision found (`None`: deleted), nothing written. One transaction: a read, the history
+/// record, the replacement.
+pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
+    let span = crate::observe::op_span!("document.save_if", "save_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        history::history_of::<D>()?;
+        let doc = to_document(doc)?;
+        indexes_ready::<D, S>(store).await?;
+        let save = Write::Save {
+            doc,
+            expected: Some(expected),
+            any_variant: false,
+        };
+        write::run::<D, S>(store, save).await.map(|_| ())
+    })
+}
+
+/// Applies `update` to the document `id` if it is still at revision `expected`; else
+/// [`Error::Conflict`], nothing written. A document at an older schema version is upgraded
+/// first, in the same transaction (a revision of its own).
+pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = crate::observe::op_span!("document.update_if", "update_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        history::history_of::<D>()?;
+        let update = update.into_query()?;
+        let id = id_bson(id)?;
+        indexes_ready::<D, S>(store).await?;
+        let update = Write::Update {
+            filter: query::Filter::Eq("_id".into(), id.clone()),
+            update,
+            expected: Some((id, expected)),
+        };
+        write::run::<D, S>(store, update).await.map(|_| ())
+    })
+}
+
+/// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`].
+pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = crate::observe::op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
+    crate::observe::traced!(span, async {
+        history::history_of::<D>()?;
+        let id = id_bson(id)?;
+        indexes_ready::<D, S>(store).await?;
+        let delete = Write::Delete {
+            id,
+            expected: Some(expected),
+        };
+        write::run::<D, S>(store, delete).await.map(|_| ())
+    })
+}
+
+/// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the
+/// explicit change of a document's variant (a `save` refuses it). Whether a document was
+/// there (none: nothing written; insert it). One `update` with a replacement.
+pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
+    let span = crate::observe::op_span!(
+        "document.change_variant",
+        "change_variant",
+        store,
+        D::COLLECTION
+    );
+    crate::observe::traced!(span, async {
+        let doc = to_document(doc)?;
+        indexes_ready::<D, S>(store).await?;
+        let change = Write::Save {
+            doc,
+            expected: None,
+            any_variant: true,
+        };
+        write::run::<D, S>(store, change).await
     })
 }
 

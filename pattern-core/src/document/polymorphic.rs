@@ -8,7 +8,7 @@
 //!   `{kind: <value>}`, so another variant never comes back and a variant-only field is never
 //!   written into another variant's document; its writes stamp the value;
 //! - a save never changes a stored document's variant ([`Error::OtherVariant`]); the enum's
-//!   [`change_variant`] does, explicitly;
+//!   [`change_variant`](super::change_variant) does, explicitly;
 //! - a stored document whose discriminator is missing or unknown is [`Error::UnknownVariant`]
 //!   (never decoded as a wrong variant), skipped by a find that asks
 //!   ([`Find::skip_unknown_variants`](super::Find::skip_unknown_variants)), listed by
@@ -18,8 +18,7 @@
 
 use bson::{Bson, Document as BsonDocument};
 
-use super::write::{self, Write};
-use super::{decode_stored, indexes_ready, to_document, Document};
+use super::{decode_stored, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -168,7 +167,7 @@ pub(crate) fn on_id(e: &Error) -> bool {
 }
 
 /// The write pipeline's variant guard: a save of `doc` (of `D`) over `stored` must keep its
-/// variant; else [`Error::OtherVariant`], nothing written (the enum's [`change_variant`]
+/// variant; else [`Error::OtherVariant`], nothing written (the enum's [`change_variant`](super::change_variant)
 /// changes it, explicitly).
 pub(crate) fn same_variant<D: Document>(
     id: &Bson,
@@ -227,28 +226,6 @@ fn unknown<D: Document>(doc: &BsonDocument, field: &str, found: Option<&Bson>) -
             value: found.map(display),
         }),
     }
-}
-
-/// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the
-/// explicit change of a document's variant (a `save` refuses it). Whether a document was
-/// there (none: nothing written; insert it). One `update` with a replacement.
-pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
-    let span = crate::observe::op_span!(
-        "document.change_variant",
-        "change_variant",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
-        let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
-        let change = Write::Save {
-            doc,
-            expected: None,
-            any_variant: true,
-        };
-        write::run::<D, S>(store, change).await
-    })
 }
 
 /// A stored document of a polymorphic collection that decodes as no variant of `D`
