@@ -424,7 +424,11 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
         for t in tasks {
             inserted.extend(t.await.unwrap());
         }
-        assert!(inserted.len() >= 48, "{model:?}: {} of 96 inserts", inserted.len());
+        assert!(
+            inserted.len() >= 48,
+            "{model:?}: {} of 96 inserts",
+            inserted.len()
+        );
         assert_eq!(
             raw::verify(&store, &spec).await.unwrap().defects,
             vec![],
