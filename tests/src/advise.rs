@@ -1,6 +1,6 @@
 //! The collections `advise` is tested on, one per finding kind and one that fits none, written
 //! the same on any store (every `_id`, date and value fixed): the suite asserts the findings'
-//! figures on both stores and compiles their code (`tests/ui/pass/advise_*.rs`); the CLI's
+//! figures on both stores and compiles their code (`tests/ui/examples/advise_*.rs`); the CLI's
 //! tests run the commands each finding gives on the same data.
 
 use bson::{doc, oid::ObjectId, Binary, DateTime, Document};

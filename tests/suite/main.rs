@@ -1,4 +1,4 @@
-//! The integration, conformance and compile-fail tests of pattern-core: one test binary (the
+//! The integration and conformance tests of pattern-core: one test binary (the
 //! MongoDB driver is linked once), one module per topic.
 //!
 //! ```text
@@ -17,9 +17,11 @@
 //! The soak tests run short by default (the README's test command); `PATTERN_FULL=1` runs them
 //! at full scale ([`pattern_tests::scale`]). Default, then full:
 //!
-//! - `bucket::concurrency::*::concurrent_pushes_to_one_key`: 16 tasks × 100 pushes; × 500.
-//! - `bucket::concurrency::*::concurrent_pushes_same_second`: 16 tasks × 50 pushes; × 100.
-//! - `outlier::*::concurrent_pushes_to_one_document`: 16 tasks × 100 pushes; × 500.
+//! - `bucket::concurrency::*::concurrent_pushes_to_one_key`: 16 tasks × 30 pushes; × 500.
+//! - `bucket::concurrency::*::concurrent_pushes_same_second`: 16 tasks × 25 pushes; × 100.
+//! - `outlier::*::concurrent_pushes_to_one_document`: 16 tasks × 30 pushes; × 500.
+//! - `documents::history::*::sixteen_read_modify_write_tasks_lose_nothing`: 16 tasks × 8
+//!   increments; × 200.
 //! - `timeseries::on_mongo::a_day_of_a_long_history_reads_only_its_buckets`: 100,000 items;
 //!   1,000,000. `PATTERN_TS_HISTORY` sets another number.
 //! - `load::sixty_four_tasks_over_a_thousand_keys`: 10,000 pushes; 100,000.
@@ -48,5 +50,4 @@ mod timeseries;
 mod transactions;
 mod tree;
 mod tree_oracle;
-mod ui;
 mod validators;

@@ -395,11 +395,11 @@ async fn threshold_changes_lose_nothing(store: AnyStore) {
     );
 }
 
-/// 16 tasks × 100 pushes to one document (× 500 with `PATTERN_FULL=1`): main array ≤
+/// 16 tasks × 30 pushes to one document (× 500 with `PATTERN_FULL=1`): main array ≤
 /// threshold, flag exactly when overflow exists, every item once, each writer's order kept.
 async fn concurrent_pushes_to_one_document(store: AnyStore) {
     const WRITERS: u32 = 16;
-    let pushes = pattern_tests::scale(100, 500);
+    let pushes = pattern_tests::scale(30, 500);
     feed("hot").save(&store).await.unwrap();
     let tasks: Vec<_> = (0..WRITERS)
         .map(|w| {

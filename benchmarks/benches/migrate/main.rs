@@ -20,7 +20,7 @@
 //!     cargo bench -p pattern-bench --bench migrate
 //!
 //! Needs `MONGODB_URI` (`scripts/bench.sh` starts a server and sets it). Under `cargo test` it
-//! runs a smoke version (20,000 trades over 100 customers, 500 books of up to 500 buyers,
+//! runs a smoke version (5,000 trades over 100 customers, 500 books of up to 500 buyers,
 //! once each) that asserts our migrations are exact and verify clean; no speed assertion.
 //!
 //! Target: at least half the aggregation's throughput (items/s), while staying resumable and
@@ -128,7 +128,7 @@ fn main() {
 async fn run() {
     let started = Instant::now();
     let runs: usize = scale(2, 1);
-    let t = Trades::new(scale(1_000_000, 20_000), scale(1_000, 100));
+    let t = Trades::new(scale(1_000_000, 5_000), scale(1_000, 100));
     let b = Books {
         n: scale(10_000, 500),
         max: scale(5_000, 500),

@@ -9,9 +9,11 @@ use serde_json::Value;
 use crate::support::kill::{checkpoint, kill_repeatedly, refused_with_other_settings, run_timed};
 use crate::support::{show, stdout, u, Db, Rng};
 
+/// 40,000 trades (20 batches of 2,000; a killed run commits 1 to 5), 150,000 with
+/// `PATTERN_FULL=1`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_bucket_survives_kills_and_resumes() {
-    const DOCS: usize = 150_000;
+    let docs_n = pattern_tests::scale(40_000, 150_000) as usize;
     const CUSTOMERS: u64 = 300;
     let db = Db::new("cli_kill_bucket").await;
     let mut rng = Rng::seeded();
@@ -21,7 +23,7 @@ async fn migrate_bucket_survives_kills_and_resumes() {
     let tickers = ["MDB", "AAPL", "GOOG", "MSFT"];
     // Dates drawn at random (whole seconds among 20,000: some items of a customer share one,
     // ordered then by _id), inserted in _id order: the time order is not the insertion order.
-    let docs: Vec<Document> = (0..DOCS)
+    let docs: Vec<Document> = (0..docs_n)
         .map(|_| {
             doc! {
                 "_id": ObjectId::new(),
@@ -35,7 +37,7 @@ async fn migrate_bucket_survives_kills_and_resumes() {
         .collect();
     let seeded = Instant::now();
     db.insert("trades", docs.clone()).await;
-    eprintln!("seeded {DOCS} trades in {:?}", seeded.elapsed());
+    eprintln!("seeded {docs_n} trades in {:?}", seeded.elapsed());
 
     // What each customer's history must be: its items by (date, _id), each once.
     let mut expected: HashMap<i32, Vec<(i64, ObjectId, Document)>> = HashMap::new();
@@ -214,7 +216,7 @@ async fn migrate_bucket_survives_kills_and_resumes() {
     );
     assert_eq!(
         db.count("trades").await,
-        DOCS as u64,
+        docs_n as u64,
         "the source is left as it was"
     );
     // Finished: another layout is refused (exit 2), not reported as done.

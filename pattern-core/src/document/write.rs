@@ -1,19 +1,10 @@
 //! The one write path of a `#[derive(Document)]` type or enum. Every write — `insert`, `save`,
 //! `update_one`, the `_if` writes, `delete`, `change_variant`, a read's `write_back`, the
 //! sweep's upgrade — is a [`Write`] run by [`run`] (or, inside a transaction the caller holds,
-//! [`upgrade_in`]) through the same stages, in this order; each stage is a function of its
-//! feature's module, and a type without the feature passes through it unchanged:
-//!
-//! | # | stage | owner | what it does |
-//! |---|---|---|---|
-//! | 1 | encode | [`to_document`](super::to_document) | serialize; `_id` required; keywords normalised (an enum's by its variant); schema version and discriminator stamped |
-//! | 2 | read | this file | the document the write replaces, when a later stage needs it (history, children, references, a revision or version check): in the write's transaction |
-//! | 3 | guard | `versions`, `polymorphic`, `history` | a newer schema version refused, an older one upgraded first (a write of its own); another variant refused; the expected revision checked |
-//! | 4 | fill | `reference` | the copies the document holds, filled from their sources |
-//! | 5 | record | `history` | the state replaced recorded as a revision; the write stamped with the next revision |
-//! | 6 | write | this file | the one command on the document |
-//! | 7 | children | `computed`, `subset`, `reference` | the parents' aggregates and subsets adjusted; the copies others hold of the document brought in line, or a propagation recorded past the fan-out |
-//! | 8 | after commit | `reference`, `approximate` | a recorded propagation run (unless deferred); a deleted document's pending approximate counts dropped |
+//! [`upgrade_in`]) through the same eight stages, in one order: encode, read, guard, fill,
+//! record, write, children, after commit. ARCHITECTURE.md ("The write pipeline") has their
+//! table: what each does and which feature's module owns it. Each stage is a function of that
+//! module; a type without the feature passes through it unchanged.
 //!
 //! A write runs in one transaction when a stage after the write's own command needs the
 //! document as it was (history, computed, subset, references); otherwise its stages fold into
@@ -366,21 +357,7 @@ async fn one_command<D: Document, S: Store>(store: &S, write: Write) -> Result<b
             let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id));
             Ok(store.delete_many(D::COLLECTION, &by_id).await? > 0)
         }
-        write @ Write::Upgrade { .. } => {
-            unreachable!("a write-back is transactional: {}", write.name())
-        }
-    }
-}
-
-impl Write {
-    fn name(&self) -> &'static str {
-        match self {
-            Write::Insert(_) => "insert",
-            Write::Save { .. } => "save",
-            Write::Update { .. } => "update",
-            Write::Delete { .. } => "delete",
-            Write::Upgrade { .. } => "upgrade",
-        }
+        Write::Upgrade { .. } => unreachable!("a write-back is transactional"),
     }
 }
 

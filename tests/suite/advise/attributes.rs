@@ -14,7 +14,7 @@ use pattern_tests::advise as seed;
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 
-/// The type the advice writes for `parts` (`tests/ui/pass/advise_attribute.rs`).
+/// The type the advice writes for `parts` (`tests/ui/examples/advise_attribute.rs`).
 #[derive(Debug, Document, Serialize, Deserialize)]
 #[document(collection = "parts")]
 struct Part {

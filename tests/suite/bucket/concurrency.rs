@@ -71,13 +71,13 @@ async fn check_invariants(store: &AnyStore, key: &str, writers: u32, per_writer:
 
 async fn concurrent_writers(store: AnyStore, key: &'static str, same_second: bool) {
     const WRITERS: u32 = 16;
-    // All in one second, every bucket opening collides: 50 pushes a writer are 267 such
-    // collisions, 100 at full scale (`PATTERN_FULL=1`) 534. One a second: 100 pushes a writer,
-    // 500 at full scale.
+    // All in one second, every bucket opening collides: 25 pushes a writer are 134 such
+    // collisions, 100 at full scale (`PATTERN_FULL=1`) 534. One a second: 30 pushes a writer
+    // (160 buckets opened against 15 other writers), 500 at full scale.
     let pushes: u32 = if same_second {
-        pattern_tests::scale(50, 100)
+        pattern_tests::scale(25, 100)
     } else {
-        pattern_tests::scale(100, 500)
+        pattern_tests::scale(30, 500)
     };
     let base = 1_690_000_000;
     let tasks: Vec<_> = (0..WRITERS)
@@ -105,14 +105,14 @@ async fn concurrent_writers(store: AnyStore, key: &'static str, same_second: boo
     check_invariants(&store, key, WRITERS, pushes).await;
 }
 
-/// 16 tasks × 100 pushes to one key (× 500 with `PATTERN_FULL=1`): nothing lost or duplicated,
+/// 16 tasks × 30 pushes to one key (× 500 with `PATTERN_FULL=1`): nothing lost or duplicated,
 /// no bucket over size, one open bucket, each writer's order kept, and no duplicate-key error
 /// reaches the caller.
 async fn concurrent_pushes_to_one_key(store: AnyStore) {
     concurrent_writers(store, "hot", false).await;
 }
 
-/// The same (16 tasks × 50 pushes, × 100 with `PATTERN_FULL=1`), with every item in the same
+/// The same (16 tasks × 25 pushes, × 100 with `PATTERN_FULL=1`), with every item in the same
 /// second: every bucket opened collides on `_id`.
 async fn concurrent_pushes_same_second(store: AnyStore) {
     concurrent_writers(store, "burst", true).await;

@@ -75,10 +75,13 @@ impl Code {
         self.items.push(item.render_struct());
     }
 
-    /// The code: the `use` lines, then each item, a blank line apart.
+    /// The code: the `use` lines in rustfmt's order (so that `cargo fmt` leaves pasted code
+    /// as printed), then each item, a blank line apart.
     pub(super) fn render(&self) -> String {
         let mut out = String::new();
-        for u in &self.uses {
+        let mut uses: Vec<&String> = self.uses.iter().collect();
+        uses.sort_by_key(|u| use_order(u));
+        for u in uses {
             out.push_str(&format!("use {u};\n"));
         }
         for item in &self.items {
@@ -293,6 +296,27 @@ pub(super) fn is_keyword(s: &str) -> bool {
     RAW_KEYWORDS.contains(&s) || NOT_RAW.contains(&s)
 }
 
+/// The sort key rustfmt (style edition 2021) gives a `use` path: segment by segment, a
+/// `snake_case` name before a `CamelCase` one before an `UPPER_SNAKE_CASE` one, then by text; a
+/// `{...}` list after names. `pattern_core::document::Attributes` sorts before
+/// `pattern_core::Document`.
+fn use_order(path: &str) -> Vec<(u8, &str)> {
+    path.split("::")
+        .map(|segment| {
+            let class = if segment.starts_with('{') {
+                3
+            } else if !segment.starts_with(char::is_uppercase) {
+                0
+            } else if segment.chars().all(|c| !c.is_lowercase()) && segment.len() > 1 {
+                2
+            } else {
+                1
+            };
+            (class, segment)
+        })
+        .collect()
+}
+
 /// The Rust field name of a stored field name (unique among `taken`, which takes it), and
 /// whether it needs `#[serde(rename = "...")]`: `customerId` → `customer_id`, `_id` → `id`,
 /// `type` → `r#type`, `2fa` → `f_2fa`.
@@ -395,6 +419,28 @@ pub(super) fn string_literal(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `use` lines come out as rustfmt orders them (the pass cases in `tests/ui/examples/`
+    /// are formatted by `cargo fmt` and must stay byte-equal to what `advise` prints).
+    #[test]
+    fn uses_in_rustfmt_order() {
+        let mut code = Code::default();
+        for path in [
+            "serde::{Deserialize, Serialize}",
+            "pattern_core::Document",
+            "pattern_core::document::Attributes",
+            "pattern_core::MAX_DEPTH",
+            "pattern_core::Bucket",
+        ] {
+            code.uses(path);
+        }
+        assert_eq!(
+            code.render(),
+            "use pattern_core::document::Attributes;\nuse pattern_core::Bucket;\n\
+             use pattern_core::Document;\nuse pattern_core::MAX_DEPTH;\n\
+             use serde::{Deserialize, Serialize};\n"
+        );
+    }
 
     #[test]
     fn identifiers() {

@@ -26,6 +26,7 @@ mod user {
         #[document(keywords)]
         pub tags: Vec<std::string::String>,
         #[serde(skip)]
+        #[allow(dead_code)] // the case builds calls, it reads no document
         pub cache: Option<u8>,
         pub note: Option<String>,
     }

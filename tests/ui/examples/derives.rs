@@ -130,7 +130,9 @@ fn assert_send<T: Send>(t: T) -> T {
     t
 }
 
-async fn drain<T>(s: impl futures::Stream<Item = pattern_core::Result<T>>) -> pattern_core::Result<usize> {
+async fn drain<T>(
+    s: impl futures::Stream<Item = pattern_core::Result<T>>,
+) -> pattern_core::Result<usize> {
     use futures::StreamExt;
     let mut s = std::pin::pin!(s);
     let mut n = 0;
@@ -144,10 +146,14 @@ async fn drain<T>(s: impl futures::Stream<Item = pattern_core::Result<T>>) -> pa
 async fn buckets(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     use bucket_models::{SensorReadings, TradeHistory};
     use items::{Reading, Trade};
-    let trade = || Trade { date: bson::DateTime::now(), price: 1.5 };
+    let trade = || Trade {
+        date: bson::DateTime::now(),
+        price: 1.5,
+    };
     assert_send(TradeHistory::push(store, &123, trade())).await?;
     assert_send(TradeHistory::push_many(store, &123, &[trade(), trade()])).await?;
-    let page: Option<pattern_core::Page<Trade>> = assert_send(TradeHistory::page(store, &123, 1)).await?;
+    let page: Option<pattern_core::Page<Trade>> =
+        assert_send(TradeHistory::page(store, &123, 1)).await?;
     let _ = page.map(|p| p.items.len());
     drain(assert_send(TradeHistory::pages(store, &123))).await?;
     drain(assert_send(TradeHistory::items(store, &123))).await?;
@@ -155,7 +161,10 @@ async fn buckets(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> 
     let _ = counts.items + counts.pages;
     assert_send(TradeHistory::ensure_indexes(store)).await?;
 
-    let reading = Reading { at: 1_698_335_223, value: 2.0 };
+    let reading = Reading {
+        at: 1_698_335_223,
+        value: 2.0,
+    };
     let owned = String::from("abc");
     SensorReadings::push(store, "abc", reading).await?;
     SensorReadings::push_many(store, &owned, &[]).await?;
@@ -170,11 +179,16 @@ async fn buckets(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> 
 
 async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     use outlier_models::{Book, Channel};
-    let book = Book { id: 1, title: "Dune".into(), customers_purchased: vec!["ann".into()] };
+    let book = Book {
+        id: 1,
+        title: "Dune".into(),
+        customers_purchased: vec!["ann".into()],
+    };
     assert_send(book.save(store)).await?;
     assert_send(Book::push(store, &1, "bob".to_owned())).await?;
     assert_send(Book::push_many(store, &1, &["cy".to_owned()])).await?;
-    let typical: Option<pattern_core::Typical<Book>> = assert_send(Book::typical(store, &1)).await?;
+    let typical: Option<pattern_core::Typical<Book>> =
+        assert_send(Book::typical(store, &1)).await?;
     let _ = typical.map(|t| (t.doc.title, t.has_extras));
     let full: Option<Book> = assert_send(Book::full(store, &1)).await?;
     let _ = full.map(|b| (b.id, b.customers_purchased));
@@ -188,11 +202,17 @@ async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()>
     assert_send(Book::ensure_indexes(store)).await?;
 
     let id = bson::oid::ObjectId::new();
-    let channel = Channel { id, display_name: "news".into(), follower_ids: vec![] };
+    let channel = Channel {
+        id,
+        display_name: "news".into(),
+        follower_ids: vec![],
+    };
     channel.save(store).await?;
     Channel::push(store, &id, 7).await?;
     Channel::push_many(store, &id, &[8, 9]).await?;
-    let _ = Channel::typical(store, &id).await?.map(|t| t.doc.display_name);
+    let _ = Channel::typical(store, &id)
+        .await?
+        .map(|t| t.doc.display_name);
     Channel::full(store, &id).await?;
     Channel::all_items(store, &id).await?;
     drain(Channel::items(store, &id)).await?;

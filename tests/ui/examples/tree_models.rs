@@ -44,18 +44,27 @@ pub mod models {
     }
 
     pub fn spec() -> Result<()> {
-        use pattern_core::tree::Tree;
         use pattern_core::spec::{TreeFields, TreeModel};
+        use pattern_core::tree::Tree;
         assert_eq!(ByParent::SPEC.model, TreeModel::ParentRefs);
         assert_eq!(ByChildren::SPEC.model, TreeModel::ChildRefs);
         assert_eq!(ByAncestors::SPEC.model, TreeModel::Ancestors);
         assert_eq!(ByPath::SPEC.model, TreeModel::MaterializedPath);
         assert_eq!(ByBounds::SPEC.model, TreeModel::NestedSet);
-        for spec in [ByParent::SPEC, ByChildren::SPEC, ByAncestors::SPEC, ByPath::SPEC, ByBounds::SPEC] {
+        for spec in [
+            ByParent::SPEC,
+            ByChildren::SPEC,
+            ByAncestors::SPEC,
+            ByPath::SPEC,
+            ByBounds::SPEC,
+        ] {
             assert_eq!((spec.fields, spec.max_depth), (TreeFields::SEED, None));
         }
         assert_eq!(ByParent::SPEC.collection, "by_parent");
-        let node = ByPath { _id: "docs".into(), size: 3 };
+        let node = ByPath {
+            _id: "docs".into(),
+            size: 3,
+        };
         assert_eq!(node.id(), "docs");
         Ok(())
     }
@@ -90,7 +99,8 @@ async fn every_method(store: &pattern_core::MemoryStore) -> pattern_core::Result
     let _: Vec<ByParent> = assert_send(ByParent::roots(store)).await?;
     let walked: Vec<(u32, ByParent)> = assert_send(ByParent::walk(store)).await?;
     let _ = walked.into_iter().map(|(depth, node)| (depth, node.name));
-    let defects: Vec<pattern_core::tree::Defect> = assert_send(ByParent::verify(store)).await?.defects;
+    let defects: Vec<pattern_core::tree::Defect> =
+        assert_send(ByParent::verify(store)).await?.defects;
     let _ = defects.iter().filter(|d| d.repairable()).count();
     let repair: pattern_core::tree::Repair = assert_send(ByParent::repair(store)).await?;
     let _ = (repair.fixed.len(), repair.unrepaired.len());
@@ -100,9 +110,17 @@ async fn every_method(store: &pattern_core::MemoryStore) -> pattern_core::Result
 /// The other models, with their id types.
 async fn other_models(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     use models::{ByAncestors, ByBounds, ByChildren, ByPath};
-    let node = ByChildren { id: 1, label: "root".into() };
+    let node = ByChildren {
+        id: 1,
+        label: "root".into(),
+    };
     node.insert_root(store).await?;
-    ByChildren { id: 2, label: "leaf".into() }.insert_child(store, &1).await?;
+    ByChildren {
+        id: 2,
+        label: "leaf".into(),
+    }
+    .insert_child(store, &1)
+    .await?;
     let _: Vec<ByChildren> = assert_send(ByChildren::children(store, &1)).await?;
     ByChildren::move_to(store, &2, None).await?;
 
@@ -110,7 +128,10 @@ async fn other_models(store: &pattern_core::MemoryStore) -> pattern_core::Result
     ByAncestors { id: oid }.insert_root(store).await?;
     let _: Vec<ByAncestors> = assert_send(ByAncestors::ancestors(store, &oid)).await?;
 
-    let path = ByPath { _id: "docs".into(), size: 1 };
+    let path = ByPath {
+        _id: "docs".into(),
+        size: 1,
+    };
     path.insert_child(store, &"root".to_owned()).await?;
     let _: Vec<ByPath> = assert_send(ByPath::descendants(store, &path._id, None)).await?;
 
@@ -120,7 +141,8 @@ async fn other_models(store: &pattern_core::MemoryStore) -> pattern_core::Result
     Ok(())
 }
 
-/// Generic code passes its own store type through (`S: Store + ?Sized`).
+/// Generic code passes its own store type through (`S: Store + ?Sized`), as users write it.
+#[allow(clippy::needless_maybe_sized)]
 async fn generic<S: pattern_core::store::Store + ?Sized>(store: &S) -> pattern_core::Result<u32> {
     models::ByBounds::depth(store, &7).await
 }

@@ -16,7 +16,12 @@ pub mod models {
     }
 
     #[derive(pattern_core::Outlier, serde::Serialize, serde::Deserialize)]
-    #[outlier(collection = "sales", threshold = 50, overflow = "extra_sales", validate)]
+    #[outlier(
+        collection = "sales",
+        threshold = 50,
+        overflow = "extra_sales",
+        validate
+    )]
     pub struct Book {
         #[outlier(id)]
         #[serde(rename = "_id")]
@@ -41,9 +46,9 @@ pub mod models {
 
     pub fn constants() -> Result<()> {
         use pattern_core::tree::Tree;
-        use pattern_core::{Bucket, Outlier, spec::BsonType};
-        assert!(TradeHistory::VALIDATE && Book::VALIDATE && Category::VALIDATE);
-        assert!(!Menu::VALIDATE);
+        use pattern_core::{spec::BsonType, Bucket, Outlier};
+        const { assert!(TradeHistory::VALIDATE && Book::VALIDATE && Category::VALIDATE) };
+        const { assert!(!Menu::VALIDATE) };
         assert_eq!(Category::ID_TYPES, [BsonType::ObjectId]);
         assert!(Menu::ID_TYPES.is_empty());
         Ok(())

@@ -3,11 +3,16 @@
 // model does not keep; and without even the prelude.
 #![deny(warnings)]
 
-use pattern_core::tree::Tree;
 use pattern_core::spec::{TreeFields, TreeModel};
+use pattern_core::tree::Tree;
 
 #[derive(pattern_core::Tree, serde::Serialize, serde::Deserialize)]
-#[tree(collection = "categories", model = "parent_refs", parent = "up", max_depth = 5)]
+#[tree(
+    collection = "categories",
+    model = "parent_refs",
+    parent = "up",
+    max_depth = 5
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Category {
     #[serde(rename = "_id")]
@@ -18,7 +23,12 @@ pub struct Category {
 }
 
 #[derive(pattern_core::Tree, serde::Serialize, serde::Deserialize)]
-#[tree(collection = "menus", model = "child_refs", children = "items", max_depth = 1)]
+#[tree(
+    collection = "menus",
+    model = "child_refs",
+    children = "items",
+    max_depth = 1
+)]
 pub struct Menu {
     #[tree(id)]
     #[serde(rename = "_id")]
@@ -28,7 +38,12 @@ pub struct Menu {
 }
 
 #[derive(pattern_core::Tree, serde::Serialize, serde::Deserialize)]
-#[tree(collection = "orgs", model = "ancestors", ancestors = "chain", parent = "boss")]
+#[tree(
+    collection = "orgs",
+    model = "ancestors",
+    ancestors = "chain",
+    parent = "boss"
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub struct Employee {
     #[serde(rename = "_id")]
@@ -73,7 +88,11 @@ pub mod no_prelude {
 
     pub async fn exercise(store: &::pattern_core::MemoryStore) -> ::pattern_core::Result<()> {
         let id = ::std::string::String::new();
-        Plain { id: ::std::clone::Clone::clone(&id) }.insert_root(store).await?;
+        Plain {
+            id: ::std::clone::Clone::clone(&id),
+        }
+        .insert_root(store)
+        .await?;
         Plain::move_to(store, &id, ::core::option::Option::None).await?;
         let _ = Plain::walk(store).await?;
         ::core::result::Result::Ok(())
@@ -81,14 +100,33 @@ pub mod no_prelude {
 }
 
 fn main() {
-    let fields = |parent, children, ancestors, path, left, right| TreeFields { parent, children, ancestors, path, left, right };
-    assert_eq!(Category::SPEC.fields, fields("up", "children", "ancestors", "path", "left", "right"));
+    let fields = |parent, children, ancestors, path, left, right| TreeFields {
+        parent,
+        children,
+        ancestors,
+        path,
+        left,
+        right,
+    };
+    assert_eq!(
+        Category::SPEC.fields,
+        fields("up", "children", "ancestors", "path", "left", "right")
+    );
     assert_eq!(Category::SPEC.max_depth, Some(5));
     assert_eq!(Menu::SPEC.fields.children, "items");
-    assert_eq!((Menu::SPEC.model, Menu::SPEC.max_depth), (TreeModel::ChildRefs, Some(1)));
-    assert_eq!(Employee::SPEC.fields, fields("boss", "children", "chain", "path", "left", "right"));
+    assert_eq!(
+        (Menu::SPEC.model, Menu::SPEC.max_depth),
+        (TreeModel::ChildRefs, Some(1))
+    );
+    assert_eq!(
+        Employee::SPEC.fields,
+        fields("boss", "children", "chain", "path", "left", "right")
+    );
     assert_eq!(File::SPEC.fields.path, "dir");
-    assert_eq!(Region::SPEC.fields, fields("p", "children", "ancestors", "path", "lft", "rgt"));
+    assert_eq!(
+        Region::SPEC.fields,
+        fields("p", "children", "ancestors", "path", "lft", "rgt")
+    );
     assert_eq!(Region::SPEC.max_depth, Some(2147483647));
     let menu = Menu { id: 4, children: 0 };
     assert_eq!(*menu.id(), 4);
