@@ -2,7 +2,7 @@
 //! verification pass over every stored bucket: nothing lost or duplicated, no bucket over size,
 //! counts agree with arrays. Prints the throughput it held.
 //!
-//! The test command runs a short version (10,000 pushes); the full one (100,000) is
+//! The test command runs a short version (4,000 pushes); the full one (100,000) is
 //! `PATTERN_FULL=1 cargo test --release -p pattern-tests --test suite load:: -- --nocapture`, and
 //! `PATTERN_LOAD_PUSHES` sets another number.
 
@@ -38,7 +38,7 @@ async fn sixty_four_tasks_over_a_thousand_keys() {
     let total: u32 = std::env::var("PATTERN_LOAD_PUSHES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| pattern_tests::scale(10_000, 100_000));
+        .unwrap_or_else(|| pattern_tests::scale(4_000, 100_000));
     let per_task = total.div_ceil(TASKS);
     let store = AnyStore::Mongo(pattern_tests::mongo_store("load").await);
     Events::ensure_indexes(&store).await.unwrap();

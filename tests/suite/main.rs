@@ -24,8 +24,9 @@
 //!   increments; × 200.
 //! - `timeseries::on_mongo::a_day_of_a_long_history_reads_only_its_buckets`: 100,000 items;
 //!   1,000,000. `PATTERN_TS_HISTORY` sets another number.
-//! - `load::sixty_four_tasks_over_a_thousand_keys`: 10,000 pushes; 100,000.
+//! - `load::sixty_four_tasks_over_a_thousand_keys`: 4,000 pushes; 100,000.
 //!   `PATTERN_LOAD_PUSHES` sets another number.
+//! - `validators::corpus::differential_corpus`: 100 random documents per schema; 300.
 //!
 //! Other knobs: `PROPTEST_CASES` (the differential test), `PATTERN_TS_CASES` (time-series
 //! ranges), `PATTERN_TREE_CASES` and `PATTERN_TREE_SEED` (the tree oracle), `SECANTUS_BIN` (the
