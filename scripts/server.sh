@@ -25,7 +25,7 @@ install_server() {
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake >/dev/null
   fi
-  log "installing the test server: cargo install $SECANTUS_CRATE $SECANTUS_VERSION (about 5 minutes)"
+  log "installing the test server: cargo install $SECANTUS_CRATE $SECANTUS_VERSION (about 10 minutes on 2 cores)"
   cargo install "$SECANTUS_CRATE" --version "$SECANTUS_VERSION" --ignore-rust-version --locked
 }
 
