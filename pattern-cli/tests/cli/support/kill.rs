@@ -94,12 +94,13 @@ pub(crate) async fn checkpoint(db: &Db, name: &str) -> (i64, bool) {
     }
 }
 
-/// Runs `args` as a child process, each run killed (SIGKILL) after a random 300 to 1,500 ms
-/// unless it ended first, until `want` kills landed after the run had committed a batch (or
-/// `max_runs` runs, or the migration finished). A run that has committed no batch at its kill
-/// time (a loaded machine: its start, the source index, the scan take longer) is killed as
-/// soon as it commits one instead (at most [`KILL_WAIT`] later), so that every kill lands in
-/// the middle of the migration rather than before it.
+/// Runs `args` as a child process, each run killed (SIGKILL) a random 0 to 300 ms after it
+/// committed its first batch (moved the checkpoint) unless it ended first, until `want` kills
+/// landed after the run had committed a batch (or `max_runs` runs, or the migration
+/// finished). The kill follows the run's progress, not the clock, so that it lands in the
+/// middle of the migration on a fast build (a whole run can take about a second) as on a
+/// loaded machine (where a run's start, the source index, the scan take longer); a run that
+/// commits nothing is killed after [`KILL_WAIT`].
 pub(crate) async fn kill_repeatedly(
     db: &Db,
     args: &[&str],
@@ -117,8 +118,9 @@ pub(crate) async fn kill_repeatedly(
         if finished || kills.mid_migration >= want {
             break;
         }
-        let delay = Duration::from_millis(rng.range(300, 1500));
+        let delay = Duration::from_millis(rng.range(0, 300));
         let started = Instant::now();
+        let mut committed: Option<Instant> = None;
         let mut child = StdCommand::new(BIN)
             .env("MONGODB_URI", &db.uri)
             .args(["--db", &db.name])
@@ -133,11 +135,14 @@ pub(crate) async fn kill_repeatedly(
             if let Some(status) = child.try_wait().expect("try_wait") {
                 break Some(status);
             }
-            let elapsed = started.elapsed();
-            if elapsed >= delay
-                && (elapsed >= delay + KILL_WAIT || checkpoint(db, ckpt).await.0 > before)
-            {
+            if started.elapsed() >= KILL_WAIT {
                 break None;
+            }
+            match committed {
+                Some(at) if at.elapsed() >= delay => break None,
+                Some(_) => {}
+                None if checkpoint(db, ckpt).await.0 > before => committed = Some(Instant::now()),
+                None => {}
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         };
@@ -150,7 +155,7 @@ pub(crate) async fn kill_repeatedly(
         let batches = after - before;
         match status {
             Some(status) => eprintln!(
-                "run {attempt}: ended by itself ({status}) after {:?}, before its kill at {delay:?}; checkpoint {before} -> {after}",
+                "run {attempt}: ended by itself ({status}) after {:?}, before its kill ({delay:?} after its first batch); checkpoint {before} -> {after}",
                 started.elapsed()
             ),
             None => {
