@@ -57,10 +57,9 @@ pub(crate) async fn refused_with_other_settings(
         changes.len()
     );
 }
-/// How long past its kill time a run that has committed no batch yet may go on: on a loaded
-/// machine a run's start (connecting, ending the sessions of the killed run, the indexes, the
-/// first reads) can take longer than the kill window, and a kill there would test nothing of
-/// the resume. (A run killed while the server builds an index leaves the build running; on
+/// How long a run that has committed no batch yet may go on before it is killed anyway: on a
+/// loaded machine a run's start (connecting, ending the sessions of the killed run, the indexes,
+/// the first reads) takes a while, and a kill there would test nothing of the resume. (A run killed while the server builds an index leaves the build running; on
 /// SecantusDB a second build of the same index then conflicted with it for minutes.)
 pub(crate) const KILL_WAIT: Duration = Duration::from_secs(120);
 
