@@ -168,6 +168,19 @@ pub(crate) fn now_millis() -> i64 {
     std::time::SystemTime::now().epoch_millis().unwrap_or(0)
 }
 
+/// The canonical text of a key, for counting keys whose BSON types differ but which the
+/// server holds equal (`5`, `5i64`, `5.0`).
+pub(crate) fn key_text(b: &Bson) -> String {
+    match b {
+        Bson::Int32(n) => format!("n{n}"),
+        Bson::Int64(n) => format!("n{n}"),
+        Bson::Double(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n{}", *f as i64),
+        Bson::String(s) => format!("s{s}"),
+        Bson::ObjectId(o) => format!("o{o}"),
+        other => format!("x{other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,11 +11,13 @@ use syn::{DeriveInput, Type};
 /// Builds the wrappers of one pattern's free functions (`::pattern_core::bucket::push`...),
 /// typed for the deriving struct: `Self` in for the pattern's type parameter, the store `S`
 /// and the borrowed key `Q` left generic.
+#[derive(Clone, Copy)]
 pub(crate) struct Wrappers<'a> {
     pub bodies: Bodies<'a>,
     /// The key parameter's name: `key` or `id`.
     pub key: &'static str,
-    /// The module of the free functions: `bucket` or `outlier`.
+    /// The module of the free functions, under `pattern_core`: `bucket`, `outlier`, or
+    /// `adopt::bucket` for the adoption methods.
     pub module: &'static str,
 }
 
@@ -47,8 +49,8 @@ pub(crate) struct Method<'a> {
 
 impl Wrappers<'_> {
     fn module(&self) -> TokenStream {
-        let module = ident(self.module);
-        quote!(::pattern_core::#module)
+        let module = self.module.split("::").map(ident);
+        quote!(::pattern_core #(:: #module)*)
     }
 
     /// The attributes of a wrapper: its documentation, or those of a stub.

@@ -6,9 +6,11 @@ use std::collections::HashMap;
 use bson::Bson;
 
 use super::histogram::Histogram;
-use super::scan::{array_len, field, id, scan, sorted, ANALYZE};
-use super::{key_text, BucketAnalysis, Largest, Options, OutlierAnalysis, Source, Suggestion};
+use super::{BucketAnalysis, Largest, OutlierAnalysis, Source, Suggestion};
 use crate::error::MAX_DOCUMENT_BYTES;
+use crate::key::key_text;
+use crate::pass::scan::{array_len, field, id, scan, sorted, ANALYZE};
+use crate::pass::Options;
 use crate::spec::{BucketSpec, OutlierSpec};
 use crate::store::query::{Filter, Path};
 use crate::store::Store;

@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 use bson::{doc, Bson, Document};
 use serde::Serialize;
 
-use super::scan::{field, id, scan, sorted, MIGRATE, VERIFY};
-use super::{LayoutDefect, Options, Verified};
+use crate::layout::LayoutDefect;
+use crate::layout::Verified;
+use crate::pass::scan::{field, id, scan, sorted, MIGRATE, VERIFY};
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};

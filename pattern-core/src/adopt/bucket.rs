@@ -1,15 +1,21 @@
-//! Migrating a flat collection (one document per item) into a bucket collection.
+//! Adopting the bucket layout: migrating a flat collection (one document per item) into a
+//! bucket collection ([`migrate_bucket`]), and the typed forms of the adoption functions that
+//! `#[derive(Bucket)]`'s `analyze`, `analyze_source` and `migrate` call ([`analyze`],
+//! [`analyze_source`], [`migrate`]).
 
 use bson::{doc, Bson, Document};
 use futures::StreamExt;
 
-use super::checkpoint::Checkpoint;
 use super::preflight::{require_collection, require_exists, require_field};
-use super::scan::{count, sorted, MIGRATE, SCAN_BATCH};
-use super::{key_text, MigrateReport, Options, Source};
+use super::{MigrateReport, Source};
+use crate::bucket::Bucket;
 use crate::codec::as_int;
 use crate::key::id_prefix;
+use crate::key::key_text;
 use crate::key::EpochSeconds;
+use crate::pass::checkpoint::Checkpoint;
+use crate::pass::scan::{count, sorted, MIGRATE, SCAN_BATCH};
+use crate::pass::Options;
 use crate::spec::{BucketSpec, SeriesSpec};
 use crate::store::query::{Filter, Path};
 use crate::store::Store;
@@ -439,4 +445,30 @@ async fn write_batch<'s, S: Store>(
     report.changed += keys_done;
     report.written += written;
     Ok(last_full)
+}
+
+/// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
+/// a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+pub async fn analyze<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<super::BucketAnalysis> {
+    super::analyze_bucket(store, &B::SPEC, None, &Options::default()).await
+}
+
+/// Reads a flat collection (one document per item) once and reports what it would become in
+/// this layout, with a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    from: &Source<'_>,
+) -> Result<super::BucketAnalysis> {
+    super::analyze_bucket(store, &B::SPEC, Some(from), &Options::default()).await
+}
+
+/// Moves a flat collection's items into this layout, resumably
+/// ([`adopt::migrate_bucket`](crate::adopt::migrate_bucket)).
+pub async fn migrate<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    from: &Source<'_>,
+    opts: &Options<'_>,
+) -> Result<MigrateReport> {
+    crate::bucket::validated::<B, S>(store).await?;
+    migrate_bucket(store, &B::SPEC, from, opts).await
 }

@@ -5,11 +5,11 @@
 use bson::{doc, Bson, Document, RawDocumentBuf};
 use serde::Serialize;
 
-use super::checkpoint::Checkpoint;
-use super::scan::{field, id, scan, sorted, MIGRATE, VERIFY};
-use super::Options;
 use crate::codec::number::compare;
 use crate::money::{from_decimal128, to_decimal128, Form};
+use crate::pass::checkpoint::Checkpoint;
+use crate::pass::scan::{field, id, scan, sorted, MIGRATE, VERIFY};
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};

@@ -1,14 +1,19 @@
-//! Migrating a collection with unbounded arrays into the outlier layout, in place.
+//! Adopting the outlier layout: migrating a collection with unbounded arrays into it, in place
+//! ([`migrate_outlier`]), and the typed forms of the adoption functions that
+//! `#[derive(Outlier)]`'s `analyze` and `migrate` call ([`analyze`], [`migrate`]).
 
 use std::collections::{HashMap, VecDeque};
 
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 
-use super::checkpoint::Checkpoint;
 use super::preflight::{require_collection, require_exists, require_field};
-use super::scan::{array_len, id, scan, sorted, MIGRATE};
-use super::{key_text, MigrateReport, Options};
+use super::MigrateReport;
+use crate::key::key_text;
+use crate::outlier::Outlier;
+use crate::pass::checkpoint::Checkpoint;
+use crate::pass::scan::{array_len, id, scan, sorted, MIGRATE};
+use crate::pass::Options;
 use crate::series::take_array;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};
@@ -327,4 +332,18 @@ async fn migrate_batch<T: Store>(
             e => e,
         })?;
     Ok(out)
+}
+
+/// Reads the collection (and its overflow) once and reports the items per document, the
+/// document sizes, how many exceed the threshold, and a suggested threshold
+/// ([`adopt::analyze_outlier`](crate::adopt::analyze_outlier)).
+pub async fn analyze<T: Outlier, S: Store>(store: &S) -> Result<super::OutlierAnalysis> {
+    super::analyze_outlier(store, &T::SPEC, &Options::default()).await
+}
+
+/// Brings the collection's documents over the threshold into the layout in place, resumably
+/// ([`adopt::migrate_outlier`](crate::adopt::migrate_outlier)).
+pub async fn migrate<T: Outlier, S: Store>(store: &S, opts: &Options<'_>) -> Result<MigrateReport> {
+    crate::outlier::validated::<T, S>(store).await?;
+    migrate_outlier(store, &T::SPEC, opts).await
 }

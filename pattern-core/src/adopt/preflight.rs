@@ -4,8 +4,8 @@
 
 use bson::Document;
 
-use super::scan::MIGRATE;
 use crate::error::Missing;
+use crate::pass::scan::MIGRATE;
 use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
 use crate::{Error, Result};

@@ -12,9 +12,9 @@ use bson::{RawBsonRef, RawDocument};
 use serde::Serialize;
 
 use super::preflight::require_collection;
-use super::scan::{scan, sorted};
-use super::Options;
 use crate::codec::BsonType;
+use crate::pass::scan::{scan, sorted};
+use crate::pass::Options;
 use crate::store::query::Filter;
 use crate::store::Store;
 use crate::{Error, Result};

@@ -12,9 +12,9 @@ use bson::RawBsonRef;
 use serde::Serialize;
 
 use super::preflight::require_collection;
-use super::scan::{id, scan, sorted};
-use super::Options;
 use crate::error::display_bson;
+use crate::pass::scan::{id, scan, sorted};
+use crate::pass::Options;
 use crate::store::query::{Filter, Path};
 use crate::store::Store;
 use crate::{Error, Result};

@@ -318,50 +318,16 @@ pub(crate) async fn validated<B: Bucket + ?Sized, S: Store>(store: &S) -> Result
     Ok(())
 }
 
-/// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
-/// a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
-pub async fn analyze<B: Bucket + ?Sized, S: Store>(
-    store: &S,
-) -> Result<crate::adopt::BucketAnalysis> {
-    crate::adopt::analyze_bucket(store, &B::SPEC, None, &crate::adopt::Options::default()).await
-}
-
-/// Reads a flat collection (one document per item) once and reports what it would become in
-/// this layout, with a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
-pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
-    store: &S,
-    from: &crate::adopt::Source<'_>,
-) -> Result<crate::adopt::BucketAnalysis> {
-    crate::adopt::analyze_bucket(
-        store,
-        &B::SPEC,
-        Some(from),
-        &crate::adopt::Options::default(),
-    )
-    .await
-}
-
 /// Checks every promise of the layout over the whole collection
 /// ([`adopt::verify_bucket`](crate::adopt::verify_bucket)).
-pub async fn verify<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::adopt::Verified> {
-    crate::adopt::verify_bucket(store, &B::SPEC, &crate::adopt::Options::default()).await
-}
-
-/// Moves a flat collection's items into this layout, resumably
-/// ([`adopt::migrate_bucket`](crate::adopt::migrate_bucket)).
-pub async fn migrate<B: Bucket + ?Sized, S: Store>(
-    store: &S,
-    from: &crate::adopt::Source<'_>,
-    opts: &crate::adopt::Options<'_>,
-) -> Result<crate::adopt::MigrateReport> {
-    validated::<B, S>(store).await?;
-    crate::adopt::migrate_bucket(store, &B::SPEC, from, opts).await
+pub async fn verify<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::layout::Verified> {
+    crate::layout::verify_bucket(store, &B::SPEC, &crate::pass::Options::default()).await
 }
 
 /// The collection's indexes against those the layout needs: present, missing, the library's
 /// stale ones, the user's ([`adopt::index_report_bucket`](crate::adopt::index_report_bucket)).
 pub async fn index_report<B: Bucket + ?Sized, S: Store>(
     store: &S,
-) -> Result<Vec<crate::adopt::IndexReport>> {
-    crate::adopt::index_report_bucket(store, &B::SPEC).await
+) -> Result<Vec<crate::layout::IndexReport>> {
+    crate::layout::index_report_bucket(store, &B::SPEC).await
 }

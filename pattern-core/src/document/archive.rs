@@ -39,8 +39,10 @@ use bson::{doc, Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
-use crate::adopt::archive_run::{ArchiveRun, IdScan};
-use crate::adopt::{key_text, LayoutDefect, Options};
+use crate::key::key_text;
+use crate::layout::LayoutDefect;
+use crate::pass::archive_run::{ArchiveRun, IdScan};
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
 use crate::store::{transaction_with, BoxFuture, Store};

@@ -19,7 +19,7 @@ use super::polymorphic;
 use super::reference::{self, REFERENCES};
 use super::versions::{self, Stored};
 use super::{approximate, computed, decode_stored, find_by_id, subset, to_document, Document};
-use crate::adopt::Options;
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Update};
 use crate::store::{transaction_with, BoxFuture, Store};
 use crate::{Error, Result};

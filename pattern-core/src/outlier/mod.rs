@@ -267,33 +267,16 @@ pub(crate) async fn validated<T: Outlier, S: Store>(store: &S) -> Result<()> {
     Ok(())
 }
 
-/// Reads the collection (and its overflow) once and reports the items per document, the
-/// document sizes, how many exceed the threshold, and a suggested threshold
-/// ([`adopt::analyze_outlier`](crate::adopt::analyze_outlier)).
-pub async fn analyze<T: Outlier, S: Store>(store: &S) -> Result<crate::adopt::OutlierAnalysis> {
-    crate::adopt::analyze_outlier(store, &T::SPEC, &crate::adopt::Options::default()).await
-}
-
 /// Checks every promise of the layout over the collection and its overflow
 /// ([`adopt::verify_outlier`](crate::adopt::verify_outlier)).
-pub async fn verify<T: Outlier, S: Store>(store: &S) -> Result<crate::adopt::Verified> {
-    crate::adopt::verify_outlier(store, &T::SPEC, &crate::adopt::Options::default()).await
-}
-
-/// Brings the collection's documents over the threshold into the layout in place, resumably
-/// ([`adopt::migrate_outlier`](crate::adopt::migrate_outlier)).
-pub async fn migrate<T: Outlier, S: Store>(
-    store: &S,
-    opts: &crate::adopt::Options<'_>,
-) -> Result<crate::adopt::MigrateReport> {
-    validated::<T, S>(store).await?;
-    crate::adopt::migrate_outlier(store, &T::SPEC, opts).await
+pub async fn verify<T: Outlier, S: Store>(store: &S) -> Result<crate::layout::Verified> {
+    crate::layout::verify_outlier(store, &T::SPEC, &crate::pass::Options::default()).await
 }
 
 /// The main and overflow collections' indexes against those the layout needs
 /// ([`adopt::index_report_outlier`](crate::adopt::index_report_outlier)).
 pub async fn index_report<T: Outlier, S: Store>(
     store: &S,
-) -> Result<Vec<crate::adopt::IndexReport>> {
-    crate::adopt::index_report_outlier(store, &T::SPEC).await
+) -> Result<Vec<crate::layout::IndexReport>> {
+    crate::layout::index_report_outlier(store, &T::SPEC).await
 }

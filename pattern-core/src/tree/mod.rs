@@ -409,8 +409,8 @@ pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
 
 /// The collection's indexes against those the model needs: present, missing, the user's
 /// ([`adopt::index_report_tree`](crate::adopt::index_report_tree)).
-pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::adopt::IndexReport>> {
-    crate::adopt::index_report_tree(store, &T::SPEC).await
+pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::layout::IndexReport>> {
+    crate::layout::index_report_tree(store, &T::SPEC).await
 }
 
 /// Rebuilds the model's fields from the parent links it holds; reports what it changed and

@@ -226,6 +226,11 @@ struct Types<'a> {
 
 /// The wrappers; `range` only when `time`.
 fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
+    // The adoption methods call the typed functions of `pattern_core::adopt::bucket`.
+    let adopt = Wrappers {
+        module: "adopt::bucket",
+        ..*w
+    };
     let Types {
         item_param,
         item_ret,
@@ -338,7 +343,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "backfill",
             args: quote!(),
         }),
-        w.collection_wide(Method {
+        adopt.collection_wide(Method {
             doc: "Reads the collection once and reports its items per key, item and bucket sizes, and a \
                   suggested `size`, with why.",
             name: "analyze".into(),
@@ -347,7 +352,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "analyze",
             args: quote!(),
         }),
-        w.collection_wide(Method {
+        adopt.collection_wide(Method {
             doc: "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
                   reports its items per key and sizes, with a suggested `size` for this layout.",
             name: "analyze_source".into(),
@@ -365,7 +370,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             func: "verify",
             args: quote!(),
         }),
-        w.collection_wide(Method {
+        adopt.collection_wide(Method {
             doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
                   in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
                   live pushes, `dry_run` writes nothing. Ends with `verify`.",

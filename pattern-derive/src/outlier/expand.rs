@@ -71,6 +71,11 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
 /// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
 /// return.
 fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Vec<TokenStream> {
+    // The adoption methods call the typed functions of `pattern_core::adopt::outlier`.
+    let adopt = Wrappers {
+        module: "adopt::outlier",
+        ..*w
+    };
     let mut methods = vec![w.unkeyed(
         "Inserts this document, or replaces the stored one with the same `_id`: the first \
          `threshold` items go to the main document, the rest to new overflow chunks.",
@@ -158,7 +163,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             func: "delete",
             args: quote!(),
         }),
-        w.collection_wide(Method {
+        adopt.collection_wide(Method {
             doc: "Reads the collection (and its overflow) once and reports the items per document, the \
                   document sizes, how many exceed the threshold, and a suggested threshold, with why.",
             name: "analyze".into(),
@@ -177,7 +182,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             func: "verify",
             args: quote!(),
         }),
-        w.collection_wide(Method {
+        adopt.collection_wide(Method {
             doc: "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
                   transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
                   `dry_run` writes nothing. Ends with `verify`.",

@@ -12,9 +12,9 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::histogram::Distribution;
-use super::scan::SCAN_BATCH;
 use super::{Largest, Options};
 use crate::error::{Missing, MAX_DOCUMENT_BYTES};
+use crate::pass::scan::SCAN_BATCH;
 use crate::store::query::Filter;
 use crate::store::Store;
 use crate::{Error, Result};

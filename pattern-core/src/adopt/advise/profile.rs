@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use bson::{Bson, RawBsonRef, RawDocument};
 
 use super::super::histogram::Histogram;
-use super::super::key_text;
 use super::super::shapes::ShapesCounter;
 use super::super::versions::version_of;
 use crate::codec::BsonType;
+use crate::key::key_text;
 
 /// Distinct top-level field names profiled at most (past it, [`Shape::truncated`]).
 pub(super) const MAX_FIELDS: usize = 1_000;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use bson::{Bson, Document};
 
 use super::{millis_of, Part};
-use crate::adopt::key_text;
 use crate::codec::as_int;
+use crate::key::key_text;
 use crate::series::{parse_bucket_id, TimeId};
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};

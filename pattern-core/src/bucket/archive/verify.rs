@@ -6,10 +6,11 @@ use bson::Bson;
 use futures::StreamExt;
 
 use super::{archive_spec, ArchiveAt};
-use crate::adopt::{key_text, LayoutDefect};
 use crate::bucket::Bucket;
 use crate::codec::as_int;
 use crate::codec::raw::raw_value;
+use crate::key::key_text;
+use crate::layout::LayoutDefect;
 use crate::series;
 use crate::spec::{BucketSpec, SeriesSpec};
 use crate::store::query::{Filter, FindOptions, Path};

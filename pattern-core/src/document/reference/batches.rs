@@ -5,9 +5,9 @@ use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
 use super::{bring_in_line, entry_id, is_job, jobs_of, Referrer, REFERENCES};
-use crate::adopt::Options;
 use crate::document::{find_by_id, Document};
 use crate::error::display_bson;
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Update};
 use crate::store::{transaction_with, Store};
 use crate::{Error, Result};
@@ -99,7 +99,7 @@ pub async fn propagate<D: Document, S: Store>(
 ) -> Result<Propagated> {
     let span = crate::observe::op_span!("document.propagate", "propagate", store, D::COLLECTION);
     crate::observe::traced!(span, async {
-        let batch = if opts.batch_items == crate::adopt::DEFAULT_BATCH_ITEMS {
+        let batch = if opts.batch_items == crate::pass::DEFAULT_BATCH_ITEMS {
             D::PROPAGATION.fan_out.max(1) as usize
         } else {
             opts.batch_items.max(1)

@@ -6,9 +6,9 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
-use crate::adopt::Options;
 use crate::document::{find_by_id, id_key, Document};
 use crate::error::display_bson;
+use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions};
 use crate::store::{transaction_with, Store};
 use crate::{Error, Result};

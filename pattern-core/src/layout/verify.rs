@@ -5,9 +5,12 @@ use std::collections::HashMap;
 
 use bson::{Bson, RawDocumentBuf};
 
-use super::scan::{array_len, field, id, scan, sorted, VERIFY};
-use super::{key_text, LayoutDefect, Options, Verified};
 use crate::codec::as_int;
+use crate::key::key_text;
+use crate::layout::LayoutDefect;
+use crate::layout::Verified;
+use crate::pass::scan::{array_len, field, id, scan, sorted, VERIFY};
+use crate::pass::Options;
 use crate::spec::{BucketSpec, OutlierSpec, SeriesSpec};
 use crate::store::query::Filter;
 use crate::store::Store;
