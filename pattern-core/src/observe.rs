@@ -248,6 +248,13 @@ pub(crate) fn command(_documents: u64) {}
 #[cfg(not(feature = "tracing"))]
 pub(crate) fn progress(_phase: &str, _done: u64) {}
 
+/// The span of an operation ([`op_span!`]): a `tracing` span, or nothing without the feature.
+#[cfg(feature = "tracing")]
+pub(crate) type OpSpan = tracing::Span;
+/// The span of an operation ([`op_span!`]): a `tracing` span, or nothing without the feature.
+#[cfg(not(feature = "tracing"))]
+pub(crate) type OpSpan = ();
+
 /// The span of operation `$op` of a pattern (`$name`: `"bucket.push"`, a literal) on
 /// collection `$coll` of `$store`.
 #[cfg(feature = "tracing")]
@@ -301,3 +308,25 @@ macro_rules! traced {
 }
 
 pub(crate) use {op_span, traced};
+
+/// The one shape of a typed operation over a raw one: in the operation's `span` (named where
+/// the operation is, [`op_span!`]: a span's name is a literal), `first` (what the operation
+/// needs before it runs: the indexes, the validator, or [`nothing`]), then the raw `op`, its
+/// result through `out` (the typed operations decode there), so that the commands of all three
+/// and the error of any count in the span.
+pub(crate) async fn operation<R, U>(
+    span: OpSpan,
+    first: impl Future<Output = Result<()>>,
+    op: impl Future<Output = Result<R>>,
+    out: impl FnOnce(R) -> Result<U>,
+) -> Result<U> {
+    traced!(span, async move {
+        first.await?;
+        out(op.await?)
+    })
+}
+
+/// What an [`operation`] with nothing to do first runs first.
+pub(crate) fn nothing() -> std::future::Ready<Result<()>> {
+    std::future::ready(Ok(()))
+}

@@ -14,7 +14,9 @@
 //! The functions here are generic over the node type; `#[derive(Tree)]` generates the same as
 //! typed methods on the struct.
 
-use crate::observe::op_span;
+use std::future::Future;
+
+use crate::observe::{nothing, op_span, operation};
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -81,19 +83,26 @@ fn decode_all<T: Tree>(docs: Vec<Document>) -> Result<Vec<T>> {
     docs.into_iter().map(decode::<T>).collect()
 }
 
+fn decode_one<T: Tree>(doc: Option<Document>) -> Result<Option<T>> {
+    doc.map(decode).transpose()
+}
+
+/// The model's indexes, what every read needs first.
+fn indexes<'a, T: Tree, S: Store>(store: &'a S) -> impl Future<Output = Result<()>> + 'a {
+    model::ensure_indexes(store, &T::SPEC)
+}
+
 /// Creates the model's indexes (once per store and process; the other functions call it),
 /// and installs the validator with `#[tree(validate)]`.
 pub async fn ensure_indexes<T: Tree, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
+    let span = op_span!(
         "tree.ensure_indexes",
         "ensure_indexes",
         store,
         T::SPEC.collection
     );
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
-        model::ensure_indexes(store, &T::SPEC).await
-    })
+    let indexes = model::ensure_indexes(store, &T::SPEC);
+    operation(span, validated::<T, S>(store), indexes, Ok).await
 }
 
 /// The `$jsonSchema` every node of the tree passes, with its collection ([`raw::schemas`] with
@@ -108,16 +117,20 @@ pub fn schemas<T: Tree>() -> [(&'static str, Schema); 1] {
 /// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
 /// fails with [`Error::SchemaViolation`], whoever sends it.
 pub async fn ensure_validator<T: Tree, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
+    let span = op_span!(
         "tree.ensure_validator",
         "ensure_validator",
         store,
         T::SPEC.collection
     );
-    crate::observe::traced!(span, async {
-        let [(coll, schema)] = schemas::<T>();
-        validator::install(store, coll, &schema).await
-    })
+    let [(coll, schema)] = schemas::<T>();
+    operation(
+        span,
+        nothing(),
+        validator::install(store, coll, &schema),
+        Ok,
+    )
+    .await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
@@ -134,10 +147,11 @@ async fn validated<T: Tree, S: Store>(store: &S) -> Result<()> {
 /// collection: no index serves it, and roots are rare).
 pub async fn insert_root<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
     let span = op_span!("tree.insert_root", "insert_root", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
-        write::insert(store, &T::SPEC, node_document(node)?, None).await
-    })
+    let op = async {
+        let node = node_document(node)?;
+        write::insert(store, &T::SPEC, node, None).await
+    };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// Inserts `node` as the last child of `parent`. [`Error::UnknownNode`] when `parent` does not
@@ -155,22 +169,20 @@ where
         store,
         T::SPEC.collection
     );
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
-        let parent = id_bson(parent)?;
-        write::insert(store, &T::SPEC, node_document(node)?, Some(parent)).await
-    })
+    let op = async {
+        let (node, parent) = (node_document(node)?, id_bson(parent)?);
+        write::insert(store, &T::SPEC, node, Some(parent)).await
+    };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// Writes the node's own data (`$set` of each field the struct serializes), keeping its place
 /// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
 /// its stored value. [`Error::UnknownNode`] when the node does not exist.
 pub async fn save<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
-    let span = crate::observe::op_span!("tree.save", "save", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
-        write::save(store, &T::SPEC, node_document(node)?).await
-    })
+    let span = op_span!("tree.save", "save", store, T::SPEC.collection);
+    let op = async { write::save(store, &T::SPEC, node_document(node)?).await };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// The node, or `None`.
@@ -181,15 +193,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.get", "get", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.get", "get", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        model::get(store, &T::SPEC, &id)
-            .await?
-            .map(decode)
-            .transpose()
-    })
+        model::get(store, &T::SPEC, &id).await
+    };
+    operation(span, indexes::<T, S>(store), op, decode_one).await
 }
 
 /// The node's parent; `None` for a root. [`Error::UnknownNode`] when the node does not exist.
@@ -200,15 +209,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.parent", "parent", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.parent", "parent", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        read::parent(store, &T::SPEC, &id)
-            .await?
-            .map(decode)
-            .transpose()
-    })
+        read::parent(store, &T::SPEC, &id).await
+    };
+    operation(span, indexes::<T, S>(store), op, decode_one).await
 }
 
 /// The node's children, in the model's order: the array's order (child references), `left`
@@ -220,12 +226,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.children", "children", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.children", "children", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        decode_all(read::children(store, &T::SPEC, &id).await?)
-    })
+        read::children(store, &T::SPEC, &id).await
+    };
+    operation(span, indexes::<T, S>(store), op, decode_all).await
 }
 
 /// The other children of the node's parent (the other roots, for a root), in the order of
@@ -237,12 +243,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.siblings", "siblings", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.siblings", "siblings", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        decode_all(read::siblings(store, &T::SPEC, &id).await?)
-    })
+        read::siblings(store, &T::SPEC, &id).await
+    };
+    operation(span, indexes::<T, S>(store), op, decode_all).await
 }
 
 /// The node's ancestors from the root down to its parent.
@@ -253,12 +259,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.ancestors", "ancestors", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.ancestors", "ancestors", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        decode_all(read::ancestors(store, &T::SPEC, &id).await?)
-    })
+        read::ancestors(store, &T::SPEC, &id).await
+    };
+    operation(span, indexes::<T, S>(store), op, decode_all).await
 }
 
 /// The node's descendants in pre-order (each node before its children, children in the
@@ -271,14 +277,15 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span =
-        crate::observe::op_span!("tree.descendants", "descendants", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.descendants", "descendants", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
-        let found = read::descendants(store, &T::SPEC, &id, max_depth).await?;
+        read::descendants(store, &T::SPEC, &id, max_depth).await
+    };
+    operation(span, indexes::<T, S>(store), op, |found| {
         decode_all(found.into_iter().map(|(d, _)| d).collect())
     })
+    .await
 }
 
 /// The node's depth: 0 for a root.
@@ -289,12 +296,12 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("tree.depth", "depth", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.depth", "depth", store, T::SPEC.collection);
+    let op = async {
         let id = id_bson(id)?;
-        model::ensure_indexes(store, &T::SPEC).await?;
         read::depth(store, &T::SPEC, &id).await
-    })
+    };
+    operation(span, indexes::<T, S>(store), op, Ok).await
 }
 
 /// Whether `id` is a descendant of `of` (a node is not its own descendant; `false` when `of`
@@ -306,17 +313,17 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!(
+    let span = op_span!(
         "tree.is_descendant",
         "is_descendant",
         store,
         T::SPEC.collection
     );
-    crate::observe::traced!(span, async {
+    let op = async {
         let (id, of) = (id_bson(id)?, id_bson(of)?);
-        model::ensure_indexes(store, &T::SPEC).await?;
         read::is_descendant(store, &T::SPEC, &id, &of).await
-    })
+    };
+    operation(span, indexes::<T, S>(store), op, Ok).await
 }
 
 /// Moves the node and its subtree under `new_parent` (as its last child), or makes it a root
@@ -330,12 +337,11 @@ where
     T::Id: Borrow<Q>,
 {
     let span = op_span!("tree.move_to", "move_to", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
-        let id = id_bson(id)?;
-        let new_parent = new_parent.map(id_bson).transpose()?;
+    let op = async {
+        let (id, new_parent) = (id_bson(id)?, new_parent.map(id_bson).transpose()?);
         write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
-    })
+    };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// Deletes the node and all its descendants; returns how many nodes. Atomic.
@@ -352,11 +358,11 @@ where
         store,
         T::SPEC.collection
     );
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
+    let op = async {
         let id = id_bson(id)?;
         write::delete_subtree(store, &T::SPEC, &id).await
-    })
+    };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// Deletes the node alone; its children move up to its parent (or become roots). Atomic.
@@ -368,43 +374,39 @@ where
     T::Id: Borrow<Q>,
 {
     let span = op_span!("tree.delete_node", "delete_node", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        validated::<T, S>(store).await?;
+    let op = async {
         let id = id_bson(id)?;
         write::delete_node(store, &T::SPEC, &id).await
-    })
+    };
+    operation(span, validated::<T, S>(store), op, Ok).await
 }
 
 /// Every root, in the order of [`children`].
 pub async fn roots<T: Tree, S: Store>(store: &S) -> Result<Vec<T>> {
-    let span = crate::observe::op_span!("tree.roots", "roots", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        model::ensure_indexes(store, &T::SPEC).await?;
-        decode_all(read::roots(store, &T::SPEC).await?)
-    })
+    let span = op_span!("tree.roots", "roots", store, T::SPEC.collection);
+    let op = read::roots(store, &T::SPEC);
+    operation(span, indexes::<T, S>(store), op, decode_all).await
 }
 
 /// The whole tree in pre-order, each node with its depth (for the materialized-paths model,
 /// the order of the full paths).
 pub async fn walk<T: Tree, S: Store>(store: &S) -> Result<Vec<(u32, T)>> {
-    let span = crate::observe::op_span!("tree.walk", "walk", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        model::ensure_indexes(store, &T::SPEC).await?;
-        let all = read::walk(store, &T::SPEC).await?;
+    let span = op_span!("tree.walk", "walk", store, T::SPEC.collection);
+    let op = read::walk(store, &T::SPEC);
+    operation(span, indexes::<T, S>(store), op, |all| {
         all.into_iter()
             .map(|(d, depth)| Ok((depth, decode::<T>(d)?)))
             .collect()
     })
+    .await
 }
 
 /// Every defect of the stored tree ([`Defect`]), as data, with the nodes read
 /// ([`Verified::is_clean`] when the tree is sound).
 pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
-    let span = crate::observe::op_span!("tree.verify", "verify", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
-        model::ensure_indexes(store, &T::SPEC).await?;
-        verify::verify(store, &T::SPEC).await
-    })
+    let span = op_span!("tree.verify", "verify", store, T::SPEC.collection);
+    let op = verify::verify(store, &T::SPEC);
+    operation(span, indexes::<T, S>(store), op, Ok).await
 }
 
 /// The collection's indexes against those the model needs: present, missing, the user's
@@ -416,10 +418,10 @@ pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::lay
 /// Rebuilds the model's fields from the parent links it holds; reports what it changed and
 /// what it could not repair.
 pub async fn repair<T: Tree, S: Store>(store: &S) -> Result<Repair> {
-    let span = crate::observe::op_span!("tree.repair", "repair", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    let span = op_span!("tree.repair", "repair", store, T::SPEC.collection);
+    let first = async {
         model::ensure_indexes(store, &T::SPEC).await?;
-        validated::<T, S>(store).await?;
-        verify::repair(store, &T::SPEC).await
-    })
+        validated::<T, S>(store).await
+    };
+    operation(span, first, verify::repair(store, &T::SPEC), Ok).await
 }

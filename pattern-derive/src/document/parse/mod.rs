@@ -11,15 +11,16 @@ use crate::names::Name;
 use crate::serde_names::{self, unraw};
 use crate::shape::named_fields;
 
+mod check;
 mod field;
 mod references;
 mod related;
 mod versions;
 
 pub(super) use field::money_form;
-use field::{field_attrs, is_option, keyword_checks, FieldAttrs};
-use related::{approximate_checks, archive_attr, computed_attr, subset_attr};
-use versions::{kept_field_clashes, previous, version_number, versioning};
+use field::{field_attrs, is_option, FieldAttrs};
+use related::{archive_attr, computed_attr, subset_attr};
+use versions::{previous, version_number, versioning};
 
 const DERIVE: &str = "Document";
 const ATTR: &str = "document";
@@ -59,19 +60,14 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     let c = container(&cx, input);
     let fields = fields(&cx, input);
     let variant_of = c.variant_of.get();
-    let collection = match &variant_of {
-        None => c
-            .collection
-            .required(&cx, &input.ident, "#[document(collection = \"...\")]"),
-        Some(_) => {
-            if let Some(name) = c.collection.get() {
-                cx.error_at(
-                    name.span.unwrap_or_else(Span::call_site),
-                    "a variant's documents live in its enum's collection: remove `collection`",
-                );
-            }
-            Some(crate::names::Name::default(""))
-        }
+    let (collection, variant_collection) = match &variant_of {
+        None => (
+            c.collection
+                .required(&cx, &input.ident, "#[document(collection = \"...\")]"),
+            None,
+        ),
+        // A variant's documents live in its enum's collection.
+        Some(_) => (Some(crate::names::Name::default("")), c.collection.get()),
     };
     let versioning = versioning(
         &cx,
@@ -85,137 +81,24 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
     let history = c.history.get();
     let referenced_by = c.referenced_by.get();
     let propagation = references::propagation(&cx, referenced_by.as_ref(), c.fan_out, c.deferred);
-    if let Some((_, span)) = &referenced_by {
-        if versioning.is_some() || history.is_some() {
-            cx.error_at(
-                *span,
-                "`referenced_by` cannot be combined with `version` or `history` yet: keep the \
-                 source type unversioned and without history",
-            );
-        }
-    }
-    let computed = c.computed.get();
-    let subset = c.subset.get();
-    let archive = c.archive.get();
-    if let Some((_, span)) = &archive {
-        let unsupported = [
-            (computed.is_some(), "computed"),
-            (subset.is_some(), "subset"),
-            (referenced_by.is_some(), "referenced_by"),
-            (variant_of.is_some(), "variant_of"),
-            (history.is_some(), "history"),
-        ];
-        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
-            cx.error_at(
-                *span,
-                format!(
-                    "`archive` cannot be combined with `{key}` yet: a moved document would leave \
-                     its parent, copies or history behind"
-                ),
-            );
-        }
-    }
-    if variant_of.is_some() {
-        let unsupported = [
-            (versioning.is_some(), "version"),
-            (history.is_some(), "history"),
-            (computed.is_some(), "computed"),
-            (subset.is_some(), "subset"),
-            (referenced_by.is_some(), "referenced_by"),
-        ];
-        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
-            cx.error_spanned_by(
-                &input.ident,
-                format!(
-                    "`{key}` cannot be combined with `variant_of` yet: a polymorphic collection's \
-                     variants support keywords, attributes and indexes"
-                ),
-            );
-        }
-    }
-    let related = [
-        computed.as_ref().map(|c| ("computed", c.1)),
-        subset.as_ref().map(|s| ("subset", s.1)),
-    ];
-    for (key, span) in related.into_iter().flatten() {
-        if versioning.is_some() || history.is_some() {
-            cx.error_at(
-                span,
-                format!(
-                    "`{key}` cannot be combined with `version` or `history` yet: keep the child \
-                     type unversioned and without history"
-                ),
-            );
-        }
-    }
-    if let (Some(h), Some(coll)) = (&history, &collection) {
-        if h.value == coll.value {
-            cx.error_at(
-                h.span.unwrap_or_else(Span::call_site),
-                "the history collection must be another collection than the documents'",
-            );
-        }
-    }
-    let model = fields.and_then(|fields| {
-        kept_field_clashes(&cx, &fields, versioning.as_ref(), history.is_some());
-        let subset_named = subset.iter().flat_map(|(s, _)| [&s.key, &s.order]);
-        if let Some((c, _)) = &computed {
-            let named = std::iter::once(&c.key).chain(c.aggregates.iter().map(|a| &a.1));
-            let named: Vec<&Ident> = named.chain(subset_named.clone()).collect();
-            for ident in named {
-                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
-                    cx.error_spanned_by(
-                        ident,
-                        format!("no stored field `{ident}` in this struct (computed names the child's fields by their Rust names)"),
-                    );
-                }
-            }
-        }
-        if computed.is_none() {
-            for ident in subset_named {
-                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
-                    cx.error_spanned_by(
-                        ident,
-                        format!("no stored field `{ident}` in this struct (subset names the child's fields by their Rust names)"),
-                    );
-                }
-            }
-        }
-        if let Some(((age, keep), _)) = &archive {
-            for ident in std::iter::once(age).chain(keep) {
-                if !fields.iter().any(|r| r.stored && *r.typed.ident == *ident) {
-                    cx.error_spanned_by(
-                        ident,
-                        format!("no stored field `{ident}` in this struct (archive names fields by their Rust names)"),
-                    );
-                }
-            }
-        }
-        references::field_checks(&cx, &fields, versioning.is_some() || history.is_some());
-        if variant_of.is_some() {
-            let spans = fields.iter().flat_map(|r| {
-                let approximate = r.approximate.map(|(_, s)| ("approximate", s));
-                let reference = r.reference.map(|s| ("reference", s));
-                approximate.into_iter().chain(reference)
-            });
-            for (key, span) in spans {
-                cx.error_at(
-                    span,
-                    format!("`{key}` is not supported on a variant of a polymorphic collection yet"),
-                );
-            }
-        }
-        if history.is_some() {
-            for (_, span) in fields.iter().filter_map(|r| r.approximate) {
-                cx.error_at(
-                    span,
-                    "an approximate counter writes without a revision: a type with history \
-                     cannot have one (keep the counter in another type)",
-                );
-            }
-        }
-        check(&cx, input, fields, collection)
-    });
+    let (computed, subset, archive) = (c.computed.get(), c.subset.get(), c.archive.get());
+    check::check(
+        &cx,
+        &check::Parsed {
+            input,
+            collection: collection.as_ref(),
+            variant_collection: variant_collection.as_ref(),
+            variant_of: variant_of.is_some(),
+            versioning: versioning.as_ref(),
+            history: history.as_ref(),
+            referenced_by: referenced_by.as_ref().map(|(_, span)| *span),
+            computed: computed.as_ref(),
+            subset: subset.as_ref(),
+            archive: archive.as_ref(),
+            fields: fields.as_deref(),
+        },
+    );
+    let model = fields.and_then(|fields| model(input, fields, collection));
     cx.check()?;
     let mut model = model.expect("a model when there is no error");
     model.computed = computed.map(|(c, _)| c);
@@ -430,55 +313,14 @@ fn const_name(ident: &Ident) -> Ident {
     Ident::new(&unraw(ident).to_uppercase(), ident.span())
 }
 
-/// The checks that span several fields, then the model.
-fn check<'a>(
-    cx: &Ctxt,
+/// The model of the checked fields ([`check::check`] reported what is wrong with them);
+/// `None` without an id field or a collection.
+fn model<'a>(
     input: &'a DeriveInput,
     fields: Vec<Read<'a>>,
     collection: Option<Name>,
 ) -> Option<Doc<'a>> {
-    let mut id: Option<&Typed<'a>> = None;
-    for (i, r) in fields.iter().enumerate() {
-        let f = &r.typed;
-        if let Some(first) = fields[..i].iter().find(|o| o.typed.konst == f.konst) {
-            cx.error_spanned_by(
-                f.ident,
-                format!(
-                    "fields `{}` and `{}` would both be named `{}`",
-                    unraw(first.typed.ident),
-                    unraw(f.ident),
-                    f.konst
-                ),
-            );
-        }
-        let stored = |o: &&Read| o.stored && o.typed.bson == f.bson;
-        if let Some(first) = fields[..i].iter().find(stored).filter(|_| r.stored) {
-            cx.error_spanned_by(
-                f.ident,
-                format!(
-                    "fields `{}` and `{}` are both stored as {:?}",
-                    unraw(first.typed.ident),
-                    unraw(f.ident),
-                    f.bson
-                ),
-            );
-        }
-        if r.stored && f.bson == "_id" {
-            id = id.or(Some(f));
-        }
-        if r.keywords.is_some() {
-            keyword_checks(cx, r);
-        }
-        if let Some((_, span)) = r.approximate {
-            approximate_checks(cx, r, span);
-        }
-    }
-    if id.is_none() {
-        cx.error_spanned_by(
-            &input.ident,
-            "a document needs its id stored as `_id`: add #[serde(rename = \"_id\")] to the id field",
-        );
-    }
+    let id = fields.iter().find(|r| r.stored && r.typed.bson == "_id");
     let keywords = (fields.iter())
         .filter_map(|r| Some((r.typed.bson.clone(), r.keywords?)))
         .collect();
@@ -490,44 +332,10 @@ fn check<'a>(
         .filter(|r| r.stored)
         .filter_map(|r| Some((r.typed.konst.clone(), r.typed.ty, r.reference?)))
         .collect();
-    for r in &fields {
-        let Some(span) = r.attributes else { continue };
-        let clash = [
-            (r.typed.bson == "_id", "the `_id` cannot hold attributes"),
-            (
-                !r.stored,
-                "an attributes field must be stored: remove #[serde(skip)]",
-            ),
-            (
-                r.keywords.is_some(),
-                "a field holds keywords or attributes, not both",
-            ),
-            (
-                r.reference.is_some(),
-                "a field holds a reference or attributes, not both",
-            ),
-        ];
-        for (_, message) in clash.iter().filter(|(bad, _)| *bad) {
-            cx.error_at(span, *message);
-        }
-    }
     let attributes = (fields.iter())
         .filter(|r| r.stored && r.typed.bson != "_id")
         .filter_map(|r| Some((r.typed.konst.clone(), r.attributes?)))
         .collect();
-    for r in fields.iter().filter(|r| r.index.is_some()) {
-        let span = r.index.unwrap_or_else(Span::call_site);
-        if r.typed.bson == "_id" {
-            cx.error_at(span, "the `_id` has its index already");
-        } else if !r.stored {
-            cx.error_at(
-                span,
-                "an indexed field must be stored: remove #[serde(skip)]",
-            );
-        } else if r.keywords.is_some() || r.attributes.is_some() {
-            cx.error_at(span, "a keywords or attributes field has its index already");
-        }
-    }
     let indexed = (fields.iter())
         .filter(|r| r.stored && r.typed.bson != "_id" && r.keywords.is_none())
         .filter(|r| r.attributes.is_none())
@@ -537,7 +345,7 @@ fn check<'a>(
         .filter(|r| r.stored)
         .map(|r| (r.typed.bson.clone(), r.required, r.types))
         .collect();
-    let (id_field, id_ty) = id.map(|f| (f.ident, f.ty))?;
+    let (id_field, id_ty) = id.map(|r| (r.typed.ident, r.typed.ty))?;
     Some(Doc {
         ident: &input.ident,
         collection: collection?.value,
