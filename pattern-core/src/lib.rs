@@ -107,10 +107,6 @@ pub mod __private {
     pub fn __trees_served<S: crate::store::Store>(store: &S) -> Vec<&'static str> {
         crate::tree::model::served(store)
     }
-    /// The body of a stream method's stub beside an attribute error (never run).
-    pub fn __no_stream<T>() -> futures::stream::Empty<T> {
-        futures::stream::empty()
-    }
     pub use core::borrow::Borrow;
     pub use core::option::Option;
     pub use core::result::Result;

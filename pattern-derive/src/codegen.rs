@@ -8,269 +8,272 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::{DeriveInput, Type};
 
-/// Builds the wrappers of one pattern's free functions (`::pattern_core::bucket::push`...),
-/// typed for the deriving struct: `Self` in for the pattern's type parameter, the store `S`
-/// and the borrowed key `Q` left generic.
-#[derive(Clone, Copy)]
-pub(crate) struct Wrappers<'a> {
-    pub bodies: Bodies<'a>,
-    /// The key parameter's name: `key` or `id`.
+/// Renders the derives' methods ([`Method`]): each a thin wrapper over a free function of
+/// `pattern_core`, typed for the deriving struct (`Self` in for the pattern's type parameter,
+/// the store `S` and a borrowed key or id `Q` left generic), or, beside errors, its stub.
+#[derive(Clone)]
+pub(crate) struct Wrappers {
+    pub bodies: Bodies,
+    /// The key parameter's name in the keyed methods ([`Wrappers::keyed`]): `key` or `id`.
     pub key: &'static str,
-    /// The module of the free functions, under `pattern_core`: `bucket`, `outlier`, or
-    /// `adopt::bucket` for the adoption methods.
+    /// The module of the free functions, under `pattern_core`: `bucket`, `outlier`, `tree`,
+    /// `document`, or `adopt::bucket` for the adoption methods.
     pub module: &'static str,
+    /// What a key `Q` must be: a series key, or any serializable id.
+    pub key_bound: KeyBound,
 }
 
 /// What the wrappers do.
-#[derive(Clone, Copy)]
-pub(crate) enum Bodies<'a> {
+#[derive(Clone)]
+pub(crate) enum Bodies {
     /// Each calls its free function. `key_ty` is the key (or id) field's type, which `Q` is
     /// borrowed from.
-    Calls { key_ty: &'a Type },
+    Calls { key_ty: TokenStream },
     /// Each is a hidden stub of the same name that never runs, its parameters unbounded: the
     /// fallback's, so that a call site compiles beside the derive's errors instead of adding
     /// "no function or associated item named ..." to them.
     Stubs,
 }
 
-/// One wrapper: `pub async fn <name>(store, <key>, <params>) -> Result<<ret>>`.
-pub(crate) struct Method<'a> {
-    pub doc: &'a str,
-    /// `push`, `push_history`.
-    pub name: String,
-    /// Further parameters, each with its trailing comma: `item: Trade,`.
-    pub params: TokenStream,
-    pub ret: TokenStream,
-    /// The free function called: `push`.
-    pub func: &'a str,
-    /// Further arguments, each with its trailing comma: `&item,`.
-    pub args: TokenStream,
+/// What a key or id `Q` must be.
+#[derive(Clone, Copy)]
+pub(crate) enum KeyBound {
+    /// `KeyPart`: a bucket's key, an outlier's parent id.
+    KeyPart,
+    /// `Serialize`: a node's or a document's id.
+    Serialize,
 }
 
-impl Wrappers<'_> {
-    fn module(&self) -> TokenStream {
-        let module = self.module.split("::").map(ident);
+/// How a method returns.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `async fn ... -> Result<ret>`.
+    #[default]
+    Async,
+    /// `fn<'a> ... -> impl Stream<Item = Result<ret>> + Send + 'a`, the store borrowed for `'a`.
+    Stream,
+    /// A [`Shape::Stream`] over a time range `R` of `bson::DateTime` (`..`, `from..to`...),
+    /// after the other parameters.
+    RangeStream,
+    /// `fn ... -> ret`, no store: a builder (a document's `find`).
+    Builder,
+}
+
+/// The type `__PatternQ` a method's parameters may name.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Q {
+    /// None.
+    #[default]
+    No,
+    /// A key or id the type's own borrows as (`&str` for a `String` id).
+    Own,
+    /// Any key or id (another type's: a computed child's parent).
+    Any,
+}
+
+/// One generated method, in every derive: the one table the derives fill and
+/// [`Wrappers::render`] turns into code.
+#[derive(Default)]
+pub(crate) struct Method {
+    pub doc: String,
+    /// `push`, `push_history`.
+    pub name: String,
+    pub shape: Shape,
+    /// `&self` first: a write of this node or document (the call passes `self` in `args`).
+    pub receiver: bool,
+    /// The parameters after the store, each with its trailing comma: `item: Trade,`,
+    /// `id: &__PatternQ,`.
+    pub params: TokenStream,
+    /// Whether `params` name `__PatternQ`, and what it is.
+    pub q: Q,
+    /// What `Result` holds ([`Shape::Async`]), a stream's item, or a builder's type.
+    pub ret: TokenStream,
+    /// The free function called (`push`), in [`Wrappers::module`] unless `module` says.
+    pub func: String,
+    /// Another module of `pattern_core` than the wrappers' (`adopt::bucket`).
+    pub module: Option<&'static str>,
+    /// The arguments after `store`, each with its trailing comma: `key, &item,`.
+    pub args: TokenStream,
+    /// It writes (a document's [`Document::WRITES`](pattern_core) lists it).
+    pub writes: bool,
+}
+
+impl Method {
+    /// A method called `name` that calls the function of the same name.
+    pub(crate) fn named(doc: &str, name: &str) -> Self {
+        Method {
+            doc: doc.to_owned(),
+            name: name.to_owned(),
+            func: name.to_owned(),
+            ..Method::default()
+        }
+    }
+}
+
+impl Wrappers {
+    fn module(&self, other: Option<&str>) -> TokenStream {
+        let module = other.unwrap_or(self.module).split("::").map(ident);
         quote!(::pattern_core #(:: #module)*)
     }
 
-    /// The attributes of a wrapper: its documentation, or those of a stub.
-    fn attrs(&self, doc: &str) -> TokenStream {
-        match self.bodies {
-            Bodies::Calls { .. } => quote!(#[doc = #doc]),
-            Bodies::Stubs => quote! {
+    /// Renders `m`: its documentation (or a stub's attributes), signature, bounds and body.
+    pub(crate) fn render(&self, m: Method) -> TokenStream {
+        let stub = matches!(self.bodies, Bodies::Stubs);
+        let attrs = match stub {
+            false => {
+                let doc = &m.doc;
+                quote!(#[doc = #doc])
+            }
+            true => quote! {
                 #[doc(hidden)]
                 #[allow(unused_variables)]
             },
+        };
+        let (name, func, module) = (ident(&m.name), ident(&m.func), self.module(m.module));
+        let (params, args) = (&m.params, &m.args);
+        if m.shape == Shape::Builder {
+            let ret = &m.ret;
+            let body = match stub {
+                false => quote!(#module::#func::<Self>(#args)),
+                true => quote!(::core::unreachable!()),
+            };
+            return quote! {
+                #attrs
+                pub fn #name(#params) -> #ret {
+                    #body
+                }
+            };
         }
-    }
-
-    /// The bounds of `S` and `Q`; a stub's accept any store and key.
-    fn bounds(&self) -> TokenStream {
-        match self.bodies {
-            Bodies::Calls { key_ty } => quote! {
-                where
-                    __PatternS: ::pattern_core::store::Store,
-                    __PatternQ: ::pattern_core::spec::KeyPart + ?::core::marker::Sized,
-                    #key_ty: ::pattern_core::__private::Borrow<__PatternQ>,
-            },
-            Bodies::Stubs => quote! {
-                where
-                    __PatternQ: ?::core::marker::Sized,
-            },
-        }
-    }
-
-    /// A wrapper's body: `call`, or a stub's.
-    fn body(&self, call: TokenStream) -> TokenStream {
-        match self.bodies {
-            Bodies::Calls { .. } => call,
-            Bodies::Stubs => quote!(::core::unreachable!()),
-        }
-    }
-
-    /// `pub async fn name<S, Q>(store: &S, key: &Q, params) -> Result<ret>`.
-    pub(crate) fn keyed(&self, m: Method) -> TokenStream {
-        let Method {
-            doc,
-            name,
-            params,
-            ret,
-            func,
-            args,
-        } = m;
-        let (module, attrs, bounds, key) = (
-            self.module(),
-            self.attrs(doc),
-            self.bounds(),
-            ident(self.key),
-        );
-        let (name, func) = (ident(&name), ident(func));
-        let body = self.body(quote! {
-            #module::#func::<Self, __PatternS, __PatternQ>(store, #key, #args).await
-        });
-        quote! {
-            #attrs
-            pub async fn #name<__PatternS, __PatternQ>(
-                store: &__PatternS,
-                #key: &__PatternQ,
-                #params
-            ) -> ::pattern_core::Result<#ret>
-            #bounds
-            {
-                #body
-            }
-        }
-    }
-
-    /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> + Send + 'a`
-    /// (a stub's returns a boxed stream, which callers can use as they use the real one).
-    pub(crate) fn stream(
-        &self,
-        doc: &str,
-        name: String,
-        item: TokenStream,
-        func: &str,
-    ) -> TokenStream {
-        self.stream_fn(
-            Method {
-                doc,
-                name,
-                params: quote!(),
-                ret: item,
-                func,
-                args: quote!(),
-            },
-            false,
-        )
-    }
-
-    /// `pub fn name<'a, S, Q, R>(store: &'a S, key: &Q, range: R, params) -> impl Stream<Item =
-    /// Result<ret>> + Send + 'a`, `R` a range of `bson::DateTime` (`..`, `from..to`...): a
-    /// stream over a time range, `m.ret` its item; the call passes `range` before `m.args`.
-    pub(crate) fn time_range_stream(&self, m: Method) -> TokenStream {
-        self.stream_fn(m, true)
-    }
-
-    /// A stream wrapper, with a time range `R` when `ranged`.
-    fn stream_fn(&self, m: Method, ranged: bool) -> TokenStream {
-        let Method {
-            doc,
-            name,
-            params,
-            ret: item,
-            func,
-            args,
-        } = m;
-        let (module, attrs, mut bounds, key) = (
-            self.module(),
-            self.attrs(doc),
-            self.bounds(),
-            ident(self.key),
-        );
-        let (name, func) = (ident(&name), ident(func));
-        let (range_ty, range_param, range_arg) = if ranged {
-            if let Bodies::Calls { .. } = self.bodies {
-                bounds.extend(quote! {
-                    __PatternR: ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>,
+        let streams = matches!(m.shape, Shape::Stream | Shape::RangeStream);
+        let ranged = m.shape == Shape::RangeStream;
+        let takes_q = m.q != Q::No;
+        let q = takes_q.then(|| quote!(, __PatternQ));
+        let r = ranged.then(|| quote!(, __PatternR));
+        let lifetime = streams.then(|| quote!('a,));
+        let store_ref = match streams {
+            true => quote!(&'a __PatternS),
+            false => quote!(&__PatternS),
+        };
+        let receiver = m.receiver.then(|| quote!(&self,));
+        let range_param = ranged.then(|| quote!(range: __PatternR,));
+        let range_arg = ranged.then(|| quote!(range,));
+        let bounds = match &self.bodies {
+            Bodies::Calls { key_ty } => {
+                let key_bound = match self.key_bound {
+                    KeyBound::KeyPart => quote!(::pattern_core::spec::KeyPart),
+                    KeyBound::Serialize => quote!(::pattern_core::__private::serde::Serialize),
+                };
+                let borrow = (m.q == Q::Own)
+                    .then(|| quote!(#key_ty: ::pattern_core::__private::Borrow<__PatternQ>,));
+                let q = takes_q
+                    .then(|| quote!(__PatternQ: #key_bound + ?::core::marker::Sized, #borrow));
+                let r = ranged.then(|| {
+                    quote!(__PatternR: ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>,)
                 });
+                quote!(where __PatternS: ::pattern_core::store::Store, #q #r)
             }
-            (
-                quote!(, __PatternR),
-                quote!(range: __PatternR,),
-                quote!(range,),
-            )
-        } else {
-            (quote!(), quote!(), quote!())
+            Bodies::Stubs => {
+                let q = takes_q.then(|| quote!(__PatternQ: ?::core::marker::Sized,));
+                quote!(where __PatternS: ?::core::marker::Sized, #q)
+            }
         };
-        let stream = quote! {
-            ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#item>>
-                + ::core::marker::Send
-                + 'a
+        // `store` alone, or followed by the rest, each with its trailing comma.
+        let (rest_params, rest_args) = (quote!(#params #range_param), quote!(#args #range_arg));
+        let sig_params = match rest_params.is_empty() {
+            true => quote!(#receiver store: #store_ref),
+            false => quote!(#receiver store: #store_ref, #rest_params),
         };
-        let ret = match self.bodies {
-            Bodies::Calls { .. } => quote! {
-                impl #stream + use<'a, __PatternS, __PatternQ #range_ty>
-            },
-            Bodies::Stubs => quote! {
-                ::core::pin::Pin<::std::boxed::Box<dyn #stream>>
-            },
+        let call_args = match rest_args.is_empty() {
+            true => quote!(store),
+            false => quote!(store, #rest_args),
         };
-        let body = self.body(quote! {
-            #module::#func::<Self, __PatternS, __PatternQ>(store, #key, #range_arg #args)
-        });
+        let ret = &m.ret;
+        let (ret, call) = match (streams, stub) {
+            (false, _) => (
+                quote!(::pattern_core::Result<#ret>),
+                quote!(#module::#func::<Self, __PatternS #q>(#call_args).await),
+            ),
+            (true, false) => (
+                quote! {
+                    impl ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#ret>>
+                        + ::core::marker::Send
+                        + use<'a, __PatternS #q #r>
+                },
+                quote!(#module::#func::<Self, __PatternS #q>(#call_args)),
+            ),
+            // A stub's returns a boxed stream, which callers can use as they use the real one.
+            (true, true) => (
+                quote! {
+                    ::core::pin::Pin<::std::boxed::Box<dyn ::pattern_core::__private::Stream<
+                        Item = ::pattern_core::Result<#ret>,
+                    > + ::core::marker::Send + 'a>>
+                },
+                quote!(),
+            ),
+        };
+        let body = match stub {
+            false => call,
+            true => quote!(::core::unreachable!()),
+        };
+        let asyncness = (!streams).then(|| quote!(async));
         quote! {
             #attrs
-            pub fn #name<'a, __PatternS, __PatternQ #range_ty>(
-                store: &'a __PatternS,
-                #key: &__PatternQ,
-                #range_param
-                #params
-            ) -> #ret
+            pub #asyncness fn #name<#lifetime __PatternS #q #r>(#sig_params) -> #ret
             #bounds
             {
                 #body
             }
         }
+    }
+
+    /// `m` with the key first: `pub async fn name<S, Q>(store: &S, key: &Q, params) ->
+    /// Result<ret>`, calling `func(store, key, args)`.
+    pub(crate) fn keyed(&self, m: Method) -> TokenStream {
+        self.render(self.with_key(m))
+    }
+
+    fn with_key(&self, mut m: Method) -> Method {
+        let (key, params, args) = (ident(self.key), &m.params, &m.args);
+        m.params = quote!(#key: &__PatternQ, #params);
+        m.args = quote!(#key, #args);
+        m.q = Q::Own;
+        m
+    }
+
+    /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> +
+    /// Send + 'a`.
+    pub(crate) fn stream(&self, doc: &str, name: &str, item: TokenStream) -> TokenStream {
+        let m = Method {
+            shape: Shape::Stream,
+            ret: item,
+            ..Method::named(doc, name)
+        };
+        self.render(self.with_key(m))
+    }
+
+    /// `pub fn name<'a, S, Q, R>(store: &'a S, key: &Q, params, range: R) -> impl Stream<Item
+    /// = Result<ret>> + Send + 'a`: a stream over a time range, `m.ret` its item.
+    pub(crate) fn time_range_stream(&self, m: Method) -> TokenStream {
+        let m = Method {
+            shape: Shape::RangeStream,
+            ..m
+        };
+        self.render(self.with_key(m))
     }
 
     /// `pub async fn name<S>(store: &S, params) -> Result<ret>`: a wrapper over the whole
     /// collection, with no key (`ingest`, `backfill`).
     pub(crate) fn collection_wide(&self, m: Method) -> TokenStream {
-        let Method {
-            doc,
-            name,
-            params,
-            ret,
-            func,
-            args,
-        } = m;
-        let (module, attrs) = (self.module(), self.attrs(doc));
-        let (name, func) = (ident(&name), ident(func));
-        let body = self.body(quote!(#module::#func::<Self, __PatternS>(store, #args).await));
-        let bounds = match self.bodies {
-            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::store::Store,),
-            Bodies::Stubs => quote!(),
-        };
-        quote! {
-            #attrs
-            pub async fn #name<__PatternS>(
-                store: &__PatternS,
-                #params
-            ) -> ::pattern_core::Result<#ret>
-            #bounds
-            {
-                #body
-            }
-        }
+        self.render(m)
     }
 
     /// `pub async fn <name><S>(store: &S) -> Result<()>` calling the function of that name with
     /// the store alone (`ensure_indexes`, `ensure_validator`).
     pub(crate) fn store_only(&self, name: &str, doc: &str) -> TokenStream {
-        let (module, name) = (self.module(), ident(name));
-        self.unkeyed(
-            doc,
-            quote!(#name<__PatternS>(store: &__PatternS)),
-            quote!(#module::#name::<Self, __PatternS>(store).await),
-        )
-    }
-
-    /// `pub async fn <sig> -> Result<()>`, `sig` generic over a store `S`: a wrapper that
-    /// takes no key (`ensure_indexes`, outlier's `save`).
-    pub(crate) fn unkeyed(&self, doc: &str, sig: TokenStream, call: TokenStream) -> TokenStream {
-        let (attrs, body) = (self.attrs(doc), self.body(call));
-        let bounds = match self.bodies {
-            Bodies::Calls { .. } => quote!(where __PatternS: ::pattern_core::store::Store,),
-            Bodies::Stubs => quote!(),
-        };
-        quote! {
-            #attrs
-            pub async fn #sig -> ::pattern_core::Result<()>
-            #bounds
-            {
-                #body
-            }
-        }
+        self.render(Method {
+            ret: quote!(()),
+            ..Method::named(doc, name)
+        })
     }
 }
 

@@ -1,12 +1,12 @@
 //! The code of `#[derive(Bucket)]`, from the model alone.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::Visibility;
 
 use super::{Aggregate, Bucket, Op, Stubs};
-use crate::codegen::{self, Bodies, Method, StubItem, Wrappers};
+use crate::codegen::{self, Bodies, KeyBound, Method, StubItem, Wrappers};
 use crate::serde_names::unraw;
 
 pub(crate) fn expand(b: &Bucket) -> TokenStream {
@@ -51,9 +51,12 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
     };
     let rollup = b.rollup;
     let w = Wrappers {
-        bodies: Bodies::Calls { key_ty },
+        bodies: Bodies::Calls {
+            key_ty: key_ty.to_token_stream(),
+        },
         key: "key",
         module: "bucket",
+        key_bound: KeyBound::KeyPart,
     };
     let (summary_ty, summary_struct) = if b.summary.is_empty() {
         (quote!(::pattern_core::bucket::Totals), None)
@@ -226,11 +229,6 @@ struct Types<'a> {
 
 /// The wrappers; `range` only when `time`.
 fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
-    // The adoption methods call the typed functions of `pattern_core::adopt::bucket`.
-    let adopt = Wrappers {
-        module: "adopt::bucket",
-        ..*w
-    };
     let Types {
         item_param,
         item_ret,
@@ -241,153 +239,170 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
         quote!(impl ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>);
     let mut methods = vec![
         w.keyed(Method {
-            doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
+            doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.".into(),
             name: "push".into(),
             params: quote!(item: #item_param,),
             ret: quote!(()),
-            func: "push",
+            func: "push".into(),
             args: quote!(&item,),
+            ..Method::default()
         }),
         w.keyed(Method {
-            doc: "Appends `items` to `key`'s series in order: one write per bucket touched.",
+            doc: "Appends `items` to `key`'s series in order: one write per bucket touched.".into(),
             name: "push_many".into(),
             params: quote!(items: &[#item_param],),
             ret: quote!(()),
-            func: "push_many",
+            func: "push_many".into(),
             args: quote!(items,),
+            ..Method::default()
         }),
         w.keyed(Method {
-            doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
+            doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.".into(),
             name: "page".into(),
             params: quote!(n: u64,),
             ret: quote!(::core::option::Option<::pattern_core::Page<#item_ret>>),
-            func: "page",
+            func: "page".into(),
             args: quote!(n,),
+            ..Method::default()
         }),
         w.stream(
             "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
-            "pages".into(),
-            quote!(::pattern_core::Page<#item_ret>),
             "pages",
+            quote!(::pattern_core::Page<#item_ret>),
         ),
-        w.stream("Every item of `key`'s series, in push order.", "items".into(), quote!(#item_ret), "items"),
+        w.stream("Every item of `key`'s series, in push order.", "items", quote!(#item_ret),),
         w.keyed(Method {
-            doc: "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).",
+            doc: "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).".into(),
             name: "all_items".into(),
             params: quote!(),
             ret: quote!(::std::vec::Vec<#item_ret>),
-            func: "all_items",
+            func: "all_items".into(),
             args: quote!(),
+            ..Method::default()
         }),
     ];
     if time {
         methods.push(w.time_range_stream(Method {
             doc: "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
-                  whose time bounds overlap it (and those without complete bounds): two finds sent together.",
+                  whose time bounds overlap it (and those without complete bounds): two finds sent together.".into(),
             name: "range".into(),
             params: quote!(),
             ret: quote!(#item_ret),
-            func: "range",
+            func: "range".into(),
             args: quote!(),
+            ..Method::default()
         }));
     }
     methods.extend([
         w.keyed(Method {
             doc: "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
-                  newest bucket, two otherwise.",
+                  newest bucket, two otherwise.".into(),
             name: "latest".into(),
             params: quote!(n: usize,),
             ret: quote!(::std::vec::Vec<#item_ret>),
-            func: "latest",
+            func: "latest".into(),
             args: quote!(n,),
+            ..Method::default()
         }),
         w.keyed(Method {
-            doc: "How many items and pages `key`'s series holds (one aggregation).",
+            doc: "How many items and pages `key`'s series holds (one aggregation).".into(),
             name: "counts".into(),
             params: quote!(),
             ret: quote!(::pattern_core::Counts),
-            func: "counts",
+            func: "counts".into(),
             args: quote!(),
+            ..Method::default()
         }),
     ]);
     if let Some(summary) = summary {
         methods.push(w.keyed(Method {
             doc: "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
                   summaries, the edges from their items. One round trip for the summaries, one more for \
-                  the items of the buckets not wholly counted, when there are any.",
+                  the items of the buckets not wholly counted, when there are any.".into(),
             name: "summary".into(),
             params: quote!(range: #date_range,),
             ret: quote!(#summary),
-            func: "summary",
+            func: "summary".into(),
             args: quote!(range,),
+            ..Method::default()
         }));
     }
     methods.extend([
         w.collection_wide(Method {
             doc: "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
                   buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
-                  written. Returns how many items it wrote.",
+                  written. Returns how many items it wrote.".into(),
             name: "ingest".into(),
             params: quote!(items: &[(#key_param, #item_param)],),
             ret: quote!(u64),
-            func: "ingest",
+            func: "ingest".into(),
             args: quote!(items,),
+            ..Method::default()
         }),
         w.collection_wide(Method {
             doc: "Fills in the time bounds and summaries of buckets written before they were kept, one \
                   write per bucket completed, reading the collection a batch at a time; returns how many \
-                  buckets it completed.",
+                  buckets it completed.".into(),
             name: "backfill".into(),
             params: quote!(),
             ret: quote!(u64),
-            func: "backfill",
+            func: "backfill".into(),
             args: quote!(),
+            ..Method::default()
         }),
-        adopt.collection_wide(Method {
+        w.collection_wide(Method {
+            module: Some("adopt::bucket"),
             doc: "Reads the collection once and reports its items per key, item and bucket sizes, and a \
-                  suggested `size`, with why.",
+                  suggested `size`, with why.".into(),
             name: "analyze".into(),
             params: quote!(),
             ret: quote!(::pattern_core::adopt::BucketAnalysis),
-            func: "analyze",
+            func: "analyze".into(),
             args: quote!(),
+            ..Method::default()
         }),
-        adopt.collection_wide(Method {
+        w.collection_wide(Method {
+            module: Some("adopt::bucket"),
             doc: "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
-                  reports its items per key and sizes, with a suggested `size` for this layout.",
+                  reports its items per key and sizes, with a suggested `size` for this layout.".into(),
             name: "analyze_source".into(),
             params: quote!(from: &::pattern_core::adopt::Source<'_>,),
             ret: quote!(::pattern_core::adopt::BucketAnalysis),
-            func: "analyze_source",
+            func: "analyze_source".into(),
             args: quote!(from,),
+            ..Method::default()
         }),
         w.collection_wide(Method {
             doc: "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
-                  open bucket per key, pages numbered densely); returns the defects as data.",
+                  open bucket per key, pages numbered densely); returns the defects as data.".into(),
             name: "verify".into(),
             params: quote!(),
             ret: quote!(::pattern_core::adopt::Verified),
-            func: "verify",
+            func: "verify".into(),
             args: quote!(),
+            ..Method::default()
         }),
-        adopt.collection_wide(Method {
+        w.collection_wide(Method {
+            module: Some("adopt::bucket"),
             doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
                   in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
-                  live pushes, `dry_run` writes nothing. Ends with `verify`.",
+                  live pushes, `dry_run` writes nothing. Ends with `verify`.".into(),
             name: "migrate".into(),
             params: quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
             ret: quote!(::pattern_core::adopt::MigrateReport),
-            func: "migrate",
+            func: "migrate".into(),
             args: quote!(from, opts,),
+            ..Method::default()
         }),
         w.collection_wide(Method {
             doc: "Reports the collection's indexes against those the layout needs: present, missing, the \
-                  library's stale ones, and the user's own (which the library never drops).",
+                  library's stale ones, and the user's own (which the library never drops).".into(),
             name: "index_report".into(),
             params: quote!(),
             ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            func: "index_report",
+            func: "index_report".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.store_only(
             "ensure_indexes",
@@ -434,6 +449,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         bodies: Bodies::Stubs,
         key: "key",
         module: "bucket",
+        key_bound: KeyBound::KeyPart,
     };
     let item = StubItem::new(s.item_ty);
     let key = StubItem::new(s.key_ty);

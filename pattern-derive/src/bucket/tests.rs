@@ -216,7 +216,7 @@ fn fallback_stubs_every_method() {
         "Result < :: pattern_core :: bucket :: Totals >",
         "type Summary = :: pattern_core :: bucket :: Totals",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(i64 , Trade)] ,)",
-        "pub async fn backfill < __PatternS > (store : & __PatternS ,)",
+        "pub async fn backfill < __PatternS > (store : & __PatternS)",
         "pub async fn ensure_indexes < __PatternS > (store : & __PatternS)",
         ":: core :: unreachable ! ()",
     ] {
@@ -335,7 +335,7 @@ fn reads_the_summary() {
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(i64 , Trade)] ,) -> \
          :: pattern_core :: Result < u64 > where __PatternS : :: pattern_core :: store :: Store , \
          { :: pattern_core :: bucket :: ingest :: < Self , __PatternS > (store , items ,) . await }",
-        "pub async fn backfill < __PatternS > (store : & __PatternS ,) -> :: pattern_core :: Result < u64 >",
+        "pub async fn backfill < __PatternS > (store : & __PatternS) -> :: pattern_core :: Result < u64 >",
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }

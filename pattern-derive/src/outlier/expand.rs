@@ -1,10 +1,10 @@
 //! The code of `#[derive(Outlier)]`, from the model alone.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 
 use super::{Outlier, Stubs};
-use crate::codegen::{self, Bodies, Method, StubItem, Wrappers};
+use crate::codegen::{self, Bodies, KeyBound, Method, StubItem, Wrappers};
 
 pub(crate) fn expand(o: &Outlier) -> TokenStream {
     let Outlier {
@@ -27,9 +27,12 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         None => quote!(::pattern_core::outlier::DEFAULT_CHUNK),
     };
     let w = Wrappers {
-        bodies: Bodies::Calls { key_ty: id_ty },
+        bodies: Bodies::Calls {
+            key_ty: id_ty.to_token_stream(),
+        },
         key: "id",
         module: "outlier",
+        key_bound: KeyBound::KeyPart,
     };
     let item = quote!(#item_ty);
     let methods = methods(&w, &item, &item);
@@ -71,135 +74,147 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
 /// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
 /// return.
 fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Vec<TokenStream> {
-    // The adoption methods call the typed functions of `pattern_core::adopt::outlier`.
-    let adopt = Wrappers {
-        module: "adopt::outlier",
-        ..*w
-    };
-    let mut methods = vec![w.unkeyed(
-        "Inserts this document, or replaces the stored one with the same `_id`: the first \
-         `threshold` items go to the main document, the rest to new overflow chunks.",
-        quote!(save<__PatternS>(&self, store: &__PatternS)),
-        quote!(::pattern_core::outlier::save::<Self, __PatternS>(store, self).await),
-    )];
+    let mut methods = vec![w.render(Method {
+        receiver: true,
+        ret: quote!(()),
+        args: quote!(self,),
+        ..Method::named(
+            "Inserts this document, or replaces the stored one with the same `_id`: the first \
+             `threshold` items go to the main document, the rest to new overflow chunks.",
+            "save",
+        )
+    })];
     methods.extend([
         w.keyed(Method {
             doc: "Appends `item` to the array of parent `id`: to the main document while it is below the \
-                  threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
+                  threshold (one write), else to the overflow. `NotFound` when the parent does not exist.".into(),
             name: "push".into(),
             params: quote!(item: #item_param,),
             ret: quote!(()),
-            func: "push",
+            func: "push".into(),
             args: quote!(&item,),
+            ..Method::default()
         }),
         w.keyed(Method {
             doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
-                  the rest to the overflow.",
+                  the rest to the overflow.".into(),
             name: "push_many".into(),
             params: quote!(items: &[#item_param],),
             ret: quote!(()),
-            func: "push_many",
+            func: "push_many".into(),
             args: quote!(items,),
+            ..Method::default()
         }),
     ]);
     methods.extend([
         w.keyed(Method {
             doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
-                  the threshold. `None` when there is no such document.",
+                  the threshold. `None` when there is no such document.".into(),
             name: "typical".into(),
             params: quote!(),
             ret: quote!(::core::option::Option<::pattern_core::Typical<Self>>),
-            func: "typical",
+            func: "typical".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.keyed(Method {
-            doc: "The document with every item of its array, main document and overflow, in push order.",
+            doc: "The document with every item of its array, main document and overflow, in push order.".into(),
             name: "full".into(),
             params: quote!(),
             ret: quote!(::core::option::Option<Self>),
-            func: "full",
+            func: "full".into(),
             args: quote!(),
+            ..Method::default()
         }),
     ]);
     methods.extend([
         w.stream(
             "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
-            "items".into(),
-            quote!(#item_ret),
             "items",
+            quote!(#item_ret),
         ),
         w.keyed(Method {
-            doc: "Every item of parent `id`'s array, main document and overflow, in push order.",
+            doc: "Every item of parent `id`'s array, main document and overflow, in push order.".into(),
             name: "all_items".into(),
             params: quote!(),
             ret: quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
-            func: "all_items",
+            func: "all_items".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.keyed(Method {
             doc: "How many items parent `id`'s array holds, main document and overflow, and in how many \
-                  documents.",
+                  documents.".into(),
             name: "counts".into(),
             params: quote!(),
             ret: quote!(::pattern_core::Counts),
-            func: "counts",
+            func: "counts".into(),
             args: quote!(),
+            ..Method::default()
         }),
     ]);
     methods.extend([
         w.keyed(Method {
-            doc: "Whether parent `id` overflowed its threshold.",
+            doc: "Whether parent `id` overflowed its threshold.".into(),
             name: "is_outlier".into(),
             params: quote!(),
             ret: quote!(bool),
-            func: "is_outlier",
+            func: "is_outlier".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.keyed(Method {
-            doc: "Deletes parent `id` and its overflow; whether the parent existed.",
+            doc: "Deletes parent `id` and its overflow; whether the parent existed.".into(),
             name: "delete".into(),
             params: quote!(),
             ret: quote!(bool),
-            func: "delete",
+            func: "delete".into(),
             args: quote!(),
+            ..Method::default()
         }),
-        adopt.collection_wide(Method {
+        w.collection_wide(Method {
+            module: Some("adopt::outlier"),
             doc: "Reads the collection (and its overflow) once and reports the items per document, the \
-                  document sizes, how many exceed the threshold, and a suggested threshold, with why.",
+                  document sizes, how many exceed the threshold, and a suggested threshold, with why.".into(),
             name: "analyze".into(),
             params: quote!(),
             ret: quote!(::pattern_core::adopt::OutlierAnalysis),
-            func: "analyze",
+            func: "analyze".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.collection_wide(Method {
             doc: "Checks every promise of the layout over the collection and its overflow (arrays within \
                   the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
-                  orphans); returns the defects as data.",
+                  orphans); returns the defects as data.".into(),
             name: "verify".into(),
             params: quote!(),
             ret: quote!(::pattern_core::adopt::Verified),
-            func: "verify",
+            func: "verify".into(),
             args: quote!(),
+            ..Method::default()
         }),
-        adopt.collection_wide(Method {
+        w.collection_wide(Method {
+            module: Some("adopt::outlier"),
             doc: "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
                   transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
-                  `dry_run` writes nothing. Ends with `verify`.",
+                  `dry_run` writes nothing. Ends with `verify`.".into(),
             name: "migrate".into(),
             params: quote!(opts: &::pattern_core::adopt::Options<'_>,),
             ret: quote!(::pattern_core::adopt::MigrateReport),
-            func: "migrate",
+            func: "migrate".into(),
             args: quote!(opts,),
+            ..Method::default()
         }),
         w.collection_wide(Method {
             doc: "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
-                  library's stale ones, and the user's own (which the library never drops).",
+                  library's stale ones, and the user's own (which the library never drops).".into(),
             name: "index_report".into(),
             params: quote!(),
             ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            func: "index_report",
+            func: "index_report".into(),
             args: quote!(),
+            ..Method::default()
         }),
         w.store_only(
             "ensure_indexes",
@@ -241,6 +256,7 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
         bodies: Bodies::Stubs,
         key: "id",
         module: "outlier",
+        key_bound: KeyBound::KeyPart,
     };
     let item = StubItem::new(s.item_ty);
     let stubs = methods(&w, &item.param, &item.ret);

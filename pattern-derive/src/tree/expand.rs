@@ -8,7 +8,7 @@ use quote::{quote, ToTokens};
 use syn::{parse_quote, WherePredicate};
 
 use super::{Stubs, Tree, FIELDS};
-use crate::codegen;
+use crate::codegen::{self, Bodies, KeyBound, Method, Wrappers, Q};
 
 pub(crate) fn expand(t: &Tree) -> TokenStream {
     let Tree {
@@ -26,9 +26,9 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let calls = Bodies::Calls {
-        id_ty: id_ty.to_token_stream(),
+        key_ty: id_ty.to_token_stream(),
     };
-    let methods = methods(&calls, &quote!(__PatternQ));
+    let methods = methods(calls, true, &quote!(__PatternQ));
     let id_types = (!t.id_types.is_empty()).then(|| {
         let types = t.id_types.iter().map(|v| Ident::new(v, Span::call_site()));
         quote!(const ID_TYPES: &'static [::pattern_core::spec::BsonType] = &[#(::pattern_core::spec::BsonType::#types),*];)
@@ -64,328 +64,291 @@ pub(crate) fn expand(t: &Tree) -> TokenStream {
     }
 }
 
-/// What the methods do.
-enum Bodies {
-    /// Each calls its function in `::pattern_core::tree`; ids are any `&Q` the id type
-    /// borrows as (`&str` for a `String` id), as the other derives take keys.
-    Calls { id_ty: TokenStream },
-    /// Each is a hidden stub of the same name that never runs, its parameters unbounded
-    /// (the fallback's); `generic_id`: the id type is unknown, ids are any `__PatternQ`.
-    Stubs { generic_id: bool },
-}
-
-/// One method: `pub async fn <name>(<receiver> store, <params>) -> Result<<ret>>`.
-struct Method {
-    doc: &'static str,
-    name: &'static str,
-    /// `&self,` for the writes of a node.
-    receiver: TokenStream,
-    /// Further parameters, each with its trailing comma: `id: &Id,`.
-    params: TokenStream,
-    /// Whether `params` name the id type (a stub's `__PatternQ` is declared only then).
-    takes_id: bool,
-    ret: TokenStream,
-    /// The arguments after `store`, each with its trailing comma: `id,`.
-    args: TokenStream,
-}
-
-impl Bodies {
-    fn method(&self, m: Method) -> TokenStream {
-        let Method {
-            doc,
-            name,
-            receiver,
-            params,
-            takes_id,
-            ret,
-            args,
-        } = m;
-        let name = Ident::new(name, Span::call_site());
-        let (attrs, generics, bounds, body) = match self {
-            Bodies::Calls { id_ty } if takes_id => (
-                quote!(#[doc = #doc]),
-                quote!(<__PatternS, __PatternQ>),
-                quote! {
-                    where
-                        __PatternS: ::pattern_core::store::Store,
-                        __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
-                        #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
-                },
-                quote!(::pattern_core::tree::#name::<Self, __PatternS, __PatternQ>(store, #args).await),
-            ),
-            Bodies::Calls { .. } => (
-                quote!(#[doc = #doc]),
-                quote!(<__PatternS>),
-                quote!(where __PatternS: ::pattern_core::store::Store,),
-                quote!(::pattern_core::tree::#name::<Self, __PatternS>(store, #args).await),
-            ),
-            Bodies::Stubs { generic_id } => {
-                let (generics, q) = match *generic_id && takes_id {
-                    true => (
-                        quote!(<__PatternS, __PatternQ>),
-                        quote!(__PatternQ: ?::core::marker::Sized,),
-                    ),
-                    false => (quote!(<__PatternS>), quote!()),
-                };
-                (
-                    quote! {
-                        #[doc(hidden)]
-                        #[allow(unused_variables)]
-                    },
-                    generics,
-                    quote!(where __PatternS: ?::core::marker::Sized, #q),
-                    quote!(::core::unreachable!()),
-                )
-            }
-        };
-        quote! {
-            #attrs
-            pub async fn #name #generics(
-                #receiver
-                store: &__PatternS,
-                #params
-            ) -> ::pattern_core::Result<#ret>
-            #bounds
-            {
-                #body
-            }
-        }
-    }
-}
-
-/// The methods, `id` the id type in their parameters.
-fn methods(b: &Bodies, id: &TokenStream) -> Vec<TokenStream> {
+/// The methods, `id` the id type in their parameters (`generic_id`: `__PatternQ`).
+fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStream> {
+    let w = Wrappers {
+        bodies,
+        key: "id",
+        module: "tree",
+        key_bound: KeyBound::Serialize,
+    };
     let none = || quote!();
-    let node = || quote!(&self,);
     let by_id = || quote!(id: &#id,);
     let vec = || quote!(::std::vec::Vec<Self>);
     let option = || quote!(::core::option::Option<Self>);
     [
         Method {
             doc: "Creates the model's indexes now rather than on first use (once per store and process): one \
-                  command per index (two for ancestors and nested sets, else one).",
-            name: "ensure_indexes",
-            receiver: none(),
+                  command per index (two for ancestors and nested sets, else one).".into(),
+            name: "ensure_indexes".into(),
+            func: "ensure_indexes".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(()),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "Installs the model's `$jsonSchema` validator on the tree's collection (`collMod`, level \
                   \"moderate\"): the server then refuses any write of a node whose model fields have the \
-                  wrong types, with `Error::SchemaViolation`.",
-            name: "ensure_validator",
-            receiver: none(),
+                  wrong types, with `Error::SchemaViolation`.".into(),
+            name: "ensure_validator".into(),
+            func: "ensure_validator".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(()),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "Inserts this node as a new root. `DuplicateKey` when its id exists.\n\nOne insert; in nested \
-                  sets a transaction (the root is numbered after every node).",
-            name: "insert_root",
-            receiver: node(),
+                  sets a transaction (the root is numbered after every node).".into(),
+            name: "insert_root".into(),
+            func: "insert_root".into(),
+            receiver: true,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(()),
             args: quote!(self,),
+            ..Method::default()
         },
         Method {
             doc: "Inserts this node as the last child of `parent`. `UnknownNode` when `parent` does not \
                   exist, `DuplicateKey` when this node's id does, `TooDeep` past `max_depth`.\n\nOne \
                   transaction of a few commands whatever the tree's size: the parent's read, the insert \
                   (child references also push to the parent's array, nested sets renumber in one update); \
-                  `max_depth` adds a query in the parent/child references and nested sets.",
-            name: "insert_child",
-            receiver: node(),
+                  `max_depth` adds a query in the parent/child references and nested sets.".into(),
+            name: "insert_child".into(),
+            func: "insert_child".into(),
+            receiver: true,
             params: quote!(parent: &#id,),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(()),
             args: quote!(parent, self,),
+            ..Method::default()
         },
         Method {
             doc: "Writes this node's own data (`$set` of each field the struct serializes), keeping its \
                   place in the tree; a field it no longer writes keeps its stored value. `UnknownNode` when \
                   it does not exist.\n\nOne update in every model; the model's fields are \
-                  not touched.",
-            name: "save",
-            receiver: node(),
+                  not touched.".into(),
+            name: "save".into(),
+            func: "save".into(),
+            receiver: true,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(()),
             args: quote!(self,),
+            ..Method::default()
         },
         Method {
-            doc: "The node `id`, or `None`.\n\nOne query in every model.",
-            name: "get",
-            receiver: none(),
+            doc: "The node `id`, or `None`.\n\nOne query in every model.".into(),
+            name: "get".into(),
+            func: "get".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: option(),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "The parent of node `id`; `None` for a root. `UnknownNode` when `id` does not exist.\n\nOne \
-                  query (a `$graphLookup`), two for materialized paths (the node, then its parent).",
-            name: "parent",
-            receiver: none(),
+                  query (a `$graphLookup`), two for materialized paths (the node, then its parent).".into(),
+            name: "parent".into(),
+            func: "parent".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: option(),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "The children of node `id`, in the model's order: the array's (child references), `left` \
                   (nested sets), the id (the others).\n\nOne query, two for materialized paths (the \
-                  node's path first).",
-            name: "children",
-            receiver: none(),
+                  node's path first).".into(),
+            name: "children".into(),
+            func: "children".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: vec(),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "The other children of node `id`'s parent (the other roots, for a root), in the order of \
                   `children`.\n\nThe queries of `parent`, then those of `children` (or of `roots`): two, \
-                  up to four for materialized paths.",
-            name: "siblings",
-            receiver: none(),
+                  up to four for materialized paths.".into(),
+            name: "siblings".into(),
+            func: "siblings".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: vec(),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "The ancestors of node `id`, from the root down to its parent.\n\nOne query, two for \
-                  materialized paths.",
-            name: "ancestors",
-            receiver: none(),
+                  materialized paths.".into(),
+            name: "ancestors".into(),
+            func: "ancestors".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: vec(),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "The descendants of node `id` in pre-order (each node before its children), down to \
                   `max_depth` levels below it (`Some(1)`: the children), or all of them.\n\nOne query in \
                   the parent and child references (a `$graphLookup`) and ancestors, two in materialized \
-                  paths and nested sets (the node first).",
-            name: "descendants",
-            receiver: none(),
+                  paths and nested sets (the node first).".into(),
+            name: "descendants".into(),
+            func: "descendants".into(),
+            receiver: false,
             params: quote!(id: &#id, max_depth: ::core::option::Option<u32>,),
-            takes_id: true,
+            q: Q::Own,
             ret: vec(),
             args: quote!(id, max_depth,),
+            ..Method::default()
         },
         Method {
-            doc: "The depth of node `id`: 0 for a root.\n\nOne query in every model.",
-            name: "depth",
-            receiver: none(),
+            doc: "The depth of node `id`: 0 for a root.\n\nOne query in every model.".into(),
+            name: "depth".into(),
+            func: "depth".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(u32),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "Whether node `id` is a descendant of node `of` (a node is not its own).\n\nOne query in \
-                  every model.",
-            name: "is_descendant",
-            receiver: none(),
+                  every model.".into(),
+            name: "is_descendant".into(),
+            func: "is_descendant".into(),
+            receiver: false,
             params: quote!(id: &#id, of: &#id,),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(bool),
             args: quote!(id, of,),
+            ..Method::default()
         },
         Method {
             doc: "Moves node `id` and its subtree under `new_parent` (as its last child), or makes it a \
                   root (`None`). `Cycle` when `new_parent` is the node or one of its descendants, \
                   `TooDeep` when the subtree would go past `max_depth`.\n\nOne transaction of a few \
                   commands whatever the subtree's size (ancestors, materialized paths and nested sets \
-                  rewrite the subtree with one update); `max_depth` adds a read of the subtree.",
-            name: "move_to",
-            receiver: none(),
+                  rewrite the subtree with one update); `max_depth` adds a read of the subtree.".into(),
+            name: "move_to".into(),
+            func: "move_to".into(),
+            receiver: false,
             params: quote!(id: &#id, new_parent: ::core::option::Option<&#id>,),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(()),
             args: quote!(id, new_parent,),
+            ..Method::default()
         },
         Method {
             doc: "Deletes node `id` and all its descendants; returns how many nodes.\n\nOne transaction of \
-                  a few commands whatever the subtree's size.",
-            name: "delete_subtree",
-            receiver: none(),
+                  a few commands whatever the subtree's size.".into(),
+            name: "delete_subtree".into(),
+            func: "delete_subtree".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(u64),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "Deletes node `id` alone; its children move up to its parent (or become roots).\n\nOne \
-                  transaction of a few commands; child references rewrite the array that lists the node.",
-            name: "delete_node",
-            receiver: none(),
+                  transaction of a few commands; child references rewrite the array that lists the node.".into(),
+            name: "delete_node".into(),
+            func: "delete_node".into(),
+            receiver: false,
             params: by_id(),
-            takes_id: true,
+            q: Q::Own,
             ret: quote!(()),
             args: quote!(id,),
+            ..Method::default()
         },
         Method {
             doc: "Every root, in the order of `children`.\n\nOne query (child references read every node: \
-                  a root is a node no array lists).",
-            name: "roots",
-            receiver: none(),
+                  a root is a node no array lists).".into(),
+            name: "roots".into(),
+            func: "roots".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: vec(),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "The whole tree in pre-order, each node with its depth.\n\nOne read of every node, ordered \
-                  in memory.",
-            name: "walk",
-            receiver: none(),
+                  in memory.".into(),
+            name: "walk".into(),
+            func: "walk".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(::std::vec::Vec<(u32, Self)>),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "Every defect of the stored tree, as data, with the nodes read (`is_clean()` when the \
-                  tree is sound).\n\nOne read of every node.",
-            name: "verify",
-            receiver: none(),
+                  tree is sound).\n\nOne read of every node.".into(),
+            name: "verify".into(),
+            func: "verify".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(::pattern_core::tree::Verified),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "Rebuilds the model's fields from the parent links the nodes hold; reports what it \
                   changed and what it could not repair.\n\nOne transaction: one read of every node, one \
-                  update per node it fixes.",
-            name: "repair",
-            receiver: none(),
+                  update per node it fixes.".into(),
+            name: "repair".into(),
+            func: "repair".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(::pattern_core::tree::Repair),
             args: none(),
+            ..Method::default()
         },
         Method {
             doc: "Reports the collection's indexes against those the model needs: present, missing, and the \
-                  user's own (which the library never drops).\n\nOne `listIndexes`.",
-            name: "index_report",
-            receiver: none(),
+                  user's own (which the library never drops).\n\nOne `listIndexes`.".into(),
+            name: "index_report".into(),
+            func: "index_report".into(),
+            receiver: false,
             params: none(),
-            takes_id: false,
+            q: Q::No,
             ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
             args: none(),
+            ..Method::default()
         },
     ]
     .into_iter()
-    .map(|m| b.method(m))
+    .map(|m| {
+        w.render(Method {
+            q: if generic_id { m.q } else { Q::No },
+            ..m
+        })
+    })
     .collect()
 }
 
@@ -402,11 +365,12 @@ pub(crate) fn fallback(s: &Stubs) -> TokenStream {
             &()
         }
     };
-    let (bodies, id) = match s.id_ty {
-        Some(ty) => (Bodies::Stubs { generic_id: false }, ty.to_token_stream()),
-        None => (Bodies::Stubs { generic_id: true }, quote!(__PatternQ)),
+    // Ids of the id field's type when it could be read, else of any type `Q`.
+    let (generic_id, id) = match s.id_ty {
+        Some(ty) => (false, ty.to_token_stream()),
+        None => (true, quote!(__PatternQ)),
     };
-    let stubs = methods(&bodies, &id);
+    let stubs = methods(Bodies::Stubs, generic_id, &id);
     // A generic struct (an error already) implements the trait only where the trait's
     // bounds hold, so that the impl adds no "`T` cannot be sent..." errors of its own.
     let mut input = s.input.clone();

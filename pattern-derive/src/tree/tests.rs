@@ -63,7 +63,7 @@ fn reads_the_model_with_defaults() {
         "max_depth : :: core :: option :: Option :: None",
         "type Id = String",
         "fn id (& self) -> & Self :: Id { & self . name }",
-        "pub async fn insert_root < __PatternS > (& self , store : & __PatternS ,) -> :: pattern_core :: Result < () > \
+        "pub async fn insert_root < __PatternS > (& self , store : & __PatternS) -> :: pattern_core :: Result < () > \
          where __PatternS : :: pattern_core :: store :: Store , \
          { :: pattern_core :: tree :: insert_root :: < Self , __PatternS > (store , self ,) . await }",
         "pub async fn insert_child < __PatternS , __PatternQ > (& self , store : & __PatternS , parent : & __PatternQ ,)",
