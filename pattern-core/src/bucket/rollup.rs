@@ -10,11 +10,11 @@ use bson::{Bson, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures::stream::BoxStream;
 
 use super::totals::{Number, Totals};
+use crate::codec::order::compare_values;
 use crate::codec::raw::raw_value;
 use crate::key::key_text;
 use crate::series::{self, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
 use crate::spec::SeriesSpec;
-use crate::store::query::eval::compare_values;
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};

@@ -1,7 +1,8 @@
 //! BSON helpers under every other layer: the items' serializer, document sizes and the 16 MiB
-//! checks, documents read as bytes, and MongoDB's names of the BSON types.
+//! checks, documents read as bytes, MongoDB's names of the BSON types and its order of values.
 
 pub(crate) mod number;
+pub(crate) mod order;
 pub(crate) mod raw;
 pub(crate) mod ser;
 pub(crate) mod size;

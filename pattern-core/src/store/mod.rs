@@ -11,9 +11,9 @@ use std::future::Future;
 use bson::{Bson, Document, RawDocumentBuf};
 use futures::stream::{self, BoxStream, StreamExt};
 
+use crate::codec::order::values_equal;
 use crate::codec::raw::to_raw;
 use crate::spec::SeriesSpec;
-use crate::store::query::eval::values_equal;
 use crate::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };

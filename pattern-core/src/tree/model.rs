@@ -6,10 +6,10 @@ use std::cmp::Ordering;
 
 use bson::{Bson, Document};
 
+use crate::codec::order::compare_values;
 use crate::codec::{as_int, BsonType};
 use crate::error::display_bson;
 use crate::spec::{TreeModel, TreeSpec};
-use crate::store::query::eval::compare_values;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Schema, Update};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};

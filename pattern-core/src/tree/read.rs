@@ -10,8 +10,8 @@ use super::model::{
     stored_ancestors, stored_parent, unknown,
 };
 use crate::codec::as_int;
+use crate::codec::order::compare_values;
 use crate::spec::{TreeModel, TreeSpec};
-use crate::store::query::eval::compare_values;
 use crate::store::query::{Filter, FindOptions, Graph, GraphLookup};
 use crate::store::Store;
 use crate::Result;

@@ -9,8 +9,8 @@ use super::model::{
     array_of, bounds, bump_version, by_id, id_of, path_segments, set, stored_parent, stored_path,
 };
 use super::read::{all, key};
+use crate::codec::order::compare_values;
 use crate::spec::{TreeModel, TreeSpec};
-use crate::store::query::eval::compare_values;
 use crate::store::query::Update;
 use crate::store::{transaction, Store};
 use crate::Result;

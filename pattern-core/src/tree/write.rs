@@ -256,7 +256,7 @@ async fn move_in<S: Store>(
                 Some(ids) => ids?,
                 None => read::ancestor_ids(tx, spec, np).await?,
             };
-            let same = |a: &Bson, b: &Bson| crate::store::query::eval::compare_values(a, b).is_eq();
+            let same = |a: &Bson, b: &Bson| crate::codec::order::compare_values(a, b).is_eq();
             if same(np, id) || anc.iter().any(|a| same(a, id)) {
                 return Err(cycle(spec, id, np));
             }
@@ -469,7 +469,7 @@ async fn delete_node_in<S: Store>(tx: &S, spec: &TreeSpec, id: &Bson) -> Result<
                 // The node's place in its parent's array goes to its children, in order.
                 let mut list = Vec::new();
                 for c in array_of(spec, &holder, f.children)? {
-                    if crate::store::query::eval::compare_values(c, id).is_eq() {
+                    if crate::codec::order::compare_values(c, id).is_eq() {
                         list.extend(own.iter().cloned());
                     } else {
                         list.push(c.clone());

@@ -453,7 +453,7 @@ fn keys_in(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Filter 
 
 /// Whether `doc` is of `key`'s series (its key equal as `$eq` compares).
 fn of_key(spec: &SeriesSpec<'_>, key: &Bson, doc: &Document) -> bool {
-    (doc.get(spec.key_field)).is_some_and(|k| crate::store::query::eval::values_equal(k, key))
+    (doc.get(spec.key_field)).is_some_and(|k| crate::codec::order::values_equal(k, key))
 }
 
 /// The state a key's newest document gives: `None` when it has no number, or its `_id` is not

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bson::{Bson, Document};
 
 use super::index::{Key, MemIndex, Moved};
+use crate::codec::order::compare_values;
 use crate::codec::size::{check_size, document_bytes};
-use crate::store::query::eval::compare_values;
 use crate::store::query::{IndexSpec, Schema, Update};
 use crate::{Error, Result};
 

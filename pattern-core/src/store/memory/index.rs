@@ -16,7 +16,8 @@ use std::ops::Bound;
 
 use bson::{Bson, Document};
 
-use crate::store::query::eval::{compare_values, get_path};
+use crate::codec::order::compare_values;
+use crate::store::query::eval::get_path;
 use crate::store::query::paths;
 use crate::store::query::{Filter, IndexSpec};
 use crate::Error;

@@ -8,7 +8,7 @@ use bson::Bson;
 
 use super::collection::{Collection, Docs, Stored};
 use super::index::{sorted_once, Entries, HolderIds, Holders, Key, MemIndex};
-use crate::store::query::eval::compare_values;
+use crate::codec::order::compare_values;
 use crate::store::query::Filter;
 
 impl Collection {

@@ -14,9 +14,10 @@ use super::collection::{
 };
 use super::index::{Key, MemIndex};
 use super::plan::keys_sorted_by;
+use crate::codec::order::compare_values;
 use crate::codec::size::{check_size, document_bytes};
 use crate::spec::SeriesSpec;
-use crate::store::query::eval::{compare_values, is_number};
+use crate::store::query::eval::is_number;
 use crate::store::query::{Filter, Path, Update};
 use crate::store::shape::KeptVals;
 use crate::store::Kept;

@@ -4,8 +4,8 @@
 
 use bson::{Bson, Document};
 
-use super::eval::{compare_values, values_equal};
 use super::{Path, Rewrite, Update};
+use crate::codec::order::{compare_values, values_equal};
 use crate::codec::size::{element_at_bytes, field_bytes};
 
 impl Update {

@@ -139,7 +139,7 @@ fn apply_to_copy(u: &Update, doc: &mut Document, inserting: bool) -> Result<(), 
     for (k, v) in &u.pull {
         match next.get_mut(k) {
             None => {}
-            Some(Bson::Array(a)) => a.retain(|e| !eval::values_equal(e, v)),
+            Some(Bson::Array(a)) => a.retain(|e| !crate::codec::order::values_equal(e, v)),
             Some(other) => {
                 return Err(format!(
                     "cannot $pull from `{k}` of type {:?}: not an array",
