@@ -18,6 +18,7 @@ use bson::{Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::observe::{op_span, operation};
 use crate::spec::Keywords;
 use crate::store::query::{self, FindOptions, IndexSpec};
 use crate::store::Store;
@@ -263,14 +264,14 @@ pub(crate) async fn write_back<D: Document, S: Store>(
 /// first, so that a document deleted and inserted again continues its revisions).
 /// [`Error::DuplicateKey`] when its `_id` exists.
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let span = crate::observe::op_span!("document.insert", "insert", store, D::COLLECTION);
-    crate::observe::traced!(span, async move {
+    let span = op_span!("document.insert", "insert", store, D::COLLECTION);
+    let op = async {
         let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
         write::run::<D, S>(store, Write::Insert(doc))
             .await
             .map(|_| ())
-    })
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
 /// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
@@ -281,17 +282,17 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
 /// a newer one is left as it is ([`Error::NewerVersion`]). With history, one transaction
 /// records the state it replaces.
 pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let span = crate::observe::op_span!("document.save", "save", store, D::COLLECTION);
-    crate::observe::traced!(span, async move {
+    let span = op_span!("document.save", "save", store, D::COLLECTION);
+    let op = async {
         let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
         let save = Write::Save {
             doc,
             expected: None,
             any_variant: false,
         };
         write::run::<D, S>(store, save).await.map(|_| ())
-    })
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
 /// The stored document with this `_id`.
@@ -353,18 +354,18 @@ pub async fn update_one<D: Document, S: Store>(
     filter: Filter<D>,
     update: Update<D>,
 ) -> Result<bool> {
-    let span = crate::observe::op_span!("document.update_one", "update_one", store, D::COLLECTION);
-    crate::observe::traced!(span, async move {
+    let span = op_span!("document.update_one", "update_one", store, D::COLLECTION);
+    let op = async {
         let filter = polymorphic::scope::<D>(filter.to_query()?);
         let update = update.into_query()?;
-        indexes_ready::<D, S>(store).await?;
         let update = Write::Update {
             filter,
             update,
             expected: None,
         };
         write::run::<D, S>(store, update).await
-    })
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
 /// Deletes the document with this `_id`; whether there was one (one `delete`). With history,
@@ -376,12 +377,12 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.delete", "delete", store, D::COLLECTION);
-    crate::observe::traced!(span, async move {
+    let span = op_span!("document.delete", "delete", store, D::COLLECTION);
+    let op = async {
         let id = id_bson(id)?;
-        indexes_ready::<D, S>(store).await?;
         write::run::<D, S>(store, Write::Delete { id, expected: None }).await
-    })
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
 /// Writes the whole document over the stored one if that is still at revision `expected`
@@ -389,18 +390,22 @@ where
 /// revision found (`None`: deleted), nothing written. One transaction: a read, the history
 /// record, the replacement.
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
-    let span = crate::observe::op_span!("document.save_if", "save_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    let span = op_span!("document.save_if", "save_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
         history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
         let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
         let save = Write::Save {
             doc,
             expected: Some(expected),
             any_variant: false,
         };
         write::run::<D, S>(store, save).await.map(|_| ())
-    })
+    };
+    operation(span, first, op, Ok).await
 }
 
 /// Applies `update` to the document `id` if it is still at revision `expected`; else
@@ -413,19 +418,23 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.update_if", "update_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    let span = op_span!("document.update_if", "update_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
         history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
         let update = update.into_query()?;
         let id = id_bson(id)?;
-        indexes_ready::<D, S>(store).await?;
         let update = Write::Update {
             filter: query::Filter::Eq("_id".into(), id.clone()),
             update,
             expected: Some((id, expected)),
         };
         write::run::<D, S>(store, update).await.map(|_| ())
-    })
+    };
+    operation(span, first, op, Ok).await
 }
 
 /// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`].
@@ -436,39 +445,43 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    let span = op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
         history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
         let id = id_bson(id)?;
-        indexes_ready::<D, S>(store).await?;
         let delete = Write::Delete {
             id,
             expected: Some(expected),
         };
         write::run::<D, S>(store, delete).await.map(|_| ())
-    })
+    };
+    operation(span, first, op, Ok).await
 }
 
 /// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the
 /// explicit change of a document's variant (a `save` refuses it). Whether a document was
 /// there (none: nothing written; insert it). One `update` with a replacement.
 pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
-    let span = crate::observe::op_span!(
+    let span = op_span!(
         "document.change_variant",
         "change_variant",
         store,
         D::COLLECTION
     );
-    crate::observe::traced!(span, async {
+    let op = async {
         let doc = to_document(doc)?;
-        indexes_ready::<D, S>(store).await?;
         let change = Write::Save {
             doc,
             expected: None,
             any_variant: true,
         };
         write::run::<D, S>(store, change).await
-    })
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
 /// A find of the documents matching `filter` (see [`Find`]: a projection, a sort, a limit).
