@@ -47,6 +47,7 @@ mod observe;
 mod outlier;
 mod recovery;
 mod sharding;
+mod third_party;
 mod timeseries;
 mod transactions;
 mod tree;
