@@ -15,10 +15,10 @@
 //! Needs `MONGODB_URI` (`scripts/test.sh` starts a server and sets it). Under `cargo test` it
 //! runs small (1 and 100 copies, 3 updates each).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bson::{doc, Document as BsonDocument};
-use pattern_bench::scale;
+use pattern_bench::{median, ms, scale};
 use pattern_core::document::Update;
 use pattern_core::{Document, Reference};
 use serde::{Deserialize, Serialize};
@@ -50,15 +50,6 @@ struct Film {
     title: String,
     #[document(reference)]
     director: DirectorRef,
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
 /// The driver's version of the rename: the director and every copy, in one transaction.

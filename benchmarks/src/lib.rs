@@ -17,6 +17,17 @@ pub fn scale<T>(full: T, smoke: T) -> T {
     }
 }
 
+/// The median of `v` (the upper one of an even count).
+pub fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// `d` in milliseconds, two decimals: `1.75 ms`.
+pub fn ms(d: std::time::Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
