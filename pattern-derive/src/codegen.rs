@@ -94,7 +94,7 @@ pub(crate) struct Method {
     pub module: Option<&'static str>,
     /// The arguments after `store`, each with its trailing comma: `key, &item,`.
     pub args: TokenStream,
-    /// It writes (a document's [`Document::WRITES`](pattern_core) lists it).
+    /// It writes (a document type lists it in `Document::WRITES`).
     pub writes: bool,
 }
 
@@ -197,6 +197,7 @@ impl Wrappers {
                 quote! {
                     impl ::pattern_core::__private::Stream<Item = ::pattern_core::Result<#ret>>
                         + ::core::marker::Send
+                        + 'a
                         + use<'a, __PatternS #q #r>
                 },
                 quote!(#module::#func::<Self, __PatternS #q>(#call_args)),
@@ -259,12 +260,6 @@ impl Wrappers {
             ..m
         };
         self.render(self.with_key(m))
-    }
-
-    /// `pub async fn name<S>(store: &S, params) -> Result<ret>`: a wrapper over the whole
-    /// collection, with no key (`ingest`, `backfill`).
-    pub(crate) fn collection_wide(&self, m: Method) -> TokenStream {
-        self.render(m)
     }
 
     /// `pub async fn <name><S>(store: &S) -> Result<()>` calling the function of that name with

@@ -328,7 +328,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
         }));
     }
     methods.extend([
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
                   buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
                   written. Returns how many items it wrote.".into(),
@@ -339,7 +339,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(items,),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Fills in the time bounds and summaries of buckets written before they were kept, one \
                   write per bucket completed, reading the collection a batch at a time; returns how many \
                   buckets it completed.".into(),
@@ -350,7 +350,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             module: Some("adopt::bucket"),
             doc: "Reads the collection once and reports its items per key, item and bucket sizes, and a \
                   suggested `size`, with why.".into(),
@@ -361,7 +361,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             module: Some("adopt::bucket"),
             doc: "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
                   reports its items per key and sizes, with a suggested `size` for this layout.".into(),
@@ -372,7 +372,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(from,),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
                   open bucket per key, pages numbered densely); returns the defects as data.".into(),
             name: "verify".into(),
@@ -382,7 +382,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             module: Some("adopt::bucket"),
             doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
                   in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
@@ -394,7 +394,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             args: quote!(from, opts,),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Reports the collection's indexes against those the layout needs: present, missing, the \
                   library's stale ones, and the user's own (which the library never drops).".into(),
             name: "index_report".into(),

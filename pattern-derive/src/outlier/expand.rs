@@ -172,7 +172,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             module: Some("adopt::outlier"),
             doc: "Reads the collection (and its overflow) once and reports the items per document, the \
                   document sizes, how many exceed the threshold, and a suggested threshold, with why.".into(),
@@ -183,7 +183,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Checks every promise of the layout over the collection and its overflow (arrays within \
                   the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
                   orphans); returns the defects as data.".into(),
@@ -194,7 +194,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             args: quote!(),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             module: Some("adopt::outlier"),
             doc: "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
                   transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
@@ -206,7 +206,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             args: quote!(opts,),
             ..Method::default()
         }),
-        w.collection_wide(Method {
+        w.render(Method {
             doc: "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
                   library's stale ones, and the user's own (which the library never drops).".into(),
             name: "index_report".into(),
