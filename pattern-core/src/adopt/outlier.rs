@@ -15,9 +15,10 @@ use crate::pass::checkpoint::Checkpoint;
 use crate::pass::scan::{array_len, id, scan, sorted, MIGRATE};
 use crate::pass::Options;
 use crate::series::take_array;
+use crate::series::Kept;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};
-use crate::store::{Kept, Store};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// Main documents read per transaction at most.

@@ -11,10 +11,10 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 use super::Bucket;
 use crate::key::KeyPart;
 use crate::series;
+use crate::series::bucket_id;
 use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_FIELD};
 use crate::store::query::eval::compare_by;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
 

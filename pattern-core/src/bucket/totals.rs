@@ -130,7 +130,7 @@ impl Totals {
         };
         let slot = &mut self.values[i];
         let acc = slot.map(|n| n.to_bson());
-        let sum = crate::store::shape::combine(spec.collection, &agg, acc, &n.to_bson())?;
+        let sum = crate::series::combine(spec.collection, &agg, acc, &n.to_bson())?;
         *slot = Number::from_bson(&sum);
         Ok(())
     }

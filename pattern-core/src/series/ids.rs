@@ -6,9 +6,9 @@ use bson::Bson;
 
 use super::TimeId;
 use crate::key::KeyPart;
+use crate::series::bucket_id;
 use crate::spec::{SeriesOrder, SeriesSpec};
 use crate::store::query::{Filter, FindOptions};
-use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -255,7 +255,7 @@ async fn next_suffix<S: Store>(
 #[cfg(test)]
 mod tests {
     use super::{is_id_taken, parse_bucket_id, TimeId};
-    use crate::store::shape::bucket_id;
+    use crate::series::bucket_id;
     use crate::Error;
 
     /// Every `_id` [`bucket_id`] writes parses back to its parts; other strings do not parse.

@@ -30,6 +30,7 @@ mod push;
 mod read;
 mod rollup;
 mod schema;
+mod shape;
 
 pub(crate) use ingest::{ingest, Entry};
 pub(crate) use push::{name_foreign, push, push_fresh};
@@ -38,3 +39,4 @@ pub(crate) use read::{
     all_docs, decode_raw_items, decode_values, doc_stream, nth_doc, stats, take_array, take_items,
 };
 pub(crate) use rollup::{ROLLUP, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
+pub(crate) use shape::{bucket_id, combine, Kept};

@@ -11,9 +11,9 @@ use super::{memo, Next, TimeId};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
+use crate::series::Kept;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::shape::Kept;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -126,18 +126,16 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
             // The common case, one round trip: the seed's conditional upsert, into the key's
             // open document, or opening document `seq` when none is open.
             ids.prepare(store, seq).await?;
+            let new_id = || ids.id();
+            let marks = || spec.marks();
+            let push = spec.open_push(key, kept, seq, &new_id, &marks);
             // With a roll-up, it goes in the same command.
             let (pushed, rolled) = if spec.keeps.rollup {
                 let mut then = spec.rollup_update(kept, 1);
-                let new_id = || ids.id();
                 // Boxed: every push's future would carry it, roll-ups or not.
                 let both = Box::pin(store.push_open_then(
-                    spec,
-                    key,
+                    &push,
                     &mut items,
-                    kept,
-                    seq,
-                    &new_id,
                     &spec.rollup_of(key),
                     &mut then,
                 ))
@@ -147,9 +145,7 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                     Err(e) => (Err(e), None),
                 }
             } else {
-                let new_id = || ids.id();
-                let pushed = store.push_open(spec, key, &mut items, kept, seq, &new_id);
-                (pushed.await, None)
+                (store.push_open(&push, &mut items).await, None)
             };
             match overflowed(spec, kept, pushed) {
                 Ok(false) => {

@@ -17,9 +17,10 @@
 
 use bson::Bson;
 
+use crate::series::Kept;
 use crate::spec::{AggregateOp, SeriesSpec};
 use crate::store::query::{Filter, Path, Update};
-use crate::store::{Kept, Store};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// The roll-up's order field value.

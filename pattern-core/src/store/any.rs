@@ -5,7 +5,6 @@ use super::memory::MemoryStore;
 #[cfg(feature = "mongodb")]
 use super::mongo::MongoStore;
 use super::{ArrayStats, Extensions, Store, UpdateOutcome};
-use crate::spec::SeriesSpec;
 use crate::store::query::{self};
 use crate::Result;
 
@@ -117,27 +116,19 @@ impl Store for AnyStore {
     }
     async fn push_open(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &bson::Bson,
+        push: &super::OpenPush<'_>,
         items: &mut Vec<bson::Bson>,
-        kept: &super::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> bson::Bson + Sync),
     ) -> Result<bool> {
-        delegate!(self, s => s.push_open(spec, key, items, kept, seq, new_id).await)
+        delegate!(self, s => s.push_open(push, items).await)
     }
     async fn push_open_then(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &bson::Bson,
+        push: &super::OpenPush<'_>,
         items: &mut Vec<bson::Bson>,
-        kept: &super::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> bson::Bson + Sync),
         then_filter: &query::Filter,
         then: &mut query::Update,
     ) -> Result<(bool, Result<()>)> {
-        delegate!(self, s => s.push_open_then(spec, key, items, kept, seq, new_id, then_filter, then).await)
+        delegate!(self, s => s.push_open_then(push, items, then_filter, then).await)
     }
     async fn replace_one(
         &self,

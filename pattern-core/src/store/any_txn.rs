@@ -1,8 +1,7 @@
 //! [`AnyTxn`]: a transaction of either store, what [`AnyStore`](crate::AnyStore) starts.
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Document, RawDocumentBuf};
 
-use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
 use crate::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
 use crate::Result;
@@ -60,27 +59,19 @@ impl Store for AnyTxn {
     }
     async fn push_open(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
-        items: &mut Vec<Bson>,
-        kept: &super::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
+        push: &super::OpenPush<'_>,
+        items: &mut Vec<bson::Bson>,
     ) -> Result<bool> {
-        delegate!(self, t => t.push_open(spec, key, items, kept, seq, new_id).await)
+        delegate!(self, t => t.push_open(push, items).await)
     }
     async fn push_open_then(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
-        items: &mut Vec<Bson>,
-        kept: &super::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
-        then_filter: &Filter,
-        then: &mut Update,
+        push: &super::OpenPush<'_>,
+        items: &mut Vec<bson::Bson>,
+        then_filter: &super::query::Filter,
+        then: &mut super::query::Update,
     ) -> Result<(bool, Result<()>)> {
-        delegate!(self, t => t.push_open_then(spec, key, items, kept, seq, new_id, then_filter, then).await)
+        delegate!(self, t => t.push_open_then(push, items, then_filter, then).await)
     }
     async fn replace_one(
         &self,

@@ -13,7 +13,6 @@ use futures::stream::{self, BoxStream, StreamExt};
 
 use crate::codec::order::values_equal;
 use crate::codec::raw::to_raw;
-use crate::spec::SeriesSpec;
 use crate::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };
@@ -25,8 +24,8 @@ mod extensions;
 pub(crate) mod memory;
 #[cfg(feature = "mongodb")]
 pub(crate) mod mongo;
+pub mod push;
 pub mod query;
-pub(crate) mod shape;
 mod txn;
 
 pub use any::AnyStore;
@@ -37,7 +36,7 @@ pub use memory::{MemoryPlan, MemoryStore, MemoryTxn};
 pub use mongo::MongoTxn;
 #[cfg(feature = "mongodb")]
 pub use mongo::{MongoStore, DEFAULT_SERVER_SELECTION_TIMEOUT};
-pub use shape::Kept;
+pub use push::{push_open_upsert, push_then_apart, KeptOps, OpenPush, Window};
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 
 pub use crate::error::BoxError;
@@ -135,30 +134,24 @@ pub trait Store: Send + Sync + Sized {
         fields: &[&str],
     ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
-    /// One attempt of a series push: appends `items` to the key's open
-    /// document (the newest whose count is below the series' size) and adds their number to
-    /// its count, or, when the key has none, inserts document number `seq` with `_id` `new_id()`
-    /// holding them. Returns `true` when it inserted. Once applied, `items` may be left empty;
-    /// on an error they are as they were ([`Error::DuplicateKey`](crate::Error::DuplicateKey):
-    /// document `seq`, or that `_id`, exists).
+    /// One attempt of a push ([`OpenPush`]): appends `items` to the key's open document (the
+    /// first in [`OpenPush::order`] whose count is below the size) and adds their number to
+    /// its count, or, when the key has none, inserts document number `push.seq` with `_id`
+    /// `(push.new_id)()` holding them. Returns `true` when it inserted. Once applied, `items`
+    /// may be left empty; on an error they are as they were
+    /// ([`Error::DuplicateKey`](crate::Error::DuplicateKey): document `seq`, or that `_id`,
+    /// exists). The kept values ([`OpenPush::kept`]) go in the same update (`$min`/`$max`/`$inc`),
+    /// or into the new document with its marks.
     ///
-    /// The default sends the seed's conditional upsert through [`Store::update_first`] (one
-    /// round trip). A store may do the same natively: the in-memory store does, without
-    /// building the query and the update.
-    ///
-    /// `kept`: what the items add to the values the series keeps ([`Keeps`](crate::spec::Keeps)):
-    /// sent as `$min`/`$max`/`$inc` in the same update, written into a new document with its
-    /// marks.
+    /// The default sends the conditional upsert through [`Store::update_first`] (one round
+    /// trip, [`push_open_upsert`]). A store may do the same natively: the in-memory store does,
+    /// without building the query and the update.
     fn push_open(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
+        push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
     ) -> impl Future<Output = Result<bool>> + Send {
-        push_open_keeping(self, spec, key, items, kept, seq, new_id)
+        push_open_upsert(self, push, items)
     }
 
     /// [`Store::push_open`], then `then`: an upsert of the document `then_filter` matches, in
@@ -167,21 +160,17 @@ pub trait Store: Send + Sync + Sized {
     /// as with [`Store::push_open`]). `Ok((opened, outcome))`: the push applied, and `outcome`
     /// says whether `then` did.
     ///
-    /// The default sends the two writes one after the other; the MongoDB store sends both in
-    /// one ordered `bulkWrite` (MongoDB 8.0; before it, one after the other).
-    #[allow(clippy::too_many_arguments)] // push_open's parameters, and the second write
+    /// The default sends the two writes one after the other ([`push_then_apart`]); the
+    /// MongoDB store sends both in one ordered `bulkWrite` (MongoDB 8.0; before it, one after
+    /// the other).
     fn push_open_then(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
+        push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
         then_filter: &Filter,
         then: &mut Update,
     ) -> impl Future<Output = Result<(bool, Result<()>)>> + Send {
-        push_then_apart(self, spec, key, items, kept, seq, new_id, then_filter, then)
+        push_then_apart(self, push, items, then_filter, then)
     }
 
     /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
@@ -564,83 +553,4 @@ pub(crate) async fn write_one_by_one<S: Store>(
         applied: total,
         error: None,
     }
-}
-
-/// [`Store::push_open`] as the seed's conditional upsert: `update` (`$push` the items, `$inc`
-/// the count, and on insert `$setOnInsert` the `_id`, key and number) of the key's newest open
-/// document, found through the open-document index, which both filters and sorts (so no hint).
-#[cfg(test)]
-pub(crate) async fn push_open_upsert<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    items: &mut Vec<Bson>,
-    seq: i64,
-    new_id: &(dyn Fn() -> Bson + Sync),
-) -> Result<bool> {
-    push_open_keeping(store, spec, key, items, &shape::Kept::NONE, seq, new_id).await
-}
-
-/// [`push_open_upsert`] that also keeps the items' values (`kept`: `$min`/`$max`/`$inc` in
-/// the same update) and, when it opens the document, marks it complete for them: what a push
-/// to a series with [`Keeps`](crate::spec::Keeps) sends, on every store.
-pub(crate) async fn push_open_keeping<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    items: &mut Vec<Bson>,
-    kept: &shape::Kept,
-    seq: i64,
-    new_id: &(dyn Fn() -> Bson + Sync),
-) -> Result<bool> {
-    let (open, order, mut update) = push_open_parts(spec, key, items, kept, seq, new_id);
-    let pushed = store
-        .update_first(spec.collection, &open, &order, "", &mut update, true, &[])
-        .await;
-    if pushed.is_err() {
-        // A write that returns an error leaves `update` as it was.
-        *items = std::mem::take(&mut update.push[0].1);
-    }
-    Ok(pushed?.is_none())
-}
-
-/// [`Store::push_open_then`] as two writes, one after the other.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn push_then_apart<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    items: &mut Vec<Bson>,
-    kept: &shape::Kept,
-    seq: i64,
-    new_id: &(dyn Fn() -> Bson + Sync),
-    then_filter: &Filter,
-    then: &mut Update,
-) -> Result<(bool, Result<()>)> {
-    let opened = store.push_open(spec, key, items, kept, seq, new_id).await?;
-    let outcome = store
-        .update_one(spec.collection, then_filter, then, true)
-        .await;
-    Ok((opened, outcome.map(|_| ())))
-}
-
-/// What [`push_open_keeping`] sends: the open document's filter, the order that picks the
-/// first match, and the update (which takes `items`).
-pub(crate) fn push_open_parts(
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    items: &mut Vec<Bson>,
-    kept: &shape::Kept,
-    seq: i64,
-    new_id: &(dyn Fn() -> Bson + Sync),
-) -> (Filter, [(query::Path, i32); 2], Update) {
-    let mut update = spec.push_update(std::mem::take(items), kept);
-    update.set_on_insert = vec![("_id".into(), new_id())];
-    update.set_on_insert.extend(spec.on_insert(key, seq));
-    // A series cut by span: the open document of the items' window.
-    (
-        spec.open_for(key, spec.window(kept)),
-        spec.open_order(),
-        update,
-    )
 }

@@ -8,10 +8,10 @@ use bson::{Bson, Document};
 use super::{millis_of, Part};
 use crate::codec::as_int;
 use crate::key::key_text;
+use crate::series::bucket_id;
 use crate::series::{parse_bucket_id, TimeId};
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};
-use crate::store::shape::bucket_id;
 use crate::store::Store;
 use crate::{Error, Result};
 

@@ -16,9 +16,9 @@ use super::push::{push, seconds};
 use super::read::take_array;
 use super::{Next, TimeId};
 use crate::codec::as_int;
+use crate::series::bucket_id;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::shape::bucket_id;
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 

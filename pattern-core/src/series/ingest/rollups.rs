@@ -5,8 +5,9 @@
 
 use super::{Group, Planned};
 use crate::series::rollup::{mark_stale, roll_up};
+use crate::series::Kept;
 use crate::spec::SeriesSpec;
-use crate::store::{Kept, Store, WriteOp};
+use crate::store::{Store, WriteOp};
 use crate::{Error, Result};
 
 /// One key's roll-up write: its group, and what the batch's first `upto` writes add for it.

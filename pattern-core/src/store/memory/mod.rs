@@ -43,9 +43,8 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document, RawDocumentBuf};
 use tokio::sync::Notify;
 
-use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
-use crate::store::{ArrayStats, Extensions, Store, UpdateOutcome};
+use crate::store::{ArrayStats, Extensions, OpenPush, Store, UpdateOutcome};
 
 mod collection;
 mod find;
@@ -406,26 +405,16 @@ impl Store for MemoryStore {
         Ok(before)
     }
 
-    async fn push_open(
-        &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
-        items: &mut Vec<Bson>,
-        kept: &crate::store::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
-    ) -> Result<bool> {
+    async fn push_open(&self, push: &OpenPush<'_>, items: &mut Vec<Bson>) -> Result<bool> {
         let native = {
             let mut state = self.lock();
             // Documents held by a transaction: the upsert, which waits for them.
             // A collection not created yet: the upsert creates it.
             match (
                 state.claims.is_empty(),
-                state.collections.get_mut(spec.collection),
+                state.collections.get_mut(push.collection),
             ) {
-                (true, Some(slot)) => slot
-                    .get_mut()
-                    .push_open(spec, key, items, kept, seq, new_id),
+                (true, Some(slot)) => slot.get_mut().push_open(push, items),
                 _ => None,
             }
         };
@@ -435,11 +424,7 @@ impl Store for MemoryStore {
                 done
             }
             // Boxed: the rarer path, which every push's future would otherwise carry.
-            None => {
-                let upsert =
-                    crate::store::push_open_keeping(self, spec, key, items, kept, seq, new_id);
-                Box::pin(upsert).await
-            }
+            None => Box::pin(crate::store::push_open_upsert(self, push, items)).await,
         }
     }
 

@@ -77,10 +77,7 @@ pub(super) fn update<S: Space>(
     update.check()?;
     let first = space
         .read(coll)
-        .and_then(|c| match c.first_open(filter, sort) {
-            Some(first) => first,
-            None => c.first_in_order(filter, sort),
-        });
+        .and_then(|c| c.first_in_order(filter, sort));
     if let Some(id) = first {
         space.claim(coll, [&id.0])?;
         let c = space.write(coll);

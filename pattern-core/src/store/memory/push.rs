@@ -13,66 +13,14 @@ use super::collection::{
     empty_document, Clock, Collection, Pending, PushShape, Stored, PENDING_MAX,
 };
 use super::index::{Key, MemIndex};
-use super::plan::keys_sorted_by;
 use crate::codec::order::compare_values;
 use crate::codec::size::{check_size, document_bytes};
-use crate::spec::SeriesSpec;
 use crate::store::query::eval::is_number;
-use crate::store::query::{Filter, Path, Update};
-use crate::store::shape::KeptVals;
-use crate::store::Kept;
+use crate::store::query::{Path, Update};
+use crate::store::{KeptOps, OpenPush};
 use crate::Result;
 
 impl Collection {
-    /// [`Collection::first_in_order`] for the one query shape every push sends (the series'
-    /// open document: an equality on the first key of a partial index, then exactly that
-    /// index's partial filter, then any other conditions, sorted by the index), read straight
-    /// off the index's entries: `Some(the first match, if any)`. `None` for any other query,
-    /// or when the first entry fails the other conditions: those go through
-    /// [`Collection::plan`]. It answers exactly as the plan would: the entries of such an
-    /// index under that value are the matches of the query without its other conditions (see
-    /// [`MemIndex::covers`]).
-    pub(super) fn first_open(
-        &self,
-        filter: &Filter,
-        sort: &[(crate::store::query::Path, i32)],
-    ) -> Option<Option<Key>> {
-        let Filter::And(conditions) = filter else {
-            return None;
-        };
-        let Some((Filter::Eq(path, value), rest)) = conditions.split_first() else {
-            return None;
-        };
-        if !crate::store::query::is_plain_scalar(value) || matches!(value, Bson::Null) {
-            return None;
-        }
-        // The index, and the conditions beyond its partial filter (checked on the document).
-        let (index, residual) = self.indexes.iter().find_map(|ix| {
-            let partial = match &ix.spec.partial {
-                Some(Filter::And(fs)) => &fs[..],
-                Some(leaf) => std::slice::from_ref(leaf),
-                None => return None,
-            };
-            let first = ix.spec.keys.first().is_some_and(|(k, _)| k == path);
-            let residual = rest.strip_prefix(partial).filter(|_| first)?;
-            Some((ix, residual))
-        })?;
-        let order = &index.spec.keys[1..];
-        let backward = if keys_sorted_by(order, sort, false) {
-            false
-        } else if keys_sorted_by(order, sort, true) {
-            true
-        } else {
-            return None;
-        };
-        match index.first_under(value, backward) {
-            // The first entry fails the other conditions: a later one may match (the plan
-            // finds it).
-            Some(id) if !residual.iter().all(|f| f.matches(&self.docs[id].doc)) => None,
-            first => Some(first.cloned()),
-        }
-    }
-
     /// The series push natively (see [`Store::push_open`](crate::store::Store::push_open)): the
     /// key's open document straight off the series' open-document index, then the push's
     /// update (its `$inc`, `$push` and the `$min`/`$max`/`$inc` of the values it keeps)
@@ -84,27 +32,22 @@ impl Collection {
     /// store, with the same result.
     pub(super) fn push_open(
         &mut self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
+        push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &dyn Fn() -> Bson,
     ) -> Option<Result<bool>> {
         // A validated collection: every write through the checked update and insert.
         if self.validator.is_some() {
             return None;
         }
-        let open = (self.indexes.iter()).position(|ix| spec.is_open_index(&ix.spec))?;
+        let open = (self.indexes.iter()).position(|ix| push.is_open_index(&ix.spec))?;
+        let key = push.key;
         if !crate::store::query::is_plain_scalar(key) || matches!(key, Bson::Null) {
             return None;
         }
-        let window = spec.window(kept).zip(spec.span_bounds());
         // The update's operators applied in place, with no update built.
         let n = i32::try_from(items.len()).ok()?;
-        let vals = spec.kept_ops(kept);
-        let push = Push::series(spec, n, vals.ops(), kept.items_bytes);
-        let shape = self.push_shape(&push);
+        let op = Push::series(push, n);
+        let shape = self.push_shape(&op);
         let Collection {
             docs,
             indexes,
@@ -118,16 +61,16 @@ impl Collection {
         // push into when it is of the items' window; when its window is earlier, the items'
         // window has no open document (a new one opens); anything else goes through the
         // upsert's query.
-        let candidate = match (candidate, window) {
-            (Some(id), Some((w, (min, max, span)))) => {
+        let candidate = match (candidate, push.window) {
+            (Some(id), Some(w)) => {
                 let doc = &docs.get(id)?.doc;
                 let time = |f: &str| match doc.get(f) {
                     Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
                     _ => None,
                 };
-                let end = w.saturating_add(span);
-                match (time(min)?, time(max)?) {
-                    (lo, _) if lo < w => None,
+                let end = w.end;
+                match (time(w.min_field)?, time(w.max_field)?) {
+                    (lo, _) if lo < w.start => None,
                     (lo, hi) if lo < end && hi < end => Some(id),
                     _ => return None,
                 }
@@ -138,14 +81,14 @@ impl Collection {
             // Its entries in the indexes on kept values wait, as a push into it leaves them:
             // the pushes to come move its bounds.
             let defer = shape.map_or(0, |(keyed, filtered)| keyed & !filtered & !(1_u64 << open));
-            return Some(self.open_new(spec, key, items, kept, seq, new_id, defer));
+            return Some(self.open_new(push, items, defer));
         };
         // Every index's entry may wait but the open-document index's, which the next push
         // reads; the document is in that one (it was found there).
         let defer = !(1_u64 << open);
         let stored = docs.get_mut(id)?;
         let applied = shape.and_then(|shape| {
-            push.apply_shaped(stored, indexes, clock, items, Some(open), defer, shape)
+            op.apply_shaped(stored, indexes, clock, items, Some(open), defer, shape)
         });
         match applied {
             Some(Ok((_, moved))) => {
@@ -164,13 +107,13 @@ impl Collection {
                 // Of the series (`SeriesSpec::in_series`): a number, or none; else declined:
                 // the upsert's query passes over it.
                 let of_series = (self.docs.get(&id))
-                    .is_some_and(|s| s.doc.get(spec.order.field()).is_none_or(is_number));
+                    .is_some_and(|s| s.doc.get(push.number_field).is_none_or(is_number));
                 if !of_series {
                     return None;
                 }
                 self.settle();
-                let mut update = spec.push_update(std::mem::take(items), kept);
-                let done = self.update(spec.collection, &id, &mut update, None);
+                let mut update = push.update(std::mem::take(items));
+                let done = self.update(push.collection, &id, &mut update, None);
                 if done.is_err() {
                     // Refused, nothing applied: the items are still in the update.
                     *items = std::mem::take(&mut update.push[0].1);
@@ -183,23 +126,13 @@ impl Collection {
     /// Opens document `seq` holding `items` (and their kept values), as the push's upsert
     /// would: the items move into it, and back should it be refused. `defer`: as
     /// [`Collection::insert_deferring`] takes it.
-    #[allow(clippy::too_many_arguments)]
-    fn open_new(
-        &mut self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
-        items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &dyn Fn() -> Bson,
-        defer: u64,
-    ) -> Result<bool> {
-        let doc = spec.new_doc_taking(key, new_id(), seq, items, kept);
-        match self.insert_deferring(spec.collection, doc, defer) {
+    fn open_new(&mut self, push: &OpenPush<'_>, items: &mut Vec<Bson>, defer: u64) -> Result<bool> {
+        let doc = push.new_doc_taking(items);
+        match self.insert_deferring(push.collection, doc, defer) {
             Ok(()) => Ok(true),
             Err(refused) => {
                 let (e, mut doc) = *refused;
-                if let Some(Bson::Array(taken)) = doc.remove(spec.items_field) {
+                if let Some(Bson::Array(taken)) = doc.remove(push.items_field) {
                     *items = taken;
                 }
                 Err(e)
@@ -274,7 +207,7 @@ impl Collection {
             array,
             fields,
             number: None,
-            kept: KeptOps { sum, min, max },
+            kept: KeptRefs { sum, min, max },
             items_bytes: None,
         };
         self.push_in_place_of(&push, id, items, None, defer)
@@ -332,30 +265,30 @@ pub(in crate::store::memory) struct Push<'a> {
     /// (it is not of the series: see `SeriesSpec::open`).
     pub(in crate::store::memory) number: Option<&'a str>,
     /// The values kept beside the items.
-    pub(in crate::store::memory) kept: KeptOps<'a>,
-    /// The items' size, when measured ([`Kept::items_bytes`](crate::store::Kept::items_bytes)).
+    pub(in crate::store::memory) kept: KeptRefs<'a>,
+    /// The items' size, when measured ([`Kept::items_bytes`](crate::series::Kept::items_bytes)).
     pub(in crate::store::memory) items_bytes: Option<usize>,
 }
 
 /// The `$inc` (`sum`), `$min` and `$max` of the values a series keeps beside its items.
-pub(in crate::store::memory) struct KeptOps<'a> {
+pub(in crate::store::memory) struct KeptRefs<'a> {
     pub(in crate::store::memory) sum: &'a [(Path, Bson)],
     pub(in crate::store::memory) min: &'a [(Path, Bson)],
     pub(in crate::store::memory) max: &'a [(Path, Bson)],
 }
 
-impl KeptVals {
-    /// The operators, borrowed.
-    pub(in crate::store::memory) fn ops(&self) -> KeptOps<'_> {
-        KeptOps {
-            sum: &self.sum,
-            min: &self.min,
-            max: &self.max,
+impl<'a> KeptRefs<'a> {
+    /// A prepared push's operators, borrowed.
+    fn of(kept: &'a KeptOps) -> Self {
+        KeptRefs {
+            sum: &kept.sum,
+            min: &kept.min,
+            max: &kept.max,
         }
     }
 }
 
-impl KeptOps<'_> {
+impl KeptRefs<'_> {
     pub(in crate::store::memory) fn fields(&self) -> impl Iterator<Item = &str> + Clone {
         (self.sum.iter().chain(self.min).chain(self.max)).map(|(f, _)| f.as_str())
     }
@@ -474,23 +407,18 @@ impl Moved64 {
 }
 
 impl<'a> Push<'a> {
-    /// The push of `n` items of series `spec` (with `kept`'s operators), which declines a
-    /// document not of the series ([`Push::number`]).
-    pub(in crate::store::memory) fn series(
-        spec: &SeriesSpec<'a>,
-        n: i32,
-        kept: KeptOps<'a>,
-        items_bytes: Option<usize>,
-    ) -> Self {
+    /// The `n` items of a prepared push (with its kept values' operators), which declines a
+    /// document whose number field is not a number ([`Push::number`]).
+    pub(in crate::store::memory) fn series(push: &'a OpenPush<'_>, n: i32) -> Self {
         Push {
-            coll: spec.collection,
-            count: spec.count_field,
+            coll: push.collection,
+            count: push.count_field,
             n,
-            array: spec.items_field,
+            array: push.items_field,
             fields: None,
-            number: Some(spec.order.field()),
-            kept,
-            items_bytes,
+            number: Some(push.number_field),
+            kept: KeptRefs::of(&push.kept),
+            items_bytes: push.items_bytes,
         }
     }
 

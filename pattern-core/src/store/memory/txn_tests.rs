@@ -583,31 +583,17 @@ async fn the_whole_contract_inside_a_transaction() {
     for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
         let new_id = move || Bson::String(format!("k_{seq}"));
         let mut items = vec![Bson::Int32(i)];
-        t.push_open(
-            &spec,
-            &Bson::Int32(7),
-            &mut items,
-            &crate::store::Kept::NONE,
-            seq,
-            &new_id,
-        )
-        .await
-        .unwrap();
+        let (key, marks) = (Bson::Int32(7), || spec.marks());
+        let push = spec.open_push(&key, &crate::series::Kept::NONE, seq, &new_id, &marks);
+        t.push_open(&push, &mut items).await.unwrap();
     }
     // The store does the same natively while the transaction holds nothing of its key.
     for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
         let new_id = move || Bson::String(format!("j_{seq}"));
         let mut items = vec![Bson::Int32(i)];
-        s.push_open(
-            &spec,
-            &Bson::Int32(8),
-            &mut items,
-            &crate::store::Kept::NONE,
-            seq,
-            &new_id,
-        )
-        .await
-        .unwrap();
+        let (key, marks) = (Bson::Int32(8), || spec.marks());
+        let push = spec.open_push(&key, &crate::series::Kept::NONE, seq, &new_id, &marks);
+        s.push_open(&push, &mut items).await.unwrap();
     }
     assert_eq!(all(&s, "s").await.len(), 2);
     assert_eq!(all(&t, "s").await.len(), 2);

@@ -11,32 +11,25 @@ use mongodb::Namespace;
 
 use super::errors::refused_write;
 use super::{map_err, MongoStore, NO, YES};
-use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, Update};
-use crate::store::{push_open_parts, push_then_apart, Kept};
+use crate::store::{push_then_apart, OpenPush};
 use crate::{Error, Result};
 
 impl MongoStore {
-    #[allow(clippy::too_many_arguments)] // the contract's parameters
     pub(super) async fn push_open_then_bulk(
         &self,
-        spec: &SeriesSpec<'_>,
-        key: &Bson,
+        push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
-        kept: &Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
         then_filter: &Filter,
         then: &mut Update,
     ) -> Result<(bool, Result<()>)> {
-        let coll = spec.collection;
+        let coll = push.collection;
         if self.bulk_write.load(Ordering::Relaxed) == NO {
-            return push_then_apart(self, spec, key, items, kept, seq, new_id, then_filter, then)
-                .await;
+            return push_then_apart(self, push, items, then_filter, then).await;
         }
         // The push's upsert, as `push_open` sends it (no sort: the open index both filters
         // and orders, see `Store::update_first`).
-        let (open, _, update) = push_open_parts(spec, key, items, kept, seq, new_id);
+        let (open, update) = (push.filter(), push.upsert(std::mem::take(items)));
         let restore = |items: &mut Vec<Bson>, mut update: Update| {
             *items = std::mem::take(&mut update.push[0].1);
         };
@@ -75,18 +68,7 @@ impl MongoStore {
                     ErrorKind::IncompatibleServer { .. } => {
                         self.bulk_write.store(NO, Ordering::Relaxed);
                         restore(items, update);
-                        return push_then_apart(
-                            self,
-                            spec,
-                            key,
-                            items,
-                            kept,
-                            seq,
-                            new_id,
-                            then_filter,
-                            then,
-                        )
-                        .await;
+                        return push_then_apart(self, push, items, then_filter, then).await;
                     }
                     _ => {
                         restore(items, update);

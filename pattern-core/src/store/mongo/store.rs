@@ -86,16 +86,12 @@ impl Store for MongoStore {
     /// other).
     async fn push_open_then(
         &self,
-        spec: &crate::spec::SeriesSpec<'_>,
-        key: &Bson,
+        push: &crate::store::OpenPush<'_>,
         items: &mut Vec<Bson>,
-        kept: &crate::store::Kept,
-        seq: i64,
-        new_id: &(dyn Fn() -> Bson + Sync),
         then_filter: &Filter,
         then: &mut Update,
     ) -> Result<(bool, Result<()>)> {
-        self.push_open_then_bulk(spec, key, items, kept, seq, new_id, then_filter, then)
+        self.push_open_then_bulk(push, items, then_filter, then)
             .await
     }
 

@@ -3,8 +3,9 @@
 use super::super::index::MemIndex;
 use super::super::MemoryStore;
 use super::*;
+use crate::series::Kept;
 use crate::spec::MAX_DOCUMENT_BYTES;
-use crate::store::query::IndexSpec;
+use crate::store::query::{Filter, IndexSpec};
 use crate::store::Store;
 use bson::doc;
 
@@ -228,14 +229,10 @@ pub(super) async fn native_push_is_the_upsert() {
         s.insert_raw("c", docs.clone()).unwrap();
     }
     // The usual case is native (not the upsert behind it).
-    let handled = native.lock().collection("c").push_open(
-        &spec,
-        &Bson::Int32(1),
-        &mut vec![Bson::Int32(0)],
-        &Kept::NONE,
-        3,
-        &|| Bson::String("1_3".into()),
-    );
+    let (one, marks) = (Bson::Int32(1), || spec.marks());
+    let new_id = || Bson::String("1_3".into());
+    let push = spec.open_push(&one, &Kept::NONE, 3, &new_id, &marks);
+    let handled = (native.lock().collection("c")).push_open(&push, &mut vec![Bson::Int32(0)]);
     assert!(matches!(handled, Some(Ok(false))), "{handled:?}");
     upsert
         .update_one(
@@ -277,11 +274,10 @@ pub(super) async fn native_push_is_the_upsert() {
                 let item = || vec![Bson::Int32(100 * round + k)];
                 let new_id = || Bson::String(id.into());
                 let (mut a, mut b) = (item(), item());
-                let ra = native
-                    .push_open(&spec, &key, &mut a, &Kept::NONE, seq, &new_id)
-                    .await;
-                let rb = crate::store::push_open_upsert(&upsert, &spec, &key, &mut b, seq, &new_id)
-                    .await;
+                let marks = || spec.marks();
+                let push = spec.open_push(&key, &Kept::NONE, seq, &new_id, &marks);
+                let ra = native.push_open(&push, &mut a).await;
+                let rb = crate::store::push_open_upsert(&upsert, &push, &mut b).await;
                 let case = format!("{k} {seq} {id} round {round}, index dropped: {dropped}");
                 assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "{case}");
                 assert_eq!(a.is_empty(), b.is_empty(), "{case}");
@@ -312,42 +308,6 @@ pub(super) fn spec_push(spec: &crate::spec::SeriesSpec<'static>, n: i32) -> Upda
         push: vec![(spec.items_field.into(), vec![Bson::Int32(n)])],
         ..Update::default()
     }
-}
-
-/// The open-document lookup finds what the planner finds, for the push's query and others.
-#[test]
-pub(super) fn open_lookup_is_the_planners() {
-    let c = series_collection(None, false);
-    let newest = [("seq".into(), -1), ("_id".into(), -1)];
-    let oldest = [("seq".into(), 1), ("_id".into(), 1)];
-    let mut answered = 0;
-    for k in [
-        Bson::Int32(1),
-        Bson::Int64(2),
-        Bson::Double(8.0),
-        Bson::Int32(9),
-        Bson::Null,
-    ] {
-        let open = Filter::and([
-            Filter::Eq("k".into(), k.clone()),
-            Filter::Lt("count".into(), Bson::Int32(3)),
-        ]);
-        let other_size = Filter::and([
-            Filter::Eq("k".into(), k.clone()),
-            Filter::Lt("count".into(), Bson::Int32(4)),
-        ]);
-        let empty = Filter::And(Vec::new());
-        for filter in [open, other_size, Filter::Eq("k".into(), k.clone()), empty] {
-            for sort in [&newest[..], &oldest[..], &newest[..1], &[][..]] {
-                let planned = c.first_in_order(&filter, sort);
-                if let Some(found) = c.first_open(&filter, sort) {
-                    answered += 1;
-                    assert_eq!(found, planned, "{filter:?} {sort:?}");
-                }
-            }
-        }
-    }
-    assert!(answered >= 8, "the open lookup answered {answered} queries");
 }
 
 /// A push into an open bucket leaves its bounds-index entry where it was (pending) and the
@@ -400,13 +360,10 @@ pub(super) async fn pending_bounds_entries_settle_to_the_upsert() {
                 let seq = *seqs.entry(k).or_insert(1_i64);
                 let new_id = || Bson::String(format!("{k}_{seq}"));
                 let (mut a, mut b) = (vec![Bson::Int64(i)], vec![Bson::Int64(i)]);
-                let ra = native
-                    .push_open(&spec, &key, &mut a, &kept, seq, &new_id)
-                    .await;
-                let rb = crate::store::push_open_keeping(
-                    &upsert, &spec, &key, &mut b, &kept, seq, &new_id,
-                )
-                .await;
+                let marks = || spec.marks();
+                let push = spec.open_push(&key, &kept, seq, &new_id, &marks);
+                let ra = native.push_open(&push, &mut a).await;
+                let rb = crate::store::push_open_upsert(&upsert, &push, &mut b).await;
                 assert_eq!(format!("{ra:?}"), format!("{rb:?}"), "push {i}");
                 waited = waited.max(native.lock().unsettled("c").pending.len());
                 match ra {

@@ -1,16 +1,16 @@
-//! The shape of a series in its collection, which the store contract and the engine share:
-//! its indexes, the filters that find a key's documents (and its open one), the update that
-//! pushes to it, the document that opens it, and the time-named `_id`s of buckets.
-//! [`Store::push_open`](super::Store::push_open)'s default implementation sends exactly these.
-//! Then what a push keeps beside its items ([`Keeps`](crate::spec::Keeps)): the values its
-//! items add (time bounds, a summary), the update's operators that keep them, and how two
-//! values combine.
+//! The shape of a series in its collection: its indexes, the filters that find a key's
+//! documents (and its open one), the update that pushes to it, the document that opens it, the
+//! prepared push a store applies ([`OpenPush`]), and the time-named `_id`s of buckets. Then
+//! what a push keeps beside its items ([`Keeps`](crate::spec::Keeps)): the values its items
+//! add (time bounds, a summary), the update's operators that keep them, and how two values
+//! combine.
 
 use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
 use crate::spec::{Aggregate, AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
 use crate::store::query::{Filter, IndexSpec, Path, Update};
+use crate::store::{KeptOps, OpenPush, Window};
 use crate::{Error, Result};
 
 impl<'a> SeriesSpec<'a> {
@@ -121,19 +121,6 @@ impl<'a> SeriesSpec<'a> {
     /// documents with room (`count < size`).
     pub(crate) fn open_partial(&self) -> Filter {
         Filter::Lt(Path::from(self.count_field), Bson::Int32(self.size as i32))
-    }
-
-    /// Whether `index` is this series' open-document index (by its keys and filter, whatever
-    /// its name): the index a store may read the open document from.
-    /// Every push asks, so it compares in place rather than building
-    /// [`SeriesSpec::open_partial`] (the unit test below checks the two agree).
-    #[inline]
-    pub(crate) fn is_open_index(&self, index: &IndexSpec) -> bool {
-        let keys = self.open_keys();
-        matches!(&index.partial, Some(Filter::Lt(p, Bson::Int32(n)))
-                if i64::from(*n) == i64::from(self.size) && p == self.count_field)
-            && index.keys.len() == keys.len()
-            && (index.keys.iter().zip(keys)).all(|((k, d), (l, e))| k == l && *d == e)
     }
 
     pub(crate) fn read_index_name(&self) -> String {
@@ -310,7 +297,8 @@ impl<'a> SeriesSpec<'a> {
     }
 
     /// A new document holding `items`: `_id`, the key, then the other fields in the
-    /// lexicographic order MongoDB gives the fields an upsert creates.
+    /// lexicographic order MongoDB gives the fields an upsert creates
+    /// ([`OpenPush::new_doc_taking`]).
     pub(crate) fn new_doc(
         &self,
         key: &Bson,
@@ -319,40 +307,10 @@ impl<'a> SeriesSpec<'a> {
         items: &[Bson],
         kept: &Kept,
     ) -> Document {
-        self.new_doc_taking(key, id, seq, &mut items.to_vec(), kept)
-    }
-
-    /// [`SeriesSpec::new_doc`], moving `items` into it. Its array has room for a full
-    /// document of up to 16 items (a few reallocations saved for the pushes that fill it, at
-    /// most 16 slots of 112 bytes held by a document that stays small).
-    pub(crate) fn new_doc_taking(
-        &self,
-        key: &Bson,
-        id: Bson,
-        seq: i64,
-        items: &mut Vec<Bson>,
-        kept: &Kept,
-    ) -> Document {
-        let room = (self.size as usize).clamp(items.len(), items.len().max(16));
-        let mut array = Vec::with_capacity(room);
-        array.append(items);
-        let mut fields = vec![
-            (self.count_field, Bson::Int32(array.len() as i32)),
-            (self.items_field, Bson::Array(array)),
-            (self.order.field(), Bson::Int64(seq)),
-        ];
-        if !self.keeps.is_none() {
-            fields.extend(self.marks());
-            fields.extend(self.kept_values(kept).map(|(k, _, v)| (k, v)));
-        }
-        fields.sort_by(|a, b| a.0.cmp(b.0));
-        let mut doc = Document::new();
-        doc.insert("_id", id);
-        doc.insert(self.key_field, key.clone());
-        for (k, v) in fields {
-            doc.insert(k, v);
-        }
-        doc
+        let new_id = move || id.clone();
+        let marks = || self.marks();
+        let push = self.open_push(key, kept, seq, &new_id, &marks);
+        push.new_doc_taking(&mut items.to_vec())
     }
 }
 
@@ -395,34 +353,21 @@ fn push_digits(out: &mut String, mut n: u64, width: usize) {
 /// computed from the items it pushes: sent as `$min`/`$max`/`$inc` beside the `$push`, or
 /// written as they are into a new document.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Kept {
+pub(crate) struct Kept {
     /// The earliest and latest item time, epoch milliseconds (`None`: no bounds kept).
-    pub bounds: Option<(i64, i64)>,
+    pub(crate) bounds: Option<(i64, i64)>,
     /// For each aggregate of the summary, in order: the items' value (`None` when no item has a
     /// number in that field).
-    pub summary: Vec<Option<Bson>>,
+    pub(crate) summary: Vec<Option<Bson>>,
     /// The items' size: the sum of their BSON values' sizes, when the caller measured them
     /// (every push does, checking each fits in a document); a store may use it rather than
     /// measure them again. `None`: not measured.
-    pub items_bytes: Option<usize>,
+    pub(crate) items_bytes: Option<usize>,
 }
-
-/// [`SeriesSpec::kept_ops`]: each kept field with its value, by how it combines. Held
-/// inline: a series keeps a few values (its time bounds, a summary), and a push computes these
-/// every time.
-#[derive(Debug, Default)]
-pub(crate) struct KeptVals {
-    pub(crate) sum: KeptList,
-    pub(crate) min: KeptList,
-    pub(crate) max: KeptList,
-}
-
-/// Fields and values of one [`KeptVals`] operator.
-pub(crate) type KeptList = smallvec::SmallVec<[(Path, Bson); 2]>;
 
 impl Kept {
     /// Nothing kept.
-    pub const NONE: Kept = Kept {
+    pub(crate) const NONE: Kept = Kept {
         bounds: None,
         summary: Vec::new(),
         items_bytes: None,
@@ -433,46 +378,21 @@ impl<'a> SeriesSpec<'a> {
     /// The push of `items`: `$push` them, `$inc` the count, and keep their values (`kept`,
     /// computed from them by [`SeriesSpec::kept`]).
     pub(crate) fn push_update(&self, items: Vec<Bson>, kept: &Kept) -> Update {
-        let mut update = Update {
+        let KeptOps { sum, min, max } = self.kept_ops(kept);
+        Update {
             inc: vec![(Path::from(self.count_field), items.len() as i32)],
             push: vec![(Path::from(self.items_field), items)],
+            sum: sum.into_vec(),
+            min: min.into_vec(),
+            max: max.into_vec(),
             ..Update::default()
-        };
-        for (field, op, v) in self.kept_values(kept) {
-            let ops = match op {
-                AggregateOp::Sum => &mut update.sum,
-                AggregateOp::Min => &mut update.min,
-                AggregateOp::Max => &mut update.max,
-            };
-            ops.push((Path::from(field), v));
         }
-        update
     }
 
-    /// The fields `kept` writes, each with how it combines with what a document holds: the
-    /// time bounds (`$min`/`$max` of dates), then the summary's values.
-    fn kept_values<'k>(
-        &'k self,
-        kept: &'k Kept,
-    ) -> impl Iterator<Item = (&'a str, AggregateOp, Bson)> + 'k {
-        let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
-        // No vector: a push computes these every time.
-        let bounds = match (kept.bounds, self.keeps.bounds) {
-            (Some((min, max)), Some((fmin, fmax))) => [
-                Some((fmin, AggregateOp::Min, date(min))),
-                Some((fmax, AggregateOp::Max, date(max))),
-            ],
-            _ => [None, None],
-        };
-        let summary = (self.keeps.summary.iter().zip(&kept.summary))
-            .filter_map(|(agg, v)| Some((agg.field, agg.op, v.clone()?)));
-        bounds.into_iter().flatten().chain(summary)
-    }
-
-    /// The kept values' `$inc`/`$min`/`$max` as [`SeriesSpec::push_update`] sends them,
-    /// without building the update (the in-memory push applies them in place).
-    pub(crate) fn kept_ops(&self, kept: &Kept) -> KeptVals {
-        let mut vals = KeptVals::default();
+    /// The kept values' `$inc`/`$min`/`$max`, as [`SeriesSpec::push_update`] and
+    /// [`OpenPush`] send them: the time bounds, then the summary's values.
+    pub(crate) fn kept_ops(&self, kept: &Kept) -> KeptOps {
+        let mut vals = KeptOps::default();
         if let (Some((min, max)), Some((fmin, fmax))) = (kept.bounds, self.keeps.bounds) {
             let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
             vals.min.push((Path::from(fmin), date(min)));
@@ -488,6 +408,41 @@ impl<'a> SeriesSpec<'a> {
             ops.push((Path::from(agg.field), v.clone()));
         }
         vals
+    }
+
+    /// The push of items with values `kept` to `key`'s open document, or opening document
+    /// `seq` (`_id` `new_id()`, with `marks`: [`SeriesSpec::marks`]), as a store applies it.
+    pub(crate) fn open_push<'p>(
+        &'p self,
+        key: &'p Bson,
+        kept: &Kept,
+        seq: i64,
+        new_id: &'p (dyn Fn() -> Bson + Sync),
+        marks: &'p (dyn Fn() -> Vec<(&'p str, Bson)> + Sync),
+    ) -> OpenPush<'p> {
+        let [_, a, b] = self.open_keys();
+        let window = self.window(kept).zip(self.span_bounds());
+        OpenPush {
+            collection: self.collection,
+            key_field: self.key_field,
+            key,
+            items_field: self.items_field,
+            count_field: self.count_field,
+            size: self.size,
+            number_field: self.order.field(),
+            open_order: [a, b],
+            window: window.map(|(start, (min_field, max_field, span))| Window {
+                min_field,
+                max_field,
+                start,
+                end: start.saturating_add(span),
+            }),
+            kept: self.kept_ops(kept),
+            items_bytes: kept.items_bytes,
+            seq,
+            new_id,
+            marks,
+        }
     }
 
     /// The values `items` add to what a document keeps (their times `millis`, one per item):
@@ -577,7 +532,7 @@ fn not_a_number(coll: &str, agg: &Aggregate<'_>, v: &Bson) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::bucket_id;
+    use super::{bucket_id, Kept};
     use crate::spec::{SeriesOrder, SeriesSpec};
 
     /// Exactly one of the series' indexes is its open-document index, the one the in-memory
@@ -595,15 +550,18 @@ mod tests {
                 order,
                 keeps: crate::spec::Keeps::NONE,
             };
+            let (key, id, marks) = (bson::Bson::Int32(1), || bson::Bson::Null, Vec::new);
+            let push = spec.open_push(&key, &Kept::NONE, 0, &id, &marks);
             let open: Vec<_> = spec
                 .indexes()
                 .into_iter()
-                .filter(|i| spec.is_open_index(i))
+                .filter(|i| push.is_open_index(i))
                 .collect();
             assert_eq!(open.len(), 1);
             assert_eq!(open[0].name, spec.open_index_name());
             let other = SeriesSpec { size: 11, ..spec };
-            assert!(!other.is_open_index(&open[0]));
+            let push = other.open_push(&key, &Kept::NONE, 0, &id, &marks);
+            assert!(!push.is_open_index(&open[0]));
         }
     }
 
