@@ -3,11 +3,14 @@
 //! children by a declared order (newest first: `order` descending, then `_id` descending), all
 //! of them stay in the child collection.
 //!
-//! Every write of a child through the library rewrites its parents' subsets in the same
-//! transaction, from the children as that transaction sees them (one `find` of the first
-//! `keep` through the index `{key: 1, order: -1, _id: -1}`, one `update` of the parent): an
-//! added child enters the subset if it ranks, a deleted or changed one leaves it and the next
-//! one is read back in. [`resubset`] rewrites one parent; [`verify_subsets`] lists the parents
+//! Every write of a child through the library keeps its parents' subsets in the same
+//! transaction. A child new to a parent (inserted, or moved to it) enters by one update of the
+//! parent, a `$push` that sorts the subset and cuts it to `keep` (`$sort: {order: -1, _id:
+//! -1}, $slice: keep`): the first `keep` of the children and the new one are the first `keep`
+//! of them all. A child deleted, changed, or moved away from a parent has its parent's subset
+//! rewritten from the children as that transaction sees them (one `find` of the first `keep`
+//! through the index `{key: 1, order: -1, _id: -1}`, one `update` of the parent): it leaves
+//! the subset and the next one is read back in. [`resubset`] rewrites one parent; [`verify_subsets`] lists the parents
 //! whose subset differs from their children's first `keep` (after writes by other tools, or a
 //! change of `keep` or `order`: run [`resubset`] over them).
 
@@ -17,7 +20,7 @@ use serde::Serialize;
 
 use super::{find_by_id, id_bson, Document};
 use crate::error::display_bson;
-use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
 use crate::{Error, Result};
 
@@ -102,8 +105,32 @@ pub(crate) async fn adjust<D: Document, T: Store>(
     if let Some(key) = &kb {
         rewrite::<D, T>(tx, s, key, false).await?;
     }
-    if let Some(key) = ka.filter(|k| Some(k) != kb.as_ref()) {
-        rewrite::<D, T>(tx, s, &key, true).await?;
+    if let (Some(key), Some(child)) = (ka.filter(|k| Some(k) != kb.as_ref()), after) {
+        enter(tx, s, &key, child).await?;
+    }
+    Ok(())
+}
+
+/// A child new to the parent `key` put into its subset: pushed, the subset sorted by the
+/// declared order and cut to `keep`, in one update. A parent that does not exist is
+/// [`Error::NotFound`] (a child is never attached to a missing parent).
+async fn enter<T: Store>(tx: &T, s: &Subset, key: &Bson, child: &BsonDocument) -> Result<()> {
+    let mut update = Update {
+        push: vec![(s.into.into(), vec![Bson::Document(child.clone())])],
+        push_sort: vec![PushSort {
+            field: s.into.into(),
+            by: vec![(s.order.into(), -1), ("_id".into(), -1)],
+            keep: s.keep,
+        }],
+        ..Update::default()
+    };
+    let parent = Filter::Eq("_id".into(), key.clone());
+    let done = tx.update_one(s.parent, &parent, &mut update, false).await?;
+    if !done.matched {
+        return Err(Error::NotFound {
+            collection: s.parent.to_owned(),
+            id: display_bson(key),
+        });
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use pattern_tests::{assert_same_documents, documents, on_both_stores};
 mod conflicts;
 mod graph_lookup;
 mod lifecycle;
+mod push_sort;
 mod update_many;
 
 const C: &str = "things";

@@ -194,6 +194,7 @@ impl Collection {
             return None;
         };
         if !update.set.is_empty()
+            || !update.push_sort.is_empty()
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
             || !update.unset.is_empty()

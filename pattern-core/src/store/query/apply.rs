@@ -26,8 +26,40 @@ impl Update {
         for (k, items) in &self.push {
             append(doc, k, items.clone());
         }
+        self.write_push_sorts(doc);
         self.write_pulls(doc);
         Ok(())
+    }
+
+    /// Sorts and cuts each array a sorted `$push` wrote ([`PushSort`]): a stable sort by the
+    /// elements' fields in BSON order (a missing field, or an element that is not a document,
+    /// as null), then the first `keep` kept.
+    fn write_push_sorts(&self, doc: &mut Document) {
+        for s in &self.push_sort {
+            let Some(Bson::Array(a)) = doc.get_mut(s.field.as_str()) else {
+                continue;
+            };
+            let value = |e: &'_ Bson, f: &str| -> Bson {
+                match e {
+                    Bson::Document(d) => d.get(f).cloned().unwrap_or(Bson::Null),
+                    _ => Bson::Null,
+                }
+            };
+            a.sort_by(|x, y| {
+                (s.by.iter())
+                    .map(|(f, dir)| {
+                        let o = compare_values(&value(x, f), &value(y, f));
+                        if *dir < 0 {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            a.truncate(s.keep as usize);
+        }
     }
 
     /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
@@ -50,6 +82,7 @@ impl Update {
             };
             append(doc, k, items);
         }
+        self.write_push_sorts(doc);
         self.write_pulls(doc);
         Ok(())
     }
@@ -78,7 +111,8 @@ impl Update {
             || written(&self.max)
             || self.unset.iter().any(|f| f == k)
             || written(&self.pull)
-            || self.rewrite.iter().any(|r| r.field() == k);
+            || self.rewrite.iter().any(|r| r.field() == k)
+            || self.push_sort.iter().any(|s| s.field == *k);
         pushed_once && !other_write
     }
 
@@ -317,8 +351,10 @@ impl Update {
         }
         for (i, (k, _)) in self.push.iter().enumerate() {
             if !seen(&saved, k) {
+                // A sorted push reorders and cuts the array: saved whole.
+                let sorted = self.push_sort.iter().any(|s| s.field == *k);
                 let was = match doc.get(k) {
-                    Some(Bson::Array(a)) => Saved::Len(a.len()),
+                    Some(Bson::Array(a)) if !sorted => Saved::Len(a.len()),
                     other => Saved::Value(other.cloned()),
                 };
                 saved.push((Written::Push(i), was));

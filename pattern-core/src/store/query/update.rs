@@ -26,6 +26,11 @@ pub struct Update {
     pub unset: Vec<Path>,
     /// `$push: {path: {$each: [...]}}` (one item: `{path: item}`, unless it has `$` fields)
     pub push: Vec<(Path, Vec<Bson>)>,
+    /// `$sort` and `$slice` of a `$push` (`{$each: [...], $sort: {...}, $slice: n}`): after the
+    /// push of its field, the array sorted and cut ([`PushSort`]). Each names a field that
+    /// `push` pushes once; any other is refused with
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub push_sort: Vec<PushSort>,
     /// `$pull: {path: {$in: [value]}}`: removes every element equal to the value from the
     /// array (a missing field is left missing; a non-array refuses the update).
     pub pull: Vec<(Path, Bson)>,
@@ -34,6 +39,20 @@ pub struct Update {
     /// nothing else: with `set_on_insert`, `inc`, `push` or `pull` beside them it is refused
     /// with [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub rewrite: Vec<Rewrite>,
+}
+
+/// How a `$push` keeps its array sorted and bounded (a subset's newest `keep` children in one
+/// update): after the items are appended, the elements are sorted by the fields `by` of each
+/// (documents; `1` ascending, `-1` descending, in MongoDB's order of BSON values, a missing
+/// field as null), and only the first `keep` stay: `$sort: {by...}, $slice: keep`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PushSort {
+    /// The pushed array field.
+    pub field: Path,
+    /// The elements' top-level fields to sort by, each with its direction.
+    pub by: Vec<(Path, i32)>,
+    /// How many of the sorted elements stay.
+    pub keep: u32,
 }
 
 /// A rewrite of one field from its own value, applied to every document an update matches
@@ -187,8 +206,18 @@ impl Update {
                     // One item is pushed as itself (the seed's own form), unless it is a
                     // document with a `$` field, which the server could read as `$push`'s
                     // modifiers (`$each`, `$slice`...).
-                    let value = match &items[..] {
-                        [one] if !is_modifier_like(one) => one.clone(),
+                    let sorted = self.push_sort.iter().find(|s| s.field == *k);
+                    let value = match (&items[..], sorted) {
+                        (_, Some(s)) => {
+                            let by: Document = (s.by.iter())
+                                .map(|(f, d)| (f.to_string(), Bson::Int32(*d)))
+                                .collect();
+                            let keep = i64::from(s.keep);
+                            Bson::Document(
+                                bson::doc! {"$each": items.clone(), "$sort": by, "$slice": keep},
+                            )
+                        }
+                        ([one], None) if !is_modifier_like(one) => one.clone(),
                         _ => Bson::Document(bson::doc! {"$each": items.clone()}),
                     };
                     (k.to_string(), value)
@@ -223,6 +252,17 @@ impl Update {
             || !self.unset.is_empty()
             || !self.push.is_empty()
             || !self.pull.is_empty();
+        for s in &self.push_sort {
+            let pushes = self.push.iter().filter(|(f, _)| *f == s.field).count();
+            let sorts = self.push_sort.iter().filter(|t| t.field == s.field).count();
+            if pushes != 1 || sorts != 1 || s.by.is_empty() {
+                return Err(crate::Error::invalid(format!(
+                    "a sorted $push of `{}` needs one $push of the field, one sort of it, and \
+                     a field to sort by",
+                    s.field
+                )));
+            }
+        }
         if !self.rewrite.is_empty() && plain_ops {
             return Err(crate::Error::invalid(
                 "an update with rewrites may only set fields beside them",
