@@ -264,6 +264,16 @@ fn int(v: &Bson) -> i64 {
 }
 
 /// An Int32 / Int64 / Double as f64, as MongoDB converts it (`as`: nearest).
+/// An Int32, Int64 or Double as a double (anything else: NaN).
+pub(crate) fn as_f64(v: &Bson) -> f64 {
+    match v {
+        Bson::Int32(x) => f64::from(*x),
+        Bson::Int64(x) => *x as f64,
+        Bson::Double(x) => *x,
+        _ => f64::NAN,
+    }
+}
+
 fn float(v: &Bson) -> f64 {
     match v {
         Bson::Double(x) => *x,

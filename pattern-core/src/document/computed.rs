@@ -181,6 +181,11 @@ async fn change<D: Document, T: Store>(
     removed: Option<&BsonDocument>,
     added: Option<&BsonDocument>,
 ) -> Result<()> {
+    if let (None, Some(child)) = (removed, added) {
+        if gain(tx, c, key, child).await? {
+            return Ok(());
+        }
+    }
     let Some(parent) = find_by_id(tx, c.parent, key).await? else {
         // A child that stays with, or leaves, a parent deleted since (an orphan): nothing to
         // adjust. A child is never attached to a parent that does not exist.
@@ -226,7 +231,7 @@ async fn change<D: Document, T: Store>(
             // - 0.1 - 0.2 is not 0); the sum is read again from the children, exactly.
             sum = match sum_of_children::<D, T>(tx, c, key, a.of).await? {
                 // No double left (no child, say): still a double, as the field was.
-                s if double(Some(&sum)) => Bson::Double(as_f64(&s)),
+                s if double(Some(&sum)) => Bson::Double(number::as_f64(&s)),
                 s => s,
             };
         } else {
@@ -245,7 +250,7 @@ async fn change<D: Document, T: Store>(
             Op::Sum => sums.get(a.of).cloned().unwrap_or(Bson::Int32(0)),
             Op::Avg => match (sums.get(a.of), new_count) {
                 (_, 0) | (None, _) => Bson::Null,
-                (Some(s), n) => Bson::Double(as_f64(s) / n as f64),
+                (Some(s), n) => Bson::Double(number::as_f64(s) / n as f64),
             },
             Op::Min | Op::Max => extreme::<D, T>(tx, c, key, a, &parent, removed, added).await?,
         };
@@ -265,19 +270,120 @@ async fn change<D: Document, T: Store>(
     Ok(())
 }
 
+/// A child gained by the parent `key` (inserted, or moved to it), in one update: the count, the
+/// sums, the averages and the extremes computed by the server from the parent's own values,
+/// exactly as [`change`] computes them, when the parent holds what this library writes (a
+/// count that is an integer and not negative, sums that are numbers, extremes that are
+/// numbers or null, each or missing; a sum that cannot pass Int64). `false` when the parent
+/// does not match that (or does not exist): nothing written, [`change`] reads it and decides.
+async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) -> Result<bool> {
+    use crate::codec::BsonType as Ty;
+    use crate::store::query::{Expr, Rewrite};
+    let field = |f: &str| Expr::Field(f.into());
+    let lit = Expr::Literal;
+    let or_missing =
+        |f: &str, cond: Filter| Filter::Or(vec![Filter::Exists(f.into(), false), cond]);
+    let mut guards = vec![Filter::Eq("_id".into(), key.clone())];
+    let mut rewrite = Vec::new();
+    // The new count, from the stored one (an integer, or none).
+    let count = c.count.map(|n| {
+        guards.push(Filter::TypeOrMissing(n.into(), vec![Ty::Int, Ty::Long]));
+        guards.push(or_missing(n, Filter::Gte(n.into(), Bson::Int64(0))));
+        Expr::Add(vec![
+            Expr::IfNull(Box::new(field(n)), Box::new(lit(Bson::Int64(0)))),
+            lit(Bson::Int64(1)),
+        ])
+    });
+    if let Some((n, e)) = c.count.zip(count.clone()) {
+        rewrite.push(Rewrite::Expr {
+            field: n.into(),
+            expr: e,
+        });
+    }
+    // The new sum of the child field `of`, from the stored sum beside it (a number, or 0).
+    let sum_of = |of: &str| -> Option<(&'static str, Expr)> {
+        let into = (c.aggregates.iter())
+            .find(|s| s.op == Op::Sum && s.of == of)?
+            .into;
+        let stored = Expr::IfNull(Box::new(field(into)), Box::new(lit(Bson::Int32(0))));
+        Some(match value_of(Some(child), of) {
+            Some(v) => (into, Expr::Add(vec![stored, lit(v.clone())])),
+            None => (into, stored),
+        })
+    };
+    for a in c.aggregates {
+        let expr = match a.op {
+            Op::Sum => {
+                let numbers = vec![Ty::Int, Ty::Long, Ty::Double];
+                guards.push(Filter::TypeOrMissing(a.into.into(), numbers));
+                // An Int64 sum that the child's integer would take past Int64: refused by
+                // `change`, where `$add` would give a Double.
+                let bound = match value_of(Some(child), a.of) {
+                    Some(Bson::Int32(v)) => Some(i64::from(*v)),
+                    Some(Bson::Int64(v)) => Some(*v),
+                    _ => None,
+                };
+                if let Some(v) = bound {
+                    let room = match v >= 0 {
+                        true => Filter::Lte(a.into.into(), Bson::Int64(i64::MAX - v)),
+                        false => Filter::Gte(a.into.into(), Bson::Int64(i64::MIN - v)),
+                    };
+                    guards.push(or_missing(a.into, room));
+                }
+                sum_of(a.of).map(|(_, e)| e)
+            }
+            Op::Avg => match (sum_of(a.of), count.clone()) {
+                (Some((_, sum)), Some(n)) => Some(Expr::Divide(Box::new(sum), Box::new(n))),
+                _ => None,
+            },
+            Op::Min | Op::Max => {
+                let kinds = vec![Ty::Int, Ty::Long, Ty::Double, Ty::Null];
+                guards.push(Filter::TypeOrMissing(a.into.into(), kinds));
+                Some(match value_of(Some(child), a.of) {
+                    Some(v) => {
+                        // The stored extreme (the child's value in its place when there is
+                        // none) unless the child's value goes beyond it; a tie keeps it.
+                        let stored =
+                            || Expr::IfNull(Box::new(field(a.into)), Box::new(lit(v.clone())));
+                        let (s, v) = (Box::new(stored()), Box::new(lit(v.clone())));
+                        let keeps = match a.op {
+                            Op::Min => Expr::Lte(s.clone(), v.clone()),
+                            _ => Expr::Gte(s.clone(), v.clone()),
+                        };
+                        Expr::Cond {
+                            test: Box::new(keeps),
+                            then: s,
+                            otherwise: v,
+                        }
+                    }
+                    None => Expr::IfNull(Box::new(field(a.into)), Box::new(lit(Bson::Null))),
+                })
+            }
+        };
+        // An aggregate the derive would not accept (an average without its sum or count):
+        // left to `change`.
+        let Some(expr) = expr else { return Ok(false) };
+        rewrite.push(Rewrite::Expr {
+            field: a.into.into(),
+            expr,
+        });
+    }
+    if rewrite.is_empty() {
+        return Ok(false);
+    }
+    let mut update = Update {
+        rewrite,
+        ..Update::default()
+    };
+    let done = (tx.update_one(c.parent, &Filter::And(guards), &mut update, false)).await?;
+    Ok(done.matched)
+}
+
 /// The number a child document holds in `field`, if it holds one.
 fn value_of<'d>(doc: Option<&'d BsonDocument>, field: &str) -> Option<&'d Bson> {
     doc.and_then(|d| d.get(field)).filter(|v| is_number(v))
 }
 
-fn as_f64(v: &Bson) -> f64 {
-    match v {
-        Bson::Int32(x) => f64::from(*x),
-        Bson::Int64(x) => *x as f64,
-        Bson::Double(x) => *x,
-        _ => f64::NAN,
-    }
-}
 
 /// The new minimum or maximum: the stored one against the added value, unless the removed
 /// value was the extreme (then read from the children, which the transaction sees written).
@@ -408,7 +514,7 @@ fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static
             Op::Avg if children.is_empty() => (Bson::Null, 0.0),
             Op::Avg => {
                 let n = children.len() as f64;
-                (Bson::Double(as_f64(&sum()?) / n), rounding(&values) / n)
+                (Bson::Double(number::as_f64(&sum()?) / n), rounding(&values) / n)
             }
         };
         out.push((a.into, value, tolerance));
@@ -424,7 +530,7 @@ fn rounding(values: &[&Bson]) -> f64 {
     if !values.iter().any(|v| matches!(v, Bson::Double(_))) {
         return 0.0;
     }
-    let magnitude: f64 = values.iter().map(|v| as_f64(v).abs()).sum();
+    let magnitude: f64 = values.iter().map(|v| number::as_f64(v).abs()).sum();
     (values.len() as f64 + 1.0) * f64::EPSILON * magnitude
 }
 
@@ -574,7 +680,7 @@ fn same(a: &Bson, b: &Bson, tolerance: f64) -> bool {
     match (a, b) {
         (Bson::Null, Bson::Null) => true,
         _ if double && is_number(a) && is_number(b) => {
-            let (x, y) = (as_f64(a), as_f64(b));
+            let (x, y) = (number::as_f64(a), number::as_f64(b));
             (x - y).abs() <= tolerance + 2.0 * f64::EPSILON * x.abs().max(y.abs())
         }
         _ if is_number(a) && is_number(b) => number::compare(a, b) == Some(Ordering::Equal),

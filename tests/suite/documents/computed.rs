@@ -136,6 +136,83 @@ async fn verify_and_recompute_after_another_tool(store: AnyStore) {
     assert!(Review::verify(&store).await.unwrap().is_empty());
 }
 
+/// An insert updates the parent from its own values in one command when they are what the
+/// library writes; when another tool left something else (a count as an Int32 or a string, a
+/// sum as a Decimal128, an extreme as a string, a negative count, a sum at the edge of Int64),
+/// the insert reads the parent and computes as every other write does: the same values as
+/// before the one-command form, on both stores.
+async fn an_insert_over_foreign_values_reads_the_parent(store: AnyStore) {
+    use pattern_core::store::query::{Filter, FindOptions};
+    let raw = |id: i64, fields: bson::Document| {
+        let mut d = bson::doc! {"_id": id, "title": "t"};
+        d.extend(fields);
+        d
+    };
+    let dec = |s: &str| Bson::Decimal128(s.parse().unwrap());
+    let cases = [
+        // (the parent as another tool left it, the rating inserted, the parent after)
+        (
+            bson::doc! {"reviews": 2, "rating_sum": 7_i64, "rating_min": 3_i64, "rating_max": 4_i64},
+            5,
+            bson::doc! {"reviews": 3_i64, "rating_sum": 12_i64, "rating_min": 3_i64, "rating_max": 5_i64, "rating_avg": 4.0},
+        ),
+        (
+            bson::doc! {"reviews": "two", "rating_sum": dec("7"), "rating_min": "low", "rating_max": Bson::Null},
+            5,
+            bson::doc! {"reviews": 1_i64, "rating_sum": 5_i64, "rating_min": 5_i64, "rating_max": 5_i64, "rating_avg": 5.0},
+        ),
+        (
+            bson::doc! {"reviews": -1_i64, "rating_sum": 0_i64},
+            5,
+            bson::doc! {"reviews": 0_i64, "rating_sum": 5_i64, "rating_min": 5_i64, "rating_max": 5_i64, "rating_avg": Bson::Null},
+        ),
+        (
+            bson::doc! {"reviews": 1_i64, "rating_sum": 2.5, "rating_min": 2.5, "rating_max": 2.5},
+            2,
+            bson::doc! {"reviews": 2_i64, "rating_sum": 4.5, "rating_min": 2_i64, "rating_max": 2.5, "rating_avg": 2.25},
+        ),
+    ];
+    for (i, (stored, rating, want)) in cases.into_iter().enumerate() {
+        let id = 100 + i as i64;
+        store
+            .insert_one("films", raw(id, stored.clone()))
+            .await
+            .unwrap();
+        review(1000 + id, id, rating).insert(&store).await.unwrap();
+        let found = store
+            .find("films", &Filter::eq("_id", id), &FindOptions::default())
+            .await
+            .unwrap();
+        for (k, v) in &want {
+            assert_eq!(
+                found[0].get(k),
+                Some(v),
+                "case {i}, `{k}`: {stored} -> {}",
+                found[0]
+            );
+        }
+    }
+    // A sum that the rating would take past Int64: refused as every write refuses it, nothing
+    // written.
+    let edge = raw(
+        200,
+        bson::doc! {"reviews": 1_i64, "rating_sum": i64::MAX - 1},
+    );
+    store.insert_one("films", edge.clone()).await.unwrap();
+    let r = review(2000, 200, 5).insert(&store).await;
+    assert!(r.is_err(), "{r:?}");
+    assert!(Review::get(&store, &2000).await.unwrap().is_none());
+    let found = store
+        .find(
+            "films",
+            &Filter::eq("_id", 200_i64),
+            &FindOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found[0], edge);
+}
+
 /// 16 tasks insert, re-rate and delete reviews of 3 films at once: every film's aggregates are
 /// its reviews' after.
 async fn sixteen_writers_keep_the_aggregates_exact(store: AnyStore) {
@@ -408,6 +485,7 @@ async fn sums_of_doubles_match_a_random_sequence(store: AnyStore) {
 on_both_stores!(
     every_write_adjusts_the_parent,
     verify_and_recompute_after_another_tool,
+    an_insert_over_foreign_values_reads_the_parent,
     sixteen_writers_keep_the_aggregates_exact,
     aggregates_match_a_model_of_random_writes,
     sums_of_doubles_stay_exact,

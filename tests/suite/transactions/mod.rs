@@ -21,6 +21,7 @@ use pattern_core::{
 use pattern_tests::{assert_same_documents, documents, on_both_stores};
 
 mod conflicts;
+mod expressions;
 mod graph_lookup;
 mod lifecycle;
 mod push_sort;

@@ -56,9 +56,10 @@ impl MongoStore {
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         crate::observe::query(coll, "update", || filter.to_document());
+        update.check()?;
         let collection = self.coll(coll);
         let action = collection
-            .update_one(filter.to_document(), update.to_document())
+            .update_one(filter.to_document(), modifications(update))
             .upsert(upsert);
         let r = in_session!(action, session)
             .await
@@ -84,12 +85,13 @@ impl MongoStore {
         fields: &[&str],
     ) -> Result<Option<Document>> {
         crate::observe::query(coll, "update", || filter.to_document());
+        update.check()?;
         let collection = self.coll(coll);
         if fields.is_empty() {
             // Nothing to return: `update`, the seed's own command (see the trait's note on
             // `sort`).
             let mut action = collection
-                .update_one(filter.to_document(), update.to_document())
+                .update_one(filter.to_document(), modifications(update))
                 .upsert(upsert);
             if !hint.is_empty() {
                 action = action.hint(mongodb::options::Hint::Name(hint.to_owned()));
@@ -112,7 +114,7 @@ impl MongoStore {
         // The pre-image: present when a document matched; absent when none did (and one was
         // inserted, with `upsert`).
         let mut action = collection
-            .find_one_and_update(filter.to_document(), update.to_document())
+            .find_one_and_update(filter.to_document(), modifications(update))
             .sort(sort)
             .projection(projection)
             .upsert(upsert);
@@ -300,12 +302,8 @@ impl MongoStore {
     ) -> Result<u64> {
         crate::observe::query(coll, "update", || filter.to_document());
         update.check()?;
-        let modifications = match update.to_pipeline() {
-            Some(pipeline) => UpdateModifications::Pipeline(pipeline),
-            None => UpdateModifications::Document(update.to_document()),
-        };
         let collection = self.coll(coll);
-        let action = collection.update_many(filter.to_document(), modifications);
+        let action = collection.update_many(filter.to_document(), modifications(update));
         let r = in_session!(action, session)
             .await
             .map_err(|e| map_err(coll, e))?;
@@ -421,4 +419,13 @@ pub(super) fn driver_find_options(opts: &FindOptions) -> mongodb::options::FindO
     }
     o.comment = opts.comment.map(Bson::from);
     o
+}
+
+/// The update as the driver sends it: an update pipeline when it has rewrites
+/// ([`Update::to_pipeline`]), else the operators' document.
+pub(super) fn modifications(update: &Update) -> UpdateModifications {
+    match update.to_pipeline() {
+        Some(pipeline) => UpdateModifications::Pipeline(pipeline),
+        None => UpdateModifications::Document(update.to_document()),
+    }
 }

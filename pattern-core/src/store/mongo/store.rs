@@ -122,7 +122,10 @@ impl Store for MongoStore {
                     } => bson::doc! {
                         "update": 0,
                         "filter": filter.to_document(),
-                        "updateMods": update.to_document(),
+                        "updateMods": match update.to_pipeline() {
+                            Some(pipeline) => Bson::from(pipeline),
+                            None => Bson::Document(update.to_document()),
+                        },
                         "upsert": upsert,
                         "multi": false,
                     },

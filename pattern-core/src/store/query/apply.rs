@@ -4,7 +4,8 @@
 
 use bson::{Bson, Document};
 
-use super::{Path, Rewrite, Update};
+use super::{Expr, Path, Rewrite, Update};
+use crate::codec::number::{self, NumberError};
 use crate::codec::order::{compare_values, values_equal};
 use crate::codec::size::{element_at_bytes, field_bytes};
 
@@ -204,7 +205,7 @@ impl Update {
             }
         }
         let rewrites = (self.rewrite.iter())
-            .map(|r| r.compute(doc.get(r.field())))
+            .map(|r| r.compute(doc))
             .collect::<Result<_, _>>()?;
         Ok(Prepared {
             incs,
@@ -415,8 +416,10 @@ impl Rewrite {
     /// The field's new value from its value `old` (`None`: missing), as the rewrite's
     /// aggregation expression computes it; `None` when it leaves the field out. Fails where
     /// the update is refused.
-    fn compute(&self, old: Option<&Bson>) -> Result<Option<Bson>, String> {
+    fn compute(&self, doc: &Document) -> Result<Option<Bson>, String> {
+        let old = doc.get(self.field());
         match self {
+            Rewrite::Expr { expr, .. } => Ok(expr.eval(doc)?),
             Rewrite::ArrayPrefix {
                 field,
                 drop,
@@ -485,6 +488,89 @@ impl Rewrite {
 }
 
 /// `x + by` as `$add` of two Int64s: an Int64, or a Double when it overflows.
+impl Expr {
+    /// The expression's value over `doc` (`None`: missing), as MongoDB computes it.
+    fn eval(&self, doc: &Document) -> Result<Option<Bson>, String> {
+        let null = |v: &Option<Bson>| matches!(v, None | Some(Bson::Null));
+        let value = |e: &Expr| e.eval(doc).map(|v| v.unwrap_or(Bson::Null));
+        Ok(match self {
+            Expr::Field(f) => doc.get(f.as_str()).cloned(),
+            Expr::Literal(v) => Some(v.clone()),
+            Expr::IfNull(a, b) => match a.eval(doc)? {
+                v if null(&v) => b.eval(doc)?,
+                v => v,
+            },
+            Expr::Add(xs) => {
+                let mut sum = Bson::Int32(0);
+                for x in xs {
+                    let v = x.eval(doc)?;
+                    if null(&v) {
+                        return Ok(Some(Bson::Null));
+                    }
+                    let v = v.unwrap_or(Bson::Null);
+                    sum = match number::add(&sum, &v) {
+                        Ok(s) => s,
+                        // Integers past Int64: a Double, as `$add` gives.
+                        Err(NumberError::Overflow) if is_integer(&sum) && is_integer(&v) => {
+                            Bson::Double(number::as_f64(&sum) + number::as_f64(&v))
+                        }
+                        Err(_) => return Err(format!("$add only supports numbers, not {v:?}")),
+                    };
+                }
+                Some(sum)
+            }
+            Expr::Divide(a, b) => {
+                let (a, b) = (value(a)?, value(b)?);
+                if matches!(a, Bson::Null) || matches!(b, Bson::Null) {
+                    return Ok(Some(Bson::Null));
+                }
+                let number =
+                    |v: &Bson| matches!(v, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_));
+                if !number(&a) || !number(&b) {
+                    return Err(format!(
+                        "$divide of {a:?} by {b:?}: only Int32, Int64 and Double here"
+                    ));
+                }
+                if number::as_f64(&b) == 0.0 {
+                    return Err("can't $divide by zero".to_owned());
+                }
+                Some(Bson::Double(number::as_f64(&a) / number::as_f64(&b)))
+            }
+            Expr::Cond {
+                test,
+                then,
+                otherwise,
+            } => {
+                // MongoDB's truth: false, null, missing and zero are false.
+                let falsy = match value(test)? {
+                    Bson::Boolean(b) => !b,
+                    Bson::Null | Bson::Undefined => true,
+                    Bson::Int32(x) => x == 0,
+                    Bson::Int64(x) => x == 0,
+                    Bson::Double(x) => x == 0.0,
+                    _ => false,
+                };
+                if falsy {
+                    otherwise.eval(doc)?
+                } else {
+                    then.eval(doc)?
+                }
+            }
+            Expr::Gte(a, b) => Some(Bson::Boolean(
+                compare_values(&value(a)?, &value(b)?).is_ge(),
+            )),
+            Expr::Lte(a, b) => Some(Bson::Boolean(
+                compare_values(&value(a)?, &value(b)?).is_le(),
+            )),
+        })
+    }
+}
+
+fn is_integer(v: &Bson) -> bool {
+    matches!(v, Bson::Int32(_) | Bson::Int64(_))
+}
+
+
 fn add_i64(x: i64, by: i64) -> Bson {
     x.checked_add(by)
         .map_or_else(|| Bson::Double(x as f64 + by as f64), Bson::Int64)

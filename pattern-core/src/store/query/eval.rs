@@ -42,6 +42,8 @@ impl Filter {
             Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
             Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
             Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
+            Filter::TypeOrMissing(p, types) => get_path(doc, p)
+                .is_none_or(|v| !matches!(v, Bson::Array(_)) && types.iter().any(|t| t.holds(v))),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
             Filter::In(p, vs) => {

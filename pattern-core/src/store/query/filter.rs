@@ -26,6 +26,11 @@ pub enum Filter {
     /// Absent, or a number (`{path: {$not: {$type: [every other type]}}}`): the field is
     /// missing or holds an Int32, Int64, Double or Decimal128 (not null, not an array).
     NumberOrMissing(Path),
+    /// Absent, or of one of the types ([`BsonType`](crate::spec::BsonType); `{path: {$not:
+    /// {$type: [every other type, and array]}}}`): a guard on what a field holds before an
+    /// update computes from it. An array never matches (MongoDB's `$type` would look at its
+    /// elements), `Array` listed or not.
+    TypeOrMissing(Path, Vec<crate::codec::BsonType>),
     /// `{path: {$in: [values]}}`: the value (or, for an array, one of its elements) equals
     /// one of `values`; an empty list matches nothing.
     In(Path, Vec<Bson>),
@@ -53,6 +58,44 @@ pub enum Filter {
 /// binary, undefined, ObjectId, bool, date, null, regex, DBPointer, JavaScript, symbol,
 /// JavaScript with scope, timestamp, MinKey, MaxKey).
 const NOT_NUMBER_TYPES: [i32; 17] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
+
+/// Every BSON type's number (`$type`), the deprecated ones included.
+const ALL_TYPE_CODES: [i32; 21] = [
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, -1, 127,
+];
+
+/// Whether type `t` holds the values of `$type` number `code` (`number`: the four numbers').
+fn holds_code(t: crate::codec::BsonType, code: i32) -> bool {
+    match type_code(t) {
+        Some(c) => c == code,
+        None => matches!(code, 1 | 16 | 18 | 19),
+    }
+}
+
+/// A type's `$type` number (`None` for `number`, which is four).
+fn type_code(t: crate::codec::BsonType) -> Option<i32> {
+    use crate::codec::BsonType as T;
+    Some(match t {
+        T::Double => 1,
+        T::String => 2,
+        T::Object => 3,
+        T::Array => 4,
+        T::BinData => 5,
+        T::ObjectId => 7,
+        T::Bool => 8,
+        T::Date => 9,
+        T::Null => 10,
+        T::Regex => 11,
+        T::JavaScript => 13,
+        T::Int => 16,
+        T::Timestamp => 17,
+        T::Long => 18,
+        T::Decimal => 19,
+        T::MinKey => -1,
+        T::MaxKey => 127,
+        T::Number => return None,
+    })
+}
 
 impl Filter {
     /// `{}`: every document (the conjunction of nothing).
@@ -89,6 +132,7 @@ impl Filter {
             | Filter::Exists(p, _)
             | Filter::NotArray(p)
             | Filter::NumberOrMissing(p)
+            | Filter::TypeOrMissing(p, _)
             | Filter::In(p, _)
             | Filter::All(p, _)
             | Filter::ElemMatch(p, _)
@@ -134,6 +178,13 @@ impl Filter {
                 }
                 Filter::NumberOrMissing(p) => {
                     entry(&mut out, p).insert("$not", bson::doc! {"$type": &NOT_NUMBER_TYPES[..]});
+                    continue;
+                }
+                Filter::TypeOrMissing(p, types) => {
+                    let others: Vec<i32> = (ALL_TYPE_CODES.iter().copied())
+                        .filter(|c| *c == 4 || !types.iter().any(|t| holds_code(*t, *c)))
+                        .collect();
+                    entry(&mut out, p).insert("$not", bson::doc! {"$type": others});
                     continue;
                 }
                 Filter::In(p, vs) => (p, "$in", Bson::Array(vs.clone())),

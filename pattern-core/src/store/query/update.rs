@@ -92,6 +92,72 @@ pub enum Rewrite {
         /// The ranges and what each adds.
         pieces: Vec<Shift>,
     },
+    /// The field set to an expression of the document's fields as they were ([`Expr`]; a
+    /// computed parent's values from the child it gains, in one update).
+    Expr {
+        /// The field written.
+        field: Path,
+        /// Its new value.
+        expr: Expr,
+    },
+}
+
+/// An aggregation expression over the document an update pipeline rewrites, as MongoDB
+/// evaluates it: a missing field is null to every operator but [`Expr::IfNull`]'s fallback.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// The document's top-level field (`"$field"`).
+    Field(Path),
+    /// A constant (`{$literal: value}`).
+    Literal(Bson),
+    /// The first value unless it is null or missing, then the second (`$ifNull`).
+    IfNull(Box<Expr>, Box<Expr>),
+    /// The sum of numbers (`$add`): null when any is null; an Int32 sum past its range an
+    /// Int64, an Int64 sum past its range a Double; with a Double, a Double.
+    Add(Vec<Expr>),
+    /// The quotient, a Double for Int32, Int64 and Double operands (`$divide`); division by
+    /// zero refuses the update.
+    Divide(Box<Expr>, Box<Expr>),
+    /// `then` when `test` is `true`, else `otherwise` (`$cond`).
+    Cond {
+        /// A boolean expression.
+        test: Box<Expr>,
+        /// The value when it holds.
+        then: Box<Expr>,
+        /// The value when it does not.
+        otherwise: Box<Expr>,
+    },
+    /// Whether the first is greater than or equal to the second, in MongoDB's order of BSON
+    /// values (`$gte`).
+    Gte(Box<Expr>, Box<Expr>),
+    /// Whether the first is less than or equal to the second (`$lte`).
+    Lte(Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// The aggregation expression's document.
+    pub fn to_bson(&self) -> Bson {
+        use bson::doc;
+        let two = |a: &Expr, b: &Expr| vec![a.to_bson(), b.to_bson()];
+        match self {
+            Expr::Field(f) => Bson::String(format!("${f}")),
+            Expr::Literal(v) => Bson::Document(doc! {"$literal": v.clone()}),
+            Expr::IfNull(a, b) => Bson::Document(doc! {"$ifNull": two(a, b)}),
+            Expr::Add(xs) => {
+                Bson::Document(doc! {"$add": xs.iter().map(Expr::to_bson).collect::<Vec<_>>()})
+            }
+            Expr::Divide(a, b) => Bson::Document(doc! {"$divide": two(a, b)}),
+            Expr::Cond {
+                test,
+                then,
+                otherwise,
+            } => Bson::Document(
+                doc! {"$cond": [test.to_bson(), then.to_bson(), otherwise.to_bson()]},
+            ),
+            Expr::Gte(a, b) => Bson::Document(doc! {"$gte": two(a, b)}),
+            Expr::Lte(a, b) => Bson::Document(doc! {"$lte": two(a, b)}),
+        }
+    }
 }
 
 /// One piece of a [`Rewrite::Shift`].
@@ -111,7 +177,8 @@ impl Rewrite {
         match self {
             Rewrite::ArrayPrefix { field, .. }
             | Rewrite::StringPrefix { field, .. }
-            | Rewrite::Shift { field, .. } => field,
+            | Rewrite::Shift { field, .. }
+            | Rewrite::Expr { field, .. } => field,
         }
     }
 
@@ -158,6 +225,7 @@ impl Rewrite {
                 }
                 Bson::Document(doc! {"$switch": {"branches": branches, "default": f}})
             }
+            Rewrite::Expr { expr, .. } => expr.to_bson(),
         }
     }
 }
