@@ -384,7 +384,6 @@ fn value_of<'d>(doc: Option<&'d BsonDocument>, field: &str) -> Option<&'d Bson> 
     doc.and_then(|d| d.get(field)).filter(|v| is_number(v))
 }
 
-
 /// The new minimum or maximum: the stored one against the added value, unless the removed
 /// value was the extreme (then read from the children, which the transaction sees written).
 async fn extreme<D: Document, T: Store>(
@@ -514,7 +513,10 @@ fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static
             Op::Avg if children.is_empty() => (Bson::Null, 0.0),
             Op::Avg => {
                 let n = children.len() as f64;
-                (Bson::Double(number::as_f64(&sum()?) / n), rounding(&values) / n)
+                (
+                    Bson::Double(number::as_f64(&sum()?) / n),
+                    rounding(&values) / n,
+                )
             }
         };
         out.push((a.into, value, tolerance));

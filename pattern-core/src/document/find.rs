@@ -198,8 +198,15 @@ impl<D: Document> Find<D> {
 
     /// The documents as found, cut to the projection (a store may return more fields than
     /// asked: the in-memory store does).
+    /// The filter sent: the given one within the type's scope (a variant's discriminator
+    /// beside it, for a polymorphic collection), what `explain` of this read takes
+    /// ([`MemoryStore::explain`](crate::MemoryStore::explain), MongoDB's `explain`).
+    pub fn sent_filter(&self) -> Result<crate::store::query::Filter> {
+        Ok(super::polymorphic::scope::<D>(self.filter.to_query()?))
+    }
+
     async fn documents<S: Store>(&self, store: &S) -> Result<Vec<BsonDocument>> {
-        let filter = super::polymorphic::scope::<D>(self.filter.to_query()?);
+        let filter = self.sent_filter()?;
         let opts = self.options();
         indexes_ready::<D, S>(store).await?;
         let mut found = store.find(D::COLLECTION, &filter, &opts).await?;

@@ -570,7 +570,6 @@ fn is_integer(v: &Bson) -> bool {
     matches!(v, Bson::Int32(_) | Bson::Int64(_))
 }
 
-
 fn add_i64(x: i64, by: i64) -> Bson {
     x.checked_add(by)
         .map_or_else(|| Bson::Double(x as f64 + by as f64), Bson::Int64)
