@@ -86,6 +86,9 @@ impl<D: Document> Find<D> {
     pub async fn all<S: Store>(self, store: &S) -> Result<Vec<D>> {
         let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
         crate::observe::traced!(span, async {
+            if self.decodes_raw() {
+                return self.all_raw(store).await;
+            }
             let docs = self.documents(store).await?;
             let mut out = Vec::with_capacity(docs.len());
             for d in docs {
@@ -93,6 +96,39 @@ impl<D: Document> Find<D> {
             }
             Ok(out)
         })
+    }
+
+    /// Whether every document can decode straight from its bytes: no schema versions (to
+    /// classify and upgrade), not the enum of a polymorphic collection (its discriminator to
+    /// check), no projection, nothing to skip.
+    fn decodes_raw(&self) -> bool {
+        D::VERSIONING.is_none()
+            && !matches!(D::POLYMORPHIC, Some(super::Polymorphic::Enum { .. }))
+            && !self.skip_unknown
+            && self.sent_projection().is_empty()
+    }
+
+    /// [`Find::all`] on the bytes the store read ([`Store::find_raw`]: on MongoDB, as the
+    /// server sent them), each document decoded as `D` without building a `Document` first, as
+    /// a typed driver collection does. A document that does not decode so (a variant's
+    /// discriminator or a history's fields refused by the type, a value of the wrong type)
+    /// goes the way of every other read, which strips what the library keeps and reports
+    /// what does not decode.
+    async fn all_raw<S: Store>(&self, store: &S) -> Result<Vec<D>> {
+        let filter = self.sent_filter()?;
+        indexes_ready::<D, S>(store).await?;
+        let found = (store.find_raw(D::COLLECTION, &filter, &self.options())).await?;
+        let mut out = Vec::with_capacity(found.len());
+        for raw in found {
+            match bson::from_slice::<D>(raw.as_bytes()) {
+                Ok(d) => out.push(d),
+                Err(_) => {
+                    let doc = crate::codec::raw::from_raw(D::COLLECTION, &raw)?;
+                    out.push(read_stored::<D, S>(store, doc).await?);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
