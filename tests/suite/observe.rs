@@ -100,6 +100,11 @@ impl Capture {
         let capture = Capture::default();
         let subscriber = tracing_subscriber::registry().with(capture.clone());
         let guard = tracing::subscriber::set_default(subscriber);
+        // Callsites that another test's thread registered while this subscriber was being
+        // installed may have cached "never" (tracing's interest cache is global): ask every
+        // callsite again, or an event of this thread can be lost (the progress events of a
+        // migration were, once in a full run).
+        tracing::callsite::rebuild_interest_cache();
         (capture, guard)
     }
 
