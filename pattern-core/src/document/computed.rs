@@ -301,14 +301,14 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
         });
     }
     // The new sum of the child field `of`, from the stored sum beside it (a number, or 0).
-    let sum_of = |of: &str| -> Option<(&'static str, Expr)> {
+    let sum_of = |of: &str| -> Option<Expr> {
         let into = (c.aggregates.iter())
             .find(|s| s.op == Op::Sum && s.of == of)?
             .into;
         let stored = Expr::IfNull(Box::new(field(into)), Box::new(lit(Bson::Int32(0))));
         Some(match value_of(Some(child), of) {
-            Some(v) => (into, Expr::Add(vec![stored, lit(v.clone())])),
-            None => (into, stored),
+            Some(v) => Expr::Add(vec![stored, lit(v.clone())]),
+            None => stored,
         })
     };
     for a in c.aggregates {
@@ -330,10 +330,10 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
                     };
                     guards.push(or_missing(a.into, room));
                 }
-                sum_of(a.of).map(|(_, e)| e)
+                sum_of(a.of)
             }
             Op::Avg => match (sum_of(a.of), count.clone()) {
-                (Some((_, sum)), Some(n)) => Some(Expr::Divide(Box::new(sum), Box::new(n))),
+                (Some(sum), Some(n)) => Some(Expr::Divide(Box::new(sum), Box::new(n))),
                 _ => None,
             },
             Op::Min | Op::Max => {
@@ -344,8 +344,8 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
                         // The stored extreme (the child's value in its place when there is
                         // none) unless the child's value goes beyond it; a tie keeps it.
                         let stored =
-                            || Expr::IfNull(Box::new(field(a.into)), Box::new(lit(v.clone())));
-                        let (s, v) = (Box::new(stored()), Box::new(lit(v.clone())));
+                            Expr::IfNull(Box::new(field(a.into)), Box::new(lit(v.clone())));
+                        let (s, v) = (Box::new(stored), Box::new(lit(v.clone())));
                         let keeps = match a.op {
                             Op::Min => Expr::Lte(s.clone(), v.clone()),
                             _ => Expr::Gte(s.clone(), v.clone()),

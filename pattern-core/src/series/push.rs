@@ -541,24 +541,18 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
 ) -> Result<Option<Option<i64>>> {
     let coll = spec.collection;
     let spanned = spec.span_bounds().is_some();
-    let window = spec.window(kept);
     // The open document's `_id` comes back too: the next document's `_id` must differ from it.
     let fields = [spec.count_field, spec.order.field(), "_id"];
     // The next number unknown: push into the open document returning its number
     // (`findAndModify`), which gives the next one. No hint: the open-document index both
-    // filters and sorts, so the planner picks it.
-    let open = spec.open_for(key, window);
-    let mut update = spec.push_update(std::mem::take(items), kept);
+    // filters and sorts, so the planner picks it. The push's own filter, order and update; not
+    // its upsert (no number to open), so no `_id` or marks are made.
+    let (no_id, no_marks) = (|| Bson::Null, Vec::new);
+    let push = spec.open_push(key, kept, 0, &no_id, &no_marks);
+    let open = push.filter();
+    let mut update = push.update(std::mem::take(items));
     let pushed = store
-        .update_first(
-            coll,
-            &open,
-            &spec.open_order(),
-            "",
-            &mut update,
-            false,
-            &fields,
-        )
+        .update_first(coll, &open, &push.order(), "", &mut update, false, &fields)
         .await;
     let pushed = match overflowed(spec, kept, pushed) {
         Ok(pushed) => pushed,

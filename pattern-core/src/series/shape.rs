@@ -86,35 +86,11 @@ impl<'a> SeriesSpec<'a> {
         Some((min, max, self.keeps.span.filter(|s| *s > 0)?))
     }
 
-    /// The order of the open-document index after its key (a push's `findAndModify` sorts by
-    /// it, so that it is the index's own order).
-    pub(crate) fn open_order(&self) -> [(Path, i32); 2] {
-        let [_, (a, da), (b, db)] = self.open_keys();
-        [(Path::from(a), da), (Path::from(b), db)]
-    }
-
     /// The window of time a push of values `kept` goes to, for a series cut by span: the
     /// window of its earliest item (a push holds items of one window).
     pub(crate) fn window(&self, kept: &Kept) -> Option<i64> {
         self.span_bounds()?;
         self.keeps.window_of(kept.bounds?.0)
-    }
-
-    /// The key's open document that takes items of `window` (`None`: any open document, the
-    /// series not cut by span): [`SeriesSpec::open`], and for a window `[w, w + span)`, a
-    /// document whose earliest and latest times are both in it.
-    pub(crate) fn open_for(&self, key: &Bson, window: Option<i64>) -> Filter {
-        let mut all = vec![self.by_key(key), self.open_partial(), self.in_series()];
-        if let (Some(w), Some((min, max, span))) = (window, self.span_bounds()) {
-            let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
-            let end = w.saturating_add(span);
-            all.extend([
-                Filter::Gte(Path::from(min), date(w)),
-                Filter::Lt(Path::from(min), date(end)),
-                Filter::Lt(Path::from(max), date(end)),
-            ]);
-        }
-        Filter::And(all)
     }
 
     /// The open-document index's partial filter, which the push's query also carries: the
@@ -262,9 +238,14 @@ impl<'a> SeriesSpec<'a> {
         closed.fold((0, 0), |(_, docs), r| (r.end, docs + 1))
     }
 
-    /// The key's open documents (`count < size`).
+    /// The key's open documents (`count < size`), in any window ([`OpenPush::filter`] is the
+    /// open document of a push's items).
     pub(crate) fn open(&self, key: &Bson) -> Filter {
-        self.open_for(key, None)
+        Filter::And(vec![
+            self.by_key(key),
+            self.open_partial(),
+            self.in_series(),
+        ])
     }
 
     /// What the push's upsert sets when it opens document `seq` of `key` (beside the `_id`):

@@ -40,16 +40,16 @@ impl Update {
             let Some(Bson::Array(a)) = doc.get_mut(s.field.as_str()) else {
                 continue;
             };
-            let value = |e: &'_ Bson, f: &str| -> Bson {
+            fn value<'e>(e: &'e Bson, f: &str) -> &'e Bson {
                 match e {
-                    Bson::Document(d) => d.get(f).cloned().unwrap_or(Bson::Null),
-                    _ => Bson::Null,
+                    Bson::Document(d) => d.get(f).unwrap_or(&Bson::Null),
+                    _ => &Bson::Null,
                 }
-            };
+            }
             a.sort_by(|x, y| {
                 (s.by.iter())
                     .map(|(f, dir)| {
-                        let o = compare_values(&value(x, f), &value(y, f));
+                        let o = compare_values(value(x, f), value(y, f));
                         if *dir < 0 {
                             o.reverse()
                         } else {
