@@ -4,8 +4,8 @@
 #
 # Runs `cargo test --workspace`: unit, integration, conformance, compile-fail, doc tests, the
 # examples' tests, and a smoke run of every benchmark (each once, small). Extra arguments go to
-# cargo test. Then the libraries' documentation (pattern-core, pattern-derive; docs.rs documents
-# no binary), a broken intra-doc link an error.
+# cargo test. Then the libraries' documentation (pattern-core, pattern-derive and the store
+# crates; docs.rs documents no binary), a broken intra-doc link an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server.sh
@@ -21,4 +21,5 @@ cargo test --workspace "$@"
 
 log "cargo doc (broken intra-doc links are errors)"
 RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
-  cargo doc --no-deps --all-features -p pattern-core -p pattern-derive
+  cargo doc --no-deps --all-features -p pattern-core -p pattern-derive \
+    -p pattern-store -p pattern-memory -p pattern-mongo

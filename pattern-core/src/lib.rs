@@ -48,7 +48,7 @@ pub mod adopt;
 pub mod bucket;
 mod codec;
 pub mod document;
-mod error;
+use pattern_store::error;
 pub mod guide;
 mod key;
 mod layout;
@@ -72,7 +72,9 @@ pub use document::{Document, Reference};
 pub use error::{Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
+#[cfg(any(feature = "memory", feature = "mongodb"))]
 pub use store::AnyStore;
+#[cfg(feature = "memory")]
 pub use store::MemoryStore;
 #[cfg(feature = "mongodb")]
 pub use store::MongoStore;

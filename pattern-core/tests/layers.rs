@@ -4,6 +4,11 @@
 //! a layer below it; and no two files import each other round a cycle (a file may use its own
 //! parent or child module: a split file). A new import that points up, or closes a cycle,
 //! fails here with the file and the path.
+//!
+//! Below pattern-core the layers are crates, and Cargo keeps them one way: the store contract
+//! (`pattern-store`) depends on no crate of the workspace, and each store (`pattern-memory`,
+//! `pattern-mongo`) on the contract alone. [`the_store_crates_depend_on_the_contract_alone`]
+//! reads their manifests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,8 +27,9 @@ fn layer_of(path: &[String]) -> &'static str {
         ["pass", ..] => "passes",
         ["series", ..] => "series",
         ["store", "query", ..] => "query",
-        ["store", "memory" | "mongo" | "any" | "any_txn", ..]
-        | ["AnyStore" | "MemoryStore" | "MongoStore", ..] => "store implementations",
+        ["store", "any" | "any_txn", ..] | ["AnyStore" | "MemoryStore" | "MongoStore", ..] => {
+            "store implementations"
+        }
         ["store", ..] | ["transaction" | "transaction_with", ..] => "store contract",
         ["spec", ..] => "specs",
         ["codec" | "key" | "error" | "money" | "local_time" | "observe", ..]
@@ -376,19 +382,16 @@ fn the_checker_sees_every_form_of_an_import_upwards() {
     let module = |m: &str| m.split('/').map(str::to_owned).collect::<Vec<_>>();
     let planted = [
         // A grouped import, a nested group, a relative path, a path in the code.
-        ("store/push.rs", "use crate::{error::Error, series::push};"),
+        ("store/any.rs", "use crate::{error::Error, series::push};"),
         (
-            "store/push.rs",
+            "store/any.rs",
             "use crate::{store::{Store, query::Filter}, bucket::{Bucket}};",
         ),
-        (
-            "store/memory/ops.rs",
-            "use super::super::super::adopt::migrate_bucket;",
-        ),
+        ("store/any.rs", "use super::super::adopt::migrate_bucket;"),
         ("spec.rs", "fn f() { crate::tree::raw::walk(); }"),
-        ("store/query/filter.rs", "use super::super::Store;"),
-        // The contract naming a pattern's spec.
-        ("store/push.rs", "use crate::spec::SeriesSpec;"),
+        ("codec/ser/mod.rs", "use super::super::store::Store;"),
+        // The contract's re-exports naming a pattern's spec.
+        ("store/mod.rs", "use crate::spec::SeriesSpec;"),
         // A pattern reaching up into the adoption tooling.
         ("bucket/archive.rs", "use crate::adopt::Options;"),
     ];
@@ -405,9 +408,9 @@ fn the_checker_sees_every_form_of_an_import_upwards() {
     // Comments and strings do not count; a permitted import passes.
     let ok =
         "// use crate::bucket::x;\nlet u = \"mongodb://h\"; use crate::{store::query::Filter, Result};";
-    let m = module("store/push.rs");
+    let m = module("store/any.rs");
     let files = vec![(
-        "store/push.rs".to_owned(),
+        "store/any.rs".to_owned(),
         m.clone(),
         crate_paths(&code_of(ok), &m),
     )];
@@ -435,4 +438,54 @@ fn the_checker_sees_every_form_of_an_import_upwards() {
     );
     assert_eq!(cycles(&[a, b]).len(), 2);
     assert!(cycles(&[p, c]).is_empty());
+}
+
+/// The `pattern-*` crates a manifest's `[dependencies]` names (not its dev-dependencies).
+fn workspace_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if in_deps && name.starts_with("pattern-") {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_store_crates_depend_on_the_contract_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let deps = |krate: &str| {
+        let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
+        workspace_dependencies(&manifest)
+    };
+    assert_eq!(deps("pattern-store"), Vec::<String>::new(), "the contract");
+    assert_eq!(
+        deps("pattern-memory"),
+        ["pattern-store"],
+        "the embedded store"
+    );
+    assert_eq!(
+        deps("pattern-mongo"),
+        ["pattern-store"],
+        "the MongoDB store"
+    );
+    let core = deps("pattern-core");
+    for krate in ["pattern-store", "pattern-memory", "pattern-mongo"] {
+        assert!(
+            core.contains(&krate.to_owned()),
+            "pattern-core takes {krate}"
+        );
+    }
+    // The checker reads what it should: a store depending on pattern-core is seen.
+    let planted = "[dependencies]\npattern-store.workspace = true\npattern-core = { workspace = true }\n\n[dev-dependencies]\npattern-derive.workspace = true\n";
+    assert_eq!(
+        workspace_dependencies(planted),
+        ["pattern-store", "pattern-core"]
+    );
 }

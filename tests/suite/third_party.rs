@@ -1,5 +1,5 @@
-//! A store written outside the crate, against the public contract alone (`pattern_core::store`
-//! and `pattern_core::store::query`), as a third party would write one: `Recording` implements
+//! A store written outside the workspace's stores, against the contract crate alone
+//! (`pattern_store`, not `pattern_core`), as a third party would write one: `Recording` implements
 //! only the required primitives of `Store` and `Transaction`, each by handing it to an inner
 //! in-memory store and recording its name, and takes every provided method as the contract
 //! gives it (the series push as the seed's conditional upsert through `update_first`, batches
@@ -9,11 +9,9 @@
 use std::sync::{Arc, Mutex};
 
 use bson::{Document as BsonDocument, RawDocumentBuf};
-use pattern_core::store::query::{
-    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update,
-};
-use pattern_core::store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
-use pattern_core::{Bucket, Document, MemoryStore, Outlier, Result, Tree};
+use pattern_core::{Bucket, Document, MemoryStore, Outlier, Tree};
+use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Update};
+use pattern_store::{ArrayStats, Extensions, Result, Store, Transaction, UpdateOutcome};
 use serde::{Deserialize, Serialize};
 
 /// The primitives a [`Recording`] store was asked for, in order.

@@ -1,17 +1,19 @@
 //! [`AnyStore`]: either store, chosen at run time.
 
 use super::any_txn::AnyTxn;
-use super::memory::MemoryStore;
-#[cfg(feature = "mongodb")]
-use super::mongo::MongoStore;
 use super::{ArrayStats, Extensions, Store, UpdateOutcome};
 use crate::store::query::{self};
 use crate::Result;
+#[cfg(feature = "memory")]
+use pattern_memory::MemoryStore;
+#[cfg(feature = "mongodb")]
+use pattern_mongo::MongoStore;
 
 /// Either store, chosen at run time (e.g. MongoDB when `MONGODB_URI` is set).
 #[derive(Clone, Debug)]
 pub enum AnyStore {
     /// The embedded store.
+    #[cfg(feature = "memory")]
     Memory(MemoryStore),
     /// A MongoDB database.
     #[cfg(feature = "mongodb")]
@@ -20,19 +22,27 @@ pub enum AnyStore {
 
 impl AnyStore {
     /// MongoDB database `db` at `$MONGODB_URI` when that variable is set (and the `mongodb`
-    /// feature is on), else a new in-memory store.
+    /// feature is on), else a new in-memory store (feature `memory`; without it,
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput) saying so).
     pub async fn from_env(db: &str) -> Result<Self> {
         #[cfg(feature = "mongodb")]
         if let Ok(uri) = std::env::var("MONGODB_URI") {
             return Ok(AnyStore::Mongo(MongoStore::connect(&uri, db).await?));
         }
         let _ = db;
-        Ok(AnyStore::Memory(MemoryStore::new()))
+        #[cfg(feature = "memory")]
+        return Ok(AnyStore::Memory(MemoryStore::new()));
+        #[cfg(not(feature = "memory"))]
+        Err(crate::Error::invalid(
+            "MONGODB_URI is not set, and pattern-core was built without the in-memory store \
+             (feature `memory`)",
+        ))
     }
 
     /// Drops a collection and its indexes (to start an example or a test afresh).
     pub async fn drop_collection(&self, name: &str) -> Result<()> {
         match self {
+            #[cfg(feature = "memory")]
             AnyStore::Memory(m) => {
                 m.drop_collection(name);
                 Ok(())
@@ -45,6 +55,7 @@ impl AnyStore {
     /// A short name of the store, for messages.
     pub fn kind(&self) -> &'static str {
         match self {
+            #[cfg(feature = "memory")]
             AnyStore::Memory(_) => "in-memory",
             #[cfg(feature = "mongodb")]
             AnyStore::Mongo(_) => "MongoDB",
@@ -55,6 +66,7 @@ impl AnyStore {
 macro_rules! delegate {
     ($self:ident, $s:ident => $call:expr) => {
         match $self {
+            #[cfg(feature = "memory")]
             AnyStore::Memory($s) => $call,
             #[cfg(feature = "mongodb")]
             AnyStore::Mongo($s) => $call,
@@ -230,6 +242,7 @@ impl Store for AnyStore {
     /// A transaction of the same kind as the store.
     async fn start_transaction(&self) -> Result<AnyTxn> {
         Ok(match self {
+            #[cfg(feature = "memory")]
             AnyStore::Memory(s) => AnyTxn::Memory(s.start_transaction().await?),
             #[cfg(feature = "mongodb")]
             AnyStore::Mongo(s) => AnyTxn::Mongo(s.start_transaction().await?),

@@ -10,15 +10,17 @@ use crate::Result;
 #[derive(Debug)]
 pub enum AnyTxn {
     /// A transaction of the embedded store.
-    Memory(crate::store::memory::MemoryTxn),
+    #[cfg(feature = "memory")]
+    Memory(pattern_memory::MemoryTxn),
     /// A MongoDB transaction.
     #[cfg(feature = "mongodb")]
-    Mongo(crate::store::mongo::MongoTxn),
+    Mongo(pattern_mongo::MongoTxn),
 }
 
 macro_rules! delegate {
     ($self:ident, $t:ident => $call:expr) => {
         match $self {
+            #[cfg(feature = "memory")]
             AnyTxn::Memory($t) => $call,
             #[cfg(feature = "mongodb")]
             AnyTxn::Mongo($t) => $call,
@@ -143,6 +145,7 @@ impl Store for AnyTxn {
     /// What the underlying transaction answers (transactions do not nest: an error).
     async fn start_transaction(&self) -> Result<AnyTxn> {
         Ok(match self {
+            #[cfg(feature = "memory")]
             AnyTxn::Memory(t) => AnyTxn::Memory(t.start_transaction().await?),
             #[cfg(feature = "mongodb")]
             AnyTxn::Mongo(t) => AnyTxn::Mongo(t.start_transaction().await?),

@@ -1,0 +1,458 @@
+//! [`Store`] for [`MongoStore`]: each method calls the operation with no session.
+
+use std::sync::atomic::Ordering;
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use mongodb::error::ErrorKind;
+use mongodb::options::IndexOptions;
+use mongodb::IndexModel;
+
+use super::errors::refused_write;
+use super::ops::driver_find_options;
+use super::{map_err, server_code, MongoStore, MongoTxn, NO, UNKNOWN, YES};
+use pattern_store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
+use pattern_store::{ArrayStats, Extensions, Store, UpdateOutcome};
+use pattern_store::{Error, Result};
+
+impl Store for MongoStore {
+    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
+        self.insert_one_in(None, coll, doc).await
+    }
+
+    async fn update_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        self.update_one_in(None, coll, filter, update, upsert).await
+    }
+
+    async fn update_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(pattern_store::query::Path, i32)],
+        hint: &str,
+        update: &mut Update,
+        upsert: bool,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        self.update_first_in(None, coll, filter, sort, hint, update, upsert, fields)
+            .await
+    }
+
+    async fn replace_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        self.replace_one_in(None, coll, filter, doc, upsert).await
+    }
+
+    fn system_name(&self) -> &'static str {
+        "mongodb"
+    }
+
+    fn database_name(&self) -> Option<&str> {
+        Some(self.db.name())
+    }
+
+    /// Asks the server once (`hello`) and remembers: a `mongos` answers `msg: "isdbgrid"`.
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        match self.routed.load(Ordering::Relaxed) {
+            YES => return Ok(true),
+            NO => return Ok(false),
+            _ => {}
+        }
+        let hello =
+            (self.db.run_command(doc! {"hello": 1}).await).map_err(|e| map_err("(hello)", e))?;
+        let mongos = hello.get_str("msg") == Ok("isdbgrid");
+        let known = if mongos { YES } else { NO };
+        self.routed.store(known, Ordering::Relaxed);
+        Ok(mongos)
+    }
+
+    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        self.find_in(None, coll, filter, opts).await
+    }
+
+    /// Both writes in one ordered client `bulkWrite` (MongoDB 8.0; before it, one after the
+    /// other).
+    async fn push_open_then(
+        &self,
+        push: &pattern_store::OpenPush<'_>,
+        items: &mut Vec<Bson>,
+        then_filter: &Filter,
+        then: &mut Update,
+    ) -> Result<(bool, Result<()>)> {
+        self.push_open_then_bulk(push, items, then_filter, then)
+            .await
+    }
+
+    /// One `bulkWrite` command (MongoDB 8.0's client bulk write, sent to `admin`), ordered,
+    /// errors only: the reply says how far it got.
+    async fn write_batch(
+        &self,
+        coll: &str,
+        ops: Vec<pattern_store::WriteOp>,
+    ) -> pattern_store::BatchOutcome {
+        // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
+        // the first reply says, the batch is kept to be sent that way.
+        let bulk = self.bulk_write.load(Ordering::Relaxed);
+        if bulk == NO {
+            return pattern_store::write_one_by_one(self, coll, ops).await;
+        }
+        let total = ops.len();
+        let ops_again = (bulk == UNKNOWN).then(|| ops.clone());
+        let ops: Vec<Bson> = ops
+            .into_iter()
+            .map(|op| {
+                Bson::Document(match op {
+                    pattern_store::WriteOp::Insert(doc) => {
+                        bson::doc! {"insert": 0, "document": doc}
+                    }
+                    pattern_store::WriteOp::Update {
+                        filter,
+                        update,
+                        upsert,
+                    } => bson::doc! {
+                        "update": 0,
+                        "filter": filter.to_document(),
+                        "updateMods": match update.to_pipeline() {
+                            Some(pipeline) => Bson::from(pipeline),
+                            None => Bson::Document(update.to_document()),
+                        },
+                        "upsert": upsert,
+                        "multi": false,
+                    },
+                })
+            })
+            .collect();
+        let ns = format!("{}.{}", self.db.name(), coll);
+        let command = bson::doc! {
+            "bulkWrite": 1,
+            "ops": ops,
+            "nsInfo": [{"ns": ns}],
+            "ordered": true,
+            "errorsOnly": true,
+        };
+        let admin = self.db.client().database("admin");
+        let reply = match admin.run_command(command).await {
+            Ok(reply) => reply,
+            // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
+            // written: the same batch one write at a time, and from now on.
+            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
+                self.bulk_write.store(NO, Ordering::Relaxed);
+                return match ops_again {
+                    Some(ops) => pattern_store::write_one_by_one(self, coll, ops).await,
+                    None => pattern_store::BatchOutcome {
+                        applied: 0,
+                        error: Some(map_err(coll, e)),
+                    },
+                };
+            }
+            Err(e) => {
+                return pattern_store::BatchOutcome {
+                    applied: 0,
+                    error: Some(map_err(coll, e)),
+                }
+            }
+        };
+        self.bulk_write.store(YES, Ordering::Relaxed);
+        pattern_store::observe::command(total as u64);
+        let first_error = reply
+            .get_document("cursor")
+            .ok()
+            .and_then(|c| c.get_array("firstBatch").ok())
+            .and_then(|b| b.iter().find_map(|e| e.as_document().cloned()));
+        match first_error {
+            None => match reply.get_document("writeConcernError") {
+                Ok(wce) => pattern_store::BatchOutcome {
+                    applied: total,
+                    error: Some(Error::Server {
+                        message: format!("write concern error: {wce}"),
+                        source: None,
+                    }),
+                },
+                Err(_) => pattern_store::BatchOutcome {
+                    applied: total,
+                    error: None,
+                },
+            },
+            Some(e) => {
+                let idx = e
+                    .get("idx")
+                    .and_then(pattern_store::codec::as_int)
+                    .unwrap_or(0);
+                let code = e
+                    .get("code")
+                    .and_then(pattern_store::codec::as_int)
+                    .unwrap_or(0);
+                let message = e.get_str("errmsg").unwrap_or("").to_owned();
+                let error = i32::try_from(code)
+                    .ok()
+                    .and_then(|code| refused_write(coll, code, &message))
+                    .unwrap_or_else(|| Error::Server {
+                        message: format!("{message} (code {code})"),
+                        source: None,
+                    });
+                pattern_store::BatchOutcome {
+                    applied: usize::try_from(idx).unwrap_or(0),
+                    error: Some(error),
+                }
+            }
+        }
+    }
+
+    /// The reply's documents as the driver received them (no `Document` built).
+    async fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        self.find_in(None, coll, filter, opts).await
+    }
+
+    async fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
+        self.array_stats_in(None, coll, filter, array_field).await
+    }
+
+    /// One `aggregate`.
+    async fn first_per(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        by: &str,
+        sort: &[(Path, i32)],
+        projection: &[Path],
+    ) -> Result<Vec<Document>> {
+        (self.first_per_in(None, coll, filter, by, sort, projection)).await
+    }
+
+    /// One `aggregate` (the driver's `countDocuments`), with `comment`.
+    async fn count_matching(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        comment: &'static str,
+    ) -> Result<u64> {
+        self.db
+            .collection::<Document>(coll)
+            .count_documents(filter.to_document())
+            .comment(comment)
+            .await
+            .map_err(|e| map_err(coll, e))
+    }
+
+    /// One cursor: `find` with `batchSize` and `allowDiskUse`, then a `getMore` per batch.
+    fn scan<'a>(
+        &'a self,
+        coll: &'a str,
+        filter: &'a Filter,
+        opts: &'a FindOptions,
+        batch: u32,
+    ) -> futures::stream::BoxStream<'a, Result<RawDocumentBuf>> {
+        use futures::StreamExt;
+        let open = async move {
+            opts.check()?;
+            let collection = self.db.collection::<RawDocumentBuf>(coll);
+            let mut action = collection
+                .find(filter.to_document())
+                .with_options(driver_find_options(opts))
+                .batch_size(batch.max(1))
+                .allow_disk_use(true);
+            if let Some(n) = opts.limit.filter(|n| *n != 0) {
+                action = action.limit(n.checked_abs().unwrap_or(i64::MAX));
+            }
+            action.await.map_err(|e| map_err(coll, e))
+        };
+        cursor_stream(coll, open).boxed()
+    }
+
+    /// One `aggregate`: `$sample` (`allowDiskUse`), then a `getMore` per batch; a document
+    /// the pseudo-random cursor returns twice is passed on once (its `_id` remembered).
+    fn sample<'a>(
+        &'a self,
+        coll: &'a str,
+        size: u32,
+        batch: u32,
+        comment: &'static str,
+    ) -> futures::stream::BoxStream<'a, Result<RawDocumentBuf>> {
+        use futures::StreamExt;
+        let open = async move {
+            let pipeline = [doc! {"$sample": {"size": i64::from(size)}}];
+            (self.db.collection::<Document>(coll).aggregate(pipeline))
+                .with_type::<RawDocumentBuf>()
+                .batch_size(batch.max(1))
+                .allow_disk_use(true)
+                .comment(comment)
+                .await
+                .map_err(|e| map_err(coll, e))
+        };
+        let mut seen = std::collections::HashSet::<Vec<u8>>::new();
+        cursor_stream(coll, open)
+            .filter(move |d| {
+                // The `_id`'s bytes (type and value) tell two returns of one document apart.
+                let first = match d {
+                    Ok(d) => match d.get("_id") {
+                        Ok(Some(id)) => seen.insert(id_bytes(id)),
+                        _ => true,
+                    },
+                    Err(_) => true,
+                };
+                std::future::ready(first)
+            })
+            .boxed()
+    }
+
+    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
+        self.insert_many_in(None, coll, docs).await
+    }
+
+    /// `killSessions`: ends them and aborts their transactions.
+    async fn kill_sessions(&self, ids: &[Document]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Bson> = ids.iter().cloned().map(Bson::Document).collect();
+        self.db
+            .client()
+            .database("admin")
+            .run_command(doc! {"killSessions": ids})
+            .await
+            .map_err(|e| map_err("(killSessions)", e))?;
+        Ok(())
+    }
+
+    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        self.update_many_in(None, coll, filter, update).await
+    }
+
+    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
+        self.graph_lookup_in(None, coll, q).await
+    }
+
+    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
+        self.delete_many_in(None, coll, filter).await
+    }
+
+    async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
+        let mut opts = IndexOptions::builder().name(index.name.clone()).build();
+        if index.unique {
+            opts.unique = Some(true);
+        }
+        opts.partial_filter_expression = index.partial.as_ref().map(Filter::to_document);
+        let model = IndexModel::builder()
+            .keys(index.key_document())
+            .options(opts)
+            .build();
+        self.coll(coll)
+            .create_index(model)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        Ok(())
+    }
+
+    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
+        match self.coll(coll).list_index_names().await {
+            Ok(names) => Ok(names),
+            // NamespaceNotFound: no collection yet, so no index.
+            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 26) => Ok(Vec::new()),
+            Err(e) => Err(map_err(coll, e)),
+        }
+    }
+
+    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
+        self.coll(coll)
+            .drop_index(name)
+            .await
+            .map_err(|e| map_err(coll, e))
+    }
+
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        let mut names =
+            (self.db.list_collection_names().await).map_err(|e| map_err("(listCollections)", e))?;
+        names.retain(|n| !n.starts_with("system."));
+        names.sort();
+        Ok(names)
+    }
+
+    /// `collMod` with the validator; `create` with it when the collection does not exist
+    /// (then `collMod` again, should another client have created it in between).
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        let options = doc! {
+            "validator": {"$jsonSchema": schema.to_document()},
+            "validationLevel": "moderate",
+            "validationAction": "error",
+        };
+        let command = |verb: &str| {
+            let mut c = doc! {verb: coll};
+            c.extend(options.clone());
+            c
+        };
+        let code = |e: &mongodb::error::Error| server_code(e);
+        match self.db.run_command(command("collMod")).await {
+            Ok(_) => return Ok(()),
+            // NamespaceNotFound: no such collection yet.
+            Err(e) if code(&e) == Some(26) => {}
+            Err(e) => return Err(map_err(coll, e)),
+        }
+        match self.db.run_command(command("create")).await {
+            Ok(_) => Ok(()),
+            // NamespaceExists: created by another client since.
+            Err(e) if code(&e) == Some(48) => {
+                self.db
+                    .run_command(command("collMod"))
+                    .await
+                    .map_err(|e| map_err(coll, e))?;
+                Ok(())
+            }
+            Err(e) => Err(map_err(coll, e)),
+        }
+    }
+
+    fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    type Txn = MongoTxn;
+
+    async fn start_transaction(&self) -> Result<MongoTxn> {
+        let session = self.start_session().await?;
+        Ok(MongoTxn::new(self.clone(), session))
+    }
+}
+
+/// An `_id`'s BSON type and bytes: equal for one document returned twice.
+fn id_bytes(id: bson::RawBsonRef<'_>) -> Vec<u8> {
+    let mut doc = bson::RawDocumentBuf::new();
+    doc.append("_id", id.to_raw_bson());
+    doc.into_bytes()
+}
+
+/// The documents of the cursor `open` gives, each error mapped for `coll`; `open`'s own error
+/// as the one item.
+fn cursor_stream<'a>(
+    coll: &'a str,
+    open: impl std::future::Future<Output = Result<mongodb::Cursor<RawDocumentBuf>>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<RawDocumentBuf>> + Send + 'a {
+    use futures::StreamExt;
+    futures::stream::once(open).flat_map(move |cursor| match cursor {
+        Ok(c) => c
+            .map(move |d| d.map_err(|e| map_err(coll, e)))
+            .left_stream(),
+        Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
+    })
+}

@@ -1,0 +1,358 @@
+//! [`MongoTxn`]: a MongoDB multi-document transaction as a [`Store`].
+
+use std::fmt;
+
+use bson::{Document, RawDocumentBuf};
+use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
+use mongodb::ClientSession;
+use tokio::sync::Mutex;
+
+use super::{map_err, server_code, MongoStore};
+use pattern_store::query::{
+    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
+};
+use pattern_store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
+use pattern_store::{Error, Result};
+
+/// How many times a commit is sent when its outcome is unknown (the server may or may not
+/// have committed: a network error, a write concern timeout). The driver's own retry of the
+/// commit comes on top of these.
+const COMMIT_ATTEMPTS: u32 = 4;
+
+/// MongoDB's NoSuchTransaction: the server no longer has the transaction (it aborted it).
+const NO_SUCH_TRANSACTION: i32 = 251;
+
+/// A transaction on a [`MongoStore`]: a session with a snapshot transaction started (read
+/// concern `snapshot`, write concern `majority`), through which every operation runs. The
+/// server takes the snapshot at the transaction's first operation.
+///
+/// Index operations ([`Store::create_index`], [`Store::index_names`], [`Store::drop_index`])
+/// run outside the transaction, on the store: MongoDB refuses them in a transaction (except
+/// creating an index on a collection the transaction creates), and the patterns ensure their
+/// indexes lazily, possibly from inside one. They are not undone by an abort. An index created
+/// on a new collection after the transaction's first operation makes the transaction's first
+/// write there conflict ([`Error::WriteConflict`]: a retry sees the collection). On a MongoDB
+/// server, a new index build waits for the transactions that hold locks on its collection, this
+/// one included: ensure a collection's indexes before the transaction first writes to it (as
+/// the patterns do, each index set once per process). [`Store::set_validator`] runs on the
+/// store too (`collMod` is refused in a transaction).
+///
+/// After an operation fails, MongoDB has aborted the transaction: what follows in it fails
+/// (with that first error named), and so does the commit.
+pub struct MongoTxn {
+    store: MongoStore,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Boxed: a session is large, and a transaction is moved around (in `AnyTxn`).
+    session: Box<ClientSession>,
+    phase: Phase,
+    /// The first error an operation of the transaction returned (after which the server has
+    /// aborted the transaction).
+    failed: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Committed,
+    /// A commit that returned an error.
+    CommitFailed,
+    Aborted,
+}
+
+impl fmt::Debug for MongoTxn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("MongoTxn");
+        d.field("database", &self.store.database().name());
+        if let Ok(state) = self.state.try_lock() {
+            d.field("phase", &state.phase);
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+/// Runs `$call` with `$s`, the transaction's session, bound, and applies the transaction's
+/// bookkeeping to its result.
+macro_rules! in_txn {
+    ($self:ident, |$s:ident| $call:expr) => {{
+        let mut state = $self.state.lock().await;
+        state.open()?;
+        let result = {
+            let $s = Some(&mut *state.session);
+            $call.await
+        };
+        state.outcome(result)
+    }};
+}
+
+impl MongoTxn {
+    pub(crate) fn new(store: MongoStore, session: ClientSession) -> Self {
+        Self {
+            store,
+            state: Mutex::new(State {
+                session: Box::new(session),
+                phase: Phase::Open,
+                failed: None,
+            }),
+        }
+    }
+
+    /// The store the transaction runs on.
+    pub fn store(&self) -> &MongoStore {
+        &self.store
+    }
+}
+
+impl State {
+    fn open(&self) -> Result<()> {
+        match self.phase {
+            Phase::Open => Ok(()),
+            Phase::Committed => Err(Error::invalid("the transaction is committed")),
+            Phase::CommitFailed | Phase::Aborted => {
+                Err(Error::invalid("the transaction is aborted"))
+            }
+        }
+    }
+
+    /// `result`, remembering the first error. A NoSuchTransaction that follows an error is the
+    /// server's abort after that error, not a conflict: retrying the transaction would fail
+    /// the same way, so it is reported as a server error naming the first one.
+    fn outcome<T>(&mut self, result: Result<T>) -> Result<T> {
+        let e = match result {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        if let (Some(first), Some(code)) = (&self.failed, driver_code(&e)) {
+            if code == NO_SUCH_TRANSACTION {
+                let message = format!(
+                    "the server aborted the transaction after an earlier error in it ({first}): {e}"
+                );
+                return Err(Error::Server {
+                    message,
+                    source: Some(Box::new(e)),
+                });
+            }
+        }
+        if self.failed.is_none() && !e.is_transient() {
+            self.failed = Some(e.to_string());
+        }
+        Err(e)
+    }
+}
+
+/// The server's code of the driver error behind `e`, if any.
+fn driver_code(e: &Error) -> Option<i32> {
+    let source = match e {
+        Error::WriteConflict { source, .. }
+        | Error::Server { source, .. }
+        | Error::Unavailable { source, .. } => source.as_ref()?,
+        _ => return None,
+    };
+    server_code(source.downcast_ref::<mongodb::error::Error>()?)
+}
+
+impl Store for MongoTxn {
+    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
+        in_txn!(self, |s| self.store.insert_one_in(s, coll, doc))
+    }
+    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
+        in_txn!(self, |s| self.store.insert_many_in(s, coll, docs))
+    }
+
+    async fn update_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        in_txn!(self, |s| self
+            .store
+            .update_one_in(s, coll, filter, update, upsert))
+    }
+
+    async fn update_first(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        sort: &[(Path, i32)],
+        hint: &str,
+        update: &mut Update,
+        upsert: bool,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        in_txn!(self, |s| self.store.update_first_in(
+            s, coll, filter, sort, hint, update, upsert, fields
+        ))
+    }
+
+    async fn replace_one(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        doc: Document,
+        upsert: bool,
+    ) -> Result<UpdateOutcome> {
+        in_txn!(self, |s| self
+            .store
+            .replace_one_in(s, coll, filter, doc, upsert))
+    }
+
+    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
+        in_txn!(self, |s| self.store.find_in(s, coll, filter, opts))
+    }
+
+    async fn find_raw(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+    ) -> Result<Vec<RawDocumentBuf>> {
+        in_txn!(self, |s| self.store.find_in(s, coll, filter, opts))
+    }
+
+    async fn array_stats(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        array_field: &str,
+    ) -> Result<ArrayStats> {
+        in_txn!(self, |s| self.store.array_stats_in(
+            s,
+            coll,
+            filter,
+            array_field
+        ))
+    }
+
+    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
+        in_txn!(self, |s| self.store.update_many_in(s, coll, filter, update))
+    }
+
+    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
+        in_txn!(self, |s| self.store.graph_lookup_in(s, coll, q))
+    }
+
+    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
+        in_txn!(self, |s| self.store.delete_many_in(s, coll, filter))
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {
+        self.state.lock().await.open()?;
+        self.store.create_index(coll, index).await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    fn system_name(&self) -> &'static str {
+        "mongodb"
+    }
+    fn database_name(&self) -> Option<&str> {
+        self.store.database_name()
+    }
+    async fn routes_by_shard_key(&self) -> Result<bool> {
+        self.store.routes_by_shard_key().await
+    }
+    async fn index_names(&self, coll: &str) -> Result<Vec<String>> {
+        self.state.lock().await.open()?;
+        self.store.index_names(coll).await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn drop_index(&self, coll: &str, name: &str) -> Result<()> {
+        self.state.lock().await.open()?;
+        self.store.drop_index(coll, name).await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn collection_names(&self) -> Result<Vec<String>> {
+        self.state.lock().await.open()?;
+        self.store.collection_names().await
+    }
+
+    /// On the store, outside the transaction (see [`MongoTxn`]).
+    async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
+        self.state.lock().await.open()?;
+        self.store.set_validator(coll, schema).await
+    }
+
+    fn extensions(&self) -> &Extensions {
+        self.store.extensions()
+    }
+
+    type Txn = MongoTxn;
+
+    /// Transactions do not nest: [`Error::InvalidInput`].
+    async fn start_transaction(&self) -> Result<MongoTxn> {
+        Err(Error::invalid(
+            "a transaction is already open on this handle: run the work in it",
+        ))
+    }
+
+    fn current_transaction(&self) -> Option<&MongoTxn> {
+        Some(self)
+    }
+}
+
+impl Transaction for MongoTxn {
+    /// Commits; when the outcome is unknown (`UnknownTransactionCommitResult`), sends the
+    /// commit again, as the driver's documentation recommends, a few times.
+    async fn commit(&self) -> Result<()> {
+        let mut state = self.state.lock().await;
+        match state.phase {
+            Phase::Open => {}
+            Phase::Committed => return Ok(()),
+            Phase::CommitFailed | Phase::Aborted => {
+                return Err(Error::invalid(
+                    "the transaction is aborted: nothing to commit",
+                ))
+            }
+        }
+        let mut attempt = 1;
+        let result = loop {
+            pattern_store::observe::command(0);
+            match state.session.commit_transaction().await {
+                Err(e)
+                    if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                        && attempt < COMMIT_ATTEMPTS =>
+                {
+                    attempt += 1
+                }
+                done => break done.map_err(|e| map_err("(commit)", e)),
+            }
+        };
+        state.phase = if result.is_ok() {
+            Phase::Committed
+        } else {
+            Phase::CommitFailed
+        };
+        state.outcome(result)
+    }
+
+    async fn session_id(&self) -> Option<Document> {
+        Some(self.state.lock().await.session.id().clone())
+    }
+
+    /// Aborts (the server's errors are ignored: a transaction it no longer has is aborted
+    /// already). Aborting an aborted transaction does nothing; a committed one cannot be.
+    async fn abort(&self) -> Result<()> {
+        let mut state = self.state.lock().await;
+        match state.phase {
+            Phase::Open => {}
+            Phase::Committed => {
+                return Err(Error::invalid(
+                    "the transaction is committed: too late to abort",
+                ))
+            }
+            Phase::CommitFailed | Phase::Aborted => return Ok(()),
+        }
+        state.phase = Phase::Aborted;
+        state
+            .session
+            .abort_transaction()
+            .await
+            .map_err(|e| map_err("(abort)", e))
+    }
+}

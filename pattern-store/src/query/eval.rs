@@ -1,0 +1,110 @@
+//! How the in-memory store evaluates the query language, with MongoDB's semantics for the
+//! subset: whether a filter matches a document, and values compared and sorted across types
+//! (updates are applied by `apply.rs`). Internal to the crate: a store on a server sends
+//! the documents of [`Filter::to_document`] and [`Update::to_document`](crate::query::Update::to_document) instead.
+
+use std::cmp::Ordering;
+
+use bson::{Bson, Document};
+
+use super::{Filter, Path};
+use crate::codec::order::{bracket, compare_values, values_equal};
+
+/// MongoDB's equality match: the value equals `v`, or (an array) holds an element equal to
+/// `v`; a missing field equals `null`.
+fn eq_matches(x: Option<&Bson>, v: &Bson) -> bool {
+    match x {
+        None => matches!(v, Bson::Null),
+        Some(x) if values_equal(x, v) => true,
+        Some(Bson::Array(a)) => a.iter().any(|e| values_equal(e, v)),
+        Some(_) => false,
+    }
+}
+
+/// Int32, Int64, Double or Decimal128.
+pub fn is_number(v: &Bson) -> bool {
+    matches!(
+        v,
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_)
+    )
+}
+
+impl Filter {
+    /// Whether `doc` matches, with MongoDB's semantics for this subset.
+    pub fn matches(&self, doc: &Document) -> bool {
+        match self {
+            Filter::Eq(p, v) => eq_matches(get_path(doc, p), v),
+            Filter::Ne(p, v) => !eq_matches(get_path(doc, p), v),
+            Filter::Lt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_lt()),
+            Filter::Lte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_le()),
+            Filter::Gt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_gt()),
+            Filter::Gte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_ge()),
+            Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
+            Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
+            Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
+            Filter::TypeOrMissing(p, types) => get_path(doc, p)
+                .is_none_or(|v| !matches!(v, Bson::Array(_)) && types.iter().any(|t| t.holds(v))),
+            Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+            Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
+            Filter::In(p, vs) => {
+                let x = get_path(doc, p);
+                vs.iter().any(|v| eq_matches(x, v))
+            }
+            Filter::All(p, vs) => {
+                let x = get_path(doc, p);
+                !vs.is_empty() && vs.iter().all(|v| eq_matches(x, v))
+            }
+            Filter::ElemMatch(p, fs) => match get_path(doc, p) {
+                Some(Bson::Array(a)) => a
+                    .iter()
+                    .any(|e| matches!(e, Bson::Document(d) if fs.iter().all(|f| f.matches(d)))),
+                _ => false,
+            },
+            Filter::StartsWith(p, prefix) => match get_path(doc, p) {
+                Some(Bson::String(s)) => s.starts_with(prefix.as_str()),
+                Some(Bson::Array(a)) => a
+                    .iter()
+                    .any(|e| matches!(e, Bson::String(s) if s.starts_with(prefix.as_str()))),
+                _ => false,
+            },
+        }
+    }
+}
+
+/// The value at a dotted path: `a.b` descends into documents, `a.3` into arrays.
+pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+    if !path.as_bytes().contains(&b'.') {
+        return doc.get(path); // a top-level field: the usual case, without a splitter
+    }
+    let mut parts = path.split('.');
+    let mut cur = doc.get(parts.next()?)?;
+    for part in parts {
+        cur = match cur {
+            Bson::Document(d) => d.get(part)?,
+            Bson::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering> {
+    let x = get_path(doc, path)?;
+    (bracket(x) == bracket(v)).then(|| compare_values(x, v))
+}
+
+/// Compares two documents by a sort specification (missing fields sort as null).
+pub fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
+    for (path, dir) in sort {
+        let (x, y) = (
+            get_path(a, path).unwrap_or(&Bson::Null),
+            get_path(b, path).unwrap_or(&Bson::Null),
+        );
+        let o = compare_values(x, y);
+        let o = if *dir < 0 { o.reverse() } else { o };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
