@@ -153,7 +153,10 @@ pub const SUMMARIZED_FIELD: &str = "summarized";
 /// The collection of marks `{_id: "<collection>", bounded: true}`: every bucket of that
 /// collection carries complete time bounds, so range reads need not look for buckets without
 /// them. Set by a process that creates the collection (every bucket will be written by writers
-/// that keep the bounds), and by a `backfill` that completed every bucket.
+/// that keep the bounds), and by a `backfill` that completed every bucket. The mark also says
+/// `numbered: true` when the library created the collection: every document it writes there
+/// carries its number, and numbers are dense from 1 (`verify` reports a gap), so a key's
+/// document 1 exists whenever the key has any and a key never seen opens it in one write.
 pub const BOUNDED_COLLECTIONS: &str = "pattern_bounded";
 
 /// Where and how a bucket series is stored (filled in by the derive).

@@ -94,7 +94,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module path of a file under `src/` (`store/memory/mod.rs` → `["store", "memory"]`).
+/// The module path of a file under `src/` (`series/ingest/mod.rs` → `["series", "ingest"]`).
 fn module_of(rel: &str) -> Vec<String> {
     let rel = rel.trim_end_matches(".rs");
     let mut parts: Vec<String> = rel.split('/').map(str::to_owned).collect();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bson::{Bson, Document};
 
+use super::apply::UpdateEngine;
 use super::index::{Key, MemIndex, Moved};
 use pattern_store::codec::order::compare_values;
 use pattern_store::codec::size::{check_size, document_bytes};

@@ -48,6 +48,7 @@ use tokio::sync::Notify;
 use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, IndexSpec, Schema, Update};
 use pattern_store::{ArrayStats, Extensions, OpenPush, Store, UpdateOutcome};
 
+mod apply;
 mod collection;
 mod find;
 mod index;

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use bson::{Bson, Document, RawDocumentBuf};
 
+use super::apply::UpdateEngine;
 use super::collection::{id_first, Collection};
 use super::index::Key;
 use pattern_store::query::eval::get_path;

@@ -34,27 +34,25 @@ impl SeriesSpec<'_> {
         let stale = |name: &str| self.is_stale(name);
         match ensure_indexes(store, self.collection, &self.indexes(), Some(&stale)).await {
             Ok(existed) => {
-                // A collection this process creates holds only buckets written with bounds
-                // (and cut by its span).
-                if self.keeps.bounds.is_some() && !existed {
-                    mark_bounded(store, self.collection, Some(self.keeps.span)).await?;
-                }
-                // A collection this process creates holds only items its roll-ups counted.
-                if self.keeps.rollup && !existed {
-                    mark_rollup(store, self, true).await?;
-                } else if existed && !self.keeps.is_none() {
+                if !existed {
+                    self.mark_new(store).await?;
+                } else {
+                    // The collection's mark, read once per process (whether its documents are
+                    // all numbered and none archived, which a key's first push asks; the bounds,
+                    // the roll-ups).
+                    let mark = self.bounds_mark(store).await?;
                     // Items written without this spec's roll-ups from now on: those there are
                     // no longer exact for another spec's aggregates.
-                    let mark = self.bounds_mark(store).await?;
-                    if mark.rollup != 0 && mark.rollup != self.rollup_print() {
+                    if !self.keeps.is_none() && mark.rollup != 0 && mark.rollup != self.rollup_print()
+                    {
                         mark_rollup(store, self, false).await?;
                     }
-                }
-                if self.keeps.bounds.is_some() && existed {
                     // Buckets cut by another span (or none) from now on: the collection's
                     // span no longer holds for every bucket.
-                    let mark = self.bounds_mark(store).await?;
-                    if mark.span.is_some() && mark.span != self.keeps.span {
+                    if self.keeps.bounds.is_some()
+                        && mark.span.is_some()
+                        && mark.span != self.keeps.span
+                    {
                         let mut unset = Update::default();
                         unset.unset.push(SPAN_FIELD.into());
                         let coll = self.collection;
@@ -76,6 +74,39 @@ impl SeriesSpec<'_> {
 }
 
 impl SeriesSpec<'_> {
+    /// The mark of the collection this process just created, in one write: it holds only
+    /// documents the library numbers; with bounds, only buckets written with them (and cut by
+    /// its span); with roll-ups, only items they counted.
+    async fn mark_new<S: Store>(&self, store: &S) -> Result<()> {
+        let mut update = Update {
+            set: vec![(NUMBERED_FIELD.into(), Bson::Boolean(true))],
+            ..Update::default()
+        };
+        let bounded = self.keeps.bounds.is_some();
+        if bounded {
+            update.set.push((BOUNDED_FIELD.into(), Bson::Boolean(true)));
+            match self.keeps.span {
+                Some(ms) => update.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
+                None => update.unset.push(SPAN_FIELD.into()),
+            }
+        }
+        if self.keeps.rollup {
+            update.set.push((ROLLUP_MARK.into(), self.rollup_fields()));
+        }
+        write_mark(store, self.collection, update, true, |m| BoundsMark {
+            all_bounded: m.all_bounded || bounded,
+            span: if bounded { self.keeps.span } else { m.span },
+            rollup: if self.keeps.rollup {
+                self.rollup_print()
+            } else {
+                m.rollup
+            },
+            numbered: true,
+            ..m
+        })
+        .await
+    }
+
     /// The collection's mark in [`BOUNDED_COLLECTIONS`]: whether every bucket carries complete
     /// time bounds, and the span every bucket keeps to. Read once per process (one find) and
     /// remembered.
@@ -101,6 +132,7 @@ impl SeriesSpec<'_> {
                 span: (m.get(SPAN_FIELD).and_then(as_int)).filter(|s| all_bounded && *s > 0),
                 rollup,
                 archived: m.get_bool(ARCHIVED_FIELD) == Ok(true),
+                numbered: m.get_bool(NUMBERED_FIELD) == Ok(true),
             }
         });
         memo(store).set_bounds_mark(coll, mark);
@@ -240,6 +272,10 @@ pub(crate) async fn mark_archived<S: Store>(
     .await
 }
 
+/// The field of a collection's mark saying the library created it: its every document carries
+/// its number.
+pub(crate) const NUMBERED_FIELD: &str = "numbered";
+
 /// The field of a collection's mark holding the span its every bucket keeps to.
 const SPAN_FIELD: &str = "span";
 
@@ -272,10 +308,13 @@ pub(crate) async fn mark_bounded_probed<S: Store>(
     }
     if let Some(token) = probe {
         set.set.push((PROBE_FIELD.into(), Bson::ObjectId(token)));
+        // An archive receives the live collection's buckets as they are, numbered or not.
+        set.unset.push(NUMBERED_FIELD.into());
     }
     write_mark(store, coll, set, true, |m| BoundsMark {
         all_bounded: true,
         span: span.unwrap_or(m.span),
+        numbered: m.numbered && probe.is_none(),
         ..m
     })
     .await

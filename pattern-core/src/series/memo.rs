@@ -135,6 +135,9 @@ pub(crate) struct BoundsMark {
     pub(crate) rollup: u64,
     /// Buckets of the collection were moved to an archive (`bucket::archive`).
     pub(crate) archived: bool,
+    /// The library created the collection: every document of it carries its number (none of
+    /// the unnumbered documents of other tools, which a key's next number must count).
+    pub(crate) numbered: bool,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).

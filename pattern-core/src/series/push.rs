@@ -120,6 +120,8 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
     // The number the key's next document gets, when this process saw its newest one.
     let (at, known) = memo(store).next_number_at(coll, key);
     let mut next = known.map(|m| m.number);
+    // Whether the number may be guessed (the key unknown to this process, no refusal yet).
+    let mut guess = known.is_none();
     ids.after(known.and_then(|m| m.newest));
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
@@ -169,6 +171,7 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                     ids.collided(seq);
                     memo(store).take_next_number(coll, key);
                     next = None;
+                    guess = false;
                 }
                 Err(e) => {
                     let open = spec.open(key);
@@ -183,7 +186,8 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
         }
         // The next number unknown. Boxed: the rarer path, which every push's future would
         // otherwise carry.
-        match Box::pin(push_unknown(store, spec, key, kept, &mut ids, &mut items)).await? {
+        let unknown = push_unknown(store, spec, key, kept, &mut ids, &mut items, &mut guess);
+        match Box::pin(unknown).await? {
             None => return Ok(()),
             Some(number) => next = number,
         }
@@ -527,10 +531,21 @@ fn read_count(spec: &SeriesSpec<'_>, doc: &Document) -> Result<u64> {
 // [`push_one`]'s rarer path, kept out of the common push's future (it is boxed): the key's
 // next number unknown, or taken by another writer.
 
-/// [`push_one`] with the key's next number unknown (or taken by another
-/// writer): the push into the open document that returns its number, or the read of the newest
-/// and the insert of the next (the caller boxes this whole future). `None` once the item is pushed; else the number to try next (`Some(None)`: still
-/// unknown), the item back in `items`.
+/// [`push_one`] with the key's next number unknown (or taken by another writer): the
+/// caller boxes this whole future. `None` once the item is pushed; else the number to try next
+/// (`Some(None)`: still unknown), the item back in `items`.
+///
+/// In a collection the library created and never archived from ([`BoundsMark`]: every
+/// document numbered, numbers dense from 1 and all here), the first attempt (`guess`) is one
+/// write: the push's conditional upsert opening document 1, as a `findAndModify` returning the
+/// open document's number when there is one. A key never seen gets document 1; a key with a
+/// document open gets the item, its number known; a key with documents and none open is
+/// refused on `{key, number}` (document 1 exists) and takes the read of the newest and the
+/// insert of the next. Elsewhere (documents of other tools may have no number, and count; an
+/// archive holds a key's first numbers), or after a refusal: the push into the open document
+/// returning its number, or the read of the newest and the insert of the next.
+///
+/// [`BoundsMark`]: super::memo::BoundsMark
 async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
@@ -538,11 +553,53 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
     kept: &Kept,
     ids: &mut NewIds<'_, P>,
     items: &mut Vec<Bson>,
+    guess: &mut bool,
 ) -> Result<Option<Option<i64>>> {
     let coll = spec.collection;
-    let spanned = spec.span_bounds().is_some();
     // The open document's `_id` comes back too: the next document's `_id` must differ from it.
     let fields = [spec.count_field, spec.order.field(), "_id"];
+    let guessed = std::mem::take(guess) && {
+        let mark = spec.bounds_mark(store).await?;
+        mark.numbered && !mark.archived
+    };
+    if guessed {
+        ids.prepare(store, 1).await?;
+        let id = ids.id();
+        let (pushed, open, mut update) = {
+            let new_id = || id.clone();
+            let marks = || spec.marks();
+            let push = spec.open_push(key, kept, 1, &new_id, &marks);
+            let (open, order) = (push.filter(), push.order());
+            let mut update = push.upsert(std::mem::take(items));
+            let pushed = store
+                .update_first(coll, &open, &order, "", &mut update, true, &fields)
+                .await;
+            (pushed, open, update)
+        };
+        match overflowed(spec, kept, pushed) {
+            Ok(Some(before)) => return pushed_into(store, spec, key, kept, ids, &before).await,
+            Ok(None) => {
+                remember(store, spec, key, Some(2), ids.opened(), Some(1));
+                return roll_up(store, spec, key, kept, 1, None)
+                    .await
+                    .map(|()| None);
+            }
+            Err(e) => {
+                // A write that returns an error leaves the update as it was: the items back.
+                *items = std::mem::take(&mut update.push[0].1);
+                if is_id_taken(&e) {
+                    ids.id_taken();
+                    return Ok(Some(Some(1)));
+                }
+                if !matches!(e, Error::DuplicateKey { .. }) {
+                    return Err(name_foreign(store, coll, &open, spec.items_field, e).await);
+                }
+                // Document 1 exists and none was open: open the one after the newest.
+                ids.collided(1);
+                return open_next(store, spec, key, kept, ids, items, &open).await;
+            }
+        }
+    }
     // The next number unknown: push into the open document returning its number
     // (`findAndModify`), which gives the next one. No hint: the open-document index both
     // filters and sorts, so the planner picks it. The push's own filter, order and update; not
@@ -559,13 +616,27 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
         Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
     };
     if let Some(before) = pushed {
-        if spanned {
-            // Its window's document, not necessarily the newest: the next number is not
-            // learned here (it is when a push opens a document).
-            return roll_up(store, spec, key, kept, 1, None)
-                .await
-                .map(|()| None);
-        }
+        return pushed_into(store, spec, key, kept, ids, &before).await;
+    }
+    // Nothing matched, so nothing moved: the items are back. No open document: read the
+    // newest, open the next.
+    *items = std::mem::take(&mut update.push[0].1);
+    open_next(store, spec, key, kept, ids, items, &open).await
+}
+
+/// The item went into the key's open document, `before` as it was (its count, number and
+/// `_id`): the next number is one past its number, remembered with its count.
+async fn pushed_into<S: Store, P: IdPrefix + Sync + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    kept: &Kept,
+    ids: &mut NewIds<'_, P>,
+    before: &Document,
+) -> Result<Option<Option<i64>>> {
+    // Cut by span, it went to its window's document, not necessarily the newest: the next
+    // number is not learned here (it is when a push opens a document).
+    if spec.span_bounds().is_none() {
         let seq = before.get(spec.order.field()).and_then(as_int);
         let newest = ids.parse(before.get("_id"));
         let count = (before.get(spec.count_field).and_then(as_int))
@@ -578,13 +649,24 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
             newest,
             count,
         );
-        return roll_up(store, spec, key, kept, 1, None)
-            .await
-            .map(|()| None);
     }
-    // Nothing matched, so nothing moved: the items are back. No open document: read the
-    // newest, open the next.
-    *items = std::mem::take(&mut update.push[0].1);
+    roll_up(store, spec, key, kept, 1, None)
+        .await
+        .map(|()| None)
+}
+
+/// No document of the key is open (`open`, the push's filter, matched none): reads the newest
+/// and opens the next with the item.
+async fn open_next<S: Store, P: IdPrefix + Sync + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    kept: &Kept,
+    ids: &mut NewIds<'_, P>,
+    items: &[Bson],
+    open: &Filter,
+) -> Result<Option<Option<i64>>> {
+    let coll = spec.collection;
     let seq = match newest_doc(store, spec, key).await? {
         Some(doc) if open.matches(&doc) => return Ok(Some(None)), // opened meanwhile: push into it
         Some(doc) => {

@@ -6,12 +6,12 @@
 //! Filters, updates and index specs are typed values, never documents assembled from user
 //! input: a user-supplied value only ever sits in value position (a bare scalar, or behind
 //! `$eq`), so it cannot be read as an operator, a field path or a regex. The MongoDB store translates them to the
-//! driver's documents ([`Filter::to_document`], [`Update::to_document`]); the in-memory store
-//! evaluates them with the functions of this module, with MongoDB's semantics for the subset.
+//! driver's documents ([`Filter::to_document`], [`Update::to_document`]); a filter's meaning,
+//! with MongoDB's semantics for the subset, is [`eval`] (which the in-memory store and the
+//! patterns use), and the in-memory store applies updates with its own engine.
 
 use bson::{Bson, Document};
 
-mod apply;
 pub mod eval;
 mod filter;
 pub mod paths;
@@ -20,7 +20,6 @@ mod schema;
 mod tests;
 mod update;
 
-pub use apply::Undo;
 pub use filter::is_plain_scalar;
 pub use filter::Filter;
 pub use schema::Schema;

@@ -363,3 +363,32 @@ impl Update {
         Some(vec![bson::doc! {"$set": set}])
     }
 }
+
+impl Update {
+    /// The fields the update (on an existing document: `$setOnInsert` aside) writes, each as
+    /// often as an operator names it: gathered once for the many questions an update of a
+    /// document with several indexes asks (which index entries it may move).
+    pub fn written(&self) -> Vec<&str> {
+        let mut out = Vec::with_capacity(
+            self.set.len()
+                + self.inc.len()
+                + self.sum.len()
+                + self.min.len()
+                + self.max.len()
+                + self.unset.len()
+                + self.push.len()
+                + self.pull.len()
+                + self.rewrite.len(),
+        );
+        out.extend(self.set.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.inc.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.sum.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.min.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.max.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.unset.iter().map(|f| f.as_str()));
+        out.extend(self.push.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.pull.iter().map(|(f, _)| f.as_str()));
+        out.extend(self.rewrite.iter().map(|r| r.field()));
+        out
+    }
+}

@@ -177,7 +177,89 @@ async fn page_numbers_past_the_largest(store: AnyStore) {
     assert!(matches!(e, Error::InvalidInput(_)), "{e:?}");
 }
 
+/// A key's buckets as stored: each bucket's number (`None`: none) and its items, in `_id` order.
+async fn buckets_of(store: &AnyStore, key: &str) -> Vec<(Option<i64>, Vec<u32>)> {
+    let mut out: Vec<(Option<i64>, Vec<u32>)> = (documents(store, "ticks").await.iter())
+        .filter(|d| d.get_str("user") == Ok(key))
+        .map(|d| {
+            let items = d.get_array("ticks").unwrap().iter();
+            let n = items.map(|t| {
+                pattern_tests::as_int(t.as_document().unwrap().get("n").unwrap()).unwrap() as u32
+            });
+            (d.get("page").and_then(pattern_tests::as_int), n.collect())
+        })
+        .collect();
+    out.sort_by_key(|(page, _)| *page);
+    out
+}
+
+/// A key's first push in a process (`forget`) numbers its bucket after the key's own. In a
+/// collection the library created, a key never seen opens bucket 1 on a guess, which the
+/// unique `{key, page}` index refuses when the key has buckets (then the newest is read); a
+/// key with a bucket open fills it. In a collection of another tool (no mark), whose buckets
+/// may have no number (and count), nothing is guessed: the newest is read.
+async fn a_first_push_numbers_after_the_keys_buckets(store: AnyStore) {
+    use pattern_core::store::query::{Filter, Update};
+    let at = |n: u32| 1_700_000_000 + i64::from(n);
+    let push = |key: &'static str, n: u32| {
+        let store = store.clone();
+        async move { Ticks::push(&store, key, tick(0, n, at(n))).await.unwrap() }
+    };
+    for n in 0..6 {
+        push("full", n).await;
+    }
+    for n in 0..4 {
+        push("open", n).await;
+    }
+    store.extensions().forget();
+    push("full", 6).await;
+    push("open", 4).await;
+    push("new", 0).await;
+    push("new", 1).await;
+    let numbered = |pages: &[(i64, &[u32])]| {
+        (pages.iter())
+            .map(|(p, items)| (Some(*p), items.to_vec()))
+            .collect::<Vec<_>>()
+    };
+    let full: [(i64, &[u32]); 3] = [(1, &[0, 1, 2]), (2, &[3, 4, 5]), (3, &[6])];
+    assert_eq!(buckets_of(&store, "full").await, numbered(&full));
+    let open: [(i64, &[u32]); 2] = [(1, &[0, 1, 2]), (2, &[3, 4])];
+    assert_eq!(buckets_of(&store, "open").await, numbered(&open));
+    let new: [(i64, &[u32]); 1] = [(1, &[0, 1])];
+    assert_eq!(buckets_of(&store, "new").await, numbered(&new));
+
+    // The same collection as another tool leaves it: its mark gone, key `old`'s two full
+    // buckets without a number (the seed's layout, read first).
+    for n in 0..6 {
+        push("old", n).await;
+    }
+    let old = Filter::eq("user", "old");
+    let mut unnumber = Update::default();
+    unnumber.unset.push("page".into());
+    store.update_many("ticks", &old, &unnumber).await.unwrap();
+    store
+        .delete_many("pattern_bounded", &Filter::eq("_id", "ticks"))
+        .await
+        .unwrap();
+    store.extensions().forget();
+    push("old", 6).await;
+    push("fresh", 0).await;
+    let old: Vec<(Option<i64>, Vec<u32>)> = vec![
+        (None, vec![0, 1, 2]),
+        (None, vec![3, 4, 5]),
+        (Some(3), vec![6]),
+    ];
+    assert_eq!(buckets_of(&store, "old").await, old);
+    assert_eq!(buckets_of(&store, "fresh").await, [(Some(1), vec![0])]);
+    let items: Vec<u32> = (Ticks::items(&store, "old").map_ok(|t| t.n))
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(items, (0..7).collect::<Vec<_>>());
+}
+
 on_both_stores!(
+    a_first_push_numbers_after_the_keys_buckets,
     same_second_burst,
     page_numbers_past_the_largest,
     streams_cross_batches,

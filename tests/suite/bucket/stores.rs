@@ -80,6 +80,20 @@ async fn mongo_push_and_page_round_trips() {
     );
     let newest = Ticks::page(&store, "rt", 103).await.unwrap().unwrap();
     assert_eq!(newest.items.iter().map(|t| t.n).collect::<Vec<_>>(), [306]);
+    // A key never seen, in a process that has not seen the collection either: the mark's read
+    // (the library created the collection, never archived from it: every key's numbers dense
+    // from 1), then one `findAndModify` that opens bucket 1. Then `update` again.
+    store.extensions().forget();
+    log.clear();
+    for n in 0..2 {
+        Ticks::push(&store, "new", tick(0, n, 1_700_000_000 + i64::from(n)))
+            .await
+            .unwrap();
+    }
+    let sent = without_index_commands(&log);
+    assert_eq!(sent, ["find", "findAndModify", "update"]);
+    let first = Ticks::page(&store, "new", 1).await.unwrap().unwrap();
+    assert_eq!(first.items.iter().map(|t| t.n).collect::<Vec<_>>(), [0, 1]);
     let _ = store.database().drop().await;
 }
 

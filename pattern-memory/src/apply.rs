@@ -1,15 +1,36 @@
-//! How the in-memory store applies an update in place, with MongoDB's semantics for the
-//! subset: the operators, the pipeline rewrites of tree moves, and the undo log that puts a
-//! refused update back.
+//! The update engine: how the in-memory store applies an update of the query language in
+//! place, with MongoDB's semantics for the subset: the operators, the pipeline rewrites of tree
+//! moves and computed parents, the sorted `$push`, and the undo log that puts a refused update
+//! back.
 
 use bson::{Bson, Document};
 
-use super::{Expr, Path, Rewrite, Update};
-use crate::codec::number::{self, NumberError};
-use crate::codec::order::{compare_values, values_equal};
-use crate::codec::size::{element_at_bytes, field_bytes};
+use pattern_store::codec::number::{self, NumberError};
+use pattern_store::codec::order::{compare_values, values_equal};
+use pattern_store::codec::size::{element_at_bytes, field_bytes};
+use pattern_store::query::{Expr, Path, Rewrite, Update};
 
-impl Update {
+/// An update applied in place, as the in-memory store applies it.
+pub(crate) trait UpdateEngine {
+    fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String>;
+    fn write_push_sorts(&self, doc: &mut Document);
+    fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String>;
+    fn write_pulls(&self, doc: &mut Document);
+    fn takes(&self, i: usize, inserting: bool) -> bool;
+    fn prepare(&self, doc: &Document, inserting: bool) -> Result<Prepared, String>;
+    fn write_fields(&self, doc: &mut Document, prepared: Prepared, inserting: bool);
+    fn value_seen<'a>(
+        &'a self,
+        doc: &'a Document,
+        incs: &'a [Bson],
+        k: &str,
+        inserting: bool,
+    ) -> Option<&'a Bson>;
+    fn field_name(&self, f: Written) -> &str;
+    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo;
+}
+
+impl UpdateEngine for Update {
     /// Applies the update to `doc` in place (`inserting`: whether `$setOnInsert` applies).
     /// Fails, leaving `doc` unchanged, where MongoDB would refuse the update (`$inc` of a
     /// non-number, `$push` or `$pull` to a non-array, a rewrite of a field that does not hold
@@ -21,7 +42,7 @@ impl Update {
     /// computed from the document as it was, as an update pipeline's `$set` stage computes
     /// them, and written after `$set` (a rewrite of a field `$set` also writes wins). Everything
     /// that can fail is checked before `doc` is touched, so `doc` is never copied.
-    pub fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+    fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
         let prepared = self.prepare(doc, inserting)?;
         self.write_fields(doc, prepared, inserting);
         for (k, items) in &self.push {
@@ -66,7 +87,7 @@ impl Update {
     /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
     /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
     /// written by no other operator (the others are copied). On `Err` nothing was moved.
-    pub fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+    fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
         let prepared = self.prepare(doc, inserting)?;
         self.write_fields(doc, prepared, inserting);
         for i in 0..self.push.len() {
@@ -148,12 +169,12 @@ impl Update {
         for (k, v) in &self.sum {
             let new = match self.value_seen(doc, &incs, k, inserting) {
                 None => v.clone(),
-                Some(old) => crate::codec::number::add(old, v).map_err(|e| match e {
-                    crate::codec::number::NumberError::Overflow => format!(
+                Some(old) => pattern_store::codec::number::add(old, v).map_err(|e| match e {
+                    pattern_store::codec::number::NumberError::Overflow => format!(
                         "Failed to apply $inc operations to current value ({}) for `{k}`: overflow",
-                        crate::error::display_bson(old)
+                        pattern_store::error::display_bson(old)
                     ),
-                    crate::codec::number::NumberError::NotANumber(t) => {
+                    pattern_store::codec::number::NumberError::NotANumber(t) => {
                         format!("cannot apply $inc to `{k}` of type {t:?}")
                     }
                 })?,
@@ -272,33 +293,6 @@ impl Update {
             .or_else(|| doc.get(k))
     }
 
-    /// The fields the update (on an existing document: `$setOnInsert` aside) writes, each as
-    /// often as an operator names it: gathered once for the many questions an update of a
-    /// document with several indexes asks (which index entries it may move).
-    pub fn written(&self) -> Vec<&str> {
-        let mut out = Vec::with_capacity(
-            self.set.len()
-                + self.inc.len()
-                + self.sum.len()
-                + self.min.len()
-                + self.max.len()
-                + self.unset.len()
-                + self.push.len()
-                + self.pull.len()
-                + self.rewrite.len(),
-        );
-        out.extend(self.set.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.inc.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.sum.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.min.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.max.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.unset.iter().map(|f| f.as_str()));
-        out.extend(self.push.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.pull.iter().map(|(f, _)| f.as_str()));
-        out.extend(self.rewrite.iter().map(|r| r.field()));
-        out
-    }
-
     /// The name of a field an [`Undo`] saved.
     fn field_name(&self, f: Written) -> &str {
         match f {
@@ -318,7 +312,7 @@ impl Update {
     /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
     /// (`inserting` as there), so that [`Undo::restore`] can put it back. A `$push` target
     /// costs its length, not a copy.
-    pub fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
+    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
         let mut saved: Vec<(Written, Saved)> = Vec::new();
         let soi = if inserting {
             self.set_on_insert.len()
@@ -384,7 +378,7 @@ fn set_field(doc: &mut Document, k: &str, v: Bson) {
 
 /// A field an update writes: the operator and the position in its list.
 #[derive(Clone, Copy, Debug)]
-enum Written {
+pub(crate) enum Written {
     Set(usize),
     SetOnInsert(usize),
     Inc(usize),
@@ -399,7 +393,7 @@ enum Written {
 
 /// What [`Update::prepare`] computed: the value each `$inc` writes, and what each rewrite
 /// leaves in its field (`None`: the field is left out).
-struct Prepared {
+pub(crate) struct Prepared {
     incs: Vec<Bson>,
     sums: Vec<Bson>,
     /// The value each `$min` / `$max` writes; `None` where it leaves the field as it is.
@@ -408,7 +402,12 @@ struct Prepared {
     rewrites: Vec<Option<Bson>>,
 }
 
-impl Rewrite {
+/// A rewrite's new value.
+trait Compute {
+    fn compute(&self, doc: &Document) -> Result<Option<Bson>, String>;
+}
+
+impl Compute for Rewrite {
     /// The field's new value from its value `old` (`None`: missing), as the rewrite's
     /// aggregation expression computes it; `None` when it leaves the field out. Fails where
     /// the update is refused.
@@ -484,7 +483,12 @@ impl Rewrite {
 }
 
 /// `x + by` as `$add` of two Int64s: an Int64, or a Double when it overflows.
-impl Expr {
+/// An expression's value.
+trait Eval {
+    fn eval(&self, doc: &Document) -> Result<Option<Bson>, String>;
+}
+
+impl Eval for Expr {
     /// The expression's value over `doc` (`None`: missing), as MongoDB computes it.
     fn eval(&self, doc: &Document) -> Result<Option<Bson>, String> {
         let null = |v: &Option<Bson>| matches!(v, None | Some(Bson::Null));
@@ -581,7 +585,7 @@ fn describe(v: Option<&Bson>) -> String {
 }
 
 /// The fields an update writes, as they were before it: see [`Update::undo_log`].
-pub struct Undo {
+pub(crate) struct Undo {
     saved: Vec<(Written, Saved)>,
     inserting: bool,
 }
@@ -596,7 +600,7 @@ enum Saved {
 impl Undo {
     /// How many bytes `update` added to `doc`'s BSON size (negative: removed), from the
     /// fields it changed only; `None` when a value involved does not serialize.
-    pub fn size_change(&self, doc: &Document, update: &Update) -> Option<isize> {
+    pub(crate) fn size_change(&self, doc: &Document, update: &Update) -> Option<isize> {
         let field = |k: &str, v: Option<&Bson>| v.map_or(Some(0), |v| field_bytes(k, v));
         let mut change = 0_isize;
         for (f, was) in &self.saved {
@@ -623,7 +627,7 @@ impl Undo {
     /// Puts `doc` back as it was before `update` applied, field order included (an update
     /// only replaces values in place or appends fields, and the appended ones are removed),
     /// and gives `update` back the items [`Update::apply_taking`] moved into `doc`.
-    pub fn restore(self, doc: &mut Document, update: &mut Update) {
+    pub(crate) fn restore(self, doc: &mut Document, update: &mut Update) {
         for (f, was) in self.saved {
             let taken = match f {
                 Written::Push(i) => update.takes(i, self.inserting).then_some(i),
@@ -649,3 +653,7 @@ impl Undo {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;
