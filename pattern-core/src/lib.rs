@@ -8,9 +8,12 @@
 //! - [`Document`](macro@Document): plain documents with typed field paths, conditional
 //!   updates and keyword arrays ([`document`]).
 //!
-//! All run over any [`Store`](store::Store): the embedded [`MemoryStore`] (the default, nothing to
-//! install) or `MongoStore` on the official `mongodb` driver (feature `mongodb`). The two keep
-//! the same documents and behave the same; one conformance suite runs against both.
+//! All run over any [`Store`](store::Store): the embedded [`MemoryStore`] (the default, feature
+//! `memory`, nothing to install) or `MongoStore` on the official `mongodb` driver (feature
+//! `mongodb`). The two keep the same documents and behave the same; one conformance suite runs
+//! against both. The store contract and each store are crates of their own (`pattern-store`,
+//! `pattern-memory`, `pattern-mongo`), re-exported here: a store of your own needs
+//! `pattern-store` alone.
 //!
 //! Beside them, the article's other recipes as typed values: [`money`] (`Decimal` stored
 //! exactly as Decimal128, the older scaled and string forms read exactly, and their
