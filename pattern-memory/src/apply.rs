@@ -13,8 +13,13 @@ use pattern_store::query::{Expr, Path, Rewrite, Update};
 /// An update applied in place, as the in-memory store applies it.
 pub(crate) trait UpdateEngine {
     fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String>;
-    fn write_push_sorts(&self, doc: &mut Document);
     fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String>;
+    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo;
+}
+
+/// The steps of [`UpdateEngine`], each over the whole update.
+trait Steps {
+    fn write_push_sorts(&self, doc: &mut Document);
     fn write_pulls(&self, doc: &mut Document);
     fn takes(&self, i: usize, inserting: bool) -> bool;
     fn prepare(&self, doc: &Document, inserting: bool) -> Result<Prepared, String>;
@@ -27,7 +32,6 @@ pub(crate) trait UpdateEngine {
         inserting: bool,
     ) -> Option<&'a Bson>;
     fn field_name(&self, f: Written) -> &str;
-    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo;
 }
 
 impl UpdateEngine for Update {
@@ -53,6 +57,74 @@ impl UpdateEngine for Update {
         Ok(())
     }
 
+    /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
+    /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
+    /// written by no other operator (the others are copied). On `Err` nothing was moved.
+    fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        let prepared = self.prepare(doc, inserting)?;
+        self.write_fields(doc, prepared, inserting);
+        for i in 0..self.push.len() {
+            let taken = self.takes(i, inserting);
+            let (k, items) = &mut self.push[i];
+            let items = if taken {
+                std::mem::take(items)
+            } else {
+                items.clone()
+            };
+            append(doc, k, items);
+        }
+        self.write_push_sorts(doc);
+        self.write_pulls(doc);
+        Ok(())
+    }
+
+    /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
+    /// (`inserting` as there), so that [`Undo::restore`] can put it back. A `$push` target
+    /// costs its length, not a copy.
+    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
+        let mut saved: Vec<(Written, Saved)> = Vec::new();
+        let soi = if inserting {
+            self.set_on_insert.len()
+        } else {
+            0
+        };
+        let written = (0..self.set.len()).map(Written::Set);
+        // A pulled or rewritten array is saved whole (a `$push` beside it too): only an array
+        // that is appended to and nothing else is saved as its length.
+        let written = written
+            .chain((0..soi).map(Written::SetOnInsert))
+            .chain((0..self.inc.len()).map(Written::Inc))
+            .chain((0..self.sum.len()).map(Written::Sum))
+            .chain((0..self.min.len()).map(Written::Min))
+            .chain((0..self.max.len()).map(Written::Max))
+            .chain((0..self.unset.len()).map(Written::Unset))
+            .chain((0..self.pull.len()).map(Written::Pull))
+            .chain((0..self.rewrite.len()).map(Written::Rewrite));
+        let seen = |saved: &[(Written, Saved)], k: &str| {
+            saved.iter().any(|(f, _)| self.field_name(*f) == k)
+        };
+        for f in written {
+            let k = self.field_name(f);
+            if !seen(&saved, k) {
+                saved.push((f, Saved::Value(doc.get(k).cloned())));
+            }
+        }
+        for (i, (k, _)) in self.push.iter().enumerate() {
+            if !seen(&saved, k) {
+                // A sorted push reorders and cuts the array: saved whole.
+                let sorted = self.push_sort.iter().any(|s| s.field == *k);
+                let was = match doc.get(k) {
+                    Some(Bson::Array(a)) if !sorted => Saved::Len(a.len()),
+                    other => Saved::Value(other.cloned()),
+                };
+                saved.push((Written::Push(i), was));
+            }
+        }
+        Undo { saved, inserting }
+    }
+}
+
+impl Steps for Update {
     /// Sorts and cuts each array a sorted `$push` wrote ([`PushSort`]): a stable sort by the
     /// elements' fields in BSON order (a missing field, or an element that is not a document,
     /// as null), then the first `keep` kept.
@@ -82,27 +154,6 @@ impl UpdateEngine for Update {
             });
             a.truncate(s.keep as usize);
         }
-    }
-
-    /// [`Update::apply`], moving the pushed items into `doc` instead of copying them, where
-    /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
-    /// written by no other operator (the others are copied). On `Err` nothing was moved.
-    fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
-        let prepared = self.prepare(doc, inserting)?;
-        self.write_fields(doc, prepared, inserting);
-        for i in 0..self.push.len() {
-            let taken = self.takes(i, inserting);
-            let (k, items) = &mut self.push[i];
-            let items = if taken {
-                std::mem::take(items)
-            } else {
-                items.clone()
-            };
-            append(doc, k, items);
-        }
-        self.write_push_sorts(doc);
-        self.write_pulls(doc);
-        Ok(())
     }
 
     /// Removes the `$pull` values from their arrays (once checked: each field is absent or an
@@ -308,51 +359,6 @@ impl UpdateEngine for Update {
             Written::Rewrite(i) => self.rewrite[i].field(),
         }
     }
-
-    /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
-    /// (`inserting` as there), so that [`Undo::restore`] can put it back. A `$push` target
-    /// costs its length, not a copy.
-    fn undo_log(&self, doc: &Document, inserting: bool) -> Undo {
-        let mut saved: Vec<(Written, Saved)> = Vec::new();
-        let soi = if inserting {
-            self.set_on_insert.len()
-        } else {
-            0
-        };
-        let written = (0..self.set.len()).map(Written::Set);
-        // A pulled or rewritten array is saved whole (a `$push` beside it too): only an array
-        // that is appended to and nothing else is saved as its length.
-        let written = written
-            .chain((0..soi).map(Written::SetOnInsert))
-            .chain((0..self.inc.len()).map(Written::Inc))
-            .chain((0..self.sum.len()).map(Written::Sum))
-            .chain((0..self.min.len()).map(Written::Min))
-            .chain((0..self.max.len()).map(Written::Max))
-            .chain((0..self.unset.len()).map(Written::Unset))
-            .chain((0..self.pull.len()).map(Written::Pull))
-            .chain((0..self.rewrite.len()).map(Written::Rewrite));
-        let seen = |saved: &[(Written, Saved)], k: &str| {
-            saved.iter().any(|(f, _)| self.field_name(*f) == k)
-        };
-        for f in written {
-            let k = self.field_name(f);
-            if !seen(&saved, k) {
-                saved.push((f, Saved::Value(doc.get(k).cloned())));
-            }
-        }
-        for (i, (k, _)) in self.push.iter().enumerate() {
-            if !seen(&saved, k) {
-                // A sorted push reorders and cuts the array: saved whole.
-                let sorted = self.push_sort.iter().any(|s| s.field == *k);
-                let was = match doc.get(k) {
-                    Some(Bson::Array(a)) if !sorted => Saved::Len(a.len()),
-                    other => Saved::Value(other.cloned()),
-                };
-                saved.push((Written::Push(i), was));
-            }
-        }
-        Undo { saved, inserting }
-    }
 }
 
 /// Appends `items` to the array `k` of `doc`, or sets it to them (once checked: the field is
@@ -378,7 +384,7 @@ fn set_field(doc: &mut Document, k: &str, v: Bson) {
 
 /// A field an update writes: the operator and the position in its list.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Written {
+enum Written {
     Set(usize),
     SetOnInsert(usize),
     Inc(usize),
@@ -393,7 +399,7 @@ pub(crate) enum Written {
 
 /// What [`Update::prepare`] computed: the value each `$inc` writes, and what each rewrite
 /// leaves in its field (`None`: the field is left out).
-pub(crate) struct Prepared {
+struct Prepared {
     incs: Vec<Bson>,
     sums: Vec<Bson>,
     /// The value each `$min` / `$max` writes; `None` where it leaves the field as it is.

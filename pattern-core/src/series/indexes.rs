@@ -84,14 +84,10 @@ impl SeriesSpec<'_> {
         };
         let bounded = self.keeps.bounds.is_some();
         if bounded {
-            update.set.push((BOUNDED_FIELD.into(), Bson::Boolean(true)));
-            match self.keeps.span {
-                Some(ms) => update.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
-                None => update.unset.push(SPAN_FIELD.into()),
-            }
+            set_bounded(&mut update, Some(self.keeps.span));
         }
         if self.keeps.rollup {
-            update.set.push((ROLLUP_MARK.into(), self.rollup_fields()));
+            set_rollup(&mut update, self, true);
         }
         write_mark(store, self.collection, update, true, |m| BoundsMark {
             all_bounded: m.all_bounded || bounded,
@@ -168,17 +164,22 @@ pub(crate) async fn mark_rollup<S: Store>(
     on: bool,
 ) -> Result<()> {
     let mut update = Update::default();
-    if on {
-        update.set.push((ROLLUP_MARK.into(), spec.rollup_fields()));
-    } else {
-        update.unset.push(ROLLUP_MARK.into());
-    }
+    set_rollup(&mut update, spec, on);
     let rollup = if on { spec.rollup_print() } else { 0 };
     write_mark(store, spec.collection, update, on, |m| BoundsMark {
         rollup,
         ..m
     })
     .await
+}
+
+/// Sets (`on`: `spec`'s aggregates) or clears the roll-up mark in a mark's `update`.
+fn set_rollup(update: &mut Update, spec: &SeriesSpec<'_>, on: bool) {
+    if on {
+        update.set.push((ROLLUP_MARK.into(), spec.rollup_fields()));
+    } else {
+        update.unset.push(ROLLUP_MARK.into());
+    }
 }
 
 /// The field of a collection's mark saying buckets were moved from it to an archive.
@@ -297,15 +298,8 @@ pub(crate) async fn mark_bounded_probed<S: Store>(
     span: Option<Option<i64>>,
     probe: Option<ObjectId>,
 ) -> Result<()> {
-    let mut set = Update {
-        set: vec![(BOUNDED_FIELD.into(), Bson::Boolean(true))],
-        ..Update::default()
-    };
-    match span {
-        Some(Some(ms)) => set.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
-        Some(None) => set.unset.push(SPAN_FIELD.into()),
-        None => {}
-    }
+    let mut set = Update::default();
+    set_bounded(&mut set, span);
     if let Some(token) = probe {
         set.set.push((PROBE_FIELD.into(), Bson::ObjectId(token)));
         // An archive receives the live collection's buckets as they are, numbered or not.
@@ -318,6 +312,17 @@ pub(crate) async fn mark_bounded_probed<S: Store>(
         ..m
     })
     .await
+}
+
+/// Marks every bucket as carrying complete time bounds in a mark's `update`; with `span`, also
+/// as cut by that span (`Some(None)`: by none).
+fn set_bounded(update: &mut Update, span: Option<Option<i64>>) {
+    update.set.push((BOUNDED_FIELD.into(), Bson::Boolean(true)));
+    match span {
+        Some(Some(ms)) => update.set.push((SPAN_FIELD.into(), Bson::Int64(ms))),
+        Some(None) => update.unset.push(SPAN_FIELD.into()),
+        None => {}
+    }
 }
 
 /// Creates `indexes` on `coll`, first dropping the indexes `stale` names (an older `size`,
