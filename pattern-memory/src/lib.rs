@@ -408,6 +408,20 @@ impl Store for MemoryStore {
         Ok(before)
     }
 
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        pattern_store::observe::query(coll, "update", || filter.to_document());
+        let op = |state: &mut State| ops::update_returning(state, coll, filter, update, fields);
+        let after = self.write(op).await?;
+        pattern_store::observe::command(u64::from(after.is_some()));
+        Ok(after)
+    }
+
     async fn push_open(&self, push: &OpenPush<'_>, items: &mut Vec<Bson>) -> Result<bool> {
         let native = {
             let mut state = self.lock();

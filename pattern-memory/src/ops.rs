@@ -129,6 +129,31 @@ pub(super) fn update<S: Space>(
     Ok((outcome, None))
 }
 
+/// [`Store::update_returning`](pattern_store::Store::update_returning): the first document
+/// matching `filter` updated, then its `_id` and `fields` as they are after the update.
+pub(super) fn update_returning<S: Space>(
+    space: &mut S,
+    coll: &str,
+    filter: &Filter,
+    update: &mut Update,
+    fields: &[&str],
+) -> Step<Option<Document>> {
+    update.check()?;
+    let Some(id) = space.read(coll).and_then(|c| c.first_in_order(filter, &[])) else {
+        return Ok(None);
+    };
+    space.claim(coll, [&id.0])?;
+    let c = space.write(coll);
+    c.update(coll, &id, update, None)?;
+    let doc = &c.docs.get(&id).expect("updated above").doc;
+    Ok(Some(
+        doc.iter()
+            .filter(|(k, _)| *k == "_id" || fields.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    ))
+}
+
 /// [`Store::replace_one`](pattern_store::Store::replace_one); the document is taken once written.
 pub(super) fn replace<S: Space>(
     space: &mut S,

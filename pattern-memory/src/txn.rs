@@ -444,6 +444,18 @@ impl Store for MemoryTxn {
         Ok(self.run(op)?.1)
     }
 
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        let op =
+            |space: &mut TxnSpace<'_>| ops::update_returning(space, coll, filter, update, fields);
+        self.run(op)
+    }
+
     async fn replace_one(
         &self,
         coll: &str,

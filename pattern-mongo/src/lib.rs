@@ -45,6 +45,7 @@ macro_rules! in_session {
     };
 }
 
+mod across;
 mod errors;
 mod ops;
 mod push;

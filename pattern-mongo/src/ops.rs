@@ -128,6 +128,34 @@ impl MongoStore {
         Ok(found)
     }
 
+    /// [`Store::update_returning`](pattern_store::Store::update_returning) in `session`: one
+    /// `findAndModify` returning the document after the update, projected.
+    pub(crate) async fn update_returning_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        update: &Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        pattern_store::observe::query(coll, "update", || filter.to_document());
+        update.check()?;
+        let mut projection = doc! {"_id": 1};
+        for f in fields.iter().filter(|f| **f != "_id") {
+            projection.insert(*f, 1);
+        }
+        let collection = self.coll(coll);
+        let action = collection
+            .find_one_and_update(filter.to_document(), modifications(update))
+            .return_document(mongodb::options::ReturnDocument::After)
+            .projection(projection);
+        let found = in_session!(action, session)
+            .await
+            .map_err(|e| map_err(coll, e))?;
+        pattern_store::observe::command(u64::from(found.is_some()));
+        Ok(found)
+    }
+
     pub(crate) async fn replace_one_in(
         &self,
         session: Session<'_>,

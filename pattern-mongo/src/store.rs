@@ -45,6 +45,31 @@ impl Store for MongoStore {
             .await
     }
 
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        self.update_returning_in(None, coll, filter, update, fields)
+            .await
+    }
+
+    /// One `bulkWrite` (MongoDB 8.0; before it, one write at a time).
+    async fn write_across(
+        &self,
+        writes: Vec<(&str, pattern_store::WriteOp)>,
+        comment: Option<&str>,
+    ) -> Result<Vec<u64>> {
+        if self.bulk_write.load(Ordering::Relaxed) != NO {
+            if let Some(matched) = self.write_across_in(None, &writes, comment).await? {
+                return Ok(matched);
+            }
+        }
+        pattern_store::write_across_one_by_one(self, writes).await
+    }
+
     async fn replace_one(
         &self,
         coll: &str,
@@ -121,16 +146,14 @@ impl Store for MongoStore {
                         filter,
                         update,
                         upsert,
-                    } => bson::doc! {
-                        "update": 0,
-                        "filter": filter.to_document(),
-                        "updateMods": match update.to_pipeline() {
-                            Some(pipeline) => Bson::from(pipeline),
-                            None => Bson::Document(update.to_document()),
-                        },
-                        "upsert": upsert,
-                        "multi": false,
-                    },
+                    } => {
+                        let mut op = bulk_update(&filter, &update, false);
+                        op.insert("upsert", upsert);
+                        op
+                    }
+                    pattern_store::WriteOp::UpdateMany { filter, update } => {
+                        bulk_update(&filter, &update, true)
+                    }
                 })
             })
             .collect();
@@ -455,4 +478,17 @@ fn cursor_stream<'a>(
             .left_stream(),
         Err(e) => futures::stream::once(async move { Err(e) }).right_stream(),
     })
+}
+
+/// An update of a raw `bulkWrite` command's `ops`, on its first namespace.
+fn bulk_update(filter: &Filter, update: &Update, multi: bool) -> Document {
+    doc! {
+        "update": 0,
+        "filter": filter.to_document(),
+        "updateMods": match update.to_pipeline() {
+            Some(pipeline) => Bson::from(pipeline),
+            None => Bson::Document(update.to_document()),
+        },
+        "multi": multi,
+    }
 }

@@ -11,7 +11,7 @@ use super::{map_err, server_code, MongoStore};
 use pattern_store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };
-use pattern_store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome};
+use pattern_store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome, WriteOp};
 use pattern_store::{Error, Result};
 
 /// How many times a commit is sent when its outcome is unknown (the server may or may not
@@ -186,6 +186,39 @@ impl Store for MongoTxn {
         in_txn!(self, |s| self.store.update_first_in(
             s, coll, filter, sort, hint, update, upsert, fields
         ))
+    }
+
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        in_txn!(self, |s| self
+            .store
+            .update_returning_in(s, coll, filter, update, fields))
+    }
+
+    /// One `bulkWrite` in the transaction's session (MongoDB 8.0; before it, one write at a
+    /// time).
+    async fn write_across(
+        &self,
+        writes: Vec<(&str, WriteOp)>,
+        comment: Option<&str>,
+    ) -> Result<Vec<u64>> {
+        if self
+            .store
+            .bulk_write
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != super::NO
+        {
+            let sent = in_txn!(self, |s| self.store.write_across_in(s, &writes, comment))?;
+            if let Some(matched) = sent {
+                return Ok(matched);
+            }
+        }
+        pattern_store::write_across_one_by_one(self, writes).await
     }
 
     async fn replace_one(

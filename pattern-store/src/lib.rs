@@ -46,7 +46,7 @@ pub struct UpdateOutcome {
     pub upserted: bool,
 }
 
-/// One write of a [`Store::write_batch`].
+/// One write of a [`Store::write_batch`] or a [`Store::write_across`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteOp {
     /// Inserts the document.
@@ -60,6 +60,13 @@ pub enum WriteOp {
         update: Box<Update>,
         /// Insert one built from the filter and the update when none matches.
         upsert: bool,
+    },
+    /// Updates every document matching `filter`, as [`Store::update_many`] does.
+    UpdateMany {
+        /// Which documents.
+        filter: Filter,
+        /// What to change in each.
+        update: Box<Update>,
     },
 }
 
@@ -130,6 +137,49 @@ pub trait Store: Send + Sync + Sized {
         fields: &[&str],
     ) -> impl Future<Output = Result<Option<Document>>> + Send;
 
+    /// Updates the first document matching `filter`, as [`Store::update_one`] does without
+    /// `upsert`, and returns it as it is after the update, with its `_id` and the top-level
+    /// `fields` only (MongoDB's `findAndModify` with `new: true`: one round trip); `None` when
+    /// none matched. `update` may lose its pushed items once applied, as with
+    /// [`Store::update_one`].
+    ///
+    /// The default reads the first match's `_id`, updates that document and reads it back:
+    /// three commands, one atomic step only inside a transaction. Both stores of the workspace
+    /// do it in one.
+    fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> impl Future<Output = Result<Option<Document>>> + Send {
+        async move {
+            let first = FindOptions {
+                limit: Some(1),
+                projection: vec!["_id".into()],
+                ..FindOptions::default()
+            };
+            let found = self.find(coll, filter, &first).await?.pop();
+            let Some(id) = found.and_then(|d| d.get("_id").cloned()) else {
+                return Ok(None);
+            };
+            let by_id = Filter::Eq("_id".into(), id);
+            if !self.update_one(coll, &by_id, update, false).await?.matched {
+                return Ok(None);
+            }
+            let back = FindOptions {
+                limit: Some(1),
+                projection: fields.iter().map(|f| Path::from(*f)).collect(),
+                ..FindOptions::default()
+            };
+            Ok(self.find(coll, &by_id, &back).await?.pop().map(|d| {
+                d.into_iter()
+                    .filter(|(k, _)| k == "_id" || fields.contains(&k.as_str()))
+                    .collect()
+            }))
+        }
+    }
+
     /// One attempt of a push ([`OpenPush`]): appends `items` to the key's open document (the
     /// first in [`OpenPush::order`] whose count is below the size) and adds their number to
     /// its count, or, when the key has none, inserts document number `push.seq` with `_id`
@@ -179,6 +229,23 @@ pub trait Store: Send + Sync + Sized {
         ops: Vec<WriteOp>,
     ) -> impl Future<Output = BatchOutcome> + Send {
         write_one_by_one(self, coll, ops)
+    }
+
+    /// Runs `writes` in order, each on its own collection, stopping at the first that fails:
+    /// one round trip where the store can (the MongoDB store sends one client `bulkWrite`,
+    /// MongoDB 8.0; before it, one write at a time). Returns, for each write, the documents it
+    /// matched (an insert or an upsert that inserted: 1). The command carries `comment` where
+    /// the store sends one (MongoDB's profiler and logs show it).
+    ///
+    /// Meant for a transaction: outside one, an error leaves unknown which writes applied
+    /// (the caller reads back to find out).
+    fn write_across(
+        &self,
+        writes: Vec<(&str, WriteOp)>,
+        comment: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<u64>>> + Send {
+        let _ = comment;
+        write_across_one_by_one(self, writes)
     }
 
     /// Replaces the first document matching `filter` by `doc` (inserts it with `upsert`).
@@ -535,6 +602,9 @@ pub async fn write_one_by_one<S: Store>(store: &S, coll: &str, ops: Vec<WriteOp>
                 mut update,
                 upsert,
             } => (store.update_one(coll, &filter, &mut update, upsert).await).map(|_| ()),
+            WriteOp::UpdateMany { filter, update } => {
+                (store.update_many(coll, &filter, &update).await).map(|_| ())
+            }
         };
         if let Err(e) = done {
             return BatchOutcome {
@@ -547,4 +617,30 @@ pub async fn write_one_by_one<S: Store>(store: &S, coll: &str, ops: Vec<WriteOp>
         applied: total,
         error: None,
     }
+}
+
+/// [`Store::write_across`] one write at a time: what the trait provides, for a store without a
+/// command that writes several collections at once.
+pub async fn write_across_one_by_one<S: Store>(
+    store: &S,
+    writes: Vec<(&str, WriteOp)>,
+) -> Result<Vec<u64>> {
+    let mut matched = Vec::with_capacity(writes.len());
+    for (coll, op) in writes {
+        matched.push(match op {
+            WriteOp::Insert(doc) => store.insert_one(coll, doc).await.map(|()| 1)?,
+            WriteOp::Update {
+                filter,
+                mut update,
+                upsert,
+            } => {
+                let done = store.update_one(coll, &filter, &mut update, upsert).await?;
+                u64::from(done.matched || done.upserted)
+            }
+            WriteOp::UpdateMany { filter, update } => {
+                store.update_many(coll, &filter, &update).await?
+            }
+        });
+    }
+    Ok(matched)
 }

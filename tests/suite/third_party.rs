@@ -327,3 +327,100 @@ async fn documents_on_a_store_of_the_primitives_alone() {
     // The replaced revision, recorded in the transaction of the write that replaced it.
     assert_eq!(stored(&third, "tp_notes_history").await.len(), 1);
 }
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "tp_labels", referenced_by(Disc = label), fan_out = 2)]
+struct Label {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, pattern_core::Reference)]
+#[reference(source = Label)]
+struct LabelRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "tp_discs")]
+struct Disc {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(reference)]
+    label: LabelRef,
+}
+
+/// An extended reference's source update through the contract's defaults: the document after
+/// the update read back around `update_one` (`update_returning`), the entry and the copies
+/// written one after the other (`write_across`); past the fan-out, the transaction abandoned
+/// and the batches run. Every copy follows.
+#[tokio::test]
+async fn references_on_a_store_of_the_primitives_alone() {
+    let third = Recording::new();
+    let label = |name: &str| Label {
+        id: 1,
+        name: name.to_owned(),
+    };
+    label("Blue Note").insert(&third).await.unwrap();
+    for id in 0..2 {
+        let copy = LabelRef {
+            id: 1,
+            name: String::new(),
+        };
+        Disc { id, label: copy }.insert(&third).await.unwrap();
+    }
+    third.take();
+    let rename =
+        |name: &str| pattern_core::document::Update::new().set(Label::NAME, name.to_owned());
+    assert!(
+        Label::update_one(&third, Label::ID.eq(1), rename("Blue Note Records"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        third.take(),
+        [
+            "start_transaction",
+            "find",
+            "update_one",
+            "find",
+            "update_one",
+            "update_many",
+            "commit"
+        ]
+    );
+    assert_eq!(disc_names(&third).await, ["Blue Note Records"; 2]);
+    // Past the fan-out (2): abandoned, then 2 in the write and the rest in batches.
+    for id in 2..7 {
+        let copy = LabelRef {
+            id: 1,
+            name: String::new(),
+        };
+        Disc { id, label: copy }.insert(&third).await.unwrap();
+    }
+    third.take();
+    assert!(Label::update_one(&third, Label::ID.eq(1), rename("Blue"))
+        .await
+        .unwrap());
+    let asked = third.take();
+    assert!(asked.contains(&"abort"), "{asked:?}");
+    assert_eq!(disc_names(&third).await, ["Blue"; 7]);
+    assert!(Disc::verify_copies(&third).await.unwrap().is_empty());
+    assert!(Label::pending_propagations(&third)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn disc_names(third: &Recording<MemoryStore>) -> Vec<String> {
+    (Disc::find(Disc::ID.gte(0))
+        .all(third)
+        .await
+        .unwrap()
+        .into_iter())
+    .map(|d| d.label.name)
+    .collect()
+}

@@ -180,6 +180,16 @@ pub(crate) async fn indexes_ready<D: Document, S: Store>(store: &S) -> Result<()
             .create_index(D::COLLECTION, &reference::indexes(r))
             .await?;
     }
+    // The copies' index of earlier versions, which the new one (a prefix of it) replaces.
+    if !D::REFERENCES.is_empty() {
+        let names = store.index_names(D::COLLECTION).await?;
+        for r in D::REFERENCES {
+            let former = reference::former_index(r);
+            if names.contains(&former) {
+                store.drop_index(D::COLLECTION, &former).await?;
+            }
+        }
+    }
     let mut types = lock(ensured);
     if !types.iter().any(|c| c == me) {
         types.push(me.to_owned());

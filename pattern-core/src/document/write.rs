@@ -62,6 +62,12 @@ impl Write {
             // A new document has no state to record: history's stage reads the last revision
             // recorded and the insert stands alone.
             Write::Insert(_) => linked::<D>(),
+            // A source's update that writes no copied field changes no copy.
+            Write::Update {
+                update,
+                expected: None,
+                ..
+            } if reference::after::applies::<D>() => reference::after::may_change::<D>(update),
             _ => linked::<D>() || D::HISTORY.is_some(),
         }
     }
@@ -107,11 +113,35 @@ async fn in_its_transaction<D: Document, S: Store>(
     store: &S,
     write: Write,
 ) -> Result<(bool, Option<Bson>)> {
-    let mut ctx = write;
-    in_transaction(store, &mut ctx, |tx, write| {
-        Box::pin(async move { staged::<D, _>(tx, write).await })
-    })
-    .await
+    // In a transaction of its own, a source's update that found more stale copies than its
+    // fan-out is abandoned and run again ([`reference::after`]); in one the caller holds,
+    // nothing can be abandoned: the copies stay in it.
+    let fan_out = match store.current_transaction() {
+        None => PastFanOut::Abandon,
+        Some(_) => PastFanOut::Keep,
+    };
+    let mut ctx = (write, fan_out);
+    loop {
+        let done = in_transaction(store, &mut ctx, |tx, (write, past)| {
+            Box::pin(async move { staged::<D, _>(tx, write, past).await })
+        })
+        .await;
+        match (done, ctx.1) {
+            (Err(_), PastFanOut::Abandoned) => ctx.1 = PastFanOut::Abandon,
+            (done, _) => return done,
+        }
+    }
+}
+
+/// What a source's update does when it finds more stale copies than its fan-out
+/// ([`reference::after`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PastFanOut {
+    /// Abandon the transaction (then [`PastFanOut::Abandoned`]) to run it again.
+    Abandon,
+    Abandoned,
+    /// Keep the copies written (a transaction the caller holds, or no source update).
+    Keep,
 }
 
 /// How many times a write is run again when two first references to one source created its
@@ -143,7 +173,11 @@ where
 /// Stages 2–7 of a write on `t` (its transaction, or the store for an insert that needs
 /// none); whether it wrote, and the `_id` whose propagation stage 7 recorded for after the
 /// commit.
-async fn staged<D: Document, T: Store>(t: &T, write: &Write) -> Result<(bool, Option<Bson>)> {
+async fn staged<D: Document, T: Store>(
+    t: &T,
+    write: &Write,
+    past_fan_out: &mut PastFanOut,
+) -> Result<(bool, Option<Bson>)> {
     match write {
         Write::Insert(doc) => {
             let mut doc = doc.clone();
@@ -187,6 +221,11 @@ async fn staged<D: Document, T: Store>(t: &T, write: &Write) -> Result<(bool, Op
             update,
             expected,
         } => {
+            if expected.is_none() && reference::after::applies::<D>() {
+                if let Some(done) = from_after::<D, T>(t, filter, update, past_fan_out).await? {
+                    return Ok(done);
+                }
+            }
             let cur = match expected {
                 None => read_current::<D, T>(t, filter).await?,
                 Some((id, e)) => {
@@ -246,6 +285,49 @@ async fn staged<D: Document, T: Store>(t: &T, write: &Write) -> Result<(bool, Op
             let by_id = Filter::Eq("_id".into(), id);
             upgrade_in::<D, T>(t, read, new.clone(), &by_id).await?;
             Ok((true, None))
+        }
+    }
+}
+
+/// Stages 2–7 of a source's `update_one` ([`reference::after`]) from the document after the
+/// update: one `findAndModify` (at the current version, on a versioned type), then the copies
+/// by filter. `None` when no document at the current version matched and the type has
+/// versions (the general stages then look for one at another). When the copies outnumbered
+/// the fan-out and `past_fan_out` allows it, fails and says so in `past_fan_out`: the
+/// transaction is abandoned and run again.
+async fn from_after<D: Document, T: Store>(
+    tx: &T,
+    filter: &Filter,
+    update: &Update,
+    past_fan_out: &mut PastFanOut,
+) -> Result<Option<(bool, Option<Bson>)>> {
+    let current = match D::VERSIONING {
+        Some(v) => Filter::And(vec![filter.clone(), v.at(v.current)]),
+        None => filter.clone(),
+    };
+    let mut update = update.clone();
+    let fields = reference::after::copied::<D>();
+    let after = tx
+        .update_returning(D::COLLECTION, &current, &mut update, &fields)
+        .await?;
+    let Some(after) = after else {
+        return Ok(D::VERSIONING.is_none().then_some((false, None)));
+    };
+    let id = id_of(&after);
+    match reference::after::bring_in_line_after::<D, T>(tx, &id, &after).await? {
+        reference::after::Followed::Done(recorded) => Ok(Some((true, recorded.then_some(id)))),
+        reference::after::Followed::PastFanOut if *past_fan_out == PastFanOut::Keep => {
+            Ok(Some((true, None)))
+        }
+        reference::after::Followed::PastFanOut => {
+            *past_fan_out = PastFanOut::Abandoned;
+            Err(Error::Contention {
+                attempts: 1,
+                what: format!(
+                    "an update of `{}` found more stale copies than its fan-out",
+                    D::COLLECTION
+                ),
+            })
         }
     }
 }
@@ -336,7 +418,7 @@ async fn one_command<D: Document, S: Store>(store: &S, write: Write) -> Result<b
     match write {
         Write::Insert(doc) => {
             // History's stage 5 without a state to record: the revision after the last.
-            staged::<D, S>(store, &Write::Insert(doc))
+            staged::<D, S>(store, &Write::Insert(doc), &mut PastFanOut::Keep)
                 .await
                 .map(|d| d.0)
         }

@@ -114,6 +114,25 @@ impl Store for AnyStore {
     ) -> Result<UpdateOutcome> {
         delegate!(self, s => s.update_one(coll, filter, update, upsert).await)
     }
+
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &query::Filter,
+        update: &mut query::Update,
+        fields: &[&str],
+    ) -> Result<Option<bson::Document>> {
+        delegate!(self, s => s.update_returning(coll, filter, update, fields).await)
+    }
+
+    async fn write_across(
+        &self,
+        writes: Vec<(&str, super::WriteOp)>,
+        comment: Option<&str>,
+    ) -> Result<Vec<u64>> {
+        delegate!(self, s => s.write_across(writes, comment).await)
+    }
+
     async fn update_first(
         &self,
         coll: &str,

@@ -47,6 +47,24 @@ impl Store for AnyTxn {
     ) -> Result<UpdateOutcome> {
         delegate!(self, t => t.update_one(coll, filter, update, upsert).await)
     }
+    async fn update_returning(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        update: &mut Update,
+        fields: &[&str],
+    ) -> Result<Option<Document>> {
+        delegate!(self, t => t.update_returning(coll, filter, update, fields).await)
+    }
+
+    async fn write_across(
+        &self,
+        writes: Vec<(&str, super::WriteOp)>,
+        comment: Option<&str>,
+    ) -> Result<Vec<u64>> {
+        delegate!(self, t => t.write_across(writes, comment).await)
+    }
+
     async fn update_first(
         &self,
         coll: &str,

@@ -4,7 +4,7 @@
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{bring_in_line, entry_id, is_job, jobs_of, Referrer, REFERENCES};
+use super::{entry_id, is_job, jobs_of, set_copies, stale, Referrer, REFERENCES};
 use crate::document::{find_by_id, Document};
 use crate::error::display_bson;
 use crate::pass::Options;
@@ -121,11 +121,18 @@ pub async fn propagate<D: Document, S: Store>(
                         ))
                     })?;
                 loop {
-                    let (n, finished) = batch_of::<D, S>(store, r, id, batch).await?;
-                    done.copies += n as u64;
-                    done.batches += 1;
-                    opts.report("propagate", done.copies, None);
-                    if finished {
+                    // The entry's counter before the source is read: unchanged at the end,
+                    // no write of the library made a copy stale since (see `finish`).
+                    let seq = seq_of::<D, S>(store, id).await?;
+                    let round = batch * ROUND_BATCHES;
+                    let ids = stale_ids::<D, S>(store, r, id, round).await?;
+                    let listed_all = ids.len() < round;
+                    for chunk in ids.chunks(batch) {
+                        done.copies += batch_of::<D, S>(store, r, id, chunk).await?;
+                        done.batches += 1;
+                        opts.report("propagate", done.copies, None);
+                    }
+                    if listed_all && finish::<D, S>(store, r, id, seq).await? {
                         done.finished += 1;
                         break;
                     }
@@ -136,36 +143,116 @@ pub async fn propagate<D: Document, S: Store>(
     })
 }
 
-/// One batch of a propagation, in a transaction; the copies written and whether the job is
-/// finished (then removed).
+/// How many batches' worth of stale copies one read of a propagation lists (their `_id`s
+/// only), before the batches update them.
+const ROUND_BATCHES: usize = 100;
+
+/// The source `id` as it is now, or why its copies cannot follow it.
+async fn source_of<D: Document, T: Store>(
+    t: &T,
+    r: &Referrer,
+    id: &Bson,
+) -> Result<Option<BsonDocument>> {
+    let source = find_by_id(t, D::COLLECTION, id).await?;
+    if source.is_none() && !r.field.optional {
+        return Err(Error::invalid(format!(
+            "the copies of `{}` {} in `{}.{}` cannot follow it: it was deleted by another tool \
+             and the reference is required (verify_copies lists them)",
+            D::COLLECTION,
+            display_bson(id),
+            r.collection,
+            r.field.path
+        )));
+    }
+    Ok(source)
+}
+
+/// Up to `limit` copies of the source `id` that differ from it now, by `_id` (one read, no
+/// transaction: each batch checks its copies again against the source as it is then).
+async fn stale_ids<D: Document, S: Store>(
+    store: &S,
+    r: &Referrer,
+    id: &Bson,
+    limit: usize,
+) -> Result<Vec<Bson>> {
+    let source = source_of::<D, S>(store, r, id).await?;
+    let opts = FindOptions {
+        limit: Some(limit as i64),
+        sort: vec![("_id".into(), 1)],
+        projection: vec!["_id".into()],
+        comment: Some(super::REFERENCE_COPIES),
+        ..FindOptions::default()
+    };
+    let found = (store.find(r.collection, &stale(&r.field, id, source.as_ref()), &opts)).await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|d| d.get("_id").cloned())
+        .collect())
+}
+
+/// One batch of a propagation, in a transaction: of the copies `ids` (and any between them),
+/// those that still differ from the source as it is now brought in line (one update of their
+/// `_id` range, the staleness in its filter, marked as the propagation's by its comment); how
+/// many.
 async fn batch_of<D: Document, S: Store>(
     store: &S,
     r: &Referrer,
     id: &Bson,
-    batch: usize,
-) -> Result<(usize, bool)> {
-    let mut ctx = (*r, id.clone());
-    transaction_with(store, &mut ctx, |tx, (r, id)| {
+    ids: &[Bson],
+) -> Result<u64> {
+    let mut ctx = (*r, id.clone(), ids.to_vec());
+    transaction_with(store, &mut ctx, |tx, (r, id, ids)| {
         Box::pin(async move {
             let (r, id) = (&*r, &*id);
-            let source = find_by_id(tx, D::COLLECTION, id).await?;
-            if source.is_none() && !r.field.optional {
-                return Err(Error::invalid(format!(
-                    "the copies of `{}` {} in `{}.{}` cannot follow it: it was deleted by \
-                     another tool and the reference is required (verify_copies lists them)",
-                    D::COLLECTION,
-                    display_bson(id),
-                    r.collection,
-                    r.field.path
-                )));
-            }
-            let (n, more) =
-                bring_in_line(tx, r.collection, &r.field, id, source.as_ref(), batch).await?;
-            if more {
-                return Ok((n, false));
-            }
+            let source = source_of::<D, _>(tx, r, id).await?;
+            set_copies(tx, r.collection, &r.field, id, source.as_ref(), ids.clone()).await
+        })
+    })
+    .await
+}
+
+/// The counter of the source `id`'s entry (bumped by every write of the library that changes
+/// its copies or points a document at it), `Null` without an entry.
+async fn seq_of<D: Document, T: Store>(t: &T, id: &Bson) -> Result<Bson> {
+    let entry = find_by_id(t, REFERENCES, &entry_id(D::COLLECTION, id)).await?;
+    Ok(entry
+        .and_then(|mut e| e.remove("seq"))
+        .unwrap_or(Bson::Null))
+}
+
+/// The job of the copies `r` of the source `id` removed, in a transaction, once no copy differs
+/// from the source; whether it was (otherwise the propagation goes on). The caller listed
+/// every stale copy after reading the entry's counter as `seq` and brought them in line: if
+/// the counter is still `seq`, no write of the library changed the source or pointed a copy
+/// at it since, so none is stale and none is read; otherwise one stale copy is looked for.
+async fn finish<D: Document, S: Store>(
+    store: &S,
+    r: &Referrer,
+    id: &Bson,
+    seq: Bson,
+) -> Result<bool> {
+    let mut ctx = (*r, id.clone(), seq);
+    transaction_with(store, &mut ctx, |tx, (r, id, seq)| {
+        Box::pin(async move {
+            let (r, id) = (&*r, &*id);
             let key = entry_id(D::COLLECTION, id);
             let entry = find_by_id(tx, REFERENCES, &key).await?;
+            let now = (entry.as_ref())
+                .and_then(|e| e.get("seq"))
+                .unwrap_or(&Bson::Null);
+            if now != seq {
+                let source = source_of::<D, _>(tx, r, id).await?;
+                let one = FindOptions {
+                    limit: Some(1),
+                    projection: vec!["_id".into()],
+                    comment: Some(super::REFERENCE_COPIES),
+                    ..FindOptions::default()
+                };
+                let stale = stale(&r.field, id, source.as_ref());
+                if !tx.find(r.collection, &stale, &one).await?.is_empty() {
+                    return Ok(false);
+                }
+            }
             let jobs: Vec<Bson> = (jobs_of(entry.as_ref()).into_iter())
                 .filter(|j| !is_job(j, r))
                 .collect();
@@ -187,7 +274,7 @@ async fn batch_of<D: Document, S: Store>(
                 false,
             )
             .await?;
-            Ok((n, true))
+            Ok(true)
         })
     })
     .await

@@ -25,6 +25,7 @@
 //!   source, or whose source is gone; [`repair_copies`] brings them in line, in batches, each a
 //!   transaction (run it again after a kill: it goes on where the copies are).
 
+pub(crate) mod after;
 mod batches;
 mod checks;
 mod repair;
@@ -40,7 +41,7 @@ use serde::Serialize;
 use super::{find_by_id, id_bson, Document};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::Store;
+use crate::store::{Store, WriteOp};
 use crate::{Error, Result};
 
 /// The collection of the library's entries per referenced source document (`_id`:
@@ -206,14 +207,78 @@ where
     })
 }
 
-/// The index of a referencing collection serving the reads of a source's copies.
+/// The index of a referencing collection serving the reads and updates of a source's copies,
+/// in `_id` order within a source (a propagation's batches are ranges of it).
 pub(crate) fn indexes(r: &ReferenceField) -> IndexSpec {
     IndexSpec {
-        name: format!("pattern_reference_{}._id_1", r.path),
-        keys: vec![(format!("{}._id", r.path), 1)],
+        name: format!("pattern_reference_{}._id_1_by_id", r.path),
+        keys: vec![(format!("{}._id", r.path), 1), ("_id".to_owned(), 1)],
         unique: false,
         partial: None,
     }
+}
+
+/// The name of the index earlier versions created instead of [`indexes`]' (`{<field>._id: 1}`),
+/// dropped once the new one exists.
+pub(crate) fn former_index(r: &ReferenceField) -> String {
+    format!("pattern_reference_{}._id_1", r.path)
+}
+
+/// The copies among `ids` (sorted by `_id`, as the index holds them) as one condition: the
+/// range from the first to the last when all are of one comparable type (MongoDB's `$gte` and
+/// `$lte` do not cross types) and the store is not a sharded cluster's router (where the list
+/// reaches only the shards holding them), else the list. A range may hold copies not listed:
+/// with the staleness beside it in the filter, only those that differ from the source are
+/// written.
+fn among(ids: Vec<Bson>, routed: bool) -> Filter {
+    if routed {
+        return Filter::In("_id".into(), ids);
+    }
+    let bracket = |b: &Bson| match b {
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => Some(0),
+        Bson::String(_) => Some(1),
+        Bson::ObjectId(_) => Some(2),
+        Bson::DateTime(_) => Some(3),
+        _ => None,
+    };
+    match (ids.first(), ids.last()) {
+        (Some(a), Some(z))
+            if ids.len() > 1
+                && bracket(a).is_some()
+                && ids.iter().all(|b| bracket(b) == bracket(a)) =>
+        {
+            Filter::And(vec![
+                Filter::Gte("_id".into(), a.clone()),
+                Filter::Lte("_id".into(), z.clone()),
+            ])
+        }
+        _ => Filter::In("_id".into(), ids),
+    }
+}
+
+/// The stale copies of the source `id` among `ids` (see [`among`]) set to `source`'s values,
+/// in `coll`: one update, marked as the copies' by its comment ([`REFERENCE_COPIES`]); how
+/// many matched.
+async fn set_copies<T: Store>(
+    t: &T,
+    coll: &str,
+    r: &ReferenceField,
+    id: &Bson,
+    source: Option<&BsonDocument>,
+    ids: Vec<Bson>,
+) -> Result<u64> {
+    let routed = t.routes_by_shard_key().await?;
+    let copies = WriteOp::UpdateMany {
+        filter: Filter::And(vec![among(ids, routed), stale(r, id, source)]),
+        update: Box::new(Update {
+            set: vec![(r.path.into(), copy_value(r, id, source))],
+            ..Update::default()
+        }),
+    };
+    let matched = t
+        .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
+        .await?;
+    Ok(matched.first().copied().unwrap_or(0))
 }
 
 fn entry_id(source: &str, id: &Bson) -> Bson {
@@ -279,6 +344,7 @@ async fn bring_in_line<T: Store>(
 ) -> Result<(usize, bool)> {
     let opts = FindOptions {
         limit: Some(limit as i64 + 1),
+        sort: vec![("_id".into(), 1)],
         projection: vec!["_id".into()],
         comment: Some(REFERENCE_COPIES),
         ..FindOptions::default()
@@ -290,12 +356,7 @@ async fn bring_in_line<T: Store>(
         .collect();
     let n = ids.len();
     if n > 0 {
-        let update = Update {
-            set: vec![(r.path.into(), copy_value(r, id, source))],
-            ..Update::default()
-        };
-        tx.update_many(coll, &Filter::In("_id".into(), ids), &update)
-            .await?;
+        set_copies(tx, coll, r, id, source, ids).await?;
     }
     Ok((n, more))
 }
@@ -322,8 +383,21 @@ pub(crate) async fn propagate_in<D: Document, T: Store>(
     if !changes(D::REFERENCED_BY, before, after) {
         return Ok(false);
     }
-    touch(tx, D::COLLECTION, id).await?;
     let fan_out = D::PROPAGATION.fan_out.max(1) as usize;
+    propagate_later::<D, T>(tx, id, after, fan_out).await
+}
+
+/// In a source's write transaction, after a write that changed a copied field (to `after`,
+/// `None` when deleted): the entry bumped, up to `fan_out` stale copies of each referencing
+/// collection found and brought in line, and where more remain the propagation recorded for
+/// after the commit; whether one was.
+pub(crate) async fn propagate_later<D: Document, T: Store>(
+    tx: &T,
+    id: &Bson,
+    after: Option<&BsonDocument>,
+    fan_out: usize,
+) -> Result<bool> {
+    touch(tx, D::COLLECTION, id).await?;
     let mut later = Vec::new();
     for r in D::REFERENCED_BY {
         if after.is_none() && !r.field.optional {

@@ -232,7 +232,7 @@ async fn copies_follow_every_write(store: AnyStore) {
     assert!(
         indexes
             .iter()
-            .any(|i| i == "pattern_reference_director._id_1"),
+            .any(|i| i == "pattern_reference_director._id_1_by_id"),
         "{indexes:?}"
     );
     // A copy built from a source in one step, with no write.
@@ -404,6 +404,97 @@ async fn a_killed_propagation_resumes_exactly(store: AnyStore) {
     assert!(Record::verify_copies(&store).await.unwrap().is_empty());
 }
 
+/// `update_one` of a source learns its copies from one update by filter; past the fan-out its
+/// transaction is abandoned, so what commits is what the fan-out allows: `fan_out` copies, the
+/// rest recorded (deferred) for `propagate`. In a transaction the caller holds, nothing can be
+/// abandoned: every copy follows in it.
+async fn an_update_past_the_fan_out_commits_the_fan_out(store: AnyStore) {
+    let label = Label {
+        id: 8,
+        name: "Verve".to_owned(),
+    };
+    label.insert(&store).await.unwrap();
+    for id in 100..140 {
+        let copy = LabelRef {
+            id: 8,
+            name: String::new(),
+        };
+        Record { id, label: copy }.insert(&store).await.unwrap();
+    }
+    let named = |store: AnyStore, name: &'static str| async move {
+        (names_in(&store, "records", "label").await.into_iter())
+            .filter(|n| n == name)
+            .count()
+    };
+    let rename = |name: &str| Update::new().set(Label::NAME, name.to_owned());
+    // The first update finds 40 stale copies: abandoned, then 4 in the write and a job.
+    assert!(
+        Label::update_one(&store, Label::ID.eq(8), rename("Verve Records"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(named(store.clone(), "Verve Records").await, 4);
+    let pending = Label::pending_propagations(&store).await.unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(Record::verify_copies(&store).await.unwrap().len(), 36);
+    // The next goes the way past the fan-out directly (remembered): the same outcome.
+    assert!(
+        Label::update_one(&store, Label::ID.eq(8), rename("Verve Jazz"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(named(store.clone(), "Verve Jazz").await, 4);
+    assert_eq!(Label::pending_propagations(&store).await.unwrap().len(), 1);
+    let done = Label::propagate(&store, &Options::default()).await.unwrap();
+    assert_eq!(done.finished, 1, "{done:?}");
+    assert_eq!(named(store.clone(), "Verve Jazz").await, 40);
+    assert!(Record::verify_copies(&store).await.unwrap().is_empty());
+    // In the caller's transaction, of a source remembered: as outside one.
+    let in_callers = |name: &'static str| {
+        let store = store.clone();
+        async move {
+            let mut ctx = ();
+            pattern_core::transaction_with(&store, &mut ctx, |tx, ()| {
+                Box::pin(async move {
+                    Label::update_one(tx, Label::ID.eq(8), rename(name)).await?;
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
+        }
+    };
+    in_callers("Verve Forecast").await;
+    assert_eq!(named(store.clone(), "Verve Forecast").await, 4);
+    Label::propagate(&store, &Options::default()).await.unwrap();
+    // Of a source not remembered (a new process): all 40 in it, as it cannot be abandoned.
+    store.extensions().forget();
+    in_callers("Verve Gold").await;
+    assert_eq!(named(store.clone(), "Verve Gold").await, 40);
+    assert!(Label::pending_propagations(&store)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(Record::verify_copies(&store).await.unwrap().is_empty());
+    // A source whose copies now fit goes back to one update by filter.
+    store
+        .delete_many(
+            "records",
+            &query::Filter::In("_id".into(), (103..140).map(Bson::Int64).collect()),
+        )
+        .await
+        .unwrap();
+    assert!(Label::update_one(&store, Label::ID.eq(8), rename("Verve"))
+        .await
+        .unwrap());
+    assert_eq!(named(store.clone(), "Verve").await, 3);
+    assert!(Label::pending_propagations(&store)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(Record::verify_copies(&store).await.unwrap().is_empty());
+}
+
 async fn verify_and_repair_after_another_tool(store: AnyStore) {
     for (id, name) in [(1, "Varda"), (2, "Ozu"), (3, "Kurosawa")] {
         director(id, name).insert(&store).await.unwrap();
@@ -510,6 +601,7 @@ on_both_stores!(
     copies_follow_every_write,
     past_the_fan_out_in_batches,
     a_killed_propagation_resumes_exactly,
+    an_update_past_the_fan_out_commits_the_fan_out,
     verify_and_repair_after_another_tool,
     sixteen_writers_keep_every_copy_exact,
 );
