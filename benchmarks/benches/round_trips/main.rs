@@ -24,6 +24,18 @@ use pattern_tests::{counted_mongo_store, CommandLog};
 /// Epoch seconds of the first trade.
 const T0: i64 = 1_698_335_223;
 
+/// A customer's trades cut by day (`span`), 10 per bucket at most.
+#[allow(dead_code)] // a layout: only the generated methods use it, never its fields
+#[derive(pattern_core::Bucket)]
+#[bucket(collection = "rt_daily", size = 10, time = "date", span = "1d")]
+struct DailyTrades {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
 /// What a row must show.
 enum Want {
     /// Exactly these commands.
@@ -422,6 +434,26 @@ async fn main() {
     TradeHistory::ingest(&store, &batch(1)).await.unwrap();
     rows.push(Row::exactly(
         "bucket ingest, 1,000 items over 1,000 keys this store knows",
+        1,
+        &log,
+        &["bulkWrite"],
+    ));
+    // Cut by day: the keys' newest buckets, then their open buckets in the batch's windows;
+    // then, for keys this store wrote last and items in their newest bucket's day or later,
+    // nothing to read.
+    DailyTrades::ensure_indexes(&store).await.unwrap();
+    log.clear();
+    DailyTrades::ingest(&store, &batch(0)).await.unwrap();
+    rows.push(Row::exactly(
+        "bucket ingest cut by day, 1,000 items over 1,000 keys first seen",
+        1,
+        &log,
+        &["aggregate", "find", "bulkWrite"],
+    ));
+    log.clear();
+    DailyTrades::ingest(&store, &batch(1)).await.unwrap();
+    rows.push(Row::exactly(
+        "bucket ingest cut by day, 1,000 items over 1,000 keys this store knows",
         1,
         &log,
         &["bulkWrite"],

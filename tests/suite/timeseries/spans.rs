@@ -340,3 +340,15 @@ on_both_stores!(
     ingest_cuts_by_window_across_batches,
     another_span_clears_the_mark,
 );
+
+/// Ingest on MongoDB not behind a router: a fill names the bucket by `_id` and count alone
+/// (the key from `$setOnInsert`), and the batches stay exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ingest_unrouted_on_mongo() {
+    let store = AnyStore::Mongo(pattern_tests::mongo_store("ingest_unrouted").await);
+    ingest_cuts_by_window_across_batches(store.clone()).await;
+    pattern_tests::drop_db(&store).await;
+    let store = AnyStore::Mongo(pattern_tests::mongo_store("ingest_unrouted_push").await);
+    pushes_keep_to_their_windows(store.clone()).await;
+    pattern_tests::drop_db(&store).await;
+}

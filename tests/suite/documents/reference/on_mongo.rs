@@ -112,3 +112,22 @@ async fn round_trips_and_targeting_on_mongo() {
     assert_eq!(t.offenders.len(), 1, "{:?}", t.offenders);
     pattern_tests::drop_db(&store).await;
 }
+
+/// Past the fan-out on MongoDB not behind a router: the batches update the copies' `_id`
+/// ranges (behind one, the conformance tests' `$in`), each copy written once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_fan_out_unrouted() {
+    for (name, run) in [
+        ("fan_out_update_unrouted", 0),
+        ("fan_out_killed_unrouted", 1),
+        ("fan_out_save_unrouted", 2),
+    ] {
+        let store = AnyStore::Mongo(pattern_tests::mongo_store(name).await);
+        match run {
+            0 => an_update_past_the_fan_out_commits_the_fan_out(store.clone()).await,
+            1 => a_killed_propagation_resumes_exactly(store.clone()).await,
+            _ => past_the_fan_out_in_batches(store.clone()).await,
+        }
+        pattern_tests::drop_db(&store).await;
+    }
+}
