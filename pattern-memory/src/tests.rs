@@ -694,3 +694,77 @@ async fn empty_ranges_and_or_plans() {
         assert_eq!(got, want, "{f:?}");
     }
 }
+
+/// `update_returning`: the first match updated and returned as it is after, with its `_id`
+/// and the fields asked for only, the same in a transaction; none matched, `None` and nothing
+/// written. `write_across`: each write on its own collection, in order, with what each matched.
+#[tokio::test]
+async fn update_returning_and_write_across() {
+    use pattern_store::{Transaction, WriteOp};
+    let s = MemoryStore::new();
+    s.insert_one("d", doc! {"_id": 1, "name": "Varda", "born": 1928})
+        .await
+        .unwrap();
+    let mut rename = Update {
+        set: vec![("name".into(), Bson::String("Agnès Varda".into()))],
+        inc: vec![("born".into(), 0)],
+        ..Update::default()
+    };
+    let by_id = Filter::Eq("_id".into(), Bson::Int32(1));
+    let after = s
+        .update_returning("d", &by_id, &mut rename.clone(), &["name"])
+        .await
+        .unwrap();
+    assert_eq!(after, Some(doc! {"_id": 1, "name": "Agnès Varda"}));
+    let none = Filter::Eq("_id".into(), Bson::Int32(2));
+    assert_eq!(
+        s.update_returning("d", &none, &mut rename, &["name"])
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        s.find("d", &Filter::And(vec![]), &FindOptions::default())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let tx = s.start_transaction().await.unwrap();
+    let mut born = Update {
+        inc: vec![("born".into(), 1)],
+        ..Update::default()
+    };
+    let after = tx
+        .update_returning("d", &by_id, &mut born, &["born", "missing"])
+        .await
+        .unwrap();
+    assert_eq!(after, Some(doc! {"_id": 1, "born": 1929}));
+    let writes = vec![
+        ("e", WriteOp::Insert(doc! {"_id": 1, "n": 0})),
+        ("e", WriteOp::Insert(doc! {"_id": 2, "n": 0})),
+        (
+            "e",
+            WriteOp::UpdateMany {
+                filter: Filter::Eq("n".into(), Bson::Int32(0)),
+                update: Box::new(Update {
+                    inc: vec![("n".into(), 1)],
+                    ..Update::default()
+                }),
+            },
+        ),
+        (
+            "d",
+            WriteOp::Update {
+                filter: none.clone(),
+                update: Box::new(born.clone()),
+                upsert: false,
+            },
+        ),
+    ];
+    assert_eq!(tx.write_across(writes, None).await.unwrap(), [1, 1, 2, 0]);
+    tx.commit().await.unwrap();
+    let one = Filter::Eq("n".into(), Bson::Int32(1));
+    let e = s.find("e", &one, &FindOptions::default()).await.unwrap();
+    assert_eq!(e.len(), 2);
+}

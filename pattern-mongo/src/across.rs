@@ -119,9 +119,14 @@ impl MongoStore {
         for (i, (_, op)) in writes.iter().enumerate() {
             let n = match op {
                 WriteOp::Insert(_) => u64::from(result.insert_results.contains_key(&i)),
+                // An upsert that inserted: 1 (the reply's count includes it already, as
+                // MongoDB's `n` does).
                 _ => result.update_results.get(&i).map_or(0, |u| {
                     written += u.modified_count + u64::from(u.upserted_id.is_some());
-                    u.matched_count + u64::from(u.upserted_id.is_some())
+                    match u.upserted_id {
+                        Some(_) => 1,
+                        None => u.matched_count,
+                    }
                 }),
             };
             if matches!(op, WriteOp::Insert(_)) {
