@@ -17,11 +17,11 @@ use std::sync::Mutex;
 
 use bson::Bson;
 
-use super::{copy_value, entry_id, propagate_later, stale, REFERENCES, REFERENCE_COPIES};
+use super::{entry_id, propagate_later, set_stale, touch_op, REFERENCES, REFERENCE_COPIES};
 use crate::document::Document;
 use crate::error::display_bson;
-use crate::store::query::{Filter, Update};
-use crate::store::{Extension, ExtensionKey, Store, WriteOp};
+use crate::store::query::Update;
+use crate::store::{Extension, ExtensionKey, Store};
 use crate::Result;
 
 /// Whether `D`'s `update_one` takes this path: a source whose writes change nothing but its
@@ -86,29 +86,9 @@ pub(crate) async fn bring_in_line_after<D: Document, T: Store>(
         }
         return Ok(Followed::Done(recorded));
     }
-    let mut writes = Vec::with_capacity(1 + D::REFERENCED_BY.len());
-    writes.push((
-        REFERENCES,
-        WriteOp::Update {
-            filter: Filter::Eq("_id".into(), entry_id(D::COLLECTION, id)),
-            update: Box::new(Update {
-                inc: vec![("seq".into(), 1)],
-                ..Update::default()
-            }),
-            upsert: true,
-        },
-    ));
+    let mut writes = vec![(REFERENCES, touch_op(D::COLLECTION, id))];
     for r in D::REFERENCED_BY {
-        writes.push((
-            r.collection,
-            WriteOp::UpdateMany {
-                filter: stale(&r.field, id, Some(after)),
-                update: Box::new(Update {
-                    set: vec![(r.field.path.into(), copy_value(&r.field, id, Some(after)))],
-                    ..Update::default()
-                }),
-            },
-        ));
+        writes.push((r.collection, set_stale(&r.field, id, Some(after), None)));
     }
     let matched = tx.write_across(writes, Some(REFERENCE_COPIES)).await?;
     if matched.iter().skip(1).any(|n| *n as usize > fan_out) {

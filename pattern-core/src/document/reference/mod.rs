@@ -268,17 +268,32 @@ async fn set_copies<T: Store>(
     ids: Vec<Bson>,
 ) -> Result<u64> {
     let routed = t.routes_by_shard_key().await?;
-    let copies = WriteOp::UpdateMany {
-        filter: Filter::And(vec![among(ids, routed), stale(r, id, source)]),
-        update: Box::new(Update {
-            set: vec![(r.path.into(), copy_value(r, id, source))],
-            ..Update::default()
-        }),
-    };
+    let copies = set_stale(r, id, source, Some(among(ids, routed)));
     let matched = t
         .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
         .await?;
     Ok(matched.first().copied().unwrap_or(0))
+}
+
+/// The update of the copies of the source `id` in `r` that differ from `source` (`within` a
+/// narrower set, if given) to its values.
+fn set_stale(
+    r: &ReferenceField,
+    id: &Bson,
+    source: Option<&BsonDocument>,
+    within: Option<Filter>,
+) -> WriteOp {
+    let stale = stale(r, id, source);
+    WriteOp::UpdateMany {
+        filter: match within {
+            Some(within) => Filter::And(vec![within, stale]),
+            None => stale,
+        },
+        update: Box::new(Update {
+            set: vec![(r.path.into(), copy_value(r, id, source))],
+            ..Update::default()
+        }),
+    }
 }
 
 fn entry_id(source: &str, id: &Bson) -> Bson {
@@ -288,13 +303,28 @@ fn entry_id(source: &str, id: &Bson) -> Bson {
 /// In a transaction: the source's entry bumped (created if need be), so that this transaction
 /// and any other that changes the source's copies, or points a document at it, conflict.
 async fn touch<T: Store>(tx: &T, source: &str, id: &Bson) -> Result<()> {
-    let mut update = Update {
+    let (by_id, mut update) = bump(source, id);
+    tx.update_one(REFERENCES, &by_id, &mut update, true).await?;
+    Ok(())
+}
+
+/// [`touch`] as a write of [`REFERENCES`] to send with others.
+fn touch_op(source: &str, id: &Bson) -> WriteOp {
+    let (filter, update) = bump(source, id);
+    WriteOp::Update {
+        filter,
+        update: Box::new(update),
+        upsert: true,
+    }
+}
+
+/// The source's entry and the bump of its counter (an upsert).
+fn bump(source: &str, id: &Bson) -> (Filter, Update) {
+    let update = Update {
         inc: vec![("seq".into(), 1)],
         ..Update::default()
     };
-    let by_id = Filter::Eq("_id".into(), entry_id(source, id));
-    tx.update_one(REFERENCES, &by_id, &mut update, true).await?;
-    Ok(())
+    (Filter::Eq("_id".into(), entry_id(source, id)), update)
 }
 
 /// The copy of `source` (`_id` first, then the copied fields), `null` when it is gone: what a
