@@ -51,6 +51,7 @@ pub mod adopt;
 pub mod bucket;
 mod codec;
 pub mod document;
+pub mod follow;
 use pattern_store::error;
 pub mod guide;
 mod key;

@@ -20,6 +20,7 @@ fn layer_of(path: &[String]) -> &'static str {
         [] => "lib",
         ["guide", ..] | ["__private", ..] => "lib",
         ["adopt", ..] => "adoption",
+        ["follow", ..] => "follower",
         ["bucket" | "outlier" | "tree" | "document" | "layout" | "testing" | "validator", ..]
         | ["Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical", ..] => {
             "patterns"
@@ -46,11 +47,21 @@ fn allowed(from: &str) -> &'static [&'static str] {
     match from {
         "lib" => &[
             "adoption",
+            "follower",
             "patterns",
             "passes",
             "series",
             "store contract",
             "store implementations",
+            "specs",
+            "query",
+            "foundation",
+        ],
+        "follower" => &[
+            "patterns",
+            "passes",
+            "series",
+            "store contract",
             "specs",
             "query",
             "foundation",

@@ -66,7 +66,7 @@ mod txn_tests;
 use collection::Collection;
 use index::Key;
 use ops::{Space, Step, Stop};
-use pattern_store::Result;
+use pattern_store::{Error, Result};
 
 /// How long a transaction may block a plain write before the write aborts it (MongoDB's
 /// `transactionLifetimeLimitSeconds`).
@@ -550,6 +550,19 @@ impl Store for MemoryStore {
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
         self.lock().collection(coll).validator = Some(Arc::new(schema.clone()));
         Ok(())
+    }
+
+    /// Refused ([`Error::Unsupported`]): only this process writes to an in-memory store, and
+    /// every derived value the patterns keep is brought in line in the write's own
+    /// transaction, so there are no writes by other tools to follow.
+    async fn watch(&self, _: &pattern_store::Watch) -> Result<Box<dyn pattern_store::ChangeFeed>> {
+        Err(Error::Unsupported {
+            store: "memory",
+            reason: "only this process writes to an in-memory store, through the library, which keeps \
+                     every derived value in line in the write's own transaction: there are no writes \
+                     by other tools to follow"
+                .into(),
+        })
     }
 
     fn system_name(&self) -> &'static str {

@@ -51,6 +51,7 @@ mod ops;
 mod push;
 mod store;
 mod txn;
+mod watch;
 
 pub(crate) use errors::{map_err, server_code};
 pub use txn::MongoTxn;

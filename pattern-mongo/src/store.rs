@@ -13,8 +13,39 @@ use super::{map_err, server_code, MongoStore, MongoTxn, NO, UNKNOWN, YES};
 use pattern_store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
 };
-use pattern_store::{ArrayStats, Extensions, Store, UpdateOutcome};
+use pattern_store::{ArrayStats, ChangeFeed, Extensions, Store, UpdateOutcome, Watch};
 use pattern_store::{Error, Result};
+
+impl MongoStore {
+    /// `collMod` with `options`; `create` with them when the collection does not exist (then
+    /// `collMod` again, should another client have created it in between).
+    async fn set_options(&self, coll: &str, options: Document) -> Result<()> {
+        let command = |verb: &str| {
+            let mut c = doc! {verb: coll};
+            c.extend(options.clone());
+            c
+        };
+        let code = |e: &mongodb::error::Error| server_code(e);
+        match self.db.run_command(command("collMod")).await {
+            Ok(_) => return Ok(()),
+            // NamespaceNotFound: no such collection yet.
+            Err(e) if code(&e) == Some(26) => {}
+            Err(e) => return Err(map_err(coll, e)),
+        }
+        match self.db.run_command(command("create")).await {
+            Ok(_) => Ok(()),
+            // NamespaceExists: created by another client since.
+            Err(e) if code(&e) == Some(48) => {
+                self.db
+                    .run_command(command("collMod"))
+                    .await
+                    .map_err(|e| map_err(coll, e))?;
+                Ok(())
+            }
+            Err(e) => Err(map_err(coll, e)),
+        }
+    }
+}
 
 impl Store for MongoStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
@@ -412,38 +443,25 @@ impl Store for MongoStore {
         Ok(names)
     }
 
-    /// `collMod` with the validator; `create` with it when the collection does not exist
-    /// (then `collMod` again, should another client have created it in between).
+    /// `collMod` with the validator ([`MongoStore::set_options`]).
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
         let options = doc! {
             "validator": {"$jsonSchema": schema.to_document()},
             "validationLevel": "moderate",
             "validationAction": "error",
         };
-        let command = |verb: &str| {
-            let mut c = doc! {verb: coll};
-            c.extend(options.clone());
-            c
-        };
-        let code = |e: &mongodb::error::Error| server_code(e);
-        match self.db.run_command(command("collMod")).await {
-            Ok(_) => return Ok(()),
-            // NamespaceNotFound: no such collection yet.
-            Err(e) if code(&e) == Some(26) => {}
-            Err(e) => return Err(map_err(coll, e)),
-        }
-        match self.db.run_command(command("create")).await {
-            Ok(_) => Ok(()),
-            // NamespaceExists: created by another client since.
-            Err(e) if code(&e) == Some(48) => {
-                self.db
-                    .run_command(command("collMod"))
-                    .await
-                    .map_err(|e| map_err(coll, e))?;
-                Ok(())
-            }
-            Err(e) => Err(map_err(coll, e)),
-        }
+        self.set_options(coll, options).await
+    }
+
+    async fn watch(&self, watch: &Watch) -> Result<Box<dyn ChangeFeed>> {
+        Ok(Box::new(crate::watch::open(self, watch).await?))
+    }
+
+    /// `collMod` with `changeStreamPreAndPostImages: {enabled: true}`
+    /// ([`MongoStore::set_options`]).
+    async fn keep_before_images(&self, coll: &str) -> Result<()> {
+        let options = doc! {"changeStreamPreAndPostImages": {"enabled": true}};
+        self.set_options(coll, options).await
     }
 
     fn extensions(&self) -> &Extensions {

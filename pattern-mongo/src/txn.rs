@@ -290,6 +290,14 @@ impl Store for MongoTxn {
         self.store.create_index(coll, index).await
     }
 
+    /// Refused: a change stream is not opened inside a transaction (open it on the store).
+    async fn watch(&self, _: &pattern_store::Watch) -> Result<Box<dyn pattern_store::ChangeFeed>> {
+        Err(Error::Unsupported {
+            store: "mongodb",
+            reason: "a change feed is opened on the store, not inside a transaction".into(),
+        })
+    }
+
     /// On the store, outside the transaction (see [`MongoTxn`]).
     fn system_name(&self) -> &'static str {
         "mongodb"

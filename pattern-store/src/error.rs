@@ -282,6 +282,26 @@ pub enum Error {
         variant: Box<VariantChange>,
     },
 
+    /// The store cannot do what was asked, by its nature: the in-memory store has no change
+    /// feed to follow, for instance. Nothing was written.
+    #[error("not supported by the {store} store: {reason}")]
+    Unsupported {
+        /// The store's system (`"memory"`, `"mongodb"`...).
+        store: &'static str,
+        /// What it cannot do, and why.
+        reason: String,
+    },
+
+    /// A change feed cannot resume where it was asked to: the resume token is not valid, or
+    /// the events after it are gone from the server's history (MongoDB's
+    /// `ChangeStreamHistoryLost`, the oplog having rolled past them). A follower then starts
+    /// a new feed and checks everything ([`pattern_core::follow`](https://docs.rs/pattern-core)).
+    #[error("change history lost: {message}")]
+    HistoryLost {
+        /// What the server said.
+        message: String,
+    },
+
     /// Any other error the server returned (authorization, invalid index options...).
     #[error("MongoDB server error: {message}")]
     Server {
@@ -338,6 +358,8 @@ impl Error {
             Error::StillReferenced { .. } => "StillReferenced",
             Error::UnknownVariant { .. } => "UnknownVariant",
             Error::OtherVariant { .. } => "OtherVariant",
+            Error::Unsupported { .. } => "Unsupported",
+            Error::HistoryLost { .. } => "HistoryLost",
             Error::Server { .. } => "Server",
         }
     }

@@ -31,11 +31,13 @@ pub mod observe;
 pub mod push;
 pub mod query;
 mod txn;
+pub mod watch;
 
 pub use error::{BoxError, Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
 pub use extensions::{Extension, ExtensionKey, Extensions};
 pub use push::{push_open_upsert, push_then_apart, KeptOps, OpenPush, Window};
 pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
+pub use watch::{Change, ChangeFeed, ChangeOp, Watch};
 
 /// What an `update_one` did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -496,6 +498,32 @@ pub trait Store: Send + Sync + Sized {
         let refused = crate::Error::invalid(format!(
             "this store does not enforce validators (collection `{coll}`)"
         ));
+        async move { Err(refused) }
+    }
+
+    /// Opens a feed of the changes to `watch.collections`, by anyone, in commit order
+    /// ([`ChangeFeed`]): a change stream of the database on MongoDB. The default, and the
+    /// in-memory store, refuse with [`Error::Unsupported`]: a store
+    /// that only its own process writes has nothing to follow.
+    fn watch(&self, watch: &Watch) -> impl Future<Output = Result<Box<dyn ChangeFeed>>> + Send {
+        let _ = watch;
+        let refused = crate::Error::Unsupported {
+            store: self.system_name(),
+            reason: "this store has no change feed".into(),
+        };
+        async move { Err(refused) }
+    }
+
+    /// Has the collection keep each document's state before a change, so that a
+    /// [`ChangeFeed`] gives [`Change::before`] for updates, replacements and deletes (MongoDB:
+    /// `collMod` with `changeStreamPreAndPostImages`, creating the collection if need be). The
+    /// default refuses, as [`Store::watch`] does.
+    fn keep_before_images(&self, coll: &str) -> impl Future<Output = Result<()>> + Send {
+        let _ = coll;
+        let refused = crate::Error::Unsupported {
+            store: self.system_name(),
+            reason: "this store has no change feed".into(),
+        };
         async move { Err(refused) }
     }
 

@@ -38,6 +38,7 @@ mod bucket;
 mod differential;
 mod documents;
 mod faults;
+mod follow;
 mod hostile;
 mod limits;
 mod load;

@@ -592,6 +592,66 @@ where
     })
 }
 
+/// In the caller's transaction: the aggregates of the parent `key` rebuilt from its children
+/// in `children` when a stored one differs from them (a `find` of the children, one of the
+/// parent, an `update` only when needed); whether it was written. A parent that does not
+/// exist has nothing to rebuild.
+pub(crate) async fn parent_in_line<T: Store>(
+    tx: &T,
+    children: &str,
+    c: &Computed,
+    key: &Bson,
+) -> Result<bool> {
+    let opts = FindOptions {
+        comment: Some(COMPUTED_RECOMPUTE),
+        ..FindOptions::default()
+    };
+    let by_parent = Filter::Eq(c.key.into(), key.clone());
+    let kids = tx.find(children, &by_parent, &opts).await?;
+    let by_id = Filter::Eq("_id".into(), key.clone());
+    let Some(parent) = (tx.find(c.parent, &by_id, &FindOptions::default()).await?)
+        .into_iter()
+        .next()
+    else {
+        return Ok(false);
+    };
+    let set: Vec<_> = (from_scratch(c, &kids)?.into_iter())
+        .filter(|(field, want, tolerance)| {
+            !same(parent.get(*field).unwrap_or(&Bson::Null), want, *tolerance)
+        })
+        .map(|(field, want, _)| (field.into(), want))
+        .collect();
+    if set.is_empty() {
+        return Ok(false);
+    }
+    let mut update = Update {
+        set,
+        ..Update::default()
+    };
+    tx.update_one(c.parent, &by_id, &mut update, false).await?;
+    Ok(true)
+}
+
+/// Every parent of `c` whose aggregates differ from its children in `children` rebuilt, each
+/// in its own transaction ([`parent_in_line`]); how many were written.
+pub(crate) async fn repair_parents<S: Store>(
+    store: &S,
+    children: &'static str,
+    c: &Computed,
+) -> Result<u64> {
+    let mut written = 0;
+    for id in drifted(store, children, c).await? {
+        let mut ctx = id;
+        let c = *c;
+        let wrote = transaction_with(store, &mut ctx, move |tx, id| {
+            Box::pin(async move { parent_in_line(tx, children, &c, id).await })
+        })
+        .await?;
+        written += u64::from(wrote);
+    }
+    Ok(written)
+}
+
 /// A parent whose stored aggregate differs from its children's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Drift {
@@ -618,49 +678,70 @@ pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
     );
     crate::observe::traced!(span, async {
         let c = computed_of::<D>()?;
-        let opts = FindOptions {
-            sort: vec![(c.key.into(), 1)],
-            comment: Some(COMPUTED_VERIFY),
-            ..FindOptions::default()
-        };
-        let all = Filter::And(vec![]);
-        let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
-        let mut children = store.scan(D::COLLECTION, &all, &opts, 1_000);
-        while let Some(raw) = children.next().await {
-            let doc = raw?
-                .to_document()
-                .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
-            if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
-                by_parent.entry(key_bytes(k)).or_default().push(doc);
-            }
-        }
-        drop(children);
-        let popts = FindOptions {
-            comment: Some(COMPUTED_VERIFY),
-            ..FindOptions::default()
-        };
-        let mut drifts = Vec::new();
-        let mut parents = store.scan(c.parent, &all, &popts, 1_000);
-        while let Some(raw) = parents.next().await {
-            let parent = raw?
-                .to_document()
-                .map_err(|e| Error::decode(c.parent, None, e))?;
-            let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
-            let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
-            for (field, want, tolerance) in from_scratch(&c, &kids)? {
-                let got = parent.get(field).cloned().unwrap_or(Bson::Null);
-                if !same(&got, &want, tolerance) {
-                    drifts.push(Drift {
-                        parent: display_bson(&id),
-                        field: field.to_owned(),
-                        stored: display_bson(&got),
-                        computed: display_bson(&want),
-                    });
-                }
-            }
-        }
-        Ok(drifts)
+        Ok(drifts(store, D::COLLECTION, &c)
+            .await?
+            .into_iter()
+            .map(|(d, _)| d)
+            .collect())
     })
+}
+
+/// The `_id`s of the parents [`verify`] lists, each once.
+async fn drifted<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec<Bson>> {
+    let mut ids: Vec<Bson> = Vec::new();
+    for (_, id) in drifts(store, children, c).await? {
+        if ids.last() != Some(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// [`verify`] over `children`, each drift with its parent's `_id`.
+async fn drifts<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec<(Drift, Bson)>> {
+    let opts = FindOptions {
+        sort: vec![(c.key.into(), 1)],
+        comment: Some(COMPUTED_VERIFY),
+        ..FindOptions::default()
+    };
+    let all = Filter::And(vec![]);
+    let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
+    let mut scan = store.scan(children, &all, &opts, 1_000);
+    while let Some(raw) = scan.next().await {
+        let doc = raw?
+            .to_document()
+            .map_err(|e| Error::decode(children, None, e))?;
+        if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
+            by_parent.entry(key_bytes(k)).or_default().push(doc);
+        }
+    }
+    drop(scan);
+    let popts = FindOptions {
+        comment: Some(COMPUTED_VERIFY),
+        ..FindOptions::default()
+    };
+    let mut drifts = Vec::new();
+    let mut parents = store.scan(c.parent, &all, &popts, 1_000);
+    while let Some(raw) = parents.next().await {
+        let parent = raw?
+            .to_document()
+            .map_err(|e| Error::decode(c.parent, None, e))?;
+        let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
+        let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
+        for (field, want, tolerance) in from_scratch(c, &kids)? {
+            let got = parent.get(field).cloned().unwrap_or(Bson::Null);
+            if !same(&got, &want, tolerance) {
+                let drift = Drift {
+                    parent: display_bson(&id),
+                    field: field.to_owned(),
+                    stored: display_bson(&got),
+                    computed: display_bson(&want),
+                };
+                drifts.push((drift, id.clone()));
+            }
+        }
+    }
+    Ok(drifts)
 }
 
 /// The `comment` of the read of a parent's children for a removed extreme (by the key, on a

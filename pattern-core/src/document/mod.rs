@@ -50,6 +50,7 @@ pub use computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
     Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
 };
+pub(crate) use computed::{parent_in_line, repair_parents};
 pub use find::Find;
 pub use history::{
     as_of, at_revision, get_revision, history, shard_keys, Revision, REVISED_AT, REVISION,
@@ -68,9 +69,11 @@ pub use reference::{
     Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, StaleCopy, DEFAULT_FAN_OUT,
     REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
+pub(crate) use reference::{repair_copies_of, source_in_line};
 pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
+pub(crate) use subset::{repair_subsets, subset_in_line};
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{same_field, Array, Field, Filter, Numeric, Update};
 pub use versions::{Hop, UpgradeFrom, Upgrading, Versioning};

@@ -210,38 +210,108 @@ pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<Stri
     );
     crate::observe::traced!(span, async {
         let s = subset_of::<D>()?;
-        let opts = FindOptions {
-            comment: Some(SUBSET_VERIFY),
-            ..FindOptions::default()
-        };
-        let all = Filter::And(vec![]);
-        let mut parents = store.scan(s.parent, &all, &opts, 1_000);
-        let mut ids = Vec::new();
-        while let Some(raw) = parents.next().await {
-            let p = raw?
-                .to_document()
-                .map_err(|e| Error::decode(s.parent, None, e))?;
-            ids.push((
-                p.get("_id").cloned().unwrap_or(Bson::Null),
-                p.get(s.into).cloned(),
-            ));
-        }
-        drop(parents);
-        let mut drifted = Vec::new();
-        for (id, stored) in ids {
-            let want = Bson::Array(
-                (first(store, D::COLLECTION, &s, &id).await?)
-                    .into_iter()
-                    .map(Bson::Document)
-                    .collect(),
-            );
-            let have = stored.unwrap_or(Bson::Array(Vec::new()));
-            if have != want {
-                drifted.push(display_bson(&id));
-            }
-        }
-        Ok(drifted)
+        Ok((drifted(store, D::COLLECTION, &s).await?.iter())
+            .map(display_bson)
+            .collect())
     })
+}
+
+/// [`verify_subsets`] over `children`: the parents' `_id`s as stored.
+async fn drifted<S: Store>(store: &S, children: &str, s: &Subset) -> Result<Vec<Bson>> {
+    let opts = FindOptions {
+        comment: Some(SUBSET_VERIFY),
+        ..FindOptions::default()
+    };
+    let all = Filter::And(vec![]);
+    let mut parents = store.scan(s.parent, &all, &opts, 1_000);
+    let mut ids = Vec::new();
+    while let Some(raw) = parents.next().await {
+        let p = raw?
+            .to_document()
+            .map_err(|e| Error::decode(s.parent, None, e))?;
+        ids.push((
+            p.get("_id").cloned().unwrap_or(Bson::Null),
+            p.get(s.into).cloned(),
+        ));
+    }
+    drop(parents);
+    let mut drifted = Vec::new();
+    for (id, stored) in ids {
+        if !holds(store, children, s, &id, stored).await?.0 {
+            drifted.push(id);
+        }
+    }
+    Ok(drifted)
+}
+
+/// Whether the subset `stored` of the parent `id` is its first children, and those children.
+async fn holds<S: Store>(
+    store: &S,
+    children: &str,
+    s: &Subset,
+    id: &Bson,
+    stored: Option<Bson>,
+) -> Result<(bool, Vec<Bson>)> {
+    let want: Vec<Bson> = (first(store, children, s, id).await?)
+        .into_iter()
+        .map(Bson::Document)
+        .collect();
+    let same = match stored {
+        Some(Bson::Array(have)) => have == want,
+        None => want.is_empty(),
+        Some(_) => false,
+    };
+    Ok((same, want))
+}
+
+/// In the caller's transaction: the subset of the parent `key` rewritten from its children in
+/// `children` when it is not their first ones (a `find` of the parent, one of the children,
+/// an `update` only when needed); whether it was written. A parent that does not exist has
+/// no subset.
+pub(crate) async fn subset_in_line<T: Store>(
+    tx: &T,
+    children: &str,
+    s: &Subset,
+    key: &Bson,
+) -> Result<bool> {
+    let by_id = Filter::Eq("_id".into(), key.clone());
+    let opts = FindOptions {
+        projection: vec![s.into.into()],
+        ..FindOptions::default()
+    };
+    let Some(parent) = (tx.find(s.parent, &by_id, &opts).await?).into_iter().next() else {
+        return Ok(false);
+    };
+    let (same, want) = holds(tx, children, s, key, parent.get(s.into).cloned()).await?;
+    if same {
+        return Ok(false);
+    }
+    let mut update = Update {
+        set: vec![(s.into.into(), Bson::Array(want))],
+        ..Update::default()
+    };
+    tx.update_one(s.parent, &by_id, &mut update, false).await?;
+    Ok(true)
+}
+
+/// Every parent whose subset is not its first children rewritten, each in its own
+/// transaction ([`subset_in_line`]); how many were written.
+pub(crate) async fn repair_subsets<S: Store>(
+    store: &S,
+    children: &'static str,
+    s: &Subset,
+) -> Result<u64> {
+    let mut written = 0;
+    for id in drifted(store, children, s).await? {
+        let mut ctx = id;
+        let s = *s;
+        let wrote = transaction_with(store, &mut ctx, move |tx, id| {
+            Box::pin(async move { subset_in_line(tx, children, &s, id).await })
+        })
+        .await?;
+        written += u64::from(wrote);
+    }
+    Ok(written)
 }
 
 /// The parent's subset as stored (one `find`), as the child type: what a read of the parent

@@ -236,6 +236,15 @@ impl Store for AnyStore {
     async fn collection_names(&self) -> Result<Vec<String>> {
         delegate!(self, s => s.collection_names().await)
     }
+    async fn watch(
+        &self,
+        watch: &crate::store::Watch,
+    ) -> Result<Box<dyn crate::store::ChangeFeed>> {
+        delegate!(self, s => s.watch(watch).await)
+    }
+    async fn keep_before_images(&self, coll: &str) -> Result<()> {
+        delegate!(self, s => s.keep_before_images(coll).await)
+    }
     async fn set_validator(&self, coll: &str, schema: &query::Schema) -> Result<()> {
         delegate!(self, s => s.set_validator(coll, schema).await)
     }

@@ -151,6 +151,15 @@ impl Store for AnyTxn {
     async fn collection_names(&self) -> Result<Vec<String>> {
         delegate!(self, t => t.collection_names().await)
     }
+    async fn watch(
+        &self,
+        watch: &crate::store::Watch,
+    ) -> Result<Box<dyn crate::store::ChangeFeed>> {
+        delegate!(self, s => s.watch(watch).await)
+    }
+    async fn keep_before_images(&self, coll: &str) -> Result<()> {
+        delegate!(self, s => s.keep_before_images(coll).await)
+    }
     async fn set_validator(&self, coll: &str, schema: &crate::store::query::Schema) -> Result<()> {
         delegate!(self, t => t.set_validator(coll, schema).await)
     }

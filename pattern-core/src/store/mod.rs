@@ -13,8 +13,9 @@
 
 pub use pattern_store::{
     push, push_open_upsert, push_then_apart, query, transaction, transaction_with, ArchiveAt,
-    ArrayStats, BatchOutcome, BoxError, BoxFuture, Extension, ExtensionKey, Extensions, KeptOps,
-    OpenPush, Store, Transaction, UpdateOutcome, Window, WriteOp, TRANSACTION_ATTEMPTS,
+    ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed, ChangeOp, Extension,
+    ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction, UpdateOutcome, Watch, Window,
+    WriteOp, TRANSACTION_ATTEMPTS,
 };
 
 #[cfg(any(feature = "memory", feature = "mongodb"))]

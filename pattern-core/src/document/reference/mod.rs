@@ -33,6 +33,7 @@ mod repair;
 pub use batches::{pending_propagations, propagate, Pending, Propagated};
 pub use checks::{copied_field, copies_a_counter, lists, reference_field, referrer};
 pub use repair::{repair_copies, verify_copies, Repaired, StaleCopy};
+pub(crate) use repair::{repair_copies_of, source_in_line};
 
 use bson::{doc, Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;

@@ -48,20 +48,30 @@ pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<Stale
 
 /// [`verify_copies`], each with its source's `_id` as stored.
 async fn stale_copies<D: Document, S: Store>(store: &S) -> Result<Vec<(StaleCopy, Bson)>> {
+    let refs: Vec<&ReferenceField> = D::REFERENCES.iter().collect();
+    stale_copies_in(store, D::COLLECTION, &refs).await
+}
+
+/// The stale copies of `refs`, fields of `coll`'s documents.
+async fn stale_copies_in<S: Store>(
+    store: &S,
+    coll: &str,
+    refs: &[&ReferenceField],
+) -> Result<Vec<(StaleCopy, Bson)>> {
     let mut out = Vec::new();
-    for r in D::REFERENCES {
+    for &r in refs {
         let opts = FindOptions {
             projection: vec![r.path.into()],
             comment: Some(REFERENCE_VERIFY),
             ..FindOptions::default()
         };
         let all = Filter::Exists(format!("{}._id", r.path).into(), true);
-        let mut scan = store.scan(D::COLLECTION, &all, &opts, 1_000);
+        let mut scan = store.scan(coll, &all, &opts, 1_000);
         let mut chunk = Vec::new();
         while let Some(raw) = scan.next().await {
             let d = raw?
                 .to_document()
-                .map_err(|e| Error::decode(D::COLLECTION, None, e))?;
+                .map_err(|e| Error::decode(coll, None, e))?;
             chunk.push(d);
             if chunk.len() == 1_000 {
                 compare(store, r, std::mem::take(&mut chunk), &mut out).await?;
@@ -154,38 +164,77 @@ pub async fn repair_copies<D: Document, S: Store>(
         store,
         D::COLLECTION
     );
-    crate::observe::traced!(span, async {
-        let batch = opts.batch_items.clamp(1, 1_000);
-        let mut out = Repaired::default();
-        let mut seen = std::collections::HashSet::new();
-        for (s, id) in stale_copies::<D, S>(store).await? {
-            let Some(r) = D::REFERENCES.iter().find(|r| r.path == s.field) else {
-                continue;
-            };
-            if s.source_missing && !r.optional {
-                out.orphans.push(s);
-                continue;
-            }
-            if !seen.insert((s.field, id_key(&id))) {
-                continue;
-            }
-            loop {
-                let mut ctx = ();
-                let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
-                    let id = id.clone();
-                    Box::pin(async move {
-                        let source = find_by_id(tx, r.source, &id).await?;
-                        bring_in_line(tx, D::COLLECTION, r, &id, source.as_ref(), batch).await
-                    })
+    let refs: Vec<&'static ReferenceField> = D::REFERENCES.iter().collect();
+    crate::observe::traced!(span, repair_copies_of(store, D::COLLECTION, &refs, opts))
+}
+
+/// [`repair_copies`] of the fields `refs` of `coll`'s documents (a follower's rule knows the
+/// field, not the type).
+pub(crate) async fn repair_copies_of<S: Store>(
+    store: &S,
+    coll: &'static str,
+    refs: &[&'static ReferenceField],
+    opts: &Options<'_>,
+) -> Result<Repaired> {
+    let batch = opts.batch_items.clamp(1, 1_000);
+    let mut out = Repaired::default();
+    let mut seen = std::collections::HashSet::new();
+    for (s, id) in stale_copies_in(store, coll, refs).await? {
+        let Some(&r) = refs.iter().find(|r| r.path == s.field) else {
+            continue;
+        };
+        if s.source_missing && !r.optional {
+            out.orphans.push(s);
+            continue;
+        }
+        if !seen.insert((s.field, id_key(&id))) {
+            continue;
+        }
+        loop {
+            let mut ctx = ();
+            let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
+                let id = id.clone();
+                Box::pin(async move {
+                    let source = find_by_id(tx, r.source, &id).await?;
+                    bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
                 })
-                .await?;
-                out.copies += n as u64;
-                opts.report("repair", out.copies, None);
-                if !more {
-                    break;
-                }
+            })
+            .await?;
+            out.copies += n as u64;
+            opts.report("repair", out.copies, None);
+            if !more {
+                break;
             }
         }
-        Ok(out)
-    })
+    }
+    Ok(out)
+}
+
+/// In the caller's transaction: every copy in `coll`'s field `r` of the source `id` brought
+/// in line with the source as the transaction sees it (nulled, for an optional reference,
+/// when the source is gone), the source's entry bumped when any is written (as a source
+/// update does: a concurrent one then conflicts); how many were written. The copies of a
+/// source that is gone under a required reference are left (orphans: [`verify_copies`]
+/// lists them).
+pub(crate) async fn source_in_line<T: Store>(
+    tx: &T,
+    coll: &str,
+    r: &ReferenceField,
+    id: &Bson,
+) -> Result<usize> {
+    let source = find_by_id(tx, r.source, id).await?;
+    if source.is_none() && !r.optional {
+        return Ok(0);
+    }
+    let mut written = 0;
+    loop {
+        let (n, more) = bring_in_line(tx, coll, r, id, source.as_ref(), 1_000).await?;
+        if n > 0 && written == 0 {
+            super::touch(tx, r.source, id).await?;
+        }
+        written += n;
+        if !more {
+            return Ok(written);
+        }
+    }
 }

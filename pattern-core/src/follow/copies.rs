@@ -1,0 +1,53 @@
+//! Extended references: the copies of one reference field, kept in line with their sources
+//! when a source changes (its copied fields, or its deletion), and when a referencing
+//! document is written with a copy that is not its source's.
+
+use bson::Bson;
+
+use super::rule::{value_at, Keys, Rule};
+use crate::document::{repair_copies_of, source_in_line, ReferenceField};
+use crate::pass::Options;
+use crate::store::{BoxFuture, Change, ChangeOp, Store};
+use crate::Result;
+
+/// The copies in `collection`'s field `field.path`, of documents of `field.source`.
+pub(crate) struct Copies {
+    pub collection: &'static str,
+    pub field: &'static ReferenceField,
+}
+
+impl<S: Store> Rule<S> for Copies {
+    fn name(&self) -> String {
+        format!("copies {}.{}", self.collection, self.field.path)
+    }
+
+    fn watches(&self) -> Vec<(&'static str, bool)> {
+        vec![(self.field.source, false), (self.collection, false)]
+    }
+
+    /// A source's change: its `_id` (the key is the source). A referencing document's insert,
+    /// update or replacement: the source its copy names now.
+    fn keys(&self, change: &Change) -> Keys {
+        let mut keys = Vec::new();
+        if change.collection == self.field.source {
+            keys.extend(change.id.clone());
+        }
+        if change.collection == self.collection && change.op != ChangeOp::Delete {
+            let at = format!("{}._id", self.field.path);
+            keys.extend(value_at(change.after.as_ref(), &at));
+        }
+        Keys::Some(keys)
+    }
+
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>> {
+        Box::pin(async move { Ok(source_in_line(tx, self.collection, self.field, key).await? > 0) })
+    }
+
+    fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(async move {
+            let done = repair_copies_of(store, self.collection, &[self.field], &Options::default())
+                .await?;
+            Ok(done.copies)
+        })
+    }
+}

@@ -1,0 +1,566 @@
+//! Derived data kept exact under writes by other programs: a follower of the database's change
+//! feed (the guide's chapter `follow`).
+//!
+//! Every write made through this library keeps what the patterns derive (extended-reference
+//! copies, computed aggregates, subsets) exact in its own transaction. A write by anything
+//! else (a service in another language, `mongosh`, a bulk import) does not. A [`Follower`]
+//! reads the database's change stream and, for each change to a collection that feeds derived
+//! data, brings the derived data it concerns in line, as the library's own write would have:
+//!
+//! - the copies of a source whose copied fields changed are refreshed (nulled, for an
+//!   optional reference, when it is deleted), and a referencing document written with a copy
+//!   that is not its source's gets the source's;
+//! - a parent's computed aggregates and its subset are rebuilt from its children when a child
+//!   is inserted, deleted, changed or moved, or the parent itself is written.
+//!
+//! **Exactly once.** The position in the change stream (its resume token) is written in the
+//! same transaction as the derived writes it covers, in the follower's document of
+//! `pattern_follow`. A follower killed anywhere starts again after the last change whose
+//! derived writes committed: nothing is skipped, and nothing committed is applied twice.
+//!
+//! **The library's own writes** are recognised by comparing: the follower reads what the
+//! change concerns in its transaction and writes only what differs. A change this library
+//! made (in line already) is counted as skipped and writes nothing. This needs no marker in
+//! the documents, and holds whoever wrote: a foreign tool that happens to keep a copy right
+//! is not overwritten either. Two writers at once conflict on the derived document they both
+//! write, and the loser's transaction runs again on what the winner committed.
+//!
+//! **One at a time.** A follower holds a lease on its document, renewed by every commit and
+//! every idle second; a second follower of the same name stops with [`Error::Contention`]
+//! while the lease holds, and every commit checks it, so two never both apply.
+//!
+//! **History lost.** When the stream cannot resume from the stored token (the token is not
+//! valid, or the oplog has rolled past it: `ChangeStreamHistoryLost`), and on the first run,
+//! the follower opens a new stream, takes its position *before* anything else, runs the
+//! whole verify-and-repair pass of every rule, records that position, and goes on from it.
+//! Changes made during the pass are applied again after it (in line by then: skipped).
+//!
+//! It needs a change stream: MongoDB as a replica set or a sharded cluster. On the in-memory
+//! store [`Follower::run`] is [`Error::Unsupported`]: only its own process writes there,
+//! through the library.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bson::{Bson, Timestamp};
+use futures::FutureExt;
+use serde::Serialize;
+
+use crate::document::Document;
+use crate::store::{transaction_with, Change, ChangeFeed, ChangeOp, Store, Watch};
+use crate::{Error, Result};
+
+mod computed;
+mod copies;
+mod rule;
+mod state;
+mod subset;
+
+use rule::{Keys, Rule};
+pub use state::FOLLOW;
+use state::{Lease, Step};
+
+/// Changes applied in one transaction at most.
+const DEFAULT_BATCH: usize = 500;
+/// How long a batch waits for more changes after its first.
+const GATHER: Duration = Duration::from_millis(50);
+/// How long a lease holds without a renewal.
+const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// What a follower has done since it started (in this process), and how far behind it is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Status {
+    /// The follower's name (its document's `_id` in `pattern_follow`).
+    pub name: String,
+    /// Whether it is running now.
+    pub running: bool,
+    /// The cluster time of the last change whose derived writes committed.
+    pub last_applied: Option<Timestamp>,
+    /// Changes whose derived data it wrote.
+    pub applied: u64,
+    /// Changes whose derived data was in line already: the library's own writes, and others'
+    /// that change nothing derived.
+    pub skipped: u64,
+    /// Whole verify-and-repair passes (the first run, and each time history was lost).
+    pub passes: u64,
+    /// Derived values the passes wrote.
+    pub repaired: u64,
+    /// From the commit of the last change applied to the commit of its derived writes.
+    pub lag: Option<Duration>,
+}
+
+/// A follower of one database's change stream, keeping the derived data of the types it
+/// follows exact (see the [module](self)).
+///
+/// ```no_run
+/// # use pattern_core::{follow::Follower, MongoStore};
+/// # #[derive(serde::Serialize, serde::Deserialize, pattern_core::Document)]
+/// # #[document(collection = "films")]
+/// # struct Film { #[serde(rename = "_id")] id: i64 }
+/// # async fn run(store: MongoStore) -> pattern_core::Result<()> {
+/// let follower = Follower::new(store, "films").follow::<Film>();
+/// // Until Ctrl-C (here: until the future given resolves).
+/// follower.run(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+/// # Ok(()) }
+/// ```
+pub struct Follower<S: Store> {
+    store: S,
+    lease: Lease,
+    rules: Vec<Box<dyn Rule<S>>>,
+    batch: usize,
+    status: Arc<Mutex<Status>>,
+}
+
+impl<S: Store> std::fmt::Debug for Follower<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("name", &self.lease.name)
+            .field("rules", &self.rules())
+            .finish()
+    }
+}
+
+impl<S: Store> Follower<S> {
+    /// A follower named `name` (its document in `pattern_follow`; one per database is usual)
+    /// on `store`, following nothing yet: add types with [`Follower::follow`].
+    pub fn new(store: S, name: impl Into<String>) -> Self {
+        let name = name.into();
+        static FOLLOWERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+            .map_or(0, |d| d.as_nanos());
+        let owner = format!(
+            "{}:{}:{nanos:x}:{}",
+            hostname(),
+            std::process::id(),
+            FOLLOWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        Follower {
+            store,
+            lease: Lease {
+                name: name.clone(),
+                owner,
+                ttl: DEFAULT_LEASE,
+            },
+            rules: Vec::new(),
+            batch: DEFAULT_BATCH,
+            status: Arc::new(Mutex::new(Status {
+                name,
+                ..Status::default()
+            })),
+        }
+    }
+
+    /// Follows what `D` derives or is derived from: the copies in `D`'s reference fields, the
+    /// copies of `D` in the types that name it in `referenced_by`, the aggregates and the
+    /// subset `D` keeps in its parents. Following a type twice, or both sides of a reference,
+    /// keeps each rule once.
+    pub fn follow<D: Document>(mut self) -> Self {
+        for r in D::REFERENCES {
+            self.add(Box::new(copies::Copies {
+                collection: D::COLLECTION,
+                field: r,
+            }));
+        }
+        for r in D::REFERENCED_BY {
+            self.add(Box::new(copies::Copies {
+                collection: r.collection,
+                field: &r.field,
+            }));
+        }
+        if let Some(c) = D::COMPUTED {
+            self.add(Box::new(computed::Aggregates {
+                children: D::COLLECTION,
+                computed: c,
+            }));
+        }
+        if let Some(s) = D::SUBSET {
+            self.add(Box::new(subset::Subsets {
+                children: D::COLLECTION,
+                subset: s,
+            }));
+        }
+        self
+    }
+
+    fn add(&mut self, rule: Box<dyn Rule<S>>) {
+        if !self.rules.iter().any(|r| r.name() == rule.name()) {
+            self.rules.push(rule);
+        }
+    }
+
+    /// Changes applied in one transaction at most (500 by default).
+    pub fn batch(mut self, changes: usize) -> Self {
+        self.batch = changes.max(1);
+        self
+    }
+
+    /// How long the lease holds without a renewal (30 s by default): how long a second
+    /// follower waits after this one dies before it can take over.
+    pub fn lease(mut self, ttl: Duration) -> Self {
+        self.lease.ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// What it keeps, one line per rule (`"copies films.director"`).
+    pub fn rules(&self) -> Vec<String> {
+        self.rules.iter().map(|r| r.name()).collect()
+    }
+
+    /// What it has done since it started, and its lag.
+    pub fn status(&self) -> Status {
+        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Follows the changes until `stop` resolves (checked between batches: at most about a
+    /// second later), then gives up its lease. [`Error::Contention`] when another follower of
+    /// the same name holds the lease, or takes it over; [`Error::Unsupported`] on a store
+    /// without a change feed.
+    pub async fn run(&self, stop: impl Future<Output = ()> + Send) -> Result<()> {
+        self.follow_until(stop, false).await
+    }
+
+    /// Applies every change made so far and returns: a run that stops as soon as the feed has
+    /// nothing more (for tests, and for a job run now and then).
+    pub async fn catch_up(&self) -> Result<()> {
+        self.follow_until(futures::future::pending(), true).await
+    }
+
+    async fn follow_until(
+        &self,
+        stop: impl Future<Output = ()> + Send,
+        idle_stops: bool,
+    ) -> Result<()> {
+        if self.rules.is_empty() {
+            return Err(Error::invalid(
+                "the follower follows nothing: add the types whose derived data it keeps, `.follow::<T>()`",
+            ));
+        }
+        // A feed from now, opened first: refused at once on a store without one, before
+        // anything is written; a position to start from should the stored one be lost.
+        let mut watch = Watch {
+            collections: self.collections(),
+            resume_after: None,
+        };
+        let now = self.store.watch(&watch).await?;
+        let stored = self.lease.acquire(&self.store).await?;
+        self.set(|s| s.running = true);
+        let out = async {
+            for (coll, before) in self.watched() {
+                if before {
+                    self.store.keep_before_images(coll).await?;
+                }
+            }
+            let feed = match stored.token {
+                None => self.fresh("its first run", Some(now)).await?,
+                Some(token) => {
+                    drop(now);
+                    watch.resume_after = Some(token);
+                    match self.store.watch(&watch).await {
+                        Ok(feed) => feed,
+                        Err(Error::HistoryLost { message }) => self.fresh(&message, None).await?,
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            self.follow_from(feed, stop, idle_stops).await
+        }
+        .await;
+        self.set(|s| s.running = false);
+        let released = self.lease.release(&self.store).await;
+        out.and(released)
+    }
+
+    async fn follow_from(
+        &self,
+        mut feed: Box<dyn ChangeFeed>,
+        stop: impl Future<Output = ()> + Send,
+        idle_stops: bool,
+    ) -> Result<()> {
+        let mut stop = std::pin::pin!(stop);
+        let mut renewed = Instant::now();
+        loop {
+            if stop.as_mut().now_or_never().is_some() {
+                return Ok(());
+            }
+            let batch = match self.gather(feed.as_mut()).await {
+                Ok(batch) => batch,
+                Err(Error::HistoryLost { message }) => {
+                    feed = self.fresh(&message, None).await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if batch.is_empty() {
+                if idle_stops {
+                    return Ok(());
+                }
+                if renewed.elapsed() >= self.lease.ttl / 3 {
+                    self.idle(feed.position()).await?;
+                    renewed = Instant::now();
+                }
+                continue;
+            }
+            self.apply(&batch, feed.position()).await?;
+            renewed = Instant::now();
+        }
+    }
+
+    /// The changes available now, up to the batch size: waits for the first (about a second
+    /// at most), then for more as long as they come within [`GATHER`].
+    async fn gather(&self, feed: &mut dyn ChangeFeed) -> Result<Vec<Change>> {
+        let mut batch = Vec::new();
+        let Some(first) = feed.next_change().await? else {
+            return Ok(batch);
+        };
+        batch.push(first);
+        let started = Instant::now();
+        while batch.len() < self.batch && started.elapsed() < GATHER {
+            match feed.next_change().await? {
+                Some(c) => batch.push(c),
+                None => break,
+            }
+        }
+        Ok(batch)
+    }
+
+    /// While the feed is idle: the lease renewed and the token moved to the feed's position
+    /// (so that a follower idle for longer than the oplog's window still resumes).
+    async fn idle(&self, position: Option<bson::Document>) -> Result<()> {
+        match position {
+            Some(token) => {
+                let step = Step {
+                    token,
+                    at: None,
+                    applied: 0,
+                    skipped: 0,
+                    passes: 0,
+                };
+                self.lease.advance(&self.store, &step).await
+            }
+            None => self.lease.renew(&self.store).await,
+        }
+    }
+
+    /// A new feed from now (`opened`, or one opened here), after history was lost or on the
+    /// first run: its position taken first, every rule's whole pass, then the position
+    /// recorded.
+    async fn fresh(
+        &self,
+        why: &str,
+        opened: Option<Box<dyn ChangeFeed>>,
+    ) -> Result<Box<dyn ChangeFeed>> {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "pattern_core::follow",
+            follower = %self.lease.name,
+            reason = why,
+            "no change history to resume from: checking every rule's whole data set"
+        );
+        let _ = why;
+        let feed = match opened {
+            Some(feed) => feed,
+            None => {
+                let watch = Watch {
+                    collections: self.collections(),
+                    resume_after: None,
+                };
+                self.store.watch(&watch).await?
+            }
+        };
+        let Some(token) = feed.position() else {
+            return Err(Error::Server {
+                message: "a new change stream gave no position to resume from".into(),
+                source: None,
+            });
+        };
+        let mut repaired = 0;
+        for rule in &self.rules {
+            repaired += rule.repair(&self.store).await?;
+        }
+        let step = Step {
+            token,
+            at: None,
+            applied: 0,
+            skipped: 0,
+            passes: 1,
+        };
+        self.lease.advance(&self.store, &step).await?;
+        self.set(|s| {
+            s.passes += 1;
+            s.repaired += repaired;
+        });
+        Ok(feed)
+    }
+
+    /// One batch of changes: the keys each concerns, in one transaction each key's derived
+    /// data brought in line and the feed's position recorded.
+    async fn apply(&self, batch: &[Change], position: Option<bson::Document>) -> Result<()> {
+        #[cfg(feature = "tracing")]
+        let span = tracing::info_span!(
+            target: "pattern_core::follow",
+            "follow",
+            follower = %self.lease.name,
+            changes = batch.len(),
+        );
+        let mut plan = Plan::new(batch.len());
+        let mut whole: Vec<usize> = Vec::new();
+        for (n, change) in batch.iter().enumerate() {
+            if let ChangeOp::Other(_) = change.op {
+                // A drop, a rename: every rule over the collection is checked whole.
+                whole.extend(self.rules_over(&change.collection));
+                if change.collection.is_empty() {
+                    whole.extend(0..self.rules.len());
+                }
+                continue;
+            }
+            for i in self.rules_over(&change.collection) {
+                match self.rules[i].keys(change) {
+                    Keys::Some(keys) => keys.into_iter().for_each(|k| plan.add(n, i, k)),
+                    Keys::Unknown => whole.push(i),
+                }
+            }
+        }
+        whole.sort_unstable();
+        whole.dedup();
+        let mut repaired = 0;
+        for &i in &whole {
+            repaired += self.rules[i].repair(&self.store).await?;
+        }
+        let token = position
+            .or_else(|| batch.last().map(|c| c.token.clone()))
+            .unwrap_or_default();
+        let at = batch.iter().rev().find_map(|c| c.cluster_time);
+        let mut ctx = (&plan, token, at);
+        let wrote = transaction_with(&self.store, &mut ctx, |tx, (plan, token, at)| {
+            Box::pin(async move {
+                let mut wrote = vec![false; plan.targets.len()];
+                for (t, (rule, key)) in plan.targets.iter().enumerate() {
+                    wrote[t] = self.rules[*rule].apply(tx, key).await?;
+                }
+                let applied = (0..batch.len())
+                    .filter(|n| plan.of_change(*n).any(|t| wrote[t]))
+                    .count() as u64;
+                let step = Step {
+                    token: token.clone(),
+                    at: *at,
+                    applied,
+                    skipped: batch.len() as u64 - applied,
+                    passes: 0,
+                };
+                self.lease.advance(tx, &step).await?;
+                Ok(wrote)
+            })
+        })
+        .await?;
+        let committed = bson::DateTime::now().timestamp_millis();
+        let mut applied = 0;
+        for (n, change) in batch.iter().enumerate() {
+            let yes = plan.of_change(n).any(|t| wrote[t]);
+            applied += u64::from(yes);
+            let lag = change.committed_millis().map(|c| (committed - c).max(0));
+            #[cfg(feature = "tracing")]
+            {
+                let op = match &change.op {
+                    ChangeOp::Insert => "insert",
+                    ChangeOp::Update => "update",
+                    ChangeOp::Replace => "replace",
+                    ChangeOp::Delete => "delete",
+                    ChangeOp::Other(o) => o.as_str(),
+                };
+                let _ = tracing::info_span!(
+                    target: "pattern_core::follow",
+                    parent: &span,
+                    "follow.change",
+                    "db.collection.name" = change.collection.as_str(),
+                    "db.operation.name" = op,
+                    "pattern.lag_ms" = lag,
+                    "pattern.applied" = yes,
+                );
+            }
+            let _ = lag;
+        }
+        let lag = (batch.last())
+            .and_then(|c| c.committed_millis())
+            .map(|c| Duration::from_millis((committed - c).max(0) as u64));
+        self.set(|s| {
+            s.applied += applied;
+            s.skipped += batch.len() as u64 - applied;
+            s.repaired += repaired;
+            s.last_applied = at.or(s.last_applied);
+            s.lag = lag;
+        });
+        Ok(())
+    }
+
+    fn rules_over<'a>(&'a self, coll: &'a str) -> impl Iterator<Item = usize> + 'a {
+        (self.rules.iter().enumerate())
+            .filter(move |(_, r)| r.watches().iter().any(|(c, _)| *c == coll))
+            .map(|(i, _)| i)
+    }
+
+    /// Every watched collection, with whether some rule needs its before-images.
+    fn watched(&self) -> Vec<(&'static str, bool)> {
+        let mut out: Vec<(&'static str, bool)> = Vec::new();
+        for (coll, before) in self.rules.iter().flat_map(|r| r.watches()) {
+            match out.iter_mut().find(|(c, _)| *c == coll) {
+                Some(seen) => seen.1 |= before,
+                None => out.push((coll, before)),
+            }
+        }
+        out
+    }
+
+    fn collections(&self) -> Vec<String> {
+        self.watched()
+            .into_iter()
+            .map(|(c, _)| c.to_owned())
+            .collect()
+    }
+
+    fn set(&self, f: impl FnOnce(&mut Status)) {
+        if let Ok(mut s) = self.status.lock() {
+            f(&mut s);
+        }
+    }
+}
+
+/// The keys a batch concerns, each once, and which change concerns which.
+struct Plan {
+    /// (rule, key), each once.
+    targets: Vec<(usize, Bson)>,
+    seen: std::collections::HashMap<(usize, Vec<u8>), usize>,
+    /// Per change, its targets.
+    of: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    fn new(changes: usize) -> Self {
+        Plan {
+            targets: Vec::new(),
+            seen: std::collections::HashMap::new(),
+            of: vec![Vec::new(); changes],
+        }
+    }
+
+    fn add(&mut self, change: usize, rule: usize, key: Bson) {
+        let id = (rule, crate::document::id_key(&key));
+        let next = self.targets.len();
+        let t = *self.seen.entry(id).or_insert(next);
+        if t == next {
+            self.targets.push((rule, key));
+        }
+        self.of[change].push(t);
+    }
+
+    fn of_change(&self, change: usize) -> impl Iterator<Item = usize> + '_ {
+        self.of[change].iter().copied()
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into())
+}

@@ -1,0 +1,53 @@
+//! What the follower keeps: a rule per kind of derived data, each naming the collection whose
+//! changes feed it, the keys a change affects, and how to bring one key's derived data in line.
+
+use bson::Bson;
+
+use crate::store::{BoxFuture, Change, Store};
+use crate::Result;
+
+/// The keys a change affects in one rule.
+pub(crate) enum Keys {
+    /// These (none: the change does not touch what the rule keeps).
+    Some(Vec<Bson>),
+    /// Unknown from the change alone (a child deleted without its before-image): the rule's
+    /// whole data set is checked.
+    Unknown,
+}
+
+/// One kind of derived data kept in line from the changes to one collection. Object-safe, so
+/// that the follower holds the rules of every registered type in one list.
+pub(crate) trait Rule<S: Store>: Send + Sync {
+    /// What the rule keeps, for logs and the status (`"copies films.director"`): also its
+    /// identity (two registrations of the same rule are one).
+    fn name(&self) -> String;
+
+    /// The collections whose changes feed it, each with whether the rule needs its documents'
+    /// states before a change ([`Change::before`]).
+    fn watches(&self) -> Vec<(&'static str, bool)>;
+
+    /// The keys `change` (to one of [`Rule::watches`]) affects.
+    fn keys(&self, change: &Change) -> Keys;
+
+    /// In the follower's transaction: the derived data of `key` brought in line with the data
+    /// it derives from, as the transaction sees it; whether anything had to be written.
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>>;
+
+    /// The whole data set checked and brought in line (when history is lost, or keys are
+    /// unknown); how many derived values were written.
+    fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>>;
+}
+
+/// The value of `field` (a dotted path) in the document, if present and not null.
+pub(crate) fn value_at(doc: Option<&bson::Document>, field: &str) -> Option<Bson> {
+    let mut cur = doc?;
+    let mut parts = field.split('.').peekable();
+    while let Some(p) = parts.next() {
+        let v = cur.get(p)?;
+        if parts.peek().is_none() {
+            return (!matches!(v, Bson::Null)).then(|| v.clone());
+        }
+        cur = v.as_document()?;
+    }
+    None
+}

@@ -1,0 +1,186 @@
+//! A follower's document in `pattern_follow`: where its change feed resumes (the token of the
+//! last change whose derived writes committed, written in the same transaction as them) and
+//! who holds it (a lease, renewed by every commit).
+
+use std::time::Duration;
+
+use bson::{Bson, DateTime, Document, Timestamp};
+
+use crate::store::query::{Filter, FindOptions, Update};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// The collection of the followers' documents, one per follower (`_id`: its name).
+pub const FOLLOW: &str = "pattern_follow";
+
+/// Who runs a follower, and for how long its lease holds without a renewal.
+#[derive(Clone, Debug)]
+pub(crate) struct Lease {
+    /// The follower's name (its document's `_id`).
+    pub name: String,
+    /// This process's claim: unique per [`Follower`](super::Follower).
+    pub owner: String,
+    /// How long the lease holds after each renewal.
+    pub ttl: Duration,
+}
+
+/// What the follower's document says when it starts.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stored {
+    /// Where to resume (`None`: never ran, or its last run found history lost and had not
+    /// finished its pass).
+    pub token: Option<Document>,
+}
+
+impl Lease {
+    fn until(&self) -> DateTime {
+        let ms = i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        DateTime::from_millis(DateTime::now().timestamp_millis().saturating_add(ms))
+    }
+
+    fn by_id(&self) -> Filter {
+        Filter::Eq("_id".into(), Bson::String(self.name.clone()))
+    }
+
+    fn mine(&self) -> Filter {
+        Filter::And(vec![
+            self.by_id(),
+            Filter::Eq("owner".into(), Bson::String(self.owner.clone())),
+        ])
+    }
+
+    /// Takes the lease (free, expired or already this follower's) and reads the document;
+    /// [`Error::Contention`] while another follower of the same name holds it.
+    pub(crate) async fn acquire<S: Store>(&self, store: &S) -> Result<Stored> {
+        let free = Filter::And(vec![
+            self.by_id(),
+            Filter::Or(vec![
+                Filter::Eq("owner".into(), Bson::String(self.owner.clone())),
+                Filter::Eq("owner".into(), Bson::Null),
+                Filter::Lt("until".into(), Bson::DateTime(DateTime::now())),
+            ]),
+        ]);
+        let mut take = Update {
+            set: vec![
+                ("owner".into(), Bson::String(self.owner.clone())),
+                ("until".into(), Bson::DateTime(self.until())),
+            ],
+            ..Update::default()
+        };
+        match store.update_one(FOLLOW, &free, &mut take, true).await {
+            Ok(_) => {}
+            // The document exists and its lease is another's (the upsert's insert refused).
+            Err(Error::DuplicateKey { .. }) => {
+                let held = (store
+                    .find(FOLLOW, &self.by_id(), &FindOptions::default())
+                    .await?)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default();
+                return Err(Error::Contention {
+                    attempts: 1,
+                    what: format!(
+                        "the follower `{}` runs elsewhere: {} holds its lease until {} (it is renewed \
+                         while that follower runs; a stopped one releases it)",
+                        self.name,
+                        held.get_str("owner").unwrap_or("another process"),
+                        held.get_datetime("until")
+                            .map(|d| d.try_to_rfc3339_string().unwrap_or_default())
+                            .unwrap_or_default(),
+                    ),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        let found = store
+            .find(FOLLOW, &self.by_id(), &FindOptions::default())
+            .await?;
+        let token = (found.first())
+            .and_then(|d| d.get_document("token").ok())
+            .cloned();
+        Ok(Stored { token })
+    }
+
+    /// In the transaction of the derived writes it covers: the token moved to `token`, the
+    /// lease renewed and the counters added; [`Error::Contention`] when the lease is no longer
+    /// this follower's (nothing of the transaction then commits).
+    pub(crate) async fn advance<T: Store>(&self, tx: &T, step: &Step) -> Result<()> {
+        let mut set = vec![
+            ("until".into(), Bson::DateTime(self.until())),
+            ("token".into(), Bson::Document(step.token.clone())),
+        ];
+        if let Some(at) = step.at {
+            set.push(("at".into(), Bson::Timestamp(at)));
+        }
+        let mut update = Update {
+            set,
+            sum: vec![
+                ("applied".into(), Bson::Int64(step.applied as i64)),
+                ("skipped".into(), Bson::Int64(step.skipped as i64)),
+                ("passes".into(), Bson::Int64(step.passes as i64)),
+            ],
+            ..Update::default()
+        };
+        let done = tx
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        if !done.matched {
+            return Err(self.lost());
+        }
+        Ok(())
+    }
+
+    /// The lease renewed, outside any change (while the feed is idle); [`Error::Contention`]
+    /// when it is another's.
+    pub(crate) async fn renew<S: Store>(&self, store: &S) -> Result<()> {
+        let mut update = Update {
+            set: vec![("until".into(), Bson::DateTime(self.until()))],
+            ..Update::default()
+        };
+        let done = store
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        if !done.matched {
+            return Err(self.lost());
+        }
+        Ok(())
+    }
+
+    /// The lease given up (a stopped follower), if still this follower's.
+    pub(crate) async fn release<S: Store>(&self, store: &S) -> Result<()> {
+        let mut update = Update {
+            set: vec![("owner".into(), Bson::Null)],
+            ..Update::default()
+        };
+        store
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        Ok(())
+    }
+
+    fn lost(&self) -> Error {
+        Error::Contention {
+            attempts: 1,
+            what: format!(
+                "the follower `{}` lost its lease to another process (it was not renewed in time): \
+                 this one stops, the other goes on from the last committed change",
+                self.name
+            ),
+        }
+    }
+}
+
+/// What one commit of the follower records.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    /// Where the feed resumes after it.
+    pub token: Document,
+    /// The cluster time of the last change it covers.
+    pub at: Option<Timestamp>,
+    /// Changes whose derived data it wrote.
+    pub applied: u64,
+    /// Changes whose derived data was in line already.
+    pub skipped: u64,
+    /// Whole passes it closes (after lost history).
+    pub passes: u64,
+}

@@ -1,0 +1,528 @@
+//! The follower (`pattern_core::follow`) on MongoDB: a raw driver client (another tool) writes
+//! the sources, parents and children of extended references, computed aggregates and subsets
+//! without the library; after the follower catches up, every film equals what the raw data
+//! says it holds and every `verify*` is clean. Also: the library's own writes are skipped, a
+//! resume token the server refuses runs a whole pass, a second follower is refused its lease,
+//! a follower aborted at random points and restarted leaves everything exact, and the
+//! in-memory store says it has no feed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::{doc, Bson, Document as BsonDocument};
+use mongodb::Collection;
+use pattern_core::document::{verify, verify_copies, verify_subsets};
+use pattern_core::follow::{Follower, FOLLOW};
+use pattern_core::{Document, Error, MongoStore, Reference};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "directors", referenced_by(Film = director))]
+struct Director {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Reference)]
+#[reference(source = Director)]
+struct DirectorRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "editors", referenced_by(Film = editor))]
+struct Editor {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Reference)]
+#[reference(source = Editor)]
+struct EditorRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "films")]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    #[document(reference)]
+    director: DirectorRef,
+    #[document(reference)]
+    editor: Option<EditorRef>,
+    reviews: i64,
+    rating_sum: i64,
+    rating_min: Option<i64>,
+    rating_max: Option<i64>,
+    rating_avg: Option<f64>,
+    recent: Vec<Review>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "reviews",
+    computed(
+        parent = Film,
+        key = film_id,
+        count = reviews,
+        sum(rating = rating_sum),
+        min(rating = rating_min),
+        max(rating = rating_max),
+        avg(rating = rating_avg)
+    ),
+    subset(parent = Film, key = film_id, into = recent, keep = 3, order = date)
+)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i64,
+    film_id: i64,
+    rating: i64,
+    date: i64,
+}
+
+fn follower(store: &MongoStore) -> Follower<MongoStore> {
+    Follower::new(store.clone(), "films")
+        .follow::<Film>()
+        .follow::<Review>()
+        .follow::<Director>()
+        .follow::<Editor>()
+        .lease(Duration::from_secs(3))
+}
+
+/// Another tool: the same database through a client of its own, writing documents as it likes.
+struct Raw {
+    db: mongodb::Database,
+    directors: Collection<BsonDocument>,
+    editors: Collection<BsonDocument>,
+    films: Collection<BsonDocument>,
+    reviews: Collection<BsonDocument>,
+}
+
+async fn raw(store: &MongoStore) -> Raw {
+    let other = pattern_tests::second_client(store).await;
+    let db = other.database().clone();
+    Raw {
+        db: db.clone(),
+        directors: db.collection("directors"),
+        editors: db.collection("editors"),
+        films: db.collection("films"),
+        reviews: db.collection("reviews"),
+    }
+}
+
+/// Two directors, two editors, `films` films (film `f` by director `f % 2`, edited by editor
+/// `f % 2`), each with two reviews: all through the library.
+async fn seed(store: &MongoStore, films: i64) {
+    for d in 0..2 {
+        let name = format!("director {d}");
+        Director { id: d, name }.insert(store).await.unwrap();
+        let name = format!("editor {d}");
+        Editor { id: d, name }.insert(store).await.unwrap();
+    }
+    for f in 0..films {
+        let film = Film {
+            id: f,
+            title: format!("film {f}"),
+            director: DirectorRef {
+                id: f % 2,
+                name: "?".into(),
+            },
+            editor: Some(EditorRef {
+                id: f % 2,
+                name: "?".into(),
+            }),
+            reviews: 0,
+            rating_sum: 0,
+            rating_min: None,
+            rating_max: None,
+            rating_avg: None,
+            recent: Vec::new(),
+        };
+        film.insert(store).await.unwrap();
+        for r in 0..2 {
+            let id = f * 1_000 + r;
+            let review = Review {
+                id,
+                film_id: f,
+                rating: r + 1,
+                date: r,
+            };
+            review.insert(store).await.unwrap();
+        }
+    }
+}
+
+/// Every film as the raw data says it must be stored: its sources' names, its reviews'
+/// aggregates and its 3 newest reviews.
+async fn expected(store: &MongoStore) -> BTreeMap<i64, Film> {
+    let all = |c: &str| {
+        let c: Collection<BsonDocument> = store.database().collection(c);
+        async move {
+            use futures::TryStreamExt;
+            c.find(doc! {})
+                .await
+                .unwrap()
+                .try_collect::<Vec<_>>()
+                .await
+                .unwrap()
+        }
+    };
+    let names = |docs: Vec<BsonDocument>| -> BTreeMap<i64, String> {
+        (docs.into_iter())
+            .map(|d| {
+                (
+                    d.get_i64("_id").unwrap(),
+                    d.get_str("name").unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let directors = names(all("directors").await);
+    let editors = names(all("editors").await);
+    let reviews: Vec<Review> = (all("reviews").await.into_iter())
+        .map(|d| bson::from_document(d).unwrap())
+        .collect();
+    let mut out = BTreeMap::new();
+    for f in all("films").await {
+        let id = f.get_i64("_id").unwrap();
+        let d = f.get_document("director").unwrap().get_i64("_id").unwrap();
+        let e = (f.get_document("editor").ok()).map(|e| e.get_i64("_id").unwrap());
+        let mut of: Vec<Review> = reviews
+            .iter()
+            .filter(|r| r.film_id == id)
+            .cloned()
+            .collect();
+        let ratings: Vec<i64> = of.iter().map(|r| r.rating).collect();
+        let n = ratings.len() as i64;
+        of.sort_by_key(|r| std::cmp::Reverse((r.date, r.id)));
+        of.truncate(3);
+        let film = Film {
+            id,
+            title: f.get_str("title").unwrap().to_owned(),
+            director: DirectorRef {
+                id: d,
+                name: directors[&d].clone(),
+            },
+            editor: e.and_then(|e| {
+                (editors.get(&e)).map(|name| EditorRef {
+                    id: e,
+                    name: name.clone(),
+                })
+            }),
+            reviews: n,
+            rating_sum: ratings.iter().sum(),
+            rating_min: ratings.iter().min().copied(),
+            rating_max: ratings.iter().max().copied(),
+            rating_avg: (n > 0).then(|| ratings.iter().sum::<i64>() as f64 / n as f64),
+            recent: of,
+        };
+        out.insert(id, film);
+    }
+    out
+}
+
+/// Every film equal to what the raw data says, and every `verify` clean.
+async fn assert_exact(store: &MongoStore, when: &str) {
+    let want = expected(store).await;
+    let have = Film::find(Film::ID.gte(i64::MIN)).all(store).await.unwrap();
+    assert_eq!(have.len(), want.len(), "{when}");
+    for film in have {
+        let w = &want[&film.id];
+        let close = match (film.rating_avg, w.rating_avg) {
+            (Some(a), Some(b)) => (a - b).abs() < 1e-9,
+            (a, b) => a == b,
+        };
+        assert!(close, "{when}, film {}: {film:?}\nwant {w:?}", film.id);
+        let film = Film {
+            rating_avg: w.rating_avg,
+            ..film
+        };
+        assert_eq!(&film, w, "{when}, film {}", film.id);
+    }
+    assert_eq!(
+        verify_copies::<Film, _>(store).await.unwrap(),
+        vec![],
+        "{when}"
+    );
+    assert_eq!(verify::<Review, _>(store).await.unwrap(), vec![], "{when}");
+    assert_eq!(
+        verify_subsets::<Review, _>(store).await.unwrap(),
+        Vec::<String>::new(),
+        "{when}"
+    );
+}
+
+/// A mix of writes another tool makes, numbered: renames, a deleted (optional) source, a film
+/// inserted with wrong derived values, a review moved to another film, and the writes of
+/// [`write_to_film`] (child inserts, deletes and changes, a parent overwritten).
+async fn foreign_write(raw: &Raw, n: i64, films: i64) {
+    let f = n % films;
+    match n % 8 {
+        0 => {
+            let d = n % 2;
+            let name = format!("director {d} renamed {n}");
+            raw.directors
+                .update_one(doc! {"_id": d}, doc! {"$set": {"name": name}})
+                .await
+                .unwrap();
+        }
+        3 => {
+            raw.reviews
+                .update_one(
+                    doc! {"film_id": f},
+                    doc! {"$set": {"film_id": (f + 1) % films}},
+                )
+                .await
+                .unwrap();
+        }
+        5 => {
+            // An editor deleted (films keep it as an optional copy: nulled), then back.
+            let e = n % 2;
+            if raw
+                .editors
+                .delete_one(doc! {"_id": e})
+                .await
+                .unwrap()
+                .deleted_count
+                == 0
+            {
+                let name = format!("editor {e} back {n}");
+                raw.editors
+                    .insert_one(doc! {"_id": e, "name": name})
+                    .await
+                    .unwrap();
+            }
+        }
+        6 => {
+            let id = 10_000 + n;
+            let film = doc! {
+                "_id": id, "title": format!("film {id}"),
+                "director": {"_id": n % 2, "name": "not the name"}, "editor": Bson::Null,
+                "reviews": 5_i64, "rating_sum": 0_i64, "rating_min": Bson::Null,
+                "rating_max": Bson::Null, "rating_avg": Bson::Null, "recent": [],
+            };
+            raw.films.insert_one(film).await.unwrap();
+        }
+        _ => write_to_film(raw, n, f).await,
+    }
+}
+
+#[tokio::test]
+async fn foreign_writes_are_followed() {
+    let store = pattern_tests::mongo_store("follow_foreign").await;
+    seed(&store, 6).await;
+    let f = follower(&store);
+    // The first run: a whole pass (nothing to fix yet), its position recorded.
+    f.catch_up().await.unwrap();
+    assert_eq!(f.status().passes, 1);
+    let raw = raw(&store).await;
+    for n in 0..24 {
+        foreign_write(&raw, n, 6).await;
+    }
+    f.catch_up().await.unwrap();
+    assert_exact(&store, "after 24 foreign writes").await;
+    let s = f.status();
+    assert!(s.applied > 0, "{s:?}");
+    assert_eq!(s.passes, 1, "{s:?}");
+    assert!(!s.running, "{s:?}");
+    assert!(s.last_applied.is_some(), "{s:?}");
+    // The token and the counters are in the follower's document.
+    let stored = pattern_tests::documents(&store, FOLLOW).await;
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].get_document("token").is_ok(), "{stored:?}");
+    assert_eq!(stored[0].get("owner"), Some(&Bson::Null), "{stored:?}");
+    assert_eq!(stored[0].get_i64("applied").unwrap() as u64, s.applied);
+}
+
+#[tokio::test]
+async fn the_librarys_own_writes_are_skipped() {
+    let store = pattern_tests::mongo_store("follow_own").await;
+    let f = follower(&store);
+    f.catch_up().await.unwrap();
+    seed(&store, 3).await;
+    f.catch_up().await.unwrap();
+    let s = f.status();
+    assert_eq!(s.applied, 0, "{s:?}");
+    assert!(s.skipped >= 3 + 6, "{s:?}");
+    assert_exact(&store, "the library's writes").await;
+}
+
+#[tokio::test]
+async fn a_token_the_server_refuses_runs_a_whole_pass() {
+    let store = pattern_tests::mongo_store("follow_lost").await;
+    seed(&store, 4).await;
+    let f = follower(&store);
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    // History lost: the stored token is one the server cannot resume from...
+    raw.db
+        .collection::<BsonDocument>(FOLLOW)
+        .update_one(
+            doc! {"_id": "films"},
+            doc! {"$set": {"token": {"_data": "8200000001"}}},
+        )
+        .await
+        .unwrap();
+    // ... and writes were made meanwhile.
+    for n in 0..8 {
+        foreign_write(&raw, n, 4).await;
+    }
+    f.catch_up().await.unwrap();
+    assert_eq!(f.status().passes, 2, "{:?}", f.status());
+    assert!(f.status().repaired > 0, "{:?}", f.status());
+    assert_exact(&store, "after the whole pass").await;
+    // A fresh token was recorded: the next run resumes from it.
+    for n in 8..16 {
+        foreign_write(&raw, n, 4).await;
+    }
+    f.catch_up().await.unwrap();
+    assert_eq!(f.status().passes, 2, "{:?}", f.status());
+    assert_exact(&store, "after resuming").await;
+}
+
+#[tokio::test]
+async fn a_second_follower_is_refused_while_the_first_runs() {
+    let store = pattern_tests::mongo_store("follow_lease").await;
+    seed(&store, 2).await;
+    let first = Arc::new(follower(&store));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let running = {
+        let first = first.clone();
+        tokio::spawn(async move {
+            first
+                .run(async move {
+                    let _ = rx.await;
+                })
+                .await
+        })
+    };
+    while !first.status().running || first.status().passes == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let second = follower(&store);
+    match second.catch_up().await {
+        Err(Error::Contention { what, .. }) => assert!(what.contains("runs elsewhere"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+    tx.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    // Stopped, the first gave its lease up: the second runs at once.
+    second.catch_up().await.unwrap();
+    assert_exact(&store, "after the second").await;
+}
+
+/// A write of another tool that concerns film `f` alone (so that a change the follower
+/// skipped is not covered by a later one): a review inserted, deleted, moved in, the film's
+/// derived values overwritten, its reviews changed.
+async fn write_to_film(raw: &Raw, n: i64, f: i64) {
+    match n % 5 {
+        0 => {
+            let review = doc! {"_id": 100_000 + n, "film_id": f, "rating": n % 5 + 1, "date": n};
+            raw.reviews.insert_one(review).await.unwrap();
+        }
+        1 => {
+            raw.reviews.delete_one(doc! {"film_id": f}).await.unwrap();
+        }
+        2 => {
+            // A review of no film (an orphan) moved in.
+            let review = doc! {"_id": 200_000 + n, "film_id": -1_i64, "rating": 5_i64, "date": n};
+            raw.reviews.insert_one(review).await.unwrap();
+            raw.reviews
+                .update_one(doc! {"_id": 200_000 + n}, doc! {"$set": {"film_id": f}})
+                .await
+                .unwrap();
+        }
+        3 => {
+            raw.films
+                .update_one(
+                    doc! {"_id": f},
+                    doc! {"$set": {"reviews": 99_i64, "director.name": "wrong", "recent": []}},
+                )
+                .await
+                .unwrap();
+        }
+        _ => {
+            raw.reviews
+                .update_many(
+                    doc! {"film_id": f},
+                    doc! {"$inc": {"rating": 1_i64, "date": 10_i64}},
+                )
+                .await
+                .unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_follower_aborted_anywhere_resumes_exactly() {
+    let store = pattern_tests::mongo_store("follow_abort").await;
+    let writes = pattern_tests::scale(60, 400) as i64;
+    seed(&store, writes).await;
+    let f = Arc::new(follower(&store).batch(3));
+    f.catch_up().await.unwrap();
+    let raw = Arc::new(raw(&store).await);
+    // Another tool writes to each film once; the library adds reviews meanwhile.
+    let writer = {
+        let raw = raw.clone();
+        tokio::spawn(async move {
+            for n in 0..writes {
+                write_to_film(&raw, n, n).await;
+                tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+        })
+    };
+    let library = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for n in 0..writes / 4 {
+                let review = Review {
+                    id: 500_000 + n,
+                    film_id: n * 4 % writes,
+                    rating: 3,
+                    date: 1_000 + n,
+                };
+                review.insert(&store).await.unwrap();
+            }
+        })
+    };
+    // The follower aborted after 1 to 40 ms, again and again, while they write.
+    let mut next = pattern_tests::rng(0x9e37_79b9_7f4a_7c15);
+    let mut aborted = 0;
+    while !writer.is_finished() {
+        let run = {
+            let f = f.clone();
+            tokio::spawn(async move { f.run(futures::future::pending()).await })
+        };
+        tokio::time::sleep(Duration::from_millis(1 + next(40))).await;
+        run.abort();
+        let _ = run.await;
+        aborted += 1;
+    }
+    writer.await.unwrap();
+    library.await.unwrap();
+    f.catch_up().await.unwrap();
+    assert!(aborted > 5, "{aborted}");
+    assert_exact(&store, &format!("after {aborted} aborted runs")).await;
+}
+
+#[tokio::test]
+async fn the_in_memory_store_has_nothing_to_follow() {
+    let store = pattern_core::MemoryStore::new();
+    let f = Follower::new(store, "films").follow::<Film>();
+    match f.catch_up().await {
+        Err(Error::Unsupported { store, reason }) => {
+            assert_eq!(store, "memory");
+            assert!(reason.contains("only this process writes"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
