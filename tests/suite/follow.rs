@@ -297,7 +297,8 @@ async fn foreign_write(raw: &Raw, n: i64, films: i64) {
             {
                 let name = format!("editor {e} back {n}");
                 raw.editors
-                    .insert_one(doc! {"_id": e, "name": name})
+                    .update_one(doc! {"_id": e}, doc! {"$set": {"name": name}})
+                    .upsert(true)
                     .await
                     .unwrap();
             }
@@ -525,4 +526,152 @@ async fn the_in_memory_store_has_nothing_to_follow() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The follower of [`a_follower_killed_with_sigkill_resumes_exactly`], in a process of its own:
+/// runs until killed, waiting while the lease of the one killed before holds.
+#[tokio::test]
+#[ignore = "started by a_follower_killed_with_sigkill_resumes_exactly in a process of its own"]
+async fn follower_child() {
+    let Ok(db) = std::env::var("PATTERN_FOLLOW_CHILD_DB") else {
+        return;
+    };
+    let opts = pattern_tests::client_options().await;
+    let store = MongoStore::with_options(opts, &db).unwrap();
+    let f = follower(&store).lease(Duration::from_secs(1)).batch(3);
+    loop {
+        match f.run(futures::future::pending()).await {
+            Err(Error::Contention { .. }) => tokio::time::sleep(Duration::from_millis(100)).await,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_follower_killed_with_sigkill_resumes_exactly() {
+    let store = pattern_tests::mongo_store("follow_sigkill").await;
+    let writes = pattern_tests::scale(60, 400) as i64;
+    seed(&store, writes).await;
+    follower(&store).catch_up().await.unwrap();
+    let raw = Arc::new(raw(&store).await);
+    let writer = {
+        let raw = raw.clone();
+        tokio::spawn(async move {
+            for n in 0..writes {
+                write_to_film(&raw, n, n).await;
+                tokio::time::sleep(Duration::from_millis(80)).await;
+            }
+        })
+    };
+    let library = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for n in 0..writes / 4 {
+                let review = Review {
+                    id: 500_000 + n,
+                    film_id: n * 4 % writes,
+                    rating: 3,
+                    date: 1_000 + n,
+                };
+                review.insert(&store).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        })
+    };
+    let exe = std::env::current_exe().unwrap();
+    let mut next = pattern_tests::rng(0x2545_f491_4f6c_dd1d);
+    let mut killed = 0;
+    while !writer.is_finished() {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "follow::follower_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("PATTERN_FOLLOW_CHILD_DB", store.database().name())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300 + next(1_200))).await;
+        // SIGKILL: no destructor, no abort of its open transaction, no lease given up.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        killed += 1;
+    }
+    writer.await.unwrap();
+    library.await.unwrap();
+    // The killed processes applied changes (the counters their commits added).
+    let stored = pattern_tests::documents(&store, FOLLOW).await;
+    let by_children = stored[0].get_i64("applied").unwrap_or(0);
+    println!("{killed} followers killed; they applied {by_children} changes");
+    assert!(by_children > 0, "{stored:?}");
+    // The last one's lease expires within a second; then this process catches up.
+    let f = follower(&store);
+    loop {
+        match f.catch_up().await {
+            Ok(()) => break,
+            Err(Error::Contention { .. }) => tokio::time::sleep(Duration::from_millis(200)).await,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert!(killed > 3, "{killed}");
+    assert_exact(&store, &format!("after {killed} processes killed")).await;
+}
+
+#[tokio::test]
+async fn sixteen_foreign_writers_and_the_library_at_once() {
+    let store = pattern_tests::mongo_store("follow_sixteen").await;
+    let films = 24;
+    seed(&store, films).await;
+    let f = Arc::new(follower(&store));
+    f.catch_up().await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = {
+        let f = f.clone();
+        tokio::spawn(async move {
+            f.run(async move {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    let each = pattern_tests::scale(12, 100) as i64;
+    let mut writers = Vec::new();
+    for w in 0..16_i64 {
+        let raw = raw(&store).await;
+        writers.push(tokio::spawn(async move {
+            for i in 0..each {
+                let n = w * 1_000 + i;
+                foreign_write(&raw, n, films).await;
+            }
+        }));
+    }
+    let library = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for n in 0..each * 2 {
+                let review = Review {
+                    id: 700_000 + n,
+                    film_id: n % films,
+                    rating: 4,
+                    date: 2_000 + n,
+                };
+                review.insert(&store).await.unwrap();
+            }
+        })
+    };
+    for w in writers {
+        w.await.unwrap();
+    }
+    library.await.unwrap();
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    println!("while they wrote: {:?}", f.status());
+    // What the running follower had not reached yet when it stopped.
+    f.catch_up().await.unwrap();
+    let s = f.status();
+    assert!(s.applied > 0 && s.skipped > 0, "{s:?}");
+    assert_exact(&store, "after 16 writers and the library").await;
 }

@@ -110,6 +110,8 @@ pub struct Follower<S: Store> {
     rules: Vec<Box<dyn Rule<S>>>,
     batch: usize,
     status: Arc<Mutex<Status>>,
+    /// The server sessions recorded in the follower's document ([`Lease::record_session`]).
+    sessions: Mutex<std::collections::HashSet<Vec<u8>>>,
 }
 
 impl<S: Store> std::fmt::Debug for Follower<S> {
@@ -148,6 +150,7 @@ impl<S: Store> Follower<S> {
                 name,
                 ..Status::default()
             })),
+            sessions: Mutex::default(),
         }
     }
 
@@ -246,6 +249,7 @@ impl<S: Store> Follower<S> {
         let stored = self.lease.acquire(&self.store).await?;
         self.set(|s| s.running = true);
         let out = async {
+            self.lease.end_others(&self.store, &stored.sessions).await?;
             for (coll, before) in self.watched() {
                 if before {
                     self.store.keep_before_images(coll).await?;
@@ -279,6 +283,9 @@ impl<S: Store> Follower<S> {
     ) -> Result<()> {
         let mut stop = std::pin::pin!(stop);
         let mut renewed = Instant::now();
+        // Empty answers in a row: a feed's first may come before it asked the server (its
+        // opening batch), the second has waited for changes.
+        let mut empty = 0;
         loop {
             if stop.as_mut().now_or_never().is_some() {
                 return Ok(());
@@ -292,7 +299,8 @@ impl<S: Store> Follower<S> {
                 Err(e) => return Err(e),
             };
             if batch.is_empty() {
-                if idle_stops {
+                empty += 1;
+                if idle_stops && empty >= 2 {
                     return Ok(());
                 }
                 if renewed.elapsed() >= self.lease.ttl / 3 {
@@ -303,6 +311,7 @@ impl<S: Store> Follower<S> {
             }
             self.apply(&batch, feed.position()).await?;
             renewed = Instant::now();
+            empty = 0;
         }
     }
 
@@ -434,6 +443,9 @@ impl<S: Store> Follower<S> {
         let mut ctx = (&plan, token, at);
         let wrote = transaction_with(&self.store, &mut ctx, |tx, (plan, token, at)| {
             Box::pin(async move {
+                if let Some(lsid) = crate::store::Transaction::session_id(tx).await {
+                    self.record(lsid).await?;
+                }
                 let mut wrote = vec![false; plan.targets.len()];
                 for (t, (rule, key)) in plan.targets.iter().enumerate() {
                     wrote[t] = self.rules[*rule].apply(tx, key).await?;
@@ -490,6 +502,16 @@ impl<S: Store> Follower<S> {
             s.last_applied = at.or(s.last_applied);
             s.lag = lag;
         });
+        Ok(())
+    }
+
+    /// Records a transaction's server session the first time this follower uses it.
+    async fn record(&self, lsid: bson::Document) -> Result<()> {
+        let key = crate::document::id_key(&Bson::Document(lsid.clone()));
+        let new = (self.sessions.lock()).is_ok_and(|mut s| s.insert(key));
+        if new {
+            self.lease.record_session(&self.store, lsid).await?;
+        }
         Ok(())
     }
 

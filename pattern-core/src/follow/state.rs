@@ -30,6 +30,9 @@ pub(crate) struct Stored {
     /// Where to resume (`None`: never ran, or its last run found history lost and had not
     /// finished its pass).
     pub token: Option<Document>,
+    /// The server sessions another owner's transactions ran in (a follower killed mid-batch
+    /// leaves its transaction open, holding what it wrote, until the server expires it).
+    pub sessions: Vec<Document>,
 }
 
 impl Lease {
@@ -60,6 +63,11 @@ impl Lease {
                 Filter::Lt("until".into(), Bson::DateTime(DateTime::now())),
             ]),
         ]);
+        let before = (store
+            .find(FOLLOW, &self.by_id(), &FindOptions::default())
+            .await?)
+            .into_iter()
+            .next();
         let mut take = Update {
             set: vec![
                 ("owner".into(), Bson::String(self.owner.clone())),
@@ -98,7 +106,48 @@ impl Lease {
         let token = (found.first())
             .and_then(|d| d.get_document("token").ok())
             .cloned();
-        Ok(Stored { token })
+        // Another owner's sessions: this process's own are its driver's to end.
+        let others = before.filter(|b| b.get_str("owner") != Ok(self.owner.as_str()));
+        let sessions = (others.as_ref())
+            .and_then(|d| d.get_array("sessions").ok())
+            .map(|a| a.iter().filter_map(|s| s.as_document().cloned()).collect())
+            .unwrap_or_default();
+        Ok(Stored { token, sessions })
+    }
+
+    /// The sessions of [`Stored::sessions`] ended (their transactions aborted now) and
+    /// forgotten.
+    pub(crate) async fn end_others<S: Store>(
+        &self,
+        store: &S,
+        sessions: &[Document],
+    ) -> Result<()> {
+        if sessions.is_empty() {
+            return Ok(());
+        }
+        store.kill_sessions(sessions).await?;
+        let mut forget = Update {
+            set: vec![("sessions".into(), Bson::Array(Vec::new()))],
+            ..Update::default()
+        };
+        store
+            .update_one(FOLLOW, &self.mine(), &mut forget, false)
+            .await?;
+        Ok(())
+    }
+
+    /// Records `lsid`, the server session a transaction of this follower runs in, outside
+    /// the transaction (so that the next owner can end it should this process die with it
+    /// open).
+    pub(crate) async fn record_session<S: Store>(&self, store: &S, lsid: Document) -> Result<()> {
+        let mut update = Update {
+            push: vec![("sessions".into(), vec![Bson::Document(lsid)])],
+            ..Update::default()
+        };
+        store
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        Ok(())
     }
 
     /// In the transaction of the derived writes it covers: the token moved to `token`, the
