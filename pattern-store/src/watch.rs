@@ -71,8 +71,10 @@ pub struct Watch {
 
 /// An open change feed ([`Store::watch`](crate::Store::watch)).
 pub trait ChangeFeed: Send {
-    /// The next change, or `None` when none came within the feed's wait (about a second):
-    /// the caller may then do other work and ask again.
+    /// The next change, or `None` when none came within the feed's wait (25 ms on MongoDB; a
+    /// feed's first answer may be `None` at once, before it asked the server): the caller may
+    /// then do other work and ask again. Not to be cancelled midway: a change the server sent
+    /// would be lost.
     fn next_change(&mut self) -> BoxFuture<'_, Result<Option<Change>>>;
 
     /// The token to resume from to see every change after those returned so far: after a

@@ -64,7 +64,7 @@ use state::{Lease, Step};
 /// Changes applied in one transaction at most.
 const DEFAULT_BATCH: usize = 500;
 /// How long a batch waits for more changes after its first.
-const GATHER: Duration = Duration::from_millis(50);
+const GATHER: Duration = Duration::from_millis(20);
 /// How long a lease holds without a renewal.
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
@@ -215,8 +215,8 @@ impl<S: Store> Follower<S> {
         self.status.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// Follows the changes until `stop` resolves (checked between batches: at most about a
-    /// second later), then gives up its lease. [`Error::Contention`] when another follower of
+    /// Follows the changes until `stop` resolves (checked between batches), then gives up its
+    /// lease. [`Error::Contention`] when another follower of
     /// the same name holds the lease, or takes it over; [`Error::Unsupported`] on a store
     /// without a change feed.
     pub async fn run(&self, stop: impl Future<Output = ()> + Send) -> Result<()> {
@@ -315,8 +315,8 @@ impl<S: Store> Follower<S> {
         }
     }
 
-    /// The changes available now, up to the batch size: waits for the first (about a second
-    /// at most), then for more as long as they come within [`GATHER`].
+    /// The changes available now, up to the batch size: waits for the first (the feed's wait
+    /// at most), then takes more until the feed has none or [`GATHER`] has passed.
     async fn gather(&self, feed: &mut dyn ChangeFeed) -> Result<Vec<Change>> {
         let mut batch = Vec::new();
         let Some(first) = feed.next_change().await? else {

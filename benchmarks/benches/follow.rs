@@ -1,0 +1,212 @@
+//! What the follower (`pattern_core::follow`) keeps up with, on MongoDB: another program
+//! inserts reviews with the driver alone (no parent update), and the follower keeps each
+//! film's computed values (count, sum) and subset (3 newest reviews) exact.
+//!
+//! - **Raw rate**: one process inserting reviews one after the other with the driver, as fast
+//!   as it can: the writes per second a single foreign writer produces.
+//! - **Follower throughput**: the same number of reviews written while no follower runs, then
+//!   `catch_up` timed: changes applied per second, against the raw rate.
+//! - **Lag** under a steady stream (half the smaller of the two rates): for each change, from
+//!   its commit (the event's wall time) to the commit of its derived writes, read from the
+//!   `follow.change` spans' `pattern.lag_ms`; median and p99.
+//!
+//! Every film is checked against its reviews at the end (`verify`, `verify_subsets`).
+//!
+//!     cargo bench -p pattern-bench --bench follow
+//!
+//! Needs `MONGODB_URI` (`scripts/test.sh` starts a server and sets it). Under `cargo test` it
+//! runs small.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bson::{doc, Document as BsonDocument};
+use pattern_bench::scale;
+use pattern_core::document::{verify, verify_subsets};
+use pattern_core::follow::Follower;
+use pattern_core::Document;
+use serde::{Deserialize, Serialize};
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "films")]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i64,
+    reviews: i64,
+    rating_sum: i64,
+    recent: Vec<Review>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "reviews",
+    computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum)),
+    subset(parent = Film, key = film_id, into = recent, keep = 3, order = date)
+)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i64,
+    film_id: i64,
+    rating: i64,
+    date: i64,
+}
+
+/// The lags the follower's `follow.change` spans carry, of changes to the reviews (the
+/// follower's own writes to the films come back as changes too: checked, in line, skipped).
+#[derive(Clone, Default)]
+struct Lags(Arc<Mutex<Vec<i64>>>);
+
+#[derive(Default)]
+struct LagOf {
+    lag: Option<i64>,
+    reviews: bool,
+}
+
+impl Visit for LagOf {
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == "pattern.lag_ms" {
+            self.lag = Some(value);
+        }
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "db.collection.name" {
+            self.reviews = value == "reviews";
+        }
+    }
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Lags {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: Context<'_, S>,
+    ) {
+        if attrs.metadata().name() == "follow.change" {
+            let mut of = LagOf::default();
+            attrs.record(&mut of);
+            if let (Some(lag), true, Ok(mut all)) = (of.lag, of.reviews, self.0.lock()) {
+                all.push(lag);
+            }
+        }
+    }
+}
+
+fn percentile(sorted: &[i64], p: f64) -> i64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() {
+    let lags = Lags::default();
+    let subscriber = tracing_subscriber::registry().with(lags.clone());
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+
+    let films: i64 = scale(100, 5);
+    let backlog: i64 = scale(3_000, 60);
+    let steady: Duration = scale(Duration::from_secs(10), Duration::from_secs(1));
+    let store = pattern_tests::mongo_store("bench_follow").await;
+    Review::ensure_indexes(&store).await.unwrap();
+    for id in 0..films {
+        let film = Film {
+            id,
+            reviews: 0,
+            rating_sum: 0,
+            recent: vec![],
+        };
+        film.insert(&store).await.unwrap();
+    }
+    let follower = Arc::new(Follower::new(store.clone(), "bench").follow::<Review>());
+    // The first run's whole pass, its position recorded.
+    follower.catch_up().await.unwrap();
+    let raw = pattern_tests::second_client(&store).await;
+    let reviews = raw.database().collection::<BsonDocument>("reviews");
+    let mut next_id = 0_i64;
+    let review =
+        |id: i64| doc! {"_id": id, "film_id": id % films, "rating": id % 5 + 1, "date": id};
+
+    // The raw rate, and the backlog the follower then applies.
+    let started = Instant::now();
+    for _ in 0..backlog {
+        reviews.insert_one(review(next_id)).await.unwrap();
+        next_id += 1;
+    }
+    let raw_rate = backlog as f64 / started.elapsed().as_secs_f64();
+    // The follower started behind by the backlog: until it has applied it.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    lags.0.lock().unwrap().clear();
+    let started = Instant::now();
+    let running = {
+        let follower = follower.clone();
+        tokio::spawn(async move {
+            follower
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        })
+    };
+    while (lags.0.lock().unwrap().len() as u64) < backlog as u64 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let took = started.elapsed();
+    let follow_rate = backlog as f64 / took.as_secs_f64();
+    assert!(
+        follower.status().applied >= backlog as u64,
+        "every backlog change wrote its film"
+    );
+
+    // The lag under a steady stream at half the smaller rate.
+    let rate = raw_rate.min(follow_rate) / 2.0;
+    let every = Duration::from_secs_f64(1.0 / rate);
+    lags.0.lock().unwrap().clear();
+    let started = Instant::now();
+    let mut written = 0_u64;
+    while started.elapsed() < steady {
+        let due = every.mul_f64(written as f64);
+        if let Some(wait) = due.checked_sub(started.elapsed()) {
+            tokio::time::sleep(wait).await;
+        }
+        reviews.insert_one(review(next_id)).await.unwrap();
+        next_id += 1;
+        written += 1;
+    }
+    // Until the follower has applied every change of the stream.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (lags.0.lock().unwrap().len() as u64) < written && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    let mut seen = lags.0.lock().unwrap().clone();
+    follower.catch_up().await.unwrap();
+    seen.sort_unstable();
+    assert!(
+        seen.len() as u64 >= written,
+        "{} lags for {written} writes",
+        seen.len()
+    );
+
+    assert!(verify::<Review, _>(&store).await.unwrap().is_empty());
+    assert!(verify_subsets::<Review, _>(&store)
+        .await
+        .unwrap()
+        .is_empty());
+    println!("follow: {films} films, computed (count, sum) and subset (3 newest) of their reviews");
+    println!(
+        "| raw writes, one process | {raw_rate:.0} /s |\n| follower throughput ({backlog} changes behind) | \
+         {follow_rate:.0} changes/s ({:.2}x the raw rate) |\n| lag at {rate:.0} writes/s for {}s ({} changes) | \
+         median {} ms, p99 {} ms, max {} ms |",
+        follow_rate / raw_rate,
+        steady.as_secs(),
+        seen.len(),
+        percentile(&seen, 0.5),
+        percentile(&seen, 0.99),
+        seen.last().copied().unwrap_or(0),
+    );
+}
