@@ -21,6 +21,8 @@
 //! - [`subset`]: a parent embedding its first few children by a declared order, every child in
 //!   its own collection, rewritten by every child write.
 //! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
+//! - [`follow`]: derived data (copies, computed values, subsets) kept exact under writes by
+//!   other programs, from the change stream ([`follow`](crate::follow)).
 //! - [`advise`]: which pattern a live database needs, and where: a sample of each collection
 //!   read, each finding with its evidence, its code and its commands (`pattern advise`).
 //! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
@@ -67,6 +69,10 @@ pub mod subset {
 
 pub mod approximation {
     #![doc = include_str!("../docs/approximation.md")]
+}
+
+pub mod follow {
+    #![doc = include_str!("../docs/follow.md")]
 }
 
 pub mod advise {

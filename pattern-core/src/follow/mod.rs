@@ -1,5 +1,5 @@
 //! Derived data kept exact under writes by other programs: a follower of the database's change
-//! feed (the guide's chapter `follow`).
+//! feed (the guide's chapter: [`guide::follow`](crate::guide::follow)).
 //!
 //! Every write made through this library keeps what the patterns derive (extended-reference
 //! copies, computed aggregates, subsets) exact in its own transaction. A write by anything
@@ -94,15 +94,17 @@ pub struct Status {
 /// follows exact (see the [module](self)).
 ///
 /// ```no_run
-/// # use pattern_core::{follow::Follower, MongoStore};
+/// # use pattern_core::{follow::Follower, store::Store};
 /// # #[derive(serde::Serialize, serde::Deserialize, pattern_core::Document)]
 /// # #[document(collection = "films")]
 /// # struct Film { #[serde(rename = "_id")] id: i64 }
-/// # async fn run(store: MongoStore) -> pattern_core::Result<()> {
-/// let follower = Follower::new(store, "films").follow::<Film>();
-/// // Until Ctrl-C (here: until the future given resolves).
-/// follower.run(async { let _ = tokio::signal::ctrl_c().await; }).await?;
-/// # Ok(()) }
+/// // `store`: a `MongoStore` on a replica set or a sharded cluster.
+/// async fn follow<S: Store>(store: S, shutdown: tokio::sync::oneshot::Receiver<()>)
+///     -> pattern_core::Result<()> {
+///     let follower = Follower::new(store, "films").follow::<Film>();
+///     // Until the application shuts down.
+///     follower.run(async { let _ = shutdown.await; }).await
+/// }
 /// ```
 pub struct Follower<S: Store> {
     store: S,
