@@ -675,3 +675,109 @@ async fn sixteen_foreign_writers_and_the_library_at_once() {
     assert!(s.applied > 0 && s.skipped > 0, "{s:?}");
     assert_exact(&store, "after 16 writers and the library").await;
 }
+
+/// Version 1 of a person and a pet, as an older build writes them (no version field).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Named1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+/// Version 2, upgraded when read and written back: `name` is `full_name`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "people", version = 2, previous(Named1 = 1), write_back)]
+struct Person {
+    #[serde(rename = "_id")]
+    id: i64,
+    full_name: String,
+}
+
+impl From<Named1> for Person {
+    fn from(p: Named1) -> Self {
+        Person {
+            id: p.id,
+            full_name: p.name,
+        }
+    }
+}
+
+/// Version 2, not written back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "pets", version = 2, previous(Named1 = 1))]
+struct Pet {
+    #[serde(rename = "_id")]
+    id: i64,
+    full_name: String,
+}
+
+impl From<Named1> for Pet {
+    fn from(p: Named1) -> Self {
+        Pet {
+            id: p.id,
+            full_name: p.name,
+        }
+    }
+}
+
+#[tokio::test]
+async fn older_versions_written_by_another_build_are_counted_and_written_back() {
+    let store = pattern_tests::mongo_store("follow_versions").await;
+    Person {
+        id: 1,
+        full_name: "Ada Lovelace".into(),
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    let f = Follower::new(store.clone(), "people")
+        .follow::<Person>()
+        .follow::<Pet>();
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    let (people, pets) = (
+        raw.db.collection::<BsonDocument>("people"),
+        raw.db.collection::<BsonDocument>("pets"),
+    );
+    people
+        .insert_one(doc! {"_id": 2_i64, "name": "Alan Turing"})
+        .await
+        .unwrap();
+    people
+        .replace_one(doc! {"_id": 1_i64}, doc! {"_id": 1_i64, "name": "Ada King"})
+        .await
+        .unwrap();
+    pets.insert_one(doc! {"_id": 3_i64, "name": "Rex"})
+        .await
+        .unwrap();
+    // The current build's own writes are current: nothing to count.
+    Person {
+        id: 4,
+        full_name: "Grace Hopper".into(),
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    f.catch_up().await.unwrap();
+    assert_eq!(f.status().older, 3, "{:?}", f.status());
+    let stored = pattern_tests::documents(&store, "people").await;
+    for d in &stored {
+        assert_eq!(
+            d.get("schema_version").and_then(pattern_tests::as_int),
+            Some(2),
+            "{d:?}"
+        );
+        assert!(d.get_str("full_name").is_ok(), "{d:?}");
+    }
+    assert_eq!(
+        Person::get(&store, &1).await.unwrap().unwrap().full_name,
+        "Ada King"
+    );
+    // Not written back: as the other build wrote it, read as version 2.
+    let pet = &pattern_tests::documents(&store, "pets").await[0];
+    assert_eq!(pet.get("schema_version"), None, "{pet:?}");
+    assert_eq!(
+        Pet::get(&store, &3).await.unwrap().unwrap().full_name,
+        "Rex"
+    );
+}

@@ -74,6 +74,7 @@ pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
 pub(crate) use subset::{repair_subsets, subset_in_line};
+pub(crate) use sweep::older_in_line;
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{same_field, Array, Field, Filter, Numeric, Update};
 pub use versions::{Hop, UpgradeFrom, Upgrading, Versioning};

@@ -221,6 +221,34 @@ async fn next_page<D: Document, S: Store>(
         .collect())
 }
 
+/// In the caller's transaction: the document `id` of `D` read, and when it is stored at an
+/// older schema version, upgraded as the sweep does it if `write_back`: the version it was
+/// stored at (`None`: current, newer or gone). A document that does not decode is left as it
+/// is (the sweep reports it).
+pub(crate) async fn older_in_line<D: Document, T: Store>(
+    tx: &T,
+    id: &Bson,
+    write_back: bool,
+) -> Result<Option<u32>> {
+    let v = versioning::<D>()?;
+    let by_id = Filter::And(vec![Filter::Eq("_id".into(), id.clone()), v.older()]);
+    let Some(cur) = (tx
+        .find(D::COLLECTION, &by_id, &FindOptions::default())
+        .await?)
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let from = v.of(D::COLLECTION, &cur)?;
+    if write_back {
+        if let Ok(new) = decode_stored::<D>(cur.clone()).and_then(|(d, _)| to_document(&d)) {
+            upgrade_one::<D, _>(tx, v, &cur, from, new).await?;
+        }
+    }
+    Ok(Some(from))
+}
+
 /// In the batch's transaction: `new` over `cur` (still at version `from`).
 async fn upgrade_one<D: Document, T: Store>(
     tx: &T,

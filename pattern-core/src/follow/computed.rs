@@ -3,7 +3,7 @@
 
 use bson::Bson;
 
-use super::rule::{value_at, Keys, Rule};
+use super::rule::{value_at, Applied, Keys, Rule};
 use crate::document::{parent_in_line, repair_parents, Computed};
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
 use crate::Result;
@@ -34,8 +34,11 @@ impl<S: Store> Rule<S> for Aggregates {
         )
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>> {
-        Box::pin(parent_in_line(tx, self.children, &self.computed, key))
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let wrote = parent_in_line(tx, self.children, &self.computed, key).await?;
+            Ok(Applied::wrote(wrote))
+        })
     }
 
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {

@@ -4,7 +4,7 @@
 
 use bson::Bson;
 
-use super::rule::{value_at, Keys, Rule};
+use super::rule::{value_at, Applied, Keys, Rule};
 use crate::document::{repair_copies_of, source_in_line, ReferenceField};
 use crate::pass::Options;
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
@@ -39,8 +39,11 @@ impl<S: Store> Rule<S> for Copies {
         Keys::Some(keys)
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>> {
-        Box::pin(async move { Ok(source_in_line(tx, self.collection, self.field, key).await? > 0) })
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let n = source_in_line(tx, self.collection, self.field, key).await?;
+            Ok(Applied::wrote(n > 0))
+        })
     }
 
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {

@@ -11,7 +11,9 @@
 //!   optional reference, when it is deleted), and a referencing document written with a copy
 //!   that is not its source's gets the source's;
 //! - a parent's computed aggregates and its subset are rebuilt from its children when a child
-//!   is inserted, deleted, changed or moved, or the parent itself is written.
+//!   is inserted, deleted, changed or moved, or the parent itself is written;
+//! - a document written at an older schema version is counted, and upgraded when the type says
+//!   `write_back`.
 //!
 //! **Exactly once.** The position in the change stream (its resume token) is written in the
 //! same transaction as the derived writes it covers, in the follower's document of
@@ -56,8 +58,9 @@ mod copies;
 mod rule;
 mod state;
 mod subset;
+mod versions;
 
-use rule::{Keys, Rule};
+use rule::{Applied, Keys, Rule};
 pub use state::FOLLOW;
 use state::{Lease, Step};
 
@@ -82,6 +85,9 @@ pub struct Status {
     /// Changes whose derived data was in line already: the library's own writes, and others'
     /// that change nothing derived.
     pub skipped: u64,
+    /// Documents of an older schema version that changes wrote (upgraded when the type says
+    /// `write_back`).
+    pub older: u64,
     /// Whole verify-and-repair passes (the first run, and each time history was lost).
     pub passes: u64,
     /// Derived values the passes wrote.
@@ -160,7 +166,7 @@ impl<S: Store> Follower<S> {
     /// copies of `D` in the types that name it in `referenced_by`, the aggregates and the
     /// subset `D` keeps in its parents. Following a type twice, or both sides of a reference,
     /// keeps each rule once.
-    pub fn follow<D: Document>(mut self) -> Self {
+    pub fn follow<D: Document + 'static>(mut self) -> Self {
         for r in D::REFERENCES {
             self.add(Box::new(copies::Copies {
                 collection: D::COLLECTION,
@@ -184,6 +190,9 @@ impl<S: Store> Follower<S> {
                 children: D::COLLECTION,
                 subset: s,
             }));
+        }
+        if D::VERSIONING.is_some() {
+            self.add(Box::new(versions::Versions::<D>::new()));
         }
         self
     }
@@ -448,12 +457,12 @@ impl<S: Store> Follower<S> {
                 if let Some(lsid) = crate::store::Transaction::session_id(tx).await {
                     self.record(lsid).await?;
                 }
-                let mut wrote = vec![false; plan.targets.len()];
+                let mut wrote = vec![Applied::default(); plan.targets.len()];
                 for (t, (rule, key)) in plan.targets.iter().enumerate() {
                     wrote[t] = self.rules[*rule].apply(tx, key).await?;
                 }
                 let applied = (0..batch.len())
-                    .filter(|n| plan.of_change(*n).any(|t| wrote[t]))
+                    .filter(|n| plan.of_change(*n).any(|t| wrote[t].wrote))
                     .count() as u64;
                 let step = Step {
                     token: token.clone(),
@@ -470,7 +479,7 @@ impl<S: Store> Follower<S> {
         let committed = bson::DateTime::now().timestamp_millis();
         let mut applied = 0;
         for (n, change) in batch.iter().enumerate() {
-            let yes = plan.of_change(n).any(|t| wrote[t]);
+            let yes = plan.of_change(n).any(|t| wrote[t].wrote);
             applied += u64::from(yes);
             let lag = change.committed_millis().map(|c| (committed - c).max(0));
             #[cfg(feature = "tracing")]
@@ -497,8 +506,10 @@ impl<S: Store> Follower<S> {
         let lag = (batch.last())
             .and_then(|c| c.committed_millis())
             .map(|c| Duration::from_millis((committed - c).max(0) as u64));
+        let older = wrote.iter().filter(|a| a.older).count() as u64;
         self.set(|s| {
             s.applied += applied;
+            s.older += older;
             s.skipped += batch.len() as u64 - applied;
             s.repaired += repaired;
             s.last_applied = at.or(s.last_applied);

@@ -30,12 +30,30 @@ pub(crate) trait Rule<S: Store>: Send + Sync {
     fn keys(&self, change: &Change) -> Keys;
 
     /// In the follower's transaction: the derived data of `key` brought in line with the data
-    /// it derives from, as the transaction sees it; whether anything had to be written.
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>>;
+    /// it derives from, as the transaction sees it; what that took.
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>>;
 
     /// The whole data set checked and brought in line (when history is lost, or keys are
     /// unknown); how many derived values were written.
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>>;
+}
+
+/// What bringing one key in line took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Applied {
+    /// Something was written.
+    pub wrote: bool,
+    /// A document of an older schema version was found (upgraded when `wrote`).
+    pub older: bool,
+}
+
+impl Applied {
+    pub(crate) fn wrote(wrote: bool) -> Self {
+        Applied {
+            wrote,
+            older: false,
+        }
+    }
 }
 
 /// The value of `field` (a dotted path) in the document, if present and not null.

@@ -4,7 +4,7 @@
 use bson::Bson;
 
 use super::computed::parents_of;
-use super::rule::{Keys, Rule};
+use super::rule::{Applied, Keys, Rule};
 use crate::document::{repair_subsets, subset_in_line, Subset};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
@@ -31,8 +31,11 @@ impl<S: Store> Rule<S> for Subsets {
         parents_of(change, self.children, self.subset.parent, self.subset.key)
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<bool>> {
-        Box::pin(subset_in_line(tx, self.children, &self.subset, key))
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let wrote = subset_in_line(tx, self.children, &self.subset, key).await?;
+            Ok(Applied::wrote(wrote))
+        })
     }
 
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
