@@ -44,6 +44,10 @@ impl<S: Store> Rule<S> for Aggregates {
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
         Box::pin(repair_parents(store, self.children, &self.computed))
     }
+
+    fn stored(&self) -> Option<bson::Document> {
+        Some(super::stored::computed(self))
+    }
 }
 
 /// The parents a change to a child (of `children`, naming its parent in `key`) or to a

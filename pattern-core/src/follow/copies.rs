@@ -53,4 +53,8 @@ impl<S: Store> Rule<S> for Copies {
             Ok(done.copies)
         })
     }
+
+    fn stored(&self) -> Option<bson::Document> {
+        Some(super::stored::copies(self))
+    }
 }

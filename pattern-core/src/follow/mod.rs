@@ -57,6 +57,7 @@ mod computed;
 mod copies;
 mod rule;
 mod state;
+mod stored;
 mod subset;
 mod versions;
 
@@ -197,6 +198,42 @@ impl<S: Store> Follower<S> {
         self
     }
 
+    /// The follower `name` as the application's last run of it recorded it in `pattern_follow`
+    /// (its rules as data), without the types: what the `pattern follow` command runs. The
+    /// rules that need their type (schema versions) are not among them.
+    /// [`Error::InvalidInput`] when no follower of that name ever ran there.
+    pub async fn from_stored(store: S, name: impl Into<String>) -> Result<Self> {
+        let mut follower = Follower::new(store, name);
+        let by_id = crate::store::query::Filter::Eq(
+            "_id".into(),
+            Bson::String(follower.lease.name.clone()),
+        );
+        let found = (follower.store)
+            .find(FOLLOW, &by_id, &Default::default())
+            .await?;
+        let Some(rules) = found.first().and_then(|d| d.get_array("rules").ok()) else {
+            return Err(Error::invalid(format!(
+                "no follower `{}` has run on this database (`{FOLLOW}` has no document of that \
+                 name with its rules): run the application's follower once, which records what \
+                 it keeps",
+                follower.lease.name
+            )));
+        };
+        for rule in stored::rules::<S>(rules)? {
+            follower.add(rule);
+        }
+        Ok(follower)
+    }
+
+    /// The names of the followers that ran on `store` (their documents in `pattern_follow`).
+    pub async fn names(store: &S) -> Result<Vec<String>> {
+        let all = crate::store::query::Filter::And(Vec::new());
+        let found = store.find(FOLLOW, &all, &Default::default()).await?;
+        Ok((found.iter())
+            .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
+            .collect())
+    }
+
     fn add(&mut self, rule: Box<dyn Rule<S>>) {
         if !self.rules.iter().any(|r| r.name() == rule.name()) {
             self.rules.push(rule);
@@ -261,6 +298,8 @@ impl<S: Store> Follower<S> {
         self.set(|s| s.running = true);
         let out = async {
             self.lease.end_others(&self.store, &stored.sessions).await?;
+            let rules = self.rules.iter().filter_map(|r| r.stored()).collect();
+            self.lease.describe(&self.store, rules).await?;
             for (coll, before) in self.watched() {
                 if before {
                     self.store.keep_before_images(coll).await?;

@@ -36,6 +36,11 @@ pub(crate) trait Rule<S: Store>: Send + Sync {
     /// The whole data set checked and brought in line (when history is lost, or keys are
     /// unknown); how many derived values were written.
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>>;
+
+    /// The rule as data, for a follower built without the types (`None`: it needs its type).
+    fn stored(&self) -> Option<bson::Document> {
+        None
+    }
 }
 
 /// What bringing one key in line took.

@@ -136,6 +136,19 @@ impl Lease {
         Ok(())
     }
 
+    /// Records the rules the follower keeps, as data (see `stored.rs`).
+    pub(crate) async fn describe<S: Store>(&self, store: &S, rules: Vec<Document>) -> Result<()> {
+        let rules = rules.into_iter().map(Bson::Document).collect();
+        let mut update = Update {
+            set: vec![("rules".into(), Bson::Array(rules))],
+            ..Update::default()
+        };
+        store
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        Ok(())
+    }
+
     /// Records `lsid`, the server session a transaction of this follower runs in, outside
     /// the transaction (so that the next owner can end it should this process die with it
     /// open).

@@ -41,4 +41,8 @@ impl<S: Store> Rule<S> for Subsets {
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
         Box::pin(repair_subsets(store, self.children, &self.subset))
     }
+
+    fn stored(&self) -> Option<bson::Document> {
+        Some(super::stored::subset(self))
+    }
 }
