@@ -138,6 +138,7 @@ fn primitives(c: &mut Criterion) {
                 count_field: "count",
                 size: SIZE,
                 number_field: "seq",
+                guard_number: true,
                 open_order: [("seq", -1), ("_id", -1)],
                 window: None,
                 kept: KeptOps::default(),

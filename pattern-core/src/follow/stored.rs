@@ -59,11 +59,16 @@ pub(crate) fn subset(s: &Subsets) -> Document {
 pub(crate) fn rules<S: Store>(stored: &[Bson]) -> Result<Vec<Box<dyn Rule<S>>>> {
     let mut out: Vec<Box<dyn Rule<S>>> = Vec::new();
     for r in stored {
-        let r = r.as_document().ok_or_else(|| bad("a rule that is not a document"))?;
+        let r = r
+            .as_document()
+            .ok_or_else(|| bad("a rule that is not a document"))?;
         match text(r, "rule")? {
             "copies" => {
                 let mut fields = Vec::new();
-                for f in r.get_array("fields").map_err(|_| bad("copies without fields"))? {
+                for f in r
+                    .get_array("fields")
+                    .map_err(|_| bad("copies without fields"))?
+                {
                     let f = f.as_document().ok_or_else(|| bad("a copied field"))?;
                     fields.push(Copied {
                         from: leak(text(f, "from")?),

@@ -49,6 +49,29 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
     );
 }
 
+/// In a collection another tool wrote first, a document of the key whose number is not a
+/// number is never pushed into, though it has room: neither by the first push of the process
+/// nor by the next ones (the push's filter says so there: `OpenPush::guard_number`).
+async fn a_foreign_document_without_a_number_takes_no_push(store: AnyStore) {
+    let foreign = doc! {
+        "_id": "6_x", "customerId": 6_i64, "count": 1, "page": "x",
+        "history": [bson::to_bson(&trade("buy", "F", 1, "2024-01-01T00:00:00Z")).unwrap()],
+    };
+    store.insert_one("trades", foreign.clone()).await.unwrap();
+    for n in 0..3 {
+        let t = trade("buy", "X", n, "2024-01-02T00:00:00Z");
+        TradeHistory::push(&store, &6, t).await.unwrap();
+    }
+    let stored = pattern_tests::documents(&store, "trades").await;
+    let kept = stored
+        .iter()
+        .find(|d| d.get_str("_id") == Ok("6_x"))
+        .unwrap();
+    assert_eq!(kept, &foreign, "the foreign document is as it was");
+    let items: Vec<_> = TradeHistory::items(&store, &6).try_collect().await.unwrap();
+    assert_eq!(items.len(), 3, "{items:?}");
+}
+
 /// The indexes the reads need exist after first use, and ensuring them again changes nothing.
 /// An open-bucket index under an older name (`pattern_open_...`) and one for another `size`
 /// are replaced.
@@ -264,5 +287,6 @@ on_both_stores!(
     page_numbers_past_the_largest,
     streams_cross_batches,
     foreign_documents_give_decode_errors,
+    a_foreign_document_without_a_number_takes_no_push,
     indexes_are_created_idempotently,
 );
