@@ -20,6 +20,11 @@
 //! | 4 | the server cannot be reached (or did not answer in time) |
 //! | 5 | the migration stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
 //!
+//! `pattern follow` runs until Ctrl-C (exit 0), or with `--once` until it has applied what is
+//! there; it exits 2 when no follower of that name ever ran on the database, 5 when the
+//! follower stops on an error. With `--json` (or stdout not a terminal) it prints one JSON
+//! status a line every second before its report.
+//!
 //! Errors go to stderr as `error: <message>`; with `--json`, stdout also gets one JSON document
 //! `{"error": "<message>", "code": N}`. Otherwise, with `--json`, stdout holds exactly one JSON
 //! document: the report.

@@ -7,6 +7,7 @@ mod analyze;
 mod archive;
 mod attributes;
 mod convert;
+mod follow;
 mod indexes;
 mod layout;
 mod migrate;
@@ -19,6 +20,7 @@ pub(crate) use analyze::{Analyze, AnalyzeBucket, AnalyzeOutlier};
 pub(crate) use archive::{Archive, ArchiveBucket, ArchiveDocument};
 pub(crate) use attributes::MigrateAttributes;
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
+pub(crate) use follow::Follow;
 pub(crate) use indexes::{Indexes, IndexesBucket};
 pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
 pub(crate) use migrate::{Migrate, MigrateBucket, MigrateOutlier};
@@ -115,6 +117,11 @@ pub(crate) enum Command {
     /// Move old data into an archive collection, exactly once, beside live writes.
     #[command(subcommand)]
     Archive(Archive),
+    /// Keep derived data (copies, computed values, subsets) exact under writes by other
+    /// programs: the application's follower, from the rules it recorded, until Ctrl-C. A
+    /// status line on a terminal; otherwise (and with --json) one JSON status a line, every
+    /// second, the last when it stops.
+    Follow(Follow),
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod analyze;
 mod archive;
 mod attributes;
 mod convert;
+mod follow;
 mod indexes;
 mod migrate;
 mod verify;
@@ -64,6 +65,7 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
         Command::Indexes(a) => indexes::run(a, &cx).await,
         Command::Convert(a) => convert::run(a, &cx).await,
         Command::Archive(a) => archive::run(a, &cx).await,
+        Command::Follow(a) => follow::run(&a, &cx, cli.json).await,
     };
     // Let the driver finish what it still has under way (the abort of a transaction that an
     // error dropped, the sessions to end) before the runtime goes: its tasks cut off at exit

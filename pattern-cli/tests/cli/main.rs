@@ -7,6 +7,7 @@ mod analyze;
 mod archive;
 mod convert;
 mod errors;
+mod follow;
 mod indexes;
 mod logs;
 mod migrate;
