@@ -781,3 +781,95 @@ async fn older_versions_written_by_another_build_are_counted_and_written_back() 
         "Rex"
     );
 }
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Sale {
+    qty: i64,
+    date: bson::DateTime,
+}
+
+/// A shop's sales, 4 a bucket, with the whole history's roll-up (a layout: its fields are never read).
+#[derive(pattern_core::Bucket)]
+#[allow(dead_code)]
+#[bucket(
+    collection = "sales",
+    size = 4,
+    time = "date",
+    summary(sum = "qty"),
+    rollup
+)]
+struct SaleHistory {
+    #[bucket(key)]
+    shop: i64,
+    #[bucket(items)]
+    history: Vec<Sale>,
+}
+
+#[tokio::test]
+async fn roll_ups_follow_buckets_other_programs_write() {
+    let store = pattern_tests::mongo_store("follow_rollups").await;
+    let day = |d: i64| bson::DateTime::from_millis(1_698_278_400_000 + d * 86_400_000);
+    for shop in 0..4 {
+        for d in 0..10 {
+            let sale = Sale {
+                qty: d + 1,
+                date: day(d),
+            };
+            SaleHistory::push(&store, &shop, sale).await.unwrap();
+        }
+    }
+    let f = Follower::new(store.clone(), "sales").follow_buckets::<SaleHistory>();
+    assert_eq!(f.rules(), ["roll-ups of sales"]);
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    let sales = raw.db.collection::<BsonDocument>("sales");
+    // Shop 0's newest bucket deleted (sales 9 and 10).
+    let gone = sales
+        .delete_one(doc! {"shop": 0_i64, "page": 3_i64})
+        .await
+        .unwrap();
+    assert_eq!(gone.deleted_count, 1);
+    // A sale pushed into shop 1's open bucket, its count and sum kept.
+    let sale = bson::to_bson(&Sale {
+        qty: 100,
+        date: day(20),
+    })
+    .unwrap();
+    let pushed = sales
+        .update_one(
+            doc! {"shop": 1_i64, "count": {"$lt": 4}},
+            doc! {"$push": {"history": sale}, "$inc": {"count": 1, "qty_sum": 100_i64},
+            "$max": {"date_max": day(20)}},
+        )
+        .await
+        .unwrap();
+    assert_eq!(pushed.matched_count, 1);
+    // Shop 2's roll-up overwritten.
+    sales
+        .update_one(
+            doc! {"shop": 2_i64, "page": "rollup"},
+            doc! {"$set": {"rollup_items": 999_i64}},
+        )
+        .await
+        .unwrap();
+    f.catch_up().await.unwrap();
+    assert!(f.status().applied >= 3, "{:?}", f.status());
+    let report = SaleHistory::verify(&store).await.unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    let total = |shop: i64| {
+        let store = store.clone();
+        async move { SaleHistory::summary(&store, &shop, ..).await.unwrap() }
+    };
+    assert_eq!(
+        (total(0).await.items, total(0).await.qty_sum.as_i64()),
+        (8, Some(36))
+    );
+    assert_eq!(
+        (total(1).await.items, total(1).await.qty_sum.as_i64()),
+        (11, Some(155))
+    );
+    assert_eq!(
+        (total(2).await.items, total(2).await.qty_sum.as_i64()),
+        (10, Some(55))
+    );
+}

@@ -60,6 +60,7 @@ pub use archive::{
     History,
 };
 pub use ingest::{ingest, INGEST_BATCH};
+pub(crate) use rollup::{keys as rollup_keys, rollup_in_line};
 pub use summary::{backfill, summary};
 pub use time::{latest, range};
 pub use totals::{Number, Totals};

@@ -347,3 +347,93 @@ async fn write<S: Store>(
         .await?;
     Ok(())
 }
+
+/// In the caller's transaction: the roll-up of `key` recomputed from its buckets' counts and
+/// kept summaries (the live collection's and the archives' its mark records on this store),
+/// and written when the stored one differs, is stale or is missing; whether it was written.
+/// After writes by other programs (a follower: `crate::follow`). A bucket edited without its
+/// count or summary is counted as it says (`verify` reports such a bucket).
+pub(crate) async fn rollup_in_line<T: Store>(
+    tx: &T,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+) -> Result<bool> {
+    let mut wanted: Vec<Path> = vec![Path::from(spec.count_field)];
+    wanted.extend(spec.keeps.summary.iter().map(|a| Path::from(a.field)));
+    let opts = FindOptions {
+        projection: wanted,
+        ..FindOptions::default()
+    };
+    let mut totals = Totals::new(spec.keeps.summary.len());
+    let mut sides = vec![spec.collection.to_owned()];
+    sides.extend(archives_counted(tx, spec, None).await?);
+    let mut buckets = 0;
+    for coll in &sides {
+        let on = SeriesSpec {
+            collection: coll,
+            ..*spec
+        };
+        for doc in tx.find_raw(coll, &spec.docs_of(key, []), &opts).await? {
+            add_bucket(&on, &doc, &mut totals)?;
+            buckets += 1;
+        }
+    }
+    let stored = (tx.find_raw(
+        spec.collection,
+        &spec.rollup_of(key),
+        &FindOptions::default(),
+    ))
+    .await?
+    .into_iter()
+    .next();
+    let Some(stored) = stored else {
+        if buckets == 0 {
+            return Ok(false);
+        }
+        write(tx, spec, key, &totals).await?;
+        return Ok(true);
+    };
+    let stale = matches!(
+        stored.get(ROLLUP_STALE),
+        Ok(Some(RawBsonRef::Boolean(true)))
+    );
+    let same = !stale
+        && matches!(totals_of(spec, &stored), Ok(have) if have == totals)
+        && (stored.get(ROLLUP_SUMMARIZED).ok().flatten())
+            .and_then(|v| raw_value(spec.collection, v).ok())
+            == Some(spec.rollup_fields());
+    if same {
+        return Ok(false);
+    }
+    write(tx, spec, key, &totals).await?;
+    Ok(true)
+}
+
+/// Every key of `spec`'s collection that has buckets or a roll-up, each once, in key order
+/// (one scan of the key field).
+pub(crate) async fn keys<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Vec<Bson>> {
+    use futures::StreamExt;
+    let opts = FindOptions {
+        sort: vec![(Path::from(spec.key_field), 1)],
+        projection: vec![Path::from(spec.key_field)],
+        comment: Some("pattern scatter: bucket roll-up keys"),
+        ..FindOptions::default()
+    };
+    let all = Filter::Exists(spec.key_field.into(), true);
+    let mut scan = store.scan(spec.collection, &all, &opts, series::STREAM_BATCH as u32);
+    let mut keys: Vec<Bson> = Vec::new();
+    let mut last: Option<String> = None;
+    while let Some(doc) = scan.next().await {
+        let doc = doc?;
+        let Ok(Some(v)) = doc.get(spec.key_field) else {
+            continue;
+        };
+        let key = raw_value(spec.collection, v)?;
+        let text = key_text(&key);
+        if last.as_ref() != Some(&text) {
+            keys.push(key);
+            last = Some(text);
+        }
+    }
+    Ok(keys)
+}

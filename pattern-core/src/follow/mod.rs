@@ -13,7 +13,8 @@
 //! - a parent's computed aggregates and its subset are rebuilt from its children when a child
 //!   is inserted, deleted, changed or moved, or the parent itself is written;
 //! - a document written at an older schema version is counted, and upgraded when the type says
-//!   `write_back`.
+//!   `write_back`;
+//! - a key's roll-up is recomputed from its buckets when one of them is written.
 //!
 //! **Exactly once.** The position in the change stream (its resume token) is written in the
 //! same transaction as the derived writes it covers, in the follower's document of
@@ -55,6 +56,7 @@ use crate::{Error, Result};
 
 mod computed;
 mod copies;
+mod rollups;
 mod rule;
 mod state;
 mod stored;
@@ -232,6 +234,17 @@ impl<S: Store> Follower<S> {
         Ok((found.iter())
             .filter_map(|d| d.get_str("_id").ok().map(str::to_owned))
             .collect())
+    }
+
+    /// Follows the roll-ups `B` keeps (`#[bucket(rollup)]`): a key's roll-up recomputed from its
+    /// buckets when another program writes one of them (a bucket whose count or summary it
+    /// left as they were is counted as it says: `verify` reports it). Nothing for a type
+    /// without roll-ups.
+    pub fn follow_buckets<B: crate::bucket::Bucket + ?Sized + 'static>(mut self) -> Self {
+        if B::SPEC.series().keeps.rollup {
+            self.add(Box::new(rollups::Rollups::<B>::new()));
+        }
+        self
     }
 
     fn add(&mut self, rule: Box<dyn Rule<S>>) {

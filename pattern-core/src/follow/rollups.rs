@@ -1,0 +1,70 @@
+//! Roll-ups: a key's whole-history summary (`#[bucket(rollup)]`) recomputed from its buckets
+//! when another program inserts, changes or deletes one of them, or writes the roll-up itself.
+
+use std::marker::PhantomData;
+
+use bson::Bson;
+
+use super::rule::{value_at, Applied, Keys, Rule};
+use crate::bucket::{rollup_in_line, rollup_keys, Bucket};
+use crate::store::{transaction_with, BoxFuture, Change, Store};
+use crate::Result;
+
+/// The roll-ups of `B`'s collection.
+pub(crate) struct Rollups<B: ?Sized>(PhantomData<fn() -> Box<B>>);
+
+impl<B: ?Sized> Rollups<B> {
+    pub(crate) fn new() -> Self {
+        Rollups(PhantomData)
+    }
+}
+
+impl<B: Bucket + ?Sized, S: Store> Rule<S> for Rollups<B> {
+    fn name(&self) -> String {
+        format!("roll-ups of {}", B::SPEC.collection)
+    }
+
+    fn watches(&self) -> Vec<(&'static str, bool)> {
+        vec![(B::SPEC.collection, true)]
+    }
+
+    /// The key of the bucket (or roll-up) before and after the change; a delete or an update
+    /// without its before-image: unknown.
+    fn keys(&self, change: &Change) -> Keys {
+        let field = B::SPEC.series().key_field;
+        let mut keys = Vec::new();
+        if change.op != crate::store::ChangeOp::Insert {
+            if change.before.is_none() {
+                return Keys::Unknown;
+            }
+            keys.extend(value_at(change.before.as_ref(), field));
+        }
+        keys.extend(value_at(change.after.as_ref(), field));
+        Keys::Some(keys)
+    }
+
+    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let wrote = rollup_in_line(tx, &B::SPEC.series(), key).await?;
+            Ok(Applied::wrote(wrote))
+        })
+    }
+
+    /// Every key's roll-up, each in its own transaction (exact beside pushes, unlike
+    /// `backfill`, which also completes the buckets).
+    fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
+        Box::pin(async move {
+            let spec = B::SPEC.series();
+            let mut written = 0;
+            for key in rollup_keys(store, &spec).await? {
+                let mut ctx = key;
+                let wrote = transaction_with(store, &mut ctx, |tx, key| {
+                    Box::pin(async move { rollup_in_line(tx, &B::SPEC.series(), key).await })
+                })
+                .await?;
+                written += u64::from(wrote);
+            }
+            Ok(written)
+        })
+    }
+}
