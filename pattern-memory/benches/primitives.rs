@@ -138,7 +138,6 @@ fn primitives(c: &mut Criterion) {
                 count_field: "count",
                 size: SIZE,
                 number_field: "seq",
-                guard_number: true,
                 open_order: [("seq", -1), ("_id", -1)],
                 window: None,
                 kept: KeptOps::default(),

@@ -33,13 +33,6 @@ pub struct OpenPush<'a> {
     /// The field numbering a key's documents. A document whose number field holds anything
     /// but a number (or nothing) is not one of these documents: no push writes to it.
     pub number_field: &'a str,
-    /// Whether the collection may hold a document whose number field holds something other
-    /// than a number (written by another tool), which no push may take: the filter then says
-    /// so. Without it (a collection the library created, every document numbered) the filter
-    /// holds only what the open-document index's partial filter holds, which the test server
-    /// needs to find the open document through that index rather than fetch every document of
-    /// the key (T21 in pattern-core's `test-server.md`).
-    pub guard_number: bool,
     /// The open-document index's keys after the key field (its first): the push writes to
     /// the first open document in this order.
     pub open_order: [(&'a str, i32); 2],
@@ -101,15 +94,13 @@ impl KeptOps {
 
 impl OpenPush<'_> {
     /// The key's open document that takes these items: the key, room (`count < size`), a
-    /// number or none when [`OpenPush::guard_number`], and for a window, both times in it.
+    /// number or none, and for a window, both times in it.
     pub fn filter(&self) -> Filter {
         let mut all = vec![
             Filter::Eq(Path::from(self.key_field), self.key.clone()),
             self.open_partial(),
+            Filter::NumberOrMissing(Path::from(self.number_field)),
         ];
-        if self.guard_number {
-            all.push(Filter::NumberOrMissing(Path::from(self.number_field)));
-        }
         if let Some(w) = self.window {
             let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
             all.extend([

@@ -84,6 +84,7 @@ fn view(s: &Status) -> serde_json::Value {
         "older": s.older,
         "passes": s.passes,
         "repaired": s.repaired,
+        "history_lost": s.history_lost,
         "lag_ms": s.lag.map(|l| l.as_millis() as u64),
     })
 }

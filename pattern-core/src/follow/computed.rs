@@ -1,11 +1,11 @@
 //! Computed parents: a parent's aggregates over its children rebuilt when a child is inserted,
 //! deleted, changed or moved to another parent, or when the parent itself is written.
 
-use bson::Bson;
+use bson::{doc, Bson};
 
-use super::rule::{value_at, Applied, Keys, Rule};
-use crate::document::{parent_in_line, repair_parents, Computed};
-use crate::store::{BoxFuture, Change, ChangeOp, Store};
+use super::rule::{bad, leak, parents_of, text, Applied, Keys, Rule};
+use crate::document::{parent_in_line, repair_parents, Aggregate, Computed, Op};
+use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
 /// The aggregates `computed` keeps in its parents over `children`.
@@ -46,25 +46,53 @@ impl<S: Store> Rule<S> for Aggregates {
     }
 
     fn stored(&self) -> Option<bson::Document> {
-        Some(super::stored::computed(self))
+        let c = &self.computed;
+        let aggregates: Vec<Bson> = (c.aggregates.iter())
+            .map(|g| {
+                let op = match g.op {
+                    Op::Sum => "sum",
+                    Op::Min => "min",
+                    Op::Max => "max",
+                    Op::Avg => "avg",
+                };
+                Bson::Document(doc! {"of": g.of, "op": op, "into": g.into})
+            })
+            .collect();
+        Some(doc! {
+            "rule": "computed", "children": self.children, "parent": c.parent, "key": c.key,
+            "count": c.count.map_or(Bson::Null, |c| Bson::String(c.into())),
+            "aggregates": aggregates,
+        })
     }
 }
 
-/// The parents a change to a child (of `children`, naming its parent in `key`) or to a
-/// parent (of `parents`) concerns.
-pub(crate) fn parents_of(change: &Change, children: &str, parents: &str, key: &str) -> Keys {
-    let mut keys = Vec::new();
-    if change.collection == parents {
-        keys.extend(change.id.clone());
-    }
-    if change.collection == children {
-        if change.op != ChangeOp::Insert {
-            if change.before.is_none() {
-                return Keys::Unknown;
-            }
-            keys.extend(value_at(change.before.as_ref(), key));
+impl Aggregates {
+    /// The rule its [`Rule::stored`] document describes.
+    pub(crate) fn from_stored(r: &bson::Document) -> Result<Self> {
+        let mut aggregates = Vec::new();
+        for g in r.get_array("aggregates").unwrap_or(&Vec::new()) {
+            let g = g.as_document().ok_or_else(|| bad("an aggregate"))?;
+            let op = match text(g, "op")? {
+                "sum" => Op::Sum,
+                "min" => Op::Min,
+                "max" => Op::Max,
+                "avg" => Op::Avg,
+                other => return Err(bad(&format!("an aggregate `{other}`"))),
+            };
+            aggregates.push(Aggregate {
+                of: leak(text(g, "of")?),
+                op,
+                into: leak(text(g, "into")?),
+            });
         }
-        keys.extend(value_at(change.after.as_ref(), key));
+        Ok(Aggregates {
+            children: leak(text(r, "children")?),
+            computed: Computed {
+                parent: leak(text(r, "parent")?),
+                key: leak(text(r, "key")?),
+                count: r.get_str("count").ok().map(leak),
+                aggregates: Box::leak(aggregates.into_boxed_slice()),
+            },
+        })
     }
-    Keys::Some(keys)
 }

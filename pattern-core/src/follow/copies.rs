@@ -2,10 +2,10 @@
 //! when a source changes (its copied fields, or its deletion), and when a referencing
 //! document is written with a copy that is not its source's.
 
-use bson::Bson;
+use bson::{doc, Bson};
 
-use super::rule::{value_at, Applied, Keys, Rule};
-use crate::document::{repair_copies_of, source_in_line, ReferenceField};
+use super::rule::{bad, leak, text, value_at, Applied, Keys, Rule};
+use crate::document::{repair_copies_of, source_in_line, Copied, ReferenceField};
 use crate::pass::Options;
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
 use crate::Result;
@@ -55,6 +55,39 @@ impl<S: Store> Rule<S> for Copies {
     }
 
     fn stored(&self) -> Option<bson::Document> {
-        Some(super::stored::copies(self))
+        let fields: Vec<Bson> = (self.field.fields.iter())
+            .map(|f| Bson::Document(doc! {"from": f.from, "to": f.to}))
+            .collect();
+        Some(doc! {
+            "rule": "copies", "collection": self.collection, "path": self.field.path,
+            "source": self.field.source, "fields": fields, "optional": self.field.optional,
+        })
+    }
+}
+
+impl Copies {
+    /// The rule its [`Rule::stored`] document describes.
+    pub(crate) fn from_stored(r: &bson::Document) -> Result<Self> {
+        let mut fields = Vec::new();
+        for f in r
+            .get_array("fields")
+            .map_err(|_| bad("copies without fields"))?
+        {
+            let f = f.as_document().ok_or_else(|| bad("a copied field"))?;
+            fields.push(Copied {
+                from: leak(text(f, "from")?),
+                to: leak(text(f, "to")?),
+            });
+        }
+        let field = Box::leak(Box::new(ReferenceField {
+            path: leak(text(r, "path")?),
+            source: leak(text(r, "source")?),
+            fields: Box::leak(fields.into_boxed_slice()),
+            optional: r.get_bool("optional").unwrap_or(false),
+        }));
+        Ok(Copies {
+            collection: leak(text(r, "collection")?),
+            field,
+        })
     }
 }

@@ -95,6 +95,9 @@ pub struct Status {
     pub passes: u64,
     /// Derived values the passes wrote.
     pub repaired: u64,
+    /// Why the last whole pass ran (its first run, or what the server said of the lost
+    /// history).
+    pub history_lost: Option<String>,
     /// From the commit of the last change applied to the commit of its derived writes.
     pub lag: Option<Duration>,
 }
@@ -429,7 +432,6 @@ impl<S: Store> Follower<S> {
             reason = why,
             "no change history to resume from: checking every rule's whole data set"
         );
-        let _ = why;
         let feed = match opened {
             Some(feed) => feed,
             None => {
@@ -440,11 +442,22 @@ impl<S: Store> Follower<S> {
                 self.store.watch(&watch).await?
             }
         };
-        let Some(token) = feed.position() else {
-            return Err(Error::Server {
-                message: "a new change stream gave no position to resume from".into(),
-                source: None,
-            });
+        let mut feed = feed;
+        // A stream whose opening batch held changes has no position until one is read: those
+        // changes are before the pass, which covers them.
+        let mut tries = 0;
+        let token = loop {
+            if let Some(token) = feed.position() {
+                break token;
+            }
+            tries += 1;
+            if tries > 100 {
+                return Err(Error::Server {
+                    message: "a new change stream gave no position to resume from".into(),
+                    source: None,
+                });
+            }
+            let _ = feed.next_change().await?;
         };
         let mut repaired = 0;
         for rule in &self.rules {
@@ -461,6 +474,7 @@ impl<S: Store> Follower<S> {
         self.set(|s| {
             s.passes += 1;
             s.repaired += repaired;
+            s.history_lost = Some(why.to_owned());
         });
         Ok(feed)
     }

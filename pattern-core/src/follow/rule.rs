@@ -3,7 +3,7 @@
 
 use bson::Bson;
 
-use crate::store::{BoxFuture, Change, Store};
+use crate::store::{BoxFuture, Change, ChangeOp, Store};
 use crate::Result;
 
 /// The keys a change affects in one rule.
@@ -73,4 +73,43 @@ pub(crate) fn value_at(doc: Option<&bson::Document>, field: &str) -> Option<Bson
         cur = v.as_document()?;
     }
     None
+}
+
+/// The parents a change to a child (of `children`, naming its parent in `key`) or to a
+/// parent (of `parents`) concerns.
+pub(crate) fn parents_of(change: &Change, children: &str, parents: &str, key: &str) -> Keys {
+    let mut keys = Vec::new();
+    if change.collection == parents {
+        keys.extend(change.id.clone());
+    }
+    if change.collection == children {
+        if change.op != ChangeOp::Insert {
+            if change.before.is_none() {
+                return Keys::Unknown;
+            }
+            keys.extend(value_at(change.before.as_ref(), key));
+        }
+        keys.extend(value_at(change.after.as_ref(), key));
+    }
+    Keys::Some(keys)
+}
+
+/// The string `field` of a stored rule.
+pub(crate) fn text<'d>(d: &'d bson::Document, field: &str) -> Result<&'d str> {
+    d.get_str(field)
+        .map_err(|_| bad(&format!("a rule without `{field}`")))
+}
+
+/// `s` for as long as the process runs (a follower is built once).
+pub(crate) fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+/// A stored rule that does not read.
+pub(crate) fn bad(what: &str) -> crate::Error {
+    crate::Error::decode(
+        super::FOLLOW,
+        None,
+        format!("the follower's rules hold {what} (written by another version of the library?)"),
+    )
 }

@@ -1,10 +1,9 @@
 //! Subsets: a parent's first children by the declared order rewritten when a child is
 //! inserted, deleted, changed or moved, or when the parent itself is written.
 
-use bson::Bson;
+use bson::{doc, Bson};
 
-use super::computed::parents_of;
-use super::rule::{Applied, Keys, Rule};
+use super::rule::{bad, leak, parents_of, text, Applied, Keys, Rule};
 use crate::document::{repair_subsets, subset_in_line, Subset};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
@@ -43,6 +42,29 @@ impl<S: Store> Rule<S> for Subsets {
     }
 
     fn stored(&self) -> Option<bson::Document> {
-        Some(super::stored::subset(self))
+        let t = &self.subset;
+        Some(doc! {
+            "rule": "subset", "children": self.children, "parent": t.parent, "key": t.key,
+            "into": t.into, "keep": i64::from(t.keep), "order": t.order,
+        })
+    }
+}
+
+impl Subsets {
+    /// The rule its [`Rule::stored`] document describes.
+    pub(crate) fn from_stored(r: &bson::Document) -> Result<Self> {
+        let keep = (r.get("keep").and_then(crate::codec::as_int))
+            .and_then(|k| u32::try_from(k).ok())
+            .ok_or_else(|| bad("a subset without `keep`"))?;
+        Ok(Subsets {
+            children: leak(text(r, "children")?),
+            subset: Subset {
+                parent: leak(text(r, "parent")?),
+                key: leak(text(r, "key")?),
+                into: leak(text(r, "into")?),
+                keep,
+                order: leak(text(r, "order")?),
+            },
+        })
     }
 }

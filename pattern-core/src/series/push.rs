@@ -122,8 +122,6 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
     let mut next = known.map(|m| m.number);
     // Whether the number may be guessed (the key unknown to this process, no refusal yet).
     let mut guess = known.is_none();
-    // Read with the indexes, once per process: whether the library created the collection.
-    let numbered = memo(store).bounds_mark(coll).is_some_and(|m| m.numbered);
     ids.after(known.and_then(|m| m.newest));
     for _ in 0..MAX_ATTEMPTS {
         if let Some(seq) = next {
@@ -132,9 +130,7 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
             ids.prepare(store, seq).await?;
             let new_id = || ids.id();
             let marks = || spec.marks();
-            let mut push = spec.open_push(key, kept, seq, &new_id, &marks);
-            // In a collection the library created, every document is numbered (T21).
-            push.guard_number = !numbered;
+            let push = spec.open_push(key, kept, seq, &new_id, &marks);
             // With a roll-up, it goes in the same command.
             let (pushed, rolled) = if spec.keeps.rollup {
                 let mut then = spec.rollup_update(kept, 1);

@@ -411,7 +411,6 @@ impl<'a> SeriesSpec<'a> {
             count_field: self.count_field,
             size: self.size,
             number_field: self.order.field(),
-            guard_number: true,
             open_order: [a, b],
             window: window.map(|(start, (min_field, max_field, span))| Window {
                 min_field,

@@ -174,7 +174,6 @@ impl TestSeries {
             count_field: self.count_field,
             size: self.size,
             number_field: self.number_field(),
-            guard_number: true,
             open_order: self.open_order(),
             window,
             kept: ops,
