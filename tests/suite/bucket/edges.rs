@@ -51,7 +51,7 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
 
 /// In a collection another tool wrote first, a document of the key whose number is not a
 /// number is never pushed into, though it has room: neither by the first push of the process
-/// nor by the next ones (the push's filter says so there: `OpenPush::guard_number`).
+/// nor by the next ones (the push's filter says so: `OpenPush::filter`; test server T21).
 async fn a_foreign_document_without_a_number_takes_no_push(store: AnyStore) {
     let foreign = doc! {
         "_id": "6_x", "customerId": 6_i64, "count": 1, "page": "x",
