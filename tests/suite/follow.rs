@@ -95,6 +95,8 @@ fn follower(store: &MongoStore) -> Follower<MongoStore> {
         .follow::<Review>()
         .follow::<Director>()
         .follow::<Editor>()
+        .follow::<Person>()
+        .follow_buckets::<SaleHistory>()
         .lease(Duration::from_secs(3))
 }
 
@@ -122,6 +124,15 @@ async fn raw(store: &MongoStore) -> Raw {
 /// Two directors, two editors, `films` films (film `f` by director `f % 2`, edited by editor
 /// `f % 2`), each with two reviews: all through the library.
 async fn seed(store: &MongoStore, films: i64) {
+    for shop in 0..3 {
+        for d in 0..5 {
+            let sale = Sale {
+                qty: d + 1,
+                date: sale_day(d),
+            };
+            SaleHistory::push(store, &shop, sale).await.unwrap();
+        }
+    }
     for d in 0..2 {
         let name = format!("director {d}");
         Director { id: d, name }.insert(store).await.unwrap();
@@ -259,6 +270,13 @@ async fn assert_exact(store: &MongoStore, when: &str) {
         Vec::<String>::new(),
         "{when}"
     );
+    // Every roll-up equals its buckets; every person at the current version (written back).
+    let sales = SaleHistory::verify(store).await.unwrap();
+    assert!(sales.is_clean(), "{when}: {sales:?}");
+    for p in pattern_tests::documents(store, "people").await {
+        let v = p.get("schema_version").and_then(pattern_tests::as_int);
+        assert_eq!(v, Some(2), "{when}: {p:?}");
+    }
 }
 
 /// A mix of writes another tool makes, numbered: renames, a deleted (optional) source, a film
@@ -421,6 +439,35 @@ async fn a_second_follower_is_refused_while_the_first_runs() {
     assert_exact(&store, "after the second").await;
 }
 
+/// Writes of another tool beside the films: a person at the older schema version (written
+/// back to the current one by the follower), and a sale pushed raw into a shop's open bucket
+/// (its count and sum kept, the roll-up not).
+async fn write_beside(raw: &Raw, n: i64) {
+    let people = raw.db.collection::<BsonDocument>("people");
+    people
+        .insert_one(doc! {"_id": 1_000 + n, "name": format!("person {n}")})
+        .await
+        .unwrap();
+    let sale = bson::to_bson(&Sale {
+        qty: 7,
+        date: sale_day(30 + n),
+    })
+    .unwrap();
+    raw.db
+        .collection::<BsonDocument>("sales")
+        .update_one(
+            doc! {"shop": n % 3, "count": {"$lt": 4}},
+            doc! {"$push": {"history": sale}, "$inc": {"count": 1, "qty_sum": 7_i64},
+            "$max": {"date_max": sale_day(30 + n)}},
+        )
+        .await
+        .unwrap();
+}
+
+fn sale_day(d: i64) -> bson::DateTime {
+    bson::DateTime::from_millis(1_698_278_400_000 + d * 86_400_000)
+}
+
 /// A write of another tool that concerns film `f` alone (so that a change the follower
 /// skipped is not covered by a later one): a review inserted, deleted, moved in, the film's
 /// derived values overwritten, its reviews changed.
@@ -559,6 +606,9 @@ async fn a_follower_killed_with_sigkill_resumes_exactly() {
         tokio::spawn(async move {
             for n in 0..writes {
                 write_to_film(&raw, n, n).await;
+                if n % 3 == 0 {
+                    write_beside(&raw, n).await;
+                }
                 tokio::time::sleep(Duration::from_millis(80)).await;
             }
         })
@@ -574,6 +624,11 @@ async fn a_follower_killed_with_sigkill_resumes_exactly() {
                     date: 1_000 + n,
                 };
                 review.insert(&store).await.unwrap();
+                let sale = Sale {
+                    qty: 1,
+                    date: sale_day(100 + n),
+                };
+                SaleHistory::push(&store, &(n % 3), sale).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
         })
@@ -645,6 +700,9 @@ async fn sixteen_foreign_writers_and_the_library_at_once() {
             for i in 0..each {
                 let n = w * 1_000 + i;
                 foreign_write(&raw, n, films).await;
+                if i % 4 == 0 {
+                    write_beside(&raw, n).await;
+                }
             }
         }));
     }
@@ -659,6 +717,11 @@ async fn sixteen_foreign_writers_and_the_library_at_once() {
                     date: 2_000 + n,
                 };
                 review.insert(&store).await.unwrap();
+                let sale = Sale {
+                    qty: 2,
+                    date: sale_day(200 + n),
+                };
+                SaleHistory::push(&store, &(n % 3), sale).await.unwrap();
             }
         })
     };

@@ -287,8 +287,9 @@ impl<S: Store> Follower<S> {
         self.follow_until(stop, false).await
     }
 
-    /// Applies every change made so far and returns: a run that stops as soon as the feed has
-    /// nothing more (for tests, and for a job run now and then).
+    /// Applies every change made before it was called, and returns (for tests, and for a job
+    /// run now and then): it writes a mark in its document and stops once the feed has
+    /// reported it, every change committed before it applied.
     pub async fn catch_up(&self) -> Result<()> {
         self.follow_until(futures::future::pending(), true).await
     }
@@ -333,7 +334,14 @@ impl<S: Store> Follower<S> {
                     }
                 }
             };
-            self.follow_from(feed, stop, idle_stops).await
+            // Caught up means past a write made now: the feed reports it after every change
+            // committed before it (a feed's empty answer says nothing of changes not yet
+            // visible to it).
+            let mark = match idle_stops {
+                true => Some(self.lease.mark(&self.store).await?),
+                false => None,
+            };
+            self.follow_from(feed, stop, mark).await
         }
         .await;
         self.set(|s| s.running = false);
@@ -345,13 +353,10 @@ impl<S: Store> Follower<S> {
         &self,
         mut feed: Box<dyn ChangeFeed>,
         stop: impl Future<Output = ()> + Send,
-        idle_stops: bool,
+        mark: Option<String>,
     ) -> Result<()> {
         let mut stop = std::pin::pin!(stop);
         let mut renewed = Instant::now();
-        // Empty answers in a row: a feed's first may come before it asked the server (its
-        // opening batch), the second has waited for changes.
-        let mut empty = 0;
         loop {
             if stop.as_mut().now_or_never().is_some() {
                 return Ok(());
@@ -364,9 +369,15 @@ impl<S: Store> Follower<S> {
                 }
                 Err(e) => return Err(e),
             };
+            // The followers' own documents: only the mark of `catch_up` matters.
+            let (ours, batch): (Vec<Change>, Vec<Change>) =
+                batch.into_iter().partition(|c| c.collection == FOLLOW);
+            let marked = mark.as_deref().is_some_and(|m| {
+                (ours.iter())
+                    .any(|c| c.after.as_ref().and_then(|d| d.get_str("mark").ok()) == Some(m))
+            });
             if batch.is_empty() {
-                empty += 1;
-                if idle_stops && empty >= 2 {
+                if marked {
                     return Ok(());
                 }
                 if renewed.elapsed() >= self.lease.ttl / 3 {
@@ -377,7 +388,9 @@ impl<S: Store> Follower<S> {
             }
             self.apply(&batch, feed.position()).await?;
             renewed = Instant::now();
-            empty = 0;
+            if marked {
+                return Ok(());
+            }
         }
     }
 
@@ -612,11 +625,13 @@ impl<S: Store> Follower<S> {
         out
     }
 
+    /// The watched collections, and the followers' own (for the mark of `catch_up`).
     fn collections(&self) -> Vec<String> {
-        self.watched()
-            .into_iter()
+        let mut all: Vec<String> = (self.watched().into_iter())
             .map(|(c, _)| c.to_owned())
-            .collect()
+            .collect();
+        all.push(FOLLOW.to_owned());
+        all
     }
 
     fn set(&self, f: impl FnOnce(&mut Status)) {

@@ -136,6 +136,25 @@ impl Lease {
         Ok(())
     }
 
+    /// Writes a mark (a value never written before) in the follower's document: `catch_up`
+    /// stops once the change feed reports it.
+    pub(crate) async fn mark<S: Store>(&self, store: &S) -> Result<String> {
+        static MARKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MARKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mark = format!("{}:{n}", self.owner);
+        let mut update = Update {
+            set: vec![("mark".into(), Bson::String(mark.clone()))],
+            ..Update::default()
+        };
+        let done = store
+            .update_one(FOLLOW, &self.mine(), &mut update, false)
+            .await?;
+        if !done.matched {
+            return Err(self.lost());
+        }
+        Ok(mark)
+    }
+
     /// Records the rules the follower keeps, as data (see `stored.rs`).
     pub(crate) async fn describe<S: Store>(&self, store: &S, rules: Vec<Document>) -> Result<()> {
         let rules = rules.into_iter().map(Bson::Document).collect();
