@@ -524,6 +524,14 @@ async fn a_follower_aborted_anywhere_resumes_exactly() {
         tokio::spawn(async move {
             for n in 0..writes {
                 write_to_film(&raw, n, n).await;
+                // A person of the older version, a raw bucket push; a director renamed, an
+                // editor deleted or back (the sources of every film).
+                match n % 10 {
+                    2 => write_beside(&raw, n).await,
+                    4 => foreign_write(&raw, 8 * n, writes).await,
+                    9 => foreign_write(&raw, 8 * n + 5, writes).await,
+                    _ => {}
+                }
                 tokio::time::sleep(Duration::from_millis(3)).await;
             }
         })
@@ -608,6 +616,12 @@ async fn a_follower_killed_with_sigkill_resumes_exactly() {
                 write_to_film(&raw, n, n).await;
                 if n % 3 == 0 {
                     write_beside(&raw, n).await;
+                }
+                // A director renamed, an editor deleted or back (the sources of every film).
+                match n % 10 {
+                    4 => foreign_write(&raw, 8 * n, writes).await,
+                    9 => foreign_write(&raw, 8 * n + 5, writes).await,
+                    _ => {}
                 }
                 tokio::time::sleep(Duration::from_millis(80)).await;
             }
