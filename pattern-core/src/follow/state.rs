@@ -130,9 +130,7 @@ impl Lease {
             set: vec![("sessions".into(), Bson::Array(Vec::new()))],
             ..Update::default()
         };
-        store
-            .update_one(FOLLOW, &self.mine(), &mut forget, false)
-            .await?;
+        let _ = self.write_mine_if(store, &mut forget).await?;
         Ok(())
     }
 
@@ -146,12 +144,7 @@ impl Lease {
             set: vec![("mark".into(), Bson::String(mark.clone()))],
             ..Update::default()
         };
-        let done = store
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
-        if !done.matched {
-            return Err(self.lost());
-        }
+        self.write_mine(store, &mut update).await?;
         Ok(mark)
     }
 
@@ -162,9 +155,7 @@ impl Lease {
             set: vec![("rules".into(), Bson::Array(rules))],
             ..Update::default()
         };
-        store
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
+        let _ = self.write_mine_if(store, &mut update).await?;
         Ok(())
     }
 
@@ -176,9 +167,7 @@ impl Lease {
             push: vec![("sessions".into(), vec![Bson::Document(lsid)])],
             ..Update::default()
         };
-        store
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
+        let _ = self.write_mine_if(store, &mut update).await?;
         Ok(())
     }
 
@@ -202,12 +191,7 @@ impl Lease {
             ],
             ..Update::default()
         };
-        let done = tx
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
-        if !done.matched {
-            return Err(self.lost());
-        }
+        self.write_mine(tx, &mut update).await?;
         Ok(())
     }
 
@@ -218,12 +202,7 @@ impl Lease {
             set: vec![("until".into(), Bson::DateTime(self.until()))],
             ..Update::default()
         };
-        let done = store
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
-        if !done.matched {
-            return Err(self.lost());
-        }
+        self.write_mine(store, &mut update).await?;
         Ok(())
     }
 
@@ -233,9 +212,22 @@ impl Lease {
             set: vec![("owner".into(), Bson::Null)],
             ..Update::default()
         };
-        store
-            .update_one(FOLLOW, &self.mine(), &mut update, false)
-            .await?;
+        let _ = self.write_mine_if(store, &mut update).await?;
+        Ok(())
+    }
+
+    /// `update` to the follower's document while its lease is this follower's; whether it
+    /// still was.
+    async fn write_mine_if<T: Store>(&self, t: &T, update: &mut Update) -> Result<bool> {
+        let done = t.update_one(FOLLOW, &self.mine(), update, false).await?;
+        Ok(done.matched)
+    }
+
+    /// [`Lease::write_mine_if`], [`Error::Contention`] when the lease is another's.
+    async fn write_mine<T: Store>(&self, t: &T, update: &mut Update) -> Result<()> {
+        if !self.write_mine_if(t, update).await? {
+            return Err(self.lost());
+        }
         Ok(())
     }
 
