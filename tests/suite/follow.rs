@@ -3,7 +3,8 @@
 //! without the library; after the follower catches up, every film equals what the raw data
 //! says it holds and every `verify*` is clean. Also: the library's own writes are skipped, a
 //! resume token the server refuses runs a whole pass, a second follower is refused its lease,
-//! a follower aborted at random points and restarted leaves everything exact, and the
+//! a dead owner's open transaction is aborted when its lease is taken, a follower aborted at
+//! random points or SIGKILLed and restarted leaves everything exact, and the
 //! in-memory store says it has no feed.
 
 use std::collections::BTreeMap;
@@ -160,7 +161,7 @@ async fn seed(store: &MongoStore, films: i64) {
         };
         film.insert(store).await.unwrap();
         for r in 0..2 {
-            let id = f * 1_000 + r;
+            let id = f * 10 + r;
             let review = Review {
                 id,
                 film_id: f,
@@ -362,6 +363,41 @@ async fn foreign_writes_are_followed() {
     assert_eq!(stored[0].get_i64("applied").unwrap() as u64, s.applied);
 }
 
+/// `catch_up` stops at its mark, not before: the feed's copy of an updated document is the
+/// document when the feed reads it, so an update of the follower's own document deep in a
+/// backlog (past the stream's first batch, read after the mark was written) shows the mark.
+#[tokio::test]
+async fn catch_up_applies_a_backlog_longer_than_a_batch() {
+    let store = pattern_tests::mongo_store("follow_backlog").await;
+    seed(&store, 4).await;
+    let f = follower(&store).batch(50);
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    let follow: Collection<BsonDocument> = raw.db.collection(FOLLOW);
+    let reviews: Vec<BsonDocument> = (0..1_500_i64)
+        .map(|n| doc! {"_id": 100_000 + n, "film_id": n % 4, "rating": n % 5 + 1, "date": 10 + n})
+        .collect();
+    for (i, chunk) in reviews.chunks(20).enumerate() {
+        raw.reviews.insert_many(chunk.to_vec()).await.unwrap();
+        if i == 60 {
+            follow
+                .update_one(
+                    doc! {"_id": "films"},
+                    doc! {"$set": {"note": "an operator's"}},
+                )
+                .await
+                .unwrap();
+        }
+    }
+    f.catch_up().await.unwrap();
+    // Every change read (a film brought in line by its first change skips the rest).
+    let s = f.status();
+    assert!(s.applied + s.skipped >= 1_500, "{s:?}");
+    assert_exact(&store, "after a backlog of 1,500 changes").await;
+    // The mark is gone; the follower's document alone is left.
+    assert_eq!(pattern_tests::documents(&store, FOLLOW).await.len(), 1);
+}
+
 #[tokio::test]
 async fn the_librarys_own_writes_are_skipped() {
     let store = pattern_tests::mongo_store("follow_own").await;
@@ -437,6 +473,60 @@ async fn a_second_follower_is_refused_while_the_first_runs() {
     // Stopped, the first gave its lease up: the second runs at once.
     second.catch_up().await.unwrap();
     assert_exact(&store, "after the second").await;
+}
+
+/// A follower SIGKILLed mid-batch leaves its transaction open, holding what it wrote (its own
+/// document among them) until the server expires it, a minute later. The next follower kills
+/// the dead owner's recorded sessions before it takes the lease: it neither waits for the
+/// expiry nor sees the dead transaction's writes.
+#[tokio::test]
+async fn a_dead_owners_open_transaction_is_aborted_when_its_lease_is_taken() {
+    let store = pattern_tests::mongo_store("follow_dead_owner").await;
+    seed(&store, 2).await;
+    let f = follower(&store);
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    let client = raw.db.client().clone();
+    let mut session = client.start_session().await.unwrap();
+    let lsid = session.id().clone();
+    // The dead owner: its lease run out, its session recorded, as a follower's batch leaves them.
+    let follow: Collection<BsonDocument> = raw.db.collection(FOLLOW);
+    let past = bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() - 1_000);
+    follow
+        .update_one(
+            doc! {"_id": "films"},
+            doc! {"$set": {"owner": "dead", "until": past, "sessions": [lsid]}},
+        )
+        .await
+        .unwrap();
+    // Its batch, open: a film and the follower's document written, never committed.
+    session.start_transaction().await.unwrap();
+    raw.films
+        .update_one(doc! {"_id": 0_i64}, doc! {"$set": {"title": "uncommitted"}})
+        .session(&mut session)
+        .await
+        .unwrap();
+    follow
+        .update_one(doc! {"_id": "films"}, doc! {"$set": {"dead": true}})
+        .session(&mut session)
+        .await
+        .unwrap();
+    // Killed: no abort sent, the session never returned to its pool.
+    std::mem::forget(session);
+    let taken = tokio::time::timeout(Duration::from_secs(30), f.catch_up()).await;
+    taken
+        .expect("the next follower waited for the dead transaction to expire")
+        .unwrap();
+    let film = raw
+        .films
+        .find_one(doc! {"_id": 0_i64})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(film.get_str("title"), Ok("uncommitted"), "{film}");
+    let stored = pattern_tests::documents(&store, FOLLOW).await;
+    assert!(!stored[0].contains_key("dead"), "{stored:?}");
+    assert_exact(&store, "after the dead owner").await;
 }
 
 /// Writes of another tool beside the films: a person at the older schema version (written

@@ -288,8 +288,8 @@ impl<S: Store> Follower<S> {
     }
 
     /// Applies every change made before it was called, and returns (for tests, and for a job
-    /// run now and then): it writes a mark in its document and stops once the feed has
-    /// reported it, every change committed before it applied.
+    /// run now and then): it inserts a mark in `pattern_follow` and stops once the feed has
+    /// reported that insert, every change committed before it applied.
     pub async fn catch_up(&self) -> Result<()> {
         self.follow_until(futures::future::pending(), true).await
     }
@@ -311,10 +311,13 @@ impl<S: Store> Follower<S> {
             resume_after: None,
         };
         let now = self.store.watch(&watch).await?;
-        let stored = self.lease.acquire(&self.store).await?;
+        let token = self.lease.acquire(&self.store).await?;
+        // The document's list starts empty with each lease: this run records its sessions anew.
+        if let Ok(mut s) = self.sessions.lock() {
+            s.clear();
+        }
         self.set(|s| s.running = true);
         let out = async {
-            self.lease.end_others(&self.store, &stored.sessions).await?;
             let rules = self.rules.iter().filter_map(|r| r.stored()).collect();
             self.lease.describe(&self.store, rules).await?;
             for (coll, before) in self.watched() {
@@ -322,7 +325,7 @@ impl<S: Store> Follower<S> {
                     self.store.keep_before_images(coll).await?;
                 }
             }
-            let feed = match stored.token {
+            let feed = match token {
                 None => self.fresh("its first run", Some(now)).await?,
                 Some(token) => {
                     drop(now);
@@ -341,7 +344,11 @@ impl<S: Store> Follower<S> {
                 true => Some(self.lease.mark(&self.store).await?),
                 false => None,
             };
-            self.follow_from(feed, stop, mark).await
+            self.follow_from(feed, stop, mark.as_ref()).await?;
+            match mark {
+                Some(mark) => self.lease.unmark(&self.store, &mark).await,
+                None => Ok(()),
+            }
         }
         .await;
         self.set(|s| s.running = false);
@@ -353,7 +360,7 @@ impl<S: Store> Follower<S> {
         &self,
         mut feed: Box<dyn ChangeFeed>,
         stop: impl Future<Output = ()> + Send,
-        mark: Option<String>,
+        mark: Option<&Bson>,
     ) -> Result<()> {
         let mut stop = std::pin::pin!(stop);
         let mut renewed = Instant::now();
@@ -376,9 +383,8 @@ impl<S: Store> Follower<S> {
             // The followers' own documents: only the mark of `catch_up` matters.
             let (ours, batch): (Vec<Change>, Vec<Change>) =
                 batch.into_iter().partition(|c| c.collection == FOLLOW);
-            let marked = mark.as_deref().is_some_and(|m| {
-                (ours.iter())
-                    .any(|c| c.after.as_ref().and_then(|d| d.get_str("mark").ok()) == Some(m))
+            let marked = mark.is_some_and(|m| {
+                (ours.iter()).any(|c| c.op == ChangeOp::Insert && c.id.as_ref() == Some(m))
             });
             if batch.is_empty() {
                 if marked {

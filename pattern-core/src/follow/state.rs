@@ -24,17 +24,6 @@ pub(crate) struct Lease {
     pub ttl: Duration,
 }
 
-/// What the follower's document says when it starts.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Stored {
-    /// Where to resume (`None`: never ran, or its last run found history lost and had not
-    /// finished its pass).
-    pub token: Option<Document>,
-    /// The server sessions another owner's transactions ran in (a follower killed mid-batch
-    /// leaves its transaction open, holding what it wrote, until the server expires it).
-    pub sessions: Vec<Document>,
-}
-
 impl Lease {
     fn until(&self) -> DateTime {
         let ms = i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX / 2);
@@ -52,15 +41,22 @@ impl Lease {
         ])
     }
 
-    /// Takes the lease (free, expired or already this follower's) and reads the document;
+    /// Takes the lease (free, expired or already this follower's) and reads where to resume
+    /// (`None`: never ran, or its last run found history lost and had not finished its pass);
     /// [`Error::Contention`] while another follower of the same name holds it.
-    pub(crate) async fn acquire<S: Store>(&self, store: &S) -> Result<Stored> {
+    ///
+    /// An owner whose lease expired may have died mid-batch (a SIGKILL): its transaction stays
+    /// open, holding what it wrote (this document among them), until the server expires it a
+    /// minute later. Its recorded sessions are killed first, which aborts it, so that taking
+    /// the lease does not wait behind it.
+    pub(crate) async fn acquire<S: Store>(&self, store: &S) -> Result<Option<Document>> {
+        let now = DateTime::now();
         let free = Filter::And(vec![
             self.by_id(),
             Filter::Or(vec![
                 Filter::Eq("owner".into(), Bson::String(self.owner.clone())),
                 Filter::Eq("owner".into(), Bson::Null),
-                Filter::Lt("until".into(), Bson::DateTime(DateTime::now())),
+                Filter::Lt("until".into(), Bson::DateTime(now)),
             ]),
         ]);
         let before = (store
@@ -68,10 +64,20 @@ impl Lease {
             .await?)
             .into_iter()
             .next();
+        let dead = before.as_ref().filter(|b| {
+            b.get_str("owner").is_ok_and(|o| o != self.owner)
+                && b.get_datetime("until").is_ok_and(|u| *u < now)
+        });
+        let sessions: Vec<Document> = (dead.and_then(|d| d.get_array("sessions").ok()))
+            .map(|a| a.iter().filter_map(|s| s.as_document().cloned()).collect())
+            .unwrap_or_default();
+        store.kill_sessions(&sessions).await?;
         let mut take = Update {
             set: vec![
                 ("owner".into(), Bson::String(self.owner.clone())),
                 ("until".into(), Bson::DateTime(self.until())),
+                // This owner records its own as it uses them.
+                ("sessions".into(), Bson::Array(Vec::new())),
             ],
             ..Update::default()
         };
@@ -103,49 +109,35 @@ impl Lease {
         let found = store
             .find(FOLLOW, &self.by_id(), &FindOptions::default())
             .await?;
-        let token = (found.first())
+        Ok((found.first())
             .and_then(|d| d.get_document("token").ok())
-            .cloned();
-        // Another owner's sessions: this process's own are its driver's to end.
-        let others = before.filter(|b| b.get_str("owner") != Ok(self.owner.as_str()));
-        let sessions = (others.as_ref())
-            .and_then(|d| d.get_array("sessions").ok())
-            .map(|a| a.iter().filter_map(|s| s.as_document().cloned()).collect())
-            .unwrap_or_default();
-        Ok(Stored { token, sessions })
+            .cloned())
     }
 
-    /// The sessions of [`Stored::sessions`] ended (their transactions aborted now) and
-    /// forgotten.
-    pub(crate) async fn end_others<S: Store>(
-        &self,
-        store: &S,
-        sessions: &[Document],
-    ) -> Result<()> {
-        if sessions.is_empty() {
-            return Ok(());
-        }
-        store.kill_sessions(sessions).await?;
-        let mut forget = Update {
-            set: vec![("sessions".into(), Bson::Array(Vec::new()))],
-            ..Update::default()
-        };
-        let _ = self.write_mine_if(store, &mut forget).await?;
-        Ok(())
-    }
-
-    /// Writes a mark (a value never written before) in the follower's document: `catch_up`
-    /// stops once the change feed reports it.
-    pub(crate) async fn mark<S: Store>(&self, store: &S) -> Result<String> {
+    /// Inserts a mark (a document never written before, its `_id` not a follower's name) in
+    /// the followers' collection: `catch_up` stops once the change feed reports its insert.
+    /// An insert, because the feed's copy of an updated document is looked up when the feed
+    /// reads the change: an earlier update of the follower's document would show a mark
+    /// written after it.
+    pub(crate) async fn mark<S: Store>(&self, store: &S) -> Result<Bson> {
         static MARKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = MARKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mark = format!("{}:{n}", self.owner);
-        let mut update = Update {
-            set: vec![("mark".into(), Bson::String(mark.clone()))],
-            ..Update::default()
-        };
-        self.write_mine(store, &mut update).await?;
-        Ok(mark)
+        let id = Bson::Document(bson::doc! {
+            "follower": self.name.as_str(),
+            "mark": format!("{}:{n}", self.owner),
+        });
+        store
+            .insert_one(FOLLOW, bson::doc! {"_id": id.clone()})
+            .await?;
+        Ok(id)
+    }
+
+    /// A mark of [`Lease::mark`] removed, once reported.
+    pub(crate) async fn unmark<S: Store>(&self, store: &S, mark: &Bson) -> Result<()> {
+        store
+            .delete_many(FOLLOW, &Filter::Eq("_id".into(), mark.clone()))
+            .await?;
+        Ok(())
     }
 
     /// Records the rules the follower keeps, as data (see `stored.rs`).
@@ -208,8 +200,13 @@ impl Lease {
 
     /// The lease given up (a stopped follower), if still this follower's.
     pub(crate) async fn release<S: Store>(&self, store: &S) -> Result<()> {
+        // Its sessions go back to the driver's pool, for the application's other work: nobody
+        // may kill them now.
         let mut update = Update {
-            set: vec![("owner".into(), Bson::Null)],
+            set: vec![
+                ("owner".into(), Bson::Null),
+                ("sessions".into(), Bson::Array(Vec::new())),
+            ],
             ..Update::default()
         };
         let _ = self.write_mine_if(store, &mut update).await?;
