@@ -2,8 +2,8 @@
 //! (`guide::test_server`, T21): one key of 10,000 items (1,000 full buckets and one open
 //! bucket of 5), then the same `update` (`$inc` of a field no read uses) sent with each filter
 //! shape, 30 times a shape, the shapes interleaved over 3 rounds; medians printed. Every shape
-//! matches the one open bucket. `A` is the push's filter today; `C` is it without the number
-//! condition.
+//! matches the one open bucket. `H` is the push's filter (`OpenPush::filter`); `A` is the same
+//! conditions merged, as it was sent before; `C` is it without the number condition.
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example push_filter_probe`.
 use std::time::Instant;
@@ -34,7 +34,7 @@ async fn main() {
         doc! {"$not": {"$type": [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127]}};
     let variants: Vec<(&str, Document)> = vec![
         (
-            "A the push's",
+            "A merged (the push's filter before)",
             doc! {"customerId": 0_i64, "count": {"$lt": 10}, "page": not_num.clone()},
         ),
         (
@@ -52,6 +52,14 @@ async fn main() {
         (
             "F a one-branch $or",
             doc! {"customerId": 0_i64, "count": {"$lt": 10}, "$or": [{"page": not_num.clone()}]},
+        ),
+        (
+            "G a one-branch $or, the count in it",
+            doc! {"customerId": 0_i64, "count": {"$lt": 10}, "$or": [{"count": {"$lt": 10}, "page": not_num.clone()}]},
+        ),
+        (
+            "H the push's: the number in an $and clause with the count",
+            doc! {"customerId": 0_i64, "count": {"$lt": 10}, "$and": [{"count": {"$lt": 10}, "page": not_num.clone()}]},
         ),
         (
             "C no number condition",

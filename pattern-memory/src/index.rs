@@ -367,7 +367,9 @@ impl MemIndex {
         }
         fn filter_paths(f: &Filter, out: &mut Vec<String>) {
             match f {
-                Filter::And(fs) => fs.iter().for_each(|f| filter_paths(f, out)),
+                Filter::And(fs) | Filter::Clause(fs) => {
+                    fs.iter().for_each(|f| filter_paths(f, out))
+                }
                 leaf => out.push(top(leaf.path())),
             }
         }

@@ -277,7 +277,7 @@ pub(super) fn keys_sorted_by(
 /// Calls `visit` on each leaf condition of `f` until it returns `true`; whether one did.
 pub(super) fn any_leaf<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter) -> bool) -> bool {
     match f {
-        Filter::And(fs) => fs.iter().any(|f| any_leaf(f, visit)),
+        Filter::And(fs) | Filter::Clause(fs) => fs.iter().any(|f| any_leaf(f, visit)),
         leaf => visit(leaf),
     }
 }
@@ -295,7 +295,9 @@ pub(super) fn any_leaf_on<'f>(
     visit: &mut impl FnMut(&'f Filter) -> bool,
 ) -> bool {
     match f {
-        Filter::And(fs) => fs.iter().any(|f| any_leaf_on(f, path, scope, visit)),
+        Filter::And(fs) | Filter::Clause(fs) => {
+            fs.iter().any(|f| any_leaf_on(f, path, scope, visit))
+        }
         Filter::ElemMatch(p, fs) if scope.is_some_and(|s| std::ptr::eq(s, f)) => {
             match path
                 .strip_prefix(p.as_str())
@@ -312,7 +314,7 @@ pub(super) fn any_leaf_on<'f>(
 /// Calls `visit` on each element match among the query's conditions.
 fn each_elem_match<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter)) {
     match f {
-        Filter::And(fs) => fs.iter().for_each(|f| each_elem_match(f, visit)),
+        Filter::And(fs) | Filter::Clause(fs) => fs.iter().for_each(|f| each_elem_match(f, visit)),
         Filter::ElemMatch(..) => visit(f),
         _ => {}
     }
@@ -322,7 +324,7 @@ fn each_elem_match<'f>(f: &'f Filter, visit: &mut impl FnMut(&'f Filter)) {
 /// match of the query is in the index.
 pub(super) fn implied(partial: &Filter, filter: &Filter) -> bool {
     match partial {
-        Filter::And(fs) => fs.iter().all(|f| implied(f, filter)),
+        Filter::And(fs) | Filter::Clause(fs) => fs.iter().all(|f| implied(f, filter)),
         leaf => any_leaf(filter, &mut |l| l == leaf),
     }
 }

@@ -44,7 +44,7 @@ impl Filter {
             Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
             Filter::TypeOrMissing(p, types) => get_path(doc, p)
                 .is_none_or(|v| !matches!(v, Bson::Array(_)) && types.iter().any(|t| t.holds(v))),
-            Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+            Filter::And(fs) | Filter::Clause(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
             Filter::In(p, vs) => {
                 let x = get_path(doc, p);

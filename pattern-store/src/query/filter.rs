@@ -50,6 +50,13 @@ pub enum Filter {
     ElemMatch(Path, Vec<Filter>),
     /// Every predicate holds.
     And(Vec<Filter>),
+    /// Every predicate holds, sent as an element of its own of the query's `$and`
+    /// (`{..., $and: [{...}]}`) rather than merged with the other conditions. The same match
+    /// as [`Filter::And`]; a server's router may plan it apart: the test server reads a query
+    /// whose `$and` clause repeats a field of the rest as separate conditions and routes the
+    /// first through an index, where the merged query would fetch every document of a key
+    /// (`guide::test_server`, T21). Its equalities are not copied into an upsert's insert.
+    Clause(Vec<Filter>),
     /// At least one predicate holds (`{$or: [...]}`); an empty list matches nothing.
     Or(Vec<Filter>),
 }
@@ -137,7 +144,7 @@ impl Filter {
             | Filter::All(p, _)
             | Filter::ElemMatch(p, _)
             | Filter::StartsWith(p, _) => p,
-            Filter::And(_) | Filter::Or(_) => "",
+            Filter::And(_) | Filter::Clause(_) | Filter::Or(_) => "",
         }
     }
 
@@ -242,6 +249,15 @@ impl Filter {
                     } else {
                         out.insert("$or", any);
                     }
+                    continue;
+                }
+                Filter::Clause(fs) => {
+                    let mut and = match out.remove("$and") {
+                        Some(Bson::Array(a)) => a,
+                        _ => Vec::new(),
+                    };
+                    and.push(Bson::Document(Filter::And(fs.clone()).to_document()));
+                    out.insert("$and", and);
                     continue;
                 }
                 Filter::And(_) => unreachable!("flattened"),

@@ -128,3 +128,36 @@ fn starts_with_is_a_literal_prefix() {
         doc! {"path": {"$regex": "^,a\\.b,"}}
     );
 }
+
+/// A clause is sent as an element of its own of `$and`, beside the merged conditions, and
+/// matches as their conjunction: the push's filter (T21 of the test-server guide).
+#[test]
+fn a_clause_is_an_element_of_and() {
+    let number = Filter::NumberOrMissing("page".into());
+    let f = Filter::and([
+        Filter::eq("k", 1),
+        Filter::Lt("count".into(), Bson::Int32(10)),
+        Filter::Clause(vec![
+            Filter::Lt("count".into(), Bson::Int32(10)),
+            number.clone(),
+        ]),
+        Filter::Clause(vec![Filter::eq("x", 2)]),
+    ]);
+    let not_number = number.to_document().get_document("page").unwrap().clone();
+    assert_eq!(
+        f.to_document(),
+        doc! {"k": 1, "count": {"$lt": 10}, "$and": [
+            {"count": {"$lt": 10}, "page": not_number},
+            {"x": 2},
+        ]}
+    );
+    for (d, want) in [
+        (doc! {"k": 1, "count": 3, "page": 2_i64, "x": 2}, true),
+        (doc! {"k": 1, "count": 3, "x": 2}, true),
+        (doc! {"k": 1, "count": 3, "page": "2", "x": 2}, false),
+        (doc! {"k": 1, "count": 3, "page": 2_i64, "x": 3}, false),
+        (doc! {"k": 1, "count": 10, "page": 2_i64, "x": 2}, false),
+    ] {
+        assert_eq!(f.matches(&d), want, "{d}");
+    }
+}
