@@ -139,8 +139,10 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
     };
     // A reader beside them never sees an item twice or misses one: each read is the original
     // array followed by some of the pushes, in order.
+    let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let reader = {
         let (store, stop, original) = (store.clone(), stop.clone(), original.clone());
+        let started = started.clone();
         tokio::spawn(async move {
             let mut reads = 0;
             while !stop.load(Ordering::SeqCst) {
@@ -164,11 +166,17 @@ async fn outlier_migration_keeps_live_pushes(store: AnyStore) {
                         got.len()
                     );
                     reads += 1;
+                    started.store(reads, Ordering::SeqCst);
                 }
             }
             reads
         })
     };
+    // The migration starts once the reader has read: on the in-memory store it may otherwise
+    // finish before the reader's task first runs.
+    while started.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
     let report = migrate_outlier(
         &store,
         &Book::SPEC,
