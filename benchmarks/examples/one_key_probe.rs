@@ -1,5 +1,6 @@
 //! One key on MongoDB, one writer: grows a key's trade history with `push_many` to 10,000 and
-//! then 100,000 items (listing the commands of its first two calls of 1,000 items), and at each
+//! then 100,000 items (listing the commands of its first two calls of 1,000 items, and timing
+//! the last tenth of those calls at each size), and at each
 //! size times 50 single `push` calls and lists the commands they sent (the driver's command
 //! monitoring): the push is one `update` whatever the size, and its time should not grow with
 //! the key's history (BENCHMARKS.md, section 5, has the figures).
@@ -18,15 +19,65 @@ async fn main() {
     let t0 = 1_600_000_000;
     let mut held = 0i64;
     for target in [10_000i64, 100_000] {
+        let mut many = Vec::new();
         while held < target {
             let end = (held + 1000).min(target);
             let items: Vec<_> = (held..end).map(|i| trade(t0, i)).collect();
             log.clear();
+            let t = Instant::now();
             TradeHistory::push_many(&store, &0, &items).await.unwrap();
+            many.push(t.elapsed());
             if end <= 2000 {
                 println!("push_many of items {held}..{end}: {}", summary(&log));
             }
             held = end;
+        }
+        // The last tenth of the calls that grew the key to `target`.
+        let last = many.split_off(many.len() - many.len().div_ceil(10));
+        let mut last = last;
+        last.sort();
+        println!(
+            "{target} items: median push_many of 1,000 over the last tenth {:.2?}, commands of \
+             the last: {}",
+            last[last.len() / 2],
+            summary(&log)
+        );
+        // The newest-bucket read `push_many` starts with, bounded by the page number it
+        // remembers, in three shapes (the number condition merged, as a clause, none).
+        let c = store.database().collection::<bson::Document>("trades");
+        let n = held / 10;
+        let not_num = bson::doc! {"$not": {"$type": [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127]}};
+        let shapes = [
+            (
+                "merged",
+                bson::doc! {"customerId": 0_i64, "page": {"$gte": n - 1, "$not": not_num.get("$not").unwrap().clone()}},
+            ),
+            (
+                "clause",
+                bson::doc! {"customerId": 0_i64, "page": {"$gte": n - 1}, "$and": [{"page": not_num.clone()}]},
+            ),
+            (
+                "bound alone",
+                bson::doc! {"customerId": 0_i64, "page": {"$gte": n - 1}},
+            ),
+        ];
+        for (name, filter) in &shapes {
+            let mut lat = Vec::new();
+            for _ in 0..20 {
+                let t = Instant::now();
+                let found = c
+                    .find_one(filter.clone())
+                    .sort(bson::doc! {"page": -1, "_id": -1})
+                    .await
+                    .unwrap();
+                lat.push(t.elapsed());
+                assert!(found.is_some(), "{name}");
+            }
+            lat.sort();
+            println!(
+                "{target} items: newest-bucket read, {name}: median {:.2?}",
+                lat[10]
+            );
         }
         log.clear();
         let mut latencies = Vec::new();
