@@ -20,33 +20,9 @@
 use std::time::{Duration, Instant};
 
 use bson::{doc, Document as BsonDocument};
-use pattern_bench::{median, ms, scale};
+use pattern_bench::{median, ms, scale, Film, Review};
 use pattern_core::Document;
 use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
-#[document(collection = "films")]
-struct Film {
-    #[serde(rename = "_id")]
-    id: i64,
-    reviews: i64,
-    rating_sum: i64,
-    rating_max: Option<i64>,
-    rating_avg: Option<f64>,
-}
-
-#[derive(Clone, Serialize, Deserialize, Document)]
-#[document(
-    collection = "reviews",
-    computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum),
-             max(rating = rating_max), avg(rating = rating_avg))
-)]
-struct Review {
-    #[serde(rename = "_id")]
-    id: i64,
-    film_id: i64,
-    rating: i64,
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
 #[document(collection = "shows")]
@@ -173,13 +149,7 @@ async fn main() {
     let client = db.client().clone();
     Review::ensure_indexes(&store).await.unwrap();
     Comment::ensure_indexes(&store).await.unwrap();
-    let film = Film {
-        id: 1,
-        reviews: 0,
-        rating_sum: 0,
-        rating_max: None,
-        rating_avg: None,
-    };
+    let film = Film::unreviewed(1);
     film.insert(&store).await.unwrap();
     let show = Show {
         id: 1,

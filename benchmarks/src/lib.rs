@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pattern_core::{Bucket, Outlier};
+use pattern_core::{Bucket, Document, Outlier};
 use serde::{Deserialize, Serialize};
 
 /// A trade, as the bucket benchmarks store it (the seed's trade, with a price).
@@ -62,6 +62,54 @@ pub struct TradeHistory {
     /// The trades.
     #[bucket(items)]
     pub history: Vec<Trade>,
+}
+
+/// A film keeping the count, sum, maximum and average of its reviews' ratings (the computed
+/// values of [`Review`]), in the collection `films`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "films")]
+pub struct Film {
+    /// The film (stored as `_id`).
+    #[serde(rename = "_id")]
+    pub id: i64,
+    /// How many reviews it has.
+    pub reviews: i64,
+    /// The sum of their ratings.
+    pub rating_sum: i64,
+    /// The highest rating, none without reviews.
+    pub rating_max: Option<i64>,
+    /// The average rating, none without reviews.
+    pub rating_avg: Option<f64>,
+}
+
+impl Film {
+    /// Film `id`, with no reviews yet.
+    pub fn unreviewed(id: i64) -> Film {
+        Film {
+            id,
+            reviews: 0,
+            rating_sum: 0,
+            rating_max: None,
+            rating_avg: None,
+        }
+    }
+}
+
+/// A review of a [`Film`], which keeps its values: the `related` benchmark's computed child.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(
+    collection = "reviews",
+    computed(parent = Film, key = film_id, count = reviews, sum(rating = rating_sum),
+             max(rating = rating_max), avg(rating = rating_avg))
+)]
+pub struct Review {
+    /// The review (stored as `_id`).
+    #[serde(rename = "_id")]
+    pub id: i64,
+    /// The film reviewed.
+    pub film_id: i64,
+    /// Its rating.
+    pub rating: i64,
 }
 
 /// Trade number `i` of a series whose trade 0 is at epoch second `t0`: one a second, so every
