@@ -35,10 +35,10 @@ impl Filter {
         match self {
             Filter::Eq(p, v) => eq_matches(get_path(doc, p), v),
             Filter::Ne(p, v) => !eq_matches(get_path(doc, p), v),
-            Filter::Lt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_lt()),
-            Filter::Lte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_le()),
-            Filter::Gt(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_gt()),
-            Filter::Gte(p, v) => compare_same_bracket(doc, p, v).is_some_and(|o| o.is_ge()),
+            Filter::Lt(p, v) => range_matches(doc, p, v, Ordering::is_lt),
+            Filter::Lte(p, v) => range_matches(doc, p, v, Ordering::is_le),
+            Filter::Gt(p, v) => range_matches(doc, p, v, Ordering::is_gt),
+            Filter::Gte(p, v) => range_matches(doc, p, v, Ordering::is_ge),
             Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
             Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
             Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
@@ -88,9 +88,17 @@ pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     Some(cur)
 }
 
-fn compare_same_bracket(doc: &Document, path: &str, v: &Bson) -> Option<Ordering> {
-    let x = get_path(doc, path)?;
-    (bracket(x) == bracket(v)).then(|| compare_values(x, v))
+/// Whether the value at `path`, or one of its elements when it is an array, compares to `v` as
+/// `holds` wants, values of another type bracket never matching (MongoDB's `$lt`... on a
+/// field holding an array: `{a: {$gte: 5}}` matches `{a: [1, 7]}`, as a multikey index on `a`
+/// finds it).
+fn range_matches(doc: &Document, path: &str, v: &Bson, holds: fn(Ordering) -> bool) -> bool {
+    let within = |x: &Bson| bracket(x) == bracket(v) && holds(compare_values(x, v));
+    match get_path(doc, path) {
+        Some(x @ Bson::Array(items)) => within(x) || items.iter().any(within),
+        Some(x) => within(x),
+        None => false,
+    }
 }
 
 /// Compares two documents by a sort specification (missing fields sort as null).

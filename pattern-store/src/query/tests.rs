@@ -94,6 +94,22 @@ fn numbers_compare_across_types() {
 }
 
 #[test]
+fn ranges_match_array_elements() {
+    // As MongoDB: an element in range matches, of the same type bracket only, and an array
+    // value compares with a whole array.
+    let d = doc! {"a": [1, 7], "s": ["x", 3], "e": []};
+    assert!(Filter::Gte("a".into(), Bson::Int32(5)).matches(&d));
+    assert!(Filter::Lt("a".into(), Bson::Int32(2)).matches(&d));
+    assert!(!Filter::Gt("a".into(), Bson::Int32(7)).matches(&d));
+    assert!(!Filter::Lte("a".into(), Bson::Int32(0)).matches(&d));
+    assert!(Filter::Lte("s".into(), Bson::Int64(3)).matches(&d));
+    assert!(!Filter::Gt("s".into(), Bson::Int64(3)).matches(&d));
+    assert!(Filter::Gt("s".into(), Bson::String("w".into())).matches(&d));
+    assert!(!Filter::Gte("e".into(), Bson::Int32(0)).matches(&d));
+    assert!(Filter::Gt("a".into(), Bson::Array(vec![Bson::Int32(1)])).matches(&d));
+}
+
+#[test]
 fn eq_and_in_match_array_elements_and_missing_is_null() {
     let d = doc! {"ancestors": ["a", "b"], "n": 1, "nothing": null};
     assert!(Filter::eq("ancestors", "b").matches(&d));
