@@ -1,9 +1,11 @@
-//! Where a computed child insert's time goes on the server (BENCHMARKS.md, section 13): the
-//! parent's `update` the library sent for a review (recorded by command monitoring) replayed as
-//! it was sent, with its type guards as one clause of `$and`, without its guards, and the
-//! driver's pipeline update of the `related` benchmark; the same film, 50 replays a shape, the
-//! shapes interleaved over 3 rounds, outside a transaction; medians printed. Each shape matches
-//! the film (the guards hold: every value stays a number).
+//! Where a computed child insert's time goes on the server (BENCHMARKS.md, section 13; test
+//! server T22): the parent's `update` the library sent for a review (recorded by command
+//! monitoring) replayed as it was sent; with its guards as one clause of `$and`; with its type
+//! guards alone, its ranges alone, its types as short positive lists; with the same checks
+//! moved into the update (a `$replaceWith` of `$cond`, the filter by `_id` alone); without
+//! guards; and the driver's pipeline update of the `related` benchmark. The same film, 50
+//! replays a shape, the shapes interleaved over 3 rounds, outside a transaction; medians
+//! printed. Each shape matches the film (the guards hold: every value stays a number).
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example computed_filter_probe`.
 use std::time::Instant;
