@@ -22,6 +22,9 @@ const COMMIT_ATTEMPTS: u32 = 4;
 /// MongoDB's NoSuchTransaction: the server no longer has the transaction (it aborted it).
 const NO_SUCH_TRANSACTION: i32 = 251;
 
+/// The test server's error for an operation in a transaction it has ended (T24).
+const TRANSACTION_CLOSED: &str = "transaction already closed";
+
 /// A transaction on a [`MongoStore`]: a session with a snapshot transaction started (read
 /// concern `snapshot`, write concern `majority`), through which every operation runs. The
 /// server takes the snapshot at the transaction's first operation.
@@ -139,6 +142,21 @@ impl State {
                 });
             }
         }
+        let e = match e {
+            // The test server's word for a transaction ended under the operation (T24): its
+            // session killed by another run taking over, as MongoDB's NoSuchTransaction with
+            // the TransientTransactionError label, which a retry of the whole transaction
+            // answers. Not after an earlier error (the server's own abort, above), nor at the
+            // commit, whose outcome it leaves unknown.
+            Error::Server { message, source }
+                if matches!(self.phase, Phase::Open)
+                    && self.failed.is_none()
+                    && message.contains(TRANSACTION_CLOSED) =>
+            {
+                Error::WriteConflict { message, source }
+            }
+            e => e,
+        };
         if self.failed.is_none() && !e.is_transient() {
             self.failed = Some(e.to_string());
         }
