@@ -19,8 +19,8 @@
 //! Targets: ingest at least half of flat `insert_many` and at least the time-series
 //! collection's; last-10 and one-day range no slower than the time-series collection; cut by
 //! day, ingest at least half the time-series collection's, an hour, a day and a month at
-//! least 1.5x faster than it and a day no slower than flat documents; a whole-history total at least 10x faster than
-//! aggregating the items.
+//! least 1.5x faster than it and a day no slower than flat documents; a whole-history total
+//! at least 10x faster than aggregating the items.
 
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use bson::{doc, Document};
-use pattern_bench::{trade, TradeHistory};
+use pattern_bench::{page_is_a_number, trade, TradeHistory};
 
 #[tokio::main]
 async fn main() {
@@ -30,8 +30,7 @@ async fn main() {
         held += 1;
     }
     let c = store.database().collection::<Document>("trades");
-    let not_num =
-        doc! {"$not": {"$type": [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127]}};
+    let not_num = page_is_a_number();
     let variants: Vec<(&str, Document)> = vec![
         (
             "A merged (the push's filter before)",

@@ -112,6 +112,18 @@ pub struct Review {
     pub rating: i64,
 }
 
+/// The condition the library sends on a bucket's `page` (a number, or none), as its query
+/// model renders it (`{$not: {$type: [every other type]}}`): for the probes that time the
+/// server on each shape of a filter.
+pub fn page_is_a_number() -> bson::Document {
+    use pattern_core::store::query::Filter;
+    let rendered = Filter::NumberOrMissing("page".into()).to_document();
+    rendered
+        .get_document("page")
+        .expect("rendered on its path")
+        .clone()
+}
+
 /// Trade number `i` of a series whose trade 0 is at epoch second `t0`: one a second, so every
 /// bucket of a key starts in its own second.
 pub fn trade(t0: i64, i: i64) -> Trade {
