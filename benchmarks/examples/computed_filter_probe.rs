@@ -1,11 +1,12 @@
 //! Where a computed child insert's time goes on the server (BENCHMARKS.md, section 13; test
 //! server T22): the parent's `update` the library sent for a review (recorded by command
-//! monitoring) replayed as it was sent; with its guards as one clause of `$and`; with its type
-//! guards alone, its ranges alone, its types as short positive lists; with the same checks
-//! moved into the update (a `$replaceWith` of `$cond`, the filter by `_id` alone); without
-//! guards; and the driver's pipeline update of the `related` benchmark. The same film, 50
-//! replays a shape, the shapes interleaved over 3 rounds, outside a transaction; medians
-//! printed. Each shape matches the film (the guards hold: every value stays a number).
+//! monitoring; its checks of the parent's fields in the update, a `$replaceWith` of `$cond`,
+//! the filter by `_id` alone) replayed as it was sent; with the same checks as conditions of
+//! the filter (as the library sent them before); as `$expr` in the filter; as a `$cond` per
+//! field; without checks; and the driver's pipeline update of the `related` benchmark. The
+//! same film, 50 replays a shape, the shapes interleaved over 3 rounds, outside a
+//! transaction; medians printed. Each shape matches the film (the checks hold: every value
+//! stays a number).
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example computed_filter_probe`.
 use std::time::Instant;
@@ -44,13 +45,48 @@ async fn main() {
     );
     println!("sent: q = {q}\n      u = {u}");
     let id = q.get("_id").unwrap().clone();
-    let guards: Vec<Bson> = (q.iter())
-        .filter(|(k, _)| k.as_str() != "_id")
-        .flat_map(|(k, v)| match (k.as_str(), v) {
-            ("$and", Bson::Array(parts)) => parts.clone(),
-            _ => vec![Bson::Document(doc! {k.clone(): v.clone()})],
-        })
-        .collect();
+    // The sent pipeline: `[{$replaceWith: {$cond: [checks, {$mergeObjects: ["$$ROOT", set]},
+    // "$$ROOT"]}}]`.
+    let cond = u.as_array().unwrap()[0]
+        .as_document()
+        .unwrap()
+        .get_document("$replaceWith")
+        .unwrap()
+        .get_array("$cond")
+        .unwrap()
+        .clone();
+    let ok = cond[0].clone();
+    let set = cond[1]
+        .as_document()
+        .unwrap()
+        .get_array("$mergeObjects")
+        .unwrap()[1]
+        .as_document()
+        .unwrap()
+        .clone();
+    let plain = Bson::Array(vec![Bson::Document(doc! {"$set": set.clone()})]);
+    // The checks as query conditions, as the library sent them before (its own rendering of
+    // `Filter::TypeOrMissing` and the ranges, beside the `_id`).
+    let in_filter = {
+        use pattern_core::spec::BsonType as T;
+        use pattern_core::store::query::Filter;
+        let or_missing = |f: &str, c: Filter| Filter::Or(vec![Filter::Exists(f.into(), false), c]);
+        Filter::And(vec![
+            Filter::Eq("_id".into(), id.clone()),
+            Filter::TypeOrMissing("reviews".into(), vec![T::Int, T::Long]),
+            or_missing("reviews", Filter::Gte("reviews".into(), Bson::Int64(0))),
+            Filter::TypeOrMissing("rating_sum".into(), vec![T::Int, T::Long, T::Double]),
+            or_missing(
+                "rating_sum",
+                Filter::Lte("rating_sum".into(), Bson::Int64(i64::MAX - 4)),
+            ),
+            Filter::TypeOrMissing(
+                "rating_max".into(),
+                vec![T::Int, T::Long, T::Double, T::Null],
+            ),
+        ])
+        .to_document()
+    };
     let driver_u = Bson::Array(vec![
         Bson::Document(doc! {"$set": {
             "reviews": {"$add": ["$reviews", 1_i64]},
@@ -59,68 +95,37 @@ async fn main() {
         }}),
         Bson::Document(doc! {"$set": {"rating_avg": {"$divide": ["$rating_sum", "$reviews"]}}}),
     ]);
+    let per_field: BsonDocument = (set.iter())
+        .map(|(k, v)| {
+            let kept = Bson::String(format!("${k}"));
+            (
+                k.clone(),
+                Bson::Document(doc! {"$cond": [ok.clone(), v.clone(), kept]}),
+            )
+        })
+        .collect();
     let shapes: Vec<(&str, BsonDocument, Bson)> = vec![
-        ("A as sent", q.clone(), u.clone()),
         (
-            "B the guards as one $and clause",
-            doc! {"_id": id.clone(), "$and": [{"$and": guards.clone()}]},
+            "A as sent: the checks in the update, one $replaceWith",
+            q.clone(),
             u.clone(),
         ),
         (
-            "E the type guards alone",
-            {
-                let mut d = doc! {"_id": id.clone()};
-                for (k, v) in q
-                    .iter()
-                    .filter(|(k, _)| !k.starts_with('$') && k.as_str() != "_id")
-                {
-                    d.insert(k.clone(), v.clone());
-                }
-                d
-            },
-            u.clone(),
+            "P the checks in the filter, a plain $set",
+            in_filter,
+            plain.clone(),
         ),
         (
-            "F the ranges alone",
-            doc! {"_id": id.clone(), "$and": [
-                {"$or": [{"reviews": {"$exists": false}}, {"reviews": {"$gte": 0}}]},
-                {"$or": [{"rating_sum": {"$exists": false}}, {"rating_sum": {"$lte": i64::MAX - 4}}]},
-            ]},
-            u.clone(),
+            "K the checks as $expr in the filter, a plain $set",
+            doc! {"_id": id.clone(), "$expr": ok.clone()},
+            plain.clone(),
         ),
         (
-            "G the types as short lists ($type of the kinds kept, or missing)",
-            doc! {"_id": id.clone(), "$and": [
-                {"$or": [{"reviews": {"$exists": false}}, {"reviews": {"$type": [16, 18], "$gte": 0}}]},
-                {"$or": [{"rating_sum": {"$exists": false}}, {"rating_sum": {"$type": [1, 16, 18], "$lte": i64::MAX - 4}}]},
-                {"$or": [{"rating_max": {"$exists": false}}, {"rating_max": {"$type": [1, 10, 16, 18]}}]},
-            ]},
-            u.clone(),
-        ),
-        (
-            "H no guards in the query: the same checks in the update, one $replaceWith",
+            "M the checks in the update, a $cond per field of one $set",
             doc! {"_id": id.clone()},
-            {
-                let ty = |f: &str| doc! {"$type": format!("${f}")};
-                let ok = doc! {"$and": [
-                    {"$in": [ty("reviews"), ["int", "long", "missing"]]},
-                    {"$gte": [{"$ifNull": ["$reviews", 0]}, 0]},
-                    {"$in": [ty("rating_sum"), ["int", "long", "double", "missing"]]},
-                    {"$lte": [{"$ifNull": ["$rating_sum", 0]}, i64::MAX - 4]},
-                    {"$in": [ty("rating_max"), ["int", "long", "double", "null", "missing"]]},
-                ]};
-                let set = u.as_array().unwrap()[0]
-                    .as_document()
-                    .unwrap()
-                    .get_document("$set")
-                    .unwrap()
-                    .clone();
-                Bson::Array(vec![Bson::Document(doc! {"$replaceWith": {"$cond": [
-                    ok, {"$mergeObjects": ["$$ROOT", set]}, "$$ROOT"
-                ]}})])
-            },
+            Bson::Array(vec![Bson::Document(doc! {"$set": per_field})]),
         ),
-        ("C no guards", doc! {"_id": id.clone()}, u.clone()),
+        ("C no checks, a plain $set", doc! {"_id": id.clone()}, plain),
         ("D the driver's update", doc! {"_id": id.clone()}, driver_u),
     ];
     for round in 0..3 {

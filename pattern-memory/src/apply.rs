@@ -48,6 +48,9 @@ impl UpdateEngine for Update {
     /// that can fail is checked before `doc` is touched, so `doc` is never copied.
     fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
         let prepared = self.prepare(doc, inserting)?;
+        if !prepared.holds {
+            return Ok(());
+        }
         self.write_fields(doc, prepared, inserting);
         for (k, items) in &self.push {
             append(doc, k, items.clone());
@@ -62,6 +65,9 @@ impl UpdateEngine for Update {
     /// written by no other operator (the others are copied). On `Err` nothing was moved.
     fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
         let prepared = self.prepare(doc, inserting)?;
+        if !prepared.holds {
+            return Ok(());
+        }
         self.write_fields(doc, prepared, inserting);
         for i in 0..self.push.len() {
             let taken = self.takes(i, inserting);
@@ -190,6 +196,20 @@ impl Steps for Update {
     /// its field.
     fn prepare(&self, doc: &Document, inserting: bool) -> Result<Prepared, String> {
         self.check().map_err(|e| e.to_string())?;
+        // A condition for the rewrites that does not hold: nothing is computed or written
+        // (the pipeline's `$cond` keeps `$$ROOT`). `check` allows only `$set` beside them.
+        if let Some(test) = &self.rewrite_if {
+            if !truthy(&test.eval(doc)?.unwrap_or(Bson::Null)) {
+                return Ok(Prepared {
+                    holds: false,
+                    incs: Vec::new(),
+                    sums: Vec::new(),
+                    mins: Vec::new(),
+                    maxs: Vec::new(),
+                    rewrites: Vec::new(),
+                });
+            }
+        }
         let mut incs: Vec<Bson> = Vec::with_capacity(self.inc.len());
         for (k, n) in &self.inc {
             let new = match self.value_seen(doc, &incs, k, inserting) {
@@ -276,6 +296,7 @@ impl Steps for Update {
             .map(|r| r.compute(doc))
             .collect::<Result<_, _>>()?;
         Ok(Prepared {
+            holds: true,
             incs,
             sums,
             mins,
@@ -313,7 +334,9 @@ impl Steps for Update {
         for (r, v) in self.rewrite.iter().zip(prepared.rewrites) {
             match v {
                 Some(v) => set_field(doc, r.field(), v),
-                // The value is missing: a pipeline's `$set` leaves the field out.
+                // The value is missing: a pipeline's `$set` leaves the field out; merged
+                // under a condition (`$mergeObjects`), the field stays as it was.
+                None if self.rewrite_if.is_some() => {}
                 None => {
                     doc.remove(r.field());
                 }
@@ -400,6 +423,8 @@ enum Written {
 /// What [`Update::prepare`] computed: the value each `$inc` writes, and what each rewrite
 /// leaves in its field (`None`: the field is left out).
 struct Prepared {
+    /// The update's [`rewrite_if`](Update::rewrite_if) holds (or it has none): it writes.
+    holds: bool,
     incs: Vec<Bson>,
     sums: Vec<Bson>,
     /// The value each `$min` / `$max` writes; `None` where it leaves the field as it is.
@@ -547,19 +572,10 @@ impl Eval for Expr {
                 then,
                 otherwise,
             } => {
-                // MongoDB's truth: false, null, missing and zero are false.
-                let falsy = match value(test)? {
-                    Bson::Boolean(b) => !b,
-                    Bson::Null | Bson::Undefined => true,
-                    Bson::Int32(x) => x == 0,
-                    Bson::Int64(x) => x == 0,
-                    Bson::Double(x) => x == 0.0,
-                    _ => false,
-                };
-                if falsy {
-                    otherwise.eval(doc)?
-                } else {
+                if truthy(&value(test)?) {
                     then.eval(doc)?
+                } else {
+                    otherwise.eval(doc)?
                 }
             }
             Expr::Gte(a, b) => Some(Bson::Boolean(
@@ -568,7 +584,36 @@ impl Eval for Expr {
             Expr::Lte(a, b) => Some(Bson::Boolean(
                 compare_values(&value(a)?, &value(b)?).is_le(),
             )),
+            Expr::And(xs) => {
+                for x in xs {
+                    if !truthy(&value(x)?) {
+                        return Ok(Some(Bson::Boolean(false)));
+                    }
+                }
+                Some(Bson::Boolean(true))
+            }
+            Expr::OfType {
+                value,
+                kinds,
+                or_missing,
+            } => Some(Bson::Boolean(match value.eval(doc)? {
+                None => *or_missing,
+                Some(v) => kinds.iter().any(|k| k.holds(&v)),
+            })),
         })
+    }
+}
+
+/// MongoDB's truth: false, null, missing (here null), undefined and zero are false.
+fn truthy(v: &Bson) -> bool {
+    match v {
+        Bson::Boolean(b) => *b,
+        Bson::Null | Bson::Undefined => false,
+        Bson::Int32(x) => *x != 0,
+        Bson::Int64(x) => *x != 0,
+        Bson::Double(x) => *x != 0.0,
+        Bson::Decimal128(d) => d.to_string().trim_start_matches('-').parse::<f64>() != Ok(0.0),
+        _ => true,
     }
 }
 
@@ -628,6 +673,18 @@ impl Undo {
             }
         }
         Some(change)
+    }
+
+    /// Whether `update` changed `doc` (as [`Undo`] saved it before): a field's value, its
+    /// presence, or an appended array's length differs. MongoDB's `nModified`.
+    pub(crate) fn changed(&self, doc: &Document, update: &Update) -> bool {
+        self.saved.iter().any(|(f, was)| {
+            let now = doc.get(update.field_name(*f));
+            match was {
+                Saved::Value(old) => now != old.as_ref(),
+                Saved::Len(n) => !matches!(now, Some(Bson::Array(a)) if a.len() == *n),
+            }
+        })
     }
 
     /// Puts `doc` back as it was before `update` applied, field order included (an update

@@ -276,7 +276,7 @@ impl Collection {
         id: &Key,
         update: &mut Update,
         fields: Option<&[&str]>,
-    ) -> Result<Option<Document>> {
+    ) -> Result<(Option<Document>, bool)> {
         let stamp = self.tick();
         let Collection {
             docs,
@@ -333,8 +333,9 @@ impl Collection {
                     indexes[i].rekey(old, new, id);
                 }
                 *bytes = size;
+                let modified = undo.changed(doc, update);
                 docs.get_mut(id).expect("updated above").stamp = stamp;
-                Ok(before)
+                Ok((before, modified))
             }
             Err(e) => {
                 undo.restore(doc, update);

@@ -82,13 +82,15 @@ pub(super) fn update<S: Space>(
     if let Some(id) = first {
         space.claim(coll, [&id.0])?;
         let c = space.write(coll);
-        let before = match c.push_in_place(coll, &id, update, fields, 0) {
-            Some(done) => done?,
+        // An in-place push appends its items: the document changed.
+        let (before, modified) = match c.push_in_place(coll, &id, update, fields, 0) {
+            Some(done) => (done?, true),
             None => c.update(coll, &id, update, fields)?,
         };
         let outcome = UpdateOutcome {
             matched: true,
             upserted: false,
+            modified,
         };
         return Ok((outcome, before));
     }
@@ -125,6 +127,7 @@ pub(super) fn update<S: Space>(
     let outcome = UpdateOutcome {
         matched: false,
         upserted: true,
+        modified: false,
     };
     Ok((outcome, None))
 }
@@ -166,10 +169,14 @@ pub(super) fn replace<S: Space>(
         space.claim(coll, [&id.0])?;
         let mut doc = doc.take().expect("a replacement");
         doc.insert("_id", id.0.clone());
-        space.write(coll).replace(coll, &id, id_first(doc))?;
+        let doc = id_first(doc);
+        let c = space.write(coll);
+        let modified = (c.docs.get(&id)).is_none_or(|s| *s.doc != doc);
+        c.replace(coll, &id, doc)?;
         return Ok(UpdateOutcome {
             matched: true,
             upserted: false,
+            modified,
         });
     }
     if !upsert {
@@ -188,6 +195,7 @@ pub(super) fn replace<S: Space>(
     Ok(UpdateOutcome {
         matched: false,
         upserted: true,
+        modified: false,
     })
 }
 

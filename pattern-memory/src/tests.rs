@@ -97,7 +97,8 @@ async fn upsert_builds_the_document_like_mongodb() {
         r,
         UpdateOutcome {
             matched: false,
-            upserted: true
+            upserted: true,
+            modified: false,
         }
     );
     let d = &s.dump("t")[0];
@@ -114,7 +115,8 @@ async fn upsert_builds_the_document_like_mongodb() {
         r,
         UpdateOutcome {
             matched: true,
-            upserted: false
+            upserted: false,
+            modified: true,
         }
     );
     assert_eq!(s.dump("t")[0].get_i32("count"), Ok(2));

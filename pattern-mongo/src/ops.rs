@@ -68,6 +68,7 @@ impl MongoStore {
         Ok(UpdateOutcome {
             matched: r.matched_count > 0,
             upserted: r.upserted_id.is_some(),
+            modified: r.modified_count > 0,
         })
     }
 
@@ -177,6 +178,7 @@ impl MongoStore {
         Ok(UpdateOutcome {
             matched: r.matched_count > 0,
             upserted: r.upserted_id.is_some(),
+            modified: r.modified_count > 0,
         })
     }
 

@@ -46,6 +46,10 @@ pub struct UpdateOutcome {
     pub matched: bool,
     /// No document matched and one was inserted (`upsert`).
     pub upserted: bool,
+    /// The matched document changed (MongoDB's `nModified`): `false` when the update left it
+    /// as it was (its values already those written, or a
+    /// [`rewrite_if`](query::Update::rewrite_if) that did not hold), and for an upsert.
+    pub modified: bool,
 }
 
 /// One write of a [`Store::write_batch`] or a [`Store::write_across`].

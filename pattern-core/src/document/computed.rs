@@ -274,21 +274,31 @@ async fn change<D: Document, T: Store>(
 /// sums, the averages and the extremes computed by the server from the parent's own values,
 /// exactly as [`change`] computes them, when the parent holds what this library writes (a
 /// count that is an integer and not negative, sums that are numbers, extremes that are
-/// numbers or null, each or missing; a sum that cannot pass Int64). `false` when the parent
-/// does not match that (or does not exist): nothing written, [`change`] reads it and decides.
+/// numbers or null, each or missing; a sum that cannot pass Int64), checked by the update
+/// itself. `false` when the parent does not hold that (or does not exist): nothing written,
+/// [`change`] reads it and decides; `false` too when the values it computes are those stored
+/// (no count, a maximum the child does not pass), and [`change`] writes them again.
 async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) -> Result<bool> {
     use crate::codec::BsonType as Ty;
     use crate::store::query::{Expr, Rewrite};
     let field = |f: &str| Expr::Field(f.into());
     let lit = Expr::Literal;
-    let or_missing =
-        |f: &str, cond: Filter| Filter::Or(vec![Filter::Exists(f.into(), false), cond]);
-    let mut guards = vec![Filter::Eq("_id".into(), key.clone())];
+    let of_type = |f: &str, kinds: Vec<Ty>| Expr::OfType {
+        value: Box::new(field(f)),
+        kinds,
+        or_missing: true,
+    };
+    // The stored value, 0 when there is none.
+    let or_zero = |f: &str| Box::new(Expr::IfNull(Box::new(field(f)), Box::new(lit(0.into()))));
+    // What the parent must hold for the server to compute what `change` would: checked in
+    // the update (`rewrite_if`), not in the filter, which this server charges for each
+    // condition (test server T22).
+    let mut guards = Vec::new();
     let mut rewrite = Vec::new();
     // The new count, from the stored one (an integer, or none).
     let count = c.count.map(|n| {
-        guards.push(Filter::TypeOrMissing(n.into(), vec![Ty::Int, Ty::Long]));
-        guards.push(or_missing(n, Filter::Gte(n.into(), Bson::Int64(0))));
+        guards.push(of_type(n, vec![Ty::Int, Ty::Long]));
+        guards.push(Expr::Gte(or_zero(n), Box::new(lit(Bson::Int64(0)))));
         Expr::Add(vec![
             Expr::IfNull(Box::new(field(n)), Box::new(lit(Bson::Int64(0)))),
             lit(Bson::Int64(1)),
@@ -315,7 +325,7 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
         let expr = match a.op {
             Op::Sum => {
                 let numbers = vec![Ty::Int, Ty::Long, Ty::Double];
-                guards.push(Filter::TypeOrMissing(a.into.into(), numbers));
+                guards.push(of_type(a.into, numbers));
                 // An Int64 sum that the child's integer would take past Int64: refused by
                 // `change`, where `$add` would give a Double.
                 let bound = match value_of(Some(child), a.of) {
@@ -324,11 +334,10 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
                     _ => None,
                 };
                 if let Some(v) = bound {
-                    let room = match v >= 0 {
-                        true => Filter::Lte(a.into.into(), Bson::Int64(i64::MAX - v)),
-                        false => Filter::Gte(a.into.into(), Bson::Int64(i64::MIN - v)),
-                    };
-                    guards.push(or_missing(a.into, room));
+                    guards.push(match v >= 0 {
+                        true => Expr::Lte(or_zero(a.into), Box::new(lit((i64::MAX - v).into()))),
+                        false => Expr::Gte(or_zero(a.into), Box::new(lit((i64::MIN - v).into()))),
+                    });
                 }
                 sum_of(a.of)
             }
@@ -338,7 +347,7 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
             },
             Op::Min | Op::Max => {
                 let kinds = vec![Ty::Int, Ty::Long, Ty::Double, Ty::Null];
-                guards.push(Filter::TypeOrMissing(a.into.into(), kinds));
+                guards.push(of_type(a.into, kinds));
                 Some(match value_of(Some(child), a.of) {
                     Some(v) => {
                         // The stored extreme (the child's value in its place when there is
@@ -373,10 +382,15 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
     }
     let mut update = Update {
         rewrite,
+        rewrite_if: Some(Expr::And(guards)),
         ..Update::default()
     };
-    let done = (tx.update_one(c.parent, &Filter::And(guards), &mut update, false)).await?;
-    Ok(done.matched)
+    let by_id = Filter::Eq("_id".into(), key.clone());
+    let done = (tx.update_one(c.parent, &by_id, &mut update, false)).await?;
+    // Not modified: no parent, a guard that did not hold (nothing written), or values that
+    // stay as they were (a maximum the child does not pass, without a count). `change` reads
+    // the parent and writes what it must, exactly in every case.
+    Ok(done.modified)
 }
 
 /// The number a child document holds in `field`, if it holds one.

@@ -233,7 +233,9 @@ fn in_place_is_generic(
     let mut fast = start.clone();
     let mut fast_update = update.clone();
     let (fast_result, in_place) = match fast.push_in_place("c", id, &mut fast_update, fields, 0) {
-        Some(r) => (r, true),
+        // An in-place push reports the document modified (`ops::update`): the generic
+        // update must find it changed too.
+        Some(r) => (r.map(|before| (before, true)), true),
         None => (fast.update("c", id, &mut fast_update, fields), false),
     };
     let mut generic = start.clone();

@@ -4,6 +4,7 @@ use bson::{Bson, Document};
 
 use super::filter::is_modifier_like;
 use super::Path;
+use crate::codec::BsonType;
 
 /// A modification of one document. Paths are top-level field names.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -39,6 +40,14 @@ pub struct Update {
     /// nothing else: with `set_on_insert`, `inc`, `push` or `pull` beside them it is refused
     /// with [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub rewrite: Vec<Rewrite>,
+    /// A condition on the document as it was, for the rewrites: when it does not hold, the
+    /// update leaves the document as it was (it matched, but is not modified: the outcome's
+    /// [`modified`](crate::UpdateOutcome::modified) is `false`), and no rewrite is computed.
+    /// Sent as one stage, `[{$replaceWith: {$cond: [condition, {$mergeObjects: ["$$ROOT",
+    /// {fields...}]}, "$$ROOT"]}}]`: where a field's value is missing, the field is left as
+    /// it was. Only beside rewrites; alone it is refused with
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub rewrite_if: Option<Expr>,
 }
 
 /// How a `$push` keeps its array sorted and bounded (a subset's newest `keep` children in one
@@ -132,6 +141,20 @@ pub enum Expr {
     Gte(Box<Expr>, Box<Expr>),
     /// Whether the first is less than or equal to the second (`$lte`).
     Lte(Box<Expr>, Box<Expr>),
+    /// Whether every expression is true, in MongoDB's truth (`$and`): false, null, missing
+    /// and zero are false, every other value true; `true` for none.
+    And(Vec<Expr>),
+    /// Whether the value's type is one of `kinds`, or the value is missing and `or_missing`
+    /// (`{$in: [{$type: value}, [aliases...]]}`, `"missing"` among them with `or_missing`;
+    /// [`BsonType::Number`] is sent as the four number types).
+    OfType {
+        /// The value tested.
+        value: Box<Expr>,
+        /// The types it may have.
+        kinds: Vec<BsonType>,
+        /// Whether a missing value passes.
+        or_missing: bool,
+    },
 }
 
 impl Expr {
@@ -156,6 +179,34 @@ impl Expr {
             ),
             Expr::Gte(a, b) => Bson::Document(doc! {"$gte": two(a, b)}),
             Expr::Lte(a, b) => Bson::Document(doc! {"$lte": two(a, b)}),
+            Expr::And(xs) => {
+                Bson::Document(doc! {"$and": xs.iter().map(Expr::to_bson).collect::<Vec<_>>()})
+            }
+            Expr::OfType {
+                value,
+                kinds,
+                or_missing,
+            } => {
+                let mut names: Vec<Bson> = Vec::new();
+                for k in kinds {
+                    match k {
+                        BsonType::Number => names.extend(
+                            [
+                                BsonType::Int,
+                                BsonType::Long,
+                                BsonType::Double,
+                                BsonType::Decimal,
+                            ]
+                            .map(|t| Bson::String(t.alias().to_owned())),
+                        ),
+                        k => names.push(Bson::String(k.alias().to_owned())),
+                    }
+                }
+                if *or_missing {
+                    names.push(Bson::String("missing".to_owned()));
+                }
+                Bson::Document(doc! {"$in": [{"$type": value.to_bson()}, names]})
+            }
         }
     }
 }
@@ -331,6 +382,11 @@ impl Update {
                 )));
             }
         }
+        if self.rewrite_if.is_some() && self.rewrite.is_empty() {
+            return Err(crate::Error::invalid(
+                "a condition for rewrites (`rewrite_if`) needs a rewrite",
+            ));
+        }
         if !self.rewrite.is_empty() && plain_ops {
             return Err(crate::Error::invalid(
                 "an update with rewrites may only set fields beside them",
@@ -348,7 +404,9 @@ impl Update {
     }
 
     /// The update as a pipeline (`[{$set: {...}}]`) when it has rewrites: its `set` fields as
-    /// literals, then each rewrite's expression. `None` without rewrites.
+    /// literals, then each rewrite's expression; under a [`rewrite_if`](Update::rewrite_if),
+    /// the same fields merged into the document when the condition holds
+    /// (`[{$replaceWith: {$cond: [...]}}]`). `None` without rewrites.
     pub fn to_pipeline(&self) -> Option<Vec<Document>> {
         if self.rewrite.is_empty() {
             return None;
@@ -360,7 +418,14 @@ impl Update {
         for r in &self.rewrite {
             set.insert(r.field(), r.expression());
         }
-        Some(vec![bson::doc! {"$set": set}])
+        Some(vec![match &self.rewrite_if {
+            None => bson::doc! {"$set": set},
+            Some(test) => bson::doc! {"$replaceWith": {"$cond": [
+                test.to_bson(),
+                {"$mergeObjects": ["$$ROOT", set]},
+                "$$ROOT",
+            ]}},
+        }])
     }
 }
 

@@ -1,6 +1,8 @@
 //! An update pipeline's expressions (`Rewrite::Expr`: a computed parent's values from the
-//! child it gains) and the `TypeOrMissing` guard: the same values on both stores, as MongoDB
-//! computes them (number types, overflow, null and missing fields, comparisons in BSON order).
+//! child it gains), the `TypeOrMissing` guard, and rewrites under a condition
+//! (`Update::rewrite_if`, with the outcome's `modified`): the same values on both stores, as
+//! MongoDB computes them (number types, overflow, null and missing fields, comparisons in BSON
+//! order).
 
 use super::*;
 use pattern_core::store::query::Expr;
@@ -156,8 +158,116 @@ async fn type_or_missing_guards_by_type(store: AnyStore) {
     }
 }
 
+/// `Expr::OfType` and `Expr::And` as values, and `rewrite_if`: a condition that does not hold
+/// leaves the document as it was (matched, not modified) without computing a rewrite that
+/// would refuse the update; one that holds writes, modified; values equal to those stored
+/// leave it not modified.
+async fn rewrites_under_a_condition(store: AnyStore) {
+    use pattern_core::spec::BsonType as T;
+    let of = |v: &str, kinds: Vec<T>| Expr::OfType {
+        value: f(v),
+        kinds,
+        or_missing: true,
+    };
+    let d = doc! {"_id": 1, "i": 7, "l": 5_i64, "x": 0.5, "s": "7", "n": null, "a": [1]};
+    let got = rewritten(
+        &store,
+        d,
+        vec![
+            ("i_int", of("i", vec![T::Int])),
+            ("i_long", of("i", vec![T::Long])),
+            ("x_number", of("x", vec![T::Number])),
+            ("s_number", of("s", vec![T::Number])),
+            ("n_null", of("n", vec![T::Null])),
+            ("missing", of("nothing", vec![T::Int])),
+            (
+                "missing_refused",
+                Expr::OfType {
+                    value: f("nothing"),
+                    kinds: vec![T::Int],
+                    or_missing: false,
+                },
+            ),
+            ("a_int", of("a", vec![T::Int])),
+            ("a_array", of("a", vec![T::Array])),
+            ("and_none", Expr::And(vec![])),
+            ("and_true", Expr::And(vec![*lit(true), *lit(1)])),
+            ("and_zero", Expr::And(vec![*lit(true), *lit(0)])),
+            ("and_null", Expr::And(vec![*f("n")])),
+            ("and_missing", Expr::And(vec![*f("nothing")])),
+        ],
+    )
+    .await;
+    let want = doc! {
+        "i_int": true, "i_long": false, "x_number": true, "s_number": false, "n_null": true,
+        "missing": true, "missing_refused": false, "a_int": false, "a_array": true,
+        "and_none": true, "and_true": true, "and_zero": false, "and_null": false,
+        "and_missing": false,
+    };
+    for (k, v) in &want {
+        assert_eq!(got.get(k), Some(v), "{k}: {got}");
+    }
+    let one = Filter::eq("_id", 1);
+    let read = || async {
+        let found = store.find(C, &one, &FindOptions::default()).await.unwrap();
+        found.into_iter().next().unwrap()
+    };
+    let conditional = |test: Expr, expr: Expr| Update {
+        set: vec![("mark".into(), Bson::from("set"))],
+        rewrite: vec![Rewrite::Expr {
+            field: "i".into(),
+            expr,
+        }],
+        rewrite_if: Some(test),
+        ..Update::default()
+    };
+    // Does not hold: nothing written, not even the literal `set`, and the `$add` of a string
+    // that would refuse the update is never computed.
+    let before = read().await;
+    let mut update = conditional(of("s", vec![T::Number]), Expr::Add(vec![*f("s"), *lit(1)]));
+    let done = store.update_one(C, &one, &mut update, false).await.unwrap();
+    assert!(done.matched && !done.modified && !done.upserted, "{done:?}");
+    assert_eq!(read().await, before);
+    // Holds: written, modified.
+    let mut update = conditional(
+        Expr::And(vec![of("i", vec![T::Int]), *lit(true)]),
+        Expr::Add(vec![*f("i"), *lit(1)]),
+    );
+    let done = store.update_one(C, &one, &mut update, false).await.unwrap();
+    assert!(done.matched && done.modified, "{done:?}");
+    let after = read().await;
+    assert_eq!(after.get("i"), Some(&Bson::Int32(8)), "{after}");
+    assert_eq!(after.get("mark"), Some(&Bson::from("set")), "{after}");
+    // Holds, and writes what is stored: matched, not modified.
+    let mut update = conditional(of("i", vec![T::Int]), *f("i"));
+    let done = store.update_one(C, &one, &mut update, false).await.unwrap();
+    assert!(done.matched && !done.modified, "{done:?}");
+    assert_eq!(read().await, after);
+    // A plain update's `modified` too: a `$max` that does not pass the value, then one that does.
+    let mut update = Update {
+        max: vec![("i".into(), Bson::Int32(1))],
+        ..Update::default()
+    };
+    let done = store.update_one(C, &one, &mut update, false).await.unwrap();
+    assert!(done.matched && !done.modified, "{done:?}");
+    update.max = vec![("i".into(), Bson::Int32(100))];
+    let done = store.update_one(C, &one, &mut update, false).await.unwrap();
+    assert!(done.matched && done.modified, "{done:?}");
+    // A condition without a rewrite is refused before anything is sent.
+    let mut update = Update {
+        rewrite_if: Some(*lit(true)),
+        ..Update::default()
+    };
+    let refused = store.update_one(C, &one, &mut update, false).await;
+    assert!(
+        matches!(refused, Err(pattern_core::Error::InvalidInput { .. })),
+        "{refused:?}"
+    );
+}
+
 on_both_stores!(
     untargeted:
     expressions_compute_as_mongodb,
     type_or_missing_guards_by_type,
+    rewrites_under_a_condition,
 );
