@@ -178,12 +178,12 @@ impl Store for MongoStore {
                         update,
                         upsert,
                     } => {
-                        let mut op = bulk_update(&filter, &update, false);
+                        let mut op = bulk_update(&filter, *update, false);
                         op.insert("upsert", upsert);
                         op
                     }
                     pattern_store::WriteOp::UpdateMany { filter, update } => {
-                        bulk_update(&filter, &update, true)
+                        bulk_update(&filter, *update, true)
                     }
                 })
             })
@@ -498,14 +498,15 @@ fn cursor_stream<'a>(
     })
 }
 
-/// An update of a raw `bulkWrite` command's `ops`, on its first namespace.
-fn bulk_update(filter: &Filter, update: &Update, multi: bool) -> Document {
+/// An update of a raw `bulkWrite` command's `ops`, on its first namespace (its values moved
+/// into the command).
+fn bulk_update(filter: &Filter, update: Update, multi: bool) -> Document {
     doc! {
         "update": 0,
         "filter": filter.to_document(),
         "updateMods": match update.to_pipeline() {
             Some(pipeline) => Bson::from(pipeline),
-            None => Bson::Document(update.to_document()),
+            None => Bson::Document(update.into_document()),
         },
         "multi": multi,
     }

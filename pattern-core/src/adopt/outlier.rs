@@ -312,7 +312,7 @@ async fn migrate_batch<T: Store>(
                 &parent,
                 Bson::ObjectId(ObjectId::new()),
                 i as i64 + 1,
-                part,
+                part.to_vec(),
                 &Kept::NONE,
             ));
         }

@@ -457,7 +457,10 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
         let id = ids.next(store, seq).await?;
         let values = kept(*done..*done + take)?;
         match store
-            .insert_one(coll, spec.new_doc(key, id, seq, &rest[..take], &values))
+            .insert_one(
+                coll,
+                spec.new_doc(key, id, seq, rest[..take].to_vec(), &values),
+            )
             .await
         {
             Ok(()) => {
@@ -679,7 +682,7 @@ async fn open_next<S: Store, P: IdPrefix + Sync + ?Sized>(
     };
     let id = ids.next(store, seq).await?;
     match store
-        .insert_one(coll, spec.new_doc(key, id, seq, items, kept))
+        .insert_one(coll, spec.new_doc(key, id, seq, items.to_vec(), kept))
         .await
     {
         Ok(()) => {

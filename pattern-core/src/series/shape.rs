@@ -285,13 +285,13 @@ impl<'a> SeriesSpec<'a> {
         key: &Bson,
         id: Bson,
         seq: i64,
-        items: &[Bson],
+        mut items: Vec<Bson>,
         kept: &Kept,
     ) -> Document {
         let new_id = move || id.clone();
         let marks = || self.marks();
         let push = self.open_push(key, kept, seq, &new_id, &marks);
-        push.new_doc_taking(&mut items.to_vec())
+        push.new_doc_taking(&mut items)
     }
 }
 
@@ -430,7 +430,11 @@ impl<'a> SeriesSpec<'a> {
     /// the earliest and latest time, and each aggregate of the summary over the items' field
     /// (a missing or null field is skipped). Refuses an item whose summarized field holds
     /// something other than a number, and a sum that overflows, before anything is written.
-    pub(crate) fn kept(&self, items: &[Bson], millis: &[i64]) -> Result<Kept> {
+    pub(crate) fn kept<B: std::borrow::Borrow<Bson>>(
+        &self,
+        items: &[B],
+        millis: &[i64],
+    ) -> Result<Kept> {
         if self.keeps.is_none() {
             return Ok(Kept::NONE);
         }
@@ -447,7 +451,7 @@ impl<'a> SeriesSpec<'a> {
         let mut summary: Vec<Option<Bson>> = vec![None; self.keeps.summary.len()];
         for item in items {
             for (agg, acc) in self.keeps.summary.iter().zip(summary.iter_mut()) {
-                let v = match item {
+                let v = match item.borrow() {
                     Bson::Document(d) => d.get(agg.item_field),
                     _ => None,
                 };

@@ -284,60 +284,58 @@ impl Rewrite {
 impl Update {
     /// The MongoDB update document.
     pub fn to_document(&self) -> Document {
+        self.clone().into_document()
+    }
+
+    /// The MongoDB update document, its values moved into it (the items of a `$push`: a
+    /// batch's fills are not copied again to be sent).
+    pub fn into_document(self) -> Document {
         let mut out = Document::new();
-        let pairs = |v: &[(Path, Bson)]| {
-            v.iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
+        let pairs = |v: Vec<(Path, Bson)>| {
+            v.into_iter()
+                .map(|(k, v)| (k.to_string(), v))
                 .collect::<Document>()
         };
         if !self.set.is_empty() {
-            out.insert("$set", pairs(&self.set));
+            out.insert("$set", pairs(self.set));
         }
         if !self.set_on_insert.is_empty() {
-            out.insert("$setOnInsert", pairs(&self.set_on_insert));
+            out.insert("$setOnInsert", pairs(self.set_on_insert));
         }
         if !self.inc.is_empty() || !self.sum.is_empty() {
-            let inc = self
-                .inc
-                .iter()
-                .map(|(k, n)| (k.to_string(), Bson::Int32(*n)));
-            let sum = self.sum.iter().map(|(k, v)| (k.to_string(), v.clone()));
+            let inc = (self.inc.into_iter()).map(|(k, n)| (k.to_string(), Bson::Int32(n)));
+            let sum = self.sum.into_iter().map(|(k, v)| (k.to_string(), v));
             out.insert("$inc", inc.chain(sum).collect::<Document>());
         }
         if !self.min.is_empty() {
-            out.insert("$min", pairs(&self.min));
+            out.insert("$min", pairs(self.min));
         }
         if !self.max.is_empty() {
-            out.insert("$max", pairs(&self.max));
+            out.insert("$max", pairs(self.max));
         }
         if !self.unset.is_empty() {
-            let fields = self
-                .unset
-                .iter()
-                .map(|k| (k.to_string(), Bson::String(String::new())));
+            let fields =
+                (self.unset.into_iter()).map(|k| (k.to_string(), Bson::String(String::new())));
             out.insert("$unset", fields.collect::<Document>());
         }
         if !self.push.is_empty() {
-            let push: Document = self
-                .push
-                .iter()
-                .map(|(k, items)| {
+            let push_sort = self.push_sort;
+            let push: Document = (self.push.into_iter())
+                .map(|(k, mut items)| {
                     // One item is pushed as itself (the seed's own form), unless it is a
                     // document with a `$` field, which the server could read as `$push`'s
                     // modifiers (`$each`, `$slice`...).
-                    let sorted = self.push_sort.iter().find(|s| s.field == *k);
-                    let value = match (&items[..], sorted) {
+                    let sorted = push_sort.iter().find(|s| s.field == k);
+                    let value = match (items.len(), sorted) {
                         (_, Some(s)) => {
                             let by: Document = (s.by.iter())
                                 .map(|(f, d)| (f.to_string(), Bson::Int32(*d)))
                                 .collect();
                             let keep = i64::from(s.keep);
-                            Bson::Document(
-                                bson::doc! {"$each": items.clone(), "$sort": by, "$slice": keep},
-                            )
+                            Bson::Document(bson::doc! {"$each": items, "$sort": by, "$slice": keep})
                         }
-                        ([one], None) if !is_modifier_like(one) => one.clone(),
-                        _ => Bson::Document(bson::doc! {"$each": items.clone()}),
+                        (1, None) if !is_modifier_like(&items[0]) => items.pop().expect("one"),
+                        _ => Bson::Document(bson::doc! {"$each": items}),
                     };
                     (k.to_string(), value)
                 })
@@ -345,15 +343,8 @@ impl Update {
             out.insert("$push", push);
         }
         if !self.pull.is_empty() {
-            let pull: Document = self
-                .pull
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.to_string(),
-                        Bson::Document(bson::doc! {"$in": [v.clone()]}),
-                    )
-                })
+            let pull: Document = (self.pull.into_iter())
+                .map(|(k, v)| (k.to_string(), Bson::Document(bson::doc! {"$in": [v]})))
                 .collect();
             out.insert("$pull", pull);
         }

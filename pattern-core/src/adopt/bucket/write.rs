@@ -175,7 +175,7 @@ pub(super) async fn write_parts<T: Store>(
     let doc_of = |c: &Cut, r: &std::ops::Range<usize>, number: i64, id: &Bson| {
         let (chunk, times) = (&c.items[r.clone()], &c.millis[r.clone()]);
         let kept = series.kept(chunk, times)?;
-        Ok::<_, Error>(series.new_doc(&c.key, id.clone(), number, chunk, &kept))
+        Ok::<_, Error>(series.new_doc(&c.key, id.clone(), number, chunk.to_vec(), &kept))
     };
     let written: u64 = cuts.iter().map(|c| c.buckets.len() as u64).sum();
     // The open buckets first (the documents pushes go to), then the rest.

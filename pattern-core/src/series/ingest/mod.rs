@@ -666,7 +666,7 @@ impl Plan<'_, '_> {
         let id = Bson::String(bucket_id(self.group.prefix, secs, suffix));
         let (values, millis) = self.values(r.clone());
         let kept = spec.kept(&values, &millis)?;
-        let doc = spec.new_doc(self.group.key, id.clone(), st.next, &values, &kept);
+        let doc = spec.new_doc(self.group.key, id.clone(), st.next, values, &kept);
         self.ops.push(WriteOp::Insert(doc));
         self.planned.push(Planned {
             group: self.g,

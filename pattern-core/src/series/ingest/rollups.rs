@@ -29,10 +29,10 @@ pub(super) fn rolls(
         return Ok(rolls);
     }
     for (g, group) in groups.iter().enumerate() {
-        let (mut items, mut millis) = (Vec::new(), Vec::new());
+        let (mut items, mut millis): (Vec<&bson::Bson>, Vec<i64>) = (Vec::new(), Vec::new());
         for p in planned[..upto].iter().filter(|p| p.group == g) {
             for e in &group.entries[p.items.clone()] {
-                items.push(e.item.clone());
+                items.push(&e.item);
                 millis.push(e.millis);
             }
         }

@@ -1,0 +1,217 @@
+//! What the writes of an ingest's batch cost on the server, by the shape of their filter
+//! (BENCHMARKS.md, section 8; test server T25): 1,000 customers with 10 buckets each and their
+//! roll-ups (the `timeseries` benchmark's layout, `ingest`), then `bulkWrite`s of 1,000 writes
+//! each, one a customer: roll-up updates (upserts, as an ingest sends them) by `{key, page:
+//! "rollup"}` and the same updates of other documents by `_id` alone; whole buckets inserted;
+//! fills of open buckets (a `$push`, `$inc`, `$min`/`$max`, as an ingest's compare-and-set
+//! push) by `{_id, count >= c, count <= c}` with the upsert, as sent, by `{_id, count: c}`, by
+//! `_id` and a condition on a field no index names, and by `_id` alone. Each kind's shapes
+//! interleaved, 5 rounds, medians.
+//!
+//! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example ingest_writes_probe`.
+
+use std::time::{Duration, Instant};
+
+use bson::{doc, Bson, DateTime};
+use pattern_core::store::query::{Filter, Path, Update};
+use pattern_core::store::{Store, WriteOp};
+use pattern_core::Bucket;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Trade {
+    #[serde(rename = "type")]
+    kind: String,
+    ticker: String,
+    qty: i64,
+    price: f64,
+    date: DateTime,
+}
+
+#[derive(Bucket)]
+#[bucket(
+    collection = "trades",
+    size = 10,
+    time = "date",
+    summary(sum = "qty"),
+    rollup
+)]
+#[allow(dead_code)]
+struct History {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
+
+const KEYS: i64 = 1_000;
+const T0: i64 = 1_700_000_000_000;
+
+fn trade(i: i64) -> Trade {
+    Trade {
+        kind: "buy".into(),
+        ticker: "MDB".into(),
+        qty: 1 + i % 500,
+        price: 100.0,
+        date: DateTime::from_millis(T0 + i * 1_000),
+    }
+}
+
+fn rollup_update(qty: i64) -> Update {
+    Update {
+        sum: vec![
+            (Path::from("rollup_items"), Bson::Int64(10)),
+            (Path::from("qty"), Bson::Int64(qty)),
+        ],
+        set_on_insert: vec![(Path::from("rollup_summarized"), Bson::from(vec!["qty"]))],
+        ..Update::default()
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let store = pattern_tests::mongo_store("ingest_writes_probe").await;
+    History::ensure_indexes(&store).await.unwrap();
+    let items: Vec<(i64, Trade)> = (0..KEYS * 100).map(|i| (i % KEYS, trade(i))).collect();
+    for chunk in items.chunks(10_000) {
+        History::ingest(&store, chunk).await.unwrap();
+    }
+    // Documents updated by `_id` alone: one a customer, beside its roll-up.
+    let others: Vec<WriteOp> = (0..KEYS)
+        .map(|k| {
+            WriteOp::Insert(doc! {
+                "_id": format!("{k}_r"), "customerId": k, "page": "other",
+                "rollup_items": 0_i64, "qty": 0_i64,
+            })
+        })
+        .collect();
+    let done = store.write_batch("trades", others).await;
+    assert!(done.error.is_none(), "{:?}", done.error);
+    let mut next_bucket = 0_i64;
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    for round in 0..5 {
+        for (shape, times) in times.iter_mut().enumerate() {
+            let ops: Vec<WriteOp> = (0..KEYS)
+                .map(|k| match shape {
+                    0 => WriteOp::Update {
+                        filter: Filter::and([
+                            Filter::eq("customerId", k),
+                            Filter::eq("page", "rollup"),
+                        ]),
+                        update: Box::new(rollup_update(k)),
+                        upsert: true,
+                    },
+                    1 => WriteOp::Update {
+                        filter: Filter::eq("_id", format!("{k}_r")),
+                        update: Box::new(rollup_update(k)),
+                        upsert: true,
+                    },
+                    _ => {
+                        next_bucket += 1;
+                        WriteOp::Insert(doc! {
+                            "_id": format!("x{next_bucket}"), "customerId": k,
+                            "page": 1_000_000 + next_bucket, "count": 10,
+                            "history": (0..10).map(|i| bson::to_bson(&trade(i)).unwrap()).collect::<Vec<_>>(),
+                        })
+                    }
+                })
+                .collect();
+            let t = Instant::now();
+            let done = store.write_batch("trades", ops).await;
+            let took = t.elapsed();
+            assert!(
+                done.error.is_none() && done.applied == KEYS as usize,
+                "{:?}",
+                done.error
+            );
+            times.push(took);
+            println!("round {round} shape {shape}: {took:.1?}");
+        }
+    }
+    // Fills of open buckets (an ingest's compare-and-set push) by filter shape: one document
+    // a customer and shape, `count` followed here.
+    let fills: Vec<WriteOp> = (0..KEYS)
+        .flat_map(|k| {
+            (0..4).map(move |s| {
+                WriteOp::Insert(doc! {
+                    "_id": format!("{k}_f{s}"), "customerId": k, "page": 2_000_000 + s,
+                    "count": 0_i64, "history": [],
+                })
+            })
+        })
+        .collect();
+    let done = store.write_batch("trades", fills).await;
+    assert!(done.error.is_none(), "{:?}", done.error);
+    let mut fill_times: [Vec<Duration>; 4] = Default::default();
+    for round in 0..5 {
+        // The documents' count before this round's fill.
+        let count = round as i64;
+        for (shape, times) in fill_times.iter_mut().enumerate() {
+            let ops: Vec<WriteOp> = (0..KEYS)
+                .map(|k| {
+                    let id = Filter::eq("_id", format!("{k}_f{shape}"));
+                    let filter = match shape {
+                        0 => Filter::and([
+                            id,
+                            Filter::Gte("count".into(), Bson::Int64(count)),
+                            Filter::Lte("count".into(), Bson::Int64(count)),
+                        ]),
+                        1 => Filter::and([id, Filter::eq("count", count)]),
+                        2 => Filter::and([id, Filter::Exists("unindexed".into(), false)]),
+                        _ => id,
+                    };
+                    WriteOp::Update {
+                        filter,
+                        update: Box::new(Update {
+                            inc: vec![("count".into(), 1)],
+                            push: vec![(
+                                "history".into(),
+                                vec![bson::to_bson(&trade(count)).unwrap()],
+                            )],
+                            sum: vec![("qty".into(), Bson::Int64(3))],
+                            min: vec![("date_min".into(), Bson::DateTime(trade(count).date))],
+                            max: vec![("date_max".into(), Bson::DateTime(trade(count).date))],
+                            ..Update::default()
+                        }),
+                        upsert: shape == 0,
+                    }
+                })
+                .collect();
+            let t = Instant::now();
+            let done = store.write_batch("trades", ops).await;
+            let took = t.elapsed();
+            assert!(
+                done.error.is_none() && done.applied == KEYS as usize,
+                "{:?}",
+                done.error
+            );
+            times.push(took);
+            println!("round {round} fill shape {shape}: {took:.1?}");
+        }
+    }
+    for (name, mut t) in [
+        "fills by {_id, count >= c, count <= c}, upsert (as sent)",
+        "fills by {_id, count: c}",
+        "fills by {_id, a field no index names: missing}",
+        "fills by _id alone",
+    ]
+    .into_iter()
+    .zip(fill_times)
+    {
+        t.sort();
+        println!("{name}: median {:.1?}", t[t.len() / 2]);
+    }
+    for (name, mut t) in [
+        "roll-ups by {key, page: \"rollup\"} (as sent)",
+        "the same updates by _id alone",
+        "1,000 bucket inserts",
+    ]
+    .into_iter()
+    .zip(times)
+    {
+        t.sort();
+        println!("{name}: median {:.1?}", t[t.len() / 2]);
+    }
+    store.database().drop().await.ok();
+}
