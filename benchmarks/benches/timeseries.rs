@@ -27,73 +27,11 @@ use std::time::{Duration, Instant};
 use bson::{doc, DateTime, Document};
 use futures::TryStreamExt;
 use mongodb::Collection;
-use pattern_bench::{full_scale, scale};
+use pattern_bench::MARKET_T0 as T0;
+use pattern_bench::{full_scale, market_trade, scale, DailyHistory, History, Trade};
 use pattern_core::Bucket;
-use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: DateTime,
-}
-
-/// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept, and
-/// each customer's whole-history total in its roll-up.
-#[derive(Bucket)]
-#[bucket(
-    collection = "trades",
-    size = 10,
-    time = "date",
-    summary(sum = "qty"),
-    rollup
-)]
-#[allow(dead_code)]
-struct History {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-/// The same, each bucket holding the trades of one day at most (`span`): range reads bound
-/// their index scan on both sides.
-#[derive(Bucket)]
-#[bucket(
-    collection = "trades_daily",
-    size = 10,
-    time = "date",
-    span = "1d",
-    summary(sum = "qty")
-)]
-#[allow(dead_code)]
-struct DailyHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-/// 2023-11-14T22:13:20Z.
-const T0: i64 = 1_700_000_000_000;
 const BATCH: usize = 10_000;
-
-/// Trade `i`: customer `i % customers`, one every `step` ms, so each customer trades about
-/// every `step * customers` ms.
-fn trade(i: i64, step: i64) -> Trade {
-    Trade {
-        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
-        ticker: ["MDB", "MSFT", "GOOG", "AAPL"][(i % 4) as usize].into(),
-        qty: 1 + (i * 7_919) % 500,
-        price: 100.0 + (i % 1_000) as f64 / 8.0,
-        date: DateTime::from_millis(T0 + i * step),
-    }
-}
 
 fn flat_doc(customer: i64, t: &Trade) -> Document {
     let mut d = bson::to_document(t).unwrap();
@@ -143,7 +81,9 @@ async fn run() {
     let step = 6_000;
     let store = pattern_tests::mongo_store("bench_timeseries").await;
     let db = store.database().clone();
-    let trades: Vec<(i64, Trade)> = (0..n).map(|i| (i % customers, trade(i, step))).collect();
+    let trades: Vec<(i64, Trade)> = (0..n)
+        .map(|i| (i % customers, market_trade(i, step)))
+        .collect();
     println!("{n} trades over {customers} customers, batches of {BATCH}");
 
     // Flat documents, indexed as a reader of one customer's trades by time needs.

@@ -16,71 +16,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bson::{Bson, DateTime, Document};
+use bson::{Bson, Document};
 use mongodb::event::command::CommandEvent;
-use pattern_core::Bucket;
-use serde::{Deserialize, Serialize};
+use pattern_bench::{market_trade, DailyHistory, History, Trade};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: DateTime,
-}
-
-/// The `timeseries` benchmark's buckets with roll-ups.
-#[derive(Bucket)]
-#[bucket(
-    collection = "trades",
-    size = 10,
-    time = "date",
-    summary(sum = "qty"),
-    rollup
-)]
-#[allow(dead_code)]
-struct History {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-/// The `timeseries` benchmark's buckets cut by day.
-#[derive(Bucket)]
-#[bucket(
-    collection = "trades_daily",
-    size = 10,
-    time = "date",
-    span = "1d",
-    summary(sum = "qty")
-)]
-#[allow(dead_code)]
-struct DailyHistory {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
-
-const T0: i64 = 1_700_000_000_000;
 const CUSTOMERS: i64 = 1_000;
 const BATCH: usize = 10_000;
 const WARM: usize = 3;
-
-fn trade(i: i64, step: i64) -> Trade {
-    Trade {
-        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
-        ticker: ["MDB", "MSFT", "GOOG", "AAPL"][(i % 4) as usize].into(),
-        qty: 1 + (i * 7_919) % 500,
-        price: 100.0 + (i % 1_000) as f64 / 8.0,
-        date: DateTime::from_millis(T0 + i * step),
-    }
-}
 
 /// What the monitored client saw since the last `take`: the commands' total duration and
 /// their writes by kind (an insert, an update, an upsert).
@@ -192,7 +134,9 @@ async fn main() {
     let ts = db.collection::<Document>("ts_trades");
     History::ensure_indexes(&store).await.unwrap();
     DailyHistory::ensure_indexes(&store).await.unwrap();
-    let trades: Vec<(i64, Trade)> = (0..n).map(|i| (i % CUSTOMERS, trade(i, 6_000))).collect();
+    let trades: Vec<(i64, Trade)> = (0..n)
+        .map(|i| (i % CUSTOMERS, market_trade(i, 6_000)))
+        .collect();
     let names = [
         "time-series insert_many",
         "buckets with roll-ups",

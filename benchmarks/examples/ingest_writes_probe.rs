@@ -12,50 +12,15 @@
 
 use std::time::{Duration, Instant};
 
-use bson::{doc, Bson, DateTime};
+use bson::{doc, Bson};
+use pattern_bench::{market_trade, History, Trade};
 use pattern_core::store::query::{Filter, Path, Update};
 use pattern_core::store::{Store, WriteOp};
-use pattern_core::Bucket;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Trade {
-    #[serde(rename = "type")]
-    kind: String,
-    ticker: String,
-    qty: i64,
-    price: f64,
-    date: DateTime,
-}
-
-#[derive(Bucket)]
-#[bucket(
-    collection = "trades",
-    size = 10,
-    time = "date",
-    summary(sum = "qty"),
-    rollup
-)]
-#[allow(dead_code)]
-struct History {
-    #[bucket(key)]
-    #[serde(rename = "customerId")]
-    customer_id: i64,
-    #[bucket(items)]
-    history: Vec<Trade>,
-}
 
 const KEYS: i64 = 1_000;
-const T0: i64 = 1_700_000_000_000;
-
+/// Trade `i`, one a second.
 fn trade(i: i64) -> Trade {
-    Trade {
-        kind: "buy".into(),
-        ticker: "MDB".into(),
-        qty: 1 + i % 500,
-        price: 100.0,
-        date: DateTime::from_millis(T0 + i * 1_000),
-    }
+    market_trade(i, 1_000)
 }
 
 fn rollup_update(qty: i64) -> Update {

@@ -136,6 +136,61 @@ pub fn trade(t0: i64, i: i64) -> Trade {
     }
 }
 
+/// Trade `i` of the `timeseries` benchmark's market (`T0_MILLIS` + `i * step` ms; four tickers):
+/// customer `i % customers` trades it.
+pub fn market_trade(i: i64, step: i64) -> Trade {
+    Trade {
+        kind: if i % 3 == 0 { "sell" } else { "buy" }.into(),
+        ticker: ["MDB", "MSFT", "GOOG", "AAPL"][(i % 4) as usize].into(),
+        qty: 1 + (i * 7_919) % 500,
+        price: 100.0 + (i % 1_000) as f64 / 8.0,
+        date: bson::DateTime::from_millis(MARKET_T0 + i * step),
+    }
+}
+
+/// The first of [`market_trade`]'s times: 2023-11-14T22:13:20Z.
+pub const MARKET_T0: i64 = 1_700_000_000_000;
+
+/// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept, and
+/// each customer's whole-history total in its roll-up: the `timeseries` benchmark's buckets.
+#[derive(Bucket)]
+#[bucket(
+    collection = "trades",
+    size = 10,
+    time = "date",
+    summary(sum = "qty"),
+    rollup
+)]
+pub struct History {
+    /// The customer (stored as `customerId`).
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    pub customer_id: i64,
+    /// The trades.
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
+/// The same, each bucket holding the trades of one day at most (`span`): range reads bound
+/// their index scan on both sides. The `timeseries` benchmark's buckets cut by day.
+#[derive(Bucket)]
+#[bucket(
+    collection = "trades_daily",
+    size = 10,
+    time = "date",
+    span = "1d",
+    summary(sum = "qty")
+)]
+pub struct DailyHistory {
+    /// The customer (stored as `customerId`).
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    pub customer_id: i64,
+    /// The trades.
+    #[bucket(items)]
+    pub history: Vec<Trade>,
+}
+
 /// A book and its buyers, at most 50 in the main document `sales`, the rest in `extra_sales`.
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[outlier(collection = "sales", threshold = 50, overflow = "extra_sales")]
