@@ -98,7 +98,7 @@ async fn main() {
     // a customer and shape, `count` followed here.
     let fills: Vec<WriteOp> = (0..KEYS)
         .flat_map(|k| {
-            (0..4).map(move |s| {
+            (0..5).map(move |s| {
                 WriteOp::Insert(doc! {
                     "_id": format!("{k}_f{s}"), "customerId": k, "page": 2_000_000 + s,
                     "count": 0_i64, "history": [],
@@ -108,7 +108,7 @@ async fn main() {
         .collect();
     let done = store.write_batch("trades", fills).await;
     assert!(done.error.is_none(), "{:?}", done.error);
-    let mut fill_times: [Vec<Duration>; 4] = Default::default();
+    let mut fill_times: [Vec<Duration>; 5] = Default::default();
     for round in 0..5 {
         // The documents' count before this round's fill.
         let count = round as i64;
@@ -124,6 +124,9 @@ async fn main() {
                         ]),
                         1 => Filter::and([id, Filter::eq("count", count)]),
                         2 => Filter::and([id, Filter::Exists("unindexed".into(), false)]),
+                        3 => {
+                            Filter::and([id, Filter::In("count".into(), vec![Bson::Int64(count)])])
+                        }
                         _ => id,
                     };
                     WriteOp::Update {
@@ -159,6 +162,7 @@ async fn main() {
         "fills by {_id, count >= c, count <= c}, upsert (as sent)",
         "fills by {_id, count: c}",
         "fills by {_id, a field no index names: missing}",
+        "fills by {_id, count: {$in: [c]}}",
         "fills by _id alone",
     ]
     .into_iter()
