@@ -4,7 +4,7 @@
 //!
 //! It keeps the same collections and documents the MongoDB store writes, applies each write
 //! atomically under one lock, and enforces the same indexes: `_id` is unique, and unique
-//! (optionally partial) indexes reject duplicates with [`Error::DuplicateKey`](pattern_store::Error::DuplicateKey).
+//! (optionally partial) indexes reject duplicates with [`Error::DuplicateKey`].
 //! Secondary indexes also serve reads: equalities on an index's first keys, then a range
 //! (`$lt`... or a string prefix) on the next, or an `$in` on its first key, scan only those
 //! entries; an `$in` on `_id` looks each up. Indexes are multikey, as MongoDB's: a document
@@ -23,7 +23,7 @@
 //! before transactions existed (no copy, no bookkeeping beyond a per-document stamp).
 //! Conflicts are MongoDB's: a transaction's write of a document another open transaction
 //! wrote, or that changed after its snapshot, fails at once with
-//! [`Error::WriteConflict`](pattern_store::Error::WriteConflict) and aborts it; a plain write of a
+//! [`Error::WriteConflict`] and aborts it; a plain write of a
 //! document an open transaction wrote waits until the transaction ends (a transaction that
 //! blocks it longer than MongoDB's 60 second transaction lifetime is aborted, so a plain write
 //! waiting on a transaction of its own task does not hang forever; the wait needs a Tokio

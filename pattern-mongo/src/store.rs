@@ -443,7 +443,7 @@ impl Store for MongoStore {
         Ok(names)
     }
 
-    /// `collMod` with the validator ([`MongoStore::set_options`]).
+    /// `collMod` with the validator (`create` with it when the collection does not exist).
     async fn set_validator(&self, coll: &str, schema: &Schema) -> Result<()> {
         let options = doc! {
             "validator": {"$jsonSchema": schema.to_document()},
@@ -457,8 +457,8 @@ impl Store for MongoStore {
         Ok(Box::new(crate::watch::open(self, watch).await?))
     }
 
-    /// `collMod` with `changeStreamPreAndPostImages: {enabled: true}`
-    /// ([`MongoStore::set_options`]).
+    /// `collMod` with `changeStreamPreAndPostImages: {enabled: true}` (`create` with it when
+    /// the collection does not exist).
     async fn keep_before_images(&self, coll: &str) -> Result<()> {
         let options = doc! {"changeStreamPreAndPostImages": {"enabled": true}};
         self.set_options(coll, options).await
