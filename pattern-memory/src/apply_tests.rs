@@ -462,3 +462,31 @@ fn rewrites_and_pulls_undo_and_measure() {
         &vec![Bson::from("y"), "w".into()]
     );
 }
+
+#[test]
+fn truth_is_mongodb_s() {
+    let dec = |s: &str| Bson::Decimal128(s.parse().unwrap());
+    for falsy in [
+        Bson::Boolean(false),
+        Bson::Null,
+        Bson::Int32(0),
+        Bson::Int64(0),
+        Bson::Double(0.0),
+        Bson::Double(-0.0),
+        dec("0"),
+        dec("-0"),
+        dec("0.000"),
+    ] {
+        assert!(!super::truthy(&falsy), "{falsy:?}");
+    }
+    for truthy in [
+        Bson::Boolean(true),
+        Bson::Int32(-1),
+        Bson::Double(0.5),
+        dec("0.001"),
+        Bson::String(String::new()),
+        Bson::Array(vec![]),
+    ] {
+        assert!(super::truthy(&truthy), "{truthy:?}");
+    }
+}

@@ -82,7 +82,7 @@ pub(super) fn update<S: Space>(
     if let Some(id) = first {
         space.claim(coll, [&id.0])?;
         let c = space.write(coll);
-        // An in-place push appends its items: the document changed.
+        // An in-place push appends its items (it takes none else): the document changed.
         let (before, modified) = match c.push_in_place(coll, &id, update, fields, 0) {
             Some(done) => (done?, true),
             None => c.update(coll, &id, update, fields)?,

@@ -193,7 +193,9 @@ impl Collection {
         let ([(count, n)], [(array, items)]) = (&inc[..], &mut push[..]) else {
             return None;
         };
-        if !update.set.is_empty()
+        // Nothing to append: the generic update, which tells whether anything changed.
+        if items.is_empty()
+            || !update.set.is_empty()
             || !update.push_sort.is_empty()
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
