@@ -175,7 +175,7 @@ impl Collection {
         if let Err(e) = validate(coll, self.validator.as_deref(), &doc) {
             return Err(Box::new((e, doc)));
         }
-        let id = Key(doc.get("_id").cloned().unwrap_or(Bson::Null));
+        let id = Key::new(doc.get("_id").cloned().unwrap_or(Bson::Null));
         let stamp = self.tick();
         let Collection {
             docs,

@@ -23,9 +23,33 @@ use pattern_store::query::{Filter, IndexSpec};
 use pattern_store::Error;
 
 /// A BSON value ordered by MongoDB's comparison (so `1`, `1_i64` and `1.0` are one key, as in
-/// a MongoDB index).
+/// a MongoDB index). A string carries its first bytes beside it ([`Prefix`]): most comparisons
+/// of two `_id`s or index keys end there, in the B-tree node, without reading either string.
 #[derive(Clone, Debug)]
-pub(super) struct Key(pub(super) Bson);
+pub(super) struct Key(pub(super) Bson, Prefix);
+
+/// The first 16 bytes of a string key, zero-padded, as a big-endian number (0 for any other
+/// value): two strings whose prefixes differ compare as their prefixes do (a shorter string's
+/// padding is never above the longer one's byte), and only equal prefixes compare the strings.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Prefix(u128);
+
+impl Key {
+    /// `v` as a key.
+    #[inline]
+    pub(super) fn new(v: Bson) -> Key {
+        let prefix = match &v {
+            Bson::String(s) => {
+                let (bytes, mut buf) = (s.as_bytes(), [0u8; 16]);
+                let n = bytes.len().min(16);
+                buf[..n].copy_from_slice(&bytes[..n]);
+                u128::from_be_bytes(buf)
+            }
+            _ => 0,
+        };
+        Key(v, Prefix(prefix))
+    }
+}
 
 impl PartialEq for Key {
     #[inline]
@@ -45,7 +69,9 @@ impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         match (&self.0, &other.0) {
             // The usual `_id`s and index keys, straight to what `compare_values` would do.
-            (Bson::String(a), Bson::String(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Bson::String(a), Bson::String(b)) => {
+                (self.1 .0.cmp(&other.1 .0)).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+            }
             (Bson::Int32(a), Bson::Int32(b)) => a.cmp(b),
             (Bson::Int64(a), Bson::Int64(b)) => a.cmp(b),
             // A bucket's time bounds and their mark.
@@ -186,7 +212,7 @@ fn expand(key: &[Key]) -> Vec<Vec<Key>> {
             .flat_map(|prefix| {
                 choices.iter().map(move |c| {
                     let mut next = prefix.clone();
-                    next.push(Key((*c).clone()));
+                    next.push(Key::new((*c).clone()));
                     next
                 })
             })
@@ -218,10 +244,10 @@ impl MemIndex {
         let mut inside = false;
         let values: Vec<Key> = (self.spec.keys.iter())
             .map(|(path, _)| match get_path(doc, path) {
-                Some(v) => Key(v.clone()),
+                Some(v) => Key::new(v.clone()),
                 None => {
                     inside = inside || paths::through_array(doc, path);
-                    Key(Bson::Null)
+                    Key::new(Bson::Null)
                 }
             })
             .collect();
@@ -230,7 +256,7 @@ impl MemIndex {
         }
         let keys: Vec<&str> = self.spec.keys.iter().map(|(p, _)| p.as_str()).collect();
         let rows = paths::rows(doc, &keys);
-        rows.into_iter().flatten().map(Key).collect()
+        rows.into_iter().flatten().map(Key::new).collect()
     }
 
     /// Whether a key (as [`MemIndex::key_of`] gives it) stands for several entries, or none
@@ -330,14 +356,14 @@ impl MemIndex {
                 .is_some_and(|f| compare_values(&f.0, value).is_eq())
         };
         if last {
-            let hi = [Key(value.clone()), Key(Bson::MaxKey)];
+            let hi = [Key::new(value.clone()), Key::new(Bson::MaxKey)];
             let mut k = self
                 .entries
                 .range::<[Key], _>((Bound::Unbounded, Bound::Included(&hi[..])));
             let (k, ids) = k.next_back()?;
             of_value(k).then(|| ids.iter().next_back()).flatten()
         } else {
-            let lo = [Key(value.clone())];
+            let lo = [Key::new(value.clone())];
             let mut k = self
                 .entries
                 .range::<[Key], _>((Bound::Included(&lo[..]), Bound::Unbounded));

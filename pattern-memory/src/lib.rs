@@ -230,7 +230,7 @@ impl Space for State {
             return Ok(());
         };
         for id in ids {
-            if let Some(txn) = claimed.get(&Key(id.clone())) {
+            if let Some(txn) = claimed.get(&Key::new(id.clone())) {
                 return Err(Stop::Wait(*txn));
             }
         }

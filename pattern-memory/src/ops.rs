@@ -283,7 +283,7 @@ pub(super) fn array_stats(c: Option<&Collection>, filter: &Filter, field: &str) 
 /// one). Each value is looked up once and each document found once, at its smallest depth.
 pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Graph> {
     let c = c?;
-    let start = &c.docs.get(&Key(q.start.clone()))?.doc;
+    let start = &c.docs.get(&Key::new(q.start.clone()))?.doc;
     let mut searched: BTreeSet<Key> = BTreeSet::new();
     let mut seen: BTreeSet<Key> = BTreeSet::new();
     let mut found = Vec::new();
@@ -312,7 +312,7 @@ pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Gr
 /// missing value.
 fn connecting(v: Option<&Bson>, searched: &mut BTreeSet<Key>, out: &mut Vec<Bson>) {
     let mut add = |v: &Bson| {
-        if !matches!(v, Bson::Null | Bson::Undefined) && searched.insert(Key(v.clone())) {
+        if !matches!(v, Bson::Null | Bson::Undefined) && searched.insert(Key::new(v.clone())) {
             out.push(v.clone());
         }
     };

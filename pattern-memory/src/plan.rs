@@ -27,7 +27,7 @@ impl Collection {
         }
         if let Some(values) = in_on(filter, "_id", None) {
             let mut ids: Vec<&Key> = (values.iter())
-                .filter_map(|v| docs.get_key_value(&Key(v.clone())).map(|(k, _)| k))
+                .filter_map(|v| docs.get_key_value(&Key::new(v.clone())).map(|(k, _)| k))
                 .collect();
             ids.sort();
             ids.dedup();
@@ -335,11 +335,11 @@ pub(super) fn eq_on(filter: &Filter, path: &str, scope: Option<&Filter>) -> Opti
     let mut found = None;
     any_leaf_on(filter, path, scope, &mut |l| match l {
         Filter::Eq(_, v) => {
-            found = Some(Key(v.clone()));
+            found = Some(Key::new(v.clone()));
             true
         }
         Filter::All(_, vs) if !vs.is_empty() => {
-            found = Some(Key(vs[0].clone()));
+            found = Some(Key::new(vs[0].clone()));
             true
         }
         _ => false,
@@ -375,12 +375,12 @@ pub(super) fn range_on(
     let (mut lo, mut hi) = (None, None);
     any_leaf_on(filter, path, scope, &mut |l| {
         match l {
-            Filter::Gt(_, v) | Filter::Gte(_, v) => lo = Some(Key(v.clone())),
-            Filter::Lt(_, v) | Filter::Lte(_, v) => hi = Some(Key(v.clone())),
+            Filter::Gt(_, v) | Filter::Gte(_, v) => lo = Some(Key::new(v.clone())),
+            Filter::Lt(_, v) | Filter::Lte(_, v) => hi = Some(Key::new(v.clone())),
             Filter::StartsWith(_, prefix) if !prefix.is_empty() => {
-                lo = Some(Key(Bson::String(prefix.clone())));
+                lo = Some(Key::new(Bson::String(prefix.clone())));
                 if let Some(after) = after_prefix(prefix) {
-                    hi = Some(Key(Bson::String(after)));
+                    hi = Some(Key::new(Bson::String(after)));
                 }
             }
             _ => {}
@@ -463,7 +463,7 @@ impl MemIndex {
         bounds.extend(lo);
         let split = bounds.len();
         bounds.extend_from_within(..m);
-        bounds.push(hi.unwrap_or(Key(Bson::MaxKey)));
+        bounds.push(hi.unwrap_or(Key::new(Bson::MaxKey)));
         let covered = self.covers(filter, &bounds[..m]);
         if self.multikey && m < keys.len() {
             let (start, end) = bounds.split_at(split);
@@ -502,7 +502,10 @@ impl MemIndex {
         }
         let mut ids = Vec::new();
         for v in values {
-            let (lo, hi) = ([Key(v.clone())], [Key(v.clone()), Key(Bson::MaxKey)]);
+            let (lo, hi) = (
+                [Key::new(v.clone())],
+                [Key::new(v.clone()), Key::new(Bson::MaxKey)],
+            );
             let range = (Bound::Included(&lo[..]), Bound::Included(&hi[..]));
             ids.extend(
                 self.entries

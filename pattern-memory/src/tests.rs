@@ -770,3 +770,44 @@ async fn update_returning_and_write_across() {
     let e = s.find("e", &one, &FindOptions::default()).await.unwrap();
     assert_eq!(e.len(), 2);
 }
+
+#[test]
+fn keys_order_as_mongodb_compares() {
+    // Strings that share their first 16 bytes, end inside them, hold NUL bytes or none; and
+    // values of other types beside them: `Key`'s order (its string prefix first) is
+    // `compare_values`'s for every pair.
+    let strings = [
+        "",
+        "a",
+        "a\0",
+        "a\0b",
+        "ab",
+        "abc",
+        "0_1700000010",
+        "0_1700000020",
+        "1_1700000010",
+        "0123456789abcdef",
+        "0123456789abcdef\0",
+        "0123456789abcdefA",
+        "0123456789abcdefB",
+        "0123456789abcde",
+        "0123456789abcdeg",
+        "é",
+        "\u{ff}",
+    ];
+    let mut values: Vec<Bson> = strings.iter().map(|s| Bson::String((*s).into())).collect();
+    values.extend([
+        Bson::Int32(1),
+        Bson::Int64(1),
+        Bson::Double(1.5),
+        Bson::Null,
+        Bson::MaxKey,
+    ]);
+    for a in &values {
+        for b in &values {
+            let want = pattern_store::codec::order::compare_values(a, b);
+            let got = index::Key::new(a.clone()).cmp(&index::Key::new(b.clone()));
+            assert_eq!(got, want, "{a:?} against {b:?}");
+        }
+    }
+}

@@ -352,7 +352,7 @@ impl Space for TxnSpace<'_> {
             let mut new = Vec::new();
             let mut refused = None;
             for id in ids {
-                let id = Key(id.clone());
+                let id = Key::new(id.clone());
                 if mine.is_some_and(|m| m.contains(&id)) {
                     continue;
                 }

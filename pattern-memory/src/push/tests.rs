@@ -293,7 +293,7 @@ pub(super) fn in_place_push_is_the_generic_update() {
                     };
                     let start = if id == "g1" { &large } else { &small };
                     let case = format!("{id:?} {n} {pushed} {fields:?} {extra:?}");
-                    let id = Key(Bson::String(id.into()));
+                    let id = Key::new(Bson::String(id.into()));
                     in_place +=
                         usize::from(in_place_is_generic(start, &id, &update, fields, &case));
                 }
@@ -364,7 +364,7 @@ pub(super) fn in_place_keeping_push_is_the_generic_update() {
                     ..Update::default()
                 };
                 let case = format!("{id:?} {at} {qty:?} {extra:?}");
-                let id = Key(Bson::String(id.clone()));
+                let id = Key::new(Bson::String(id.clone()));
                 in_place += usize::from(in_place_is_generic(&start, &id, &update, None, &case));
             }
         }
