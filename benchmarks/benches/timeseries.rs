@@ -33,12 +33,6 @@ use pattern_core::Bucket;
 
 const BATCH: usize = 10_000;
 
-fn flat_doc(customer: i64, t: &Trade) -> Document {
-    let mut d = bson::to_document(t).unwrap();
-    d.insert("customerId", customer);
-    d
-}
-
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
     xs[xs.len() / 2]
@@ -95,20 +89,7 @@ async fn run() {
     )
     .await
     .unwrap();
-    // A time-series collection, the customer as its metaField, with the granularity that
-    // suits the data: a customer trades about every 1.7 hours, so with the default
-    // (`seconds`: buckets span at most one hour) every bucket would hold one trade.
-    db.create_collection("ts_trades")
-        .timeseries(
-            mongodb::options::TimeseriesOptions::builder()
-                .time_field("date".to_string())
-                .meta_field(Some("customerId".to_string()))
-                .granularity(Some(mongodb::options::TimeseriesGranularity::Hours))
-                .build(),
-        )
-        .await
-        .unwrap();
-    let ts: Collection<Document> = db.collection("ts_trades");
+    let ts = pattern_bench::market_time_series(&db).await;
     pattern_core::bucket::ensure_indexes::<History, _>(&store)
         .await
         .unwrap();
@@ -127,7 +108,10 @@ async fn run() {
             let started = Instant::now();
             match layout {
                 0 | 1 => {
-                    let docs: Vec<Document> = chunk.iter().map(|(c, t)| flat_doc(*c, t)).collect();
+                    let docs: Vec<Document> = chunk
+                        .iter()
+                        .map(|(c, t)| pattern_bench::flat_trade(*c, t))
+                        .collect();
                     let coll = if layout == 0 { &flat } else { &ts };
                     coll.insert_many(docs).await.unwrap();
                 }

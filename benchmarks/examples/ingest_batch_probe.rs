@@ -121,17 +121,7 @@ async fn main() {
         .await
     };
     let db = store.database().clone();
-    db.create_collection("ts_trades")
-        .timeseries(
-            mongodb::options::TimeseriesOptions::builder()
-                .time_field("date".to_string())
-                .meta_field(Some("customerId".to_string()))
-                .granularity(Some(mongodb::options::TimeseriesGranularity::Hours))
-                .build(),
-        )
-        .await
-        .unwrap();
-    let ts = db.collection::<Document>("ts_trades");
+    let ts = pattern_bench::market_time_series(&db).await;
     History::ensure_indexes(&store).await.unwrap();
     DailyHistory::ensure_indexes(&store).await.unwrap();
     let trades: Vec<(i64, Trade)> = (0..n)
@@ -160,11 +150,7 @@ async fn main() {
             match layout {
                 0 => {
                     let docs: Vec<Document> = (chunk.iter())
-                        .map(|(c, t)| {
-                            let mut d = bson::to_document(t).unwrap();
-                            d.insert("customerId", *c);
-                            d
-                        })
+                        .map(|(c, t)| pattern_bench::flat_trade(*c, t))
                         .collect();
                     ts.insert_many(docs).await.unwrap();
                 }

@@ -151,6 +151,32 @@ pub fn market_trade(i: i64, step: i64) -> Trade {
 /// The first of [`market_trade`]'s times: 2023-11-14T22:13:20Z.
 pub const MARKET_T0: i64 = 1_700_000_000_000;
 
+/// A trade of `customer` as one flat document (the trade's fields and `customerId`): what the
+/// `timeseries` benchmark inserts into the flat collection and the time-series collection.
+pub fn flat_trade(customer: i64, t: &Trade) -> bson::Document {
+    let mut d = bson::to_document(t).expect("a trade serializes");
+    d.insert("customerId", customer);
+    d
+}
+
+/// Creates the `timeseries` benchmark's time-series collection `ts_trades` in `db` (the
+/// customer as its metaField, `granularity: "hours"`: a customer trades about every 1.7
+/// hours, so with the default, `seconds`, whose buckets span at most an hour, every bucket
+/// would hold one trade) and returns it.
+pub async fn market_time_series(db: &mongodb::Database) -> mongodb::Collection<bson::Document> {
+    db.create_collection("ts_trades")
+        .timeseries(
+            mongodb::options::TimeseriesOptions::builder()
+                .time_field("date".to_string())
+                .meta_field(Some("customerId".to_string()))
+                .granularity(Some(mongodb::options::TimeseriesGranularity::Hours))
+                .build(),
+        )
+        .await
+        .expect("the time-series collection is created");
+    db.collection("ts_trades")
+}
+
 /// A customer's trades, 10 a bucket, with the time bounds and the total quantity kept, and
 /// each customer's whole-history total in its roll-up: the `timeseries` benchmark's buckets.
 #[derive(Bucket)]
