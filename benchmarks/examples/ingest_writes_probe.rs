@@ -4,7 +4,8 @@
 //! each, one a customer: roll-up updates (upserts, as an ingest sends them) by `{key, page:
 //! "rollup"}` and the same updates of other documents by `_id` alone; whole buckets inserted;
 //! fills of open buckets (a `$push`, `$inc`, `$min`/`$max`, as an ingest's compare-and-set
-//! push) by `{_id, count >= c, count <= c}` with the upsert, as sent, by `{_id, count: c}`, by
+//! push) by `{_id, count >= c, count <= c}` with the upsert (the check in the filter; an
+//! ingest sends it in the update instead, `fill_shape_probe`), by `{_id, count: c}`, by
 //! `_id` and a condition on a field no index names, and by `_id` alone. Each kind's shapes
 //! interleaved, 5 rounds, medians.
 //!
@@ -159,7 +160,7 @@ async fn main() {
         }
     }
     for (name, mut t) in [
-        "fills by {_id, count >= c, count <= c}, upsert (as sent)",
+        "fills by {_id, count >= c, count <= c}, upsert",
         "fills by {_id, count: c}",
         "fills by {_id, a field no index names: missing}",
         "fills by {_id, count: {$in: [c]}}",

@@ -19,6 +19,7 @@ pub(crate) trait UpdateEngine {
 
 /// The steps of [`UpdateEngine`], each over the whole update.
 trait Steps {
+    fn operators_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String>;
     fn write_push_sorts(&self, doc: &mut Document);
     fn write_pulls(&self, doc: &mut Document);
     fn takes(&self, i: usize, inserting: bool) -> bool;
@@ -46,7 +47,15 @@ impl UpdateEngine for Update {
     /// computed from the document as it was, as an update pipeline's `$set` stage computes
     /// them, and written after `$set` (a rewrite of a field `$set` also writes wins). Everything
     /// that can fail is checked before `doc` is touched, so `doc` is never copied.
+    ///
+    /// An update with a [`require`](Update::require)d condition (checked by the caller) is
+    /// applied as its pipeline computes it ([`Update::required_fields`]): by the operators,
+    /// which agree with it, unless a field it writes is null or an operator refuses (a date
+    /// plus a number, an Int64 sum past its range), then by the expressions.
     fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        if self.require.is_some() {
+            return self.clone().apply_taking(doc, inserting);
+        }
         let prepared = self.prepare(doc, inserting)?;
         if !prepared.holds {
             return Ok(());
@@ -64,23 +73,29 @@ impl UpdateEngine for Update {
     /// [`Undo::restore`] can give them back: the items of each field that is pushed once and
     /// written by no other operator (the others are copied). On `Err` nothing was moved.
     fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
-        let prepared = self.prepare(doc, inserting)?;
-        if !prepared.holds {
+        if self.require.is_none() {
+            return self.operators_taking(doc, inserting);
+        }
+        let nulls = (self.written().iter()).any(|k| matches!(doc.get(*k), Some(Bson::Null)));
+        if !nulls && self.operators_taking(doc, inserting).is_ok() {
             return Ok(());
         }
-        self.write_fields(doc, prepared, inserting);
+        let fields = self.required_fields();
+        let pipeline = Update {
+            rewrite: (fields.into_iter())
+                .map(|(field, expr)| Rewrite::Expr { field, expr })
+                .collect(),
+            // `$mergeObjects`: a field whose value is missing stays as it was.
+            rewrite_if: Some(Expr::Literal(Bson::Boolean(true))),
+            ..Update::default()
+        };
+        pipeline.apply(doc, inserting)?;
+        // As the operators would have left it: the items of each push taken.
         for i in 0..self.push.len() {
-            let taken = self.takes(i, inserting);
-            let (k, items) = &mut self.push[i];
-            let items = if taken {
-                std::mem::take(items)
-            } else {
-                items.clone()
-            };
-            append(doc, k, items);
+            if self.takes(i, inserting) {
+                self.push[i].1.clear();
+            }
         }
-        self.write_push_sorts(doc);
-        self.write_pulls(doc);
         Ok(())
     }
 
@@ -130,7 +145,52 @@ impl UpdateEngine for Update {
     }
 }
 
+/// Refuses `update` on `doc` of collection `coll` where its [`require`](Update::require)d
+/// condition does not hold ([`Error::Unmet`](pattern_store::Error::Unmet)), or evaluating it
+/// refuses the update.
+pub(crate) fn check_requirement(
+    coll: &str,
+    update: &Update,
+    doc: &Document,
+) -> pattern_store::Result<()> {
+    let Some(test) = &update.require else {
+        return Ok(());
+    };
+    match test.eval(doc) {
+        Ok(v) if v.as_ref().is_some_and(truthy) => Ok(()),
+        Ok(_) => Err(pattern_store::Error::Unmet {
+            collection: coll.to_owned(),
+        }),
+        Err(message) => Err(pattern_store::Error::Server {
+            message,
+            source: None,
+        }),
+    }
+}
+
 impl Steps for Update {
+    /// [`UpdateEngine::apply_taking`] by the operators.
+    fn operators_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String> {
+        let prepared = self.prepare(doc, inserting)?;
+        if !prepared.holds {
+            return Ok(());
+        }
+        self.write_fields(doc, prepared, inserting);
+        for i in 0..self.push.len() {
+            let taken = self.takes(i, inserting);
+            let (k, items) = &mut self.push[i];
+            let items = if taken {
+                std::mem::take(items)
+            } else {
+                items.clone()
+            };
+            append(doc, k, items);
+        }
+        self.write_push_sorts(doc);
+        self.write_pulls(doc);
+        Ok(())
+    }
+
     /// Sorts and cuts each array a sorted `$push` wrote ([`PushSort`]): a stable sort by the
     /// elements' fields in BSON order (a missing field, or an element that is not a document,
     /// as null), then the first `keep` kept.
@@ -600,6 +660,58 @@ impl Eval for Expr {
                 None => *or_missing,
                 Some(v) => kinds.iter().any(|k| k.holds(&v)),
             })),
+            Expr::Eq(a, b) => Some(Bson::Boolean(
+                compare_values(&value(a)?, &value(b)?).is_eq(),
+            )),
+            Expr::Abs(a) => Some(match value(a)? {
+                Bson::Null => Bson::Null,
+                Bson::Int32(x) => x
+                    .checked_abs()
+                    .map_or(Bson::Int64(i64::from(x).abs()), Bson::Int32),
+                Bson::Int64(x) => match x.checked_abs() {
+                    Some(a) => Bson::Int64(a),
+                    None => return Err(format!("can't take $abs of long long min ({x})")),
+                },
+                Bson::Double(x) => Bson::Double(x.abs()),
+                // The sign is the top bit of the last byte (IEEE 754 decimal128, little-endian).
+                Bson::Decimal128(d) => {
+                    let mut bytes = d.bytes();
+                    bytes[15] &= 0x7f;
+                    Bson::Decimal128(bson::Decimal128::from_bytes(bytes))
+                }
+                v => return Err(format!("$abs only supports numeric types, not {v:?}")),
+            }),
+            Expr::Min(xs) | Expr::Max(xs) => {
+                let keep = match self {
+                    Expr::Min(_) => std::cmp::Ordering::Less,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                let mut best: Option<Bson> = None;
+                for x in xs {
+                    let v = x.eval(doc)?;
+                    if null(&v) {
+                        continue;
+                    }
+                    let v = v.expect("not missing");
+                    if best.as_ref().is_none_or(|b| compare_values(&v, b) == keep) {
+                        best = Some(v);
+                    }
+                }
+                Some(best.unwrap_or(Bson::Null))
+            }
+            Expr::Concat(xs) => {
+                let mut all = Vec::new();
+                for x in xs {
+                    match x.eval(doc)? {
+                        None | Some(Bson::Null) => return Ok(Some(Bson::Null)),
+                        Some(Bson::Array(a)) => all.extend(a),
+                        Some(v) => {
+                            return Err(format!("$concatArrays only supports arrays, not {v:?}"))
+                        }
+                    }
+                }
+                Some(Bson::Array(all))
+            }
         })
     }
 }

@@ -285,6 +285,7 @@ impl Collection {
             ..
         } = self;
         let Stored { doc, bytes, .. } = docs.get_mut(id).expect("update: the document exists");
+        super::apply::check_requirement(coll, update, doc)?;
         // "Moderate": only a document that passed the validator must pass it once updated.
         let validator = validator.as_deref().filter(|v| passes(Some(v), doc));
         // Copied only when a transaction's copy of the collection shares it.

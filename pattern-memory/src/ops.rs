@@ -102,6 +102,9 @@ pub(super) fn update<S: Space>(
         doc.insert(k, v.clone());
     }
     let copied = doc.len();
+    // A required condition is tested on the document the upsert starts from, as the
+    // pipeline's `$cond` sees it.
+    crate::apply::check_requirement(coll, update, &doc)?;
     update.apply(&mut doc, true).map_err(|e| Error::Server {
         message: e,
         source: None,

@@ -200,6 +200,7 @@ impl Collection {
             || !update.pull.is_empty()
             || !update.rewrite.is_empty()
             || !update.unset.is_empty()
+            || update.require.is_some()
         {
             return None;
         }

@@ -68,8 +68,12 @@ pub(crate) fn map_err(coll: &str, e: mongodb::error::Error) -> Error {
 /// MongoDB's DocumentValidationFailure: a collection's validator refused a write.
 const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
 
+/// An update pipeline's `$replaceWith` gave a value that is not a document.
+const REPLACEMENT_NOT_A_DOCUMENT: i32 = 40228;
+
 /// The typed error of a write the server refused with `code` ([`Error::DuplicateKey`],
-/// [`Error::TooLarge`], [`Error::SchemaViolation`]); `None` for any other code.
+/// [`Error::TooLarge`], [`Error::SchemaViolation`], [`Error::Unmet`]); `None` for any other
+/// code.
 pub(super) fn refused_write(coll: &str, code: i32, message: &str) -> Option<Error> {
     let (collection, message) = (coll.to_owned(), message.to_owned());
     match code {
@@ -86,6 +90,10 @@ pub(super) fn refused_write(coll: &str, code: i32, message: &str) -> Option<Erro
             collection,
             message,
         }),
+        // A `require`d update's pipeline gave its refusal instead of a document.
+        REPLACEMENT_NOT_A_DOCUMENT if message.contains(pattern_store::query::UNMET) => {
+            Some(Error::Unmet { collection })
+        }
         _ => None,
     }
 }

@@ -17,6 +17,118 @@ use pattern_store::{ArrayStats, ChangeFeed, Extensions, Store, UpdateOutcome, Wa
 use pattern_store::{Error, Result};
 
 impl MongoStore {
+    /// [`Store::write_batch`] of updates the contract accepts: one `bulkWrite`.
+    async fn bulk_write_batch(
+        &self,
+        coll: &str,
+        ops: Vec<pattern_store::WriteOp>,
+    ) -> pattern_store::BatchOutcome {
+        // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
+        // the first reply says, the batch is kept to be sent that way.
+        let bulk = self.bulk_write.load(Ordering::Relaxed);
+        if bulk == NO {
+            return pattern_store::write_one_by_one(self, coll, ops).await;
+        }
+        let total = ops.len();
+        let ops_again = (bulk == UNKNOWN).then(|| ops.clone());
+        let ops: Vec<Bson> = ops
+            .into_iter()
+            .map(|op| {
+                Bson::Document(match op {
+                    pattern_store::WriteOp::Insert(doc) => {
+                        bson::doc! {"insert": 0, "document": doc}
+                    }
+                    pattern_store::WriteOp::Update {
+                        filter,
+                        update,
+                        upsert,
+                    } => {
+                        let mut op = bulk_update(&filter, *update, false);
+                        op.insert("upsert", upsert);
+                        op
+                    }
+                    pattern_store::WriteOp::UpdateMany { filter, update } => {
+                        bulk_update(&filter, *update, true)
+                    }
+                })
+            })
+            .collect();
+        let ns = format!("{}.{}", self.db.name(), coll);
+        let command = bson::doc! {
+            "bulkWrite": 1,
+            "ops": ops,
+            "nsInfo": [{"ns": ns}],
+            "ordered": true,
+            "errorsOnly": true,
+        };
+        let admin = self.db.client().database("admin");
+        let reply = match admin.run_command(command).await {
+            Ok(reply) => reply,
+            // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
+            // written: the same batch one write at a time, and from now on.
+            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
+                self.bulk_write.store(NO, Ordering::Relaxed);
+                return match ops_again {
+                    Some(ops) => pattern_store::write_one_by_one(self, coll, ops).await,
+                    None => pattern_store::BatchOutcome {
+                        applied: 0,
+                        error: Some(map_err(coll, e)),
+                    },
+                };
+            }
+            Err(e) => {
+                return pattern_store::BatchOutcome {
+                    applied: 0,
+                    error: Some(map_err(coll, e)),
+                }
+            }
+        };
+        self.bulk_write.store(YES, Ordering::Relaxed);
+        pattern_store::observe::command(total as u64);
+        let first_error = reply
+            .get_document("cursor")
+            .ok()
+            .and_then(|c| c.get_array("firstBatch").ok())
+            .and_then(|b| b.iter().find_map(|e| e.as_document().cloned()));
+        match first_error {
+            None => match reply.get_document("writeConcernError") {
+                Ok(wce) => pattern_store::BatchOutcome {
+                    applied: total,
+                    error: Some(Error::Server {
+                        message: format!("write concern error: {wce}"),
+                        source: None,
+                    }),
+                },
+                Err(_) => pattern_store::BatchOutcome {
+                    applied: total,
+                    error: None,
+                },
+            },
+            Some(e) => {
+                let idx = e
+                    .get("idx")
+                    .and_then(pattern_store::codec::as_int)
+                    .unwrap_or(0);
+                let code = e
+                    .get("code")
+                    .and_then(pattern_store::codec::as_int)
+                    .unwrap_or(0);
+                let message = e.get_str("errmsg").unwrap_or("").to_owned();
+                let error = i32::try_from(code)
+                    .ok()
+                    .and_then(|code| refused_write(coll, code, &message))
+                    .unwrap_or_else(|| Error::Server {
+                        message: format!("{message} (code {code})"),
+                        source: None,
+                    });
+                pattern_store::BatchOutcome {
+                    applied: usize::try_from(idx).unwrap_or(0),
+                    error: Some(error),
+                }
+            }
+        }
+    }
+
     /// `collMod` with `options`; `create` with them when the collection does not exist (then
     /// `collMod` again, should another client have created it in between).
     async fn set_options(&self, coll: &str, options: Document) -> Result<()> {
@@ -152,115 +264,38 @@ impl Store for MongoStore {
     }
 
     /// One `bulkWrite` command (MongoDB 8.0's client bulk write, sent to `admin`), ordered,
-    /// errors only: the reply says how far it got.
+    /// errors only: the reply says how far it got. An update the contract refuses
+    /// ([`Update::check`](pattern_store::query::Update::check)) is refused where it stands, as
+    /// one write at a time would: the writes before it are sent, none after.
     async fn write_batch(
         &self,
         coll: &str,
-        ops: Vec<pattern_store::WriteOp>,
+        mut ops: Vec<pattern_store::WriteOp>,
     ) -> pattern_store::BatchOutcome {
-        // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
-        // the first reply says, the batch is kept to be sent that way.
-        let bulk = self.bulk_write.load(Ordering::Relaxed);
-        if bulk == NO {
-            return pattern_store::write_one_by_one(self, coll, ops).await;
-        }
-        let total = ops.len();
-        let ops_again = (bulk == UNKNOWN).then(|| ops.clone());
-        let ops: Vec<Bson> = ops
-            .into_iter()
-            .map(|op| {
-                Bson::Document(match op {
-                    pattern_store::WriteOp::Insert(doc) => {
-                        bson::doc! {"insert": 0, "document": doc}
-                    }
-                    pattern_store::WriteOp::Update {
-                        filter,
-                        update,
-                        upsert,
-                    } => {
-                        let mut op = bulk_update(&filter, *update, false);
-                        op.insert("upsert", upsert);
-                        op
-                    }
-                    pattern_store::WriteOp::UpdateMany { filter, update } => {
-                        bulk_update(&filter, *update, true)
-                    }
-                })
-            })
-            .collect();
-        let ns = format!("{}.{}", self.db.name(), coll);
-        let command = bson::doc! {
-            "bulkWrite": 1,
-            "ops": ops,
-            "nsInfo": [{"ns": ns}],
-            "ordered": true,
-            "errorsOnly": true,
-        };
-        let admin = self.db.client().database("admin");
-        let reply = match admin.run_command(command).await {
-            Ok(reply) => reply,
-            // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
-            // written: the same batch one write at a time, and from now on.
-            Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
-                self.bulk_write.store(NO, Ordering::Relaxed);
-                return match ops_again {
-                    Some(ops) => pattern_store::write_one_by_one(self, coll, ops).await,
-                    None => pattern_store::BatchOutcome {
-                        applied: 0,
-                        error: Some(map_err(coll, e)),
-                    },
-                };
+        let refused = ops.iter().enumerate().find_map(|(i, op)| match op {
+            pattern_store::WriteOp::Update { update, .. }
+            | pattern_store::WriteOp::UpdateMany { update, .. } => {
+                update.check().err().map(|e| (i, e))
             }
-            Err(e) => {
-                return pattern_store::BatchOutcome {
-                    applied: 0,
-                    error: Some(map_err(coll, e)),
-                }
-            }
+            pattern_store::WriteOp::Insert(_) => None,
+        });
+        let Some((at, refusal)) = refused else {
+            return self.bulk_write_batch(coll, ops).await;
         };
-        self.bulk_write.store(YES, Ordering::Relaxed);
-        pattern_store::observe::command(total as u64);
-        let first_error = reply
-            .get_document("cursor")
-            .ok()
-            .and_then(|c| c.get_array("firstBatch").ok())
-            .and_then(|b| b.iter().find_map(|e| e.as_document().cloned()));
-        match first_error {
-            None => match reply.get_document("writeConcernError") {
-                Ok(wce) => pattern_store::BatchOutcome {
-                    applied: total,
-                    error: Some(Error::Server {
-                        message: format!("write concern error: {wce}"),
-                        source: None,
-                    }),
-                },
-                Err(_) => pattern_store::BatchOutcome {
-                    applied: total,
-                    error: None,
-                },
+        ops.truncate(at);
+        let done = match ops.is_empty() {
+            true => pattern_store::BatchOutcome {
+                applied: 0,
+                error: None,
             },
-            Some(e) => {
-                let idx = e
-                    .get("idx")
-                    .and_then(pattern_store::codec::as_int)
-                    .unwrap_or(0);
-                let code = e
-                    .get("code")
-                    .and_then(pattern_store::codec::as_int)
-                    .unwrap_or(0);
-                let message = e.get_str("errmsg").unwrap_or("").to_owned();
-                let error = i32::try_from(code)
-                    .ok()
-                    .and_then(|code| refused_write(coll, code, &message))
-                    .unwrap_or_else(|| Error::Server {
-                        message: format!("{message} (code {code})"),
-                        source: None,
-                    });
-                pattern_store::BatchOutcome {
-                    applied: usize::try_from(idx).unwrap_or(0),
-                    error: Some(error),
-                }
-            }
+            false => self.bulk_write_batch(coll, ops).await,
+        };
+        match done.error {
+            Some(_) => done,
+            None => pattern_store::BatchOutcome {
+                applied: at,
+                error: Some(refusal),
+            },
         }
     }
 
@@ -504,9 +539,9 @@ fn bulk_update(filter: &Filter, update: Update, multi: bool) -> Document {
     doc! {
         "update": 0,
         "filter": filter.to_document(),
-        "updateMods": match update.to_pipeline() {
-            Some(pipeline) => Bson::from(pipeline),
-            None => Bson::Document(update.into_document()),
+        "updateMods": match update.is_pipeline() {
+            true => Bson::from(update.into_pipeline().expect("a pipeline")),
+            false => Bson::Document(update.into_document()),
         },
         "multi": multi,
     }

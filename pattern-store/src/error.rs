@@ -240,6 +240,16 @@ pub enum Error {
         found: Option<u64>,
     },
 
+    /// An update's required condition ([`Update::require`](crate::query::Update::require)) did
+    /// not hold on the document it matched, or no document matched and the update upserts:
+    /// nothing was written. The caller learns the document as it is and decides again (an
+    /// ingest's fill: the key's items take the ordinary push).
+    #[error("an update's required condition does not hold on its document in collection `{collection}` (or there is no such document): nothing was written")]
+    Unmet {
+        /// The collection.
+        collection: String,
+    },
+
     /// A delete of a document that other documents hold a required copy of (an extended
     /// reference, `#[document(reference)]` of a type that is not an `Option`): deleting it would
     /// leave copies of nothing. Nothing was deleted; delete or repoint the referencing
@@ -355,6 +365,7 @@ impl Error {
             Error::SourceNotFound { .. } => "SourceNotFound",
             Error::NewerVersion { .. } => "NewerVersion",
             Error::Conflict { .. } => "Conflict",
+            Error::Unmet { .. } => "Unmet",
             Error::StillReferenced { .. } => "StillReferenced",
             Error::UnknownVariant { .. } => "UnknownVariant",
             Error::OtherVariant { .. } => "OtherVariant",

@@ -248,17 +248,6 @@ impl<'a> SeriesSpec<'a> {
         ])
     }
 
-    /// What the push's upsert sets when it opens document `seq` of `key` (beside the `_id`):
-    /// the key, the number, and the marks.
-    pub(crate) fn on_insert(&self, key: &Bson, seq: i64) -> Vec<(Path, Bson)> {
-        let mut fields = vec![
-            (Path::from(self.key_field), key.clone()),
-            (Path::from(self.order.field()), Bson::Int64(seq)),
-        ];
-        fields.extend(self.marks().into_iter().map(|(k, v)| (Path::from(k), v)));
-        fields
-    }
-
     /// What a document opened by this writer is marked complete for: `bounded: true` and
     /// `summarized: [<summary fields>]` (see [`Keeps`](crate::spec::Keeps)); sent in `$setOnInsert`.
     pub(crate) fn marks(&self) -> Vec<(&'a str, Bson)> {

@@ -23,7 +23,7 @@ mod update;
 pub use filter::is_plain_scalar;
 pub use filter::Filter;
 pub use schema::Schema;
-pub use update::{Expr, PushSort, Rewrite, Shift, Update};
+pub use update::{Expr, PushSort, Rewrite, Shift, Update, UNMET};
 
 /// A field name or dotted path: a small string, held inline up to 24 bytes (no allocation for
 /// the field names a push or a read names); any `&str` or `String` converts

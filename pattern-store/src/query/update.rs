@@ -48,7 +48,27 @@ pub struct Update {
     /// it was. Only beside rewrites; alone it is refused with
     /// [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub rewrite_if: Option<Expr>,
+    /// A condition the document must meet, tested on the document as it was: when it does not
+    /// hold, or no document matches and the update upserts, the update is refused with
+    /// [`Error::Unmet`](crate::Error::Unmet) and writes nothing (an ordered batch stops
+    /// there). Its operators are then carried by one pipeline stage, `[{$replaceWith: {$cond:
+    /// [condition, {$mergeObjects: ["$$ROOT", {fields...}]}, UNMET]}}]` ([`UNMET`]), each field
+    /// computed with aggregation's meaning ([`Update::required_fields`]): where it differs
+    /// from the operators', a null field is taken as missing, and an Int64 sum past its range
+    /// becomes a Double (bound the field in the condition to refuse that, as
+    /// [`Expr::Abs`] can). With `set`, `inc`, `sum`, `min`, `max` and `push` only; any other
+    /// operator beside it is refused with [`Error::InvalidInput`](crate::Error::InvalidInput).
+    ///
+    /// The same check as a condition of the filter makes some servers plan a query for each
+    /// write (the test server: T25); with it here, the filter can be the `_id` alone.
+    pub require: Option<Expr>,
 }
+
+/// The value a [`require`](Update::require)d update's pipeline stage gives in place of the
+/// document when the condition does not hold: not a document, so the server refuses the write
+/// (code 40228, with this text in its message), which a store reads as
+/// [`Error::Unmet`](crate::Error::Unmet).
+pub const UNMET: &str = "pattern: the update's required condition does not hold";
 
 /// How a `$push` keeps its array sorted and bounded (a subset's newest `keep` children in one
 /// update): after the items are appended, the elements are sorted by the fields `by` of each
@@ -117,7 +137,7 @@ pub enum Rewrite {
 pub enum Expr {
     /// The document's top-level field (`"$field"`).
     Field(Path),
-    /// A constant (`{$literal: value}`).
+    /// A constant (`{$literal: value}`; a number, date, boolean, null or ObjectId as itself).
     Literal(Bson),
     /// The first value unless it is null or missing, then the second (`$ifNull`).
     IfNull(Box<Expr>, Box<Expr>),
@@ -155,33 +175,61 @@ pub enum Expr {
         /// Whether a missing value passes.
         or_missing: bool,
     },
+    /// Whether the two are equal in MongoDB's order of BSON values (`$eq`: numbers by value,
+    /// whatever their types).
+    Eq(Box<Expr>, Box<Expr>),
+    /// The absolute value of a number (`$abs`): null for null or missing; an Int32's that
+    /// does not fit an Int32 is an Int64; the least Int64, or a value that is not a number,
+    /// refuses the update.
+    Abs(Box<Expr>),
+    /// The least of the values in MongoDB's order (`$min` of several): null and missing
+    /// values are passed over; null when all are.
+    Min(Vec<Expr>),
+    /// The greatest of the values (`$max` of several), as [`Expr::Min`].
+    Max(Vec<Expr>),
+    /// The arrays one after another (`$concatArrays`): null when any is null or missing; a
+    /// value that is not an array refuses the update.
+    Concat(Vec<Expr>),
 }
 
 impl Expr {
     /// The aggregation expression's document.
     pub fn to_bson(&self) -> Bson {
+        self.clone().into_bson()
+    }
+
+    /// [`Expr::to_bson`], its literals moved into it (a fill's items are not copied again to
+    /// be sent).
+    pub fn into_bson(self) -> Bson {
         use bson::doc;
-        let two = |a: &Expr, b: &Expr| vec![a.to_bson(), b.to_bson()];
-        match self {
-            Expr::Field(f) => Bson::String(format!("${f}")),
-            Expr::Literal(v) => Bson::Document(doc! {"$literal": v.clone()}),
-            Expr::IfNull(a, b) => Bson::Document(doc! {"$ifNull": two(a, b)}),
-            Expr::Add(xs) => {
-                Bson::Document(doc! {"$add": xs.iter().map(Expr::to_bson).collect::<Vec<_>>()})
-            }
-            Expr::Divide(a, b) => Bson::Document(doc! {"$divide": two(a, b)}),
+        let all = |xs: Vec<Expr>| xs.into_iter().map(Expr::into_bson).collect::<Vec<_>>();
+        let two = |a: Box<Expr>, b: Box<Expr>| vec![a.into_bson(), b.into_bson()];
+        Bson::Document(match self {
+            Expr::Field(f) => return Bson::String(format!("${f}")),
+            // A number, date, boolean, null or ObjectId is itself in an expression; a string
+            // may name a field (`$f`), an array or a document hold expressions: those wrapped.
+            Expr::Literal(
+                v @ (Bson::Int32(_)
+                | Bson::Int64(_)
+                | Bson::Double(_)
+                | Bson::Decimal128(_)
+                | Bson::DateTime(_)
+                | Bson::Boolean(_)
+                | Bson::Null
+                | Bson::ObjectId(_)),
+            ) => return v,
+            Expr::Literal(v) => doc! {"$literal": v},
+            Expr::IfNull(a, b) => doc! {"$ifNull": two(a, b)},
+            Expr::Add(xs) => doc! {"$add": all(xs)},
+            Expr::Divide(a, b) => doc! {"$divide": two(a, b)},
             Expr::Cond {
                 test,
                 then,
                 otherwise,
-            } => Bson::Document(
-                doc! {"$cond": [test.to_bson(), then.to_bson(), otherwise.to_bson()]},
-            ),
-            Expr::Gte(a, b) => Bson::Document(doc! {"$gte": two(a, b)}),
-            Expr::Lte(a, b) => Bson::Document(doc! {"$lte": two(a, b)}),
-            Expr::And(xs) => {
-                Bson::Document(doc! {"$and": xs.iter().map(Expr::to_bson).collect::<Vec<_>>()})
-            }
+            } => doc! {"$cond": [test.into_bson(), then.into_bson(), otherwise.into_bson()]},
+            Expr::Gte(a, b) => doc! {"$gte": two(a, b)},
+            Expr::Lte(a, b) => doc! {"$lte": two(a, b)},
+            Expr::And(xs) => doc! {"$and": all(xs)},
             Expr::OfType {
                 value,
                 kinds,
@@ -202,12 +250,17 @@ impl Expr {
                         k => names.push(Bson::String(k.alias().to_owned())),
                     }
                 }
-                if *or_missing {
+                if or_missing {
                     names.push(Bson::String("missing".to_owned()));
                 }
-                Bson::Document(doc! {"$in": [{"$type": value.to_bson()}, names]})
+                doc! {"$in": [{"$type": value.into_bson()}, names]}
             }
-        }
+            Expr::Eq(a, b) => doc! {"$eq": two(a, b)},
+            Expr::Abs(a) => doc! {"$abs": a.into_bson()},
+            Expr::Min(xs) => doc! {"$min": all(xs)},
+            Expr::Max(xs) => doc! {"$max": all(xs)},
+            Expr::Concat(xs) => doc! {"$concatArrays": all(xs)},
+        })
     }
 }
 
@@ -373,6 +426,19 @@ impl Update {
                 )));
             }
         }
+        if self.require.is_some()
+            && (!self.set_on_insert.is_empty()
+                || !self.unset.is_empty()
+                || !self.pull.is_empty()
+                || !self.push_sort.is_empty()
+                || !self.rewrite.is_empty()
+                || self.rewrite_if.is_some())
+        {
+            return Err(crate::Error::invalid(
+                "a required condition (`require`) goes with `set`, `inc`, `sum`, `min`, `max` \
+                 and `push` only",
+            ));
+        }
         if self.rewrite_if.is_some() && self.rewrite.is_empty() {
             return Err(crate::Error::invalid(
                 "a condition for rewrites (`rewrite_if`) needs a rewrite",
@@ -398,7 +464,14 @@ impl Update {
     /// literals, then each rewrite's expression; under a [`rewrite_if`](Update::rewrite_if),
     /// the same fields merged into the document when the condition holds
     /// (`[{$replaceWith: {$cond: [...]}}]`). `None` without rewrites.
+    ///
+    /// With a [`require`](Update::require)d condition: the operators' fields
+    /// ([`Update::required_fields`]) merged into the document when it holds, [`UNMET`] when
+    /// it does not.
     pub fn to_pipeline(&self) -> Option<Vec<Document>> {
+        if self.require.is_some() {
+            return self.clone().into_pipeline();
+        }
         if self.rewrite.is_empty() {
             return None;
         }
@@ -417,6 +490,74 @@ impl Update {
                 "$$ROOT",
             ]}},
         }])
+    }
+
+    /// Whether the update is sent as a pipeline ([`Update::to_pipeline`]): it has rewrites or
+    /// a required condition.
+    pub fn is_pipeline(&self) -> bool {
+        !self.rewrite.is_empty() || self.require.is_some()
+    }
+
+    /// [`Update::to_pipeline`], its values moved into it (a batch's fills are not copied
+    /// again to be sent).
+    pub fn into_pipeline(mut self) -> Option<Vec<Document>> {
+        let Some(test) = self.require.take() else {
+            return self.to_pipeline();
+        };
+        let fields: Document = (self.into_required_fields().into_iter())
+            .map(|(k, e)| (k.to_string(), e.into_bson()))
+            .collect();
+        Some(vec![bson::doc! {"$replaceWith": {"$cond": [
+            test.into_bson(),
+            {"$mergeObjects": ["$$ROOT", fields]},
+            UNMET,
+        ]}}])
+    }
+
+    /// The fields a [`require`](Update::require)d update writes, each as the aggregation
+    /// expression its operator becomes, in the order of the operators: `$set` a literal;
+    /// `$inc` `{$add: [{$ifNull: ["$f", 0]}, n]}`; `$min` and `$max` `{$min: ["$f", v]}`
+    /// (a null field is passed over, as missing); `$push` `{$concatArrays: [{$ifNull: ["$f",
+    /// []]}, [items]]}`.
+    pub fn required_fields(&self) -> Vec<(Path, Expr)> {
+        self.clone().into_required_fields()
+    }
+
+    /// [`Update::required_fields`], the values moved.
+    pub fn into_required_fields(self) -> Vec<(Path, Expr)> {
+        let field = |f: &Path| Box::new(Expr::Field(f.clone()));
+        let add = |f: &Path, n: Bson| {
+            Expr::Add(vec![
+                Expr::IfNull(field(f), Box::new(Expr::Literal(Bson::Int32(0)))),
+                Expr::Literal(n),
+            ])
+        };
+        let mut out = Vec::new();
+        out.extend((self.set.into_iter()).map(|(f, v)| (f, Expr::Literal(v))));
+        out.extend(self.inc.into_iter().map(|(f, n)| {
+            let e = add(&f, Bson::Int32(n));
+            (f, e)
+        }));
+        out.extend(self.sum.into_iter().map(|(f, v)| {
+            let e = add(&f, v);
+            (f, e)
+        }));
+        out.extend(self.min.into_iter().map(|(f, v)| {
+            let e = Expr::Min(vec![Expr::Field(f.clone()), Expr::Literal(v)]);
+            (f, e)
+        }));
+        out.extend(self.max.into_iter().map(|(f, v)| {
+            let e = Expr::Max(vec![Expr::Field(f.clone()), Expr::Literal(v)]);
+            (f, e)
+        }));
+        out.extend(self.push.into_iter().map(|(f, items)| {
+            let e = Expr::Concat(vec![
+                Expr::IfNull(field(&f), Box::new(Expr::Literal(Bson::Array(Vec::new())))),
+                Expr::Literal(Bson::Array(items)),
+            ]);
+            (f, e)
+        }));
+        out
     }
 }
 

@@ -206,6 +206,27 @@ async fn integer_sums_never_wrap(store: AnyStore) {
     assert_eq!(docs.len(), 1, "nothing written for key 3");
     assert_eq!(as_int(docs[0].get("count").unwrap()), Some(1));
     assert_eq!(as_int(docs[0].get("qty_sum").unwrap()), Some(i64::MAX - 1));
+    // An ingest's fill of the open bucket refuses the same (its pipeline's `$add` would give a
+    // Double): the item goes to the ordinary push, whose error the ingest reports.
+    bucket::ingest::<Trades, _>(&store, &[(6, big(30, i64::MAX - 1))])
+        .await
+        .unwrap();
+    let e = bucket::ingest::<Trades, _>(&store, &[(6, big(31, 5))]).await;
+    assert!(
+        matches!(&e, Err(Error::Ingest { source, written: 0, .. }) if matches!(**source, Error::Overflow { .. })),
+        "{e:?}"
+    );
+    let six = documents(&store, "trades").await;
+    let six: Vec<_> = six
+        .iter()
+        .filter(|d| d.get("customerId") == Some(&bson::Bson::Int64(6)))
+        .collect();
+    assert_eq!(six.len(), 1);
+    assert_eq!(
+        six[0].get("qty_sum"),
+        Some(&bson::Bson::Int64(i64::MAX - 1))
+    );
+    assert_eq!(as_int(six[0].get("count").unwrap()), Some(1));
     // Combining two buckets' sums on read overflows too, as an error.
     for i in 0..5 {
         bucket::push::<Trades, _, _>(&store, &4, &big(10 + i, i64::MAX / 5))

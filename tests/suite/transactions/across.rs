@@ -1,7 +1,8 @@
 //! `update_returning` (the document after an update, in one `findAndModify`) and
 //! `write_across` (writes to several collections in order, one `bulkWrite` on MongoDB 8.0):
 //! the same results on both stores, in a transaction and outside one; a refused write stops
-//! the rest, names its collection, and an aborted transaction leaves nothing.
+//! the rest, names its collection, and an aborted transaction leaves nothing. `write_batch`
+//! (writes to one collection in order) refuses an update the contract refuses where it stands.
 
 use super::*;
 use pattern_core::store::WriteOp;
@@ -109,4 +110,39 @@ async fn writes_across_collections(store: AnyStore) {
     assert_eq!(find_ids(&store, &all()).await, ids(&["a", "b"]));
 }
 
-on_both_stores!(untargeted: the_document_after_an_update, writes_across_collections);
+/// An update the contract refuses (a rewrite beside an `$inc`) in an ordered batch: the
+/// writes before it applied, it and those after it not, `InvalidInput`, on both stores alike
+/// (the MongoDB store does not send it, which would drop the `$inc`).
+async fn a_batch_refuses_an_invalid_update_where_it_stands(store: AnyStore) {
+    let invalid = Update {
+        inc: vec![("n".into(), 1)],
+        rewrite: vec![Rewrite::Shift {
+            field: "m".into(),
+            pieces: vec![],
+        }],
+        ..Update::default()
+    };
+    let batch = vec![
+        WriteOp::Insert(doc! {"_id": 1, "n": 0}),
+        WriteOp::Update {
+            filter: Filter::eq("_id", 1),
+            update: Box::new(invalid),
+            upsert: false,
+        },
+        WriteOp::Insert(doc! {"_id": 2, "n": 0}),
+    ];
+    let done = store.write_batch(C, batch).await;
+    assert_eq!(done.applied, 1, "{:?}", done.error);
+    assert!(
+        matches!(done.error, Some(Error::InvalidInput(_))),
+        "{:?}",
+        done.error
+    );
+    assert_eq!(documents(&store, C).await, vec![doc! {"_id": 1, "n": 0}]);
+}
+
+on_both_stores!(
+    untargeted: the_document_after_an_update,
+    writes_across_collections,
+    a_batch_refuses_an_invalid_update_where_it_stands,
+);

@@ -1,6 +1,7 @@
 //! An update pipeline's expressions (`Rewrite::Expr`: a computed parent's values from the
-//! child it gains), the `TypeOrMissing` guard, and rewrites under a condition
-//! (`Update::rewrite_if`, with the outcome's `modified`): the same values on both stores, as
+//! child it gains), the `TypeOrMissing` guard, rewrites under a condition
+//! (`Update::rewrite_if`, with the outcome's `modified`), and updates under a required
+//! condition (`Update::require`: an ingest's fill): the same values on both stores, as
 //! MongoDB computes them (number types, overflow, null and missing fields, comparisons in BSON
 //! order).
 
@@ -265,9 +266,182 @@ async fn rewrites_under_a_condition(store: AnyStore) {
     );
 }
 
+/// `Expr::Eq`, `Abs`, `Min`, `Max` and `Concat` as values, as MongoDB computes them; `$abs`
+/// of a string refuses the update and writes nothing.
+async fn expressions_of_required_updates(store: AnyStore) {
+    let d = doc! {
+        "_id": 1, "i": 7, "l": -5_i64, "x": -0.5, "s": "a", "n": null, "min": i32::MIN,
+        "a": [1], "b": [2, 3],
+    };
+    let got = rewritten(
+        &store,
+        d,
+        vec![
+            ("eq_types", Expr::Eq(f("i"), lit(7_i64))),
+            ("eq_string", Expr::Eq(f("s"), lit(7))),
+            ("abs_long", Expr::Abs(f("l"))),
+            ("abs_double", Expr::Abs(f("x"))),
+            ("abs_int_min", Expr::Abs(f("min"))),
+            ("abs_null", Expr::Abs(f("n"))),
+            ("abs_missing", Expr::Abs(f("nothing"))),
+            ("min_missing", Expr::Min(vec![*f("nothing"), *lit(3)])),
+            ("min_null", Expr::Min(vec![*f("n"), *lit(3)])),
+            ("min_types", Expr::Min(vec![*f("s"), *f("i")])),
+            ("max_types", Expr::Max(vec![*f("s"), *f("i")])),
+            ("max_none", Expr::Max(vec![*f("n"), *f("nothing")])),
+            (
+                "concat",
+                Expr::Concat(vec![*f("a"), *f("b"), *lit(vec![4])]),
+            ),
+            ("concat_missing", Expr::Concat(vec![*f("a"), *f("nothing")])),
+        ],
+    )
+    .await;
+    let want = doc! {
+        "eq_types": true, "eq_string": false, "abs_long": 5_i64, "abs_double": 0.5,
+        "abs_int_min": 2_147_483_648_i64, "abs_null": null, "abs_missing": null,
+        "min_missing": 3, "min_null": 3, "min_types": 7, "max_types": "a", "max_none": null,
+        "concat": [1, 2, 3, 4], "concat_missing": null,
+    };
+    for (k, v) in &want {
+        assert_eq!(got.get(k), Some(v), "{k}: {got}");
+    }
+    let one = Filter::eq("_id", 1);
+    let before = store.find(C, &one, &FindOptions::default()).await.unwrap();
+    let mut update = Update {
+        rewrite: vec![Rewrite::Expr {
+            field: "t".into(),
+            expr: Expr::Abs(f("s")),
+        }],
+        ..Update::default()
+    };
+    let refused = store.update_one(C, &one, &mut update, false).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let after = store.find(C, &one, &FindOptions::default()).await.unwrap();
+    assert_eq!(after, before);
+}
+
+/// An update under a required condition (`Update::require`, an ingest's fill): where the
+/// condition holds, the operators' values as the pipeline computes them (a null field as
+/// missing, an Int64 sum past its range a Double); where it does not, or the update would
+/// upsert a document on which it does not, `Error::Unmet` and nothing written; in a batch,
+/// the batch stops there; beside `$setOnInsert`, refused before anything is sent.
+async fn required_updates(store: AnyStore) {
+    let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
+    let count_is = |c: i64| Some(Expr::Eq(f("count"), lit(c)));
+    let fill = |c: i64| Update {
+        set: vec![("mark".into(), Bson::from("x"))],
+        inc: vec![("count".into(), 2)],
+        sum: vec![("qty".into(), Bson::Int64(4))],
+        min: vec![("lo".into(), date(1))],
+        max: vec![("hi".into(), date(9))],
+        push: vec![("items".into(), vec![Bson::Int32(4), Bson::Int32(5)])],
+        require: count_is(c),
+        ..Update::default()
+    };
+    let read = |id: i32| {
+        let store = &store;
+        async move {
+            let found = (store.find(C, &Filter::eq("_id", id), &FindOptions::default())).await;
+            found.unwrap().into_iter().next()
+        }
+    };
+    let docs = vec![
+        doc! {"_id": 1, "count": 3, "qty": 10_i64, "lo": date(5), "hi": date(5), "items": [1, 2, 3]},
+        doc! {"_id": 2, "count": 0, "qty": null, "lo": null, "hi": null, "items": null},
+        doc! {"_id": 3, "count": 0},
+        doc! {"_id": 4, "count": 0, "qty": i64::MAX},
+        doc! {"_id": 6, "count": 0, "qty": 0_i64, "lo": null, "hi": null},
+    ];
+    for d in docs {
+        store.insert_one(C, d).await.unwrap();
+    }
+    // Holds: the operators' values.
+    let done = (store.update_one(C, &Filter::eq("_id", 1), &mut fill(3), false)).await;
+    assert!(
+        done.as_ref().is_ok_and(|d| d.matched && d.modified),
+        "{done:?}"
+    );
+    let want = doc! {
+        "_id": 1, "count": 5, "qty": 14_i64, "lo": date(1), "hi": date(9),
+        "items": [1, 2, 3, 4, 5], "mark": "x",
+    };
+    assert_same_documents(&[read(1).await.unwrap()], std::slice::from_ref(&want));
+    // Does not hold (the count moved on): refused, nothing written.
+    let refused = (store.update_one(C, &Filter::eq("_id", 1), &mut fill(3), false)).await;
+    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    assert_same_documents(&[read(1).await.unwrap()], &[want]);
+    // Null fields taken as missing (6: where the operators would not refuse); missing fields
+    // made.
+    for id in [2, 3, 6] {
+        let done = (store.update_one(C, &Filter::eq("_id", id), &mut fill(0), false)).await;
+        assert!(done.is_ok(), "{done:?}");
+        let want = doc! {
+            "_id": id, "count": 2, "qty": 4_i64, "lo": date(1), "hi": date(9),
+            "items": [4, 5], "mark": "x",
+        };
+        assert_same_documents(&[read(id).await.unwrap()], &[want]);
+    }
+    // An Int64 sum past its range: a Double, as `$add` gives; refused under a bound on it.
+    let done = (store.update_one(C, &Filter::eq("_id", 4), &mut fill(0), false)).await;
+    assert!(done.is_ok(), "{done:?}");
+    let qty = read(4).await.unwrap().get("qty").cloned();
+    assert_eq!(qty, Some(Bson::Double(i64::MAX as f64 + 4.0)));
+    let mut bounded = fill(2);
+    bounded.require = Some(Expr::And(vec![
+        count_is(2).unwrap(),
+        Expr::Lte(Box::new(Expr::Abs(f("qty"))), lit(i64::MAX - 4)),
+    ]));
+    let refused = (store.update_one(C, &Filter::eq("_id", 4), &mut bounded, false)).await;
+    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    // An upsert: the condition is tested on the document it would insert.
+    let refused = (store.update_one(C, &Filter::eq("_id", 5), &mut fill(0), true)).await;
+    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    assert_eq!(read(5).await, None);
+    let mut new = fill(0);
+    new.require = Some(Expr::OfType {
+        value: f("count"),
+        kinds: vec![],
+        or_missing: true,
+    });
+    let done = (store.update_one(C, &Filter::eq("_id", 5), &mut new, true)).await;
+    assert!(done.as_ref().is_ok_and(|d| d.upserted), "{done:?}");
+    let want = doc! {
+        "_id": 5, "count": 2, "qty": 4_i64, "lo": date(1), "hi": date(9), "items": [4, 5],
+        "mark": "x",
+    };
+    assert_same_documents(&[read(5).await.unwrap()], &[want]);
+    // In an ordered batch: applied up to the refused write, which stops it.
+    let op = |id: i32, c: i64| pattern_core::store::WriteOp::Update {
+        filter: Filter::eq("_id", id),
+        update: Box::new(fill(c)),
+        upsert: true,
+    };
+    let batch = vec![op(2, 2), op(3, 0), op(3, 4)];
+    let done = store.write_batch(C, batch).await;
+    assert_eq!(done.applied, 1, "{:?}", done.error);
+    assert!(
+        matches!(done.error, Some(Error::Unmet { .. })),
+        "{:?}",
+        done.error
+    );
+    assert_eq!(read(2).await.unwrap().get("count"), Some(&Bson::Int32(4)));
+    assert_eq!(read(3).await.unwrap().get("count"), Some(&Bson::Int32(2)));
+    // Beside an operator a pipeline does not carry: refused before anything is sent.
+    let mut update = fill(4);
+    update.set_on_insert = vec![("k".into(), Bson::Int32(1))];
+    let refused = (store.update_one(C, &Filter::eq("_id", 2), &mut update, false)).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidInput(_))),
+        "{refused:?}"
+    );
+}
+
 on_both_stores!(
     untargeted:
     expressions_compute_as_mongodb,
     type_or_missing_guards_by_type,
     rewrites_under_a_condition,
+    expressions_of_required_updates,
+    required_updates,
 );

@@ -18,7 +18,7 @@ use super::{Next, TimeId};
 use crate::codec::as_int;
 use crate::series::bucket_id;
 use crate::spec::SeriesSpec;
-use crate::store::query::{Filter, FindOptions, Path};
+use crate::store::query::{Expr, Filter, FindOptions, Path, Update};
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
@@ -106,7 +106,6 @@ struct Open {
     window: i64,
     id: TimeId,
     count: u32,
-    number: i64,
 }
 
 /// One key's items in a batch, and what the batch does with them.
@@ -304,12 +303,9 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
                 let forward =
                     (group.entries.iter()).all(|e| spec.keeps.window_of(e.millis) >= window);
                 let open = match (spanned, count, window) {
-                    (Some(_), Some(count), Some(window)) if forward => vec![Open {
-                        window,
-                        id,
-                        count,
-                        number: number - 1,
-                    }],
+                    (Some(_), Some(count), Some(window)) if forward => {
+                        vec![Open { window, id, count }]
+                    }
                     _ => Vec::new(),
                 };
                 group.state = Some(State {
@@ -445,7 +441,7 @@ async fn learn_spanned<S: Store>(
                 _ => None,
             };
             let parsed = state_of(spec, prefix, doc).zip(time);
-            let Some((State { next, newest, .. }, time)) = parsed else {
+            let Some((State { newest, .. }, time)) = parsed else {
                 open.clear();
                 groups[g].state = None;
                 break;
@@ -455,7 +451,6 @@ async fn learn_spanned<S: Store>(
                 window: spec.keeps.window_of(time).unwrap_or(0),
                 id,
                 count,
-                number: next - 1,
             });
         }
         if let Some(st) = groups[g].state.as_mut() {
@@ -550,7 +545,7 @@ impl Plan<'_, '_> {
         let mut done = 0;
         if let Some((id, count)) = st.newest.filter(|(_, c)| (*c as usize) < size) {
             let take = (size - count as usize).min(n);
-            self.fill(0..take, id, count, st.next - 1)?;
+            self.fill(0..take, id, count)?;
             st.newest = Some((id, count + take as u32));
             done = take;
         }
@@ -579,13 +574,13 @@ impl Plan<'_, '_> {
                 (st.open.iter_mut()).find(|o| Some(o.window) == w && (o.count as usize) < size);
             if let Some(o) = open {
                 let take = (size - o.count as usize).min(run - done);
-                let (id, count, number) = (o.id, o.count, o.number);
+                let (id, count) = (o.id, o.count);
                 o.count += take as u32;
                 // The newest document's count, followed for the next batch (the memo).
                 if let Some((_, c)) = st.newest.as_mut().filter(|(n, _)| *n == id) {
                     *c = o.count;
                 }
-                self.fill(done..done + take, id, count, number)?;
+                self.fill(done..done + take, id, count)?;
                 done += take;
                 continue;
             }
@@ -595,7 +590,6 @@ impl Plan<'_, '_> {
                 window: w.unwrap_or(0),
                 id,
                 count: take as u32,
-                number: st.next - 1,
             });
             done += take;
         }
@@ -610,37 +604,27 @@ impl Plan<'_, '_> {
         )
     }
 
-    /// Items `r` pushed into document `number` (`_id` parts `id`), which holds `count`.
-    fn fill(
-        &mut self,
-        r: std::ops::Range<usize>,
-        id: TimeId,
-        count: u32,
-        number: i64,
-    ) -> Result<()> {
+    /// Items `r` pushed into the document with `_id` parts `id`, which holds `count`.
+    fn fill(&mut self, r: std::ops::Range<usize>, id: TimeId, count: u32) -> Result<()> {
         let spec = self.spec;
         let (values, millis) = self.values(r.clone());
         let kept = spec.kept(&values, &millis)?;
         let mut update = spec.push_update(values, &kept);
-        update.set_on_insert = spec.on_insert(self.group.key, number);
+        // The compare-and-set: the document holds `count` items, as this process last saw
+        // it. Should another writer have pushed, or the document be gone (the upsert then
+        // tests the document it would insert), the update is refused and the batch stops
+        // there. In the update, not in the filter: a condition beside the `_id` in a filter
+        // costs a planned query on every write (test server T25).
+        update.require = Some(fill_condition(spec, &update, count));
         let bson_id = Bson::String(bucket_id(self.group.prefix, id.seconds, id.suffix));
-        // The count as a range, not an equality: should the document be gone, the upsert
-        // inserts it with the count the `$inc` gives; should its count differ (another
-        // writer pushed), the upsert is refused on the `_id` and the batch stops here.
-        let c = Bson::Int64(i64::from(count));
-        // The key too behind a router: an upsert on a cluster sharded by it must name it.
+        // The key too behind a router: an update on a cluster sharded by it must name it.
         // Elsewhere the `_id` alone: a condition on the key brings the key's indexes in as
-        // candidate plans, which the test server weighs on every write (test server T16);
-        // the upsert takes the key from `$setOnInsert`.
-        let mut filter = vec![
-            Filter::Eq("_id".into(), bson_id.clone()),
-            Filter::Gte(Path::from(spec.count_field), c.clone()),
-            Filter::Lte(Path::from(spec.count_field), c),
-        ];
-        if self.routed {
-            filter.insert(0, spec.by_key(self.group.key));
-        }
-        let filter = Filter::and(filter);
+        // candidate plans, which the test server weighs on every write (test server T16).
+        let by_id = Filter::Eq("_id".into(), bson_id.clone());
+        let filter = match self.routed {
+            true => Filter::and([spec.by_key(self.group.key), by_id]),
+            false => by_id,
+        };
         self.ops.push(WriteOp::Update {
             filter,
             update: Box::new(update),
@@ -682,4 +666,28 @@ impl Plan<'_, '_> {
         st.next += 1;
         Ok(id)
     }
+}
+
+/// The condition of a fill of a document that held `count` items: its count is `count`, and
+/// each summary sum (number or missing, and far enough from Int64's ends that adding stays an
+/// Int64 where the push's `$inc` would refuse) can take the update's value.
+fn fill_condition(spec: &SeriesSpec<'_>, update: &Update, count: u32) -> Expr {
+    let field = |f: &Path| Box::new(Expr::Field(f.clone()));
+    let mut all = vec![Expr::Eq(
+        field(&Path::from(spec.count_field)),
+        Box::new(Expr::Literal(Bson::Int64(i64::from(count)))),
+    )];
+    for (f, v) in &update.sum {
+        // `$abs` refuses a value that is not a number (a date, which `$add` would move).
+        let bound = match v {
+            Bson::Int32(n) => Bson::Int64(i64::MAX - i64::from(*n).abs()),
+            Bson::Int64(n) => Bson::Int64(n.checked_abs().map_or(0, |n| i64::MAX - n)),
+            _ => Bson::Double(f64::INFINITY),
+        };
+        all.push(Expr::Lte(
+            Box::new(Expr::Abs(field(f))),
+            Box::new(Expr::Literal(bound)),
+        ));
+    }
+    Expr::And(all)
 }
