@@ -669,8 +669,10 @@ impl Plan<'_, '_> {
 }
 
 /// The condition of a fill of a document that held `count` items: its count is `count`, and
-/// each summary sum (number or missing, and far enough from Int64's ends that adding stays an
-/// Int64 where the push's `$inc` would refuse) can take the update's value.
+/// each summary sum can take the update's value as the push's `$inc` would: a number far
+/// enough from Int64's ends that the sum stays in range (`$abs` refuses any other type; a null
+/// or missing sum passes, the pipeline taking it as missing), or the fill is refused and the
+/// items take the push, which reports the overflow.
 fn fill_condition(spec: &SeriesSpec<'_>, update: &Update, count: u32) -> Expr {
     let field = |f: &Path| Box::new(Expr::Field(f.clone()));
     let mut all = vec![Expr::Eq(
