@@ -4,7 +4,8 @@
 //! in-memory store and recording its name, and takes every provided method as the contract
 //! gives it (the series push as the seed's conditional upsert through `update_first`, batches
 //! one write at a time, scans as one find...). The patterns run on it as on the stores of the
-//! crate, with the same results, and what it records shows what they asked of it.
+//! crate, with the same results, and what it records shows what they asked of it. Told to, it
+//! loses the reply of an insert it applied (`lose_reply`), as a broken connection does.
 
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +25,9 @@ struct Recording<S> {
     /// The patterns' per-store state, shared with the transactions it starts (as the stores
     /// of the crate share theirs).
     extensions: Arc<Extensions>,
+    /// `Some(n)`: the `n`th `insert_one` from now is applied, then answered with
+    /// `Unavailable`, as when the connection breaks before the reply.
+    lose_reply: Arc<Mutex<Option<usize>>>,
 }
 
 impl Recording<MemoryStore> {
@@ -32,6 +36,7 @@ impl Recording<MemoryStore> {
             inner: MemoryStore::new(),
             log: Log::default(),
             extensions: Arc::default(),
+            lose_reply: Arc::default(),
         }
     }
 }
@@ -50,7 +55,22 @@ impl<S> Recording<S> {
 impl<S: Store> Store for Recording<S> {
     async fn insert_one(&self, coll: &str, doc: BsonDocument) -> Result<()> {
         self.record("insert_one");
-        self.inner.insert_one(coll, doc).await
+        self.inner.insert_one(coll, doc).await?;
+        let mut lose = self.lose_reply.lock().unwrap();
+        match lose.as_mut() {
+            Some(1) => {
+                *lose = None;
+                Err(pattern_store::Error::Unavailable {
+                    message: "the reply was lost (Recording::lose_reply)".into(),
+                    source: None,
+                })
+            }
+            Some(n) => {
+                *n -= 1;
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 
     async fn update_one(
@@ -153,6 +173,7 @@ impl<S: Store> Store for Recording<S> {
             inner: self.inner.start_transaction().await?,
             log: self.log.clone(),
             extensions: self.extensions.clone(),
+            lose_reply: self.lose_reply.clone(),
         })
     }
 }
@@ -223,6 +244,38 @@ async fn buckets_on_a_store_of_the_primitives_alone() {
     third.take();
     Trades::push(&third, &7, Trade { qty: 25 }).await.unwrap();
     assert_eq!(third.take(), ["update_first"]);
+}
+
+#[derive(Bucket, Serialize, Deserialize)]
+#[bucket(collection = "tp_rolled", size = 3, summary(sum = "qty"), rollup)]
+struct Rolled {
+    #[bucket(key)]
+    customer: i64,
+    #[bucket(items)]
+    trades: Vec<Trade>,
+}
+
+/// A batch of new buckets whose reply is lost after the second insert applied (the
+/// connection broke): `push_many` reads the buckets back, so the roll-up counts exactly the
+/// items stored, and reports the error.
+#[tokio::test]
+async fn a_lost_reply_in_a_batch_of_buckets_keeps_the_roll_up_exact() {
+    let third = Recording::new();
+    *third.lose_reply.lock().unwrap() = Some(2);
+    let trades: Vec<Trade> = (1..=9).map(|qty| Trade { qty }).collect();
+    let e = Rolled::push_many(&third, &1, &trades).await;
+    assert!(
+        matches!(e, Err(pattern_store::Error::Unavailable { .. })),
+        "{e:?}"
+    );
+    assert_eq!(Rolled::all_items(&third, &1).await.unwrap(), trades[..6]);
+    let docs = stored(&third, "tp_rolled").await;
+    let rollup = (docs.iter())
+        .map(|d| d.to_document().unwrap())
+        .find(|d| d.get_str("page") == Ok("rollup"))
+        .expect("a roll-up");
+    assert_eq!(rollup.get_i64("qty_sum").ok(), Some(21), "{rollup}");
+    assert_eq!(rollup.get_i64("rollup_items").ok(), Some(6), "{rollup}");
 }
 
 #[derive(Outlier, Serialize, Deserialize)]

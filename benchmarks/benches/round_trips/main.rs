@@ -298,7 +298,19 @@ async fn main() {
         "bucket push_many of 25 onto an open bucket holding 3 (fills it, opens 2)",
         1,
         &log,
-        &["find", "update", "insert", "insert"],
+        &["find", "update", "bulkWrite"],
+    ));
+    // A key's whole history at once: 1,000 trades onto a key with none.
+    let history: Vec<Trade> = (0..1_000).map(|i| trade(T0, i)).collect();
+    log.clear();
+    TradeHistory::push_many(&store, &4242, &history)
+        .await
+        .unwrap();
+    rows.push(Row::exactly(
+        "bucket push_many of 1,000 onto a key with none (opens 100)",
+        1,
+        &log,
+        &["find", "bulkWrite"],
     ));
 
     // Page reads at several depths, and past the last page.
@@ -475,7 +487,7 @@ async fn main() {
         "outlier save, 1,200 over the threshold (3 chunks of 500)",
         1,
         &log,
-        &["delete", "update", "insert", "insert", "insert"],
+        &["delete", "update", "bulkWrite"],
     ));
     log.clear();
     for i in 0..50 {

@@ -129,7 +129,7 @@ where
 }
 
 /// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
-/// buckets (one write per bucket touched).
+/// buckets (one write for the open bucket, one for all the new ones).
 pub async fn push_many<B, S, Q>(store: &S, key: &Q, items: &[B::Item]) -> Result<()>
 where
     B: Bucket + ?Sized,

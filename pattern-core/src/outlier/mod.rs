@@ -22,7 +22,8 @@
 //! miss, flag, overflow), also when it opens a chunk once this process has pushed to the
 //! parent's overflow (the first such push of a process finds the open chunk with a
 //! `findAndModify`, and opens one with a read and an insert). A save is a delete of the old
-//! overflow, an upsert of the main document and an insert per chunk. The typical document
+//! overflow, an upsert of the main document and its chunks in one batch (one `bulkWrite`; an
+//! `insert` for one chunk). The typical document
 //! is one `find` on the main collection; every item of an outlier is two (`find` main + one
 //! `find` over all its chunks, in one reply while they total under 16 MiB).
 //!

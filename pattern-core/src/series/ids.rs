@@ -81,6 +81,13 @@ pub(super) struct NewIds<'a, P: ?Sized> {
     bump: bool,
 }
 
+// By hand: a derive would ask `P: Clone` of a prefix held by reference.
+impl<P: ?Sized> Clone for NewIds<'_, P> {
+    fn clone(&self) -> Self {
+        NewIds { ..*self }
+    }
+}
+
 impl<'a, P: IdPrefix + ?Sized> NewIds<'a, P> {
     pub(super) fn new(spec: &'a SeriesSpec, prefix: &'a P, time: Option<i64>) -> Self {
         let mut ids = NewIds {

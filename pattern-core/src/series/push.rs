@@ -1,6 +1,6 @@
 //! Pushes: one item (the conditional upsert, one round trip in the common case), several (a
-//! compare-and-set on the open document, then an insert per new document), and the `_id`s of
-//! the documents a push opens.
+//! compare-and-set on the open document, then the new documents in one ordered batch), and the
+//! `_id`s of the documents a push opens.
 
 use bson::{Bson, Document};
 
@@ -14,7 +14,7 @@ use crate::error::display_bson;
 use crate::series::Kept;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::Store;
+use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
@@ -87,7 +87,7 @@ async fn ready<S: Store>(store: &S, spec: &SeriesSpec<'_>, items: &[Bson]) -> Re
 }
 
 /// Writes `items` as the whole series of `key`, whose documents were just deleted: numbered
-/// from 1, one insert per document, with no read first. Should another writer have opened
+/// from 1, in one ordered batch, with no read first. Should another writer have opened
 /// document 1 meanwhile, this goes on as a push does, after it.
 pub(crate) async fn push_fresh<S: Store>(
     store: &S,
@@ -351,9 +351,10 @@ async fn number_held_by_foreign<S: Store>(
 }
 
 /// Several items: fill the newest document with a compare-and-set on its `count`, then open
-/// new documents of up to `size` items each: one write per document touched, plus one read of
-/// the newest document first (and again only after a write lost a race). Remembers the next
-/// number, as a single push does.
+/// new documents of up to `size` items each, all in one ordered batch (an `insert` for one):
+/// one write for the fill and one for the new documents, plus one read of the newest document
+/// first (and again only after a write lost a race). Remembers the next number, as a single
+/// push does.
 async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
@@ -398,7 +399,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
     };
     // The number of the next document, once this call filled the newest one itself (or was
     // told the key has none): then the next document is opened without reading the newest
-    // first (an insert per `size` items).
+    // first (the new documents in one batch).
     let mut known_next: Option<i64> = start;
     while *done < items.len() {
         if failures >= MAX_ATTEMPTS {
@@ -452,40 +453,137 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 None => 1,
             }
         };
-        let take = size.min(rest.len());
-        ids.at(times.get(*done).copied().map(seconds));
-        let id = ids.next(store, seq).await?;
-        let values = kept(*done..*done + take)?;
-        match store
-            .insert_one(
-                coll,
-                spec.new_doc(key, id, seq, rest[..take].to_vec(), &values),
-            )
-            .await
-        {
-            Ok(()) => {
-                *done += take;
-                let count = u32::try_from(take).ok();
-                remember(store, spec, key, seq.checked_add(1), ids.opened(), count);
-                if take == size {
-                    known_next = seq.checked_add(1);
-                }
+        // The rest as whole new documents `seq`, `seq + 1`... in one ordered batch: each
+        // planned as a push of its own would open it (its `_id` from the one before), so a
+        // refusal is met as that push meets it, with the `_id`s as they were at its document.
+        let mut plan: Vec<Opening<'_, P>> = Vec::new();
+        let mut docs = Vec::new();
+        let (mut at, mut number) = (*done, seq);
+        while at < items.len() {
+            let take = size.min(items.len() - at);
+            ids.at(times.get(at).copied().map(seconds));
+            ids.prepare(store, number).await?;
+            let before = ids.clone();
+            let values = kept(at..at + take)?;
+            let id = ids.id();
+            let doc = spec.new_doc(
+                key,
+                id.clone(),
+                number,
+                items[at..at + take].to_vec(),
+                &values,
+            );
+            docs.push(doc);
+            let opened = ids.opened();
+            plan.push(Opening {
+                number,
+                id,
+                first: at,
+                take,
+                ids: before,
+                opened,
+            });
+            at += take;
+            number = match number.checked_add(1) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        // One document: an `insert`, as a push of one would send it.
+        let outcome = match docs.len() {
+            1 => match store
+                .insert_one(coll, docs.pop().expect("one document"))
+                .await
+            {
+                Ok(()) => BatchOutcome {
+                    applied: 1,
+                    error: None,
+                },
+                Err(e) => BatchOutcome {
+                    applied: 0,
+                    error: Some(e),
+                },
+            },
+            _ => {
+                store
+                    .write_batch(coll, docs.into_iter().map(WriteOp::Insert).collect())
+                    .await
             }
-            Err(e) if is_id_taken(&e) => {
+        };
+        let applied = match &outcome.error {
+            // Unknown how far it got (the connection broke): the documents read back.
+            Some(Error::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
+                .await
+                .unwrap_or(outcome.applied),
+            _ => outcome.applied,
+        };
+        for o in &plan[..applied.min(plan.len())] {
+            *done += o.take;
+            let count = u32::try_from(o.take).ok();
+            remember(store, spec, key, o.number.checked_add(1), o.opened, count);
+        }
+        let Some(e) = outcome.error else {
+            if let Some(last) = plan.last().filter(|o| o.take == size) {
+                known_next = last.number.checked_add(1);
+            }
+            continue;
+        };
+        // Its reply lost, every document read back as opened: done.
+        let Some(refused) = plan.into_iter().nth(applied) else {
+            continue;
+        };
+        ids = refused.ids;
+        match e {
+            e if is_id_taken(&e) => {
                 // The number is still free: open it under the next free suffix.
                 failures += 1;
                 ids.id_taken();
-                known_next = Some(seq);
+                known_next = Some(refused.number);
             }
-            Err(Error::DuplicateKey { .. }) => {
-                number_held_by_foreign(store, spec, key, seq).await?;
+            Error::DuplicateKey { .. } => {
+                number_held_by_foreign(store, spec, key, refused.number).await?;
                 failures += 1;
-                ids.collided(seq);
+                ids.collided(refused.number);
             }
-            Err(e) => return Err(e),
+            e => return Err(e),
         }
     }
     Ok(())
+}
+
+/// A document [`push_many`] opens in its batch: its number and `_id`, its first item and how
+/// many it takes, the `_id`s as they were when it was planned (after its own `_id` was got
+/// ready), and the `_id` it opened.
+struct Opening<'a, P: ?Sized> {
+    number: i64,
+    id: Bson,
+    first: usize,
+    take: usize,
+    ids: NewIds<'a, P>,
+    opened: Option<TimeId>,
+}
+
+/// How many of `plan`'s documents a batch whose reply was lost opened, read back by `_id`: a
+/// document is this batch's when it holds the number and first item planned for it (they
+/// apply in order: the first one missing ends the count).
+async fn opened_of<S: Store, P: ?Sized>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    items: &[Bson],
+    plan: &[Opening<'_, P>],
+) -> Result<usize> {
+    let ids: Vec<Bson> = plan.iter().map(|o| o.id.clone()).collect();
+    let mine = Filter::and([spec.by_key(key), Filter::In("_id".into(), ids)]);
+    let found = (store.find(spec.collection, &mine, &FindOptions::default())).await?;
+    let ours = |o: &Opening<'_, P>| {
+        found.iter().any(|d| {
+            d.get("_id") == Some(&o.id)
+                && d.get(spec.order.field()).and_then(as_int) == Some(o.number)
+                && matches!(d.get(spec.items_field), Some(Bson::Array(a)) if a.first() == items.get(o.first))
+        })
+    };
+    Ok(plan.iter().take_while(|o| ours(o)).count())
 }
 
 /// The number of the document after `newest` (the key's newest document, full): one past its

@@ -248,7 +248,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             ..Method::default()
         }),
         w.keyed(Method {
-            doc: "Appends `items` to `key`'s series in order: one write per bucket touched.".into(),
+            doc: "Appends `items` to `key`'s series in order: one write for the open bucket, one for all the new ones.".into(),
             name: "push_many".into(),
             params: quote!(items: &[#item_param],),
             ret: quote!(()),

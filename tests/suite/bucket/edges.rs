@@ -186,6 +186,38 @@ async fn same_second_burst(store: AnyStore) {
     }
 }
 
+/// A batch of new buckets whose second `_id` a document outside the series holds (one this
+/// store could not know): the bucket before it stays, the refused one and those after it open
+/// under the next free suffixes, nothing is written twice, the items stay in push order, and
+/// the other document is left as it was.
+async fn a_batch_refused_midway_goes_on(store: AnyStore) {
+    let other = doc! {"_id": "m_1700000000_000001", "user": "o", "other": true};
+    store.insert_one("ticks", other.clone()).await.unwrap();
+    let batch: Vec<Tick> = (0..10).map(|i| tick(0, i, 1_700_000_000)).collect();
+    Ticks::push_many(&store, "m", &batch).await.unwrap();
+    let docs = documents(&store, "ticks").await;
+    assert!(docs.contains(&other), "{docs:?}");
+    let ids: Vec<&str> = (docs.iter())
+        .filter(|d| !d.contains_key("other"))
+        .map(|d| d.get_str("_id").unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "m_1700000000",
+            "m_1700000000_000002",
+            "m_1700000000_000003",
+            "m_1700000000_000004"
+        ]
+    );
+    let all: Vec<u32> = Ticks::items(&store, "m")
+        .map_ok(|t| t.n)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(all, (0..10).collect::<Vec<_>>());
+}
+
 /// Page numbers past 2^63-1 (numbers are stored as Int64): `None` on both stores, nothing
 /// sent; page 0 is `InvalidInput`.
 async fn page_numbers_past_the_largest(store: AnyStore) {
@@ -284,6 +316,7 @@ async fn a_first_push_numbers_after_the_keys_buckets(store: AnyStore) {
 on_both_stores!(
     a_first_push_numbers_after_the_keys_buckets,
     same_second_burst,
+    a_batch_refused_midway_goes_on,
     page_numbers_past_the_largest,
     streams_cross_batches,
     foreign_documents_give_decode_errors,
