@@ -17,6 +17,10 @@ use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
+/// Bytes of new documents one batch of [`push_many`] sends at most (under the 16 MiB a command
+/// may take, with room for the command's own fields).
+const BATCH_BYTES: usize = 8 * 1024 * 1024;
+
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
 /// another writer that did apply, so the loop only spins under that much concurrent traffic.
 const MAX_ATTEMPTS: u32 = 10_000;
@@ -458,7 +462,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
         // refusal is met as that push meets it, with the `_id`s as they were at its document.
         let mut plan: Vec<Opening<'_, P>> = Vec::new();
         let mut docs = Vec::new();
-        let (mut at, mut number) = (*done, seq);
+        let (mut at, mut number, mut bytes) = (*done, seq, 0_usize);
         while at < items.len() {
             let take = size.min(items.len() - at);
             ids.at(times.get(at).copied().map(seconds));
@@ -473,6 +477,13 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 items[at..at + take].to_vec(),
                 &values,
             );
+            // A batch stays well under the 16 MiB of a command: the rest in the next one.
+            let n = crate::codec::size::document_bytes(&doc).unwrap_or(BATCH_BYTES);
+            bytes = bytes.saturating_add(n);
+            if !docs.is_empty() && bytes > BATCH_BYTES {
+                ids = before;
+                break;
+            }
             docs.push(doc);
             let opened = ids.opened();
             plan.push(Opening {
