@@ -35,6 +35,19 @@ fn rollup_update(qty: i64) -> Update {
     }
 }
 
+/// `ops` as one `bulkWrite`, timed; every write applied.
+async fn timed_batch(store: &impl Store, ops: Vec<WriteOp>) -> Duration {
+    let t = Instant::now();
+    let done = store.write_batch("trades", ops).await;
+    let took = t.elapsed();
+    assert!(
+        done.error.is_none() && done.applied == KEYS as usize,
+        "{:?}",
+        done.error
+    );
+    took
+}
+
 #[tokio::main]
 async fn main() {
     let store = pattern_tests::mongo_store("ingest_writes_probe").await;
@@ -83,14 +96,7 @@ async fn main() {
                     }
                 })
                 .collect();
-            let t = Instant::now();
-            let done = store.write_batch("trades", ops).await;
-            let took = t.elapsed();
-            assert!(
-                done.error.is_none() && done.applied == KEYS as usize,
-                "{:?}",
-                done.error
-            );
+            let took = timed_batch(&store, ops).await;
             times.push(took);
             println!("round {round} shape {shape}: {took:.1?}");
         }
@@ -147,14 +153,7 @@ async fn main() {
                     }
                 })
                 .collect();
-            let t = Instant::now();
-            let done = store.write_batch("trades", ops).await;
-            let took = t.elapsed();
-            assert!(
-                done.error.is_none() && done.applied == KEYS as usize,
-                "{:?}",
-                done.error
-            );
+            let took = timed_batch(&store, ops).await;
             times.push(took);
             println!("round {round} fill shape {shape}: {took:.1?}");
         }

@@ -40,3 +40,8 @@ pub(crate) use read::{
 };
 pub(crate) use rollup::{ROLLUP, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
 pub(crate) use shape::{bucket_id, combine, Kept};
+
+/// Bytes of documents one batched write of a series sends at most (an ingest's bulk write,
+/// `push_many`'s new documents): under the 16 MiB a command may take, with room for the
+/// command's own fields.
+const BATCH_BYTES: usize = 8 * 1024 * 1024;

@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 use super::ids::{is_id_taken, IdPrefix, NewIds};
 use super::read::take_array;
 use super::rollup::roll_up;
-use super::{memo, Next, TimeId};
+use super::{memo, Next, TimeId, BATCH_BYTES};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
 use crate::error::display_bson;
@@ -16,10 +16,6 @@ use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
-
-/// Bytes of new documents one batch of [`push_many`] sends at most (under the 16 MiB a command
-/// may take, with room for the command's own fields).
-const BATCH_BYTES: usize = 8 * 1024 * 1024;
 
 /// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
 /// another writer that did apply, so the loop only spins under that much concurrent traffic.

@@ -14,7 +14,7 @@ mod rollups;
 use super::ids::parse_bucket_id;
 use super::push::{push, seconds};
 use super::read::take_array;
-use super::{Next, TimeId};
+use super::{Next, TimeId, BATCH_BYTES};
 use crate::codec::as_int;
 use crate::series::bucket_id;
 use crate::spec::SeriesSpec;
@@ -31,10 +31,6 @@ pub(crate) struct Entry {
     pub(crate) millis: i64,
     pub(crate) index: usize,
 }
-
-/// Bytes of items per bulk write at most (under the 16 MiB command limit, with room for the
-/// documents' other fields).
-const BATCH_BYTES: usize = 8 * 1024 * 1024;
 
 /// Writes `entries` (each key's in order) in batches of at most `batch` items. Returns how
 /// many were written; on an error, [`Error::Ingest`] with the indexes of those that were not.
