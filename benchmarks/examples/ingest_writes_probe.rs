@@ -2,7 +2,8 @@
 //! (BENCHMARKS.md, section 8; test server T25): 1,000 customers with 10 buckets each and their
 //! roll-ups (the `timeseries` benchmark's layout, `ingest`), then `bulkWrite`s of 1,000 writes
 //! each, one a customer: roll-up updates (upserts, as an ingest sends them) by `{key, page:
-//! "rollup"}` and the same updates of other documents by `_id` alone; whole buckets inserted;
+//! "rollup"}`, the same updates of other documents by `_id` alone, and the roll-ups as one
+//! update of many documents (`rollups_at_once`); whole buckets inserted;
 //! fills of open buckets (a `$push`, `$inc`, `$min`/`$max`, as an ingest's compare-and-set
 //! push) by `{_id, count >= c, count <= c}` with the upsert (the check in the filter; an
 //! ingest sends it in the update instead, `fill_shape_probe`), by `{_id, count: c}`, by
@@ -48,6 +49,43 @@ async fn timed_batch(store: &impl Store, ops: Vec<WriteOp>) -> Duration {
     took
 }
 
+/// The 1,000 roll-ups' updates as one write of many documents in a `bulkWrite`: `{customerId:
+/// {$in: keys}, page: "rollup"}`, a pipeline that finds each document's key among the keys
+/// (`$indexOfArray`) and adds the values at that place: one write for all of them, measured
+/// against the 1,000 updates an ingest sends.
+async fn rollups_at_once(store: &pattern_core::MongoStore) -> Duration {
+    let db = store.database();
+    let keys: Vec<i64> = (0..KEYS).collect();
+    let items: Vec<i64> = keys.iter().map(|_| 10).collect();
+    let qty: Vec<i64> = keys.clone();
+    let pipeline = vec![
+        doc! {"$set": {"rollup_at": {"$indexOfArray": [{"$literal": &keys}, "$customerId"]}}},
+        doc! {"$set": {
+            "rollup_items": {"$add": ["$rollup_items", {"$arrayElemAt": [{"$literal": items}, "$rollup_at"]}]},
+            "qty": {"$add": ["$qty", {"$arrayElemAt": [{"$literal": qty}, "$rollup_at"]}]},
+        }},
+        doc! {"$unset": "rollup_at"},
+    ];
+    let op = doc! {
+        "update": 0, "filter": {"customerId": {"$in": &keys}, "page": "rollup"},
+        "updateMods": pipeline, "multi": true,
+    };
+    let command = doc! {
+        "bulkWrite": 1, "ops": [op], "nsInfo": [{"ns": format!("{}.trades", db.name())}],
+        "ordered": true,
+    };
+    let t = Instant::now();
+    let reply = db
+        .client()
+        .database("admin")
+        .run_command(command)
+        .await
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(reply.get_i32("nMatched").ok(), Some(KEYS as i32), "{reply}");
+    took
+}
+
 #[tokio::main]
 async fn main() {
     let store = pattern_tests::mongo_store("ingest_writes_probe").await;
@@ -68,9 +106,15 @@ async fn main() {
     let done = store.write_batch("trades", others).await;
     assert!(done.error.is_none(), "{:?}", done.error);
     let mut next_bucket = 0_i64;
-    let mut times: [Vec<Duration>; 3] = Default::default();
+    let mut times: [Vec<Duration>; 4] = Default::default();
     for round in 0..5 {
         for (shape, times) in times.iter_mut().enumerate() {
+            if shape == 3 {
+                let took = rollups_at_once(&store).await;
+                times.push(took);
+                println!("round {round} shape {shape}: {took:.1?}");
+                continue;
+            }
             let ops: Vec<WriteOp> = (0..KEYS)
                 .map(|k| match shape {
                     0 => WriteOp::Update {
@@ -175,6 +219,7 @@ async fn main() {
         "roll-ups by {key, page: \"rollup\"} (as sent)",
         "the same updates by _id alone",
         "1,000 bucket inserts",
+        "the roll-ups by one update of many documents (a pipeline: each its own values)",
     ]
     .into_iter()
     .zip(times)
