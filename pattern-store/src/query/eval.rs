@@ -30,43 +30,55 @@ pub fn is_number(v: &Bson) -> bool {
 }
 
 impl Filter {
-    /// Whether `doc` matches, with MongoDB's semantics for this subset.
+    /// Whether `doc` matches, with MongoDB's semantics for this subset. A condition on a
+    /// dotted path through an array of documents holds when it holds for what the path
+    /// reaches in one element ([`paths::reached`](super::paths::reached)).
     pub fn matches(&self, doc: &Document) -> bool {
         match self {
-            Filter::Eq(p, v) => eq_matches(get_path(doc, p), v),
-            Filter::Ne(p, v) => !eq_matches(get_path(doc, p), v),
-            Filter::Lt(p, v) => range_matches(doc, p, v, Ordering::is_lt),
-            Filter::Lte(p, v) => range_matches(doc, p, v, Ordering::is_le),
-            Filter::Gt(p, v) => range_matches(doc, p, v, Ordering::is_gt),
-            Filter::Gte(p, v) => range_matches(doc, p, v, Ordering::is_ge),
-            Filter::Exists(p, b) => get_path(doc, p).is_some() == *b,
+            Filter::Eq(p, v) => any_reached(doc, p, |x| eq_matches(x, v)),
+            Filter::Ne(p, v) => !any_reached(doc, p, |x| eq_matches(x, v)),
+            Filter::Lt(p, v) => any_reached(doc, p, |x| range_matches(x, v, Ordering::is_lt)),
+            Filter::Lte(p, v) => any_reached(doc, p, |x| range_matches(x, v, Ordering::is_le)),
+            Filter::Gt(p, v) => any_reached(doc, p, |x| range_matches(x, v, Ordering::is_gt)),
+            Filter::Gte(p, v) => any_reached(doc, p, |x| range_matches(x, v, Ordering::is_ge)),
+            Filter::Exists(p, b) => any_reached(doc, p, |x| x.is_some()) == *b,
             Filter::NotArray(p) => get_path(doc, p).is_some_and(|x| !matches!(x, Bson::Array(_))),
             Filter::NumberOrMissing(p) => get_path(doc, p).is_none_or(is_number),
             Filter::TypeOrMissing(p, types) => get_path(doc, p)
                 .is_none_or(|v| !matches!(v, Bson::Array(_)) && types.iter().any(|t| t.holds(v))),
             Filter::And(fs) | Filter::Clause(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
-            Filter::In(p, vs) => {
-                let x = get_path(doc, p);
-                vs.iter().any(|v| eq_matches(x, v))
-            }
+            Filter::In(p, vs) => any_reached(doc, p, |x| vs.iter().any(|v| eq_matches(x, v))),
             Filter::All(p, vs) => {
-                let x = get_path(doc, p);
-                !vs.is_empty() && vs.iter().all(|v| eq_matches(x, v))
+                !vs.is_empty() && vs.iter().all(|v| any_reached(doc, p, |x| eq_matches(x, v)))
             }
-            Filter::ElemMatch(p, fs) => match get_path(doc, p) {
+            Filter::ElemMatch(p, fs) => any_reached(doc, p, |x| match x {
                 Some(Bson::Array(a)) => a
                     .iter()
                     .any(|e| matches!(e, Bson::Document(d) if fs.iter().all(|f| f.matches(d)))),
                 _ => false,
-            },
-            Filter::StartsWith(p, prefix) => match get_path(doc, p) {
+            }),
+            Filter::StartsWith(p, prefix) => any_reached(doc, p, |x| match x {
                 Some(Bson::String(s)) => s.starts_with(prefix.as_str()),
                 Some(Bson::Array(a)) => a
                     .iter()
                     .any(|e| matches!(e, Bson::String(s) if s.starts_with(prefix.as_str()))),
                 _ => false,
-            },
+            }),
+        }
+    }
+}
+
+/// Whether `holds` holds for something `path` reaches in `doc` ([`paths::reached`]): the one
+/// value of a path through no array, read without collecting anything.
+fn any_reached(doc: &Document, path: &str, holds: impl Fn(Option<&Bson>) -> bool) -> bool {
+    match get_path(doc, path) {
+        Some(v) => holds(Some(v)),
+        None if !path.contains('.') => holds(None),
+        None => {
+            let mut reached = Vec::new();
+            super::paths::reached(doc, path, &mut reached);
+            reached.into_iter().any(holds)
         }
     }
 }
@@ -88,13 +100,13 @@ pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     Some(cur)
 }
 
-/// Whether the value at `path`, or one of its elements when it is an array, compares to `v` as
-/// `holds` wants, values of another type bracket never matching (MongoDB's `$lt`... on a
-/// field holding an array: `{a: {$gte: 5}}` matches `{a: [1, 7]}`, as a multikey index on `a`
-/// finds it).
-fn range_matches(doc: &Document, path: &str, v: &Bson, holds: fn(Ordering) -> bool) -> bool {
+/// Whether a value, or one of its elements when it is an array, compares to `v` as `holds`
+/// wants, values of another type bracket never matching (MongoDB's `$lt`... on a field
+/// holding an array: `{a: {$gte: 5}}` matches `{a: [1, 7]}`, as a multikey index on `a` finds
+/// it).
+fn range_matches(x: Option<&Bson>, v: &Bson, holds: fn(Ordering) -> bool) -> bool {
     let within = |x: &Bson| bracket(x) == bracket(v) && holds(compare_values(x, v));
-    match get_path(doc, path) {
+    match x {
         Some(x @ Bson::Array(items)) => within(x) || items.iter().any(within),
         Some(x) => within(x),
         None => false,

@@ -3,9 +3,9 @@
 //! [`get_path`](super::eval::get_path) reads one value (`a.3` an element by position). The
 //! in-memory indexes hold a row of values per element, the paths under one array taking
 //! their values from the same element, so that an `$elemMatch` on the array bounds them
-//! together, as MongoDB's compound multikey bounds do. (The in-memory evaluator still reads
-//! one value a path: a dotted filter through an array matches nothing there. The library
-//! sends none; see the stores chapter.)
+//! together, as MongoDB's compound multikey bounds do. A filter reads them as MongoDB's
+//! query matching does ([`reached`]): a condition on `specs.k` holds when it holds for one
+//! element's `k`.
 
 use bson::{Bson, Document};
 
@@ -61,6 +61,27 @@ fn walk<'a>(doc: &'a Document, path: &'a str) -> Walk<'a> {
 /// [`get_path`](super::eval::get_path) finds none, and `values` and [`rows`] find them.
 pub fn through_array(doc: &Document, path: &str) -> bool {
     matches!(walk(doc, path), Walk::Array { .. })
+}
+
+/// What `path` reaches in `doc`, as a query condition on it reads the document: the value at
+/// its end (an array there whole; `None` for nothing), or, where the path passes through an
+/// array of documents, what the rest of it reaches in each element, one after another (an
+/// element that is not a document reaches nothing: `None`; an empty array, nothing at all).
+/// A condition holds when it holds for one of them; `$ne` and `$exists: false`, when `$eq`
+/// and `$exists: true` hold for none.
+pub fn reached<'a>(doc: &'a Document, path: &'a str, out: &mut Vec<Option<&'a Bson>>) {
+    match walk(doc, path) {
+        Walk::Value(v) => out.push(Some(v)),
+        Walk::Missing => out.push(None),
+        Walk::Array { array, rest, .. } => {
+            for e in array {
+                match e {
+                    Bson::Document(d) => reached(d, rest, out),
+                    _ => out.push(None),
+                }
+            }
+        }
+    }
 }
 
 /// The rows of values an index on `paths` holds for `doc`, each with one value per path

@@ -328,6 +328,82 @@ async fn update_many_array_prefix_short_arrays(store: AnyStore) {
     );
 }
 
+/// A condition on a dotted path through an array of documents holds when it holds for one
+/// element (two levels of arrays too), `$ne` and `$exists: false` when the condition holds for
+/// none: MongoDB's query matching, which the in-memory store's filters follow.
+async fn dotted_paths_through_arrays(store: AnyStore) {
+    insert_all(
+        &store,
+        vec![
+            doc! {"_id": "a", "items": [{"sku": "x", "qty": 1}, {"sku": "y", "qty": 5, "tags": ["t1", "t2"]}]},
+            doc! {"_id": "b", "items": [{"sku": "z", "qty": 3}]},
+            doc! {"_id": "c", "items": []},
+            doc! {"_id": "d", "items": {"sku": "x", "qty": 9}},
+            doc! {"_id": "e", "nested": [{"inner": [{"v": 1}, {"v": 2}]}, {"inner": [{"v": 3}]}]},
+            doc! {"_id": "f"},
+            doc! {"_id": "g", "items": [{"qty": 2}, "scalar"]},
+        ],
+    )
+    .await;
+    let s = |v: &str| Bson::String(v.into());
+    let cases: Vec<(Filter, &[&str])> = vec![
+        (Filter::eq("items.sku", "x"), &["a", "d"]),
+        (Filter::eq("items.qty", 5), &["a"]),
+        (Filter::Gt("items.qty".into(), Bson::Int32(4)), &["a", "d"]),
+        (Filter::Lt("items.qty".into(), Bson::Int32(2)), &["a"]),
+        (
+            Filter::In("items.sku".into(), vec![s("y"), s("z")]),
+            &["a", "b"],
+        ),
+        (
+            Filter::All("items.sku".into(), vec![s("x"), s("y")]),
+            &["a"],
+        ),
+        (
+            Filter::Ne("items.sku".into(), s("x")),
+            &["b", "c", "e", "f", "g"],
+        ),
+        (Filter::Exists("items.sku".into(), true), &["a", "b", "d"]),
+        (
+            Filter::Exists("items.sku".into(), false),
+            &["c", "e", "f", "g"],
+        ),
+        (Filter::eq("items.tags", "t2"), &["a"]),
+        (Filter::StartsWith("items.sku".into(), "y".into()), &["a"]),
+        (Filter::eq("items.1.sku", "y"), &["a"]),
+        (Filter::eq("nested.inner.v", 3), &["e"]),
+        (Filter::Gte("nested.inner.v".into(), Bson::Int32(2)), &["e"]),
+        (
+            Filter::ElemMatch("nested.inner".into(), vec![Filter::eq("v", 3)]),
+            &["e"],
+        ),
+        (
+            Filter::Or(vec![
+                Filter::eq("items.sku", "z"),
+                Filter::eq("nested.inner.v", 1),
+            ]),
+            &["b", "e"],
+        ),
+    ];
+    for (filter, want) in cases {
+        assert_eq!(find_ids(&store, &filter).await, ids(want), "{filter:?}");
+    }
+    // An update selects by the same match.
+    let flag = Update {
+        set: vec![("flag".into(), Bson::Boolean(true))],
+        ..Update::default()
+    };
+    let n = store
+        .update_many(C, &Filter::eq("items.sku", "z"), &flag)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(
+        find_ids(&store, &Filter::eq("flag", true)).await,
+        ids(&["b"])
+    );
+}
+
 // The store contract's own operations, as the tests call them: not checked against the
 // targeting rule (the patterns that use them are, in their suites).
 on_both_stores!(
@@ -338,4 +414,5 @@ on_both_stores!(
     update_many_string_prefix,
     update_many_shift,
     prefix_and_or_filters,
+    dotted_paths_through_arrays,
 );
