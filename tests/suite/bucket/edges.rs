@@ -118,7 +118,7 @@ async fn indexes_are_created_idempotently(store: AnyStore) {
 #[derive(Bucket)]
 #[bucket(collection = "blobs", size = 1)]
 #[allow(dead_code)]
-struct Blobs {
+pub(super) struct Blobs {
     #[bucket(key)]
     k: i64,
     #[bucket(items)]
