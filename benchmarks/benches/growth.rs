@@ -15,8 +15,8 @@
 //! open buckets: see [`measure_driver`]): the server's share of the cost at each size.
 //!
 //! Between levels the history is preloaded with `push_many`, 1,000 items per call (whole
-//! buckets, one insert each), by [`LOADERS`] concurrent loaders on MongoDB (one for the one-key
-//! shape, whose concurrent loaders would race for the same next bucket); how long each
+//! buckets, one `bulkWrite` a call), by [`LOADERS`] concurrent loaders on MongoDB (one for the
+//! one-key shape, whose concurrent loaders would race for the same next bucket); how long each
 //! preload took is printed. A level is measured with exactly that many items stored (the
 //! pushes of the previous levels count towards it).
 //!
