@@ -113,18 +113,78 @@ fn range_matches(x: Option<&Bson>, v: &Bson, holds: fn(Ordering) -> bool) -> boo
     }
 }
 
-/// Compares two documents by a sort specification (missing fields sort as null).
+/// Compares two documents by a sort specification, as MongoDB sorts them: a missing field as
+/// null; a field holding an array by its least element in an ascending sort and its greatest
+/// in a descending one, an empty array before null; a dotted path through an array of
+/// documents by what it reaches in the elements ([`paths::reached`](super::paths::reached)),
+/// the same way.
 pub fn compare_by(a: &Document, b: &Document, sort: &[(Path, i32)]) -> Ordering {
     for (path, dir) in sort {
-        let (x, y) = (
-            get_path(a, path).unwrap_or(&Bson::Null),
-            get_path(b, path).unwrap_or(&Bson::Null),
-        );
-        let o = compare_values(x, y);
-        let o = if *dir < 0 { o.reverse() } else { o };
+        let descending = *dir < 0;
+        let o = sort_key(a, path, descending).cmp(&sort_key(b, path, descending));
+        let o = if descending { o.reverse() } else { o };
         if o.is_ne() {
             return o;
         }
     }
     Ordering::Equal
+}
+
+/// A document's key in a sort on one path.
+enum SortKey<'a> {
+    /// Nothing but empty arrays: before null (after `MinKey`).
+    Empty,
+    Value(&'a Bson),
+}
+
+impl Ord for SortKey<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (SortKey::Empty, SortKey::Empty) => Ordering::Equal,
+            (SortKey::Empty, SortKey::Value(Bson::MinKey)) => Ordering::Greater,
+            (SortKey::Empty, SortKey::Value(_)) => Ordering::Less,
+            (SortKey::Value(_), SortKey::Empty) => other.cmp(self).reverse(),
+            (SortKey::Value(x), SortKey::Value(y)) => compare_values(x, y),
+        }
+    }
+}
+
+impl PartialEq for SortKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for SortKey<'_> {}
+
+impl PartialOrd for SortKey<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// `doc`'s key in a sort on `path` (the greatest of its values when `descending`, else the
+/// least): see [`compare_by`].
+fn sort_key<'a>(doc: &'a Document, path: &'a str, descending: bool) -> SortKey<'a> {
+    const NULL: &Bson = &Bson::Null;
+    let reached = match get_path(doc, path) {
+        Some(Bson::Array(_)) => vec![get_path(doc, path)],
+        Some(v) => return SortKey::Value(v),
+        None if !path.contains('.') => return SortKey::Value(NULL),
+        None => {
+            let mut reached = Vec::new();
+            super::paths::reached(doc, path, &mut reached);
+            reached
+        }
+    };
+    let mut keys = reached.into_iter().flat_map(|r| match r {
+        None => vec![SortKey::Value(NULL)],
+        Some(Bson::Array(a)) if a.is_empty() => vec![SortKey::Empty],
+        Some(Bson::Array(a)) => a.iter().map(SortKey::Value).collect(),
+        Some(v) => vec![SortKey::Value(v)],
+    });
+    let first = keys.next().unwrap_or(SortKey::Value(NULL));
+    keys.fold(first, |best, k| match (descending, k.cmp(&best)) {
+        (false, Ordering::Less) | (true, Ordering::Greater) => k,
+        _ => best,
+    })
 }

@@ -1,4 +1,5 @@
-//! `update_many`: plain, with `$pull`, each pipeline rewrite, and the `$in`/`$or`/prefix filters.
+//! `update_many`: plain, with `$pull`, each pipeline rewrite, and the `$in`/`$or`/prefix filters;
+//! filters and sorts on dotted paths and arrays.
 
 use super::*;
 
@@ -404,6 +405,42 @@ async fn dotted_paths_through_arrays(store: AnyStore) {
     );
 }
 
+/// A sort on a field holding an array takes its least element ascending and its greatest
+/// descending (a one-element array against a number compares the element), and a dotted path
+/// through an array of documents what it reaches in the elements: MongoDB's order, which the
+/// in-memory store's sorts follow.
+async fn sorts_by_arrays(store: AnyStore) {
+    insert_all(
+        &store,
+        vec![
+            doc! {"_id": "a", "n": [3, 1], "s": [{"v": 7}, {"v": 2}]},
+            doc! {"_id": "b", "n": [2], "s": [{"v": 4}]},
+            doc! {"_id": "c", "n": 5, "s": {"v": 3}},
+            doc! {"_id": "d", "n": 0.5, "s": [{"v": 5}, {"v": 6}]},
+        ],
+    )
+    .await;
+    let sorted = |path: &'static str, dir: i32| {
+        let store = store.clone();
+        async move {
+            let opts = FindOptions {
+                sort: vec![(path.into(), dir), ("_id".into(), 1)],
+                ..FindOptions::default()
+            };
+            let docs = store.find(C, &Filter::And(vec![]), &opts).await.unwrap();
+            docs.iter()
+                .map(|d| d.get("_id").cloned().unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    // Least elements 1, 2, 5, 0.5; greatest 3, 2, 5, 0.5.
+    assert_eq!(sorted("n", 1).await, ids(&["d", "a", "b", "c"]));
+    assert_eq!(sorted("n", -1).await, ids(&["c", "a", "b", "d"]));
+    // Through the array of documents: least 2, 4, 3, 5; greatest 7, 4, 3, 6.
+    assert_eq!(sorted("s.v", 1).await, ids(&["a", "c", "b", "d"]));
+    assert_eq!(sorted("s.v", -1).await, ids(&["a", "d", "b", "c"]));
+}
+
 // The store contract's own operations, as the tests call them: not checked against the
 // targeting rule (the patterns that use them are, in their suites).
 on_both_stores!(
@@ -415,4 +452,5 @@ on_both_stores!(
     update_many_shift,
     prefix_and_or_filters,
     dotted_paths_through_arrays,
+    sorts_by_arrays,
 );
