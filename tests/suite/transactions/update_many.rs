@@ -439,6 +439,24 @@ async fn sorts_by_arrays(store: AnyStore) {
     // Through the array of documents: least 2, 4, 3, 5; greatest 7, 4, 3, 6.
     assert_eq!(sorted("s.v", 1).await, ids(&["a", "c", "b", "d"]));
     assert_eq!(sorted("s.v", -1).await, ids(&["a", "d", "b", "c"]));
+    // An empty array sorts before null and a missing field, which sort alike.
+    insert_all(
+        &store,
+        vec![
+            doc! {"_id": "e", "n": []},
+            doc! {"_id": "f", "n": null},
+            doc! {"_id": "g"},
+        ],
+    )
+    .await;
+    assert_eq!(
+        sorted("n", 1).await,
+        ids(&["e", "f", "g", "d", "a", "b", "c"])
+    );
+    assert_eq!(
+        sorted("n", -1).await,
+        ids(&["c", "a", "b", "d", "f", "g", "e"])
+    );
 }
 
 // The store contract's own operations, as the tests call them: not checked against the
