@@ -167,7 +167,7 @@ impl PartialOrd for SortKey<'_> {
 fn sort_key<'a>(doc: &'a Document, path: &'a str, descending: bool) -> SortKey<'a> {
     const NULL: &Bson = &Bson::Null;
     let reached = match get_path(doc, path) {
-        Some(Bson::Array(_)) => vec![get_path(doc, path)],
+        Some(array @ Bson::Array(_)) => vec![Some(array)],
         Some(v) => return SortKey::Value(v),
         None if !path.contains('.') => return SortKey::Value(NULL),
         None => {
