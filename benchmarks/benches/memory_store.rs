@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use bson::{Bson, Document};
 use criterion::{BenchmarkId, Criterion};
-use futures::FutureExt;
-use pattern_bench::{Samples, Trade, TradeHistory};
+
+use pattern_bench::{now, Samples, Trade, TradeHistory};
 use pattern_core::store::query::Filter;
 use pattern_core::{store::Store, MemoryStore};
 
@@ -46,11 +46,6 @@ const T0: i64 = 1_700_000_000;
 /// Trade number `i` of a series, `i` seconds after [`T0`].
 fn trade(i: i64) -> Trade {
     pattern_bench::trade(T0, i)
-}
-
-/// Runs a library call on the in-memory store: one poll, which always completes.
-fn now<T>(f: impl std::future::Future<Output = T>) -> T {
-    f.now_or_never().expect("the in-memory store never waits")
 }
 
 /// The minimal equivalent: BSON documents appended to a vector per key, under one lock.

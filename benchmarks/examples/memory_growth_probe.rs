@@ -8,8 +8,7 @@
 //! Run: `cargo build --release -p pattern-bench --example memory_growth_probe`, then
 //! `valgrind --tool=callgrind target/release/examples/memory_growth_probe <items> <pushes>`.
 
-use futures::FutureExt;
-use pattern_bench::{trade, TradeHistory};
+use pattern_bench::{now, trade, TradeHistory};
 use pattern_core::MemoryStore;
 
 const KEYS: i64 = 1000;
@@ -24,18 +23,12 @@ fn main() {
     let t0 = 1_600_000_000;
     for key in 0..KEYS {
         let batch: Vec<_> = (0..per_key).map(|i| trade(t0, i)).collect();
-        TradeHistory::push_many(&store, &key, &batch)
-            .now_or_never()
-            .expect("the memory store never waits")
-            .unwrap();
+        now(TradeHistory::push_many(&store, &key, &batch)).unwrap();
     }
     for i in 0..pushes {
         let key = (i * 7919) % KEYS; // scattered over the keys
         let item = trade(t0, per_key + i / KEYS);
-        TradeHistory::push(&store, &key, item)
-            .now_or_never()
-            .expect("the memory store never waits")
-            .unwrap();
+        now(TradeHistory::push(&store, &key, item)).unwrap();
     }
     println!("memory_growth_probe: {items} items over {KEYS} keys, then {pushes} pushes");
 }

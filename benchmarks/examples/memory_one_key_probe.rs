@@ -4,14 +4,10 @@
 //!
 //! Run: `cargo run --release -p pattern-bench --example memory_one_key_probe -- <items> <pushes>
 //! [1]`.
-use futures::FutureExt;
-use pattern_bench::{trade, Trade, TradeHistory};
+
+use pattern_bench::{now, trade, Trade, TradeHistory};
 use pattern_core::MemoryStore;
 use std::time::Instant;
-/// Runs a library call on the in-memory store: one poll, which always completes.
-fn now<T>(f: impl std::future::Future<Output = T>) -> T {
-    f.now_or_never().expect("the in-memory store never waits")
-}
 fn main() {
     let args: Vec<i64> = (std::env::args().skip(1))
         .map(|a| a.parse().expect("<items> <pushes> [1]: numbers"))

@@ -23,6 +23,12 @@ pub fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
     v[v.len() / 2]
 }
 
+/// Runs a library call on the in-memory store: one poll, which always completes (the in-memory
+/// store never waits, so this is an `.await` without an executor).
+pub fn now<T>(f: impl std::future::Future<Output = T>) -> T {
+    futures::FutureExt::now_or_never(f).expect("the in-memory store never waits")
+}
+
 /// `d` in milliseconds, two decimals: `1.75 ms`.
 pub fn ms(d: std::time::Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)

@@ -125,6 +125,13 @@ pub(super) struct Blobs {
     blobs: Vec<String>,
 }
 
+/// 200 items of 100 KiB: 20 MiB, more than one reply or command holds.
+pub(super) fn big_blobs() -> Vec<String> {
+    (0..200)
+        .map(|i| format!("{i:03}{}", "x".repeat(100 * 1024)))
+        .collect()
+}
+
 /// The streams return every bucket when a key has more than one batch of them
 /// (`STREAM_BATCH`), and when one batch of them is more than a 16 MiB reply: a server may cut a
 /// batch short (SecantusDB returns at most 101 documents in a first batch), and the rest must
@@ -136,9 +143,7 @@ async fn streams_cross_batches(store: AnyStore) {
     let got: Vec<String> = Blobs::items(&store, &1).try_collect().await.unwrap();
     assert_eq!(got, small);
     // 200 buckets of 100 KiB: 20 MiB, more than one reply holds.
-    let big: Vec<String> = (0..200)
-        .map(|i| format!("{i:03}{}", "x".repeat(100 * 1024)))
-        .collect();
+    let big = big_blobs();
     Blobs::push_many(&store, &2, &big).await.unwrap();
     let pages: Vec<_> = Blobs::pages(&store, &2).try_collect().await.unwrap();
     assert_eq!(pages.len(), 200);
@@ -174,11 +179,7 @@ async fn same_second_burst(store: AnyStore) {
         })
         .collect();
     assert_eq!(ids, want);
-    let all: Vec<u32> = Ticks::items(&store, "b")
-        .map_ok(|t| t.n)
-        .try_collect()
-        .await
-        .unwrap();
+    let all = tick_numbers(&store, "b").await;
     assert_eq!(all, (0..20).collect::<Vec<_>>());
     for p in 1..=7u64 {
         let page = Ticks::page(&store, "b", p).await.unwrap().unwrap();
@@ -210,11 +211,7 @@ async fn a_batch_refused_midway_goes_on(store: AnyStore) {
             "m_1700000000_000004"
         ]
     );
-    let all: Vec<u32> = Ticks::items(&store, "m")
-        .map_ok(|t| t.n)
-        .try_collect()
-        .await
-        .unwrap();
+    let all = tick_numbers(&store, "m").await;
     assert_eq!(all, (0..10).collect::<Vec<_>>());
 }
 
@@ -306,10 +303,7 @@ async fn a_first_push_numbers_after_the_keys_buckets(store: AnyStore) {
     ];
     assert_eq!(buckets_of(&store, "old").await, old);
     assert_eq!(buckets_of(&store, "fresh").await, [(Some(1), vec![0])]);
-    let items: Vec<u32> = (Ticks::items(&store, "old").map_ok(|t| t.n))
-        .try_collect()
-        .await
-        .unwrap();
+    let items = tick_numbers(&store, "old").await;
     assert_eq!(items, (0..7).collect::<Vec<_>>());
 }
 

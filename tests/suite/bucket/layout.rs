@@ -168,11 +168,7 @@ async fn same_second_buckets_get_ordered_ids(store: AnyStore) {
             "s_1700000000_000003"
         ]
     );
-    let all: Vec<u32> = Ticks::items(&store, "s")
-        .map_ok(|t| t.n)
-        .try_collect()
-        .await
-        .unwrap();
+    let all = tick_numbers(&store, "s").await;
     assert_eq!(all, (0..10).collect::<Vec<_>>());
 }
 

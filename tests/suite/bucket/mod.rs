@@ -56,6 +56,14 @@ struct Ticks {
     ticks: Vec<Tick>,
 }
 
+/// The `n` of `user`'s ticks, in push order (every page of the key).
+async fn tick_numbers(store: &impl Store, user: &str) -> Vec<u32> {
+    (Ticks::items(store, user).map_ok(|t| t.n))
+        .try_collect()
+        .await
+        .unwrap()
+}
+
 /// ObjectId keys, untimed items (the bucket `_id` uses the push time).
 #[derive(Bucket)]
 #[bucket(collection = "notes", size = 4)]

@@ -263,9 +263,7 @@ async fn mongo_push_many_splits_its_buckets_at_8_mib() {
         .await
         .unwrap(); // creates the indexes, reads the mark
     log.clear();
-    let big: Vec<String> = (0..200)
-        .map(|i| format!("{i:03}{}", "x".repeat(100 * 1024)))
-        .collect();
+    let big = edges::big_blobs();
     edges::Blobs::push_many(&store, &2, &big).await.unwrap();
     assert_eq!(
         without_index_commands(&log),
