@@ -192,24 +192,36 @@ impl Collection {
         };
         let id = slot.key();
         let waits = |i: usize, ix: &MemIndex| i < 64 && defer & (1 << i) != 0 && !ix.spec.unique;
-        let keys: Vec<_> = (indexes.iter().enumerate())
-            .map(|(i, ix)| (!waits(i, ix)).then(|| ix.key_of(&doc)))
-            .collect();
-        for (index, key) in indexes.iter().zip(&keys) {
-            if let Some(key) = key {
-                if index.holds_other(key.as_deref(), id) {
-                    return Err(Box::new((index.duplicate(coll), doc)));
+        // Each index's place for the document, found once (a unique index's check and the
+        // filing in one search), all of them before anything is filed.
+        let (mut places, mut waiting, mut refused) =
+            (Vec::with_capacity(indexes.len()), 0_u64, None);
+        for (i, ix) in indexes.iter_mut().enumerate() {
+            if waits(i, ix) {
+                waiting |= 1 << i;
+                continue;
+            }
+            let Some(key) = ix.key_of(&doc) else {
+                continue; // outside its partial filter
+            };
+            match ix.place(key, id) {
+                Some(place) => places.push(place),
+                None => {
+                    refused = Some(i);
+                    break;
                 }
             }
         }
-        let mut waiting = 0_u64;
-        for (i, (index, key)) in indexes.iter_mut().zip(keys).enumerate() {
-            match key {
-                Some(key) => index.add_key(key, id),
-                None => {
-                    waiting |= 1 << i;
-                    pending.push((i, id.clone(), None));
-                }
+        if let Some(i) = refused {
+            drop(places);
+            return Err(Box::new((indexes[i].duplicate(coll), doc)));
+        }
+        for place in places {
+            place.file(id);
+        }
+        for i in 0..indexes.len().min(64) {
+            if waiting & (1 << i) != 0 {
+                pending.push((i, id.clone(), None));
             }
         }
         slot.insert(Stored {

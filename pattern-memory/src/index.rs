@@ -82,6 +82,29 @@ impl Ord for Key {
     }
 }
 
+/// A new document's place in an index ([`MemIndex::place`]), filed by [`Place::file`].
+pub(super) enum Place<'a> {
+    /// A key standing for several entries, and its index.
+    Spread(&'a mut MemIndex, Vec<Key>),
+    /// The one entry, found.
+    Entry(Entry<'a, Vec<Key>, Holders>),
+}
+
+impl Place<'_> {
+    /// Files document `id` in its place.
+    pub(super) fn file(self, id: &Key) {
+        match self {
+            Place::Spread(index, key) => index.add_key(Some(key), id),
+            Place::Entry(Entry::Vacant(e)) => {
+                e.insert(Holders::One(id.clone()));
+            }
+            Place::Entry(Entry::Occupied(e)) => {
+                e.into_mut().insert(id.clone());
+            }
+        }
+    }
+}
+
 /// The `_id`s of the documents an index entry holds: most often one (an index that ends in
 /// `_id`, or on a unique key), kept without a set (a set of one `_id` would allocate a whole
 /// B-tree node, over a kilobyte).
@@ -292,6 +315,19 @@ impl MemIndex {
         } else {
             self.add_entry(k, id.clone());
         }
+    }
+
+    /// Where a new document `id` goes under `key` (as [`MemIndex::key_of`] gives it), found in
+    /// one search of the tree; `None` when this unique index holds the key for another
+    /// document. A key that stands for several entries is looked up again when filed.
+    pub(super) fn place(&mut self, key: Vec<Key>, id: &Key) -> Option<Place<'_>> {
+        if self.spread(&key) {
+            return (!self.holds_other(Some(&key), id)).then_some(Place::Spread(self, key));
+        }
+        let unique = self.spec.unique;
+        let entry = self.entries.entry(key);
+        let taken = |e: &Entry<'_, Vec<Key>, Holders>| matches!(e, Entry::Occupied(held) if held.get().iter().any(|x| x != id));
+        (!(unique && taken(&entry))).then_some(Place::Entry(entry))
     }
 
     fn add_entry(&mut self, k: Vec<Key>, id: Key) {

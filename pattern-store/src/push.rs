@@ -192,7 +192,7 @@ impl OpenPush<'_> {
         fields.extend((self.marks)());
         fields.extend(self.kept.values().map(|(k, v)| (k.as_str(), v.clone())));
         fields.sort_by(|a, b| a.0.cmp(b.0));
-        let mut doc = Document::new();
+        let mut doc = crate::codec::room::with_room(2 + fields.len());
         doc.insert("_id", (self.new_id)());
         doc.insert(self.key_field, self.key.clone());
         for (k, v) in fields {

@@ -5,4 +5,4 @@
 pub(crate) mod ser;
 
 pub use pattern_store::codec::BsonType;
-pub(crate) use pattern_store::codec::{as_int, number, order, raw, size};
+pub(crate) use pattern_store::codec::{as_int, number, order, raw, room, size};

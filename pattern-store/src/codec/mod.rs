@@ -1,11 +1,13 @@
 //! BSON as MongoDB sees it, under every other layer: its order of values (the one sorts,
 //! ranges, `$min`/`$max` and indexes use), its arithmetic on mixed numbers (Int32, Int64,
 //! Double, Decimal128, as `$inc` and `$add` compute it), document sizes and the 16 MiB check,
-//! documents read as bytes, and the names of the BSON types.
+//! documents read as bytes, documents built with room for their fields, and the names of the
+//! BSON types.
 
 pub mod number;
 pub mod order;
 pub mod raw;
+pub mod room;
 pub mod size;
 mod types;
 

@@ -228,17 +228,17 @@ impl ser::Serializer for Ser {
             key: None,
         })
     }
-    fn serialize_struct(self, _: &'static str, _len: usize) -> Result<Struct> {
-        Ok(Struct::new(None))
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Struct> {
+        Ok(Struct::new(len, None))
     }
     fn serialize_struct_variant(
         self,
         _: &'static str,
         _: u32,
         variant: &'static str,
-        _len: usize,
+        len: usize,
     ) -> Result<Struct> {
-        Ok(Struct::new(Some(variant)))
+        Ok(Struct::new(len, Some(variant)))
     }
 }
 
@@ -323,14 +323,17 @@ impl ser::SerializeMap for Map {
 /// document: a struct of one field is most often one of BSON's own types (a date's
 /// `{"$date": ...}`), which needs none.
 struct Struct {
+    /// The fields serde announced (the document is made with room for them).
+    len: usize,
     first: Option<(&'static str, Bson)>,
     doc: Option<Document>,
     variant: Option<&'static str>,
 }
 
 impl Struct {
-    fn new(variant: Option<&'static str>) -> Self {
+    fn new(len: usize, variant: Option<&'static str>) -> Self {
         Struct {
+            len,
             first: None,
             doc: None,
             variant,
@@ -338,11 +341,20 @@ impl Struct {
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        // A `bson::DateTime`'s one field: its milliseconds read straight from the
+        // `{"$numberLong": "<millis>"}` it writes, which would otherwise be built as a string
+        // and a struct and read back. The value is what the general path makes of it.
+        if key == "$date" && self.first.is_none() && self.doc.is_none() {
+            if let Ok(millis) = value.serialize(date::Body) {
+                self.first = Some((key, Bson::Int64(millis)));
+                return Ok(());
+            }
+        }
         let value = value.serialize(Ser)?;
         if let Some(doc) = &mut self.doc {
             doc.insert(key, value);
         } else if let Some((k, v)) = self.first.take() {
-            let mut doc = Document::new();
+            let mut doc = crate::codec::room::with_room(self.len);
             doc.insert(k, v);
             doc.insert(key, value);
             self.doc = Some(doc);
@@ -386,6 +398,8 @@ macro_rules! struct_serializer {
 }
 
 struct_serializer!(SerializeStruct, SerializeStructVariant);
+
+mod date;
 
 #[cfg(test)]
 mod tests;

@@ -234,6 +234,90 @@ fn same_values_as_bson_for_dollar_fields() {
         "$numberLong, not a number",
         &NumberLong { n: "twelve".into() },
     );
+    // What a date's body looks like, and what only resembles it (`date::Body` reads the
+    // first, hands the others to the general path).
+    same(
+        "$date of a $numberLong",
+        &Dollar {
+            date: NumberLong { n: "12".into() },
+        },
+    );
+    for n in [
+        "-1500",
+        "007",
+        "+5",
+        "",
+        "1.5",
+        "99999999999999999999",
+        "twelve",
+    ] {
+        same(
+            &format!("$date of $numberLong {n:?}"),
+            &Dollar {
+                date: NumberLong { n: n.into() },
+            },
+        );
+    }
+    same(
+        "$date of a $numberLong of an i64",
+        &Dollar {
+            date: doc! {"$numberLong": 12_i64},
+        },
+    );
+    same(
+        "$date of a $numberLong and more",
+        &Dollar {
+            date: doc! {"$numberLong": "12", "b": 1},
+        },
+    );
+    same(
+        "$date of a $oid",
+        &Dollar {
+            date: Oid { oid: hex.into() },
+        },
+    );
+    same(
+        "$date of a map",
+        &Dollar {
+            date: BTreeMap::from([("$numberLong", "12")]),
+        },
+    );
+    #[derive(Serialize)]
+    struct DateThenMore {
+        #[serde(rename = "$date")]
+        date: NumberLong,
+        more: i32,
+    }
+    same(
+        "$date of a $numberLong, then another field",
+        &DateThenMore {
+            date: NumberLong { n: "12".into() },
+            more: 1,
+        },
+    );
+    #[derive(Serialize)]
+    struct MoreThenDate<T> {
+        more: i32,
+        #[serde(rename = "$date")]
+        date: T,
+    }
+    same(
+        "another field, then $date of a $numberLong",
+        &MoreThenDate {
+            more: 1,
+            date: NumberLong { n: "12".into() },
+        },
+    );
+    same(
+        "another field, then $date of a date",
+        &MoreThenDate {
+            more: 1,
+            date: DateTime::from_millis(7),
+        },
+    );
+    #[derive(Serialize)]
+    struct Empty {}
+    same("$date of an empty struct", &Dollar { date: Empty {} });
     same("$oid", &Oid { oid: hex.into() });
     same("$oid, not an ObjectId", &Oid { oid: "nope".into() });
     for d in [
