@@ -155,11 +155,15 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let (spec, key_value) = (B::SPEC.series(), key.to_key_bson());
+    // A constant: the series memo knows it by its address once its indexes are ensured.
+    let spec: &'static crate::spec::SeriesSpec<'static> = &const { B::SPEC.series() };
+    let key_value = key.to_key_bson();
     // Made only when a push opens a bucket.
     let prefix = series::PrefixOf::new(key);
     validated::<B, S>(store).await?;
-    series::push(store, &spec, &key_value, &prefix, values, times).await
+    series::push(store, spec, &key_value, &prefix, values, times).await?;
+    series::memo(store).know_static(spec);
+    Ok(())
 }
 
 /// A bucket's page from its BSON bytes, its items decoded straight from them.

@@ -30,7 +30,7 @@ pub(crate) fn memo<S: Store>(store: &S) -> &SeriesMemo {
 pub(crate) struct SeriesMemo {
     /// A program has a handful of series: a list compared by value (no hashing) is the
     /// cheapest lookup for that.
-    indexes: Mutex<Vec<Ensured>>,
+    indexes: Mutex<EnsuredSpecs>,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
@@ -39,10 +39,20 @@ pub(crate) struct SeriesMemo {
 
 impl Extension for SeriesMemo {
     fn forget(&self) {
-        lock(&self.indexes).clear();
+        *lock(&self.indexes) = EnsuredSpecs::default();
         *lock(&self.next_numbers) = NextNumbers::default();
         lock(&self.bounded).clear();
     }
+}
+
+/// The series whose indexes were ensured.
+#[derive(Debug, Default)]
+struct EnsuredSpecs {
+    specs: Vec<Ensured>,
+    /// The addresses of `'static` specs (the derives' constants) found among `specs`: a spec
+    /// at one of these addresses is that very spec, known without comparing its fields. A
+    /// spec that is not `'static` (on a stack, on the heap) is never at such an address.
+    statics: Vec<usize>,
 }
 
 /// A series whose indexes were ensured: its spec, owned (a spec may borrow from its caller).
@@ -147,18 +157,33 @@ pub(crate) struct TimeId {
     pub(crate) suffix: u32,
 }
 
+/// Where a spec lives (see [`EnsuredSpecs::statics`]).
+fn address(spec: &SeriesSpec<'_>) -> usize {
+    std::ptr::from_ref(spec) as usize
+}
+
 /// At most this many next numbers are remembered; past it a push that opens a document takes
 /// the slower path (a read of the newest document, then an insert).
 const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl SeriesMemo {
     pub(crate) fn contains(&self, spec: &SeriesSpec<'_>) -> bool {
-        lock(&self.indexes).iter().any(|e| e.is(spec))
+        let ensured = lock(&self.indexes);
+        ensured.statics.contains(&address(spec)) || ensured.specs.iter().any(|e| e.is(spec))
     }
     pub(crate) fn insert(&self, spec: &SeriesSpec<'_>) {
-        let mut specs = lock(&self.indexes);
-        if !specs.iter().any(|e| e.is(spec)) {
-            specs.push(Ensured::of(spec));
+        let mut ensured = lock(&self.indexes);
+        if !ensured.specs.iter().any(|e| e.is(spec)) {
+            ensured.specs.push(Ensured::of(spec));
+        }
+    }
+    /// Remembers where `spec`, a constant, lives, once its indexes are ensured: from then on
+    /// [`SeriesMemo::contains`] knows it by its address.
+    pub(crate) fn know_static(&self, spec: &'static SeriesSpec<'static>) {
+        let mut ensured = lock(&self.indexes);
+        let at = address(spec);
+        if !ensured.statics.contains(&at) && ensured.specs.iter().any(|e| e.is(spec)) {
+            ensured.statics.push(at);
         }
     }
     /// What `coll`'s mark in [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) says
@@ -311,4 +336,45 @@ impl Hasher for Prehashed {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Keeps;
+
+    const TRADES: SeriesSpec<'static> = SeriesSpec {
+        collection: "trades",
+        key_field: "customerId",
+        items_field: "history",
+        count_field: "count",
+        size: 10,
+        order: SeriesOrder::TimeId("page"),
+        keeps: Keeps::NONE,
+    };
+    const BIGGER: SeriesSpec<'static> = SeriesSpec { size: 11, ..TRADES };
+
+    #[test]
+    fn a_constant_spec_is_known_by_its_address_only_once_ensured() {
+        let memo = SeriesMemo::default();
+        let (trades, bigger): (&'static SeriesSpec<'static>, &'static SeriesSpec<'static>) =
+            (&TRADES, &BIGGER);
+        // Not ensured: its address is not taken.
+        memo.know_static(trades);
+        assert!(!memo.contains(trades));
+        memo.insert(trades);
+        memo.know_static(trades);
+        assert_eq!(lock(&memo.indexes).statics, [address(trades)]);
+        assert!(memo.contains(trades));
+        // A copy elsewhere is the same spec by value; a constant of another value is not
+        // ensured, whatever is known of the first.
+        let copy = TRADES;
+        assert!(memo.contains(&copy));
+        assert!(!memo.contains(bigger));
+        memo.know_static(bigger);
+        assert!(!memo.contains(bigger));
+        // Forgetting forgets the addresses too.
+        memo.forget();
+        assert!(!memo.contains(trades));
+    }
 }
