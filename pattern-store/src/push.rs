@@ -184,7 +184,7 @@ impl OpenPush<'_> {
         let room = (self.size as usize).clamp(items.len(), items.len().max(16));
         let mut array = Vec::with_capacity(room);
         array.append(items);
-        let mut fields = vec![
+        let mut fields: SmallVec<[(&str, Bson); 8]> = smallvec::smallvec![
             (self.count_field, Bson::Int32(array.len() as i32)),
             (self.items_field, Bson::Array(array)),
             (self.number_field, Bson::Int64(self.seq)),

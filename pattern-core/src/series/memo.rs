@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bson::Bson;
@@ -31,6 +32,9 @@ pub(crate) struct SeriesMemo {
     /// A program has a handful of series: a list compared by value (no hashing) is the
     /// cheapest lookup for that.
     indexes: Mutex<EnsuredSpecs>,
+    /// The address of the last spec [`SeriesMemo::know_static`] took (0: none), read without
+    /// the lock: a program's pushes mostly go to one series after another.
+    last_static: AtomicUsize,
     next_numbers: Mutex<NextNumbers>,
     /// The collections of series with time bounds whose every bucket is known bounded (see
     /// [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS)), and those known not to be.
@@ -40,6 +44,7 @@ pub(crate) struct SeriesMemo {
 impl Extension for SeriesMemo {
     fn forget(&self) {
         *lock(&self.indexes) = EnsuredSpecs::default();
+        self.last_static.store(0, Ordering::Relaxed);
         *lock(&self.next_numbers) = NextNumbers::default();
         lock(&self.bounded).clear();
     }
@@ -168,6 +173,9 @@ const MAX_NEXT_NUMBERS: usize = 100_000;
 
 impl SeriesMemo {
     pub(crate) fn contains(&self, spec: &SeriesSpec<'_>) -> bool {
+        if self.last_static.load(Ordering::Relaxed) == address(spec) {
+            return true;
+        }
         let ensured = lock(&self.indexes);
         ensured.statics.contains(&address(spec)) || ensured.specs.iter().any(|e| e.is(spec))
     }
@@ -180,10 +188,16 @@ impl SeriesMemo {
     /// Remembers where `spec`, a constant, lives, once its indexes are ensured: from then on
     /// [`SeriesMemo::contains`] knows it by its address.
     pub(crate) fn know_static(&self, spec: &'static SeriesSpec<'static>) {
-        let mut ensured = lock(&self.indexes);
         let at = address(spec);
-        if !ensured.statics.contains(&at) && ensured.specs.iter().any(|e| e.is(spec)) {
-            ensured.statics.push(at);
+        if self.last_static.load(Ordering::Relaxed) == at {
+            return;
+        }
+        let mut ensured = lock(&self.indexes);
+        if ensured.statics.contains(&at) || ensured.specs.iter().any(|e| e.is(spec)) {
+            if !ensured.statics.contains(&at) {
+                ensured.statics.push(at);
+            }
+            self.last_static.store(at, Ordering::Relaxed);
         }
     }
     /// What `coll`'s mark in [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) says
