@@ -193,8 +193,9 @@ impl SeriesMemo {
             return;
         }
         let mut ensured = lock(&self.indexes);
-        if ensured.statics.contains(&at) || ensured.specs.iter().any(|e| e.is(spec)) {
-            if !ensured.statics.contains(&at) {
+        let known = ensured.statics.contains(&at);
+        if known || ensured.specs.iter().any(|e| e.is(spec)) {
+            if !known {
                 ensured.statics.push(at);
             }
             self.last_static.store(at, Ordering::Relaxed);
