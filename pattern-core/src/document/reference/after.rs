@@ -88,7 +88,7 @@ pub(crate) async fn bring_in_line_after<D: Document, T: Store>(
     }
     let mut writes = vec![(REFERENCES, touch_op(D::COLLECTION, id))];
     for r in D::REFERENCED_BY {
-        writes.push((r.collection, set_stale(&r.field, id, Some(after), None)));
+        writes.push((r.collection, set_stale(&r.field, id, Some(after))));
     }
     let matched = tx.write_across(writes, Some(REFERENCE_COPIES)).await?;
     if matched.iter().skip(1).any(|n| *n as usize > fan_out) {

@@ -82,7 +82,8 @@ async fn entries<D: Document, S: Store>(
 pub struct Propagated {
     /// Propagations finished.
     pub finished: u64,
-    /// Copies written (each once: a copy already in line is not written again).
+    /// Copies set to their source's values: those listed stale, and any copy already in line
+    /// between two of them by `_id` (sent the value it holds, which MongoDB does not write).
     pub copies: u64,
     /// Batches (transactions).
     pub batches: u64,
@@ -90,8 +91,8 @@ pub struct Propagated {
 
 /// Finishes every recorded propagation of `D`'s writes (or of the document `only`): in batches
 /// of `opts.batch_items` copies (the type's `fan_out` by default), each a transaction that reads
-/// the source as it is then and writes the copies that differ from it; the last one removes
-/// the job. `opts.progress` is called after each batch with the copies written so far.
+/// the source as it is then and sets the copies listed as differing from it; the last one
+/// removes the job. `opts.progress` is called after each batch with the copies set so far.
 pub async fn propagate<D: Document, S: Store>(
     store: &S,
     only: Option<&Bson>,
@@ -190,10 +191,9 @@ async fn stale_ids<D: Document, S: Store>(
         .collect())
 }
 
-/// One batch of a propagation, in a transaction: of the copies `ids` (and any between them),
-/// those that still differ from the source as it is now brought in line (one update of their
-/// `_id` range, the staleness in its filter, marked as the propagation's by its comment); how
-/// many.
+/// One batch of a propagation, in a transaction: the copies `ids` (and any between them) set to
+/// the source as it is now (one update of their `_id` range, marked as the propagation's by its
+/// comment; see `set_copies`); how many.
 async fn batch_of<D: Document, S: Store>(
     store: &S,
     r: &Referrer,

@@ -229,8 +229,7 @@ pub(crate) fn former_index(r: &ReferenceField) -> String {
 /// range from the first to the last when all are of one comparable type (MongoDB's `$gte` and
 /// `$lte` do not cross types) and the store is not a sharded cluster's router (where the list
 /// reaches only the shards holding them), else the list. A range may hold copies not listed:
-/// with the staleness beside it in the filter, only those that differ from the source are
-/// written.
+/// copies already in line between two stale ones (see [`set_copies`]).
 fn among(ids: Vec<Bson>, routed: bool) -> Filter {
     if routed {
         return Filter::In("_id".into(), ids);
@@ -257,9 +256,16 @@ fn among(ids: Vec<Bson>, routed: bool) -> Filter {
     }
 }
 
-/// The stale copies of the source `id` among `ids` (see [`among`]) set to `source`'s values,
-/// in `coll`: one update, marked as the copies' by its comment ([`REFERENCE_COPIES`]); how
-/// many matched.
+/// The copies of the source `id` among `ids` (see [`among`]), found stale by the caller, set to
+/// `source`'s values, in `coll`: one update, marked as the copies' by its comment
+/// ([`REFERENCE_COPIES`]); how many matched.
+///
+/// The filter holds the range and the reference, not the staleness again: every copy of the
+/// source in the range is set to the source as this transaction reads it, which is what each
+/// must hold, so the result is the same. A copy already in line between two stale ones (a
+/// propagation resumed after a crash, a copy written meanwhile) is sent the value it holds,
+/// which MongoDB does not write again. Checking the staleness per copy instead cost a quarter
+/// of the update's time on the test server (BENCHMARKS.md, section 11).
 async fn set_copies<T: Store>(
     t: &T,
     coll: &str,
@@ -269,31 +275,29 @@ async fn set_copies<T: Store>(
     ids: Vec<Bson>,
 ) -> Result<u64> {
     let routed = t.routes_by_shard_key().await?;
-    let copies = set_stale(r, id, source, Some(among(ids, routed)));
+    let copies = WriteOp::UpdateMany {
+        filter: Filter::And(vec![among(ids, routed), mine(r, id)]),
+        update: Box::new(set_copy(r, id, source)),
+    };
     let matched = t
         .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
         .await?;
     Ok(matched.first().copied().unwrap_or(0))
 }
 
-/// The update of the copies of the source `id` in `r` that differ from `source` (`within` a
-/// narrower set, if given) to its values.
-fn set_stale(
-    r: &ReferenceField,
-    id: &Bson,
-    source: Option<&BsonDocument>,
-    within: Option<Filter>,
-) -> WriteOp {
-    let stale = stale(r, id, source);
+/// The update of the copies of the source `id` in `r` that differ from `source` to its values.
+fn set_stale(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> WriteOp {
     WriteOp::UpdateMany {
-        filter: match within {
-            Some(within) => Filter::And(vec![within, stale]),
-            None => stale,
-        },
-        update: Box::new(Update {
-            set: vec![(r.path.into(), copy_value(r, id, source))],
-            ..Update::default()
-        }),
+        filter: stale(r, id, source),
+        update: Box::new(set_copy(r, id, source)),
+    }
+}
+
+/// The update setting a copy of the source `id` in `r` to `source`'s values.
+fn set_copy(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> Update {
+    Update {
+        set: vec![(r.path.into(), copy_value(r, id, source))],
+        ..Update::default()
     }
 }
 
@@ -343,10 +347,15 @@ fn copy_value(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> B
     }
 }
 
+/// The copies of the source `id` in `r`.
+fn mine(r: &ReferenceField, id: &Bson) -> Filter {
+    Filter::Eq(format!("{}._id", r.path).into(), id.clone())
+}
+
 /// The copies of the source `id` in `r` that differ from `source` (all of them, when it is
 /// gone).
 fn stale(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> Filter {
-    let mine = Filter::Eq(format!("{}._id", r.path).into(), id.clone());
+    let mine = mine(r, id);
     match source {
         None => mine,
         Some(s) => Filter::And(vec![
@@ -438,8 +447,8 @@ pub(crate) async fn propagate_later<D: Document, T: Store>(
                 comment: Some(REFERENCE_COPIES),
                 ..FindOptions::default()
             };
-            let mine = Filter::Eq(format!("{}._id", r.field.path).into(), id.clone());
-            if let Some(d) = tx.find(r.collection, &mine, &one).await?.pop() {
+            let copies = mine(&r.field, id);
+            if let Some(d) = tx.find(r.collection, &copies, &one).await?.pop() {
                 return Err(Error::StillReferenced {
                     collection: D::COLLECTION.to_owned(),
                     id: display_bson(id),

@@ -313,23 +313,38 @@ async fn names_in(store: &AnyStore, coll: &str, path: &str) -> Vec<String> {
 }
 
 async fn past_the_fan_out_in_batches(store: AnyStore) {
-    let studio = |name: &str| Studio {
-        id: 1,
+    let studio = |id: i64, name: &str| Studio {
+        id,
         name: name.to_owned(),
     };
-    studio("Ghibli").insert(&store).await.unwrap();
-    for id in 0..23 {
-        let copy = StudioRef {
-            id: 1,
-            name: String::new(),
-        };
-        Release { id, studio: copy }.insert(&store).await.unwrap();
+    studio(1, "Ghibli").insert(&store).await.unwrap();
+    studio(2, "Aardman").insert(&store).await.unwrap();
+    // Studio 1's releases at even `_id`s, studio 2's between them: each batch's `_id` range
+    // holds the other studio's copies too, which must keep their own studio's name.
+    for i in 0..23 {
+        for (id, name) in [(1, ""), (2, "Aardman")] {
+            let copy = StudioRef {
+                id,
+                name: name.to_owned(),
+            };
+            let release = Release {
+                id: 2 * i + id - 1,
+                studio: copy,
+            };
+            release.insert(&store).await.unwrap();
+        }
     }
     // 23 copies, a fan-out of 4: 4 in the transaction, the rest in batches before it returns.
-    studio("Studio Ghibli").save(&store).await.unwrap();
+    studio(1, "Studio Ghibli").save(&store).await.unwrap();
     let names = names_in(&store, "releases", "studio").await;
-    assert_eq!(names.len(), 23);
-    assert!(names.iter().all(|n| n == "Studio Ghibli"), "{names:?}");
+    assert_eq!(names.len(), 46);
+    let (ghibli, aardman): (Vec<_>, Vec<_>) =
+        names.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    assert!(
+        ghibli.iter().all(|(_, n)| *n == "Studio Ghibli"),
+        "{names:?}"
+    );
+    assert!(aardman.iter().all(|(_, n)| *n == "Aardman"), "{names:?}");
     assert!(Studio::pending_propagations(&store)
         .await
         .unwrap()
