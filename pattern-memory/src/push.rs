@@ -16,7 +16,7 @@ use super::index::{Key, MemIndex};
 use pattern_store::codec::order::compare_values;
 use pattern_store::codec::size::{check_size, document_bytes};
 use pattern_store::query::eval::is_number;
-use pattern_store::query::{Path, Update};
+use pattern_store::query::{Filter, Path, Update};
 use pattern_store::Result;
 use pattern_store::{KeptOps, OpenPush};
 
@@ -146,10 +146,10 @@ impl Collection {
         let kept = &push.kept;
         let known = self.push_shape.as_ref().filter(|s| {
             let n = kept.sum.len() + kept.min.len() + kept.max.len();
-            s.count == push.count
-                && s.array == push.array
+            same(&s.count, push.count)
+                && same(&s.array, push.array)
                 && s.kept.len() == n
-                && (s.kept.iter()).zip(kept.fields()).all(|(a, b)| a == b)
+                && (s.kept.iter()).zip(kept.fields()).all(|(a, b)| same(a, b))
         });
         if let Some(s) = known {
             return s.moved;
@@ -315,7 +315,7 @@ impl KeptRefs<'_> {
                         | Bson::Boolean(_)
                 )
         };
-        let slot = |f: &Path| found.iter().position(|(g, _)| *g == f.as_str());
+        let slot = |f: &Path| found.iter().position(|(g, _)| same(g, f));
         let mut out = SmallVec::new();
         for (f, v) in self.sum {
             let at = slot(f)?;
@@ -334,7 +334,11 @@ impl KeptRefs<'_> {
                 if !fixed(old, v) {
                     return None;
                 }
-                if compare_values(v, old) == replaces {
+                let order = match (v, old) {
+                    (Bson::DateTime(a), Bson::DateTime(b)) => a.cmp(b),
+                    _ => compare_values(v, old),
+                };
+                if order == replaces {
                     out.push((at, v.clone()));
                 }
             }
@@ -489,10 +493,16 @@ impl<'a> Push<'a> {
             Some(_) => return None,
         };
         let (count, array) = (self.count, self.array);
-        let holding = |doc: &Document, known: Option<usize>| {
+        // The indexes holding the document; once its count `c` is known, a filter of the
+        // open-document index's form (`count < size`) is read off it, any other matched.
+        let holding = |doc: &Document, known: Option<usize>, c: Option<i32>| {
             let mut held = 0_u64;
             for (i, ix) in indexes.iter().enumerate() {
-                if filtered & (1 << i) != 0 && (known == Some(i) || ix.in_filter(doc)) {
+                let holds = || match (&ix.spec.partial, c) {
+                    (Some(Filter::Lt(p, Bson::Int32(n))), Some(c)) if p == count => c < *n,
+                    _ => ix.in_filter(doc),
+                };
+                if filtered & (1 << i) != 0 && (known == Some(i) || holds()) {
                     held |= 1 << i;
                 }
             }
@@ -512,7 +522,7 @@ impl<'a> Push<'a> {
         }
         // Copied only when a transaction's copy of the collection shares it.
         let doc = std::sync::Arc::make_mut(doc);
-        let held = holding(doc, held_by);
+        let held = holding(doc, held_by, None);
         // Where the document's entries are filed in the indexes keyed on a kept value (its
         // key before the writes), for those not waiting yet: moved now or left to wait, should
         // a kept value move.
@@ -536,15 +546,15 @@ impl<'a> Push<'a> {
         let mut found: SmallVec<[(&str, &mut Bson); 4]> = SmallVec::new();
         let (mut counted, mut listed, mut numbered) = (None, None, true);
         for (k, v) in doc.iter_mut() {
-            if k == count {
+            if same(k, count) {
                 counted = Some(v);
-            } else if k == array {
+            } else if same(k, array) {
                 listed = Some(v);
             } else {
-                if self.number == Some(k.as_str()) {
+                if self.number.is_some_and(|n| same(k, n)) {
                     numbered = is_number(v);
                 }
-                if let Some(f) = names.iter().find(|f| **f == k) {
+                if let Some(f) = names.iter().find(|f| same(k, f)) {
                     found.push((f, v));
                 }
             }
@@ -592,7 +602,7 @@ impl<'a> Push<'a> {
         clock.tick += 1;
         *stamp = clock.tick;
         debug_assert_eq!(*bytes, document_bytes(doc), "size of the updated document");
-        let now = holding(doc, None);
+        let now = holding(doc, None, Some(new_count));
         Some(Ok((
             before,
             Moved64 {
@@ -603,6 +613,13 @@ impl<'a> Push<'a> {
             },
         )))
     }
+}
+
+/// Whether two field names are the same: most names a push compares differ in length or in
+/// their first byte, told apart without a call to compare the bytes.
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 #[cfg(test)]

@@ -71,7 +71,8 @@ pub struct Window<'a> {
 }
 
 /// The values a push keeps, each field with the value its items add, by how it combines
-/// (`$inc`, `$min`, `$max`). Held inline: a push keeps a few (time bounds, a summary).
+/// (`$inc`, `$min`, `$max`). Held inline, one value an operator (a time bound each, a
+/// summary's first sum): every push builds and moves one.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeptOps {
     /// Added to the field (`$inc`).
@@ -83,7 +84,7 @@ pub struct KeptOps {
 }
 
 /// Fields and values of one [`KeptOps`] operator.
-pub type KeptList = SmallVec<[(Path, Bson); 2]>;
+pub type KeptList = SmallVec<[(Path, Bson); 1]>;
 
 impl KeptOps {
     /// Each field and its value, `$inc`s first.
