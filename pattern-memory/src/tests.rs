@@ -202,6 +202,42 @@ async fn secondary_index_narrows_and_sorts_like_a_scan() {
     assert_eq!(ids, ["06", "09", "12"]);
 }
 
+/// Symbols and binary data are told apart by their contents, as MongoDB tells them: a unique
+/// index holds two symbols of different texts, or two binaries of the same bytes and different
+/// subtypes; a string finds the symbol of its text and no other.
+#[tokio::test]
+async fn symbols_and_binaries_are_told_apart_by_their_contents() {
+    let s = MemoryStore::new();
+    s.create_index("c", &index("a_1", &["a"], true))
+        .await
+        .unwrap();
+    let bin = |subtype| {
+        Bson::Binary(bson::Binary {
+            subtype,
+            bytes: vec![1, 2],
+        })
+    };
+    let values = [
+        Bson::Symbol("x".into()),
+        Bson::Symbol("y".into()),
+        bin(bson::spec::BinarySubtype::Generic),
+        bin(bson::spec::BinarySubtype::Uuid),
+    ];
+    for (i, a) in values.iter().enumerate() {
+        s.insert_one("c", doc! {"_id": i as i32, "a": a.clone()})
+            .await
+            .unwrap();
+    }
+    let dup = s.insert_one("c", doc! {"_id": 9, "a": "x"}).await;
+    assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+    let found = s
+        .find("c", &Filter::eq("a", "y"), &FindOptions::default())
+        .await
+        .unwrap();
+    let ids: Vec<_> = found.iter().map(|d| d.get("_id").cloned()).collect();
+    assert_eq!(ids, [Some(Bson::Int32(1))]);
+}
+
 fn index(name: &str, keys: &[&str], unique: bool) -> IndexSpec {
     IndexSpec {
         name: name.into(),

@@ -40,22 +40,17 @@ pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
         (Bson::Int64(x), Bson::Int32(y)) => x.cmp(&(*y as i64)),
         // Numbers by exact value across the four types, Decimal128 included (NaN first).
         (x, y) if ba == 2 => super::number::compare(x, y).unwrap_or(Ordering::Equal),
-        (Bson::String(x), Bson::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        // A symbol compares as the string of its text.
+        (Bson::String(x) | Bson::Symbol(x), Bson::String(y) | Bson::Symbol(y)) => {
+            x.as_bytes().cmp(y.as_bytes())
+        }
         (Bson::ObjectId(x), Bson::ObjectId(y)) => x.bytes().cmp(&y.bytes()),
         (Bson::Boolean(x), Bson::Boolean(y)) => x.cmp(y),
         (Bson::DateTime(x), Bson::DateTime(y)) => x.cmp(y),
         (Bson::Timestamp(x), Bson::Timestamp(y)) => {
             (x.time, x.increment).cmp(&(y.time, y.increment))
         }
-        (Bson::Document(x), Bson::Document(y)) => {
-            for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
-                let o = compare_values(vx, vy).then_with(|| kx.cmp(ky));
-                if o.is_ne() {
-                    return o;
-                }
-            }
-            x.len().cmp(&y.len())
-        }
+        (Bson::Document(x), Bson::Document(y)) => compare_documents(x, y),
         (Bson::Array(x), Bson::Array(y)) => {
             for (vx, vy) in x.iter().zip(y.iter()) {
                 let o = compare_values(vx, vy);
@@ -65,12 +60,130 @@ pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
             }
             x.len().cmp(&y.len())
         }
-        (Bson::Binary(x), Bson::Binary(y)) => x.bytes.cmp(&y.bytes),
+        // By length, then subtype, then bytes.
+        (Bson::Binary(x), Bson::Binary(y)) => (x.bytes.len().cmp(&y.bytes.len()))
+            .then_with(|| u8::from(x.subtype).cmp(&u8::from(y.subtype)))
+            .then_with(|| x.bytes.cmp(&y.bytes)),
+        (Bson::RegularExpression(x), Bson::RegularExpression(y)) => (x.pattern.as_bytes())
+            .cmp(y.pattern.as_bytes())
+            .then_with(|| x.options.as_bytes().cmp(y.options.as_bytes())),
+        // DB pointers, then code, then code with a scope (MongoDB's order of the three),
+        // code by its text (then its scope).
+        (x, y) if ba == 12 && other_rank(x) != other_rank(y) => other_rank(x).cmp(&other_rank(y)),
+        (Bson::JavaScriptCode(x), Bson::JavaScriptCode(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Bson::JavaScriptCodeWithScope(x), Bson::JavaScriptCodeWithScope(y)) => (x.code.as_bytes())
+            .cmp(y.code.as_bytes())
+            .then_with(|| compare_documents(&x.scope, &y.scope)),
         _ => Ordering::Equal,
+    }
+}
+
+/// Two documents field by field (each value, then its name), then by length.
+fn compare_documents(x: &bson::Document, y: &bson::Document) -> Ordering {
+    for ((kx, vx), (ky, vy)) in x.iter().zip(y.iter()) {
+        let o = compare_values(vx, vy).then_with(|| kx.cmp(ky));
+        if o.is_ne() {
+            return o;
+        }
+    }
+    x.len().cmp(&y.len())
+}
+
+/// The order within bracket 12: DB pointers, code, code with a scope, anything else.
+fn other_rank(b: &Bson) -> u8 {
+    match b {
+        Bson::DbPointer(_) => 0,
+        Bson::JavaScriptCode(_) => 1,
+        Bson::JavaScriptCodeWithScope(_) => 2,
+        _ => 3,
     }
 }
 
 /// Equality as `$eq` sees it (numbers compare by value across Int32/Int64/Double).
 pub fn values_equal(a: &Bson, b: &Bson) -> bool {
     bracket(a) == bracket(b) && compare_values(a, b).is_eq()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+
+    use bson::spec::BinarySubtype;
+    use bson::{doc, Binary, Bson, JavaScriptCodeWithScope, Regex};
+
+    use super::{compare_values, values_equal};
+
+    fn bin(subtype: BinarySubtype, bytes: &[u8]) -> Bson {
+        Bson::Binary(Binary {
+            subtype,
+            bytes: bytes.to_vec(),
+        })
+    }
+
+    fn regex(pattern: &str, options: &str) -> Bson {
+        Bson::RegularExpression(Regex {
+            pattern: pattern.into(),
+            options: options.into(),
+        })
+    }
+
+    /// Each pair in MongoDB's order: the first sorts before the second.
+    #[test]
+    fn the_rarer_types_order_as_mongodb_does() {
+        let (s, y) = (Bson::String("a".into()), Bson::Symbol("a".into()));
+        assert_eq!(
+            compare_values(&s, &y),
+            Equal,
+            "a symbol is the string of its text"
+        );
+        assert!(values_equal(&s, &y));
+        assert!(!values_equal(&Bson::String("b".into()), &y));
+        let ascending = [
+            (Bson::Symbol("a".into()), Bson::String("b".into())),
+            (Bson::String("a".into()), Bson::Symbol("b".into())),
+            // Binary data: by length first, then subtype, then bytes.
+            (
+                bin(BinarySubtype::Generic, &[9]),
+                bin(BinarySubtype::Generic, &[1, 1]),
+            ),
+            (
+                bin(BinarySubtype::Generic, &[5]),
+                bin(BinarySubtype::Uuid, &[5]),
+            ),
+            (
+                bin(BinarySubtype::Generic, &[1, 2]),
+                bin(BinarySubtype::Generic, &[1, 3]),
+            ),
+            // Regular expressions: by pattern, then options.
+            (regex("a", "z"), regex("b", "")),
+            (regex("a", "i"), regex("a", "m")),
+            // Code by its text; code before code with a scope, which compares its scope next.
+            (
+                Bson::JavaScriptCode("a".into()),
+                Bson::JavaScriptCode("b".into()),
+            ),
+            (
+                Bson::JavaScriptCode("z".into()),
+                Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+                    code: "a".into(),
+                    scope: doc! {},
+                }),
+            ),
+            (
+                Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+                    code: "a".into(),
+                    scope: doc! {"x": 1},
+                }),
+                Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+                    code: "a".into(),
+                    scope: doc! {"x": 2},
+                }),
+            ),
+        ];
+        for (lo, hi) in &ascending {
+            assert_eq!(compare_values(lo, hi), Less, "{lo:?} < {hi:?}");
+            assert_eq!(compare_values(hi, lo), Greater, "{hi:?} > {lo:?}");
+            assert_eq!(compare_values(lo, lo), Equal, "{lo:?} = itself");
+        }
+    }
 }
