@@ -277,8 +277,23 @@ pub(super) fn in_place_push_is_the_generic_update() {
         unique: true,
         partial: Some(Filter::Lt("count".into(), Bson::Int32(3))),
     };
+    // Filters on the count beside the open-document index's: of its form at another size
+    // (read off the new count), and of another form (matched).
+    let below_two = IndexSpec {
+        name: "below_two".into(),
+        keys: vec![("k".into(), 1)],
+        unique: false,
+        partial: Some(Filter::Lt("count".into(), Bson::Int32(2))),
+    };
+    let up_to_one = IndexSpec {
+        name: "up_to_one".into(),
+        keys: vec![("k".into(), 1)],
+        unique: false,
+        partial: Some(Filter::Lte("count".into(), Bson::Int64(1))),
+    };
     let mut in_place = 0;
-    for extra in [None, Some(by_count), Some(unique_open)] {
+    let extras = [by_count, unique_open, below_two, up_to_one];
+    for extra in [None].into_iter().chain(extras.map(Some)) {
         let (small, large) = (
             series_collection(extra.clone(), false),
             series_collection(extra.clone(), true),
