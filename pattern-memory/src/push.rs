@@ -334,11 +334,7 @@ impl KeptRefs<'_> {
                 if !fixed(old, v) {
                     return None;
                 }
-                let order = match (v, old) {
-                    (Bson::DateTime(a), Bson::DateTime(b)) => a.cmp(b),
-                    _ => compare_values(v, old),
-                };
-                if order == replaces {
+                if compare_values(v, old) == replaces {
                     out.push((at, v.clone()));
                 }
             }
