@@ -29,6 +29,15 @@ pub fn bracket(b: &Bson) -> u8 {
 
 /// A total order over BSON values (MongoDB's sort order for the types the patterns store).
 pub fn compare_values(a: &Bson, b: &Bson) -> Ordering {
+    // Two values of the same usual type (a bucket's time bounds, `_id`s, keys): compared
+    // before either's bracket is looked up.
+    match (a, b) {
+        (Bson::DateTime(x), Bson::DateTime(y)) => return x.cmp(y),
+        (Bson::Int64(x), Bson::Int64(y)) => return x.cmp(y),
+        (Bson::Int32(x), Bson::Int32(y)) => return x.cmp(y),
+        (Bson::String(x), Bson::String(y)) => return x.as_bytes().cmp(y.as_bytes()),
+        _ => {}
+    }
     let (ba, bb) = (bracket(a), bracket(b));
     if ba != bb {
         return ba.cmp(&bb);
@@ -138,7 +147,14 @@ mod tests {
         );
         assert!(values_equal(&s, &y));
         assert!(!values_equal(&Bson::String("b".into()), &y));
+        let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
         let ascending = [
+            // The usual types, compared before their brackets are looked up.
+            (Bson::Int32(-1), Bson::Int32(2)),
+            (Bson::Int64(i64::MIN), Bson::Int64(0)),
+            (date(-5), date(3)),
+            (Bson::String(String::new()), Bson::String("a".into())),
+            (Bson::String("ab".into()), Bson::String("b".into())),
             (Bson::Symbol("a".into()), Bson::String("b".into())),
             (Bson::String("a".into()), Bson::Symbol("b".into())),
             // Binary data: by length first, then subtype, then bytes.

@@ -17,11 +17,20 @@ pub fn document_bytes(doc: &Document) -> Option<usize> {
 }
 
 /// The serialized size of field `k: v` in a document: type byte, key, NUL, value.
+#[inline]
 pub fn field_bytes(k: &str, v: &Bson) -> Option<usize> {
-    if k.bytes().any(|b| b == 0) {
+    if k.as_bytes().contains(&0) {
         return None; // not a C string
     }
-    Some(1 + k.len() + 1 + value_bytes(v)?)
+    // The scalars most fields hold sized here, without a call.
+    let value = match v {
+        Bson::Int32(_) => 4,
+        Bson::Int64(_) | Bson::Double(_) | Bson::DateTime(_) => 8,
+        Bson::String(s) => 4 + s.len() + 1,
+        Bson::Boolean(_) => 1,
+        v => value_bytes(v)?,
+    };
+    Some(1 + k.len() + 1 + value)
 }
 
 /// The serialized size of a value (without its type byte and key), as `bson::to_vec` would
@@ -57,11 +66,17 @@ pub fn value_bytes(b: &Bson) -> Option<usize> {
         }
         // Regular expressions (whose options are sorted), code, symbols, DB pointers, old
         // binaries: rare; measured by serializing them.
-        _ => {
-            let v = bson::to_vec(&bson::doc! {"0": b.clone()}).ok()?;
-            v.len() - (4 + 1 + 2 + 1)
-        }
+        _ => serialized_bytes(b)?,
     })
+}
+
+/// [`value_bytes`] of a value of the rarer types, by serializing it: kept out of
+/// [`value_bytes`], whose every call would otherwise set up this path's frame.
+#[cold]
+#[inline(never)]
+fn serialized_bytes(b: &Bson) -> Option<usize> {
+    let v = bson::to_vec(&bson::doc! {"0": b.clone()}).ok()?;
+    Some(v.len() - (4 + 1 + 2 + 1))
 }
 
 /// The serialized size of `v` as element `i` of an array: type byte, key, NUL, value.

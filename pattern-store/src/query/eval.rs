@@ -86,19 +86,36 @@ fn any_reached(doc: &Document, path: &str, holds: impl Fn(Option<&Bson>) -> bool
 /// The value at a dotted path: `a.b` descends into documents, `a.3` into arrays.
 pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     if !path.as_bytes().contains(&b'.') {
-        return doc.get(path); // a top-level field: the usual case, without a splitter
+        return field(doc, path); // a top-level field: the usual case, without a splitter
     }
     let mut parts = path.split('.');
-    let mut cur = doc.get(parts.next()?)?;
+    let mut cur = field(doc, parts.next()?)?;
     for part in parts {
         cur = match cur {
-            Bson::Document(d) => d.get(part)?,
+            Bson::Document(d) => field(d, part)?,
             Bson::Array(a) => a.get(part.parse::<usize>().ok()?)?,
             _ => return None,
         };
     }
     Some(cur)
 }
+
+/// The document's field `name`: in a document of up to [`SCANNED`] fields, found by comparing
+/// names one after another (most differ in length), which costs less than hashing `name` for
+/// bson's hash table; in a larger one, looked up in that table.
+#[inline]
+pub fn field<'a>(doc: &'a Document, name: &str) -> Option<&'a Bson> {
+    if doc.len() > SCANNED {
+        return doc.get(name);
+    }
+    let name = name.as_bytes();
+    doc.iter()
+        .find(|(k, _)| k.len() == name.len() && k.as_bytes() == name)
+        .map(|(_, v)| v)
+}
+
+/// The most fields [`field`] compares one by one.
+const SCANNED: usize = 12;
 
 /// Whether a value, or one of its elements when it is an array, compares to `v` as `holds`
 /// wants, values of another type bracket never matching (MongoDB's `$lt`... on a field

@@ -177,3 +177,35 @@ fn a_clause_is_an_element_of_and() {
         assert_eq!(f.matches(&d), want, "{d}");
     }
 }
+
+#[test]
+fn a_field_is_found_alike_in_small_and_large_documents() {
+    // Up to 12 fields the names are compared one by one; past it, bson's hash table: the same
+    // answers, names of one length told apart by their bytes.
+    for n in [0, 1, 5, 12, 13, 30] {
+        let mut doc = Document::new();
+        for i in 0..n {
+            doc.insert(format!("f{i:02}"), i as i64);
+        }
+        for i in 0..n + 2 {
+            let name = format!("f{i:02}");
+            assert_eq!(
+                eval::field(&doc, &name),
+                doc.get(&name),
+                "{n} fields, {name}"
+            );
+            assert_eq!(
+                eval::get_path(&doc, &name),
+                doc.get(&name),
+                "{n} fields, {name}"
+            );
+        }
+        for missing in ["", "f", "f0", "f000", "g00"] {
+            assert_eq!(eval::field(&doc, missing), None, "{n} fields, {missing:?}");
+        }
+        let nested = doc! {"a": Bson::Document(doc.clone())};
+        if n > 0 {
+            assert_eq!(eval::get_path(&nested, "a.f00"), Some(&Bson::Int64(0)));
+        }
+    }
+}
