@@ -119,6 +119,20 @@ fn primitives(c: &mut Criterion) {
         })
     });
 
+    // A `$set` that changes the document (the value differs each time).
+    let mut v = 0_i64;
+    g.bench_function("update_set", |b| {
+        b.iter(|| {
+            i = (i + 7919) % n;
+            v += 1;
+            let mut set = Update {
+                set: vec![("s".into(), Bson::Int64(v))],
+                ..Update::default()
+            };
+            now(s.update_one("c", &Filter::eq("_id", i), &mut set, false)).unwrap()
+        })
+    });
+
     series(&s);
     let mut seqs = vec![0_i64; KEYS as usize];
     let mut pushed = 0_u64;

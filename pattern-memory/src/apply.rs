@@ -8,6 +8,7 @@ use bson::{Bson, Document};
 use pattern_store::codec::number::{self, NumberError};
 use pattern_store::codec::order::{compare_values, values_equal};
 use pattern_store::codec::size::{element_at_bytes, field_bytes};
+use pattern_store::query::eval::get_path;
 use pattern_store::query::{Expr, Path, Rewrite, Update};
 
 /// An update applied in place, as the in-memory store applies it.
@@ -15,6 +16,8 @@ pub(crate) trait UpdateEngine {
     fn apply(&self, doc: &mut Document, inserting: bool) -> Result<(), String>;
     fn apply_taking(&mut self, doc: &mut Document, inserting: bool) -> Result<(), String>;
     fn undo_log(&self, doc: &Document, inserting: bool) -> Undo;
+    fn changes_nothing(&self, doc: &Document) -> bool;
+    fn sets_alone(&self) -> bool;
 }
 
 /// The steps of [`UpdateEngine`], each over the whole update.
@@ -97,6 +100,51 @@ impl UpdateEngine for Update {
             }
         }
         Ok(())
+    }
+
+    /// Whether the update, applied to the existing document `doc`, would leave it as it is,
+    /// told without applying it: `$set`s and `$unset`s alone ([`UpdateEngine::sets_alone`]),
+    /// each `$set` finding the same value in place (same type and same bytes, a document's
+    /// fields in the same order: what MongoDB takes for a no-op, which it does not write),
+    /// each `$unset` naming a top-level field that is not there. `false` where it cannot be
+    /// told so (any other operator, a dotted `$unset`): such an update is applied, and claims
+    /// its document, as any other.
+    fn changes_nothing(&self, doc: &Document) -> bool {
+        self.sets_alone()
+            && (self.set.iter()).all(|(p, v)| get_path(doc, p).is_some_and(|old| identical(old, v)))
+            && (self.unset.iter()).all(|p| !p.contains('.') && !doc.contains_key(p.as_str()))
+    }
+
+    /// Whether the update is `$set`s and `$unset`s alone (at least one), which
+    /// [`UpdateEngine::changes_nothing`] can tell a no-op of.
+    fn sets_alone(&self) -> bool {
+        // Every field named: an operator added to `Update` must be considered here.
+        let Update {
+            set,
+            set_on_insert: _,
+            inc,
+            sum,
+            min,
+            max,
+            unset,
+            push,
+            push_sort,
+            pull,
+            rewrite,
+            rewrite_if,
+            require,
+        } = self;
+        inc.is_empty()
+            && sum.is_empty()
+            && min.is_empty()
+            && max.is_empty()
+            && push.is_empty()
+            && push_sort.is_empty()
+            && pull.is_empty()
+            && rewrite.is_empty()
+            && rewrite_if.is_none()
+            && require.is_none()
+            && !(set.is_empty() && unset.is_empty())
     }
 
     /// Saves what [`Update::apply`] (or [`Update::apply_taking`]) would change in `doc`
@@ -787,13 +835,17 @@ impl Undo {
         Some(change)
     }
 
-    /// Whether `update` changed `doc` (as [`Undo`] saved it before): a field's value, its
-    /// presence, or an appended array's length differs. MongoDB's `nModified`.
+    /// Whether `update` changed `doc` (as [`Undo`] saved it before): a field's value (its
+    /// type, its bytes, a document's field order: [`identical`]), its presence, or an
+    /// appended array's length differs. MongoDB's `nModified`.
     pub(crate) fn changed(&self, doc: &Document, update: &Update) -> bool {
         self.saved.iter().any(|(f, was)| {
             let now = doc.get(update.field_name(*f));
             match was {
-                Saved::Value(old) => now != old.as_ref(),
+                Saved::Value(old) => match (now, old) {
+                    (Some(now), Some(old)) => !identical(now, old),
+                    (now, old) => now.is_some() != old.is_some(),
+                },
                 Saved::Len(n) => !matches!(now, Some(Bson::Array(a)) if a.len() == *n),
             }
         })
@@ -826,6 +878,27 @@ impl Undo {
                 }
             }
         }
+    }
+}
+
+/// Whether two values are the same BSON: the same type and the same bytes (a double by its
+/// bits, a document's fields in the same order), as MongoDB tells a `$set` that changes
+/// nothing.
+fn identical(a: &Bson, b: &Bson) -> bool {
+    let documents = |x: &Document, y: &Document| {
+        x.len() == y.len()
+            && (x.iter().zip(y)).all(|((kx, vx), (ky, vy))| kx == ky && identical(vx, vy))
+    };
+    match (a, b) {
+        (Bson::Double(x), Bson::Double(y)) => x.to_bits() == y.to_bits(),
+        (Bson::Document(x), Bson::Document(y)) => documents(x, y),
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
+        }
+        (Bson::JavaScriptCodeWithScope(x), Bson::JavaScriptCodeWithScope(y)) => {
+            x.code == y.code && documents(&x.scope, &y.scope)
+        }
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b) && a == b,
     }
 }
 

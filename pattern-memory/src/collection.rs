@@ -302,16 +302,7 @@ impl Collection {
         let validator = validator.as_deref().filter(|v| passes(Some(v), doc));
         // Copied only when a transaction's copy of the collection shares it.
         let doc = Arc::make_mut(doc);
-        let before = fields.map(|fields| match fields {
-            // Only whether a document matched: a copy of an empty document costs less than a
-            // new one (which seeds its hasher).
-            [] => empty_document().clone(),
-            _ => doc
-                .iter()
-                .filter(|(k, _)| fields.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Document>(),
-        });
+        let before = fields.map(|fields| fields_of(doc, fields));
         // The indexes whose entry for the document the update may move (those reading a
         // field it writes), with the document's key in them before the update.
         let written = update.written();
@@ -347,7 +338,11 @@ impl Collection {
                 }
                 *bytes = size;
                 let modified = undo.changed(doc, update);
-                docs.get_mut(id).expect("updated above").stamp = stamp;
+                // A document left as it was is not written (MongoDB writes nothing for it):
+                // it keeps its stamp, so no transaction sees it changed.
+                if modified {
+                    docs.get_mut(id).expect("updated above").stamp = stamp;
+                }
                 Ok((before, modified))
             }
             Err(e) => {
@@ -522,6 +517,20 @@ pub(super) fn validate(coll: &str, validator: Option<&Schema>, doc: &Document) -
             collection: coll.to_owned(),
             message: format!("Document failed validation: {why}"),
         }),
+    }
+}
+
+/// `doc`'s fields among `fields`, copied (an update's before-image, as
+/// [`Collection::update`] returns it).
+pub(super) fn fields_of(doc: &Document, fields: &[&str]) -> Document {
+    match fields {
+        // Only whether a document matched: a copy of an empty document costs less than a new
+        // one (which seeds its hasher).
+        [] => empty_document().clone(),
+        _ => (doc.iter())
+            .filter(|(k, _)| fields.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     }
 }
 

@@ -12,10 +12,15 @@ use pattern_store::query::{Filter, FindOptions};
 impl Collection {
     /// The `_id` of the first document matching `filter`.
     pub(super) fn first_match(&self, filter: &Filter) -> Option<Key> {
-        self.plan(filter)
-            .ids()
-            .find(|id| filter.matches(&self.docs[*id].doc))
-            .cloned()
+        self.first_matching(filter).map(|(id, _)| id.clone())
+    }
+
+    /// [`Collection::first_match`], with the document.
+    pub(super) fn first_matching(&self, filter: &Filter) -> Option<(&Key, &Document)> {
+        self.plan(filter).ids().find_map(|id| {
+            let doc = &*self.docs[id].doc;
+            filter.matches(doc).then_some((id, doc))
+        })
     }
 
     /// The `_id` of the first document matching `filter` in `sort` order.

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use bson::{Bson, Document, RawDocumentBuf};
 
 use super::apply::UpdateEngine;
-use super::collection::{id_first, Collection};
+use super::collection::{fields_of, id_first, Collection};
 use super::index::Key;
 use pattern_store::query::eval::get_path;
 use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update};
@@ -76,10 +76,16 @@ pub(super) fn update<S: Space>(
     fields: Option<&[&str]>,
 ) -> Step<(UpdateOutcome, Option<Document>)> {
     update.check()?;
-    let first = space
-        .read(coll)
-        .and_then(|c| c.first_in_order(filter, sort));
-    if let Some(id) = first {
+    if let Some((id, unchanged)) = first_for_update(space, coll, filter, sort, update, fields) {
+        // An update that changes nothing writes nothing, as on MongoDB: no claim, no stamp.
+        if let Some(before) = unchanged {
+            let outcome = UpdateOutcome {
+                matched: true,
+                upserted: false,
+                modified: false,
+            };
+            return Ok((outcome, before));
+        }
         space.claim(coll, [&id.0])?;
         let c = space.write(coll);
         // An in-place push appends its items (it takes none else): the document changed.
@@ -145,9 +151,15 @@ pub(super) fn update_returning<S: Space>(
     fields: &[&str],
 ) -> Step<Option<Document>> {
     update.check()?;
-    let Some(id) = space.read(coll).and_then(|c| c.first_in_order(filter, &[])) else {
+    let mut returned = vec!["_id"];
+    returned.extend(fields.iter().copied().filter(|f| *f != "_id"));
+    let Some((id, unchanged)) = first_for_update(space, coll, filter, &[], update, Some(&returned))
+    else {
         return Ok(None);
     };
+    if let Some(after) = unchanged {
+        return Ok(after); // as it was, and is: nothing written
+    }
     space.claim(coll, [&id.0])?;
     let c = space.write(coll);
     c.update(coll, &id, update, None)?;
@@ -225,12 +237,20 @@ pub(super) fn update_many<S: Space>(
     update: &Update,
 ) -> Step<u64> {
     update.check()?;
-    let ids = match space.read(coll) {
-        Some(c) => c.matching(filter),
+    let (matched, ids) = match space.read(coll) {
+        Some(c) => {
+            let mut ids = c.matching(filter);
+            let matched = ids.len() as u64;
+            // Those it changes nothing in are not written, as on MongoDB: not claimed either.
+            if update.sets_alone() {
+                ids.retain(|id| (c.docs.get(id)).is_none_or(|s| !update.changes_nothing(&s.doc)));
+            }
+            (matched, ids)
+        }
         None => return Ok(0),
     };
     if ids.is_empty() {
-        return Ok(0);
+        return Ok(matched);
     }
     space.claim(coll, ids.iter().map(|k| &k.0))?;
     let c = space.write(coll);
@@ -239,7 +259,34 @@ pub(super) fn update_many<S: Space>(
         let mut one = update.clone();
         c.update(coll, id, &mut one, None)?;
     }
-    Ok(ids.len() as u64)
+    Ok(matched)
+}
+
+/// The first document matching `filter` in `sort` order, for `update`: its `_id`, and, when
+/// the update changes nothing in it ([`UpdateEngine::changes_nothing`]), what an update
+/// returns of it (`fields` as [`Collection::update`] takes them): it is then not written.
+fn first_for_update<S: Space>(
+    space: &mut S,
+    coll: &str,
+    filter: &Filter,
+    sort: &[(Path, i32)],
+    update: &Update,
+    fields: Option<&[&str]>,
+) -> Option<(Key, Option<Option<Document>>)> {
+    let c = space.read(coll)?;
+    // Without a sort, the document read to match the filter is the one checked.
+    let (id, doc) = match sort {
+        [] => c
+            .first_matching(filter)
+            .map(|(id, doc)| (id.clone(), Some(doc)))?,
+        _ => (c.first_in_order(filter, sort)?, None),
+    };
+    let unchanged = (update.sets_alone())
+        .then(|| doc.or_else(|| c.docs.get(&id).map(|s| &*s.doc)))
+        .flatten()
+        .filter(|doc| update.changes_nothing(doc))
+        .map(|doc| fields.map(|f| fields_of(doc, f)));
+    Some((id, unchanged))
 }
 
 /// [`Store::find`](pattern_store::Store::find) in `c`.

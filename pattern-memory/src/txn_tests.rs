@@ -722,3 +722,79 @@ async fn an_error_aborts_the_transaction() {
     t.commit().await.unwrap();
     assert_eq!(all(&s, "c").await, [doc! {"_id": "a", "v": 12}]);
 }
+
+/// An update that changes nothing (a `$set` of the value in place) writes nothing, as on
+/// MongoDB (SERVER-77616: a no-op `findOneAndUpdate` in a transaction takes no write
+/// conflict): it claims no document, so another transaction's write and a plain write go
+/// ahead; it leaves no stamp, so a transaction that read the document before still writes
+/// it; and a transaction's no-op of a document changed after its snapshot is no conflict.
+#[tokio::test]
+async fn an_update_that_changes_nothing_writes_nothing() {
+    let s = store_with(&[doc! {"_id": "a", "v": 1, "d": {"x": 1, "y": 2.5}, "z": 0.0}]).await;
+    let a = by_id("a");
+    let one = |v: UpdateOutcome| (v.matched, v.modified);
+
+    // Another transaction, then a plain write, over a transaction's no-op.
+    let t1 = s.start_transaction().await.unwrap();
+    let noop = t1.update_one("c", &a, &mut set("v", 1), false).await;
+    assert_eq!(one(noop.unwrap()), (true, false));
+    let t2 = s.start_transaction().await.unwrap();
+    t2.update_one("c", &a, &mut set("v", 2), false)
+        .await
+        .unwrap();
+    t2.commit().await.unwrap();
+    let mut plus_one = inc("v", 1);
+    let plain = s.update_one("c", &a, &mut plus_one, false);
+    tokio::time::timeout(Duration::from_secs(5), plain)
+        .await
+        .expect("no claim to wait for")
+        .unwrap();
+    t1.commit().await.unwrap();
+    assert_eq!(get(&s, "c", "a").await.unwrap().get_i32("v"), Ok(3));
+
+    // A plain no-op leaves no stamp: a transaction that started before it still writes.
+    let t = s.start_transaction().await.unwrap();
+    let noop = s.update_one("c", &a, &mut set("v", 3), false).await;
+    assert_eq!(one(noop.unwrap()), (true, false));
+    t.update_one("c", &a, &mut inc("v", 1), false)
+        .await
+        .unwrap();
+    t.commit().await.unwrap();
+
+    // A transaction's no-op of a document changed after its snapshot: the document as the
+    // transaction reads it is unchanged by the update, so nothing conflicts.
+    let t = s.start_transaction().await.unwrap();
+    s.update_one("c", &a, &mut set("v", 10), false)
+        .await
+        .unwrap();
+    let stale = t.update_one("c", &a, &mut set("v", 4), false).await;
+    assert_eq!(one(stale.unwrap()), (true, false));
+    let many = t.update_many("c", &a, &set("v", 4)).await;
+    assert_eq!(many.unwrap(), 1, "matched, though not written");
+    t.commit().await.unwrap();
+    assert_eq!(get(&s, "c", "a").await.unwrap().get_i32("v"), Ok(10));
+
+    // The same value is the same type and the same bytes, a document's fields in order.
+    let t = s.start_transaction().await.unwrap();
+    for (field, value, changes) in [
+        ("v", Bson::Int32(10), false),
+        ("v", Bson::Int64(10), true),
+        ("d", Bson::Document(doc! {"x": 1, "y": 2.5}), false),
+        ("d", Bson::Document(doc! {"y": 2.5, "x": 1}), true),
+        ("z", Bson::Double(0.0), false),
+        ("z", Bson::Double(-0.0), true),
+        ("v", Bson::Double(10.0), true),
+    ] {
+        let u = t
+            .update_one("c", &a, &mut set(field, value.clone()), false)
+            .await;
+        assert_eq!(one(u.unwrap()), (true, changes), "{field}: {value:?}");
+    }
+    let mut unset = Update {
+        unset: vec!["nothing".into()],
+        ..Update::default()
+    };
+    let u = t.update_one("c", &a, &mut unset, false).await;
+    assert_eq!(one(u.unwrap()), (true, false), "$unset of a missing field");
+    drop(t);
+}

@@ -309,6 +309,58 @@ async fn write_skew_and_its_cure(store: AnyStore) {
 
 // The store contract's own operations, as the tests call them: not checked against the
 // targeting rule (the patterns that use them are, in their suites).
+/// An update that changes nothing (a `$set` of the value in place, same type, same bytes,
+/// a document's fields in the same order) is not written: it holds the document against no
+/// other writer, and a transaction's no-op of a document changed after its snapshot is no
+/// conflict (MongoDB: SERVER-77616). Its outcome is matched, not modified; a document set
+/// to the same fields in another order is modified.
+async fn an_update_that_changes_nothing_holds_nothing(store: AnyStore) {
+    insert_all(
+        &store,
+        vec![
+            doc! {"_id": "a", "n": 1, "d": {"x": 1, "y": 2}},
+            doc! {"_id": "b", "n": 1},
+        ],
+    )
+    .await;
+    let (a, b) = (Filter::eq("_id", "a"), Filter::eq("_id", "b"));
+    let t1 = store.start_transaction().await.unwrap();
+    let noop = t1.update_one(C, &a, &mut set("n", 1), false).await.unwrap();
+    assert!(noop.matched && !noop.modified, "{noop:?}");
+    let t2 = store.start_transaction().await.unwrap();
+    t2.update_one(C, &a, &mut inc("n", 1), false).await.unwrap();
+    t2.commit().await.unwrap();
+    t1.commit().await.unwrap();
+    assert_eq!(get(&store, "a").await.unwrap().get_i32("n"), Ok(2));
+
+    let t = store.start_transaction().await.unwrap();
+    assert_eq!(get(&t, "b").await.unwrap().get_i32("n"), Ok(1));
+    store
+        .update_one(C, &b, &mut inc("n", 1), false)
+        .await
+        .unwrap();
+    let stale = t.update_one(C, &b, &mut set("n", 1), false).await;
+    assert!(matches!(&stale, Ok(o) if !o.modified), "{stale:?}");
+    t.commit().await.unwrap();
+    assert_eq!(get(&store, "b").await.unwrap().get_i32("n"), Ok(2));
+
+    let reordered = Bson::Document(doc! {"y": 2, "x": 1});
+    let mut u = Update {
+        set: vec![("d".into(), reordered)],
+        ..Update::default()
+    };
+    let o = store.update_one(C, &a, &mut u, false).await.unwrap();
+    assert!(o.matched && o.modified, "{o:?}");
+    let long = store
+        .update_one(C, &a, &mut set("n", 2_i64), false)
+        .await
+        .unwrap();
+    assert!(
+        long.matched && long.modified,
+        "an Int64 over an Int32: {long:?}"
+    );
+}
+
 on_both_stores!(
     untargeted:
     first_writer_wins,
@@ -316,4 +368,5 @@ on_both_stores!(
     transaction_gives_up_with_contention,
     transaction_with_borrows_its_context,
     write_skew_and_its_cure,
+    an_update_that_changes_nothing_holds_nothing,
 );
