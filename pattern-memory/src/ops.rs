@@ -164,12 +164,7 @@ pub(super) fn update_returning<S: Space>(
     let c = space.write(coll);
     c.update(coll, &id, update, None)?;
     let doc = &c.docs.get(&id).expect("updated above").doc;
-    Ok(Some(
-        doc.iter()
-            .filter(|(k, _)| *k == "_id" || fields.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    ))
+    Ok(Some(fields_of(doc, &returned)))
 }
 
 /// [`Store::replace_one`](pattern_store::Store::replace_one); the document is taken once written.
