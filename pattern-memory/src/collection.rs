@@ -6,11 +6,11 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bson::{Bson, Document};
+use bson::Document;
 
 use super::apply::UpdateEngine;
-use super::index::{Key, MemIndex, Moved};
-use pattern_store::codec::order::compare_values;
+use super::index::{MemIndex, Moved};
+use super::key::Key;
 use pattern_store::codec::size::{check_size, document_bytes};
 use pattern_store::query::{IndexSpec, Schema, Update};
 use pattern_store::{Error, Result};
@@ -175,7 +175,7 @@ impl Collection {
         if let Err(e) = validate(coll, self.validator.as_deref(), &doc) {
             return Err(Box::new((e, doc)));
         }
-        let id = Key::new(doc.get("_id").cloned().unwrap_or(Bson::Null));
+        let id = doc.get("_id").map_or(Key::Null, Key::of);
         let stamp = self.tick();
         let Collection {
             docs,
@@ -467,11 +467,7 @@ pub(super) fn check_updated(
     moving: Vec<(usize, Before)>,
     id_written: bool,
 ) -> Result<Vec<Move>> {
-    if id_written
-        && !doc
-            .get("_id")
-            .is_some_and(|x| compare_values(x, &id.0).is_eq())
-    {
+    if id_written && doc.get("_id").is_none_or(|x| Key::of(x) != *id) {
         return Err(Error::invalid("an update may not change _id"));
     }
     check_size(coll, bytes)?;

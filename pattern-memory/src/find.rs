@@ -4,7 +4,7 @@
 use bson::Document;
 
 use super::collection::Collection;
-use super::index::Key;
+use super::key::Key;
 use super::plan::Plan;
 use pattern_store::query::eval::compare_by;
 use pattern_store::query::{Filter, FindOptions};

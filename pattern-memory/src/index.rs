@@ -9,78 +9,18 @@
 //! after another, through an array of documents), and expanded into its entries only where
 //! entries are added, removed or looked up.
 
-use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use bson::{Bson, Document};
 
-use pattern_store::codec::order::compare_values;
 use pattern_store::query::eval::get_path;
 use pattern_store::query::paths;
 use pattern_store::query::{Filter, IndexSpec};
 use pattern_store::Error;
 
-/// A BSON value ordered by MongoDB's comparison (so `1`, `1_i64` and `1.0` are one key, as in
-/// a MongoDB index). A string carries its first bytes beside it ([`Prefix`]): most comparisons
-/// of two `_id`s or index keys end there, in the B-tree node, without reading either string.
-#[derive(Clone, Debug)]
-pub(super) struct Key(pub(super) Bson, Prefix);
-
-/// The first 16 bytes of a string key, zero-padded, as a big-endian number (0 for any other
-/// value): two strings whose prefixes differ compare as their prefixes do (a shorter string's
-/// padding is never above the longer one's byte), and only equal prefixes compare the strings.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Prefix(u128);
-
-impl Key {
-    /// `v` as a key.
-    #[inline]
-    pub(super) fn new(v: Bson) -> Key {
-        let prefix = match &v {
-            Bson::String(s) => {
-                let (bytes, mut buf) = (s.as_bytes(), [0u8; 16]);
-                let n = bytes.len().min(16);
-                buf[..n].copy_from_slice(&bytes[..n]);
-                u128::from_be_bytes(buf)
-            }
-            _ => 0,
-        };
-        Key(v, Prefix(prefix))
-    }
-}
-
-impl PartialEq for Key {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        match (&self.0, &other.0) {
-            // The usual `_id`s and index keys, straight to what `compare_values` would do.
-            (Bson::String(a), Bson::String(b)) => {
-                (self.1 .0.cmp(&other.1 .0)).then_with(|| a.as_bytes().cmp(b.as_bytes()))
-            }
-            (Bson::Int32(a), Bson::Int32(b)) => a.cmp(b),
-            (Bson::Int64(a), Bson::Int64(b)) => a.cmp(b),
-            // A bucket's time bounds and their mark.
-            (Bson::DateTime(a), Bson::DateTime(b)) => a.cmp(b),
-            (Bson::Boolean(a), Bson::Boolean(b)) => a.cmp(b),
-            (a, b) => compare_values(a, b),
-        }
-    }
-}
+use super::key::Key;
 
 /// A new document's place in an index ([`MemIndex::place`]), filed by [`Place::file`].
 pub(super) enum Place<'a> {
@@ -216,7 +156,7 @@ pub(super) fn sorted_once<'a>(ids: impl IntoIterator<Item = &'a Key>) -> Vec<&'a
 
 /// Whether a key holds an array (then it stands for one entry per element).
 fn has_array(key: &[Key]) -> bool {
-    key.iter().any(|k| matches!(k.0, Bson::Array(_)))
+    key.iter().any(|k| k.array().is_some())
 }
 
 /// The entries of a key holding arrays: one per combination of their elements (an empty
@@ -225,17 +165,17 @@ fn has_array(key: &[Key]) -> bool {
 fn expand(key: &[Key]) -> Vec<Vec<Key>> {
     let mut out: Vec<Vec<Key>> = vec![Vec::with_capacity(key.len())];
     for k in key {
-        let choices: Vec<&Bson> = match &k.0 {
-            Bson::Array(a) if a.is_empty() => vec![&Bson::Undefined],
-            Bson::Array(a) => a.iter().collect(),
-            one => vec![one],
+        let choices: Vec<Key> = match k.array() {
+            Some([]) => vec![Key::new(Bson::Undefined)],
+            Some(a) => a.iter().map(Key::of).collect(),
+            None => vec![k.clone()],
         };
         out = out
             .into_iter()
             .flat_map(|prefix| {
                 choices.iter().map(move |c| {
                     let mut next = prefix.clone();
-                    next.push(Key::new((*c).clone()));
+                    next.push(c.clone());
                     next
                 })
             })
@@ -267,7 +207,7 @@ impl MemIndex {
         let mut inside = false;
         let values: Vec<Key> = (self.spec.keys.iter())
             .map(|(path, _)| match get_path(doc, path) {
-                Some(v) => Key::new(v.clone()),
+                Some(v) => Key::of(v),
                 None => {
                     inside = inside || paths::through_array(doc, path);
                     Key::new(Bson::Null)
@@ -387,19 +327,17 @@ impl MemIndex {
     pub(super) fn first_under(&self, value: &Bson, last: bool) -> Option<&Key> {
         // Every such entry sorts between `[value]` and `[value, MaxKey]`: the last entry up to
         // the one, or the first from the other, if its first key is `value`.
-        let of_value = |k: &Vec<Key>| {
-            k.first()
-                .is_some_and(|f| compare_values(&f.0, value).is_eq())
-        };
+        let probe = Key::of(value);
+        let of_value = |k: &Vec<Key>| k.first().is_some_and(|f| *f == probe);
         if last {
-            let hi = [Key::new(value.clone()), Key::new(Bson::MaxKey)];
+            let hi = [probe.clone(), Key::Max];
             let mut k = self
                 .entries
                 .range::<[Key], _>((Bound::Unbounded, Bound::Included(&hi[..])));
             let (k, ids) = k.next_back()?;
             of_value(k).then(|| ids.iter().next_back()).flatten()
         } else {
-            let lo = [Key::new(value.clone())];
+            let lo = [probe.clone()];
             let mut k = self
                 .entries
                 .range::<[Key], _>((Bound::Included(&lo[..]), Bound::Unbounded));

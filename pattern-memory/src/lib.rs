@@ -52,6 +52,7 @@ mod apply;
 mod collection;
 mod find;
 mod index;
+mod key;
 mod ops;
 mod plan;
 mod push;
@@ -64,7 +65,7 @@ mod tests;
 mod txn_tests;
 
 use collection::Collection;
-use index::Key;
+use key::Key;
 use ops::{Space, Step, Stop};
 use pattern_store::{Error, Result};
 
@@ -222,7 +223,7 @@ impl Space for State {
         self.collection(coll)
     }
 
-    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Bson>) -> Step<()> {
+    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Key>) -> Step<()> {
         if self.claims.is_empty() {
             return Ok(());
         }
@@ -230,7 +231,7 @@ impl Space for State {
             return Ok(());
         };
         for id in ids {
-            if let Some(txn) = claimed.get(&Key::new(id.clone())) {
+            if let Some(txn) = claimed.get(id) {
                 return Err(Stop::Wait(*txn));
             }
         }

@@ -12,7 +12,7 @@ use bson::{Bson, Document, RawDocumentBuf};
 
 use super::apply::UpdateEngine;
 use super::collection::{fields_of, id_first, Collection};
-use super::index::Key;
+use super::key::Key;
 use pattern_store::query::eval::get_path;
 use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update};
 use pattern_store::{ArrayStats, UpdateOutcome};
@@ -48,7 +48,7 @@ pub(super) trait Space {
 
     /// Accepts, or refuses, that the operation changes the documents `ids` (their `_id`s) of
     /// `coll`, before it changes anything.
-    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Bson>) -> Step<()>;
+    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Key>) -> Step<()>;
 }
 
 /// [`Store::insert_one`](pattern_store::Store::insert_one); the document is taken once inserted
@@ -58,7 +58,7 @@ pub(super) fn insert<S: Space>(space: &mut S, coll: &str, doc: &mut Option<Docum
     if !d.contains_key("_id") {
         d.insert("_id", bson::oid::ObjectId::new());
     }
-    space.claim(coll, d.get("_id"))?;
+    space.claim(coll, d.get("_id").map(Key::of).as_ref())?;
     let d = doc.take().expect("a document to insert");
     space.write(coll).insert(coll, d)?;
     Ok(())
@@ -86,7 +86,7 @@ pub(super) fn update<S: Space>(
             };
             return Ok((outcome, before));
         }
-        space.claim(coll, [&id.0])?;
+        space.claim(coll, [&id])?;
         let c = space.write(coll);
         // An in-place push appends its items (it takes none else): the document changed.
         let (before, modified) = match c.push_in_place(coll, &id, update, fields, 0) {
@@ -130,7 +130,7 @@ pub(super) fn update<S: Space>(
             None => ("_id".to_owned(), bson::oid::ObjectId::new().into()),
         },
     };
-    space.claim(coll, [&id.1])?;
+    space.claim(coll, [&Key::of(&id.1)])?;
     let ordered: Document = std::iter::once(id).chain(all).chain(created).collect();
     space.write(coll).insert(coll, ordered)?;
     let outcome = UpdateOutcome {
@@ -160,7 +160,7 @@ pub(super) fn update_returning<S: Space>(
     if let Some(after) = unchanged {
         return Ok(after); // as it was, and is: nothing written
     }
-    space.claim(coll, [&id.0])?;
+    space.claim(coll, [&id])?;
     let c = space.write(coll);
     c.update(coll, &id, update, None)?;
     let doc = &c.docs.get(&id).expect("updated above").doc;
@@ -176,9 +176,9 @@ pub(super) fn replace<S: Space>(
     upsert: bool,
 ) -> Step<UpdateOutcome> {
     if let Some(id) = space.read(coll).and_then(|c| c.first_match(filter)) {
-        space.claim(coll, [&id.0])?;
+        space.claim(coll, [&id])?;
         let mut doc = doc.take().expect("a replacement");
-        doc.insert("_id", id.0.clone());
+        doc.insert("_id", id.value().into_owned());
         let doc = id_first(doc);
         let c = space.write(coll);
         let modified = (c.docs.get(&id)).is_none_or(|s| *s.doc != doc);
@@ -198,7 +198,7 @@ pub(super) fn replace<S: Space>(
         .or_else(|| (filter.equalities().into_iter()).find_map(|(k, v)| (k == "_id").then_some(v)))
         .cloned()
         .unwrap_or_else(|| bson::oid::ObjectId::new().into());
-    space.claim(coll, [&id])?;
+    space.claim(coll, [&Key::of(&id)])?;
     let mut full = bson::doc! {"_id": id};
     full.extend(doc.take().expect("a replacement"));
     space.write(coll).insert(coll, full)?;
@@ -218,7 +218,7 @@ pub(super) fn delete<S: Space>(space: &mut S, coll: &str, filter: &Filter) -> St
     if ids.is_empty() {
         return Ok(0);
     }
-    space.claim(coll, ids.iter().map(|k| &k.0))?;
+    space.claim(coll, &ids)?;
     space.write(coll).delete(&ids);
     Ok(ids.len() as u64)
 }
@@ -247,7 +247,7 @@ pub(super) fn update_many<S: Space>(
     if ids.is_empty() {
         return Ok(matched);
     }
-    space.claim(coll, ids.iter().map(|k| &k.0))?;
+    space.claim(coll, &ids)?;
     let c = space.write(coll);
     for id in &ids {
         // `Collection::update` moves pushed items into the document: each gets its own copy.
@@ -328,7 +328,7 @@ pub(super) fn array_stats(c: Option<&Collection>, filter: &Filter, field: &str) 
 /// one). Each value is looked up once and each document found once, at its smallest depth.
 pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Graph> {
     let c = c?;
-    let start = &c.docs.get(&Key::new(q.start.clone()))?.doc;
+    let start = &c.docs.get(&Key::of(&q.start))?.doc;
     let mut searched: BTreeSet<Key> = BTreeSet::new();
     let mut seen: BTreeSet<Key> = BTreeSet::new();
     let mut found = Vec::new();
@@ -357,7 +357,7 @@ pub(super) fn graph_lookup(c: Option<&Collection>, q: &GraphLookup) -> Option<Gr
 /// missing value.
 fn connecting(v: Option<&Bson>, searched: &mut BTreeSet<Key>, out: &mut Vec<Bson>) {
     let mut add = |v: &Bson| {
-        if !matches!(v, Bson::Null | Bson::Undefined) && searched.insert(Key::new(v.clone())) {
+        if !matches!(v, Bson::Null | Bson::Undefined) && searched.insert(Key::of(v)) {
             out.push(v.clone());
         }
     };

@@ -7,8 +7,8 @@ use std::ops::Bound;
 use bson::Bson;
 
 use super::collection::{Collection, Docs, Stored};
-use super::index::{sorted_once, Entries, HolderIds, Holders, Key, MemIndex};
-use pattern_store::codec::order::compare_values;
+use super::index::{sorted_once, Entries, HolderIds, Holders, MemIndex};
+use super::key::Key;
 use pattern_store::query::Filter;
 
 impl Collection {
@@ -27,7 +27,7 @@ impl Collection {
         }
         if let Some(values) = in_on(filter, "_id", None) {
             let mut ids: Vec<&Key> = (values.iter())
-                .filter_map(|v| docs.get_key_value(&Key::new(v.clone())).map(|(k, _)| k))
+                .filter_map(|v| docs.get_key_value(&Key::of(v)).map(|(k, _)| k))
                 .collect();
             ids.sort();
             ids.dedup();
@@ -335,11 +335,11 @@ pub(super) fn eq_on(filter: &Filter, path: &str, scope: Option<&Filter>) -> Opti
     let mut found = None;
     any_leaf_on(filter, path, scope, &mut |l| match l {
         Filter::Eq(_, v) => {
-            found = Some(Key::new(v.clone()));
+            found = Some(Key::of(v));
             true
         }
         Filter::All(_, vs) if !vs.is_empty() => {
-            found = Some(Key::new(vs[0].clone()));
+            found = Some(Key::of(&vs[0]));
             true
         }
         _ => false,
@@ -375,8 +375,8 @@ pub(super) fn range_on(
     let (mut lo, mut hi) = (None, None);
     any_leaf_on(filter, path, scope, &mut |l| {
         match l {
-            Filter::Gt(_, v) | Filter::Gte(_, v) => lo = Some(Key::new(v.clone())),
-            Filter::Lt(_, v) | Filter::Lte(_, v) => hi = Some(Key::new(v.clone())),
+            Filter::Gt(_, v) | Filter::Gte(_, v) => lo = Some(Key::of(v)),
+            Filter::Lt(_, v) | Filter::Lte(_, v) => hi = Some(Key::of(v)),
             Filter::StartsWith(_, prefix) if !prefix.is_empty() => {
                 lo = Some(Key::new(Bson::String(prefix.clone())));
                 if let Some(after) = after_prefix(prefix) {
@@ -441,7 +441,7 @@ impl MemIndex {
     /// matches, and of none other.
     fn plan_within<'a>(&'a self, filter: &Filter, scope: Option<&Filter>) -> Option<Plan<'a>> {
         let keys = &self.spec.keys;
-        let usable = |v: &Key| !(self.multikey && matches!(v.0, Bson::Array(_)));
+        let usable = |v: &Key| !(self.multikey && v.array().is_some());
         // `bounds` = `prefix ++ [lo]` (the start) then `prefix ++ [hi or MaxKey]` (the end).
         let mut bounds: Vec<Key> = Vec::with_capacity(2 * keys.len() + 2);
         for (path, _) in keys {
@@ -463,7 +463,7 @@ impl MemIndex {
         bounds.extend(lo);
         let split = bounds.len();
         bounds.extend_from_within(..m);
-        bounds.push(hi.unwrap_or(Key::new(Bson::MaxKey)));
+        bounds.push(hi.unwrap_or(Key::Max));
         let covered = self.covers(filter, &bounds[..m]);
         if self.multikey && m < keys.len() {
             let (start, end) = bounds.split_at(split);
@@ -502,10 +502,7 @@ impl MemIndex {
         }
         let mut ids = Vec::new();
         for v in values {
-            let (lo, hi) = (
-                [Key::new(v.clone())],
-                [Key::new(v.clone()), Key::new(Bson::MaxKey)],
-            );
+            let (lo, hi) = ([Key::of(v)], [Key::of(v), Key::Max]);
             let range = (Bound::Included(&lo[..]), Bound::Included(&hi[..]));
             ids.extend(
                 self.entries
@@ -535,7 +532,7 @@ impl MemIndex {
                     pattern_store::query::is_plain_scalar(v)
                         && !matches!(v, Bson::Null)
                         && (prefix.iter().zip(values))
-                            .any(|((k, _), value)| k == p && compare_values(v, &value.0).is_eq())
+                            .any(|((k, _), value)| k == p && Key::of(v) == *value)
                 }
                 _ => false,
             };

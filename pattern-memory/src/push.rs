@@ -12,7 +12,8 @@ use smallvec::SmallVec;
 use super::collection::{
     empty_document, Clock, Collection, Pending, PushShape, Stored, PENDING_MAX,
 };
-use super::index::{Key, MemIndex};
+use super::index::MemIndex;
+use super::key::Key;
 use pattern_store::codec::order::compare_values;
 use pattern_store::codec::size::{check_size, document_bytes};
 use pattern_store::query::eval::is_number;

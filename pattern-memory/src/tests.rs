@@ -842,7 +842,7 @@ fn keys_order_as_mongodb_compares() {
     for a in &values {
         for b in &values {
             let want = pattern_store::codec::order::compare_values(a, b);
-            let got = index::Key::new(a.clone()).cmp(&index::Key::new(b.clone()));
+            let got = key::Key::new(a.clone()).cmp(&key::Key::new(b.clone()));
             assert_eq!(got, want, "{a:?} against {b:?}");
         }
     }

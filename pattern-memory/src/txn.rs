@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Document, RawDocumentBuf};
 
 use super::collection::{unchanged, Collection, Stored};
-use super::index::Key;
+use super::key::Key;
 use super::ops::{self, Space, Step, Stop};
 use super::{index_names, MemoryStore, Slot, State};
 use pattern_store::query::{
@@ -334,7 +334,7 @@ impl Space for TxnSpace<'_> {
         inner.working.get_mut(coll).expect("made above")
     }
 
-    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Bson>) -> Step<()> {
+    fn claim<'b>(&mut self, coll: &str, ids: impl IntoIterator<Item = &'b Key>) -> Step<()> {
         let (txn, inner) = (self.txn, &mut *self.inner);
         let mut state = txn.store.lock();
         let refused = if txn.killed.load(Ordering::SeqCst) {
@@ -352,7 +352,7 @@ impl Space for TxnSpace<'_> {
             let mut new = Vec::new();
             let mut refused = None;
             for id in ids {
-                let id = Key::new(id.clone());
+                let id = id.clone();
                 if mine.is_some_and(|m| m.contains(&id)) {
                     continue;
                 }
@@ -386,7 +386,7 @@ impl Space for TxnSpace<'_> {
         let what = match id {
             Some(id) => format!(
                 "document {} of `{coll}`",
-                pattern_store::error::display_bson(&id.0)
+                pattern_store::error::display_bson(&id.value())
             ),
             None => format!("a write to `{coll}`"),
         };
@@ -576,7 +576,7 @@ fn commit_locked(inner: &mut Inner, state: &mut State) -> Result<()> {
         if let Some(id) = ids.iter().find(|id| !unchanged(snapshot, current, id)) {
             return Err(conflict(format!(
                 "document {} of `{coll}` changed after the transaction started",
-                pattern_store::error::display_bson(&id.0)
+                pattern_store::error::display_bson(&id.value())
             )));
         }
     }
