@@ -149,18 +149,6 @@ impl Key {
         }
     }
 
-    /// A string key's bytes.
-    fn text(&self) -> Option<Cow<'_, [u8]>> {
-        match self {
-            Key::Str(s) => {
-                let (bytes, n) = s.bytes();
-                Some(Cow::Owned(bytes[..n].to_vec()))
-            }
-            Key::Long(s) => Some(Cow::Borrowed(s.as_bytes())),
-            _ => None,
-        }
-    }
-
     /// The key's bracket in MongoDB's order ([`bracket`]).
     fn bracket(&self) -> u8 {
         match self {
@@ -170,12 +158,22 @@ impl Key {
         }
     }
 
-    /// [`Ord::cmp`] of two keys of different types (or doubles, or long strings, or boxed
-    /// values): by bracket, then as [`compare_values`] orders them.
+    /// [`Ord::cmp`] of two keys of different types (or doubles, or a short string and a long
+    /// one, or boxed values): by bracket, then as [`compare_values`] orders them.
     #[cold]
     fn cmp_apart(&self, other: &Key) -> Ordering {
-        if let (Some(a), Some(b)) = (self.text(), other.text()) {
-            return a.cmp(&b);
+        // A short string against a long one: their bytes (the short one's copied out of its
+        // words, on the stack).
+        match (self, other) {
+            (Key::Str(a), Key::Long(b)) => {
+                let (bytes, n) = a.bytes();
+                return bytes[..n].cmp(b.as_bytes());
+            }
+            (Key::Long(a), Key::Str(b)) => {
+                let (bytes, n) = b.bytes();
+                return a.as_bytes().cmp(&bytes[..n]);
+            }
+            _ => {}
         }
         let (a, b) = (self.bracket(), other.bracket());
         if a != b {
@@ -204,6 +202,7 @@ impl Ord for Key {
         match (self, other) {
             // The usual `_id`s and index keys, straight to what `compare_values` would do.
             (Key::Str(a), Key::Str(b)) => a.cmp(b),
+            (Key::Long(a), Key::Long(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Key::Int64(a), Key::Int64(b)) => a.cmp(b),
             (Key::Int32(a), Key::Int32(b)) => a.cmp(b),
             // A bucket's time bounds and their mark.
