@@ -84,7 +84,8 @@ impl Key {
     #[inline]
     pub(super) fn new(v: Bson) -> Key {
         match v {
-            Bson::String(s) => Key::string(&s),
+            // A long string keeps its allocation.
+            Bson::String(s) => Short::new(&s).map_or_else(|| Key::Long(s.into()), Key::Str),
             other => Key::scalar(&other).unwrap_or_else(|| Key::Other(Box::new(other))),
         }
     }
@@ -320,5 +321,46 @@ mod tests {
             Key::of(&Bson::ObjectId(ObjectId::new())),
             Key::ObjectId(_)
         ));
+    }
+
+    #[test]
+    fn keys_order_as_mongodb_compares() {
+        // Strings that share their first 16 bytes (two of a short string's words), end inside
+        // them, hold NUL bytes or none; and values of other types beside them: `Key`'s order is
+        // `compare_values`'s for every pair.
+        let strings = [
+            "",
+            "a",
+            "a\0",
+            "a\0b",
+            "ab",
+            "abc",
+            "0_1700000010",
+            "0_1700000020",
+            "1_1700000010",
+            "0123456789abcdef",
+            "0123456789abcdef\0",
+            "0123456789abcdefA",
+            "0123456789abcdefB",
+            "0123456789abcde",
+            "0123456789abcdeg",
+            "é",
+            "\u{ff}",
+        ];
+        let mut values: Vec<Bson> = strings.iter().map(|s| Bson::String((*s).into())).collect();
+        values.extend([
+            Bson::Int32(1),
+            Bson::Int64(1),
+            Bson::Double(1.5),
+            Bson::Null,
+            Bson::MaxKey,
+        ]);
+        for a in &values {
+            for b in &values {
+                let want = pattern_store::codec::order::compare_values(a, b);
+                let got = Key::new(a.clone()).cmp(&Key::new(b.clone()));
+                assert_eq!(got, want, "{a:?} against {b:?}");
+            }
+        }
     }
 }
