@@ -74,12 +74,14 @@ impl<T: KeyPart + ?Sized> KeyPart for &T {
 }
 
 /// The text of a key in a bucket's `_id` (`123` in `123_1698335223`), as [`KeyPart`]
-/// writes it for the typed keys.
+/// writes it for the typed keys. An integer by value is one, whatever its number type (a
+/// `mongosh` double 5, a Decimal128 5: `5`), and a symbol is its text.
 pub(crate) fn id_prefix(coll: &str, key: &Bson) -> crate::Result<String> {
+    if let Some(Bson::Int64(n)) = crate::codec::number::canonical(key) {
+        return Ok(n.id_prefix());
+    }
     match key {
-        Bson::Int32(n) => Ok(n.id_prefix()),
-        Bson::Int64(n) => Ok(n.id_prefix()),
-        Bson::String(s) => Ok(s.id_prefix()),
+        Bson::String(s) | Bson::Symbol(s) => Ok(s.id_prefix()),
         Bson::ObjectId(o) => Ok(o.id_prefix()),
         other => Err(crate::Error::decode(
             coll,
@@ -166,19 +168,6 @@ impl<T: EpochSeconds + ?Sized> EpochSeconds for &T {
 /// The current time in epoch milliseconds.
 pub(crate) fn now_millis() -> i64 {
     std::time::SystemTime::now().epoch_millis().unwrap_or(0)
-}
-
-/// The canonical text of a key, for counting keys whose BSON types differ but which the
-/// server holds equal (`5`, `5i64`, `5.0`).
-pub(crate) fn key_text(b: &Bson) -> String {
-    match b {
-        Bson::Int32(n) => format!("n{n}"),
-        Bson::Int64(n) => format!("n{n}"),
-        Bson::Double(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => format!("n{}", *f as i64),
-        Bson::String(s) => format!("s{s}"),
-        Bson::ObjectId(o) => format!("o{o}"),
-        other => format!("x{other:?}"),
-    }
 }
 
 #[cfg(test)]

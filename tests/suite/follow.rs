@@ -363,6 +363,33 @@ async fn foreign_writes_are_followed() {
     assert_eq!(stored[0].get_i64("applied").unwrap() as u64, s.applied);
 }
 
+/// pymongo stores a small integer as an Int32: its reviews name their film (and have their
+/// `_id`, rating and date) in Int32s, the library's in Int64s. The follower keeps each film's
+/// aggregates and subset over both, and every `verify` agrees: children are grouped by their
+/// key's value, as the server's match has them.
+#[tokio::test]
+async fn reviews_written_with_int32_keys_count_for_their_film() {
+    let store = pattern_tests::mongo_store("follow_int32").await;
+    seed(&store, 3).await;
+    let f = follower(&store);
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    for n in 0..12_i32 {
+        let review =
+            doc! {"_id": 1_000 + n, "film_id": n % 3, "rating": n % 5 + 1, "date": 100 + n};
+        raw.reviews.insert_one(review).await.unwrap();
+    }
+    // A film renamed by the other program, which names it by an Int32 `_id`.
+    raw.films
+        .update_one(doc! {"_id": 0_i32}, doc! {"$set": {"title": "renamed"}})
+        .await
+        .unwrap();
+    f.catch_up().await.unwrap();
+    assert_exact(&store, "after reviews with Int32 keys").await;
+    let s = f.status();
+    assert!(s.applied >= 12, "{s:?}");
+}
+
 /// `catch_up` stops at its mark, not before: the feed's copy of an updated document is the
 /// document when the feed reads it, so an update of the follower's own document deep in a
 /// backlog (past the stream's first batch, read after the mark was written) shows the mark.

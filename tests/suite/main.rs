@@ -35,6 +35,7 @@
 mod adopt;
 mod advise;
 mod bucket;
+mod by_value;
 mod differential;
 mod documents;
 mod faults;

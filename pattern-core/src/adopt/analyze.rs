@@ -7,8 +7,8 @@ use bson::Bson;
 
 use super::histogram::Histogram;
 use super::{BucketAnalysis, Largest, OutlierAnalysis, Source, Suggestion};
+use crate::codec::order::value_key;
 use crate::error::MAX_DOCUMENT_BYTES;
-use crate::key::key_text;
 use crate::pass::scan::{array_len, field, id, scan, sorted, ANALYZE};
 use crate::pass::Options;
 use crate::spec::{BucketSpec, OutlierSpec};
@@ -58,7 +58,7 @@ pub async fn analyze_outlier<S: Store>(
     crate::observe::traced!(span, async {
         let ov = &spec.overflow;
         // Items in the overflow per parent (only parents that have some: the outliers).
-        let mut extra: HashMap<String, u64> = HashMap::new();
+        let mut extra: HashMap<Vec<u8>, u64> = HashMap::new();
         let all = Filter::and([]);
         scan(
             store,
@@ -76,7 +76,7 @@ pub async fn analyze_outlier<S: Store>(
                     field(ov.collection, &doc, ov.key_field)?,
                     array_len(&doc, ov.items_field),
                 ) {
-                    *extra.entry(key_text(&parent)).or_default() += n;
+                    *extra.entry(value_key(&parent)).or_default() += n;
                 }
                 Ok(())
             },
@@ -111,7 +111,10 @@ pub async fn analyze_outlier<S: Store>(
                 );
                 let more = if is_flagged {
                     flagged += 1;
-                    extra.get(&key_text(&id(coll, &doc)?)).copied().unwrap_or(0)
+                    extra
+                        .get(&value_key(&id(coll, &doc)?))
+                        .copied()
+                        .unwrap_or(0)
                 } else {
                     0
                 };
@@ -217,7 +220,7 @@ pub async fn analyze_bucket<S: Store>(
             Some(s) => (s.collection, s.key_field),
             None => (spec.collection, spec.key_field),
         };
-        let mut per_key: HashMap<String, u64> = HashMap::new();
+        let mut per_key: HashMap<Vec<u8>, u64> = HashMap::new();
         let (mut item_sizes, mut sizes) = (Histogram::new(), Histogram::new());
         let mut biggest = Biggest::default();
         let mut without_key = 0u64;
@@ -253,7 +256,7 @@ pub async fn analyze_bucket<S: Store>(
                         None => 0,
                     },
                 };
-                *per_key.entry(key_text(&key)).or_default() += n;
+                *per_key.entry(value_key(&key)).or_default() += n;
                 Ok(())
             },
         )

@@ -10,8 +10,8 @@ use super::preflight::{require_collection, require_exists, require_field};
 use super::{MigrateReport, Source};
 use crate::bucket::Bucket;
 use crate::codec::as_int;
+use crate::codec::order::value_key;
 use crate::key::id_prefix;
-use crate::key::key_text;
 use crate::key::EpochSeconds;
 use crate::pass::checkpoint::Checkpoint;
 use crate::pass::scan::{count, sorted, MIGRATE, SCAN_BATCH};
@@ -228,8 +228,8 @@ async fn migrate_bucket_in<S: Store>(
     };
     // Items of the resumed key to pass over: migrated already (unless they were removed).
     let (resume_text, mut skip) = match &resume {
-        Some((k, false, st)) if !opts.remove_source => (Some(key_text(k)), st.done),
-        Some((k, false, _)) => (Some(key_text(k)), 0),
+        Some((k, false, st)) if !opts.remove_source => (Some(value_key(k)), st.done),
+        Some((k, false, _)) => (Some(value_key(k)), 0),
         _ => (None, 0),
     };
     let resume_state = match &resume {
@@ -251,7 +251,7 @@ async fn migrate_bucket_in<S: Store>(
     let budget = opts.batch_items.max(spec.size as usize);
     let mut docs = store.scan(from.collection, &filter, &find, SCAN_BATCH);
     let mut done_parts: Vec<Part> = Vec::new();
-    let mut current: Option<(String, Part)> = None;
+    let mut current: Option<(Vec<u8>, Part)> = None;
     let mut pending = 0usize;
     let mut read = 0u64;
     while let Some(doc) = docs.next().await {
@@ -269,8 +269,8 @@ async fn migrate_bucket_in<S: Store>(
         ) else {
             continue;
         };
-        let text = key_text(&key);
-        if skip > 0 && resume_text.as_deref() == Some(text.as_str()) {
+        let text = value_key(&key);
+        if skip > 0 && resume_text.as_ref() == Some(&text) {
             skip -= 1;
             continue;
         }
@@ -279,7 +279,7 @@ async fn migrate_bucket_in<S: Store>(
                 part.last = true;
                 done_parts.push(part);
             }
-            let state = if resume_text.as_deref() == Some(text.as_str()) {
+            let state = if resume_text.as_ref() == Some(&text) {
                 resume_state.clone()
             } else {
                 KeyState::default()

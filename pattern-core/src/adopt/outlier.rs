@@ -9,7 +9,7 @@ use bson::{doc, Bson, Document};
 
 use super::preflight::{require_collection, require_exists, require_field};
 use super::MigrateReport;
-use crate::key::key_text;
+use crate::codec::order::value_key;
 use crate::outlier::Outlier;
 use crate::pass::checkpoint::Checkpoint;
 use crate::pass::scan::{array_len, id, scan, sorted, MIGRATE};
@@ -242,9 +242,9 @@ async fn migrate_batch<T: Store>(
     let mains = tx
         .find(coll, &Filter::In("_id".into(), ids.to_vec()), &in_order)
         .await?;
-    let mut by_id: HashMap<String, Document> = mains
+    let mut by_id: HashMap<Vec<u8>, Document> = mains
         .into_iter()
-        .map(|d| (key_text(d.get("_id").unwrap_or(&Bson::Null)), d))
+        .map(|d| (value_key(d.get("_id").unwrap_or(&Bson::Null)), d))
         .collect();
     let threshold = spec.threshold as usize;
     let mut out = Outcome::default();
@@ -253,7 +253,7 @@ async fn migrate_batch<T: Store>(
     for id in ids {
         out.processed += 1;
         out.last = Some(id.clone());
-        let Some(mut doc) = by_id.remove(&key_text(id)) else {
+        let Some(mut doc) = by_id.remove(&value_key(id)) else {
             continue; // deleted since the scan
         };
         let items = take_array(coll, spec.items_field, &mut doc)?;
@@ -294,11 +294,11 @@ async fn migrate_batch<T: Store>(
             },
         )
         .await?;
-    let mut had: HashMap<String, Vec<Bson>> = HashMap::new();
+    let mut had: HashMap<Vec<u8>, Vec<Bson>> = HashMap::new();
     for doc in existing {
         let parent = doc.get(ov.key_field).cloned().unwrap_or(Bson::Null);
         let items = crate::series::take_items(ov.collection, ov.items_field, doc)?;
-        had.entry(key_text(&parent)).or_default().extend(items);
+        had.entry(value_key(&parent)).or_default().extend(items);
     }
     if !had.is_empty() {
         tx.delete_many(ov.collection, &of_parents).await?;
@@ -306,7 +306,7 @@ async fn migrate_batch<T: Store>(
     let mut chunks = Vec::new();
     let size = ov.size as usize;
     for (parent, mut items) in moves {
-        items.extend(had.remove(&key_text(&parent)).unwrap_or_default());
+        items.extend(had.remove(&value_key(&parent)).unwrap_or_default());
         for (i, part) in items.chunks(size).enumerate() {
             chunks.push(ov.new_doc(
                 &parent,

@@ -46,8 +46,8 @@ use super::summary::totals_in;
 use super::time::{bounds_of, items_within, overlapping, Span};
 use super::Bucket;
 use crate::codec::as_int;
+use crate::codec::order::value_key;
 use crate::codec::raw::raw_value;
-use crate::key::key_text;
 use crate::key::KeyPart;
 use crate::pass::archive_run::{ArchiveRun, IdScan};
 use crate::pass::Options;
@@ -209,7 +209,7 @@ async fn archive_layout_in<S: Store, A: Store>(
             after = doc.get("_id").cloned();
             let key = doc.get(spec.key_field).cloned().unwrap_or(Bson::Null);
             let page = doc.get(spec.order.field()).and_then(as_int);
-            if page.is_some() && newest.get(&key_text(&key)) == page.as_ref() {
+            if page.is_some() && newest.get(&value_key(&key)) == page.as_ref() {
                 report.newest_kept += 1;
                 continue;
             }
@@ -293,14 +293,14 @@ async fn moved_of<S: Store, A: Store>(
         .find(to.collection, &listed, &read(&["_id", spec.count_field]))
         .await?;
     let still = live.find(spec.collection, &listed, &read(&["_id"])).await?;
-    let live_ids: HashSet<String> = (still.iter())
-        .filter_map(|d| Some(key_text(d.get("_id")?)))
+    let live_ids: HashSet<Vec<u8>> = (still.iter())
+        .filter_map(|d| Some(value_key(d.get("_id")?)))
         .collect();
     let mut counted = [0, 0];
     for doc in &archived {
         if doc
             .get("_id")
-            .is_some_and(|id| !live_ids.contains(&key_text(id)))
+            .is_some_and(|id| !live_ids.contains(&value_key(id)))
         {
             counted[0] += 1;
             counted[1] += count_of(spec, doc);
@@ -309,18 +309,18 @@ async fn moved_of<S: Store, A: Store>(
     Ok(counted)
 }
 
-/// The newest page of each key of `docs`, by key text: one read for the batch.
+/// The newest page of each key of `docs`, by the key's value: one read for the batch.
 async fn newest_pages<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     docs: &[RawDocumentBuf],
-) -> Result<HashMap<String, i64>> {
+) -> Result<HashMap<Vec<u8>, i64>> {
     let mut keys: Vec<Bson> = Vec::new();
     let mut seen = HashSet::new();
     for raw in docs {
         if let Ok(Some(v)) = raw.get(spec.key_field) {
             let key = raw_value(spec.collection, v)?;
-            if seen.insert(key_text(&key)) {
+            if seen.insert(value_key(&key)) {
                 keys.push(key);
             }
         }
@@ -343,7 +343,7 @@ async fn newest_pages<S: Store>(
         .iter()
         .filter_map(|d| {
             let key = d.get(spec.key_field)?;
-            Some((key_text(key), d.get(page).and_then(as_int)?))
+            Some((value_key(key), d.get(page).and_then(as_int)?))
         })
         .collect())
 }
@@ -547,8 +547,8 @@ fn ordered(spec: &SeriesSpec<'_>, docs: Vec<RawDocumentBuf>) -> Result<Vec<RawDo
     let mut unique = Vec::with_capacity(docs.len());
     for raw in docs {
         let id = match raw.get("_id") {
-            Ok(Some(v)) => key_text(&raw_value(spec.collection, v)?),
-            _ => String::new(),
+            Ok(Some(v)) => value_key(&raw_value(spec.collection, v)?),
+            _ => Vec::new(),
         };
         if seen.insert(id) {
             unique.push(raw);

@@ -11,8 +11,8 @@ use futures::stream::BoxStream;
 
 use super::totals::{Number, Totals};
 use crate::codec::order::compare_values;
+use crate::codec::order::value_key;
 use crate::codec::raw::raw_value;
-use crate::key::key_text;
 use crate::series::{self, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};
@@ -231,13 +231,13 @@ struct Side<'a> {
     /// The next bucket, not yet counted.
     head: Option<Head>,
     /// The key of the last bucket counted.
-    last: Option<(Bson, String)>,
+    last: Option<(Bson, Vec<u8>)>,
 }
 
-/// A bucket and its key (the key's text: equal keys, equal texts).
+/// A bucket and its key (and the key by value: keys equal as MongoDB holds them, equal bytes).
 struct Head {
     key: Bson,
-    text: String,
+    text: Vec<u8>,
     doc: RawDocumentBuf,
 }
 
@@ -262,7 +262,7 @@ impl<'a> Side<'a> {
                 Ok(Some(v)) => raw_value(self.collection, v)?,
                 _ => continue,
             };
-            let text = key_text(&key);
+            let text = value_key(&key);
             if let Some((last, last_text)) = &self.last {
                 if *last_text != text && compare_values(&key, last) != Ordering::Greater {
                     return Err(unordered(self.collection, last, &key));
@@ -277,7 +277,7 @@ impl<'a> Side<'a> {
 }
 
 /// The least key at the head of a side, with its text; `None` when every side is done.
-fn least(sides: &[Side<'_>]) -> Result<Option<(Bson, String)>> {
+fn least(sides: &[Side<'_>]) -> Result<Option<(Bson, Vec<u8>)>> {
     let mut least: Option<&Head> = None;
     for head in sides.iter().filter_map(|s| s.head.as_ref()) {
         least = match least {
@@ -398,7 +398,7 @@ pub(crate) async fn rollup_in_line<T: Store>(
         Ok(Some(RawBsonRef::Boolean(true)))
     );
     let same = !stale
-        && matches!(totals_of(spec, &stored), Ok(have) if have == totals)
+        && matches!(totals_of(spec, &stored), Ok(have) if have.same_as(&totals))
         && (stored.get(ROLLUP_SUMMARIZED).ok().flatten())
             .and_then(|v| raw_value(spec.collection, v).ok())
             == Some(spec.rollup_fields());
@@ -422,14 +422,14 @@ pub(crate) async fn keys<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<V
     let all = Filter::Exists(spec.key_field.into(), true);
     let mut scan = store.scan(spec.collection, &all, &opts, series::STREAM_BATCH as u32);
     let mut keys: Vec<Bson> = Vec::new();
-    let mut last: Option<String> = None;
+    let mut last: Option<Vec<u8>> = None;
     while let Some(doc) = scan.next().await {
         let doc = doc?;
         let Ok(Some(v)) = doc.get(spec.key_field) else {
             continue;
         };
         let key = raw_value(spec.collection, v)?;
-        let text = key_text(&key);
+        let text = value_key(&key);
         if last.as_ref() != Some(&text) {
             keys.push(key);
             last = Some(text);

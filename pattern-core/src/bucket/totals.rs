@@ -137,6 +137,18 @@ impl Totals {
 }
 
 impl Totals {
+    /// Whether `other` holds the same totals as MongoDB compares numbers: by value (an Int32 5
+    /// and an Int64 5 are one total, whichever program wrote it).
+    pub(crate) fn same_as(&self, other: &Totals) -> bool {
+        let same = |a: &Option<Number>, b: &Option<Number>| match (a, b) {
+            (Some(a), Some(b)) => crate::codec::order::values_equal(&a.to_bson(), &b.to_bson()),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        self.items == other.items
+            && self.values.len() == other.values.len()
+            && (self.values.iter().zip(&other.values)).all(|(a, b)| same(a, b))
+    }
+
     /// These totals and `other`'s (another set of buckets of the same key), combined by each
     /// aggregate's rule.
     pub(super) fn merged(mut self, spec: &SeriesSpec<'_>, other: Totals) -> Result<Totals> {

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{id_bson, id_key as key_bytes, lock, Document};
+use super::{id_bson, lock, Document};
+use crate::codec::order::value_key as key_bytes;
 use crate::store::query::{Filter, Update};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
@@ -32,7 +33,8 @@ pub struct Approximate {
 #[derive(Debug, Default)]
 struct Pending(Mutex<HashMap<Key, (Bson, u64)>>);
 
-/// A counter's key: its collection, field, and the document's `_id` as BSON bytes.
+/// A counter's key: its collection, field, and the document's `_id` by value (an Int32 5 and an
+/// Int64 5 are one document, as on the server).
 type Key = (&'static str, &'static str, Vec<u8>);
 
 impl Extension for Pending {

@@ -39,7 +39,7 @@ use bson::{doc, Bson, DateTime};
 use serde::Serialize;
 
 use super::{id_bson, read_stored, Document, Field};
-use crate::key::key_text;
+use crate::codec::order::value_key;
 use crate::layout::LayoutDefect;
 use crate::pass::archive_run::{ArchiveRun, IdScan};
 use crate::pass::Options;
@@ -250,12 +250,12 @@ async fn moved_of<S: Store, A: Store>(
     let listed = Filter::In("_id".into(), ids.to_vec());
     let archived = to.store.find(to.collection, &listed, &opts).await?;
     let still = live.find(coll, &listed, &opts).await?;
-    let live_ids: HashSet<String> = (still.iter())
-        .filter_map(|d| Some(key_text(d.get("_id")?)))
+    let live_ids: HashSet<Vec<u8>> = (still.iter())
+        .filter_map(|d| Some(value_key(d.get("_id")?)))
         .collect();
     let moved = (archived.iter())
         .filter_map(|d| d.get("_id"))
-        .filter(|id| !live_ids.contains(&key_text(id)))
+        .filter(|id| !live_ids.contains(&value_key(id)))
         .count();
     Ok(moved as u64)
 }

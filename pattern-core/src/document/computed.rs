@@ -16,8 +16,9 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, id_key as key_bytes, Document};
+use super::{find_by_id, id_bson, Document};
 use crate::codec::number;
+use crate::codec::order::{same_value, value_key, values_equal};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{transaction_with, Store};
@@ -135,7 +136,8 @@ pub(crate) async fn adjust<D: Document, T: Store>(
             .cloned()
     };
     let (kb, ka) = (key_of(before), key_of(after));
-    if kb == ka {
+    // The same parent whatever the key's number type (numbers by value).
+    if same_value(kb.as_ref(), ka.as_ref()) {
         if let Some(k) = kb {
             change::<D, T>(tx, c, &k, before, after).await?;
         }
@@ -224,8 +226,8 @@ async fn change<D: Document, T: Store>(
         };
         let (gone, new) = (value_of(removed, a.of), value_of(added, a.of));
         let double = |v: Option<&Bson>| matches!(v, Some(Bson::Double(_)));
-        if gone == new {
-            // The value did not change: the sum stays as stored.
+        if same_value(gone, new) {
+            // The value did not change (by value): the sum stays as stored.
         } else if gone.is_some() && (double(gone) || double(new) || double(Some(&sum))) {
             // A double taken out: subtracting it would leave its rounding behind (0.1 + 0.2
             // - 0.1 - 0.2 is not 0); the sum is read again from the children, exactly.
@@ -704,7 +706,7 @@ pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
 async fn drifted<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec<Bson>> {
     let mut ids: Vec<Bson> = Vec::new();
     for (_, id) in drifts(store, children, c).await? {
-        if ids.last() != Some(&id) {
+        if !ids.last().is_some_and(|last| values_equal(last, &id)) {
             ids.push(id);
         }
     }
@@ -719,6 +721,7 @@ async fn drifts<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec
         ..FindOptions::default()
     };
     let all = Filter::And(vec![]);
+    // Children by their parent key's value (an Int32 5 and an Int64 5 name one parent).
     let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
     let mut scan = store.scan(children, &all, &opts, 1_000);
     while let Some(raw) = scan.next().await {
@@ -726,7 +729,7 @@ async fn drifts<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec
             .to_document()
             .map_err(|e| Error::decode(children, None, e))?;
         if let Some(k) = doc.get(c.key).filter(|k| **k != Bson::Null) {
-            by_parent.entry(key_bytes(k)).or_default().push(doc);
+            by_parent.entry(value_key(k)).or_default().push(doc);
         }
     }
     drop(scan);
@@ -741,7 +744,7 @@ async fn drifts<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec
             .to_document()
             .map_err(|e| Error::decode(c.parent, None, e))?;
         let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
-        let kids = by_parent.remove(&key_bytes(&id)).unwrap_or_default();
+        let kids = by_parent.remove(&value_key(&id)).unwrap_or_default();
         for (field, want, tolerance) in from_scratch(c, &kids)? {
             let got = parent.get(field).cloned().unwrap_or(Bson::Null);
             if !same(&got, &want, tolerance) {
@@ -780,7 +783,7 @@ fn same(a: &Bson, b: &Bson, tolerance: f64) -> bool {
             let (x, y) = (number::as_f64(a), number::as_f64(b));
             (x - y).abs() <= tolerance + 2.0 * f64::EPSILON * x.abs().max(y.abs())
         }
-        _ if is_number(a) && is_number(b) => number::compare(a, b) == Some(Ordering::Equal),
-        _ => a == b,
+        // Numbers by value, Decimal128 included; anything else as MongoDB's `$eq` sees it.
+        _ => values_equal(a, b),
     }
 }

@@ -166,15 +166,6 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A BSON value as bytes (a one-field document), to key maps by it: two values of one key are
-/// the same bytes.
-pub(crate) fn id_key(v: &Bson) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    // A document of one value always serializes.
-    let _ = bson::doc! {"": v.clone()}.to_writer(&mut bytes);
-    bytes
-}
-
 /// The id as BSON (what `_id` holds).
 pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
     crate::codec::raw::id_bson(id, "a document id")

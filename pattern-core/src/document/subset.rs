@@ -19,6 +19,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::{find_by_id, id_bson, Document};
+use crate::codec::order::values_equal;
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -105,7 +106,10 @@ pub(crate) async fn adjust<D: Document, T: Store>(
     if let Some(key) = &kb {
         rewrite::<D, T>(tx, s, key, false).await?;
     }
-    if let (Some(key), Some(child)) = (ka.filter(|k| Some(k) != kb.as_ref()), after) {
+    // A child that stays with its parent (the key equal by value, whatever its number type) is
+    // in the subset rewritten above.
+    let moved = |k: &Bson| !kb.as_ref().is_some_and(|b| values_equal(b, k));
+    if let (Some(key), Some(child)) = (ka.filter(moved), after) {
         enter(tx, s, &key, child).await?;
     }
     Ok(())
@@ -257,7 +261,10 @@ async fn holds<S: Store>(
         .map(Bson::Document)
         .collect();
     let same = match stored {
-        Some(Bson::Array(have)) => have == want,
+        // As MongoDB compares them: numbers by value.
+        Some(Bson::Array(have)) => {
+            have.len() == want.len() && have.iter().zip(&want).all(|(a, b)| values_equal(a, b))
+        }
         None => want.is_empty(),
         Some(_) => false,
     };

@@ -133,7 +133,13 @@ pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) ->
                 (after, from_start, pass_upgraded) = (None, true, 0);
                 continue;
             };
-            let ids: Vec<Bson> = page.into_iter().filter(|id| !failed.contains(id)).collect();
+            let ids: Vec<Bson> = (page.into_iter())
+                .filter(|id| {
+                    !failed
+                        .iter()
+                        .any(|f| crate::codec::order::values_equal(f, id))
+                })
+                .collect();
             if ids.is_empty() {
                 after = Some(last);
                 continue;

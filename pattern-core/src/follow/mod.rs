@@ -609,7 +609,7 @@ impl<S: Store> Follower<S> {
 
     /// Records a transaction's server session the first time this follower uses it.
     async fn record(&self, lsid: bson::Document) -> Result<()> {
-        let key = crate::document::id_key(&Bson::Document(lsid.clone()));
+        let key = crate::codec::order::value_key(&Bson::Document(lsid.clone()));
         let new = (self.sessions.lock()).is_ok_and(|mut s| s.insert(key));
         if new {
             self.lease.record_session(&self.store, lsid).await?;
@@ -670,7 +670,8 @@ impl Plan {
     }
 
     fn add(&mut self, change: usize, rule: usize, key: Bson) {
-        let id = (rule, crate::document::id_key(&key));
+        // By value: a parent named by an Int32 child key and by its own Int64 `_id` is one.
+        let id = (rule, crate::codec::order::value_key(&key));
         let next = self.targets.len();
         let t = *self.seen.entry(id).or_insert(next);
         if t == next {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bson::{Bson, RawDocumentBuf};
 
 use crate::codec::as_int;
-use crate::key::key_text;
+use crate::codec::order::value_key;
 use crate::layout::LayoutDefect;
 use crate::layout::Verified;
 use crate::pass::scan::{array_len, field, id, scan, sorted, VERIFY};
@@ -19,13 +19,14 @@ use crate::Result;
 /// The documents of one key of a series, checked as they stream by in key and number order.
 struct SeriesCheck<'s> {
     spec: &'s SeriesSpec<'s>,
-    key: Option<(String, Bson)>,
+    /// The key being checked, by value (an Int32 and an Int64 5 are one key, as the sort has them).
+    key: Option<(Vec<u8>, Bson)>,
     expected: i64,
     /// The key's open documents so far: their window (cut by span) and number.
     open: Vec<(Option<i64>, i64)>,
     defects: Vec<LayoutDefect>,
     /// Keys with at least one document (to find parents and orphans).
-    keys: HashMap<String, Bson>,
+    keys: HashMap<Vec<u8>, Bson>,
     /// The key's items in its documents so far, and its roll-up's count (`None`: none, or
     /// stale).
     items: u64,
@@ -97,7 +98,7 @@ impl<'s> SeriesCheck<'s> {
                 .push(malformed(format!("no key field `{}`", spec.key_field)));
             return Ok(());
         };
-        let text = key_text(&key);
+        let text = value_key(&key);
         if self.key.as_ref().map(|(t, _)| t) != Some(&text) {
             self.end_key();
             self.keys.insert(text.clone(), key.clone());
@@ -302,7 +303,7 @@ pub async fn verify_outlier<S: Store>(
             "verify",
             |doc| {
                 let id = id(coll, &doc)?;
-                let has_overflow = parents.remove(&key_text(&id)).is_some();
+                let has_overflow = parents.remove(&value_key(&id)).is_some();
                 let flag = match doc.get(spec.flag_field) {
                     Ok(None)
                     | Ok(Some(bson::RawBsonRef::Null))
@@ -357,7 +358,7 @@ pub async fn verify_outlier<S: Store>(
                 }),
         );
         let mut orphans: Vec<Bson> = parents.into_values().collect();
-        orphans.sort_by_key(key_text);
+        orphans.sort_by(crate::codec::order::compare_values);
         defects.extend(
             orphans
                 .into_iter()

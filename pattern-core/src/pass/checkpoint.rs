@@ -72,7 +72,10 @@ impl Checkpoint {
                 if free.contains(&k.as_str()) {
                     continue;
                 }
-                if let Some(g) = given.get(k).filter(|g| *g != v) {
+                if let Some(g) = given
+                    .get(k)
+                    .filter(|g| !crate::codec::order::values_equal(g, v))
+                {
                     was.insert(k.clone(), v.clone());
                     now.insert(k.clone(), g.clone());
                 }

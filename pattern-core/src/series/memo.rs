@@ -223,7 +223,7 @@ impl SeriesMemo {
         let h = memo_hash(coll, key);
         let m = lock(&self.next_numbers);
         let next = (m.by_hash.get(&h).into_iter().flatten())
-            .find(|(c, k, _)| c == coll && k == key)
+            .find(|(c, k, _)| c == coll && same_key(k, key))
             .map(|e| e.2);
         (MemoAt(h), next)
     }
@@ -232,7 +232,9 @@ impl SeriesMemo {
         let h = memo_hash(coll, key);
         let mut m = lock(&self.next_numbers);
         let entries = m.by_hash.get_mut(&h)?;
-        let i = entries.iter().position(|(c, k, _)| c == coll && k == key)?;
+        let i = entries
+            .iter()
+            .position(|(c, k, _)| c == coll && same_key(k, key))?;
         let (_, _, n) = entries.swap_remove(i);
         if entries.is_empty() {
             m.by_hash.remove(&h);
@@ -245,8 +247,8 @@ impl SeriesMemo {
     pub(crate) fn set_count_at(&self, at: MemoAt, coll: &str, key: &Bson, count: u32) {
         let h = at.0;
         let mut m = lock(&self.next_numbers);
-        let found =
-            (m.by_hash.get_mut(&h).into_iter().flatten()).find(|(c, k, _)| c == coll && k == key);
+        let found = (m.by_hash.get_mut(&h).into_iter().flatten())
+            .find(|(c, k, _)| c == coll && same_key(k, key));
         if let Some(entry) = found {
             entry.2.count = Some(count);
         }
@@ -257,7 +259,10 @@ impl SeriesMemo {
         let mut m = lock(&self.next_numbers);
         let m = &mut *m;
         let entries = m.by_hash.entry(h).or_default();
-        match entries.iter_mut().find(|(c, k, _)| c == coll && k == key) {
+        match entries
+            .iter_mut()
+            .find(|(c, k, _)| c == coll && same_key(k, key))
+        {
             Some(entry) => entry.2 = n,
             None if m.len < MAX_NEXT_NUMBERS => {
                 entries.push((coll.to_owned(), key.clone(), n));
@@ -276,9 +281,15 @@ impl SeriesMemo {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MemoAt(u64);
 
-/// A hash of a collection and a key, for [`NextNumbers`]. Keys equal by `==` hash alike for
-/// the key types the derives produce (integers, strings, ObjectIds); for other values a
-/// mismatch only costs the memo a miss. FNV-1a: a few instructions per byte, against a few
+/// Whether two keys are one, as the server holds them: numbers by value (a key read from
+/// stored data as an Int32 and a typed `i64` key are one series). Same-typed keys first.
+fn same_key(a: &Bson, b: &Bson) -> bool {
+    a == b || crate::codec::order::values_equal(a, b)
+}
+
+/// A hash of a collection and a key, for [`NextNumbers`]: keys equal by value ([`same_key`])
+/// hash alike (an integer by value as an `i64`, whatever its number type; a symbol as its
+/// string; anything else by its canonical bytes). FNV-1a: a few instructions per byte, against a few
 /// hundred for the standard SipHash on these short inputs (an attacker choosing keys can at
 /// worst make lookups in this bounded memo linear, never wrong).
 fn memo_hash(coll: &str, key: &Bson) -> u64 {
@@ -288,7 +299,7 @@ fn memo_hash(coll: &str, key: &Bson) -> u64 {
     match key {
         Bson::Int32(x) => h.write_i64(*x as i64),
         Bson::Int64(x) => h.write_i64(*x),
-        Bson::String(s) => {
+        Bson::String(s) | Bson::Symbol(s) => {
             h.write_u8(2);
             h.write(s.as_bytes());
         }
@@ -296,10 +307,13 @@ fn memo_hash(coll: &str, key: &Bson) -> u64 {
             h.write_u8(3);
             h.write(&o.bytes());
         }
-        other => {
-            h.write_u8(4);
-            let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{other:?}"));
-        }
+        other => match crate::codec::number::canonical(other) {
+            Some(Bson::Int64(x)) => h.write_i64(x),
+            _ => {
+                h.write_u8(4);
+                h.write(&crate::codec::order::value_key(other));
+            }
+        },
     }
     h.finish()
 }
@@ -321,13 +335,6 @@ impl Hasher for Fnv {
     }
     fn finish(&self) -> u64 {
         self.0
-    }
-}
-
-impl std::fmt::Write for Fnv {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        Hasher::write(self, s.as_bytes());
-        Ok(())
     }
 }
 
@@ -391,5 +398,31 @@ mod tests {
         // Forgetting forgets the addresses too.
         memo.forget();
         assert!(!memo.contains(trades));
+    }
+
+    /// A key's next number is one entry whatever number type names the key: a migration that
+    /// takes it with a key read from stored data (an Int32, a Decimal128) takes the entry a
+    /// typed `i64` push made, and no stale second entry is left to open a bucket out of turn.
+    #[test]
+    fn a_key_is_remembered_once_by_value() {
+        let memo = SeriesMemo::default();
+        let next = Next {
+            number: 3,
+            newest: None,
+            count: None,
+        };
+        memo.set_next_number("trades", &Bson::Int64(5), next);
+        let five: Bson = Bson::Decimal128("5.0".parse().unwrap());
+        for key in [Bson::Int32(5), Bson::Double(5.0), five.clone()] {
+            assert_eq!(memo.next_number("trades", &key), Some(next), "{key:?}");
+        }
+        memo.set_next_number("trades", &Bson::Int32(5), Next { number: 4, ..next });
+        assert_eq!(lock(&memo.next_numbers).len, 1);
+        assert_eq!(
+            memo.take_next_number("trades", &five).map(|n| n.number),
+            Some(4)
+        );
+        assert_eq!(memo.next_number("trades", &Bson::Int64(5)), None);
+        assert_eq!(memo.next_number("trades", &Bson::String("5".into())), None);
     }
 }

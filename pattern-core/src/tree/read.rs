@@ -298,7 +298,7 @@ pub(crate) fn pre_order(
     max_depth: Option<u32>,
 ) -> Vec<(Document, u32)> {
     let kids = children_map(spec, &docs);
-    let mut by_id: HashMap<String, Document> =
+    let mut by_id: HashMap<Vec<u8>, Document> =
         docs.into_iter().map(|d| (key(&id_of(&d)), d)).collect();
     let mut out = Vec::new();
     depth_first(&kids, &mut by_id, root, max_depth, &mut out);
@@ -309,8 +309,8 @@ pub(crate) fn pre_order(
 /// document out of `by_id` (a node reached twice, on a cycle, is left out), to `max_depth`
 /// levels below it.
 fn depth_first(
-    kids: &HashMap<String, Vec<Bson>>,
-    by_id: &mut HashMap<String, Document>,
+    kids: &HashMap<Vec<u8>, Vec<Bson>>,
+    by_id: &mut HashMap<Vec<u8>, Document>,
     root: &Bson,
     max_depth: Option<u32>,
     out: &mut Vec<(Document, u32)>,
@@ -329,7 +329,7 @@ fn depth_first(
 }
 
 fn push_children(
-    kids: &HashMap<String, Vec<Bson>>,
+    kids: &HashMap<Vec<u8>, Vec<Bson>>,
     id: &Bson,
     depth: u32,
     stack: &mut Vec<(Bson, u32)>,
@@ -339,14 +339,15 @@ fn push_children(
     }
 }
 
-/// A map key for an id (its canonical Extended JSON: `1` and `1.0` differ, as in `_id`).
-pub(crate) fn key(id: &Bson) -> String {
-    crate::error::display_bson(id)
+/// A map key for an id, by value: `1`, `1.0` and an Int32 1 are one node, as in `_id`'s unique
+/// index and in the server's match of a parent or child link.
+pub(crate) fn key(id: &Bson) -> Vec<u8> {
+    crate::codec::order::value_key(id)
 }
 
 /// Each node's children ids in the model's order, from the links the documents hold.
-pub(crate) fn children_map(spec: &TreeSpec, docs: &[Document]) -> HashMap<String, Vec<Bson>> {
-    let mut kids: HashMap<String, Vec<Bson>> = HashMap::new();
+pub(crate) fn children_map(spec: &TreeSpec, docs: &[Document]) -> HashMap<Vec<u8>, Vec<Bson>> {
+    let mut kids: HashMap<Vec<u8>, Vec<Bson>> = HashMap::new();
     if spec.model == TreeModel::ChildRefs {
         for d in docs {
             let list = array_of(spec, d, spec.fields.children).unwrap_or(&[]);
@@ -395,9 +396,9 @@ pub(crate) async fn roots<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Do
 fn root_docs(
     spec: &TreeSpec,
     all: &[Document],
-    kids: &HashMap<String, Vec<Bson>>,
+    kids: &HashMap<Vec<u8>, Vec<Bson>>,
 ) -> Vec<Document> {
-    let listed: std::collections::HashSet<String> = kids.values().flatten().map(key).collect();
+    let listed: std::collections::HashSet<Vec<u8>> = kids.values().flatten().map(key).collect();
     let mut roots: Vec<Document> = all
         .iter()
         .filter(|d| match spec.model {
@@ -415,7 +416,7 @@ pub(crate) async fn walk<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<(Do
     let all = all(store, spec).await?;
     let kids = children_map(spec, &all);
     let roots = root_docs(spec, &all, &kids);
-    let mut by_id: HashMap<String, Document> =
+    let mut by_id: HashMap<Vec<u8>, Document> =
         all.into_iter().map(|d| (key(&id_of(&d)), d)).collect();
     let mut out = Vec::with_capacity(by_id.len());
     for root in roots {

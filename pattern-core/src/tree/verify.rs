@@ -126,8 +126,8 @@ pub struct Repair {
 /// The tree as its parent links describe it.
 struct Links {
     /// Parent of each node (by key), `None` for a root.
-    parent: HashMap<String, Option<Bson>>,
-    ids: HashMap<String, Bson>,
+    parent: HashMap<Vec<u8>, Option<Bson>>,
+    ids: HashMap<Vec<u8>, Bson>,
     defects: Vec<Defect>,
 }
 
@@ -142,7 +142,7 @@ fn links(spec: &TreeSpec, docs: &[Document]) -> Links {
         reason: e.to_string(),
     };
     if spec.model == TreeModel::ChildRefs {
-        let mut holders: HashMap<String, Vec<Bson>> = HashMap::new();
+        let mut holders: HashMap<Vec<u8>, Vec<Bson>> = HashMap::new();
         for d in docs {
             match array_of(spec, d, spec.fields.children) {
                 Ok(list) => {
@@ -195,12 +195,12 @@ fn links(spec: &TreeSpec, docs: &[Document]) -> Links {
 
 /// Each node's chain of ancestors (root first) when its links reach a root; `None` on a
 /// cycle or below an orphan. Nodes on a cycle are reported.
-fn chains(l: &mut Links) -> HashMap<String, Option<Vec<Bson>>> {
-    let mut done: HashMap<String, Option<Vec<Bson>>> = HashMap::new();
-    let keys: Vec<String> = l.parent.keys().cloned().collect();
+fn chains(l: &mut Links) -> HashMap<Vec<u8>, Option<Vec<Bson>>> {
+    let mut done: HashMap<Vec<u8>, Option<Vec<Bson>>> = HashMap::new();
+    let keys: Vec<Vec<u8>> = l.parent.keys().cloned().collect();
     for start in keys {
-        let mut path: Vec<String> = Vec::new();
-        let mut on_path: HashSet<String> = HashSet::new();
+        let mut path: Vec<Vec<u8>> = Vec::new();
+        let mut on_path: HashSet<Vec<u8>> = HashSet::new();
         let mut cur = start.clone();
         // Walk up until a known node, a root, a missing parent or a repeat (a cycle).
         let base: Option<Vec<Bson>> = loop {
@@ -330,7 +330,7 @@ fn examine(spec: &TreeSpec, docs: &[Document]) -> (Vec<Defect>, Vec<(Bson, Updat
 fn nested_bounds(
     spec: &TreeSpec,
     docs: &[Document],
-    chains: &HashMap<String, Option<Vec<Bson>>>,
+    chains: &HashMap<Vec<u8>, Option<Vec<Bson>>>,
     defects: &mut Vec<Defect>,
     fixes: &mut Vec<(Bson, Update)>,
 ) {
@@ -354,7 +354,7 @@ fn nested_bounds(
         .cloned()
         .collect();
     super::model::sort_siblings(spec, &mut roots);
-    let stored: HashMap<String, Option<(i64, i64)>> = sound
+    let stored: HashMap<Vec<u8>, Option<(i64, i64)>> = sound
         .iter()
         .map(|d| (key(&id_of(d)), bounds(spec, d).ok()))
         .collect();

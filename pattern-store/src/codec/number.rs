@@ -432,6 +432,69 @@ fn cmp_dec_f64(d: Dec, x: f64) -> Ordering {
     })
 }
 
+/// The one number MongoDB's equality sees in `v`, for keying a map or a set by value: two
+/// numbers are equal (Int32 5, Int64 5, Double 5.0, Decimal128 5.00) exactly when their canonical
+/// forms are the same BSON value, bytes included. An integer within i64 (whatever its type) is an
+/// Int64; any other double is itself (-0 is 0; every NaN one NaN, a decimal's too; infinities
+/// doubles); a decimal a double holds exactly is that double; any other decimal has no trailing
+/// zeros in its coefficient. `None` when `v` is not a number.
+pub fn canonical(v: &Bson) -> Option<Bson> {
+    Some(match v {
+        Bson::Int32(x) => Bson::Int64((*x).into()),
+        Bson::Int64(x) => Bson::Int64(*x),
+        Bson::Double(x) => canonical_f64(*x),
+        Bson::Decimal128(d) => match decode(d) {
+            Dec::NaN(_) => Bson::Double(f64::NAN),
+            Dec::Inf(neg) => Bson::Double(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }),
+            Dec::Fin(neg, c, e) => canonical_dec(neg, c, e),
+        },
+        _ => return None,
+    })
+}
+
+/// [`canonical`] of a double.
+fn canonical_f64(x: f64) -> Bson {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if x.is_nan() {
+        Bson::Double(f64::NAN)
+    } else if x.fract() == 0.0 && (-TWO_63..TWO_63).contains(&x) {
+        // Integral and within i64: exact (-0 becomes 0).
+        Bson::Int64(x as i64)
+    } else {
+        Bson::Double(x)
+    }
+}
+
+/// [`canonical`] of a finite decimal `(-1)^neg * c * 10^e`.
+fn canonical_dec(neg: bool, mut c: u128, mut e: i32) -> Bson {
+    if c == 0 {
+        return Bson::Int64(0);
+    }
+    // The largest exponent that keeps the coefficient whole: one form per value.
+    while c.is_multiple_of(10) && e < EXP_MAX {
+        (c, e) = (c / 10, e + 1);
+    }
+    if (0..=18).contains(&e) {
+        let whole = (c.checked_mul(pow10(e as usize)))
+            .and_then(|m| i128::try_from(m).ok())
+            .map(|m| if neg { -m } else { m })
+            .and_then(|m| i64::try_from(m).ok());
+        if let Some(n) = whole {
+            return Bson::Int64(n);
+        }
+    }
+    let sign = if neg { "-" } else { "" };
+    let near: f64 = format!("{sign}{c}e{e}").parse().expect("float");
+    if near.is_finite() && cmp_dec_f64(Dec::Fin(neg, c, e), near) == Ordering::Equal {
+        return canonical_f64(near);
+    }
+    Bson::Decimal128(encode(Dec::Fin(neg, c, e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,6 +113,79 @@ pub fn values_equal(a: &Bson, b: &Bson) -> bool {
     bracket(a) == bracket(b) && compare_values(a, b).is_eq()
 }
 
+/// A value as MongoDB's equality sees it (`$eq`, a unique index, `$group`'s keys): numbers by
+/// [`canonical`](super::number::canonical) (Int32 5, Int64 5, Double 5.0 and Decimal128 5 are
+/// one value), a symbol as the string of its text, `undefined` as `null`, and the same inside
+/// documents, arrays and a code's scope; anything else as it is. Two values are equal exactly
+/// when their canonical forms have the same bytes: [`value_key`].
+pub fn canonical(v: &Bson) -> Bson {
+    match v {
+        Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => {
+            super::number::canonical(v).unwrap_or(Bson::Null)
+        }
+        Bson::Symbol(s) => Bson::String(s.clone()),
+        Bson::Undefined => Bson::Null,
+        Bson::Document(d) => Bson::Document(canonical_document(d)),
+        Bson::Array(a) => Bson::Array(a.iter().map(canonical).collect()),
+        Bson::JavaScriptCodeWithScope(c) => {
+            Bson::JavaScriptCodeWithScope(bson::JavaScriptCodeWithScope {
+                code: c.code.clone(),
+                scope: canonical_document(&c.scope),
+            })
+        }
+        other => other.clone(),
+    }
+}
+
+fn canonical_document(d: &bson::Document) -> bson::Document {
+    d.iter().map(|(k, v)| (k.clone(), canonical(v))).collect()
+}
+
+/// A stored value as a key of an ordered map or set: ordered as MongoDB sorts
+/// ([`compare_values`]) and equal as `$eq` holds ([`values_equal`]: numbers by value).
+#[derive(Clone, Debug)]
+pub struct ByValue(pub Bson);
+
+impl PartialEq for ByValue {
+    fn eq(&self, other: &Self) -> bool {
+        compare_values(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for ByValue {}
+
+impl PartialOrd for ByValue {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByValue {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_values(&self.0, &other.0)
+    }
+}
+
+/// A key for a map or a set of stored values that holds two values as one exactly when MongoDB
+/// does ([`values_equal`]): the bytes of the value's [`canonical`] form. Whoever wrote a value
+/// (pymongo stores a small integer as Int32, a Rust `i64` is an Int64, `mongosh` writes
+/// doubles), its key is the same.
+pub fn value_key(v: &Bson) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    // A document of one value always serializes.
+    let _ = bson::doc! {"": canonical(v)}.to_writer(&mut bytes);
+    bytes
+}
+
+/// Whether a field holds the same value in two documents as MongoDB compares them
+/// ([`values_equal`]: numbers by value): both missing, or both present and equal.
+pub fn same_value(a: Option<&Bson>, b: Option<&Bson>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => values_equal(a, b),
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::cmp::Ordering::{Equal, Greater, Less};
@@ -134,6 +207,74 @@ mod tests {
             pattern: pattern.into(),
             options: options.into(),
         })
+    }
+
+    /// `value_key` holds two values as one exactly when `values_equal` does: every pair of a
+    /// pool of values written in each number type, nested in documents and arrays, and the
+    /// types that compare across their BSON types (symbols, `undefined`).
+    #[test]
+    fn value_keys_are_equal_exactly_when_the_values_are() {
+        use super::value_key;
+        let d = |s: &str| Bson::Decimal128(s.parse().unwrap());
+        let numbers = [
+            Bson::Int32(5),
+            Bson::Int64(5),
+            Bson::Double(5.0),
+            d("5"),
+            d("5.000"),
+            d("0.5E1"),
+            Bson::Int32(0),
+            Bson::Double(-0.0),
+            d("-0"),
+            d("0E-20"),
+            Bson::Int64(-7),
+            d("-7.0"),
+            Bson::Double(0.5),
+            d("0.5"),
+            d("0.50"),
+            Bson::Double(0.1),
+            d("0.1"),
+            Bson::Double(1e20),
+            d("1E20"),
+            d("100000000000000000000"),
+            Bson::Double(1e40),
+            d("1E40"),
+            Bson::Int64(i64::MAX),
+            Bson::Double(9_223_372_036_854_775_808.0),
+            d("9223372036854775807"),
+            d("9223372036854775808"),
+            Bson::Int64(i64::MIN),
+            d("-9223372036854775808"),
+            Bson::Double(f64::NAN),
+            d("NaN"),
+            Bson::Double(f64::INFINITY),
+            d("Infinity"),
+            d("-Infinity"),
+            d("1E6111"),
+            d("1000000000000000000000000000000000E6111"),
+        ];
+        let mut pool: Vec<Bson> = numbers.to_vec();
+        pool.extend([
+            Bson::String("a".into()),
+            Bson::Symbol("a".into()),
+            Bson::Null,
+            Bson::Undefined,
+            Bson::Boolean(true),
+        ]);
+        for n in &numbers[..6] {
+            pool.push(Bson::Document(doc! {"a": n.clone(), "b": [n.clone()]}));
+            pool.push(Bson::Array(vec![n.clone(), Bson::String("x".into())]));
+        }
+        pool.push(Bson::Document(doc! {"b": 5, "a": [5]}));
+        for a in &pool {
+            for b in &pool {
+                assert_eq!(
+                    value_key(a) == value_key(b),
+                    values_equal(a, b),
+                    "{a:?} and {b:?}"
+                );
+            }
+        }
     }
 
     /// Each pair in MongoDB's order: the first sorts before the second.

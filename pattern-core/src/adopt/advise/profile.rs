@@ -11,8 +11,8 @@ use bson::{Bson, RawBsonRef, RawDocument};
 use super::super::histogram::Histogram;
 use super::super::shapes::ShapesCounter;
 use super::super::versions::version_of;
+use crate::codec::order::{compare_values, value_key, ByValue};
 use crate::codec::BsonType;
-use crate::key::key_text;
 
 /// Distinct top-level field names profiled at most (past it, [`Shape::truncated`]).
 pub(super) const MAX_FIELDS: usize = 1_000;
@@ -58,8 +58,8 @@ pub(super) struct Profile {
 pub(super) struct DocFields {
     /// Its `_id`'s creation time in seconds, when the `_id` is an ObjectId.
     pub time: Option<u32>,
-    /// Its `_id`, as a sortable text (ties of `time` are broken by it).
-    pub id: String,
+    /// Its `_id` by value, as bytes (ties of `time` are broken by them: an ObjectId's order).
+    pub id: Vec<u8>,
     /// Its top-level fields (numbers into [`Profile::names`]), sorted.
     pub fields: Vec<u32>,
     /// The integers it holds under a [`VERSION_NAMES`] name.
@@ -100,10 +100,10 @@ pub(super) struct Field {
     pub elements: Option<Box<Field>>,
     /// Documents: their fields.
     pub sub: Option<Box<Shape>>,
-    /// Distinct scalar values (integers, strings up to 256 bytes, ObjectIds), by their text
-    /// (`5`, `5L` and `5.0` are one), with their count; empty once past [`MAX_VALUES`] or when
+    /// Distinct scalar values (integers, strings up to 256 bytes, ObjectIds), by value (Int32 5
+    /// and Int64 5 are one, as on the server), in MongoDB's order, with their count; empty once past [`MAX_VALUES`] or when
     /// the field also holds other values ([`Field::values_overflow`]).
-    pub values: BTreeMap<String, (Bson, u64)>,
+    pub values: BTreeMap<ByValue, (Bson, u64)>,
     /// Too many distinct values, or other ones: [`Field::values`] is empty.
     pub values_overflow: bool,
     /// Dates: the earliest and latest, in milliseconds.
@@ -139,7 +139,7 @@ impl Profile {
             .unwrap_or(Bson::Null);
         let larger = match &self.largest {
             None => true,
-            Some((b, i)) => bytes > *b || (bytes == *b && key_text(&id) < key_text(i)),
+            Some((b, i)) => bytes > *b || (bytes == *b && compare_values(&id, i).is_lt()),
         };
         if larger {
             self.largest = Some((bytes, id.clone()));
@@ -164,7 +164,7 @@ impl Profile {
         };
         self.docs.push(DocFields {
             time: time.and_then(|t| u32::try_from(t).ok()),
-            id: key_text(&id),
+            id: value_key(&id),
             fields,
             versions,
         });
@@ -240,7 +240,7 @@ impl Field {
                     self.each_length.push(len);
                     let longer = match &self.longest {
                         None => true,
-                        Some((n, i)) => len > *n || (len == *n && key_text(id) < key_text(i)),
+                        Some((n, i)) => len > *n || (len == *n && compare_values(id, i).is_lt()),
                     };
                     if longer {
                         self.longest = Some((len, id.clone()));
@@ -286,13 +286,13 @@ impl Field {
             _ => false,
         };
         let b = to_bson(v);
-        let text = key_text(&b);
-        if !kept || (!self.values.contains_key(&text) && self.values.len() >= MAX_VALUES) {
+        let key = ByValue(b.clone());
+        if !kept || (!self.values.contains_key(&key) && self.values.len() >= MAX_VALUES) {
             self.values_overflow = true;
             self.values.clear();
             return;
         }
-        self.values.entry(text).or_insert((b, 0)).1 += 1;
+        self.values.entry(key).or_insert((b, 0)).1 += 1;
     }
 
     /// Values of type `t`.

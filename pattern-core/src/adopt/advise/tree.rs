@@ -11,8 +11,8 @@ use super::profile::Field;
 use super::rust::{key_type, singular, string_literal, type_ident, Code, Item};
 use super::{percent, Confidence, Evidence, Finding, Read, Sample, ADVISE_READ};
 use crate::adopt::histogram::{Distribution, Histogram};
+use crate::codec::order::value_key;
 use crate::codec::BsonType;
-use crate::key::key_text;
 use crate::spec::{TreeFields, TreeModel};
 use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::Store;
@@ -129,10 +129,10 @@ pub(super) async fn find<S: Store>(
             _ => return Ok(None),
         };
     // The `_id`s the model's fields name, and the documents that are roots.
-    let mut refs: BTreeSet<String> = BTreeSet::new();
+    let mut refs: BTreeSet<Vec<u8>> = BTreeSet::new();
     let mut values: Vec<Bson> = Vec::new();
     let mut add = |b: &Bson| {
-        if refs.len() < LOOKED_UP && refs.insert(key_text(b)) {
+        if refs.len() < LOOKED_UP && refs.insert(value_key(b)) {
             values.push(b.clone());
         }
     };

@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 
 use super::{millis_of, Part};
 use crate::codec::as_int;
-use crate::key::key_text;
+use crate::codec::order::{value_key, values_equal};
 use crate::series::bucket_id;
 use crate::series::{parse_bucket_id, TimeId};
 use crate::spec::SeriesSpec;
@@ -60,7 +60,8 @@ pub(super) async fn write_parts<T: Store>(
         sort: series.sort_by_key(),
         ..FindOptions::default()
     };
-    let mut tails: HashMap<String, Vec<Document>> = HashMap::new();
+    // By the key's value: an Int32 5 and an Int64 5 are one key, as the reads and deletes have them.
+    let mut tails: HashMap<Vec<u8>, Vec<Document>> = HashMap::new();
     let fresh: Vec<Bson> = parts
         .iter()
         .filter(|p| p.state.pages == 0)
@@ -89,10 +90,10 @@ pub(super) async fn write_parts<T: Store>(
     for d in found {
         found_ids.push(d.get("_id").cloned().unwrap_or(Bson::Null));
         let key = d.get(series.key_field).cloned().unwrap_or(Bson::Null);
-        if !stale_keys.contains(&key) {
+        if !stale_keys.iter().any(|k| values_equal(k, &key)) {
             stale_keys.push(key.clone());
         }
-        tails.entry(key_text(&key)).or_default().push(d);
+        tails.entry(value_key(&key)).or_default().push(d);
     }
     // Each part's items (the key's buckets written meanwhile after its own) cut into buckets,
     // each with its number and `_id`; the documents are built only as they are written.
@@ -109,7 +110,7 @@ pub(super) async fn write_parts<T: Store>(
     // (the in-memory store's commit check, MongoDB's write conflict) while it builds the rest.
     let mut reused = Vec::with_capacity(parts.len());
     for p in parts {
-        let tail = tails.remove(&key_text(&p.key)).unwrap_or_default();
+        let tail = tails.remove(&value_key(&p.key)).unwrap_or_default();
         let reuse = open_bucket(series, &p.prefix, &tail);
         if let Some(o) = &reuse {
             let by_id = Filter::and([series.by_key(&p.key), Filter::eq("_id", o.id.clone())]);
@@ -189,7 +190,7 @@ pub(super) async fn write_parts<T: Store>(
         }
     }
     let stale: Vec<Bson> = (found_ids.into_iter())
-        .filter(|id| !kept_ids.contains(id))
+        .filter(|id| !kept_ids.iter().any(|k| values_equal(k, id)))
         .collect();
     if !stale.is_empty() {
         // By key too: on a collection sharded by it, only those keys' shards.

@@ -8,8 +8,8 @@ use futures::StreamExt;
 use super::{archive_spec, ArchiveAt};
 use crate::bucket::Bucket;
 use crate::codec::as_int;
+use crate::codec::order::{value_key, ByValue};
 use crate::codec::raw::raw_value;
-use crate::key::key_text;
 use crate::layout::LayoutDefect;
 use crate::series;
 use crate::spec::{BucketSpec, SeriesSpec};
@@ -44,9 +44,10 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     crate::observe::traced!(span, async {
         let spec = spec.series();
         let target = archive_spec(&spec, to.collection);
-        // Per key: its pages and items, and where each `_id` is.
-        let mut pages: BTreeMap<String, (Bson, Vec<i64>, u64)> = BTreeMap::new();
-        let mut live_ids: HashSet<String> = HashSet::new();
+        // Per key (by value: an Int32 5 and an Int64 5 are one key): its pages and items, and
+        // where each `_id` is.
+        let mut pages: BTreeMap<ByValue, (Bson, Vec<i64>, u64)> = BTreeMap::new();
+        let mut live_ids: HashSet<Vec<u8>> = HashSet::new();
         let mut defects = Vec::new();
         // Other archives of the collection on the live store (its mark records each): their
         // buckets count in the numbers and the roll-ups too.
@@ -64,7 +65,7 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
         }
         for (side, store_docs) in sides {
             for (id, key, page, count) in store_docs {
-                let id_text = key_text(&id);
+                let id_text = value_key(&id);
                 if side == 0 {
                     live_ids.insert(id_text);
                 } else if side == 1 && live_ids.contains(&id_text) {
@@ -76,7 +77,7 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
                     continue;
                 }
                 let entry = pages
-                    .entry(key_text(&key))
+                    .entry(ByValue(key.clone()))
                     .or_insert_with(|| (key.clone(), Vec::new(), 0));
                 entry.1.extend(page);
                 entry.2 += count;
@@ -86,7 +87,7 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
         if spec.keeps.rollup {
             let keys: Vec<Bson> = pages.values().map(|p| p.0.clone()).collect();
             for (key, rolled) in rollup_counts(live, &spec, keys).await? {
-                let buckets = pages.get(&key_text(&key)).map_or(0, |p| p.2);
+                let buckets = pages.get(&ByValue(key.clone())).map_or(0, |p| p.2);
                 if rolled != buckets {
                     defects.push(LayoutDefect::RollupDrift {
                         collection: format!("{} + {}", spec.collection, to.collection),

@@ -18,8 +18,8 @@ use std::sync::Mutex;
 use bson::Bson;
 
 use super::{entry_id, propagate_later, set_stale, touch_op, REFERENCES, REFERENCE_COPIES};
+use crate::codec::order::value_key;
 use crate::document::Document;
-use crate::error::display_bson;
 use crate::store::query::Update;
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::Result;
@@ -77,7 +77,7 @@ pub(crate) async fn bring_in_line_after<D: Document, T: Store>(
 ) -> Result<Followed> {
     let fan_out = D::PROPAGATION.fan_out.max(1) as usize;
     let many = tx.extensions().get(&MANY);
-    let key = display_bson(&entry_id(D::COLLECTION, id));
+    let key = value_key(&entry_id(D::COLLECTION, id));
     if many.holds(&key) {
         // The way past the fan-out: copies found first, batches after the commit.
         let recorded = propagate_later::<D, T>(tx, id, Some(after), fan_out).await?;
@@ -100,7 +100,7 @@ pub(crate) async fn bring_in_line_after<D: Document, T: Store>(
 
 /// The sources of this store found with more stale copies than their fan-out, by entry.
 #[derive(Default)]
-struct Many(Mutex<HashSet<String>>);
+struct Many(Mutex<HashSet<Vec<u8>>>);
 
 /// How many sources [`Many`] remembers; past it, it starts again (a source forgotten costs one
 /// abandoned transaction on its next update).
@@ -109,15 +109,15 @@ const MANY_HELD: usize = 4_096;
 static MANY: ExtensionKey<Many> = ExtensionKey::new();
 
 impl Many {
-    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<Vec<u8>>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn holds(&self, key: &str) -> bool {
+    fn holds(&self, key: &[u8]) -> bool {
         self.set().contains(key)
     }
 
-    fn hold(&self, key: String) {
+    fn hold(&self, key: Vec<u8>) {
         let mut set = self.set();
         if set.len() >= MANY_HELD {
             set.clear();
@@ -125,7 +125,7 @@ impl Many {
         set.insert(key);
     }
 
-    fn drop_key(&self, key: &str) {
+    fn drop_key(&self, key: &[u8]) {
         self.set().remove(key);
     }
 }

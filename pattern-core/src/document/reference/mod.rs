@@ -40,6 +40,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::{find_by_id, id_bson, Document};
+use crate::codec::order::same_value;
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{Store, WriteOp};
@@ -409,7 +410,9 @@ fn changes(by: &[Referrer], before: Option<&BsonDocument>, after: Option<&BsonDo
     let Some(after) = after else {
         return true;
     };
-    (by.iter().flat_map(|r| r.field.fields)).any(|f| before.get(f.from) != after.get(f.from))
+    // Numbers by value: a field rewritten as another number type is not a change of the copies.
+    (by.iter().flat_map(|r| r.field.fields))
+        .any(|f| !same_value(before.get(f.from), after.get(f.from)))
 }
 
 /// In a source's write transaction (`D` a referenced type), after the write: every copy
@@ -544,12 +547,12 @@ pub(crate) async fn fill<D: Document, T: Store>(
                 id: display_bson(&id),
             });
         };
-        if was != Some(&id) {
+        if !same_value(was, Some(&id)) {
             touch(tx, r.source, &id).await?;
         }
         for f in r.fields {
             let v = source.get(f.from).cloned().unwrap_or(Bson::Null);
-            if copy.get(f.to) != Some(&v) {
+            if !same_value(copy.get(f.to), Some(&v)) {
                 copy.insert(f.to, v);
                 changed = true;
             }

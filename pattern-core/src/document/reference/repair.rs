@@ -6,7 +6,8 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
-use crate::document::{find_by_id, id_key, Document};
+use crate::codec::order::{value_key as id_key, values_equal};
+use crate::document::{find_by_id, Document};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions};
@@ -106,6 +107,7 @@ async fn compare<S: Store>(
     let sources = store
         .find(r.source, &Filter::In("_id".into(), ids), &opts)
         .await?;
+    // By value: a copy of `5` names the source whose `_id` is an Int32, Int64 or Double 5.
     let by_id: std::collections::HashMap<Vec<u8>, BsonDocument> = (sources.into_iter())
         .map(|s| (id_key(s.get("_id").unwrap_or(&Bson::Null)), s))
         .collect();
@@ -128,7 +130,7 @@ async fn compare<S: Store>(
                 let differs: Vec<&'static str> = (r.fields.iter())
                     .filter(|f| {
                         let want = s.get(f.from).unwrap_or(&Bson::Null);
-                        copy.and_then(|c| c.get(f.to)).unwrap_or(&Bson::Null) != want
+                        !values_equal(copy.and_then(|c| c.get(f.to)).unwrap_or(&Bson::Null), want)
                     })
                     .map(|f| f.to)
                     .collect();

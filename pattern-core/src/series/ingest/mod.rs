@@ -128,19 +128,21 @@ async fn ingest_batch<S: Store>(
     spec: &SeriesSpec<'_>,
     entries: &[Entry],
 ) -> std::result::Result<u64, BatchError> {
-    // Group by key, each key's items in input order.
+    // Group by key (by value), each key's items in input order.
     let mut groups: Vec<Group> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
     for e in entries {
-        let g = *by_key.entry(format!("{:?}", e.key)).or_insert_with(|| {
-            groups.push(Group {
-                key: &e.key,
-                prefix: &e.prefix,
-                entries: Vec::new(),
-                state: None,
+        let g = *by_key
+            .entry(crate::codec::order::value_key(&e.key))
+            .or_insert_with(|| {
+                groups.push(Group {
+                    key: &e.key,
+                    prefix: &e.prefix,
+                    entries: Vec::new(),
+                    state: None,
+                });
+                groups.len() - 1
             });
-            groups.len() - 1
-        });
         groups[g].entries.push(e);
     }
     let routed = match store.routes_by_shard_key().await {

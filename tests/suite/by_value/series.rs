@@ -1,0 +1,241 @@
+//! Buckets and outliers by value: a key's buckets, roll-up and overflow written with the key
+//! in each number type (another program rewrote them) are one series: `verify`, `backfill`,
+//! the archive and its `verify_archive`, `analyze` and the outlier migration treat them as one
+//! key, as the server's reads and pushes already do.
+
+use bson::DateTime;
+use pattern_core::adopt::{self, Options};
+use pattern_core::bucket::{self, ArchiveAt, Totals};
+use pattern_core::spec::{
+    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec,
+};
+use pattern_core::{outlier, Bucket, Outlier};
+
+use super::*;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Tick {
+    qty: i64,
+    date: DateTime,
+}
+
+const SUMMARY: &[Aggregate] = &[Aggregate {
+    op: AggregateOp::Sum,
+    item_field: "qty",
+    field: "qty_sum",
+}];
+
+/// Two ticks a bucket, with time bounds, a summary and roll-ups.
+struct Ticks;
+impl Bucket for Ticks {
+    type Key = i64;
+    type Item = Tick;
+    type Summary = Totals;
+    const SPEC: BucketSpec<'static> = BucketSpec {
+        collection: "ticks",
+        key_field: "device",
+        items_field: "items",
+        count_field: "count",
+        page_field: "page",
+        size: 2,
+        keeps: Keeps {
+            bounds: Some(("date_min", "date_max")),
+            summary: SUMMARY,
+            span: None,
+            rollup: true,
+        },
+    };
+    fn item_millis(t: &Tick) -> Option<i64> {
+        Some(t.date.timestamp_millis())
+    }
+}
+
+fn tick(i: i64) -> Tick {
+    Tick {
+        qty: i,
+        date: DateTime::from_millis(i * 60_000),
+    }
+}
+
+/// Device 5's eight ticks in four buckets through the library, then bucket `n` rewritten by
+/// another program with the key in the `n`th number type (Int32, Int64, Double, Decimal128).
+async fn mixed_series(store: &AnyStore) {
+    for i in 1..=8 {
+        bucket::push::<Ticks, _, _>(store, &5, &tick(i))
+            .await
+            .unwrap();
+    }
+    for (n, key) in forms(5).into_iter().enumerate() {
+        let page = Filter::and([
+            Filter::eq("device", 5_i64),
+            Filter::eq("page", n as i64 + 1),
+        ]);
+        raw_set(store, "ticks", page, "device", key).await;
+    }
+}
+
+/// `verify` walks the collection sorted by key and number: the four forms are one key, its
+/// buckets numbered 1 to 4 and its roll-up counting all eight ticks.
+async fn a_series_verifies_as_one_key(store: AnyStore) {
+    mixed_series(&store).await;
+    let v = bucket::verify::<Ticks, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    // Pushes and reads through the library go on in the same series.
+    for i in 9..=11 {
+        bucket::push::<Ticks, _, _>(&store, &5, &tick(i))
+            .await
+            .unwrap();
+    }
+    let items = bucket::all_items::<Ticks, _, _>(&store, &5).await.unwrap();
+    assert_eq!(items, (1..=11).map(tick).collect::<Vec<_>>());
+    let v = bucket::verify::<Ticks, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+/// `backfill` merges the key's buckets into one roll-up (a key written in two forms is not
+/// refused as out of order), which the whole-history summary then reads.
+async fn backfill_rolls_up_one_key(store: AnyStore) {
+    mixed_series(&store).await;
+    bucket::backfill::<Ticks, _>(&store).await.unwrap();
+    let of_key = Filter::eq("device", 5_i64);
+    let docs = store
+        .find("ticks", &of_key, &Default::default())
+        .await
+        .unwrap();
+    let rollups = docs
+        .iter()
+        .filter(|d| d.get_str("page") == Ok("rollup"))
+        .count();
+    assert_eq!(rollups, 1, "{docs:?}");
+    let totals = bucket::summary::<Ticks, _, _>(&store, &5, ..)
+        .await
+        .unwrap();
+    assert_eq!(totals.items, 8);
+    assert_eq!(
+        totals.values[0].map(|n| n.as_i64()),
+        Some(Some((1..=8).sum::<i64>()))
+    );
+    assert!(bucket::verify::<Ticks, _>(&store).await.unwrap().is_clean());
+}
+
+/// The archive keeps the key's newest bucket live and moves the three before it;
+/// `verify_archive` counts the key's pages across both sides as one key.
+async fn the_archive_sees_one_key(store: AnyStore) {
+    mixed_series(&store).await;
+    let to = ArchiveAt {
+        store: &store,
+        collection: "ticks_old",
+    };
+    let cutoff = DateTime::from_millis(100 * 60_000);
+    let done = bucket::archive::<Ticks, _, _>(&store, to, cutoff, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!((done.moved, done.newest_kept), (3, 1), "{done:?}");
+    let defects = bucket::verify_archive::<Ticks, _, _>(&store, to)
+        .await
+        .unwrap();
+    assert_eq!(defects, vec![]);
+}
+
+/// `analyze` counts one key with eight items.
+async fn analyze_counts_one_key(store: AnyStore) {
+    mixed_series(&store).await;
+    let quiet = Options::default();
+    let a = adopt::analyze_bucket(&store, &Ticks::SPEC, None, &quiet)
+        .await
+        .unwrap();
+    assert_eq!((a.keys, a.items), (1, 8), "{a:?}");
+}
+
+/// Books keep two buyers in the main document, the rest in chunks of two.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i64,
+    buyers: Vec<i64>,
+}
+
+impl Outlier for Book {
+    type Id = i64;
+    type Item = i64;
+    const SPEC: OutlierSpec<'static> = OutlierSpec {
+        collection: "books",
+        items_field: "buyers",
+        threshold: 2,
+        flag_field: "has_extras",
+        overflow: SeriesSpec {
+            collection: "books_extra",
+            key_field: "book_id",
+            items_field: "buyers_extra",
+            count_field: "count",
+            size: 2,
+            order: SeriesOrder::Seq("seq"),
+            keeps: Keeps::NONE,
+        },
+    };
+}
+
+/// Book 5's overflow chunks rewritten with the parent in each number type: `verify` finds the
+/// parent of each (no orphan, no flag without overflow), `analyze` counts the book's ten
+/// buyers, and a full read has them all.
+async fn overflow_finds_its_parent_by_value(store: AnyStore) {
+    raw_insert(&store, "books", doc! {"_id": 5_i64, "buyers": []}).await;
+    for b in 1..=10 {
+        outlier::push::<Book, _, _>(&store, &5, &b).await.unwrap();
+    }
+    for (n, key) in forms(5).into_iter().enumerate() {
+        let chunk = Filter::and([
+            Filter::eq("book_id", 5_i64),
+            Filter::eq("seq", n as i64 + 1),
+        ]);
+        raw_set(&store, "books_extra", chunk, "book_id", key).await;
+    }
+    let v = outlier::verify::<Book, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    let a = adopt::analyze_outlier(&store, &Book::SPEC, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(a.lengths.max, 10, "{a:?}");
+    let full = outlier::full::<Book, _, _>(&store, &5)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(full.buyers, (1..=10).collect::<Vec<_>>());
+}
+
+/// The outlier migration of a book whose seed-layout overflow names it in another number type
+/// (read, deleted by value and written again as chunks): every buyer kept, in order.
+async fn the_outlier_migration_keeps_overflow_named_by_value(store: AnyStore) {
+    for n in 0..4 {
+        let id = 10 + n as i64;
+        let parent = forms(id)[n].clone();
+        let main = doc! {"_id": id, "buyers": [1_i64, 2_i64, 3_i64], "has_extras": true};
+        raw_insert(&store, "books", main).await;
+        raw_insert(
+            &store,
+            "books_extra",
+            doc! {"book_id": parent, "buyers_extra": [4_i64, 5_i64]},
+        )
+        .await;
+    }
+    let report = adopt::migrate_outlier(&store, &Book::SPEC, &Options::default())
+        .await
+        .unwrap();
+    assert!(report.verified.as_ref().unwrap().is_clean(), "{report:?}");
+    for id in 10..14 {
+        let full = outlier::full::<Book, _, _>(&store, &id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(full.buyers, [1, 2, 3, 4, 5], "book {id}");
+    }
+}
+
+on_both_stores!(
+    a_series_verifies_as_one_key,
+    backfill_rolls_up_one_key,
+    the_archive_sees_one_key,
+    analyze_counts_one_key,
+    overflow_finds_its_parent_by_value,
+    the_outlier_migration_keeps_overflow_named_by_value,
+);
