@@ -9,6 +9,13 @@
 //! - **Lag** under a steady stream (half the smaller of the two rates): for each change, from
 //!   its commit (the event's wall time) to the commit of its derived writes, read from the
 //!   `follow.change` spans' `pattern.lag_ms`; median and p99.
+//! - **Lag under one busy writer**: the raw client inserting as fast as it can (the raw
+//!   rate); median and p99, and the median of the first and of the last tenth of its changes
+//!   (a follower that keeps up has the same lag at the end as at the start).
+//! - **Lag under writers that touch the same parents**: 8 tasks of the other program, each
+//!   writing 25 times a second (200 writes a second in all), every tenth an update of a film
+//!   (a field the follower does not keep: its transactions conflict with the follower's, which
+//!   writes the same films), the rest new reviews; the reviews' lags, median and p99.
 //!
 //! Every film is checked against its reviews at the end (`verify`, `verify_subsets`).
 //!
@@ -128,7 +135,7 @@ async fn main() {
     let reviews = raw.database().collection::<BsonDocument>("reviews");
     let mut next_id = 0_i64;
     let review =
-        |id: i64| doc! {"_id": id, "film_id": id % films, "rating": id % 5 + 1, "date": id};
+        move |id: i64| doc! {"_id": id, "film_id": id % films, "rating": id % 5 + 1, "date": id};
 
     // The raw rate, and the backlog the follower then applies.
     let started = Instant::now();
@@ -179,15 +186,100 @@ async fn main() {
     while (lags.0.lock().unwrap().len() as u64) < written && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    stop.send(()).unwrap();
-    running.await.unwrap().unwrap();
     let mut seen = lags.0.lock().unwrap().clone();
-    follower.catch_up().await.unwrap();
     seen.sort_unstable();
     assert!(
         seen.len() as u64 >= written,
         "{} lags for {written} writes",
         seen.len()
+    );
+
+    // One busy writer: the raw client inserting as fast as it can, as long again. The lag of
+    // the first and the last tenth of its changes tells whether the follower keeps up.
+    lags.0.lock().unwrap().clear();
+    let started = Instant::now();
+    let mut busy_written = 0_u64;
+    while started.elapsed() < steady {
+        reviews.insert_one(review(next_id)).await.unwrap();
+        next_id += 1;
+        busy_written += 1;
+    }
+    let busy_rate = busy_written as f64 / started.elapsed().as_secs_f64();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (lags.0.lock().unwrap().len() as u64) < busy_written && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let in_order = lags.0.lock().unwrap().clone();
+    assert!(
+        in_order.len() as u64 >= busy_written,
+        "{} lags for {busy_written} writes",
+        in_order.len()
+    );
+    let tenth = (in_order.len() / 10).max(1);
+    let median_of = |part: &[i64]| {
+        let mut part = part.to_vec();
+        part.sort_unstable();
+        percentile(&part, 0.5)
+    };
+    let (early, late) = (
+        median_of(&in_order[..tenth]),
+        median_of(&in_order[in_order.len() - tenth..]),
+    );
+    let mut flat_out = in_order.clone();
+    flat_out.sort_unstable();
+
+    // Writers that touch the same parents: 8 tasks, each 25 writes a second, every 10th an
+    // update of a film (a field the follower does not keep), the rest new reviews. The
+    // follower's batches write the same films: its transactions conflict with theirs.
+    lags.0.lock().unwrap().clear();
+    let writers = 8_i64;
+    let each = Duration::from_millis(40);
+    let started = Instant::now();
+    let films_coll = raw.database().collection::<BsonDocument>("films");
+    let mut tasks = Vec::new();
+    for w in 0..writers {
+        let (reviews, films_coll) = (reviews.clone(), films_coll.clone());
+        let first = next_id + w * 1_000_000;
+        tasks.push(tokio::spawn(async move {
+            let (mut n, mut inserted) = (0_i64, 0_u64);
+            while started.elapsed() < steady {
+                if let Some(wait) = each.mul_f64(n as f64).checked_sub(started.elapsed()) {
+                    tokio::time::sleep(wait).await;
+                }
+                let id = first + n;
+                if n % 10 == 9 {
+                    let film = doc! {"_id": id % films};
+                    films_coll
+                        .update_one(film, doc! {"$set": {"note": format!("writer {w} at {n}")}})
+                        .await
+                        .unwrap();
+                } else {
+                    reviews.insert_one(review(id)).await.unwrap();
+                    inserted += 1;
+                }
+                n += 1;
+            }
+            inserted
+        }));
+    }
+    let mut contended = 0_u64;
+    for t in tasks {
+        contended += t.await.unwrap();
+    }
+    let contended_rate = contended as f64 * 10.0 / 9.0 / steady.as_secs_f64();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (lags.0.lock().unwrap().len() as u64) < contended && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    let mut busy = lags.0.lock().unwrap().clone();
+    follower.catch_up().await.unwrap();
+    busy.sort_unstable();
+    assert!(
+        busy.len() as u64 >= contended,
+        "{} lags for {contended} reviews of 8 writers",
+        busy.len()
     );
 
     assert!(verify::<Review, _>(&store).await.unwrap().is_empty());
@@ -206,5 +298,22 @@ async fn main() {
         percentile(&seen, 0.5),
         percentile(&seen, 0.99),
         seen.last().copied().unwrap_or(0),
+    );
+    println!(
+        "| lag under one busy writer ({busy_rate:.0} writes/s for {}s, {} changes) | median {} ms, \
+         p99 {} ms; the first tenth's median {early} ms, the last tenth's {late} ms |",
+        steady.as_secs(),
+        flat_out.len(),
+        percentile(&flat_out, 0.5),
+        percentile(&flat_out, 0.99),
+    );
+    println!(
+        "| lag under {writers} writers, 10% to films ({contended_rate:.0} writes/s for {}s, {} reviews) | \
+         median {} ms, p99 {} ms, max {} ms |",
+        steady.as_secs(),
+        busy.len(),
+        percentile(&busy, 0.5),
+        percentile(&busy, 0.99),
+        busy.last().copied().unwrap_or(0),
     );
 }

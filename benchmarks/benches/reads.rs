@@ -130,7 +130,7 @@ async fn main() {
     println!("| read | store | index | keys examined | documents examined | returned |");
     println!("|---|---|---|---|---|---|");
     // Against the documents the read returned: the test server's `explain` reports none
-    // returned for a filter with `$elemMatch` (docs/test-server.md, T19).
+    // returned for a filter with `$elemMatch` (TEST-SERVER.md, T19).
     for (what, coll, find) in [
         (
             "one variant",

@@ -1,5 +1,5 @@
 //! Which shapes of the push's filter the server answers through the open-document index
-//! (`guide::test_server`, T21): one key of 10,000 items (1,000 full buckets and one open
+//! (`TEST-SERVER.md`, T21): one key of 10,000 items (1,000 full buckets and one open
 //! bucket of 5), then the same `update` (`$inc` of a field no read uses) sent with each filter
 //! shape, 30 times a shape, the shapes interleaved over 3 rounds; medians printed. Every shape
 //! matches the one open bucket. `H` is the push's filter (`OpenPush::filter`); `A` is the same

@@ -67,6 +67,29 @@ impl Failure {
     pub(crate) fn stopped(e: Error) -> Self {
         Failure::from_core(e, 5)
     }
+
+    /// An error that stopped `pattern follow`: exit 6 when another follower of the name holds
+    /// its lease ([`Error::LeaseHeld`]: nothing was applied, run it again once that one stops or
+    /// its lease expires), 2 or 4 as [`Failure::from_core`] says, else 5 (every change applied
+    /// before is kept with its position: running it again goes on from there).
+    pub(crate) fn follower_stopped(e: Error) -> Self {
+        match e {
+            Error::LeaseHeld { .. } => Failure {
+                code: 6,
+                message: e.to_string(),
+            },
+            e if e.is_unavailable() || matches!(e, Error::InvalidInput(_)) => {
+                Failure::from_core(e, 5)
+            }
+            e => Failure {
+                code: 5,
+                message: format!(
+                    "the follower stopped: {e}. Every change applied before is kept with its \
+                     position: running it again goes on from there"
+                ),
+            },
+        }
+    }
 }
 
 /// What a command produced: its report, and whether the data had defects (exit 3).

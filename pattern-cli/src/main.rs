@@ -18,11 +18,15 @@
 //! | 2 | a usage error: a bad or missing argument (clap's), settings the library refused, a run with other settings than its checkpoint's (part-way or finished), or a collection or field that is not there; nothing is written |
 //! | 3 | the data has layout defects: `verify` found some, or the migration's final verification did; or `indexes` found a needed index missing or a stale one of the library's; or `migrate attributes` left a document it could not rewrite |
 //! | 4 | the server cannot be reached (or did not answer in time) |
-//! | 5 | the migration stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
+//! | 5 | the migration (or the follower) stopped on a data or server error (a document it cannot migrate, contention with another writer...): the message names the cause; running the same command again resumes after the last committed batch |
+//! | 6 | `pattern follow`: another follower of that name holds the lease; nothing was applied |
 //!
 //! `pattern follow` runs until Ctrl-C (exit 0), or with `--once` until it has applied what is
-//! there; it exits 2 when no follower of that name ever ran on the database, 5 when the
-//! follower stops on an error. With `--json` (or stdout not a terminal) it prints one JSON
+//! there; it exits 2 when no follower of that name ever ran on the database, 6 when another
+//! follower of that name holds its lease (runs elsewhere, or died less than its lease ago:
+//! `--lease` sets this one's), 5 when the follower stops on another error (a change whose
+//! writes kept conflicting past every retry, a rule the data refuses): what it applied before
+//! is kept, and running it again goes on from there. With `--json` (or stdout not a terminal) it prints one JSON
 //! status a line every second before its report.
 //!
 //! Errors go to stderr as `error: <message>`; with `--json`, stdout also gets one JSON document

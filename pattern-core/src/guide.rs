@@ -30,8 +30,6 @@
 //! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
 //!   conversion) and [`LocalTime`](crate::LocalTime).
 //! - [`naming`]: the one naming convention of every derive and free function.
-//! - [`test_server`]: the server the tests run on, and the library's answers to where it
-//!   behaves otherwise than MongoDB.
 //!
 //! Every code example in these chapters runs as a doctest, on the in-memory store.
 
@@ -89,8 +87,4 @@ pub mod money_and_time {
 
 pub mod naming {
     #![doc = include_str!("../docs/naming.md")]
-}
-
-pub mod test_server {
-    #![doc = include_str!("../docs/test-server.md")]
 }

@@ -80,13 +80,27 @@ pub enum Error {
         message: String,
     },
 
-    /// A retry loop gave up (a pathological number of concurrent conflicts).
+    /// A retry loop gave up (a pathological number of concurrent conflicts): what it ran kept
+    /// conflicting with other writers `attempts` times. Nothing of the last attempt was kept;
+    /// running it again later may succeed.
     #[error("gave up after {attempts} attempts: {what}")]
     Contention {
         /// How many times it was tried.
         attempts: u32,
         /// What kept conflicting.
         what: String,
+    },
+
+    /// A lease another process holds: what this call needs to run alone (a follower of the same
+    /// name) runs elsewhere, or this process lost it to another. Nothing of the call was kept.
+    /// Not a conflict to retry at once: the holder keeps it while it runs and gives it up when
+    /// it stops; one that dies holds it until `until` (its last renewal plus its lease).
+    #[error("{what}")]
+    LeaseHeld {
+        /// Whose lease, who holds it and what to do.
+        what: String,
+        /// When the holder's lease ends without a renewal, when known.
+        until: Option<bson::DateTime>,
     },
 
     /// A transaction was aborted by a conflict with another writer (MongoDB's
@@ -354,6 +368,7 @@ impl Error {
             Error::DuplicateKey { .. } => "DuplicateKey",
             Error::SchemaViolation { .. } => "SchemaViolation",
             Error::Contention { .. } => "Contention",
+            Error::LeaseHeld { .. } => "LeaseHeld",
             Error::WriteConflict { .. } => "WriteConflict",
             Error::UnknownNode { .. } => "UnknownNode",
             Error::Cycle { .. } => "Cycle",

@@ -36,7 +36,9 @@ pub mod watch;
 pub use error::{BoxError, Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
 pub use extensions::{Extension, ExtensionKey, Extensions};
 pub use push::{push_open_upsert, push_then_apart, KeptOps, OpenPush, Window};
-pub use txn::{transaction, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
+pub use txn::{
+    transaction, transaction_tries, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS,
+};
 pub use watch::{Change, ChangeFeed, ChangeOp, Watch};
 
 /// What an `update_one` did.

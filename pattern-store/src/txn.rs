@@ -108,7 +108,25 @@ where
 /// # Ok::<(), pattern_core::Error>(())
 /// # }).unwrap();
 /// ```
-pub async fn transaction_with<S, C, T, F>(store: &S, context: &mut C, mut work: F) -> Result<T>
+pub async fn transaction_with<S, C, T, F>(store: &S, context: &mut C, work: F) -> Result<T>
+where
+    S: Store,
+    C: Send + ?Sized,
+    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
+    T: Send,
+{
+    transaction_tries(store, TRANSACTION_ATTEMPTS, context, work).await
+}
+
+/// [`transaction_with`] that gives up after `attempts` conflicts ([`Error::Contention`], with
+/// `attempts` in it), for a caller that has something better to do than wait: a batch of
+/// independent writes that conflicts again and again can be split and each part retried.
+pub async fn transaction_tries<S, C, T, F>(
+    store: &S,
+    attempts: u32,
+    context: &mut C,
+    mut work: F,
+) -> Result<T>
 where
     S: Store,
     C: Send + ?Sized,
@@ -119,7 +137,7 @@ where
         return work(tx, context).await;
     }
     let mut last = String::new();
-    for attempt in 0..TRANSACTION_ATTEMPTS {
+    for attempt in 0..attempts.max(1) {
         if attempt > 0 {
             tokio::time::sleep(backoff(attempt)).await;
         }
@@ -139,7 +157,7 @@ where
         }
     }
     Err(Error::Contention {
-        attempts: TRANSACTION_ATTEMPTS,
+        attempts: attempts.max(1),
         what: format!("a transaction kept conflicting with other writers (last: {last})"),
     })
 }

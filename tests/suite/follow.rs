@@ -341,9 +341,12 @@ async fn foreign_writes_are_followed() {
     let store = pattern_tests::mongo_store("follow_foreign").await;
     seed(&store, 6).await;
     let f = follower(&store);
-    // The first run: a whole pass (nothing to fix yet), its position recorded.
+    // The first run: a whole pass (nothing to fix yet), its position recorded. (The test
+    // server may hand a new stream changes from before it, among them bucket updates made
+    // before their before-images were kept: the roll-ups' whole check, a pass too.)
     f.catch_up().await.unwrap();
-    assert_eq!(f.status().passes, 1);
+    let first = f.status().passes;
+    assert!((1..=2).contains(&first), "{:?}", f.status());
     let raw = raw(&store).await;
     for n in 0..24 {
         foreign_write(&raw, n, 6).await;
@@ -352,7 +355,10 @@ async fn foreign_writes_are_followed() {
     assert_exact(&store, "after 24 foreign writes").await;
     let s = f.status();
     assert!(s.applied > 0, "{s:?}");
-    assert_eq!(s.passes, 1, "{s:?}");
+    assert_eq!(
+        s.passes, first,
+        "no whole pass for changes it can follow: {s:?}"
+    );
     assert!(!s.running, "{s:?}");
     assert!(s.last_applied.is_some(), "{s:?}");
     // The token and the counters are in the follower's document.
@@ -388,6 +394,98 @@ async fn reviews_written_with_int32_keys_count_for_their_film() {
     assert_exact(&store, "after reviews with Int32 keys").await;
     let s = f.status();
     assert!(s.applied >= 12, "{s:?}");
+}
+
+/// A followed collection dropped and restored by another program (mongodump and mongorestore
+/// of the reviews, say, with one review fewer): the follower checks the rules over it whole,
+/// repairs what differs, and says so: one more pass in its status, the values it wrote counted.
+#[tokio::test]
+async fn a_dropped_and_restored_collection_is_checked_whole_and_counted() {
+    let store = pattern_tests::mongo_store("follow_drop").await;
+    seed(&store, 4).await;
+    let f = follower(&store);
+    f.catch_up().await.unwrap();
+    let before = f.status();
+    let raw = raw(&store).await;
+    use futures::TryStreamExt;
+    let reviews: Vec<BsonDocument> = (raw.reviews.find(doc! {}).await.unwrap())
+        .try_collect()
+        .await
+        .unwrap();
+    raw.reviews.drop().await.unwrap();
+    raw.reviews
+        .insert_many(reviews.into_iter().filter(|r| r.get_i64("_id") != Ok(11)))
+        .await
+        .unwrap();
+    f.catch_up().await.unwrap();
+    let s = f.status();
+    assert!(s.passes > before.passes, "{s:?}");
+    assert!(s.repaired > before.repaired, "{s:?}");
+    assert_exact(&store, "after a drop and restore").await;
+    let stored = pattern_tests::documents(&store, FOLLOW).await;
+    assert_eq!(
+        stored[0].get_i64("passes").ok(),
+        Some(s.passes as i64),
+        "{stored:?}"
+    );
+}
+
+/// A batch whose transaction keeps conflicting is split rather than retried whole: reviews of
+/// film 0 and film 1 arrive together (one batch), and another program then holds a
+/// transaction open over film 1 (its write not committed) as the follower starts. The follower
+/// applies film 0's while film 1 is held, then film 1's once the other program commits; every
+/// film is exact. (On the test server an open transaction holds back the change stream from
+/// its first write on, so the reviews are written before it: TEST-SERVER.md, T26.)
+#[tokio::test]
+async fn a_batch_that_keeps_conflicting_is_split() {
+    let store = pattern_tests::mongo_store("follow_split").await;
+    seed(&store, 2).await;
+    let f = Arc::new(follower(&store));
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    let reviews = [
+        doc! {"_id": 500_i64, "film_id": 0_i64, "rating": 5_i64, "date": 50_i64},
+        doc! {"_id": 501_i64, "film_id": 1_i64, "rating": 5_i64, "date": 50_i64},
+    ];
+    raw.reviews.insert_many(reviews).await.unwrap();
+    let mut held = raw.db.client().start_session().await.unwrap();
+    held.start_transaction().await.unwrap();
+    raw.films
+        .update_one(doc! {"_id": 1_i64}, doc! {"$set": {"title": "held"}})
+        .session(&mut held)
+        .await
+        .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = {
+        let f = f.clone();
+        tokio::spawn(async move {
+            f.run(async move {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    let count = |id: i64| {
+        let store = store.clone();
+        async move { Film::get(&store, &id).await.unwrap().unwrap().reviews }
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while count(0).await != 3 {
+        if running.is_finished() {
+            panic!("the follower stopped: {:?}", running.await);
+        }
+        assert!(std::time::Instant::now() < deadline, "film 0 never applied");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(count(1).await, 2, "film 1 is held by the other transaction");
+    held.commit_transaction().await.unwrap();
+    while count(1).await != 3 {
+        assert!(std::time::Instant::now() < deadline, "film 1 never applied");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    assert_exact(&store, "after a split batch").await;
 }
 
 /// `catch_up` stops at its mark, not before: the feed's copy of an updated document is the
@@ -444,6 +542,7 @@ async fn a_token_the_server_refuses_runs_a_whole_pass() {
     seed(&store, 4).await;
     let f = follower(&store);
     f.catch_up().await.unwrap();
+    let first = f.status().passes;
     let raw = raw(&store).await;
     // History lost: the stored token is one the server cannot resume from...
     raw.db
@@ -459,7 +558,8 @@ async fn a_token_the_server_refuses_runs_a_whole_pass() {
         foreign_write(&raw, n, 4).await;
     }
     f.catch_up().await.unwrap();
-    assert_eq!(f.status().passes, 2, "{:?}", f.status());
+    let lost = f.status().passes;
+    assert!(lost > first, "{:?}", f.status());
     assert!(f.status().repaired > 0, "{:?}", f.status());
     assert_exact(&store, "after the whole pass").await;
     // A fresh token was recorded: the next run resumes from it.
@@ -467,7 +567,7 @@ async fn a_token_the_server_refuses_runs_a_whole_pass() {
         foreign_write(&raw, n, 4).await;
     }
     f.catch_up().await.unwrap();
-    assert_eq!(f.status().passes, 2, "{:?}", f.status());
+    assert_eq!(f.status().passes, lost, "{:?}", f.status());
     assert_exact(&store, "after resuming").await;
 }
 
@@ -492,7 +592,7 @@ async fn a_second_follower_is_refused_while_the_first_runs() {
     }
     let second = follower(&store);
     match second.catch_up().await {
-        Err(Error::Contention { what, .. }) => assert!(what.contains("runs elsewhere"), "{what}"),
+        Err(Error::LeaseHeld { what, .. }) => assert!(what.contains("runs elsewhere"), "{what}"),
         other => panic!("{other:?}"),
     }
     tx.send(()).unwrap();
@@ -713,7 +813,9 @@ async fn follower_child() {
     let f = follower(&store).lease(Duration::from_secs(1)).batch(3);
     loop {
         match f.run(futures::future::pending()).await {
-            Err(Error::Contention { .. }) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(Error::LeaseHeld { .. } | Error::Contention { .. }) => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -798,7 +900,9 @@ async fn a_follower_killed_with_sigkill_resumes_exactly() {
     loop {
         match f.catch_up().await {
             Ok(()) => break,
-            Err(Error::Contention { .. }) => tokio::time::sleep(Duration::from_millis(200)).await,
+            Err(Error::LeaseHeld { .. } | Error::Contention { .. }) => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
             Err(e) => panic!("{e:?}"),
         }
     }

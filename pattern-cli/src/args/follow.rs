@@ -12,4 +12,9 @@ pub(crate) struct Follow {
     /// Apply every change made so far, then stop (rather than follow until Ctrl-C).
     #[arg(long)]
     pub once: bool,
+    /// How long the follower's lease holds without a renewal, in seconds: how long a
+    /// successor (this command again, or the application's follower) waits after this one
+    /// is killed. It is renewed every third of it while this one runs.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub lease: u64,
 }

@@ -37,7 +37,8 @@ pub(crate) async fn run(a: &Follow, cx: &Context<'_>, json: bool) -> Result<Outc
         };
     let follower = Follower::from_stored(cx.store.clone(), &name)
         .await
-        .map_err(Failure::reading)?;
+        .map_err(Failure::reading)?
+        .lease(Duration::from_secs(a.lease));
     let follower = Arc::new(follower);
     let lines = json || !std::io::stdout().is_terminal();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -68,7 +69,7 @@ pub(crate) async fn run(a: &Follow, cx: &Context<'_>, json: bool) -> Result<Outc
     if !lines {
         eprintln!();
     }
-    out.map_err(Failure::stopped)?;
+    out.map_err(Failure::follower_stopped)?;
     let status = follower.status();
     outcome(&view(&status), human(&status), false)
 }

@@ -123,3 +123,95 @@ async fn follow_runs_until_ctrl_c_then_stops_cleanly() {
     app.catch_up().await.unwrap();
     assert_eq!(app.status().passes, 0, "{:?}", app.status());
 }
+
+/// While the application's follower runs (it holds the lease), the command stops at once with
+/// exit 6 and says who holds it; the application's follower goes on undisturbed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_exits_6_while_another_holds_the_lease() {
+    let db = Db::new("cli_follow_held").await;
+    Film {
+        id: 1,
+        reviews: 0,
+        rating_sum: 0,
+    }
+    .insert(&db.store)
+    .await
+    .unwrap();
+    let app = std::sync::Arc::new(Follower::new(db.store.clone(), "films").follow::<Review>());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            app.run(async move {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    while !app.status().running || app.status().passes == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let out = db.run(&["follow", "--once"]);
+    assert_eq!(out.status.code(), Some(6), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds its lease"), "{stderr}");
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+}
+
+/// `--lease`: the lease the command takes is the one asked for (here 2 s, renewed while it
+/// runs), so a command killed with SIGKILL holds off its successor that long, not the default
+/// 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_takes_the_lease_it_is_given() {
+    let db = Db::new("cli_follow_lease").await;
+    Follower::new(db.store.clone(), "films")
+        .follow::<Review>()
+        .catch_up()
+        .await
+        .unwrap();
+    let mut child = std::process::Command::new(crate::support::BIN)
+        .env("MONGODB_URI", &db.uri)
+        .args(["--db", &db.name, "--json", "follow", "--lease", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the command holds the lease: its owner is in the follower's document.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let lease = loop {
+        let found = db.docs("pattern_follow", &[]).await;
+        if let Some(d) = found.into_iter().find(|d| d.get_str("owner").is_ok()) {
+            break d;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command took no lease"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let until = lease.get_datetime("until").unwrap().timestamp_millis();
+    let now = bson::DateTime::now().timestamp_millis();
+    assert!(
+        until - now <= 2_500,
+        "a lease of 2 s: it ends {} ms from now",
+        until - now
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Killed: the application's follower takes over once those 2 s have passed.
+    let app = Follower::new(db.store.clone(), "films").follow::<Review>();
+    loop {
+        match app.catch_up().await {
+            Ok(()) => break,
+            Err(pattern_core::Error::LeaseHeld { .. }) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the lease never ended"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+}

@@ -144,7 +144,7 @@ async fn preflight<S: Store>(store: &S, spec: &BucketSpec<'_>, from: &Source<'_>
 /// The source is read once, in key, time and `_id` order: through an index `{key: 1, time: 1,
 /// _id: 1}` when it has one, else sorted by the server (`allowDiskUse`). The migration creates
 /// no index on the source: building one over a large collection can take long on a busy
-/// server ([`guide::test_server`](crate::guide::test_server), T11).
+/// server (`TEST-SERVER.md` in the repository, T11).
 ///
 /// Source documents without a key (an integer, string or ObjectId) or a time are not migrated:
 /// counted in `skipped`... (reported as `scanned - moved_items`).

@@ -16,7 +16,7 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, Document};
+use super::{find_by_id, id_bson, set_each, Document};
 use crate::codec::number;
 use crate::codec::order::{same_value, value_key, values_equal};
 use crate::error::display_bson;
@@ -608,48 +608,55 @@ where
     })
 }
 
-/// In the caller's transaction: the aggregates of the parent `key` rebuilt from its children
-/// in `children` when a stored one differs from them (a `find` of the children, one of the
-/// parent, an `update` only when needed); whether it was written. A parent that does not
-/// exist has nothing to rebuild.
-pub(crate) async fn parent_in_line<T: Store>(
+/// In the caller's transaction: the aggregates of each parent in `keys` rebuilt from its
+/// children in `children` where a stored one differs from them: one `find` of the children of
+/// them all (their key and the aggregated fields only), one of the parents, and one batch of
+/// `update`s of those that differ, whatever the number of keys. Per key, whether its parent was
+/// written; a parent that does not exist has nothing to rebuild. Keys are matched by value (a
+/// parent named by an Int32 and by an Int64 is one).
+pub(crate) async fn parents_in_line<T: Store>(
     tx: &T,
     children: &str,
     c: &Computed,
-    key: &Bson,
-) -> Result<bool> {
+    keys: &[Bson],
+) -> Result<Vec<bool>> {
+    let mut projection: Vec<crate::store::query::Path> = vec!["_id".into(), c.key.into()];
+    projection.extend(c.aggregates.iter().map(|a| a.of.into()));
     let opts = FindOptions {
+        projection,
         comment: Some(COMPUTED_RECOMPUTE),
         ..FindOptions::default()
     };
-    let by_parent = Filter::Eq(c.key.into(), key.clone());
-    let kids = tx.find(children, &by_parent, &opts).await?;
-    let by_id = Filter::Eq("_id".into(), key.clone());
-    let Some(parent) = (tx.find(c.parent, &by_id, &FindOptions::default()).await?)
-        .into_iter()
-        .next()
-    else {
-        return Ok(false);
-    };
-    let set: Vec<_> = (from_scratch(c, &kids)?.into_iter())
-        .filter(|(field, want, tolerance)| {
-            !same(parent.get(*field).unwrap_or(&Bson::Null), want, *tolerance)
-        })
-        .map(|(field, want, _)| (field.into(), want))
-        .collect();
-    if set.is_empty() {
-        return Ok(false);
+    let of_keys = Filter::In(c.key.into(), keys.to_vec());
+    let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
+    for kid in tx.find(children, &of_keys, &opts).await? {
+        if let Some(k) = kid.get(c.key) {
+            by_parent.entry(value_key(k)).or_default().push(kid);
+        }
     }
-    let mut update = Update {
-        set,
-        ..Update::default()
-    };
-    tx.update_one(c.parent, &by_id, &mut update, false).await?;
-    Ok(true)
+    let by_ids = Filter::In("_id".into(), keys.to_vec());
+    let parents = tx.find(c.parent, &by_ids, &FindOptions::default()).await?;
+    let mut sets = Vec::new();
+    for parent in parents {
+        let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
+        let kids = by_parent
+            .get(&value_key(&id))
+            .map_or(&[][..], Vec::as_slice);
+        let set: Vec<_> = (from_scratch(c, kids)?.into_iter())
+            .filter(|(field, want, tolerance)| {
+                !same(parent.get(*field).unwrap_or(&Bson::Null), want, *tolerance)
+            })
+            .map(|(field, want, _)| (field.into(), want))
+            .collect();
+        if !set.is_empty() {
+            sets.push((id, set));
+        }
+    }
+    set_each(tx, c.parent, sets, keys).await
 }
 
 /// Every parent of `c` whose aggregates differ from its children in `children` rebuilt, each
-/// in its own transaction ([`parent_in_line`]); how many were written.
+/// in its own transaction ([`parents_in_line`]); how many were written.
 pub(crate) async fn repair_parents<S: Store>(
     store: &S,
     children: &'static str,
@@ -660,7 +667,10 @@ pub(crate) async fn repair_parents<S: Store>(
         let mut ctx = id;
         let c = *c;
         let wrote = transaction_with(store, &mut ctx, move |tx, id| {
-            Box::pin(async move { parent_in_line(tx, children, &c, id).await })
+            Box::pin(async move {
+                let wrote = parents_in_line(tx, children, &c, std::slice::from_ref(id)).await?;
+                Ok(wrote[0])
+            })
         })
         .await?;
         written += u64::from(wrote);

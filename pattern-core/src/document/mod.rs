@@ -50,7 +50,7 @@ pub use computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
     Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
 };
-pub(crate) use computed::{parent_in_line, repair_parents};
+pub(crate) use computed::{parents_in_line, repair_parents};
 pub use find::Find;
 pub use history::{
     as_of, at_revision, get_revision, history, shard_keys, Revision, REVISED_AT, REVISION,
@@ -73,7 +73,7 @@ pub(crate) use reference::{repair_copies_of, source_in_line};
 pub use subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
-pub(crate) use subset::{repair_subsets, subset_in_line};
+pub(crate) use subset::{repair_subsets, subsets_in_line};
 pub(crate) use sweep::older_in_line;
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{same_field, Array, Field, Filter, Numeric, Update};
@@ -288,6 +288,40 @@ pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
         write::run::<D, S>(store, save).await.map(|_| ())
     };
     operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// Parents brought in line by a batch (a follower's keys): `sets` (each parent's `_id` and the
+/// fields to set) written to `coll` in one round trip (`write_across`: one `bulkWrite` in a
+/// MongoDB transaction); per key of `keys`, whether its parent was among them (by value).
+pub(crate) async fn set_each<T: Store>(
+    tx: &T,
+    coll: &str,
+    sets: Vec<(Bson, Vec<(crate::store::query::Path, Bson)>)>,
+    keys: &[Bson],
+) -> Result<Vec<bool>> {
+    use crate::codec::order::value_key;
+    let written: std::collections::BTreeSet<Vec<u8>> =
+        sets.iter().map(|(id, _)| value_key(id)).collect();
+    let writes: Vec<(&str, crate::store::WriteOp)> = (sets.into_iter())
+        .map(|(id, set)| {
+            let op = crate::store::WriteOp::Update {
+                filter: crate::store::query::Filter::Eq("_id".into(), id),
+                update: Box::new(crate::store::query::Update {
+                    set,
+                    ..Default::default()
+                }),
+                upsert: false,
+            };
+            (coll, op)
+        })
+        .collect();
+    if !writes.is_empty() {
+        tx.write_across(writes, None).await?;
+    }
+    Ok(keys
+        .iter()
+        .map(|k| written.contains(&value_key(k)))
+        .collect())
 }
 
 /// The stored document with this `_id`.

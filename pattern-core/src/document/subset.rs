@@ -14,12 +14,14 @@
 //! whose subset differs from their children's first `keep` (after writes by other tools, or a
 //! change of `keep` or `order`: run [`resubset`] over them).
 
+use std::collections::BTreeMap;
+
 use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, Document};
-use crate::codec::order::values_equal;
+use super::{find_by_id, id_bson, set_each, Document};
+use crate::codec::order::{value_key, values_equal};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -71,22 +73,39 @@ pub const SUBSET_READ: &str = "pattern scatter: subset refill";
 /// The `comment` of [`verify_subsets`]'s scans.
 pub const SUBSET_VERIFY: &str = "pattern scatter: subset verify";
 
-/// The first `keep` children of the parent `key`, as stored.
-async fn first<S: Store>(
+/// The first `keep` children of each parent in `keys` by the declared order, by the parent
+/// key's value (an Int32 and an Int64 name one parent): one `find`, of `keep` children for one
+/// parent, of every child of several (cut to `keep` each here).
+async fn firsts<S: Store>(
     store: &S,
     children: &str,
     s: &Subset,
-    key: &Bson,
-) -> Result<Vec<BsonDocument>> {
+    keys: &[Bson],
+) -> Result<BTreeMap<Vec<u8>, Vec<Bson>>> {
+    let (filter, limit) = match keys {
+        [one] => (
+            Filter::Eq(s.key.into(), one.clone()),
+            Some(i64::from(s.keep)),
+        ),
+        _ => (Filter::In(s.key.into(), keys.to_vec()), None),
+    };
     let opts = FindOptions {
         sort: vec![(s.key.into(), 1), (s.order.into(), -1), ("_id".into(), -1)],
-        limit: Some(i64::from(s.keep)),
+        limit,
         comment: Some(SUBSET_READ),
         ..FindOptions::default()
     };
-    store
-        .find(children, &Filter::Eq(s.key.into(), key.clone()), &opts)
-        .await
+    let mut out: BTreeMap<Vec<u8>, Vec<Bson>> = BTreeMap::new();
+    for kid in store.find(children, &filter, &opts).await? {
+        let Some(key) = kid.get(s.key).map(value_key) else {
+            continue;
+        };
+        let first = out.entry(key).or_default();
+        if first.len() < s.keep as usize {
+            first.push(Bson::Document(kid));
+        }
+    }
+    Ok(out)
 }
 
 /// In a child write's transaction: the subsets of the parents of `before` and `after`
@@ -149,12 +168,12 @@ async fn rewrite<D: Document, T: Store>(
     key: &Bson,
     required: bool,
 ) -> Result<()> {
-    let items = first(tx, D::COLLECTION, s, key).await?;
+    let items = (firsts(tx, D::COLLECTION, s, std::slice::from_ref(key)).await?)
+        .into_values()
+        .next()
+        .unwrap_or_default();
     let mut update = Update {
-        set: vec![(
-            s.into.into(),
-            Bson::Array(items.into_iter().map(Bson::Document).collect()),
-        )],
+        set: vec![(s.into.into(), Bson::Array(items))],
         ..Update::default()
     };
     let done = tx
@@ -256,53 +275,61 @@ async fn holds<S: Store>(
     id: &Bson,
     stored: Option<Bson>,
 ) -> Result<(bool, Vec<Bson>)> {
-    let want: Vec<Bson> = (first(store, children, s, id).await?)
-        .into_iter()
-        .map(Bson::Document)
-        .collect();
-    let same = match stored {
-        // As MongoDB compares them: numbers by value.
+    let want = (firsts(store, children, s, std::slice::from_ref(id)).await?)
+        .into_values()
+        .next()
+        .unwrap_or_default();
+    Ok((same_subset(stored.as_ref(), &want), want))
+}
+
+/// Whether a stored subset holds `want`, as MongoDB compares them: numbers by value.
+fn same_subset(stored: Option<&Bson>, want: &[Bson]) -> bool {
+    match stored {
         Some(Bson::Array(have)) => {
-            have.len() == want.len() && have.iter().zip(&want).all(|(a, b)| values_equal(a, b))
+            have.len() == want.len() && have.iter().zip(want).all(|(a, b)| values_equal(a, b))
         }
         None => want.is_empty(),
         Some(_) => false,
-    };
-    Ok((same, want))
+    }
 }
 
-/// In the caller's transaction: the subset of the parent `key` rewritten from its children in
-/// `children` when it is not their first ones (a `find` of the parent, one of the children,
-/// an `update` only when needed); whether it was written. A parent that does not exist has
-/// no subset.
-pub(crate) async fn subset_in_line<T: Store>(
+/// In the caller's transaction: the subset of each parent in `keys` rewritten from its children
+/// in `children` where it is not their first ones: one `find` of the parents, one of their
+/// children ([`firsts`]), and one batch of `update`s of those that differ. Per key, whether its
+/// parent was written; a parent that does not exist has no subset.
+pub(crate) async fn subsets_in_line<T: Store>(
     tx: &T,
     children: &str,
     s: &Subset,
-    key: &Bson,
-) -> Result<bool> {
-    let by_id = Filter::Eq("_id".into(), key.clone());
+    keys: &[Bson],
+) -> Result<Vec<bool>> {
     let opts = FindOptions {
-        projection: vec![s.into.into()],
+        projection: vec!["_id".into(), s.into.into()],
         ..FindOptions::default()
     };
-    let Some(parent) = (tx.find(s.parent, &by_id, &opts).await?).into_iter().next() else {
-        return Ok(false);
+    let by_ids = Filter::In("_id".into(), keys.to_vec());
+    let parents = tx.find(s.parent, &by_ids, &opts).await?;
+    let ids: Vec<Bson> = (parents.iter())
+        .filter_map(|p| p.get("_id").cloned())
+        .collect();
+    let mut firsts = if ids.is_empty() {
+        BTreeMap::new()
+    } else {
+        firsts(tx, children, s, &ids).await?
     };
-    let (same, want) = holds(tx, children, s, key, parent.get(s.into).cloned()).await?;
-    if same {
-        return Ok(false);
+    let mut sets = Vec::new();
+    for parent in &parents {
+        let id = parent.get("_id").cloned().unwrap_or(Bson::Null);
+        let want = firsts.remove(&value_key(&id)).unwrap_or_default();
+        if !same_subset(parent.get(s.into), &want) {
+            sets.push((id, vec![(s.into.into(), Bson::Array(want))]));
+        }
     }
-    let mut update = Update {
-        set: vec![(s.into.into(), Bson::Array(want))],
-        ..Update::default()
-    };
-    tx.update_one(s.parent, &by_id, &mut update, false).await?;
-    Ok(true)
+    set_each(tx, s.parent, sets, keys).await
 }
 
 /// Every parent whose subset is not its first children rewritten, each in its own
-/// transaction ([`subset_in_line`]); how many were written.
+/// transaction ([`subsets_in_line`]); how many were written.
 pub(crate) async fn repair_subsets<S: Store>(
     store: &S,
     children: &'static str,
@@ -313,7 +340,10 @@ pub(crate) async fn repair_subsets<S: Store>(
         let mut ctx = id;
         let s = *s;
         let wrote = transaction_with(store, &mut ctx, move |tx, id| {
-            Box::pin(async move { subset_in_line(tx, children, &s, id).await })
+            Box::pin(async move {
+                let wrote = subsets_in_line(tx, children, &s, std::slice::from_ref(id)).await?;
+                Ok(wrote[0])
+            })
         })
         .await?;
         written += u64::from(wrote);

@@ -3,8 +3,8 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, parents_of, text, Applied, Keys, Rule};
-use crate::document::{parent_in_line, repair_parents, Aggregate, Computed, Op};
+use super::rule::{bad, leak, parents_of, text, wrote_each, Applied, Keys, Rule};
+use crate::document::{parents_in_line, repair_parents, Aggregate, Computed, Op};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
@@ -34,10 +34,16 @@ impl<S: Store> Rule<S> for Aggregates {
         )
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+    /// The parents of every key at once: one read of their children, one of them, one batch of
+    /// updates.
+    fn apply<'t>(
+        &'t self,
+        tx: &'t S::Txn,
+        keys: &'t [Bson],
+    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
         Box::pin(async move {
-            let wrote = parent_in_line(tx, self.children, &self.computed, key).await?;
-            Ok(Applied::wrote(wrote))
+            let wrote = parents_in_line(tx, self.children, &self.computed, keys).await?;
+            Ok(wrote_each(wrote))
         })
     }
 

@@ -29,7 +29,7 @@
 //! write, and the loser's transaction runs again on what the winner committed.
 //!
 //! **One at a time.** A follower holds a lease on its document, renewed by every commit and
-//! every idle second; a second follower of the same name stops with [`Error::Contention`]
+//! every idle second; a second follower of the same name stops with [`Error::LeaseHeld`]
 //! while the lease holds, and every commit checks it, so two never both apply.
 //!
 //! **History lost.** When the stream cannot resume from the stored token (the token is not
@@ -51,7 +51,9 @@ use futures::FutureExt;
 use serde::Serialize;
 
 use crate::document::Document;
-use crate::store::{transaction_with, Change, ChangeFeed, ChangeOp, Store, Watch};
+use crate::store::{
+    transaction_tries, Change, ChangeFeed, ChangeOp, Store, Watch, TRANSACTION_ATTEMPTS,
+};
 use crate::{Error, Result};
 
 mod computed;
@@ -69,6 +71,10 @@ use state::{Lease, Step};
 
 /// Changes applied in one transaction at most.
 const DEFAULT_BATCH: usize = 500;
+/// Attempts of a batch's transaction before it is split in two.
+const BATCH_ATTEMPTS: u32 = 3;
+/// Keys a rule brings in line in one call (one read of each collection it derives from).
+const KEYS_AT_ONCE: usize = 500;
 /// How long a batch waits for more changes after its first.
 const GATHER: Duration = Duration::from_millis(20);
 /// How long a lease holds without a renewal.
@@ -91,7 +97,9 @@ pub struct Status {
     /// Documents of an older schema version that changes wrote (upgraded when the type says
     /// `write_back`).
     pub older: u64,
-    /// Whole verify-and-repair passes (the first run, and each time history was lost).
+    /// Whole verify-and-repair passes: the first run, each time history was lost, and each
+    /// batch that checked a rule's whole data set (a followed collection dropped or renamed, a
+    /// change whose keys it does not tell, such as a delete without its before-image).
     pub passes: u64,
     /// Derived values the passes wrote.
     pub repaired: u64,
@@ -280,9 +288,10 @@ impl<S: Store> Follower<S> {
     }
 
     /// Follows the changes until `stop` resolves (checked between batches), then gives up its
-    /// lease. [`Error::Contention`] when another follower of
-    /// the same name holds the lease, or takes it over; [`Error::Unsupported`] on a store
-    /// without a change feed.
+    /// lease. [`Error::LeaseHeld`] when another follower of the same name holds the lease, or
+    /// takes it over; [`Error::Contention`] when a single change's derived writes kept
+    /// conflicting with other writers past every retry (a batch that conflicts is first split,
+    /// see the guide's chapter); [`Error::Unsupported`] on a store without a change feed.
     pub async fn run(&self, stop: impl Future<Output = ()> + Send) -> Result<()> {
         self.follow_until(stop, false).await
     }
@@ -502,63 +511,102 @@ impl<S: Store> Follower<S> {
         Ok(feed)
     }
 
-    /// One batch of changes: the keys each concerns, in one transaction each key's derived
-    /// data brought in line and the feed's position recorded.
+    /// One batch of changes. The rules over a dropped or renamed collection, or whose keys a
+    /// change does not tell, are checked whole first (a pass, counted in [`Status::passes`]).
+    /// Then, in one transaction, the keys the changes concern are brought in line rule by rule
+    /// (a rule covers many keys in a few round trips) and the feed's position is recorded.
+    /// A transaction that keeps conflicting with other writers is split ([`Follower::commit`]).
     async fn apply(&self, batch: &[Change], position: Option<bson::Document>) -> Result<()> {
+        let (_, whole) = self.plan(batch);
+        let passes = u64::from(!whole.is_empty());
+        if !whole.is_empty() {
+            let mut repaired = 0;
+            for &i in &whole {
+                repaired += self.rules[i].repair(&self.store).await?;
+            }
+            self.set(|s| {
+                s.passes += 1;
+                s.repaired += repaired;
+            });
+        }
+        let token = position
+            .or_else(|| batch.last().map(|c| c.token.clone()))
+            .unwrap_or_default();
+        self.commit(batch, token, passes).await
+    }
+
+    /// `changes` applied and the position `token` (after them) recorded, in one transaction
+    /// tried [`BATCH_ATTEMPTS`] times; when it keeps conflicting with other writers (whose
+    /// writes to the same parents land while it runs), split in two halves, each applied and
+    /// its position recorded on its own, so that a batch never waits on a conflict a smaller
+    /// one avoids; one change is tried as any transaction is ([`TRANSACTION_ATTEMPTS`], then
+    /// [`Error::Contention`]).
+    fn commit<'a>(
+        &'a self,
+        changes: &'a [Change],
+        token: bson::Document,
+        passes: u64,
+    ) -> crate::store::BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let attempts = match changes.len() {
+                1 => TRANSACTION_ATTEMPTS,
+                _ => BATCH_ATTEMPTS,
+            };
+            match self.commit_once(changes, &token, passes, attempts).await {
+                Err(Error::Contention { .. }) if changes.len() > 1 => {
+                    let (first, rest) = changes.split_at(changes.len() / 2);
+                    let mid = first[first.len() - 1].token.clone();
+                    self.commit(first, mid, passes).await?;
+                    self.commit(rest, token, 0).await
+                }
+                done => done,
+            }
+        })
+    }
+
+    /// [`Follower::commit`] of `changes` in one transaction, at most `attempts` times.
+    async fn commit_once(
+        &self,
+        changes: &[Change],
+        token: &bson::Document,
+        passes: u64,
+        attempts: u32,
+    ) -> Result<()> {
         #[cfg(feature = "tracing")]
         let span = tracing::info_span!(
             target: "pattern_core::follow",
             "follow",
             follower = %self.lease.name,
-            changes = batch.len(),
+            changes = changes.len(),
         );
-        let mut plan = Plan::new(batch.len());
-        let mut whole: Vec<usize> = Vec::new();
-        for (n, change) in batch.iter().enumerate() {
-            if let ChangeOp::Other(_) = change.op {
-                // A drop, a rename: every rule over the collection is checked whole.
-                whole.extend(self.rules_over(&change.collection));
-                if change.collection.is_empty() {
-                    whole.extend(0..self.rules.len());
-                }
-                continue;
-            }
-            for i in self.rules_over(&change.collection) {
-                match self.rules[i].keys(change) {
-                    Keys::Some(keys) => keys.into_iter().for_each(|k| plan.add(n, i, k)),
-                    Keys::Unknown => whole.push(i),
-                }
-            }
-        }
-        whole.sort_unstable();
-        whole.dedup();
-        let mut repaired = 0;
-        for &i in &whole {
-            repaired += self.rules[i].repair(&self.store).await?;
-        }
-        let token = position
-            .or_else(|| batch.last().map(|c| c.token.clone()))
-            .unwrap_or_default();
-        let at = batch.iter().rev().find_map(|c| c.cluster_time);
+        let (plan, _) = self.plan(changes);
+        let at = changes.iter().rev().find_map(|c| c.cluster_time);
         let mut ctx = (&plan, token, at);
-        let wrote = transaction_with(&self.store, &mut ctx, |tx, (plan, token, at)| {
+        let wrote = transaction_tries(&self.store, attempts, &mut ctx, |tx, (plan, token, at)| {
             Box::pin(async move {
                 if let Some(lsid) = crate::store::Transaction::session_id(tx).await {
                     self.record(lsid).await?;
                 }
                 let mut wrote = vec![Applied::default(); plan.targets.len()];
-                for (t, (rule, key)) in plan.targets.iter().enumerate() {
-                    wrote[t] = self.rules[*rule].apply(tx, key).await?;
+                for (rule, targets) in plan.by_rule() {
+                    for part in targets.chunks(KEYS_AT_ONCE) {
+                        let keys: Vec<Bson> =
+                            part.iter().map(|t| plan.targets[*t].1.clone()).collect();
+                        let applied = self.rules[rule].apply(tx, &keys).await?;
+                        for (t, a) in part.iter().zip(applied) {
+                            wrote[*t] = a;
+                        }
+                    }
                 }
-                let applied = (0..batch.len())
+                let applied = (0..changes.len())
                     .filter(|n| plan.of_change(*n).any(|t| wrote[t].wrote))
                     .count() as u64;
                 let step = Step {
-                    token: token.clone(),
+                    token: (*token).clone(),
                     at: *at,
                     applied,
-                    skipped: batch.len() as u64 - applied,
-                    passes: 0,
+                    skipped: changes.len() as u64 - applied,
+                    passes,
                 };
                 self.lease.advance(tx, &step).await?;
                 Ok(wrote)
@@ -567,7 +615,7 @@ impl<S: Store> Follower<S> {
         .await?;
         let committed = bson::DateTime::now().timestamp_millis();
         let mut applied = 0;
-        for (n, change) in batch.iter().enumerate() {
+        for (n, change) in changes.iter().enumerate() {
             let yes = plan.of_change(n).any(|t| wrote[t].wrote);
             applied += u64::from(yes);
             let lag = change.committed_millis().map(|c| (committed - c).max(0));
@@ -592,19 +640,44 @@ impl<S: Store> Follower<S> {
             }
             let _ = lag;
         }
-        let lag = (batch.last())
+        let lag = (changes.last())
             .and_then(|c| c.committed_millis())
             .map(|c| Duration::from_millis((committed - c).max(0) as u64));
         let older = wrote.iter().filter(|a| a.older).count() as u64;
         self.set(|s| {
             s.applied += applied;
             s.older += older;
-            s.skipped += batch.len() as u64 - applied;
-            s.repaired += repaired;
+            s.skipped += changes.len() as u64 - applied;
             s.last_applied = at.or(s.last_applied);
             s.lag = lag;
         });
         Ok(())
+    }
+
+    /// The keys `changes` concern, rule by rule, each once; and the rules to check whole (a
+    /// change to a dropped or renamed collection, or whose keys it does not tell).
+    fn plan(&self, changes: &[Change]) -> (Plan, Vec<usize>) {
+        let mut plan = Plan::new(changes.len());
+        let mut whole: Vec<usize> = Vec::new();
+        for (n, change) in changes.iter().enumerate() {
+            if let ChangeOp::Other(_) = change.op {
+                // A drop, a rename: every rule over the collection is checked whole.
+                whole.extend(self.rules_over(&change.collection));
+                if change.collection.is_empty() {
+                    whole.extend(0..self.rules.len());
+                }
+                continue;
+            }
+            for i in self.rules_over(&change.collection) {
+                match self.rules[i].keys(change) {
+                    Keys::Some(keys) => keys.into_iter().for_each(|k| plan.add(n, i, k)),
+                    Keys::Unknown => whole.push(i),
+                }
+            }
+        }
+        whole.sort_unstable();
+        whole.dedup();
+        (plan, whole)
     }
 
     /// Records a transaction's server session the first time this follower uses it.
@@ -682,6 +755,18 @@ impl Plan {
 
     fn of_change(&self, change: usize) -> impl Iterator<Item = usize> + '_ {
         self.of[change].iter().copied()
+    }
+
+    /// The targets of each rule, in the order the rules first appear.
+    fn by_rule(&self) -> Vec<(usize, Vec<usize>)> {
+        let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (t, (rule, _)) in self.targets.iter().enumerate() {
+            match out.iter_mut().find(|(r, _)| r == rule) {
+                Some((_, ts)) => ts.push(t),
+                None => out.push((*rule, vec![t])),
+            }
+        }
+        out
     }
 }
 

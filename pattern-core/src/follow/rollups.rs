@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use bson::Bson;
 
-use super::rule::{value_at, Applied, Keys, Rule};
+use super::rule::{one_by_one, value_at, Applied, Keys, Rule};
 use crate::bucket::{rollup_in_line, rollup_keys, Bucket};
 use crate::store::{transaction_with, BoxFuture, Change, Store};
 use crate::Result;
@@ -43,11 +43,15 @@ impl<B: Bucket + ?Sized, S: Store> Rule<S> for Rollups<B> {
         Keys::Some(keys)
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
-        Box::pin(async move {
+    fn apply<'t>(
+        &'t self,
+        tx: &'t S::Txn,
+        keys: &'t [Bson],
+    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
+        Box::pin(one_by_one(keys, move |key| async move {
             let wrote = rollup_in_line(tx, &B::SPEC.series(), key).await?;
             Ok(Applied::wrote(wrote))
-        })
+        }))
     }
 
     /// Every key's roll-up, each in its own transaction (exact beside pushes, unlike

@@ -29,9 +29,12 @@ pub(crate) trait Rule<S: Store>: Send + Sync {
     /// The keys `change` (to one of [`Rule::watches`]) affects.
     fn keys(&self, change: &Change) -> Keys;
 
-    /// In the follower's transaction: the derived data of `key` brought in line with the data
-    /// it derives from, as the transaction sees it; what that took.
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>>;
+    /// In the follower's transaction: the derived data of each of `keys` (each once, by value)
+    /// brought in line with the data it derives from, as the transaction sees it; what that
+    /// took, per key. A rule whose reads and writes can cover many keys at once makes them so
+    /// (a batch's round trips do not grow with its keys); the others go [`one_by_one`].
+    fn apply<'t>(&'t self, tx: &'t S::Txn, keys: &'t [Bson])
+        -> BoxFuture<'t, Result<Vec<Applied>>>;
 
     /// The whole data set checked and brought in line (when history is lost, or keys are
     /// unknown); how many derived values were written.
@@ -59,6 +62,24 @@ impl Applied {
             older: false,
         }
     }
+}
+
+/// `apply` of a rule that brings one key in line at a time: `each` for every key, in order.
+pub(crate) async fn one_by_one<'t, F, Fut>(keys: &'t [Bson], mut each: F) -> Result<Vec<Applied>>
+where
+    F: FnMut(&'t Bson) -> Fut,
+    Fut: std::future::Future<Output = Result<Applied>>,
+{
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        out.push(each(key).await?);
+    }
+    Ok(out)
+}
+
+/// Per key, whether a batched write wrote it: `wrote` as the rule's [`Applied`]s.
+pub(crate) fn wrote_each(wrote: Vec<bool>) -> Vec<Applied> {
+    wrote.into_iter().map(Applied::wrote).collect()
 }
 
 /// The value of `field` (a dotted path) in the document, if present and not null.

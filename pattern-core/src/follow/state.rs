@@ -43,7 +43,7 @@ impl Lease {
 
     /// Takes the lease (free, expired or already this follower's) and reads where to resume
     /// (`None`: never ran, or its last run found history lost and had not finished its pass);
-    /// [`Error::Contention`] while another follower of the same name holds it.
+    /// [`Error::LeaseHeld`] while another follower of the same name holds it.
     ///
     /// An owner whose lease expired may have died mid-batch (a SIGKILL): its transaction stays
     /// open, holding what it wrote (this document among them), until the server expires it a
@@ -91,17 +91,18 @@ impl Lease {
                     .into_iter()
                     .next()
                     .unwrap_or_default();
-                return Err(Error::Contention {
-                    attempts: 1,
+                let until = held.get_datetime("until").ok().copied();
+                return Err(Error::LeaseHeld {
                     what: format!(
                         "the follower `{}` runs elsewhere: {} holds its lease until {} (it is renewed \
-                         while that follower runs; a stopped one releases it)",
+                         while that follower runs; a stopped one releases it, a dead one's expires)",
                         self.name,
                         held.get_str("owner").unwrap_or("another process"),
-                        held.get_datetime("until")
+                        until
                             .map(|d| d.try_to_rfc3339_string().unwrap_or_default())
                             .unwrap_or_default(),
                     ),
+                    until,
                 });
             }
             Err(e) => return Err(e),
@@ -164,7 +165,7 @@ impl Lease {
     }
 
     /// In the transaction of the derived writes it covers: the token moved to `token`, the
-    /// lease renewed and the counters added; [`Error::Contention`] when the lease is no longer
+    /// lease renewed and the counters added; [`Error::LeaseHeld`] when the lease is no longer
     /// this follower's (nothing of the transaction then commits).
     pub(crate) async fn advance<T: Store>(&self, tx: &T, step: &Step) -> Result<()> {
         let mut set = vec![
@@ -187,7 +188,7 @@ impl Lease {
         Ok(())
     }
 
-    /// The lease renewed, outside any change (while the feed is idle); [`Error::Contention`]
+    /// The lease renewed, outside any change (while the feed is idle); [`Error::LeaseHeld`]
     /// when it is another's.
     pub(crate) async fn renew<S: Store>(&self, store: &S) -> Result<()> {
         let mut update = Update {
@@ -220,7 +221,7 @@ impl Lease {
         Ok(done.matched)
     }
 
-    /// [`Lease::write_mine_if`], [`Error::Contention`] when the lease is another's.
+    /// [`Lease::write_mine_if`], [`Error::LeaseHeld`] when the lease is another's.
     async fn write_mine<T: Store>(&self, t: &T, update: &mut Update) -> Result<()> {
         if !self.write_mine_if(t, update).await? {
             return Err(self.lost());
@@ -229,13 +230,13 @@ impl Lease {
     }
 
     fn lost(&self) -> Error {
-        Error::Contention {
-            attempts: 1,
+        Error::LeaseHeld {
             what: format!(
                 "the follower `{}` lost its lease to another process (it was not renewed in time): \
                  this one stops, the other goes on from the last committed change",
                 self.name
             ),
+            until: None,
         }
     }
 }
@@ -251,6 +252,6 @@ pub(crate) struct Step {
     pub applied: u64,
     /// Changes whose derived data was in line already.
     pub skipped: u64,
-    /// Whole passes it closes (after lost history).
+    /// Whole passes it closes (after lost history, or a batch that checked a rule whole).
     pub passes: u64,
 }

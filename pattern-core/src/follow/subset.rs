@@ -3,8 +3,8 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, parents_of, text, Applied, Keys, Rule};
-use crate::document::{repair_subsets, subset_in_line, Subset};
+use super::rule::{bad, leak, parents_of, text, wrote_each, Applied, Keys, Rule};
+use crate::document::{repair_subsets, subsets_in_line, Subset};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
@@ -30,10 +30,16 @@ impl<S: Store> Rule<S> for Subsets {
         parents_of(change, self.children, self.subset.parent, self.subset.key)
     }
 
-    fn apply<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+    /// The subsets of every key's parent at once: one read of the parents, one of their
+    /// children, one batch of updates.
+    fn apply<'t>(
+        &'t self,
+        tx: &'t S::Txn,
+        keys: &'t [Bson],
+    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
         Box::pin(async move {
-            let wrote = subset_in_line(tx, self.children, &self.subset, key).await?;
-            Ok(Applied::wrote(wrote))
+            let wrote = subsets_in_line(tx, self.children, &self.subset, keys).await?;
+            Ok(wrote_each(wrote))
         })
     }
 

@@ -27,7 +27,7 @@ impl<'a> SeriesSpec<'a> {
     /// The open-document index is named to sort before any other index on the key
     /// (`0_pattern_open_...`): a planner that tries a query's candidate indexes in name order
     /// would otherwise walk every document of the key before the open one. (The test server's
-    /// behaviours these choices answer: [`guide::test_server`](crate::guide::test_server), T2
+    /// behaviours these choices answer: `TEST-SERVER.md` in the repository, T2
     /// to T4.)
     pub fn indexes(&self) -> Vec<IndexSpec> {
         let (k, seq) = (self.key_field, self.order.field());

@@ -12,10 +12,10 @@
 //! both. [`AnyStore`] is either, chosen at run time.
 
 pub use pattern_store::{
-    push, push_open_upsert, push_then_apart, query, transaction, transaction_with, ArchiveAt,
-    ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed, ChangeOp, Extension,
-    ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction, UpdateOutcome, Watch, Window,
-    WriteOp, TRANSACTION_ATTEMPTS,
+    push, push_open_upsert, push_then_apart, query, transaction, transaction_tries,
+    transaction_with, ArchiveAt, ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed,
+    ChangeOp, Extension, ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction,
+    UpdateOutcome, Watch, Window, WriteOp, TRANSACTION_ATTEMPTS,
 };
 
 #[cfg(any(feature = "memory", feature = "mongodb"))]

@@ -15,7 +15,8 @@ pub use types::BsonType;
 
 use bson::Bson;
 
-/// An integer stored as Int32, Int64 or an integral Double.
+/// An integer stored as Int32, Int64, an integral Double or an integral Decimal128 (within
+/// i64): a number whose value is an integer, whatever program wrote it.
 pub fn as_int(v: &Bson) -> Option<i64> {
     match v {
         Bson::Int32(x) => Some(*x as i64),
@@ -27,6 +28,10 @@ pub fn as_int(v: &Bson) -> Option<i64> {
         {
             Some(*x as i64)
         }
+        Bson::Decimal128(_) => match number::canonical(v) {
+            Some(Bson::Int64(n)) => Some(n),
+            _ => None,
+        },
         _ => None,
     }
 }

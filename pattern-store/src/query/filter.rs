@@ -55,7 +55,7 @@ pub enum Filter {
     /// as [`Filter::And`]; a server's router may plan it apart: the test server reads a query
     /// whose `$and` clause repeats a field of the rest as separate conditions and routes the
     /// first through an index, where the merged query would fetch every document of a key
-    /// (`guide::test_server`, T21). Its equalities are not copied into an upsert's insert.
+    /// (`TEST-SERVER.md` in the repository, T21). Its equalities are not copied into an upsert's insert.
     Clause(Vec<Filter>),
     /// At least one predicate holds (`{$or: [...]}`); an empty list matches nothing.
     Or(Vec<Filter>),

@@ -9,7 +9,7 @@
 //! - `minimum`/`maximum` compare numbers across types, exactly (Int64 against Double without
 //!   rounding, Decimal128 by its value), refuse NaN (MongoDB's comparisons match NaN only
 //!   against NaN), and let any value that is not a number pass (the test server lets a
-//!   Decimal128 or a NaN pass them: `pattern_core::guide::test_server`, T10);
+//!   Decimal128 or a NaN pass them: `TEST-SERVER.md` in the repository, T10);
 //! - `maxItems` and `items` look at arrays only, other values pass;
 //! - a field the object lacks passes its `properties` schema; only `required` refuses it
 //!   (a field holding null is present);

@@ -146,7 +146,7 @@ fn starts_with_is_a_literal_prefix() {
 }
 
 /// A clause is sent as an element of its own of `$and`, beside the merged conditions, and
-/// matches as their conjunction: the push's filter (T21 of the test-server guide).
+/// matches as their conjunction: the push's filter (T21 of `TEST-SERVER.md`).
 #[test]
 fn a_clause_is_an_element_of_and() {
     let number = Filter::NumberOrMissing("page".into());

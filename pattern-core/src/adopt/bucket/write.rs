@@ -19,7 +19,7 @@ use crate::{Error, Result};
 /// The transaction writes the bucket of that number over it, under its own `_id`, instead of
 /// deleting it and inserting another: a push waiting on it then finds the bucket that replaced
 /// it (on SecantusDB, a write that waited on a document a transaction deleted does not look
-/// again for the one the transaction inserted: `docs/test-server.md`, T17).
+/// again for the one the transaction inserted: `TEST-SERVER.md`, T17).
 struct Reuse {
     number: i64,
     id: Bson,
