@@ -1,7 +1,9 @@
 //! The collections `advise` is tested on, one per finding kind and one that fits none, written
 //! the same on any store (every `_id`, date and value fixed): the suite asserts the findings'
 //! figures on both stores and compiles their code (`tests/ui/examples/advise_*.rs`); the CLI's
-//! tests run the commands each finding gives on the same data.
+//! tests run the commands each finding gives on the same data. And four collections of
+//! MongoDB's published sample datasets, loaded from `tests/data/mongodb-sample/` as
+//! `mongoimport` loads them.
 
 use bson::{doc, oid::ObjectId, Binary, DateTime, Document};
 use pattern_core::store::query::IndexSpec;
@@ -173,17 +175,19 @@ pub fn object_id(secs: u32, n: u32) -> ObjectId {
 }
 
 /// `people` (schema versioning over time, no version field): 200 people created an hour
-/// apart (ObjectId `_id`s); the first 100 store `name` and `city`, the next 100 `first`,
-/// `last` and `city`: from the 101st hour on, `name` gave way to `first` and `last`.
+/// apart (ObjectId `_id`s); the first 100 store `name`, `city` and `born` (an `int`), the next
+/// 100 `first`, `last`, `city` and `born`: from the 101st hour on, `name` gave way to `first`
+/// and `last`.
 pub async fn people<S: Store>(store: &S) {
     let mut docs = Vec::new();
     for i in 0..200_u32 {
         let id = object_id(i * 3_600, i);
         let city = ["Lyon", "Oslo", "Lima"][(i % 3) as usize];
+        let born = 1950 + (i % 50) as i32;
         docs.push(if i < 100 {
-            doc! {"_id": id, "name": format!("Ada Byron{i}"), "city": city}
+            doc! {"_id": id, "name": format!("Ada Byron{i}"), "city": city, "born": born}
         } else {
-            doc! {"_id": id, "first": "Ada", "last": format!("Byron{i}"), "city": city}
+            doc! {"_id": id, "first": "Ada", "last": format!("Byron{i}"), "city": city, "born": born}
         });
     }
     store
@@ -208,6 +212,80 @@ pub async fn categories<S: Store>(store: &S) {
         .insert_many("categories", docs)
         .await
         .expect("seed categories");
+}
+
+/// `folders` (tree, parent references, integer `_id`s): 40 folders `0`..`39` (`int`s), each
+/// with a name; `0` is the root (`parent: null`), `i` a child of `(i - 1) / 3` otherwise.
+pub async fn folders<S: Store>(store: &S) {
+    let mut docs = Vec::new();
+    for i in 0..40_i32 {
+        let parent = if i == 0 {
+            bson::Bson::Null
+        } else {
+            bson::Bson::Int32((i - 1) / 3)
+        };
+        docs.push(doc! {"_id": i, "name": format!("Folder {i}"), "parent": parent});
+    }
+    store
+        .insert_many("folders", docs)
+        .await
+        .expect("seed folders");
+}
+
+/// `exams` (bucket, keyed by an ObjectId): 1,000 exam results a minute apart (`takenAt`), of
+/// 20 students (`student`, an ObjectId: 50 results each), each a `score` from 0 to 100
+/// (`(i * 37) % 101`: 9 or 10 results per score, 10 for the median one) and a comment. The
+/// score repeats as often as a key would, but identifies nothing: the series is the student's.
+pub async fn exams<S: Store>(store: &S) {
+    let mut docs = Vec::new();
+    for i in 0..1_000_i32 {
+        docs.push(doc! {
+            "_id": i,
+            "student": object_id(0, (i % 20) as u32),
+            "score": (i * 37) % 101,
+            "takenAt": DateTime::from_millis(EPOCH_MS + i64::from(i) * 60_000),
+            "comment": format!("exam {i}"),
+        });
+    }
+    store.insert_many("exams", docs).await.expect("seed exams");
+}
+
+/// The four collections of MongoDB's sample datasets in `tests/data/mongodb-sample/` (its
+/// README says where they are from), as `(database, collection)`.
+pub const MONGODB_SAMPLES: [(&str, &str); 4] = [
+    ("sample_analytics", "accounts"),
+    ("sample_analytics", "customers"),
+    ("sample_mflix", "theaters"),
+    ("sample_mflix", "users"),
+];
+
+/// Loads `tests/data/mongodb-sample/<database>/<collection>.json` into the collection
+/// `collection` as `mongoimport` does: each line one document in Extended JSON (its types kept:
+/// `$oid`, `$numberInt`, `$numberLong`, `$numberDouble`, `$date`), fields in their order,
+/// documents in the file's. Returns how many.
+pub async fn mongodb_sample<S: Store>(store: &S, database: &str, collection: &str) -> usize {
+    let path = format!(
+        "{}/data/mongodb-sample/{database}/{collection}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let docs: Vec<Document> = (text.lines().enumerate())
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            let json: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{path}:{}: {e}", n + 1));
+            match bson::Bson::try_from(json) {
+                Ok(bson::Bson::Document(d)) => d,
+                other => panic!("{path}:{}: not a document: {other:?}", n + 1),
+            }
+        })
+        .collect();
+    let n = docs.len();
+    store
+        .insert_many(collection, docs)
+        .await
+        .unwrap_or_else(|e| panic!("load {database}.{collection}: {e}"));
+    n
 }
 
 /// `users` (no finding): 200 users, each an email, an age (18 to 80), one to three tags and

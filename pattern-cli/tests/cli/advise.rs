@@ -213,6 +213,39 @@ async fn advise_reports_and_its_commands_move_the_data() {
     db.drop().await;
 }
 
+/// `pattern advise` on four collections of MongoDB's sample datasets, loaded as `mongoimport`
+/// loads them (`pattern_tests::advise::mongodb_sample`): no schema versioning finding, in
+/// `sample_mflix.users` (one test user of 185 holds `preferences`) or elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advise_finds_no_versions_in_mongodb_s_samples() {
+    let db = Db::new("cli_advise_samples").await;
+    for (database, coll) in pattern_tests::advise::MONGODB_SAMPLES {
+        pattern_tests::advise::mongodb_sample(&db.store, database, coll).await;
+    }
+    let r = db.json(&["advise"], 0);
+    let sampled: Vec<(String, u64)> = (r["collections"].as_array().unwrap().iter())
+        .map(|c| {
+            (
+                c["collection"].as_str().unwrap().to_owned(),
+                u(c, "/documents"),
+            )
+        })
+        .collect();
+    let want = [
+        ("accounts", 1_746),
+        ("customers", 500),
+        ("theaters", 1_564),
+        ("users", 185),
+    ]
+    .map(|(c, n)| (c.to_owned(), n));
+    assert_eq!(sampled, want);
+    let versions: Vec<(String, String)> = (findings(&r).into_iter())
+        .filter(|(_, p)| p == "schema_versioning")
+        .collect();
+    assert!(versions.is_empty(), "{r:#}");
+    db.drop().await;
+}
+
 /// An unreachable server: exit 4, and with `--json` the error as one JSON document; a sample
 /// past 100,000: exit 2 before anything is sent.
 #[test]

@@ -2,8 +2,10 @@
 //! finding kind, one that fits none): each finding's figures asserted against the seed, its
 //! code compared with the compiled pass case `tests/ui/examples/advise_<kind>.rs` (so both stores
 //! must write the same code), its commands as the CLI runs them; a sample smaller than the
-//! collection; `Store::sample`'s contract; the refusals; and one run over every seed on both
-//! stores at once, which must give the same advice.
+//! collection; `Store::sample`'s contract; the refusals; one integer mapping in every finding's
+//! code (`integers.rs`); MongoDB's sample datasets, with no schema change in them
+//! (`mongodb_sample.rs`); and one run over every seed on both stores at once, which must give
+//! the same advice.
 
 use std::path::PathBuf;
 
@@ -17,6 +19,8 @@ use pattern_tests::advise as seed;
 use pattern_tests::on_both_stores;
 
 mod attributes;
+mod integers;
+mod mongodb_sample;
 mod sample;
 
 /// The one collection's advice, the sample at its default.
@@ -170,6 +174,21 @@ async fn bucket_series(store: AnyStore) {
             migrate.to_owned(),
         ]
     );
+}
+
+/// A repeated integer on a collection with a date is no series key: `score` (0 to 100, ten
+/// results for the median score, more distinct values than `student`) names nothing it
+/// identifies; `student`, ObjectIds, keys the series.
+async fn a_score_keys_no_series(store: AnyStore) {
+    seed::exams(&store).await;
+    let c = advise_one(&store, "exams").await;
+    assert_eq!((c.documents, c.whole), (1_000, true));
+    assert_eq!(patterns(&c), [Pattern::Bucket], "{c:#?}");
+    let Evidence::Bucket(e) = &only(&c, Pattern::Bucket).evidence else {
+        panic!("bucket evidence")
+    };
+    assert_eq!((e.key.as_str(), e.time.as_str()), ("student", "takenAt"));
+    assert_eq!((e.keys_in_sample, e.typical_per_key), (20, 50));
 }
 
 async fn attribute_fields(store: AnyStore) {
@@ -466,6 +485,7 @@ async fn refusals_and_the_library_s_collections(store: AnyStore) {
 on_both_stores!(
     outlier_and_its_index,
     bucket_series,
+    a_score_keys_no_series,
     attribute_fields,
     polymorphic_kinds,
     versions_in_a_field,

@@ -22,7 +22,7 @@ struct Trade {
 struct TradeBuckets {
     #[bucket(key)]
     #[serde(rename = "customerId")]
-    customer_id: i64,
+    customer_id: i32,
     #[bucket(items)]
     history: Vec<Trade>,
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 struct Sale {
     #[outlier(id)]
     #[serde(rename = "_id")]
-    id: i64,
+    id: i32,
     title: Option<String>,
     #[outlier(items)]
     customers_purchased: Vec<String>,

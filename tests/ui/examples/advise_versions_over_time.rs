@@ -17,6 +17,7 @@ struct PeopleV1 {
     name: Option<String>,
     last: Option<String>,
     city: String,
+    born: i32,
 }
 
 /// Version 2: what this build writes.
@@ -28,6 +29,7 @@ struct People {
     first: String,
     last: String,
     city: String,
+    born: i32,
 }
 
 impl From<PeopleV1> for People {
@@ -35,6 +37,7 @@ impl From<PeopleV1> for People {
         // People {
         //     id: old.id,
         //     city: old.city,
+        //     born: old.born,
         //     ...and `first`, `last` from the old fields
         // }
         let _ = old;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::profile::Field;
-use super::rust::{singular, string_literal, type_ident, Code, Item, RustField};
+use super::rust::{integer_type, singular, string_literal, type_ident, Code, Item, RustField};
 use super::{percent, Confidence, Evidence, Finding, Sample};
 use crate::codec::BsonType;
 
@@ -117,6 +117,8 @@ pub(super) fn find(s: &Sample<'_>, explained: &BTreeSet<String>) -> Option<Findi
     }
     let per_document = held as f64 / holding.max(1) as f64;
     let value_type = match class {
+        // The values' one type: `i32` when every field holds `int`s alone.
+        Class::Integer if fields.iter().all(|(_, f)| integer_type(f) == Some("i32")) => "i32",
         Class::Integer => "i64",
         Class::Number => "f64",
         Class::Text => "String",

@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use super::super::analyze::suggest_size;
 use super::profile::Field;
-use super::rust::{key_type, singular, string_literal, type_ident, Code, Item, RustField};
+use super::rust::{
+    key_type, singular, snake_case, string_literal, type_ident, Code, Item, RustField,
+};
 use super::{percent, Confidence, Evidence, Finding, Read, Sample, ADVISE_READ};
 use crate::adopt::histogram::{Distribution, Histogram};
 use crate::codec::BsonType;
@@ -23,7 +25,7 @@ pub const BUCKET_MIN_SHARE: u64 = 90;
 pub const COUNTED_KEYS: usize = 20;
 /// Key fields counted at most, in their order of likelihood.
 const COUNTED_CANDIDATES: usize = 3;
-/// Names a series' key often has (beside those ending in `id`).
+/// Names a series' key often has (beside those whose last word is `id`).
 const KEY_NAMES: [&str; 14] = [
     "key", "device", "sensor", "user", "account", "customer", "owner", "station", "symbol",
     "ticker", "host", "meter", "machine", "source",
@@ -128,6 +130,7 @@ pub(super) async fn find<S: Store>(
     };
     let mut candidates: Vec<Candidate<'_>> = (shape.fields.iter())
         .filter(|(name, f)| *name != "_id" && *name != time && enough(f))
+        .filter(|(name, f)| identifies(name, f))
         .filter_map(|(name, f)| {
             let rust = key_type(f)?;
             (f.values.len() >= 2).then_some(Candidate {
@@ -310,13 +313,25 @@ fn duration(secs: i64) -> String {
     }
 }
 
-/// Whether a name says it keys something: ends in `id`, or is one of [`KEY_NAMES`].
+/// Whether a field shows it identifies something, as a series' key must (a repeated value alone,
+/// a score or a quantity, does not): its name says so ([`id_like`]), or it holds ObjectIds.
+fn identifies(name: &str, f: &Field) -> bool {
+    id_like(name) || f.only(&[BsonType::ObjectId])
+}
+
+/// Whether a name says it keys something: its last word is `id` (`customerId`, `sensor_id`,
+/// `ID`), or it is one of [`KEY_NAMES`] (or its plural, or it followed by `id`: `userid`).
 fn id_like(name: &str) -> bool {
+    let words = snake_case(name);
+    if words.rsplit('_').next() == Some("id") {
+        return true;
+    }
     let lower = name.to_ascii_lowercase();
-    lower.ends_with("id")
-        || KEY_NAMES
-            .iter()
-            .any(|k| lower == *k || lower == format!("{k}s"))
+    KEY_NAMES.iter().any(|k| {
+        lower
+            .strip_prefix(k)
+            .is_some_and(|rest| ["", "s", "id"].contains(&rest))
+    })
 }
 
 /// Whether a stored name can be a Rust field's name as it is (the derive's `time` names the
@@ -412,6 +427,9 @@ mod tests {
         assert_eq!(duration(3_725), "1h 2m");
         assert_eq!(duration(59), "0m 59s");
         assert!(id_like("customerId") && id_like("sensor") && !id_like("type"));
+        assert!(id_like("sensor_id") && id_like("ID") && id_like("userid") && id_like("devices"));
+        // A word ending in `id` is not an identifier's name.
+        assert!(!id_like("paid") && !id_like("valid") && !id_like("score"));
         assert!(is_identifier("date") && is_identifier("createdAt") && !is_identifier("type"));
         assert!(!is_identifier("created-at") && !is_identifier("2date"));
     }

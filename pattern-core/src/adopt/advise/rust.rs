@@ -149,14 +149,11 @@ impl Code {
         if field.types.contains_key(&None) {
             return "bson::Bson".into();
         }
+        if let Some(integer) = integer_type(field) {
+            return integer.into();
+        }
         let numbers = [BsonType::Int, BsonType::Long, BsonType::Double];
         let all = |ts: &[BsonType]| !types.is_empty() && types.iter().all(|t| ts.contains(t));
-        if all(&[BsonType::Int]) {
-            return "i32".into();
-        }
-        if all(&[BsonType::Int, BsonType::Long]) {
-            return "i64".into();
-        }
         if all(&numbers) {
             return "f64".into();
         }
@@ -265,12 +262,25 @@ impl RustField {
     }
 }
 
-/// The Rust type of a key the derives take (a `KeyPart`) for a field whose values, nulls
-/// aside, are of one kind: `i64` for integers (`int` or `long`), `String`,
-/// `bson::oid::ObjectId`; `None` for any other field.
-pub(super) fn key_type(field: &Field) -> Option<&'static str> {
-    if field.only(&[BsonType::Int, BsonType::Long]) {
+/// The Rust integer of a field whose values, nulls aside, are integers: `i32` when every one is
+/// an `int`, `i64` when any is a `long`; `None` for any other field. The one mapping of every
+/// finding's code, keys, `_id`s and attribute values included.
+pub(super) fn integer_type(field: &Field) -> Option<&'static str> {
+    if field.only(&[BsonType::Int]) {
+        Some("i32")
+    } else if field.only(&[BsonType::Int, BsonType::Long]) {
         Some("i64")
+    } else {
+        None
+    }
+}
+
+/// The Rust type of a key the derives take (a `KeyPart`) for a field whose values, nulls
+/// aside, are of one kind: an integer ([`integer_type`]), `String`, `bson::oid::ObjectId`;
+/// `None` for any other field.
+pub(super) fn key_type(field: &Field) -> Option<&'static str> {
+    if let Some(integer) = integer_type(field) {
+        Some(integer)
     } else if field.only(&[BsonType::String]) {
         Some("String")
     } else if field.only(&[BsonType::ObjectId]) {

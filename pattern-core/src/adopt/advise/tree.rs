@@ -91,7 +91,8 @@ pub(super) async fn find<S: Store>(
         return Ok(None);
     };
     let id_types: &[BsonType] = match id_rust {
-        "i64" => &[BsonType::Int, BsonType::Long],
+        // Integers compare by value: a reference stored as `long` names an `int` `_id`.
+        "i32" | "i64" => &[BsonType::Int, BsonType::Long],
         "String" => &[BsonType::String],
         _ => &[BsonType::ObjectId],
     };

@@ -18,9 +18,11 @@ pub const VERSIONS_MIN_DISTINCT: usize = 2;
 pub const VERSIONS_MAX_DISTINCT: usize = 20;
 /// The highest schema version taken as one.
 pub const VERSION_MAX: i64 = 1_000;
-/// A field changed over time when at least this share (per thousand) of the documents with
-/// an ObjectId `_id` are on the side of one moment its presence says (absent before and present
-/// after, or the reverse).
+/// A field changed over time when, on each side of one moment of the ObjectId `_id`s' time, at
+/// least this share (per thousand) of the documents agree: for a field that appears, the
+/// documents before the moment lack it and those after hold it; for one that disappears, the
+/// reverse. Each side is counted on its own, not the collection as a whole: a field that a few
+/// of the newest documents hold is no change of shape.
 pub const CHANGE_AGREEMENT: u64 = 950;
 /// ... with at least this many documents on each side (and 5% of them).
 pub const CHANGE_MIN_SIDE: u64 = 10;
@@ -74,7 +76,8 @@ pub struct SchemaChange {
     pub before: u64,
     /// Sampled documents after it.
     pub after: u64,
-    /// The least share of documents on the side the change puts them, over its fields.
+    /// The least share of a side's documents on that side (lacking the field before, holding
+    /// it after, for a field that appears), over the two sides and the change's fields.
     pub agreement: f64,
 }
 
@@ -263,8 +266,45 @@ struct Flip {
     /// The index of the first document after the moment (in time order).
     cut: usize,
     added: bool,
-    /// Per thousand.
+    /// The least of the two sides' agreement, per thousand.
     agreement: u64,
+}
+
+/// The moment `field`'s presence (per document, in time order) flips, if any: among the cuts
+/// `allowed` (the first document after the moment), those where [`CHANGE_AGREEMENT`] of the
+/// documents agree on each side, the one with the most documents agreeing in all.
+fn flip(field: u32, present: &[bool], allowed: impl Fn(usize) -> bool) -> Option<Flip> {
+    let m = present.len();
+    let total = present.iter().filter(|x| **x).count();
+    // (cut, added, agreeing in all, the least side's agreement per thousand)
+    let mut best: Option<(usize, bool, usize, u64)> = None;
+    // Documents before the cut holding the field.
+    let mut before = 0usize;
+    for cut in 1..m {
+        before += usize::from(present[cut - 1]);
+        if !allowed(cut) {
+            continue;
+        }
+        let after = total - before;
+        let (lack_before, lack_after) = (cut - before, (m - cut) - after);
+        // Added: absent before, present after; removed: the reverse.
+        for (is_added, agree_before, agree_after) in
+            [(true, lack_before, after), (false, before, lack_after)]
+        {
+            let share = |agree: usize, of: usize| (agree as u64 * 1000) / of as u64;
+            let least = share(agree_before, cut).min(share(agree_after, m - cut));
+            let agree = agree_before + agree_after;
+            if least >= CHANGE_AGREEMENT && best.is_none_or(|(_, _, b, _)| agree > b) {
+                best = Some((cut, is_added, agree, least));
+            }
+        }
+    }
+    best.map(|(cut, added, _, agreement)| Flip {
+        field,
+        cut,
+        added,
+        agreement,
+    })
 }
 
 /// Field sets that changed over the `_id`s' time (documents with an ObjectId `_id` only).
@@ -291,34 +331,10 @@ fn over_time(s: &Sample<'_>) -> Option<Finding> {
         if total == 0 || total == m {
             continue;
         }
-        // prefix[i]: documents before i holding the field.
-        let mut best: Option<(usize, bool, usize)> = None;
-        let mut before = 0usize;
-        for cut in 1..m {
-            before += usize::from(present[cut - 1]);
-            if cut < side || m - cut < side || docs[cut - 1].time == docs[cut].time {
-                continue;
-            }
-            let after = total - before;
-            // Added: absent before, present after; removed: the reverse.
-            let added = (cut - before) + after;
-            let removed = before + ((m - cut) - after);
-            for (agree, is_added) in [(added, true), (removed, false)] {
-                if best.is_none_or(|(_, _, b)| agree > b) {
-                    best = Some((cut, is_added, agree));
-                }
-            }
-        }
-        if let Some((cut, added, agree)) = best {
-            let agreement = (agree as u64 * 1000) / m as u64;
-            if agreement >= CHANGE_AGREEMENT {
-                flips.push(Flip {
-                    field,
-                    cut,
-                    added,
-                    agreement,
-                });
-            }
+        if let Some(flip) = flip(field, &present, |cut| {
+            cut >= side && m - cut >= side && docs[cut - 1].time != docs[cut].time
+        }) {
+            flips.push(flip);
         }
     }
     if flips.is_empty() {
@@ -615,4 +631,42 @@ fn conversion(
     }
     out.push_str("    }\n}\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flip of one field held by the documents at `holding` of `m` (in time order), any cut
+    /// leaving at least 10 documents on each side allowed: (cut, added, agreement).
+    fn flip_of(m: usize, holding: impl IntoIterator<Item = usize>) -> Option<(usize, bool, u64)> {
+        let mut present = vec![false; m];
+        for i in holding {
+            present[i] = true;
+        }
+        flip(0, &present, |cut| cut >= 10 && m - cut >= 10).map(|f| (f.cut, f.added, f.agreement))
+    }
+
+    #[test]
+    fn a_change_needs_most_documents_on_each_side() {
+        // `sample_mflix.users`: one document of 185 holds `preferences`, the 181st. Over the
+        // collection 95.1% agree with a cut before the ten newest, but on the side after it only
+        // one document of ten holds the field.
+        assert_eq!(flip_of(185, [180]), None);
+        // A field the newest 100 of 200 hold appears at the 101st; one the oldest 100 hold
+        // disappears there.
+        assert_eq!(flip_of(200, 100..200), Some((100, true, 1_000)));
+        assert_eq!(flip_of(200, 0..100), Some((100, false, 1_000)));
+        // Five of the 100 older documents holding it too: 95% on that side, still a change.
+        let early = [10, 30, 50, 70, 90];
+        assert_eq!(
+            flip_of(200, early.into_iter().chain(100..200)),
+            Some((100, true, 950))
+        );
+        // Six: 94%, none.
+        let early = [10, 25, 40, 55, 70, 85];
+        assert_eq!(flip_of(200, early.into_iter().chain(100..200)), None);
+        // Half of the newer documents holding it: most of that side does not.
+        assert_eq!(flip_of(200, (100..200).step_by(2)), None);
+    }
 }
