@@ -440,6 +440,51 @@ async fn reads_and_streams_have_spans(store: AnyStore) {
     one(&capture, "bucket.verify", &store, "obs_trades", "verify");
 }
 
+/// A follower behind (a backlog of 600 changes, batches of 20) takes larger batches, each twice
+/// the one before while the feed has more (a batch reads each parent once, whatever its
+/// changes); caught up, every film is exact. Its `follow` span says each batch's size.
+#[tokio::test]
+async fn a_follower_behind_takes_larger_batches() {
+    #[derive(Serialize, Deserialize, Document)]
+    #[document(collection = "films")]
+    struct Film {
+        #[serde(rename = "_id")]
+        id: i64,
+        reviews: i64,
+    }
+    #[derive(Serialize, Deserialize, Document)]
+    #[document(collection = "reviews", computed(parent = Film, key = film_id, count = reviews))]
+    struct Review {
+        #[serde(rename = "_id")]
+        id: i64,
+        film_id: i64,
+    }
+    let (capture, _guard) = Capture::install();
+    let store = pattern_tests::mongo_store("follower_batches").await;
+    for id in 0..3 {
+        Film { id, reviews: 0 }.insert(&store).await.unwrap();
+    }
+    let follower = pattern_core::follow::Follower::new(store.clone(), "obs")
+        .follow::<Review>()
+        .batch(20);
+    follower.catch_up().await.unwrap();
+    let reviews: Vec<bson::Document> = (0..600_i64)
+        .map(|id| doc! {"_id": id, "film_id": id % 3})
+        .collect();
+    store.insert_many("reviews", reviews).await.unwrap();
+    capture.clear();
+    follower.catch_up().await.unwrap();
+    let sizes: Vec<u64> = (capture.named("follow").iter())
+        .filter_map(|s| s.fields.get("changes")?.parse().ok())
+        .collect();
+    assert!(sizes.iter().any(|n| *n > 20), "{sizes:?}");
+    assert!(sizes.iter().all(|n| *n <= 20 * 64), "{sizes:?}");
+    for id in 0..3 {
+        assert_eq!(Film::get(&store, &id).await.unwrap().unwrap().reviews, 200);
+    }
+    let _ = store.database().drop().await;
+}
+
 /// Runs `test` on a current-thread runtime (the capture is the thread's subscriber), on the
 /// in-memory store and on MongoDB.
 macro_rules! on_both_stores_here {

@@ -69,14 +69,18 @@ use rule::{Applied, Keys, Rule};
 pub use state::FOLLOW;
 use state::{Lease, Step};
 
-/// Changes applied in one transaction at most.
+/// Changes applied in one transaction at most, while the follower keeps up.
 const DEFAULT_BATCH: usize = 500;
+/// Behind (each batch full), a batch grows to this many times the batch size at most.
+const BEHIND: usize = 64;
 /// Attempts of a batch's transaction before it is split in two.
 const BATCH_ATTEMPTS: u32 = 3;
 /// Keys a rule brings in line in one call (one read of each collection it derives from).
 const KEYS_AT_ONCE: usize = 500;
 /// How long a batch waits for more changes after its first.
 const GATHER: Duration = Duration::from_millis(20);
+/// A change committed longer ago than this is a backlog's: a batch reads on past [`GATHER`].
+const OLD: Duration = Duration::from_millis(100);
 /// How long a lease holds without a renewal.
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
@@ -264,7 +268,9 @@ impl<S: Store> Follower<S> {
         }
     }
 
-    /// Changes applied in one transaction at most (500 by default).
+    /// Changes applied in one transaction at most while the follower keeps up (500 by
+    /// default). Behind (every batch full), each batch may be twice the one before, up to 64
+    /// times this: a batch reads each parent its changes concern once, whatever their number.
     pub fn batch(mut self, changes: usize) -> Self {
         self.batch = changes.max(1);
         self
@@ -373,17 +379,25 @@ impl<S: Store> Follower<S> {
     ) -> Result<()> {
         let mut stop = std::pin::pin!(stop);
         let mut renewed = Instant::now();
+        let mut limit = self.batch;
         loop {
             if stop.as_mut().now_or_never().is_some() {
                 return Ok(());
             }
-            let batch = match self.gather(feed.as_mut()).await {
-                Ok(batch) => batch,
+            let (batch, behind) = match self.gather(feed.as_mut(), limit).await {
+                Ok(gathered) => gathered,
                 Err(Error::HistoryLost { message }) => {
                     feed = self.fresh(&message, None).await?;
                     continue;
                 }
                 Err(e) => return Err(e),
+            };
+            // Behind (a backlog filled the batch): the next may be twice as large, up to
+            // `BEHIND` times the batch size, so that what a batch costs per parent is shared by
+            // more changes.
+            limit = match behind {
+                true => (limit * 2).min(self.batch.saturating_mul(BEHIND)),
+                false => self.batch,
             };
             // Where to resume after this batch: its last change's own token. Not the feed's
             // position past it (a `postBatchResumeToken`), which the test server may move past
@@ -413,22 +427,32 @@ impl<S: Store> Follower<S> {
         }
     }
 
-    /// The changes available now, up to the batch size: waits for the first (the feed's wait
-    /// at most), then takes more until the feed has none or [`GATHER`] has passed.
-    async fn gather(&self, feed: &mut dyn ChangeFeed) -> Result<Vec<Change>> {
-        let mut batch = Vec::new();
+    /// The changes available now, up to `limit`: waits for the first (the feed's wait at
+    /// most), then takes more until the feed has none, or [`GATHER`] has passed since the first
+    /// and the last one read is recent (committed less than [`OLD`] ago: a backlog is read
+    /// whole, up to `limit`); and whether `limit` ended it (the follower is behind).
+    async fn gather(&self, feed: &mut dyn ChangeFeed, limit: usize) -> Result<(Vec<Change>, bool)> {
+        let mut batch: Vec<Change> = Vec::new();
         let Some(first) = feed.next_change().await? else {
-            return Ok(batch);
+            return Ok((batch, false));
         };
         batch.push(first);
         let started = Instant::now();
-        while batch.len() < self.batch && started.elapsed() < GATHER {
+        let old = |c: &Change| {
+            let now = bson::DateTime::now().timestamp_millis();
+            c.committed_millis()
+                .is_some_and(|at| now - at > OLD.as_millis() as i64)
+        };
+        while batch.len() < limit {
+            if started.elapsed() >= GATHER && !batch.last().is_some_and(old) {
+                return Ok((batch, false));
+            }
             match feed.next_change().await? {
                 Some(c) => batch.push(c),
-                None => break,
+                None => return Ok((batch, false)),
             }
         }
-        Ok(batch)
+        Ok((batch, true))
     }
 
     /// While the feed is idle: the lease renewed, and the token moved past the followers' own
