@@ -98,6 +98,9 @@ pub(super) fn expect<D: Document>(
 pub(super) struct Stamp(Option<(u64, DateTime)>);
 
 impl Stamp {
+    /// No revision fields: a type without history.
+    pub(super) const NONE: Stamp = Stamp(None);
+
     /// [`REVISION`] and [`REVISED_AT`], as written.
     pub(super) fn fields(&self) -> impl Iterator<Item = (&'static str, Bson)> {
         self.0.into_iter().flat_map(|(rev, at)| {

@@ -4,7 +4,8 @@
 //! process.
 
 use super::lock;
-use super::{attributes, computed, polymorphic, reference, subset, Document, Polymorphic};
+use super::related::{computed, reference, subset};
+use super::{attributes, polymorphic, Document, Polymorphic};
 use super::{REVISED_AT, REVISION};
 use crate::store::query::{self, IndexSpec};
 use crate::store::{Extension, ExtensionKey, Store};

@@ -1,9 +1,13 @@
-use bson::doc;
+use bson::{doc, Document as BsonDocument};
 use serde::{Deserialize, Serialize};
 
 use super::*;
-use crate::spec::Normalize;
+use crate::spec::{Keywords, Normalize};
+use crate::store::query::{self, FindOptions};
+use crate::store::Store;
 use crate::MemoryStore;
+use crate::Result;
+use codec::write_back;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Checkout {

@@ -39,8 +39,8 @@ use bson::{doc, Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, Document};
 use crate::codec::order::same_value;
+use crate::document::{find_by_id, id_bson, Document};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{Store, WriteOp};
@@ -166,7 +166,7 @@ impl Default for Propagation {
 
 /// The copy of `source`'s fields (no round trip: from a document already read).
 pub fn copy_of<R: Reference>(source: &R::Source) -> Result<R> {
-    let stored = super::to_document(source)?;
+    let stored = crate::document::to_document(source)?;
     decode_copy::<R>(&stored)
 }
 

@@ -20,8 +20,8 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{find_by_id, id_bson, set_each, Document};
 use crate::codec::order::{value_key, values_equal};
+use crate::document::{find_by_id, id_bson, set_each, Document};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -44,12 +44,12 @@ pub struct Subset {
 }
 
 /// The parent's subset field, typed: a `Vec` of the child type.
-pub const fn subset_field<C, P>(f: super::Field<P, Vec<C>>) -> &'static str {
+pub const fn subset_field<C, P>(f: crate::document::Field<P, Vec<C>>) -> &'static str {
     f.name()
 }
 
 /// The child's order field (any type: BSON order).
-pub const fn order_field<C, T>(f: super::Field<C, T>) -> &'static str {
+pub const fn order_field<C, T>(f: crate::document::Field<C, T>) -> &'static str {
     f.name()
 }
 
@@ -372,7 +372,7 @@ where
         items
             .into_iter()
             .map(|b| match b {
-                Bson::Document(d) => super::decode_stored::<D>(d).map(|(x, _)| x),
+                Bson::Document(d) => crate::document::decode_stored::<D>(d).map(|(x, _)| x),
                 other => Err(Error::decode(
                     s.parent,
                     parent.get("_id"),

@@ -3,8 +3,9 @@
 //! sweep's upgrade — is a [`Write`] run by [`run`] (or, inside a transaction the caller holds,
 //! [`upgrade_in`]) through the same eight stages, in one order: encode, read, guard, fill,
 //! record, write, children, after commit. ARCHITECTURE.md ("The write pipeline") has their
-//! table: what each does and which feature's module owns it. Each stage is a function of that
-//! module; a type without the feature passes through it unchanged.
+//! table: what each does and which feature's module owns it. The features' stages are the
+//! type's [`Plan`] (`stages.rs`): each write kind below reads and writes its document and runs
+//! the plan at each step, naming no feature.
 //!
 //! A write runs in one transaction when a stage after the write's own command needs the
 //! document as it was (history, computed, subset, references); otherwise its stages fold into
@@ -14,15 +15,26 @@
 
 use bson::{Bson, Document as BsonDocument};
 
-use super::history::{self, Stamp};
+use super::history::Stamp;
 use super::polymorphic;
-use super::reference::{self, REFERENCES};
+use super::related::reference::{self, REFERENCES};
 use super::versions::{self, Stored};
-use super::{approximate, computed, decode_stored, find_by_id, subset, to_document, Document};
-use crate::pass::Options;
+use super::{decode_stored, find_by_id, to_document, Document};
 use crate::store::query::{Filter, FindOptions, Update};
 use crate::store::{transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
+use stages::{Guard, Plan};
+
+mod stages;
+
+/// `D`'s plan: a constant of each type.
+const fn plan<D: Document>() -> Plan {
+    Plan::of::<D>()
+}
+
+/// How many times a versioned update upgrades a document it found at an older version and
+/// tries again before giving up ([`Error::Contention`]).
+const UPGRADE_ATTEMPTS: u32 = 8;
 
 /// A write of a document of `D`, after stage 1 (encode).
 // One value per write call, moved into its future: the variants' sizes do not matter.
@@ -57,28 +69,21 @@ pub(crate) enum Write {
 impl Write {
     /// Whether the write runs in a transaction of its own (stage 2 needed).
     fn transactional<D: Document>(&self) -> bool {
+        let plan = const { plan::<D>() };
         match self {
             Write::Upgrade { .. } => true,
             // A new document has no state to record: history's stage reads the last revision
             // recorded and the insert stands alone.
-            Write::Insert(_) => linked::<D>(),
+            Write::Insert(_) => plan.linked(),
             // A source's update that writes no copied field changes no copy.
             Write::Update {
                 update,
                 expected: None,
                 ..
             } if reference::after::applies::<D>() => reference::after::may_change::<D>(update),
-            _ => linked::<D>() || D::HISTORY.is_some(),
+            _ => plan.reads_before(),
         }
     }
-}
-
-/// Whether `D`'s writes change other documents (stage 4 or 7 applies).
-fn linked<D: Document>() -> bool {
-    D::COMPUTED.is_some()
-        || D::SUBSET.is_some()
-        || !D::REFERENCES.is_empty()
-        || !D::REFERENCED_BY.is_empty()
 }
 
 /// Runs `write` through the stages; whether it wrote (an insert: always; a save: always, a
@@ -98,12 +103,10 @@ pub(crate) fn run<D: Document, S: Store>(store: &S, write: Write) -> BoxFuture<'
             (one_command::<D, S>(store, write).await?, None)
         };
         // Stage 8: after the commit.
-        if let Some(id) = propagate.filter(|_| !D::PROPAGATION.deferred) {
-            reference::propagate::<D, S>(store, Some(&id), &Options::default()).await?;
-        }
-        if let Some(id) = deleted.filter(|_| wrote) {
-            approximate::forget::<D, S>(store, &id);
-        }
+        let deleted = deleted.filter(|_| wrote);
+        (const { plan::<D>() })
+            .after_commit::<D, S>(store, propagate.as_ref(), deleted.as_ref())
+            .await?;
         Ok(wrote)
     })
 }
@@ -178,14 +181,15 @@ async fn staged<D: Document, T: Store>(
     write: &Write,
     past_fan_out: &mut PastFanOut,
 ) -> Result<(bool, Option<Bson>)> {
+    let plan = const { plan::<D>() };
     match write {
         Write::Insert(doc) => {
             let mut doc = doc.clone();
             let id = id_of(&doc);
-            reference::fill::<D, T>(t, None, &mut doc).await?;
-            history::record::<D, T>(t, &id, None).await?.stamp(&mut doc);
+            plan.fill::<D, T>(t, None, &mut doc).await?;
+            plan.record::<D, T>(t, &id, None).await?.stamp(&mut doc);
             t.insert_one(D::COLLECTION, doc.clone()).await?;
-            let propagate = children::<D, T>(t, &id, None, Some(&doc)).await?;
+            let propagate = plan.children::<D, T>(t, &id, None, Some(&doc)).await?;
             Ok((true, propagate))
         }
         Write::Save {
@@ -198,22 +202,21 @@ async fn staged<D: Document, T: Store>(
             if *any_variant && cur.is_none() {
                 return Ok((false, None));
             }
-            if let Some(cur) = &cur {
-                versions::classify::<D>(cur)?;
-                if !any_variant {
-                    polymorphic::same_variant::<D>(&id, cur, doc)?;
-                }
-            }
-            history::expect::<D>(&id, cur.as_ref(), *expected)?;
+            plan.guard::<D>(&Guard {
+                id: &id,
+                stored: cur.as_ref(),
+                written: Some(doc),
+                expected: *expected,
+                overwrites: true,
+                any_variant: *any_variant,
+            })?;
             let mut doc = doc.clone();
-            reference::fill::<D, T>(t, cur.as_ref(), &mut doc).await?;
-            history::record::<D, T>(t, &id, cur.as_ref())
-                .await?
-                .stamp(&mut doc);
+            plan.fill::<D, T>(t, cur.as_ref(), &mut doc).await?;
+            (plan.record::<D, T>(t, &id, cur.as_ref()).await?).stamp(&mut doc);
             let by_id = Filter::Eq("_id".into(), id.clone());
             t.replace_one(D::COLLECTION, &by_id, doc.clone(), true)
                 .await?;
-            let propagate = children::<D, T>(t, &id, cur.as_ref(), Some(&doc)).await?;
+            let propagate = (plan.children::<D, T>(t, &id, cur.as_ref(), Some(&doc))).await?;
             Ok((true, propagate))
         }
         Write::Update {
@@ -230,10 +233,14 @@ async fn staged<D: Document, T: Store>(
                 None => read_current::<D, T>(t, filter).await?,
                 Some((id, e)) => {
                     let cur = t.find(D::COLLECTION, filter, &one()).await?.pop();
-                    if let Some(c) = &cur {
-                        versions::classify::<D>(c)?;
-                    }
-                    history::expect::<D>(id, cur.as_ref(), Some(*e))?;
+                    plan.guard::<D>(&Guard {
+                        id,
+                        stored: cur.as_ref(),
+                        written: None,
+                        expected: Some(*e),
+                        overwrites: true,
+                        any_variant: false,
+                    })?;
                     match cur {
                         Some(cur) => Some(upgraded::<D, T>(t, cur).await?),
                         None => None,
@@ -244,36 +251,43 @@ async fn staged<D: Document, T: Store>(
                 return Ok((false, None));
             };
             let id = id_of(&cur);
-            let stamp = history::record::<D, T>(t, &id, Some(&cur)).await?;
+            let stamp = plan.record::<D, T>(t, &id, Some(&cur)).await?;
             let by_id = Filter::Eq("_id".into(), id.clone());
             let mut update = update.clone();
             stamp.stamp_update(&mut update);
             t.update_one(D::COLLECTION, &by_id, &mut update, false)
                 .await?;
-            if !linked::<D>() {
+            if !plan.linked() {
                 return Ok((true, None));
             }
             let mut after = find_by_id(t, D::COLLECTION, &id).await?;
             if let Some(a) = after.as_mut() {
-                if reference::fill::<D, T>(t, Some(&cur), a).await? {
+                if plan.fill::<D, T>(t, Some(&cur), a).await? {
                     t.replace_one(D::COLLECTION, &by_id, a.clone(), false)
                         .await?;
                 }
             }
-            let propagate = children::<D, T>(t, &id, Some(&cur), after.as_ref()).await?;
+            let propagate = (plan.children::<D, T>(t, &id, Some(&cur), after.as_ref())).await?;
             Ok((true, propagate))
         }
         Write::Delete { id, expected } => {
             let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
             let cur = t.find(D::COLLECTION, &by_id, &one()).await?.pop();
-            history::expect::<D>(id, cur.as_ref(), *expected)?;
+            plan.guard::<D>(&Guard {
+                id,
+                stored: cur.as_ref(),
+                written: None,
+                expected: *expected,
+                overwrites: false,
+                any_variant: false,
+            })?;
             let Some(cur) = cur else {
                 return Ok((false, None));
             };
-            history::record::<D, T>(t, id, Some(&cur)).await?;
+            plan.record::<D, T>(t, id, Some(&cur)).await?;
             t.delete_many(D::COLLECTION, &Filter::Eq("_id".into(), id.clone()))
                 .await?;
-            let propagate = children::<D, T>(t, id, Some(&cur), None).await?;
+            let propagate = (plan.children::<D, T>(t, id, Some(&cur), None)).await?;
             Ok((true, propagate))
         }
         Write::Upgrade { read, new } => {
@@ -341,13 +355,13 @@ pub(crate) async fn upgrade_in<D: Document, T: Store>(
     mut new: BsonDocument,
     cas: &Filter,
 ) -> Result<BsonDocument> {
+    let plan = const { plan::<D>() };
     let id = id_of(cur);
-    history::record::<D, T>(tx, &id, Some(cur))
-        .await?
-        .stamp(&mut new);
+    (plan.record::<D, T>(tx, &id, Some(cur)).await?).stamp(&mut new);
     tx.replace_one(D::COLLECTION, cas, new.clone(), false)
         .await?;
-    children::<D, T>(tx, &id, Some(cur), Some(&new)).await?;
+    plan.children::<D, T>(tx, &id, Some(cur), Some(&new))
+        .await?;
     Ok(new)
 }
 
@@ -378,7 +392,7 @@ async fn read_current<D: Document, T: Store>(
     };
     let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
     let other = Filter::And(vec![filter.clone(), v.not_current()]);
-    for _ in 0..super::UPGRADE_ATTEMPTS {
+    for _ in 0..UPGRADE_ATTEMPTS {
         if let Some(cur) = tx.find(D::COLLECTION, &current, &one()).await?.pop() {
             return Ok(Some(cur));
         }
@@ -388,28 +402,9 @@ async fn read_current<D: Document, T: Store>(
         upgraded::<D, T>(tx, found).await?;
     }
     Err(Error::Contention {
-        attempts: super::UPGRADE_ATTEMPTS,
+        attempts: UPGRADE_ATTEMPTS,
         what: format!("an update of `{}` kept upgrading documents", D::COLLECTION),
     })
-}
-
-/// Stage 7, in the write's transaction: the parents' aggregates and subsets adjusted, the
-/// copies of this document brought in line; the `_id` when a propagation was recorded for
-/// after the commit.
-async fn children<D: Document, T: Store>(
-    tx: &T,
-    id: &Bson,
-    before: Option<&BsonDocument>,
-    after: Option<&BsonDocument>,
-) -> Result<Option<Bson>> {
-    if let Some(c) = D::COMPUTED {
-        computed::adjust::<D, T>(tx, &c, before, after).await?;
-    }
-    if let Some(s) = D::SUBSET {
-        subset::adjust::<D, T>(tx, &s, before, after).await?;
-    }
-    let recorded = reference::propagate_in::<D, T>(tx, id, before, after).await?;
-    Ok(recorded.then(|| id.clone()))
 }
 
 /// The one-command form of a write without a transaction (no stage reads what it replaces):
@@ -504,7 +499,7 @@ async fn guarded_update<D: Document, S: Store>(
         return Ok(done.matched);
     };
     let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
-    for _ in 0..super::UPGRADE_ATTEMPTS {
+    for _ in 0..UPGRADE_ATTEMPTS {
         let mut attempt = update.clone();
         let done = store
             .update_one(D::COLLECTION, &current, &mut attempt, false)
@@ -524,7 +519,7 @@ async fn guarded_update<D: Document, S: Store>(
         }
     }
     Err(Error::Contention {
-        attempts: super::UPGRADE_ATTEMPTS,
+        attempts: UPGRADE_ATTEMPTS,
         what: format!(
             "an update of `{}` kept finding its document rewritten at an older version",
             D::COLLECTION

@@ -1,0 +1,242 @@
+//! The public reads and writes of a document type, each an operation span around the write
+//! pipeline (`write/`) or one read: what the derive's generated methods call.
+
+use std::borrow::Borrow;
+
+use bson::{Bson, Document as BsonDocument};
+use serde::Serialize;
+
+use super::write::{self, Write};
+use super::{
+    history, id_bson, indexes_ready, polymorphic, read_stored, to_document, Document, Filter, Find,
+    Update,
+};
+use crate::observe::{op_span, operation};
+use crate::store::query::{self, FindOptions};
+use crate::store::Store;
+use crate::Result;
+
+/// Inserts the document (one `insert`; with history, a `find` of its last recorded revision
+/// first, so that a document deleted and inserted again continues its revisions).
+/// [`Error::DuplicateKey`](crate::Error::DuplicateKey) when its `_id` exists.
+pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
+    let span = op_span!("document.insert", "insert", store, D::COLLECTION);
+    let op = async {
+        let doc = to_document(doc)?;
+        write::run::<D, S>(store, Write::Insert(doc))
+            .await
+            .map(|_| ())
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
+/// a replacement document and `upsert`). Last writer wins: for fields that change together
+/// under a condition, [`update_one`]; with history, [`save_if`].
+///
+/// On a versioned type the stored document must be at this build's version or an older one:
+/// a newer one is left as it is ([`Error::NewerVersion`](crate::Error::NewerVersion)). With history, one transaction
+/// records the state it replaces.
+pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
+    let span = op_span!("document.save", "save", store, D::COLLECTION);
+    let op = async {
+        let doc = to_document(doc)?;
+        let save = Write::Save {
+            doc,
+            expected: None,
+            any_variant: false,
+        };
+        write::run::<D, S>(store, save).await.map(|_| ())
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// The stored document with this `_id`.
+pub(crate) async fn find_by_id<S: Store>(
+    store: &S,
+    coll: &str,
+    id: &Bson,
+) -> Result<Option<BsonDocument>> {
+    let by_id = query::Filter::Eq("_id".into(), id.clone());
+    let opts = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    Ok(store.find(coll, &by_id, &opts).await?.pop())
+}
+
+/// The document with this `_id`, or `None` (one `find` by `_id`). A document of an older
+/// schema version is upgraded (and written back with `write_back`); one of a newer version is
+/// [`Error::NewerVersion`](crate::Error::NewerVersion).
+pub async fn get<D, S, Q>(store: &S, id: &Q) -> Result<Option<D>>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = crate::observe::op_span!("document.get", "get", store, D::COLLECTION);
+    crate::observe::traced!(span, async move {
+        let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
+            Some(d) => read_stored::<D, S>(store, d).await.map(Some),
+            None => Ok(None),
+        }
+    })
+}
+
+/// Applies `update` to the first document matching `filter`, atomically, in one `update`
+/// command; whether a document matched (and was updated). The article's checkout:
+/// `filter` `{_id, available: {$gt: 0}}`, `update` `$inc: {available: -1}`, `$push: {checkout:
+/// {...}}`: `false` means no copy was available, and nothing was written. Refuses, before
+/// sending anything, a filter or update whose values did not serialize, and an update that
+/// does nothing ([`Error::InvalidInput`](crate::Error::InvalidInput)).
+///
+/// On a versioned type the update applies to a document at this build's version only (its
+/// paths are this version's): when none matched, a `find` looks for a match at another
+/// version: an older one is upgraded (written back, compare-and-set) and the update tried
+/// again; a newer one is [`Error::NewerVersion`](crate::Error::NewerVersion), nothing written. With history, the update
+/// runs in a transaction that records the state it replaces.
+pub async fn update_one<D: Document, S: Store>(
+    store: &S,
+    filter: Filter<D>,
+    update: Update<D>,
+) -> Result<bool> {
+    let span = op_span!("document.update_one", "update_one", store, D::COLLECTION);
+    let op = async {
+        let filter = polymorphic::scope::<D>(filter.to_query()?);
+        let update = update.into_query()?;
+        let update = Write::Update {
+            filter,
+            update,
+            expected: None,
+        };
+        write::run::<D, S>(store, update).await
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// Deletes the document with this `_id`; whether there was one (one `delete`). With history,
+/// a transaction that records its last state (its history stays: [`history`], [`as_of`](super::as_of)).
+pub async fn delete<D, S, Q>(store: &S, id: &Q) -> Result<bool>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = op_span!("document.delete", "delete", store, D::COLLECTION);
+    let op = async {
+        let id = id_bson(id)?;
+        write::run::<D, S>(store, Write::Delete { id, expected: None }).await
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// Writes the whole document over the stored one if that is still at revision `expected`
+/// (the revision the caller read, [`get_revision`](super::get_revision)); else [`Error::Conflict`](crate::Error::Conflict) with the
+/// revision found (`None`: deleted), nothing written. One transaction: a read, the history
+/// record, the replacement.
+pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
+    let span = op_span!("document.save_if", "save_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
+        history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
+        let doc = to_document(doc)?;
+        let save = Write::Save {
+            doc,
+            expected: Some(expected),
+            any_variant: false,
+        };
+        write::run::<D, S>(store, save).await.map(|_| ())
+    };
+    operation(span, first, op, Ok).await
+}
+
+/// Applies `update` to the document `id` if it is still at revision `expected`; else
+/// [`Error::Conflict`](crate::Error::Conflict), nothing written. A document at an older schema version is upgraded
+/// first, in the same transaction (a revision of its own).
+pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = op_span!("document.update_if", "update_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
+        history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
+        let update = update.into_query()?;
+        let id = id_bson(id)?;
+        let update = Write::Update {
+            filter: query::Filter::Eq("_id".into(), id.clone()),
+            update,
+            expected: Some((id, expected)),
+        };
+        write::run::<D, S>(store, update).await.map(|_| ())
+    };
+    operation(span, first, op, Ok).await
+}
+
+/// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`](crate::Error::Conflict).
+pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
+where
+    D: Document,
+    S: Store,
+    Q: Serialize + ?Sized,
+    D::Id: Borrow<Q>,
+{
+    let span = op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
+    // A type without history is refused before anything is sent.
+    let first = async {
+        history::history_of::<D>()?;
+        indexes_ready::<D, S>(store).await
+    };
+    let op = async {
+        let id = id_bson(id)?;
+        let delete = Write::Delete {
+            id,
+            expected: Some(expected),
+        };
+        write::run::<D, S>(store, delete).await.map(|_| ())
+    };
+    operation(span, first, op, Ok).await
+}
+
+/// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the
+/// explicit change of a document's variant (a `save` refuses it). Whether a document was
+/// there (none: nothing written; insert it). One `update` with a replacement.
+pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
+    let span = op_span!(
+        "document.change_variant",
+        "change_variant",
+        store,
+        D::COLLECTION
+    );
+    let op = async {
+        let doc = to_document(doc)?;
+        let change = Write::Save {
+            doc,
+            expected: None,
+            any_variant: true,
+        };
+        write::run::<D, S>(store, change).await
+    };
+    operation(span, indexes_ready::<D, S>(store), op, Ok).await
+}
+
+/// A find of the documents matching `filter` (see [`Find`]: a projection, a sort, a limit).
+pub fn find<D: Document>(filter: Filter<D>) -> Find<D> {
+    Find::new(filter)
+}
