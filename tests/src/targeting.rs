@@ -551,6 +551,9 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
     };
     let history = |x: &String| histories.iter().any(|h| x.starts_with(&format!("{h} ")));
     let one_id_with_its_history = |s: &BTreeSet<String>| one_id_in_two(s) && s.iter().any(history);
+    let without_history = |s: &BTreeSet<String>| -> BTreeSet<String> {
+        s.iter().filter(|x| !history(x)).cloned().collect()
+    };
     let mut cross_shard = Vec::new();
     for (id, t) in &txns {
         if t.shards.len() <= 1 || !committed.contains(id) {
@@ -568,6 +571,11 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
             "reference"
         } else if child_and_parents(&t.shards) {
             "computed"
+        } else if child_and_parents(&without_history(&t.shards))
+            && t.shards.iter().filter(|x| history(x)).count() == 1
+        {
+            // A child with history: its history record too, keyed by the child's `_id`.
+            "computed with history"
         } else {
             offenders.push(format!(
                 "a transaction touches {} shards ({:?}): {:?}",

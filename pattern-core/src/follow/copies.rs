@@ -88,6 +88,9 @@ impl Copies {
             source: leak(text(r, "source")?),
             fields: Box::leak(fields.into_boxed_slice()),
             optional: r.get_bool("optional").unwrap_or(false),
+            // Without the source's type, its documents are read as stored (`pattern follow`
+            // runs the rules it recorded; the application's follower upgrades them).
+            upgrade: None,
         }));
         Ok(Copies {
             collection: leak(text(r, "collection")?),

@@ -23,6 +23,7 @@ mod decimals;
 mod fixtures;
 mod history;
 mod keywords;
+mod pairs;
 mod polymorphic;
 mod reference;
 mod related_oracle;

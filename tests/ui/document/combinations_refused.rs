@@ -14,12 +14,6 @@ pub struct Parent {
     pub recent: Vec<ArchivedSubset>,
 }
 
-#[derive(Serialize, Deserialize)]
-pub struct Old {
-    #[serde(rename = "_id")]
-    pub id: i64,
-}
-
 // An archived child would leave its parent's aggregates behind.
 #[derive(Document, Serialize, Deserialize)]
 #[document(
@@ -81,50 +75,6 @@ pub struct Holder {
 pub struct ArchivedHistory {
     #[serde(rename = "_id")]
     pub id: i64,
-    pub at: bson::DateTime,
-}
-
-// A source with a schema version or history: its copies' fields could change shape.
-#[derive(Document, Serialize, Deserialize)]
-#[document(collection = "s1", referenced_by(Holder = source), version = 2, previous(Old = 1))]
-pub struct VersionedSource {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    pub name: String,
-}
-
-#[derive(Document, Serialize, Deserialize)]
-#[document(collection = "s2", referenced_by(Holder = source), history = "s2_history")]
-pub struct SourceWithHistory {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    pub name: String,
-}
-
-// A computed or subset child with a schema version or history.
-#[derive(Document, Serialize, Deserialize)]
-#[document(
-    collection = "c1",
-    computed(parent = Parent, key = parent, count = count),
-    version = 2,
-    previous(Old = 1)
-)]
-pub struct VersionedChild {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    pub parent: i64,
-}
-
-#[derive(Document, Serialize, Deserialize)]
-#[document(
-    collection = "c2",
-    subset(parent = Parent, key = parent, into = recent, keep = 2, order = at),
-    history = "c2_history"
-)]
-pub struct ChildWithHistory {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    pub parent: i64,
     pub at: bson::DateTime,
 }
 

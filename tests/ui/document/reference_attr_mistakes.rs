@@ -1,6 +1,6 @@
 // The attributes of extended references: a copy without its source or its `_id`, a copied
-// field serde leaves out; `fan_out` or `deferred` without `referenced_by`, a reference in a
-// versioned type, on the `_id`, `referenced_by` without the field.
+// field serde leaves out; `fan_out` or `deferred` without `referenced_by`, a reference on the
+// `_id` (in a versioned type), `referenced_by` without the field.
 use pattern_core::{Document, Reference};
 use serde::{Deserialize, Serialize};
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::codec::number;
 use crate::codec::order::{same_value, value_key, values_equal};
-use crate::document::{find_by_id, id_bson, set_each, Document};
+use crate::document::{find_by_id, id_bson, set_each, Document, Field, Numeric};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{transaction_with, Store};
@@ -64,36 +64,33 @@ pub enum Op {
 
 /// The parent field's name of a typed path whose value is the count: `Field<P, i64>` (the
 /// derive's type check).
-pub const fn count_field<P>(f: crate::document::Field<P, i64>) -> &'static str {
+pub const fn count_field<P>(f: Field<P, i64>) -> &'static str {
     f.name()
 }
 
 /// A sum kept in a parent field of the child field's own type.
-pub const fn sum_field<C, P, T: crate::document::Numeric>(
-    _child: crate::document::Field<C, T>,
-    parent: crate::document::Field<P, T>,
-) -> &'static str {
+pub const fn sum_field<C, P, T: Numeric>(_child: Field<C, T>, parent: Field<P, T>) -> &'static str {
     parent.name()
 }
 
 /// A minimum or maximum kept in a parent field holding an `Option` of the child field's type.
 pub const fn extreme_field<C, P, T>(
-    _child: crate::document::Field<C, T>,
-    parent: crate::document::Field<P, Option<T>>,
+    _child: Field<C, T>,
+    parent: Field<P, Option<T>>,
 ) -> &'static str {
     parent.name()
 }
 
 /// An average kept in an `Option<f64>` parent field, of a numeric child field.
-pub const fn avg_field<C, P, T: crate::document::Numeric>(
-    _child: crate::document::Field<C, T>,
-    parent: crate::document::Field<P, Option<f64>>,
+pub const fn avg_field<C, P, T: Numeric>(
+    _child: Field<C, T>,
+    parent: Field<P, Option<f64>>,
 ) -> &'static str {
     parent.name()
 }
 
 /// The child's key field, holding the parent's `_id` (of the parent's id type).
-pub const fn key_field<C, P: Document>(key: crate::document::Field<C, P::Id>) -> &'static str {
+pub const fn key_field<C, P: Document>(key: Field<C, P::Id>) -> &'static str {
     key.name()
 }
 

@@ -21,7 +21,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::codec::order::{value_key, values_equal};
-use crate::document::{find_by_id, id_bson, set_each, Document};
+use crate::document::{find_by_id, id_bson, set_each, Document, Field};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -44,12 +44,12 @@ pub struct Subset {
 }
 
 /// The parent's subset field, typed: a `Vec` of the child type.
-pub const fn subset_field<C, P>(f: crate::document::Field<P, Vec<C>>) -> &'static str {
+pub const fn subset_field<C, P>(f: Field<P, Vec<C>>) -> &'static str {
     f.name()
 }
 
 /// The child's order field (any type: BSON order).
-pub const fn order_field<C, T>(f: crate::document::Field<C, T>) -> &'static str {
+pub const fn order_field<C, T>(f: Field<C, T>) -> &'static str {
     f.name()
 }
 

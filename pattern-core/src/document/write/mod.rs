@@ -346,9 +346,10 @@ async fn from_after<D: Document, T: Store>(
     }
 }
 
-/// Stages 5–7 of an upgrade inside a transaction the caller holds (a write-back's, a sweep
-/// batch's): `new` (upgraded from `cur`, the document read in it) written over the document
-/// matching `cas`, as a revision on a type with history; the document as written.
+/// Stages 4–7 of an upgrade inside a transaction the caller holds (a write-back's, a sweep
+/// batch's): `new` (upgraded from `cur`, the document read in it) with its copies filled from
+/// their sources, written over the document matching `cas`, as a revision on a type with
+/// history, what others keep of it brought in line; the document as written.
 pub(crate) async fn upgrade_in<D: Document, T: Store>(
     tx: &T,
     cur: &BsonDocument,
@@ -357,6 +358,7 @@ pub(crate) async fn upgrade_in<D: Document, T: Store>(
 ) -> Result<BsonDocument> {
     let plan = const { plan::<D>() };
     let id = id_of(cur);
+    plan.fill::<D, T>(tx, Some(cur), &mut new).await?;
     (plan.record::<D, T>(tx, &id, Some(cur)).await?).stamp(&mut new);
     tx.replace_one(D::COLLECTION, cas, new.clone(), false)
         .await?;

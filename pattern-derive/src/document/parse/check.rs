@@ -51,16 +51,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
             "a variant's documents live in its enum's collection: remove `collection`",
         );
     }
-    let evolving = p.versioning.is_some() || p.history.is_some();
-    if let Some(span) = p.referenced_by {
-        if evolving {
-            cx.error_at(
-                span,
-                "`referenced_by` cannot be combined with `version` or `history` yet: keep the \
-                 source type unversioned and without history",
-            );
-        }
-    }
     if let Some((_, span)) = p.archive {
         let unsupported = [
             (p.computed.is_some(), "computed"),
@@ -93,21 +83,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
                 format!(
                     "`{key}` cannot be combined with `variant_of` yet: a polymorphic collection's \
                      variants support keywords, attributes and indexes"
-                ),
-            );
-        }
-    }
-    let related = [
-        p.computed.map(|c| ("computed", c.1)),
-        p.subset.map(|s| ("subset", s.1)),
-    ];
-    for (key, span) in related.into_iter().flatten() {
-        if evolving {
-            cx.error_at(
-                span,
-                format!(
-                    "`{key}` cannot be combined with `version` or `history` yet: keep the child \
-                     type unversioned and without history"
                 ),
             );
         }
@@ -157,7 +132,7 @@ fn container_and_fields(cx: &Ctxt, p: &Parsed, fields: &[Read]) {
             }
         }
     }
-    references::field_checks(cx, fields, p.versioning.is_some() || p.history.is_some());
+    references::field_checks(cx, fields);
     if p.variant_of {
         let spans = fields.iter().flat_map(|r| {
             let approximate = r.approximate.map(|(_, s)| ("approximate", s));

@@ -83,8 +83,8 @@ pub(super) fn propagation(
     Some((fan_out.map_or(DEFAULT_FAN_OUT, |f| f.0), deferred.is_some()))
 }
 
-/// A reference field is stored, is not the `_id`, and its type has no versioning or history.
-pub(super) fn field_checks(cx: &Ctxt, fields: &[Read], evolving: bool) {
+/// A reference field is stored and is not the `_id`.
+pub(super) fn field_checks(cx: &Ctxt, fields: &[Read]) {
     for r in fields {
         let Some(span) = r.reference else { continue };
         if r.typed.bson == "_id" {
@@ -99,13 +99,6 @@ pub(super) fn field_checks(cx: &Ctxt, fields: &[Read], evolving: bool) {
             );
         } else if r.typed.bson.contains('.') {
             cx.error_at(span, "a reference field's stored name cannot contain a `.`");
-        }
-        if evolving {
-            cx.error_at(
-                span,
-                "a reference cannot be kept in a type with `version` or `history` yet: keep the \
-                 referencing type unversioned and without history",
-            );
         }
     }
 }

@@ -155,6 +155,7 @@ async fn source_of<D: Document, T: Store>(
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
     let source = find_by_id(t, D::COLLECTION, id).await?;
+    let source = source.map(|s| r.field.current(s)).transpose()?;
     if source.is_none() && !r.field.optional {
         return Err(Error::invalid(format!(
             "the copies of `{}` {} in `{}.{}` cannot follow it: it was deleted by another tool \

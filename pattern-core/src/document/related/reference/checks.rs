@@ -1,7 +1,7 @@
 //! The `const fn`s the derives call: each takes only the right types, so a mistake in an
 //! extended reference's attributes is a compile error at the name that makes it.
 
-use super::{Copied, Reference, ReferenceField, Referrer, Slot};
+use super::{at_current, Copied, Reference, ReferenceField, Referrer, Slot, SourceUpgrade};
 use crate::document::{Approximate, Document, Field};
 
 /// The reference field `f` of `D` (the derive's check: `f` holds a [`Slot`]).
@@ -11,6 +11,10 @@ pub const fn reference_field<D: Document, F: Slot>(f: Field<D, F>) -> ReferenceF
         source: <<F::Ref as Reference>::Source as Document>::COLLECTION,
         fields: <F::Ref as Reference>::FIELDS,
         optional: F::OPTIONAL,
+        upgrade: match <<F::Ref as Reference>::Source as Document>::VERSIONING {
+            Some(_) => Some(SourceUpgrade(at_current::<<F::Ref as Reference>::Source>)),
+            None => None,
+        },
     }
 }
 

@@ -133,6 +133,49 @@ pub struct ReferenceField {
     pub fields: &'static [Copied],
     /// An `Option` of a copy.
     pub optional: bool,
+    /// A versioned source type's upgrade: a source stored at an older schema version is read
+    /// as its current version stores it, so that every copy holds the current fields.
+    pub upgrade: Option<SourceUpgrade>,
+}
+
+/// A source type's stored document at its current schema version: itself at that version, an
+/// older one decoded as its version's type and upgraded (as a read of the source would).
+#[derive(Clone, Copy)]
+pub struct SourceUpgrade(pub fn(BsonDocument) -> Result<BsonDocument>);
+
+impl PartialEq for SourceUpgrade {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for SourceUpgrade {}
+
+impl std::fmt::Debug for SourceUpgrade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceUpgrade")
+    }
+}
+
+/// [`SourceUpgrade`] of the source type `S`.
+pub(crate) fn at_current<S: Document>(doc: BsonDocument) -> Result<BsonDocument> {
+    match crate::document::versions::classify::<S>(&doc)? {
+        crate::document::versions::Stored::Current => Ok(doc),
+        crate::document::versions::Stored::Older(_) => {
+            let (source, _) = crate::document::decode_stored::<S>(doc)?;
+            crate::document::to_document(&source)
+        }
+    }
+}
+
+impl ReferenceField {
+    /// A source document of this field as its current version stores it.
+    pub(crate) fn current(&self, source: BsonDocument) -> Result<BsonDocument> {
+        match self.upgrade {
+            Some(SourceUpgrade(upgrade)) => upgrade(source),
+            None => Ok(source),
+        }
+    }
 }
 
 /// One referencing type's field, as its source lists it (`referenced_by(Film = director)`).
@@ -547,6 +590,7 @@ pub(crate) async fn fill<D: Document, T: Store>(
                 id: display_bson(&id),
             });
         };
+        let source = r.current(source)?;
         if !same_value(was, Some(&id)) {
             touch(tx, r.source, &id).await?;
         }

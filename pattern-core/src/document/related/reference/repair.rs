@@ -100,13 +100,20 @@ async fn compare<S: Store>(
             .cloned()
     };
     let ids: Vec<Bson> = docs.iter().filter_map(copy_id).collect();
+    // The copied fields alone; all of them for a versioned source (read at its current version).
     let opts = FindOptions {
-        projection: r.fields.iter().map(|f| f.from.into()).collect(),
+        projection: match r.upgrade {
+            Some(_) => Vec::new(),
+            None => r.fields.iter().map(|f| f.from.into()).collect(),
+        },
         ..FindOptions::default()
     };
-    let sources = store
+    let sources = (store
         .find(r.source, &Filter::In("_id".into(), ids), &opts)
-        .await?;
+        .await?)
+        .into_iter()
+        .map(|s| r.current(s))
+        .collect::<Result<Vec<_>>>()?;
     // By value: a copy of `5` names the source whose `_id` is an Int32, Int64 or Double 5.
     let by_id: std::collections::HashMap<Vec<u8>, BsonDocument> = (sources.into_iter())
         .map(|s| (id_key(s.get("_id").unwrap_or(&Bson::Null)), s))
@@ -198,6 +205,7 @@ pub(crate) async fn repair_copies_of<S: Store>(
                 let id = id.clone();
                 Box::pin(async move {
                     let source = find_by_id(tx, r.source, &id).await?;
+                    let source = source.map(|s| r.current(s)).transpose()?;
                     bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
                 })
             })
@@ -225,6 +233,7 @@ pub(crate) async fn source_in_line<T: Store>(
     id: &Bson,
 ) -> Result<usize> {
     let source = find_by_id(tx, r.source, id).await?;
+    let source = source.map(|s| r.current(s)).transpose()?;
     if source.is_none() && !r.optional {
         return Ok(0);
     }
