@@ -10,7 +10,7 @@ use super::preflight::{require_collection, require_exists, require_field};
 use super::{MigrateReport, Source};
 use crate::bucket::Bucket;
 use crate::codec::as_int;
-use crate::codec::order::value_key;
+use crate::codec::order::values_equal;
 use crate::key::id_prefix;
 use crate::key::EpochSeconds;
 use crate::pass::checkpoint::Checkpoint;
@@ -227,11 +227,13 @@ async fn migrate_bucket_in<S: Store>(
         None => Filter::and([]),
     };
     // Items of the resumed key to pass over: migrated already (unless they were removed).
-    let (resume_text, mut skip) = match &resume {
-        Some((k, false, st)) if !opts.remove_source => (Some(value_key(k)), st.done),
-        Some((k, false, _)) => (Some(value_key(k)), 0),
+    let (resumed, mut skip) = match &resume {
+        Some((k, false, st)) if !opts.remove_source => (Some(k), st.done),
+        Some((k, false, _)) => (Some(k), 0),
         _ => (None, 0),
     };
+    // Keys by value: the sort has an Int32 5 and an Int64 5 as one key.
+    let is_resumed = |key: &Bson| resumed.is_some_and(|r| values_equal(r, key));
     let resume_state = match &resume {
         Some((_, false, st)) => st.clone(),
         _ => KeyState::default(),
@@ -251,7 +253,7 @@ async fn migrate_bucket_in<S: Store>(
     let budget = opts.batch_items.max(spec.size as usize);
     let mut docs = store.scan(from.collection, &filter, &find, SCAN_BATCH);
     let mut done_parts: Vec<Part> = Vec::new();
-    let mut current: Option<(Vec<u8>, Part)> = None;
+    let mut current: Option<Part> = None;
     let mut pending = 0usize;
     let mut read = 0u64;
     while let Some(doc) = docs.next().await {
@@ -269,52 +271,48 @@ async fn migrate_bucket_in<S: Store>(
         ) else {
             continue;
         };
-        let text = value_key(&key);
-        if skip > 0 && resume_text.as_ref() == Some(&text) {
+        if skip > 0 && is_resumed(&key) {
             skip -= 1;
             continue;
         }
-        if current.as_ref().map(|(t, _)| t) != Some(&text) {
-            if let Some((_, mut part)) = current.take() {
+        if !current.as_ref().is_some_and(|p| values_equal(&p.key, &key)) {
+            if let Some(mut part) = current.take() {
                 part.last = true;
                 done_parts.push(part);
             }
-            let state = if resume_text.as_ref() == Some(&text) {
+            let state = if is_resumed(&key) {
                 resume_state.clone()
             } else {
                 KeyState::default()
             };
-            current = Some((
-                text,
-                Part {
-                    key,
-                    prefix,
-                    items: Vec::new(),
-                    millis: Vec::new(),
-                    source_ids: Vec::new(),
-                    state,
-                    last: false,
-                },
-            ));
+            current = Some(Part {
+                key,
+                prefix,
+                items: Vec::new(),
+                millis: Vec::new(),
+                source_ids: Vec::new(),
+                state,
+                last: false,
+            });
         }
-        let part = &mut current.as_mut().expect("set above").1;
+        let part = current.as_mut().expect("set above");
         part.items.push(Bson::Document(doc));
         part.millis.push(millis);
         part.source_ids.push(source_id);
         pending += 1;
         if pending >= budget {
             // The open key's full buckets go with the batch; its remainder waits for more.
-            let part = &mut current.as_mut().expect("set above").1;
+            let part = current.as_mut().expect("set above");
             let (full, buckets) = series.closed_prefix(&part.millis);
             let mut batch = std::mem::take(&mut done_parts);
             if full > 0 {
                 batch.push(part.take_head(full, buckets));
             }
-            pending = current.as_ref().map_or(0, |(_, p)| p.items.len());
+            pending = current.as_ref().map_or(0, |p| p.items.len());
             let last_id =
                 write_batch(store, &series, from, &mut ckpt, batch, opts, &mut report).await?;
             opts.report("migrate", read, total);
-            if let (Some(id), Some((_, p))) = (last_id, current.as_mut()) {
+            if let (Some(id), Some(p)) = (last_id, current.as_mut()) {
                 if p.state.last_id.is_none() && p.state.pages > 0 {
                     p.state.last_id = Some(id);
                 }
@@ -324,7 +322,7 @@ async fn migrate_bucket_in<S: Store>(
     drop(docs);
     opts.report("migrate", read, total);
     report.scanned = read;
-    if let Some((_, mut part)) = current.take() {
+    if let Some(mut part) = current.take() {
         part.last = true;
         done_parts.push(part);
     }

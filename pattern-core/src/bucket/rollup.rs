@@ -10,8 +10,7 @@ use bson::{Bson, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures::stream::BoxStream;
 
 use super::totals::{Number, Totals};
-use crate::codec::order::compare_values;
-use crate::codec::order::value_key;
+use crate::codec::order::{compare_values, values_equal};
 use crate::codec::raw::raw_value;
 use crate::series::{self, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
 use crate::spec::SeriesSpec;
@@ -199,11 +198,11 @@ pub(super) async fn recompute_all<S: Store, A: Store>(
     let mut written = 0u64;
     // The least key at the head of a side, each time: its buckets on every side, then its
     // roll-up.
-    while let Some((key, text)) = least(&sides)? {
+    while let Some(key) = least(&sides) {
         let mut totals = Totals::new(spec.keeps.summary.len());
         for side in &mut sides {
             while let Some(head) = side.head.take() {
-                if head.text != text {
+                if compare_values(&head.key, &key) != Ordering::Equal {
                     side.head = Some(head);
                     break;
                 }
@@ -212,7 +211,7 @@ pub(super) async fn recompute_all<S: Store, A: Store>(
                     ..*spec
                 };
                 add_bucket(&on, &head.doc, &mut totals)?;
-                side.last = Some((head.key, head.text));
+                side.last = Some(head.key);
                 side.advance(spec).await?;
             }
         }
@@ -231,13 +230,12 @@ struct Side<'a> {
     /// The next bucket, not yet counted.
     head: Option<Head>,
     /// The key of the last bucket counted.
-    last: Option<(Bson, Vec<u8>)>,
+    last: Option<Bson>,
 }
 
-/// A bucket and its key (and the key by value: keys equal as MongoDB holds them, equal bytes).
+/// A bucket and its key.
 struct Head {
     key: Bson,
-    text: Vec<u8>,
     doc: RawDocumentBuf,
 }
 
@@ -262,13 +260,12 @@ impl<'a> Side<'a> {
                 Ok(Some(v)) => raw_value(self.collection, v)?,
                 _ => continue,
             };
-            let text = value_key(&key);
-            if let Some((last, last_text)) = &self.last {
-                if *last_text != text && compare_values(&key, last) != Ordering::Greater {
+            if let Some(last) = &self.last {
+                if compare_values(&key, last) == Ordering::Less {
                     return Err(unordered(self.collection, last, &key));
                 }
             }
-            self.head = Some(Head { key, text, doc });
+            self.head = Some(Head { key, doc });
             return Ok(());
         }
         self.head = None;
@@ -276,22 +273,12 @@ impl<'a> Side<'a> {
     }
 }
 
-/// The least key at the head of a side, with its text; `None` when every side is done.
-fn least(sides: &[Side<'_>]) -> Result<Option<(Bson, Vec<u8>)>> {
-    let mut least: Option<&Head> = None;
-    for head in sides.iter().filter_map(|s| s.head.as_ref()) {
-        least = match least {
-            None => Some(head),
-            Some(l) => match compare_values(&head.key, &l.key) {
-                Ordering::Less => Some(head),
-                Ordering::Equal if head.text != l.text => {
-                    return Err(unordered(sides[0].collection, &l.key, &head.key))
-                }
-                _ => Some(l),
-            },
-        };
-    }
-    Ok(least.map(|h| (h.key.clone(), h.text.clone())))
+/// The least key at the head of a side (keys equal by value are one); `None` when every side
+/// is done.
+fn least(sides: &[Side<'_>]) -> Option<Bson> {
+    (sides.iter().filter_map(|s| s.head.as_ref()))
+        .min_by(|a, b| compare_values(&a.key, &b.key))
+        .map(|h| h.key.clone())
 }
 
 fn unordered(collection: &str, a: &Bson, b: &Bson) -> Error {
@@ -422,17 +409,15 @@ pub(crate) async fn keys<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<V
     let all = Filter::Exists(spec.key_field.into(), true);
     let mut scan = store.scan(spec.collection, &all, &opts, series::STREAM_BATCH as u32);
     let mut keys: Vec<Bson> = Vec::new();
-    let mut last: Option<Vec<u8>> = None;
     while let Some(doc) = scan.next().await {
         let doc = doc?;
         let Ok(Some(v)) = doc.get(spec.key_field) else {
             continue;
         };
         let key = raw_value(spec.collection, v)?;
-        let text = value_key(&key);
-        if last.as_ref() != Some(&text) {
+        // The scan is sorted by key: a key equal by value to the last one is the same key.
+        if !keys.last().is_some_and(|last| values_equal(last, &key)) {
             keys.push(key);
-            last = Some(text);
         }
     }
     Ok(keys)

@@ -541,7 +541,7 @@ impl<S: Store> Follower<S> {
     /// (a rule covers many keys in a few round trips) and the feed's position is recorded.
     /// A transaction that keeps conflicting with other writers is split ([`Follower::commit`]).
     async fn apply(&self, batch: &[Change], position: Option<bson::Document>) -> Result<()> {
-        let (_, whole) = self.plan(batch);
+        let (plan, whole) = self.plan(batch);
         let passes = u64::from(!whole.is_empty());
         if !whole.is_empty() {
             let mut repaired = 0;
@@ -556,7 +556,7 @@ impl<S: Store> Follower<S> {
         let token = position
             .or_else(|| batch.last().map(|c| c.token.clone()))
             .unwrap_or_default();
-        self.commit(batch, token, passes).await
+        self.commit(batch, plan, token, passes).await
     }
 
     /// `changes` applied and the position `token` (after them) recorded, in one transaction
@@ -568,6 +568,7 @@ impl<S: Store> Follower<S> {
     fn commit<'a>(
         &'a self,
         changes: &'a [Change],
+        plan: Plan,
         token: bson::Document,
         passes: u64,
     ) -> crate::store::BoxFuture<'a, Result<()>> {
@@ -576,22 +577,28 @@ impl<S: Store> Follower<S> {
                 1 => TRANSACTION_ATTEMPTS,
                 _ => BATCH_ATTEMPTS,
             };
-            match self.commit_once(changes, &token, passes, attempts).await {
+            match self
+                .commit_once(changes, &plan, &token, passes, attempts)
+                .await
+            {
                 Err(Error::Contention { .. }) if changes.len() > 1 => {
                     let (first, rest) = changes.split_at(changes.len() / 2);
                     let mid = first[first.len() - 1].token.clone();
-                    self.commit(first, mid, passes).await?;
-                    self.commit(rest, token, 0).await
+                    let (first_plan, rest_plan) = (self.plan(first).0, self.plan(rest).0);
+                    self.commit(first, first_plan, mid, passes).await?;
+                    self.commit(rest, rest_plan, token, 0).await
                 }
                 done => done,
             }
         })
     }
 
-    /// [`Follower::commit`] of `changes` in one transaction, at most `attempts` times.
+    /// [`Follower::commit`] of `changes` (the keys they concern: `plan`) in one transaction, at
+    /// most `attempts` times.
     async fn commit_once(
         &self,
         changes: &[Change],
+        plan: &Plan,
         token: &bson::Document,
         passes: u64,
         attempts: u32,
@@ -603,9 +610,8 @@ impl<S: Store> Follower<S> {
             follower = %self.lease.name,
             changes = changes.len(),
         );
-        let (plan, _) = self.plan(changes);
         let at = changes.iter().rev().find_map(|c| c.cluster_time);
-        let mut ctx = (&plan, token, at);
+        let mut ctx = (plan, token, at);
         let wrote = transaction_tries(&self.store, attempts, &mut ctx, |tx, (plan, token, at)| {
             Box::pin(async move {
                 if let Some(lsid) = crate::store::Transaction::session_id(tx).await {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use bson::{Bson, RawDocumentBuf};
 
 use crate::codec::as_int;
-use crate::codec::order::value_key;
+use crate::codec::order::{value_key, values_equal};
 use crate::layout::LayoutDefect;
 use crate::layout::Verified;
 use crate::pass::scan::{array_len, field, id, scan, sorted, VERIFY};
@@ -19,8 +19,8 @@ use crate::Result;
 /// The documents of one key of a series, checked as they stream by in key and number order.
 struct SeriesCheck<'s> {
     spec: &'s SeriesSpec<'s>,
-    /// The key being checked, by value (an Int32 and an Int64 5 are one key, as the sort has them).
-    key: Option<(Vec<u8>, Bson)>,
+    /// The key being checked (an Int32 and an Int64 5 are one key, as the sort has them).
+    key: Option<Bson>,
     expected: i64,
     /// The key's open documents so far: their window (cut by span) and number.
     open: Vec<(Option<i64>, i64)>,
@@ -56,7 +56,7 @@ impl<'s> SeriesCheck<'s> {
     }
 
     fn end_key(&mut self) {
-        if let Some((_, key)) = self.key.take() {
+        if let Some(key) = self.key.take() {
             // Archived from: the roll-up counts the archive too (`verify_archive` checks it).
             let rollup = self.rollup.filter(|_| !self.archived);
             if let Some(rollup) = rollup.filter(|n| *n != self.items) {
@@ -98,11 +98,10 @@ impl<'s> SeriesCheck<'s> {
                 .push(malformed(format!("no key field `{}`", spec.key_field)));
             return Ok(());
         };
-        let text = value_key(&key);
-        if self.key.as_ref().map(|(t, _)| t) != Some(&text) {
+        if !self.key.as_ref().is_some_and(|k| values_equal(k, &key)) {
             self.end_key();
-            self.keys.insert(text.clone(), key.clone());
-            self.key = Some((text, key));
+            self.keys.insert(value_key(&key), key.clone());
+            self.key = Some(key);
         }
         let number_field = spec.order.field();
         let number = field(coll, &doc, number_field)?;
@@ -178,11 +177,7 @@ impl<'s> SeriesCheck<'s> {
             if self.expected > 0 {
                 self.defects.push(LayoutDefect::NotDense {
                     collection: coll.to_owned(),
-                    key: self
-                        .key
-                        .as_ref()
-                        .map(|(_, k)| k.clone())
-                        .unwrap_or(Bson::Null),
+                    key: self.key.clone().unwrap_or(Bson::Null),
                     expected: self.expected,
                     found: number,
                 });

@@ -101,8 +101,9 @@ pub(super) struct Field {
     /// Documents: their fields.
     pub sub: Option<Box<Shape>>,
     /// Distinct scalar values (integers, strings up to 256 bytes, ObjectIds), by value (Int32 5
-    /// and Int64 5 are one, as on the server), in MongoDB's order, with their count; empty once past [`MAX_VALUES`] or when
-    /// the field also holds other values ([`Field::values_overflow`]).
+    /// and Int64 5 are one, as on the server), in MongoDB's order, with their count; empty
+    /// once past [`MAX_VALUES`] or when the field also holds other values
+    /// ([`Field::values_overflow`]).
     pub values: BTreeMap<ByValue, (Bson, u64)>,
     /// Too many distinct values, or other ones: [`Field::values`] is empty.
     pub values_overflow: bool,
