@@ -554,6 +554,20 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
     let without_history = |s: &BTreeSet<String>| -> BTreeSet<String> {
         s.iter().filter(|x| !history(x)).cloned().collect()
     };
+    // A move into an archive is a delete through the type's write pipeline beside a copy: one
+    // `_id` in the archive beside what that delete touches (its history record, its parents).
+    let moved_out = |s: &BTreeSet<String>| {
+        s.iter().any(|copy| {
+            let rest: BTreeSet<String> = s.iter().filter(|x| *x != copy).cloned().collect();
+            let id = copy.split_once(' ').map(|p| p.1);
+            let twin = rest.iter().any(|x| x.split_once(' ').map(|p| p.1) == id);
+            twin && (rest.len() <= 1
+                || one_id_with_its_history(&rest)
+                || child_and_parents(&rest)
+                || (child_and_parents(&without_history(&rest))
+                    && rest.iter().filter(|x| history(x)).count() == 1))
+        })
+    };
     let mut cross_shard = Vec::new();
     for (id, t) in &txns {
         if t.shards.len() <= 1 || !committed.contains(id) {
@@ -563,7 +577,7 @@ pub fn targeting(db: &str, trees: &[&str], log: &[(String, Document)]) -> Target
             "migration"
         } else if one_id_with_its_history(&t.shards) {
             "history"
-        } else if t.archive && one_id_in_two(&t.shards) {
+        } else if t.archive && moved_out(&t.shards) {
             "archive"
         } else if t.reference {
             // An extended reference: the source's entry in `pattern_references` (on the primary

@@ -307,17 +307,27 @@ async fn archive_document_resumes_at_once_after_kills() {
     let killed = kill_after_batches(&db, &quiet, ckpt, kills, &mut rng).await;
     eprintln!("{killed} runs killed in {:?}", started.elapsed());
     assert!(killed >= 1, "no run was killed: nothing resumed");
+    // The last run killed may have finished the pass before its kill arrived: the pass's
+    // total is then its checkpoint's, and the run below starts a pass of its own (nothing
+    // left to move).
+    let cp = pattern_tests::checkpoint(&db.store, ckpt).await.unwrap();
+    let finished_by_a_killed_run = cp.get_str("state") == Ok("finished");
     let started = std::time::Instant::now();
     let done = db.json(&args, 0);
     eprintln!("the run to completion: {:?}", started.elapsed());
     let old: Vec<i64> = (0..all).filter(|i| !is_new(*i)).collect();
     let new: Vec<i64> = (0..all).filter(|i| is_new(*i)).collect();
-    assert_eq!(
-        u(&done, "/report/total_moved"),
-        old.len() as u64,
-        "{done:#}"
-    );
-    assert!(u(&done, "/report/ended_sessions") >= 1, "{done:#}");
+    if finished_by_a_killed_run {
+        assert_eq!(cp.get_i64("moved"), Ok(old.len() as i64), "{cp:#}");
+        assert_eq!(u(&done, "/report/moved"), 0, "{done:#}");
+    } else {
+        assert_eq!(
+            u(&done, "/report/total_moved"),
+            old.len() as u64,
+            "{done:#}"
+        );
+        assert!(u(&done, "/report/ended_sessions") >= 1, "{done:#}");
+    }
     assert_eq!(
         done.pointer("/defects"),
         Some(&serde_json::json!([])),
@@ -329,9 +339,14 @@ async fn archive_document_resumes_at_once_after_kills() {
     assert_eq!(ids(db.docs("events_2023", &["_id"]).await), old);
     assert_eq!(ids(db.docs("events", &["_id"]).await), new);
     let cp = pattern_tests::checkpoint(&db.store, ckpt).await.unwrap();
+    let total = if finished_by_a_killed_run {
+        0
+    } else {
+        old.len() as i64
+    };
     assert_eq!(
         (cp.get_str("state"), cp.get_i64("moved")),
-        (Ok("finished"), Ok(old.len() as i64))
+        (Ok("finished"), Ok(total))
     );
     db.drop().await;
 }

@@ -34,10 +34,13 @@
 
 use std::borrow::Borrow;
 use std::collections::HashSet;
+use std::marker::PhantomData;
 
-use bson::{doc, Bson, DateTime};
+use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use serde::Serialize;
 
+use super::polymorphic::{self, Polymorphic};
+use super::write::{leave_in, left, Left};
 use super::{id_bson, read_stored, Document, Field};
 use crate::codec::order::value_key;
 use crate::layout::LayoutDefect;
@@ -93,6 +96,9 @@ pub struct ArchiveReport {
     pub read: u64,
     /// Documents this run moved.
     pub moved: u64,
+    /// Documents old enough that stayed live: sources of extended references whose copies
+    /// other documents still hold (each moves once nothing copies it).
+    pub still_copied: u64,
     /// This run went on from the checkpoint of a run killed part-way: after this `_id` (the
     /// last of the last batch it recorded).
     pub resumed_from: Option<Bson>,
@@ -139,6 +145,13 @@ fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
 /// last recorded batch; refused before anything is written ([`Error::SettingsChanged`]):
 /// another cut-off (or `age`, `keep` fields) while a run is part-way. Two runs of one archive
 /// at once stop the second ([`Error::Contention`]).
+///
+/// Each move is a delete through the type's write pipeline (its stages around the delete, in
+/// the move's transaction): with `history`, the state moved is recorded as a delete records
+/// it; a child of `computed` values or of a `subset` leaves its parent's aggregates and
+/// subset; a source of extended references (`referenced_by`) moves once no document holds a
+/// copy of it (until then it stays live: the report's `still_copied`); a variant's type
+/// moves the documents of its variant only.
 pub async fn archive<D: Document, S: Store, A: Store>(
     live: &S,
     to: ArchiveAt<'_, A>,
@@ -146,7 +159,108 @@ pub async fn archive<D: Document, S: Store, A: Store>(
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let a = spec_of::<D>()?;
-    archive_layout(live, D::COLLECTION, (a.age, a.keep), to, before, opts).await
+    let span = crate::observe::op_span!("document.archive", "archive", live, D::COLLECTION);
+    let mover = Typed::<D>(PhantomData);
+    let inner = archive_layout_in::<S, A, _>(
+        live,
+        D::COLLECTION,
+        (a.age, a.keep),
+        to,
+        before,
+        opts,
+        &mover,
+    );
+    crate::observe::traced!(span, inner)
+}
+
+/// What a move does to the live collection beside its copy: the document deleted, and, for a
+/// type's archive, the delete's stages of the type's write pipeline around it.
+trait Mover: Sync {
+    /// The documents moved among those `filter` matches (a variant's, of a polymorphic
+    /// collection).
+    fn scope(&self, filter: Filter) -> Filter;
+    /// The variant moved (its checkpoint is its own).
+    fn variant(&self) -> Option<&'static str>;
+    /// In the move's transaction: `doc` (read in it) deleted, or kept ([`Left::Copied`]).
+    fn leave<'t, T: Store>(
+        &'t self,
+        tx: &'t T,
+        doc: &'t BsonDocument,
+    ) -> BoxFuture<'t, Result<Left>>;
+    /// After the move's commit.
+    fn left<'s, S: Store>(
+        &'s self,
+        store: &'s S,
+        id: &'s Bson,
+        propagate: Option<&'s Bson>,
+    ) -> BoxFuture<'s, Result<()>>;
+}
+
+/// A collection's archive given as data (`pattern archive document`): the document deleted.
+struct AsData<'a>(&'a str);
+
+impl Mover for AsData<'_> {
+    fn scope(&self, filter: Filter) -> Filter {
+        filter
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn leave<'t, T: Store>(
+        &'t self,
+        tx: &'t T,
+        doc: &'t BsonDocument,
+    ) -> BoxFuture<'t, Result<Left>> {
+        Box::pin(async move {
+            let by_id = Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
+            tx.delete_many(self.0, &by_id).await?;
+            Ok(Left::Gone(None))
+        })
+    }
+
+    fn left<'s, S: Store>(
+        &'s self,
+        _: &'s S,
+        _: &'s Bson,
+        _: Option<&'s Bson>,
+    ) -> BoxFuture<'s, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// `D`'s archive: each move a delete through `D`'s write pipeline.
+struct Typed<D>(PhantomData<fn() -> D>);
+
+impl<D: Document> Mover for Typed<D> {
+    fn scope(&self, filter: Filter) -> Filter {
+        polymorphic::scope::<D>(filter)
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        match D::POLYMORPHIC {
+            Some(Polymorphic::Variant { value, .. }) => Some(value),
+            _ => None,
+        }
+    }
+
+    fn leave<'t, T: Store>(
+        &'t self,
+        tx: &'t T,
+        doc: &'t BsonDocument,
+    ) -> BoxFuture<'t, Result<Left>> {
+        Box::pin(leave_in::<D, T>(tx, doc))
+    }
+
+    fn left<'s, S: Store>(
+        &'s self,
+        store: &'s S,
+        id: &'s Bson,
+        propagate: Option<&'s Bson>,
+    ) -> BoxFuture<'s, Result<()>> {
+        Box::pin(left::<D, S>(store, id, propagate))
+    }
 }
 
 /// [`archive`] of collection `coll` with its `(age, keep)` fields given as data (what the
@@ -160,17 +274,19 @@ pub async fn archive_layout<S: Store, A: Store>(
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let span = crate::observe::op_span!("document.archive", "archive", live, coll);
-    let inner = archive_layout_in::<S, A>(live, coll, (age, keep), to, before, opts);
+    let mover = AsData(coll);
+    let inner = archive_layout_in::<S, A, _>(live, coll, (age, keep), to, before, opts, &mover);
     crate::observe::traced!(span, inner)
 }
 
-async fn archive_layout_in<S: Store, A: Store>(
+async fn archive_layout_in<S: Store, A: Store, M: Mover>(
     live: &S,
     coll: &str,
     (age, keep): (&str, Option<&str>),
     to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
+    mover: &M,
 ) -> Result<ArchiveReport> {
     if to.collection == coll && to.is_on(live) {
         return Err(Error::invalid(format!(
@@ -179,9 +295,14 @@ async fn archive_layout_in<S: Store, A: Store>(
     }
     // Pinned while a pass is part-way: what moves.
     let settings = doc! {"before": before, "age": age, "keep": keep};
+    // A variant's pass is its own: `archive:<live>/<variant>:<archive>`.
+    let pass = match mover.variant() {
+        Some(v) => format!("{coll}/{v}"),
+        None => coll.to_owned(),
+    };
     let mut run = ArchiveRun::start(
         live,
-        (coll, to.collection),
+        (&pass, to.collection),
         settings,
         ["moved"],
         opts.dry_run,
@@ -199,7 +320,7 @@ async fn archive_layout_in<S: Store, A: Store>(
     let batch = opts.batch_items.clamp(1, BATCH) as i64;
     let mut scan = IdScan::after(run.resumed_from.clone());
     while let Some(after) = scan.filter() {
-        let filter = vec![old(age, keep, before), after];
+        let filter = vec![mover.scope(old(age, keep, before)), after];
         let ids_only = FindOptions {
             sort: vec![("_id".into(), 1)],
             limit: Some(batch),
@@ -213,14 +334,15 @@ async fn archive_layout_in<S: Store, A: Store>(
         if let Some(last) = ids.last() {
             let layout = (coll, (age, keep), before);
             run.batch_begins(live, &ids).await?;
-            let moved = if opts.dry_run {
-                ids.len() as u64
+            let (moved, copied) = if opts.dry_run {
+                (ids.len() as u64, 0)
             } else if to.is_on(live) {
-                move_batch(live, &mut run, layout, to.collection, &ids).await?
+                move_batch(live, &mut run, (layout, mover), to.collection, &ids).await?
             } else {
-                copy_batch(live, &mut run, layout, to, &ids).await?
+                copy_batch(live, &mut run, (layout, mover), to, &ids).await?
             };
             report.moved += moved;
+            report.still_copied += copied;
             run.batch_done(live, last, [moved]).await?;
         }
         opts.report("archive", report.read, None);
@@ -261,8 +383,11 @@ async fn moved_of<S: Store, A: Store>(
 }
 
 /// Document `id` when it is still to move: older than the cut-off and not flagged to keep.
-fn still_old(id: &Bson, (_, (age, keep), before): Layout<'_>) -> Filter {
-    Filter::and([Filter::Eq("_id".into(), id.clone()), old(age, keep, before)])
+fn still_old<M: Mover>(id: &Bson, ((_, (age, keep), before), mover): (Layout<'_>, &M)) -> Filter {
+    mover.scope(Filter::and([
+        Filter::Eq("_id".into(), id.clone()),
+        old(age, keep, before),
+    ]))
 }
 
 /// The comment of the read that starts a move's transaction: the transaction touches one
@@ -271,25 +396,32 @@ pub const ARCHIVE_MOVE: &str = "pattern archive: move";
 
 /// The batch's documents, each in its own transaction (one `_id`: on a cluster sharded by
 /// `_id`, two shards at most; its session recorded in `run`'s checkpoint before its first
-/// write): read as it is, still old and not kept, inserted into the archive and deleted here.
-/// Returns how many moved.
-async fn move_batch<S: Store>(
+/// write): read as it is, still old and not kept, inserted into the archive and deleted here
+/// (the mover's stages around the delete). Returns how many moved, and how many stayed
+/// because copies of them are held.
+async fn move_batch<S: Store, M: Mover>(
     store: &S,
     run: &mut ArchiveRun<1>,
-    layout: Layout<'_>,
+    (layout, mover): (Layout<'_>, &M),
     to: &str,
     ids: &[Bson],
-) -> Result<u64> {
-    let mut moved = 0;
+) -> Result<(u64, u64)> {
+    let (mut moved, mut copied) = (0, 0);
     for id in ids {
         let mut ctx = (
-            (still_old(id, layout), layout.0.to_owned(), to.to_owned()),
-            (store, &mut *run),
+            (
+                still_old(id, (layout, mover)),
+                layout.0.to_owned(),
+                to.to_owned(),
+            ),
+            (store, &mut *run, mover),
         );
         let one = transaction_with(
             store,
             &mut ctx,
-            |tx, ((filter, coll, to), (store, run))| -> BoxFuture<'_, Result<u64>> {
+            |tx,
+             ((filter, coll, to), (store, run, mover))|
+             -> BoxFuture<'_, Result<Option<Left>>> {
                 Box::pin(async move {
                     run.record_session(*store, tx).await?;
                     let opts = FindOptions {
@@ -298,48 +430,65 @@ async fn move_batch<S: Store>(
                         ..FindOptions::default()
                     };
                     let Some(doc) = tx.find(coll, filter, &opts).await?.pop() else {
-                        return Ok(0);
+                        return Ok(None);
                     };
-                    let by_id =
-                        Filter::Eq("_id".into(), doc.get("_id").cloned().unwrap_or(Bson::Null));
-                    // Over an archived document with its `_id` (archived, then a new one
-                    // inserted with it): the newer, as the move to another store does.
-                    tx.replace_one(to, &by_id, doc, true).await?;
-                    tx.delete_many(coll, &by_id).await
+                    let left = mover.leave(tx, &doc).await?;
+                    if let Left::Gone(_) = left {
+                        let by_id = Filter::Eq("_id".into(), id_of(&doc));
+                        // Over an archived document with its `_id` (archived, then a new one
+                        // inserted with it): the newer, as the move to another store does.
+                        tx.replace_one(to, &by_id, doc, true).await?;
+                    }
+                    Ok(Some(left))
                 })
             },
         )
         .await?;
-        moved += one;
+        match one {
+            Some(Left::Gone(propagate)) => {
+                mover.left(store, id, propagate.as_ref()).await?;
+                moved += 1;
+            }
+            Some(Left::Copied) => copied += 1,
+            None => {}
+        }
     }
-    Ok(moved)
+    Ok((moved, copied))
+}
+
+fn id_of(doc: &BsonDocument) -> Bson {
+    doc.get("_id").cloned().unwrap_or(Bson::Null)
 }
 
 /// The batch's documents moved to another store: each copied as read (still old and not
 /// kept), then deleted here in a transaction (its session recorded in `run`'s checkpoint
-/// before its first write) that first reads it again and deletes it only when it is still
-/// the document copied; when it is not (a write reached it), copied again, or its copy
-/// removed when it no longer is to move. Returns how many moved.
-async fn copy_batch<S: Store, A: Store>(
+/// before its first write; the mover's stages around the delete) that first reads it again
+/// and deletes it only when it is still the document copied; when it is not (a write reached
+/// it), copied again, or its copy removed when it no longer is to move or stays because
+/// copies of it are held. Returns how many moved, and how many stayed for their copies.
+async fn copy_batch<S: Store, A: Store, M: Mover>(
     live: &S,
     run: &mut ArchiveRun<1>,
-    layout: Layout<'_>,
+    (layout, mover): (Layout<'_>, &M),
     to: ArchiveAt<'_, A>,
     ids: &[Bson],
-) -> Result<u64> {
+) -> Result<(u64, u64)> {
     let coll = layout.0;
     let one = FindOptions {
         limit: Some(1),
         ..FindOptions::default()
     };
-    let mut moved = 0;
+    let (mut moved, mut copied) = (0, 0);
     for id in ids {
         let by_id = Filter::Eq("_id".into(), id.clone());
-        let mut copied = false;
+        let mut written = false;
         loop {
-            let Some(doc) = live.find(coll, &still_old(id, layout), &one).await?.pop() else {
+            let found = live
+                .find(coll, &still_old(id, (layout, mover)), &one)
+                .await?;
+            let Some(doc) = found.into_iter().next() else {
                 // Gone, younger or kept now: no copy of it stays in the archive.
-                if copied {
+                if written {
                     to.store.delete_many(to.collection, &by_id).await?;
                 }
                 break;
@@ -347,12 +496,17 @@ async fn copy_batch<S: Store, A: Store>(
             (to.store
                 .replace_one(to.collection, &by_id, doc.clone(), true))
             .await?;
-            copied = true;
-            let mut ctx = ((by_id.clone(), coll.to_owned(), doc), (live, &mut *run));
-            let deleted = transaction_with(
+            written = true;
+            let mut ctx = (
+                (by_id.clone(), coll.to_owned(), doc),
+                (live, &mut *run, mover),
+            );
+            let left = transaction_with(
                 live,
                 &mut ctx,
-                |tx, ((by_id, coll, copy), (live, run))| -> BoxFuture<'_, Result<bool>> {
+                |tx,
+                 ((by_id, coll, copy), (live, run, mover))|
+                 -> BoxFuture<'_, Result<Option<Left>>> {
                     Box::pin(async move {
                         run.record_session(*live, tx).await?;
                         let opts = FindOptions {
@@ -360,22 +514,29 @@ async fn copy_batch<S: Store, A: Store>(
                             ..FindOptions::default()
                         };
                         match tx.find(coll, by_id, &opts).await?.pop() {
-                            Some(now) if now == *copy => {
-                                Ok(tx.delete_many(coll, by_id).await? == 1)
-                            }
-                            _ => Ok(false),
+                            Some(now) if now == *copy => mover.leave(tx, &now).await.map(Some),
+                            _ => Ok(None),
                         }
                     })
                 },
             )
             .await?;
-            if deleted {
-                moved += 1;
-                break;
+            match left {
+                Some(Left::Gone(propagate)) => {
+                    mover.left(live, id, propagate.as_ref()).await?;
+                    moved += 1;
+                    break;
+                }
+                Some(Left::Copied) => {
+                    to.store.delete_many(to.collection, &by_id).await?;
+                    copied += 1;
+                    break;
+                }
+                None => {}
             }
         }
     }
-    Ok(moved)
+    Ok((moved, copied))
 }
 
 /// The document `id` of `D`, live or archived in `to`: live first (one `find`), then the
@@ -406,7 +567,7 @@ where
             limit: Some(1),
             ..FindOptions::default()
         };
-        let by_id = Filter::Eq("_id".into(), id_bson(id)?);
+        let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id_bson(id)?));
         match to.store.find(to.collection, &by_id, &one).await?.pop() {
             Some(d) => read_stored::<D, S>(live, d).await.map(Some),
             None => Ok(None),

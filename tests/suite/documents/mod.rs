@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 mod approximate;
 mod archive;
+mod archive_pairs;
 mod attributes;
 mod checkout;
 mod computed;

@@ -367,6 +367,46 @@ pub(crate) async fn upgrade_in<D: Document, T: Store>(
     Ok(new)
 }
 
+/// How a document left its collection ([`leave_in`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Left {
+    /// Deleted, what others keep of it in line; the `_id` when a propagation was recorded for
+    /// after the commit ([`left`]).
+    Gone(Option<Bson>),
+    /// Kept: other documents still hold copies of it (a source of extended references).
+    Copied,
+}
+
+/// Stages 5–7 of a document moved out of its collection, inside the mover's transaction (an
+/// archive's, which writes the copy): `cur`, read in it, recorded as a delete records it
+/// (history: the revisions read back through `history`, `at_revision` and `as_of` as a
+/// deleted document's), deleted, and what others keep of it brought in line as after a
+/// delete (a parent's computed values and subset leave it). A source whose copies other
+/// documents still hold stays ([`Left::Copied`], nothing written).
+pub(crate) async fn leave_in<D: Document, T: Store>(tx: &T, cur: &BsonDocument) -> Result<Left> {
+    let plan = const { plan::<D>() };
+    let id = id_of(cur);
+    if plan.has(stages::Stage::Source) && reference::still_copied::<D, T>(tx, &id).await? {
+        return Ok(Left::Copied);
+    }
+    plan.record::<D, T>(tx, &id, Some(cur)).await?;
+    tx.delete_many(D::COLLECTION, &Filter::Eq("_id".into(), id.clone()))
+        .await?;
+    let propagate = plan.children::<D, T>(tx, &id, Some(cur), None).await?;
+    Ok(Left::Gone(propagate))
+}
+
+/// Stage 8 of a document [`leave_in`] moved out, after its transaction committed.
+pub(crate) async fn left<D: Document, S: Store>(
+    store: &S,
+    id: &Bson,
+    propagate: Option<&Bson>,
+) -> Result<()> {
+    (const { plan::<D>() })
+        .after_commit::<D, S>(store, propagate, Some(id))
+        .await
+}
+
 /// Stage 3 for a document read at any version: `cur` itself at the current version; at an
 /// older one, upgraded and written as a write of its own ([`upgrade_in`]) first; at a newer
 /// one, [`Error::NewerVersion`].

@@ -51,24 +51,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
             "a variant's documents live in its enum's collection: remove `collection`",
         );
     }
-    if let Some((_, span)) = p.archive {
-        let unsupported = [
-            (p.computed.is_some(), "computed"),
-            (p.subset.is_some(), "subset"),
-            (p.referenced_by.is_some(), "referenced_by"),
-            (p.variant_of, "variant_of"),
-            (p.history.is_some(), "history"),
-        ];
-        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
-            cx.error_at(
-                *span,
-                format!(
-                    "`archive` cannot be combined with `{key}` yet: a moved document would leave \
-                     its parent, copies or history behind"
-                ),
-            );
-        }
-    }
     if p.variant_of {
         let unsupported = [
             (p.versioning.is_some(), "version"),

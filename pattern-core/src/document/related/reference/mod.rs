@@ -396,6 +396,28 @@ fn mine(r: &ReferenceField, id: &Bson) -> Filter {
     Filter::Eq(format!("{}._id", r.path).into(), id.clone())
 }
 
+/// Whether any document holds a copy of `D`'s document `id` (one `find` of one `_id` per
+/// referencing field, in the caller's transaction): an archive moves a source only once
+/// nothing copies it.
+pub(crate) async fn still_copied<D: Document, T: Store>(tx: &T, id: &Bson) -> Result<bool> {
+    let one = FindOptions {
+        limit: Some(1),
+        projection: vec!["_id".into()],
+        comment: Some(REFERENCE_COPIES),
+        ..FindOptions::default()
+    };
+    for r in D::REFERENCED_BY {
+        if !tx
+            .find(r.collection, &mine(&r.field, id), &one)
+            .await?
+            .is_empty()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The copies of the source `id` in `r` that differ from `source` (all of them, when it is
 /// gone).
 fn stale(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> Filter {
