@@ -14,8 +14,8 @@ pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
     crate::codec::raw::id_bson(id, "a document id")
 }
 
-/// The document as stored: serialized, with an `_id`, its keywords normalised, and its schema
-/// version (a versioned type's).
+/// The document as stored: serialized, with an `_id` (first, as a store keeps it), its
+/// keywords normalised, and its schema version (a versioned type's).
 pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
     let mut out = bson::to_document(doc).map_err(|e| {
         Error::invalid(format!(
@@ -23,11 +23,24 @@ pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
             D::COLLECTION
         ))
     })?;
-    if !out.contains_key("_id") {
-        return Err(Error::invalid(format!(
-            "a document of `{}` has no `_id`",
-            D::COLLECTION
-        )));
+    match out.keys().next().map(String::as_str) {
+        Some("_id") => {}
+        // As the store keeps it, `_id` first (an enum's serde writes its tag first): what the
+        // write stages hold of it (a subset's copy) is the stored document.
+        _ => match out.remove("_id") {
+            Some(id) => {
+                let mut first = BsonDocument::new();
+                first.insert("_id", id);
+                first.extend(out);
+                out = first;
+            }
+            None => {
+                return Err(Error::invalid(format!(
+                    "a document of `{}` has no `_id`",
+                    D::COLLECTION
+                )))
+            }
+        },
     }
     for k in polymorphic::keywords::<D>(&out) {
         if let Some(v) = out.get_mut(k.field) {

@@ -27,8 +27,8 @@ pub fn indexes<D: Document>() -> Vec<IndexSpec> {
     }
 }
 
-/// The indexes `D` itself declares ([`indexes`] without a polymorphic enum's variants'): what
-/// an enum's derive gathers from each variant's type.
+/// The indexes `D` itself declares ([`indexes`] without a polymorphic enum's variants'), each
+/// partial on its variant on a variant's type.
 pub fn own_indexes<D: Document>() -> Vec<IndexSpec> {
     let single = (D::KEYWORDS.iter().map(|k| k.field))
         .chain(D::INDEXED.iter().copied())
@@ -42,6 +42,22 @@ pub fn own_indexes<D: Document>() -> Vec<IndexSpec> {
     (single.chain(attributes))
         .map(polymorphic::partial::<D>)
         .collect()
+}
+
+/// What an enum's derive gathers from each variant's type `V`: its [`own_indexes`], and the
+/// indexes its related patterns read its children by (computed, subset), not partial (two
+/// variants may keep aggregates by one key), so that whichever of the collection's types is
+/// used first ensures them all.
+pub fn gathered_indexes<V: Document>() -> Vec<IndexSpec> {
+    let mut out = own_indexes::<V>();
+    let related = (V::COMPUTED.iter().flat_map(computed::indexes))
+        .chain(V::SUBSET.iter().flat_map(subset::indexes));
+    for index in related {
+        if !out.iter().any(|i| i.name == index.name) {
+            out.push(index);
+        }
+    }
+    out
 }
 
 /// The index of `D`'s history collection (`#[document(history = ...)]`): `{id: 1, revision:

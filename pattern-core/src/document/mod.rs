@@ -23,6 +23,7 @@ mod model;
 mod ops;
 mod polymorphic;
 mod related;
+mod scope;
 mod sweep;
 mod typed;
 mod versions;
@@ -42,16 +43,18 @@ pub use history::{
 };
 pub(crate) use indexes::indexes_ready;
 pub use indexes::{
-    ensure_indexes, ensure_validator, history_indexes, indexes, own_indexes, schemas,
+    ensure_indexes, ensure_validator, gathered_indexes, history_indexes, indexes, own_indexes,
+    schemas,
 };
 pub use model::Document;
 pub(crate) use ops::find_by_id;
 pub use ops::{
     change_variant, delete, delete_if, find, get, insert, save, save_if, update_if, update_one,
 };
+pub(crate) use polymorphic::parts;
 pub use polymorphic::{
-    variant_check, verify_variants, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
-    VARIANTS_VERIFY,
+    variant_check, verify_variants, Part, Polymorphic, StoredField, Undecodable, Variant,
+    VariantShape, VARIANTS_VERIFY,
 };
 pub use related::computed::{
     avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
@@ -70,6 +73,7 @@ pub use related::subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
 };
 pub(crate) use related::subset::{repair_subsets, subsets_in_line};
+pub use scope::Scope;
 pub(crate) use sweep::older_in_line;
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
 pub use typed::{same_field, Array, Field, Filter, Numeric, Update};

@@ -18,6 +18,9 @@
 
 use bson::{Bson, Document as BsonDocument};
 
+use super::related::computed::Computed;
+use super::related::subset::Subset;
+use super::scope::Scope;
 use super::{decode_stored, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
@@ -56,6 +59,86 @@ pub struct VariantShape {
     /// The variant's keyword arrays ([`Document::KEYWORDS`] of its type): the enum's writes
     /// normalise them as the variant's own writes do.
     pub keywords: &'static [Keywords],
+    /// What the variant's documents take part in: the enum's writes run the variant's stages.
+    pub part: Part,
+}
+
+impl VariantShape {
+    /// The variant of type `V` with discriminator `value` (what the enum's derive lists).
+    pub const fn of<V: Document>(value: &'static str) -> VariantShape {
+        VariantShape {
+            value,
+            fields: V::STORED,
+            keywords: V::KEYWORDS,
+            part: Part::of::<V>(),
+        }
+    }
+}
+
+/// What one kind of document takes part in with other documents: a type's related patterns,
+/// or, on an enum, one variant's, which the enum's writes run for the documents of that
+/// variant (a document takes part while it is that variant).
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    /// The parent it keeps aggregates in ([`Document::COMPUTED`]).
+    pub computed: Option<Computed>,
+    /// The parent it keeps a subset in ([`Document::SUBSET`]).
+    pub subset: Option<Subset>,
+}
+
+impl Part {
+    /// `D`'s own.
+    pub const fn of<D: Document>() -> Part {
+        Part {
+            computed: D::COMPUTED,
+            subset: D::SUBSET,
+        }
+    }
+}
+
+/// The part the stored or written document `doc` of `D` takes: `D`'s own, or on an enum its
+/// variant's (by its discriminator; `None`: no variant of the enum).
+pub(crate) fn part_of<D: Document>(doc: &BsonDocument) -> Option<Part> {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { field, variants }) => {
+            let value = doc.get_str(field).ok()?;
+            variants.iter().find(|v| v.value == value).map(|v| v.part)
+        }
+        _ => Some(Part::of::<D>()),
+    }
+}
+
+/// Every part `D`'s documents may take: `D`'s own, and on an enum each variant's.
+pub(crate) fn parts<D: Document>() -> Vec<Part> {
+    let mut out = vec![Part::of::<D>()];
+    if let Some(Polymorphic::Enum { variants, .. }) = D::POLYMORPHIC {
+        out.extend(variants.iter().map(|v| v.part));
+    }
+    out
+}
+
+/// The sides of a write from `before` to `after` (either `None`: none) each part sees: one
+/// pair when both are of one part (a type that is not an enum, a write that keeps the
+/// variant); a change of variant leaves the one part (a delete there) and joins the other (an
+/// insert there).
+pub(crate) fn sides<'a, D: Document>(
+    before: Option<&'a BsonDocument>,
+    after: Option<&'a BsonDocument>,
+) -> Vec<(Part, Option<&'a BsonDocument>, Option<&'a BsonDocument>)> {
+    let Some(Polymorphic::Enum { field, .. }) = D::POLYMORPHIC else {
+        return vec![(Part::of::<D>(), before, after)];
+    };
+    match (before, after) {
+        (Some(b), Some(a)) if b.get_str(field).ok() == a.get_str(field).ok() => part_of::<D>(b)
+            .map(|p| (p, before, Some(a)))
+            .into_iter()
+            .collect(),
+        _ => {
+            let left = before.and_then(|b| Some((part_of::<D>(b)?, before, None)));
+            let joined = after.and_then(|a| Some((part_of::<D>(a)?, None, after)));
+            left.into_iter().chain(joined).collect()
+        }
+    }
 }
 
 /// A field of a variant's documents, as its validator checks it.
@@ -104,13 +187,7 @@ pub const fn variant_check(p: Option<Polymorphic>) {
 
 /// `filter`, narrowed to `D`'s variant when `D` is a variant's type.
 pub(crate) fn scope<D: Document>(filter: query::Filter) -> query::Filter {
-    match D::POLYMORPHIC {
-        Some(Polymorphic::Variant { field, value }) => query::Filter::And(vec![
-            query::Filter::Eq(field.into(), Bson::String(value.to_owned())),
-            filter,
-        ]),
-        _ => filter,
-    }
+    Scope::narrow(Scope::of(D::POLYMORPHIC), filter)
 }
 
 /// The discriminator of a document `D` writes (a variant's: its value; the enum's: what

@@ -3,7 +3,8 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, parents_of, text, wrote_each, Applied, Keys, Rule};
+use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
+use super::rule::{wrote_each, Applied, Keys, Rule};
 use crate::document::{parents_in_line, repair_parents, Aggregate, Computed, Op};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
@@ -16,7 +17,12 @@ pub(crate) struct Aggregates {
 
 impl<S: Store> Rule<S> for Aggregates {
     fn name(&self) -> String {
-        format!("computed {} over {}", self.computed.parent, self.children)
+        let (c, children) = (&self.computed, self.children);
+        format!(
+            "computed {} over {children}{}",
+            c.parent,
+            scope_name(c.children)
+        )
     }
 
     fn watches(&self) -> Vec<(&'static str, bool)> {
@@ -67,7 +73,7 @@ impl<S: Store> Rule<S> for Aggregates {
         Some(doc! {
             "rule": "computed", "children": self.children, "parent": c.parent, "key": c.key,
             "count": c.count.map_or(Bson::Null, |c| Bson::String(c.into())),
-            "aggregates": aggregates,
+            "aggregates": aggregates, "variant": scope_stored(c.children),
         })
     }
 }
@@ -98,6 +104,7 @@ impl Aggregates {
                 key: leak(text(r, "key")?),
                 count: r.get_str("count").ok().map(leak),
                 aggregates: Box::leak(aggregates.into_boxed_slice()),
+                children: scope_from(r)?,
             },
         })
     }

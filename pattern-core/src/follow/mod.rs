@@ -197,17 +197,20 @@ impl<S: Store> Follower<S> {
                 field: &r.field,
             }));
         }
-        if let Some(c) = D::COMPUTED {
-            self.add(Box::new(computed::Aggregates {
-                children: D::COLLECTION,
-                computed: c,
-            }));
-        }
-        if let Some(s) = D::SUBSET {
-            self.add(Box::new(subset::Subsets {
-                children: D::COLLECTION,
-                subset: s,
-            }));
+        // Its own parents, and on an enum each variant's.
+        for part in crate::document::parts::<D>() {
+            if let Some(c) = part.computed {
+                self.add(Box::new(computed::Aggregates {
+                    children: D::COLLECTION,
+                    computed: c,
+                }));
+            }
+            if let Some(s) = part.subset {
+                self.add(Box::new(subset::Subsets {
+                    children: D::COLLECTION,
+                    subset: s,
+                }));
+            }
         }
         if D::VERSIONING.is_some() {
             self.add(Box::new(versions::Versions::<D>::new()));

@@ -3,6 +3,8 @@
 
 use bson::Bson;
 
+use crate::document::Scope;
+
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
 use crate::Result;
 
@@ -113,6 +115,32 @@ pub(crate) fn parents_of(change: &Change, children: &str, parents: &str, key: &s
         keys.extend(value_at(change.after.as_ref(), key));
     }
     Keys::Some(keys)
+}
+
+/// The variant a rule's children are (`None`: every document of their collection), as a
+/// rule's name says it: ` [kind=review]`, or nothing.
+pub(crate) fn scope_name(scope: Option<Scope>) -> String {
+    scope.map_or_else(String::new, |s| format!(" [{}={}]", s.field, s.value))
+}
+
+/// The variant a rule's children are, as a stored rule holds it: `{field, value}`, or `null`.
+pub(crate) fn scope_stored(scope: Option<Scope>) -> Bson {
+    scope.map_or(Bson::Null, |s| {
+        Bson::Document(bson::doc! {"field": s.field, "value": s.value})
+    })
+}
+
+/// The variant a stored rule's children are ([`scope_stored`]; absent: none, as a rule stored
+/// before variants could be children).
+pub(crate) fn scope_from(r: &bson::Document) -> Result<Option<Scope>> {
+    match r.get("variant") {
+        None | Some(Bson::Null) => Ok(None),
+        Some(Bson::Document(v)) => Ok(Some(Scope {
+            field: leak(text(v, "field")?),
+            value: leak(text(v, "value")?),
+        })),
+        Some(_) => Err(bad("a `variant` that is not a document")),
+    }
 }
 
 /// The string `field` of a stored rule.

@@ -3,7 +3,8 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, parents_of, text, wrote_each, Applied, Keys, Rule};
+use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
+use super::rule::{wrote_each, Applied, Keys, Rule};
 use crate::document::{repair_subsets, subsets_in_line, Subset};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
@@ -16,10 +17,9 @@ pub(crate) struct Subsets {
 
 impl<S: Store> Rule<S> for Subsets {
     fn name(&self) -> String {
-        format!(
-            "subset {}.{} of {}",
-            self.subset.parent, self.subset.into, self.children
-        )
+        let s = &self.subset;
+        let scope = scope_name(s.children);
+        format!("subset {}.{} of {}{scope}", s.parent, s.into, self.children)
     }
 
     fn watches(&self) -> Vec<(&'static str, bool)> {
@@ -52,6 +52,7 @@ impl<S: Store> Rule<S> for Subsets {
         Some(doc! {
             "rule": "subset", "children": self.children, "parent": t.parent, "key": t.key,
             "into": t.into, "keep": i64::from(t.keep), "order": t.order,
+            "variant": scope_stored(t.children),
         })
     }
 }
@@ -70,6 +71,7 @@ impl Subsets {
                 into: leak(text(r, "into")?),
                 keep,
                 order: leak(text(r, "order")?),
+                children: scope_from(r)?,
             },
         })
     }

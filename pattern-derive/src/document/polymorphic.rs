@@ -276,11 +276,7 @@ fn expand(m: &Model) -> TokenStream {
     });
     let shapes = m.variants.iter().map(|v| {
         let (value, ty) = (&v.value, &v.ty);
-        quote!(#module::VariantShape {
-            value: #value,
-            fields: <#ty as #module::Document>::STORED,
-            keywords: <#ty as #module::Document>::KEYWORDS,
-        })
+        quote!(#module::VariantShape::of::<#ty>(#value))
     });
     let tys: Vec<&TokenStream> = m.variants.iter().map(|v| &v.ty).collect();
     let generated = m.variants.iter().map(|v| generated_struct(m, v));
@@ -337,7 +333,11 @@ fn expand(m: &Model) -> TokenStream {
                 });
             fn variant_indexes() -> ::std::vec::Vec<::pattern_core::store::query::IndexSpec> {
                 let mut all = ::std::vec::Vec::new();
-                #(all.extend(#module::own_indexes::<#tys>());)*
+                for index in [#(#module::gathered_indexes::<#tys>()),*].into_iter().flatten() {
+                    if !all.iter().any(|i: &::pattern_core::store::query::IndexSpec| i.name == index.name) {
+                        all.push(index);
+                    }
+                }
                 all
             }
         }

@@ -100,7 +100,7 @@ pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     Some(cur)
 }
 
-/// The document's field `name`: in a document of up to [`SCANNED`] fields, found by comparing
+/// The document's field `name`: in a document of up to `SCANNED` fields, found by comparing
 /// names one after another (most differ in length), which costs less than hashing `name` for
 /// bson's hash table; in a larger one, looked up in that table.
 #[inline]

@@ -30,6 +30,7 @@ mod reference;
 mod related_oracle;
 mod seams;
 mod subset;
+mod variant_pairs;
 mod versions;
 
 /// The article's product with a price: `Decimal` fields in each money form.

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::codec::number;
 use crate::codec::order::{same_value, value_key, values_equal};
+use crate::document::scope::Scope;
 use crate::document::{find_by_id, id_bson, set_each, Document, Field, Numeric};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
@@ -36,6 +37,9 @@ pub struct Computed {
     pub count: Option<&'static str>,
     /// The aggregates of the children's fields kept in the parent.
     pub aggregates: &'static [Aggregate],
+    /// The children: on a variant's type, the documents of its variant only (`None`: every
+    /// document of the child collection).
+    pub children: Option<Scope>,
 }
 
 /// One aggregate: of a child field, into a parent field.
@@ -455,7 +459,9 @@ async fn from_children<D: Document, T: Store>(
         Filter::NumberOrMissing(a.of.into()),
         Filter::Exists(a.of.into(), true),
     ]);
-    let found = tx.find(D::COLLECTION, &filter, &opts).await?;
+    let found = tx
+        .find(D::COLLECTION, &Scope::narrow(c.children, filter), &opts)
+        .await?;
     Ok(found
         .first()
         .and_then(|d| d.get(a.of).cloned())
@@ -481,7 +487,7 @@ async fn sum_of_children<D: Document, T: Store>(
         Filter::NumberOrMissing(of.into()),
         Filter::Exists(of.into(), true),
     ]);
-    let children = tx.find(D::COLLECTION, &filter, &opts).await?;
+    let children = (tx.find(D::COLLECTION, &Scope::narrow(c.children, filter), &opts)).await?;
     let values: Vec<&Bson> = (children.iter())
         .filter_map(|d| d.get(of))
         .filter(|v| is_number(v))
@@ -577,7 +583,7 @@ where
                     comment: Some(COMPUTED_RECOMPUTE),
                     ..FindOptions::default()
                 };
-                let by_parent = Filter::Eq(c.key.into(), id.clone());
+                let by_parent = Scope::narrow(c.children, Filter::Eq(c.key.into(), id.clone()));
                 let children = tx.find(D::COLLECTION, &by_parent, &opts).await?;
                 let set = from_scratch(&c, &children)?;
                 let mut update = Update {
@@ -624,7 +630,7 @@ pub(crate) async fn parents_in_line<T: Store>(
         comment: Some(COMPUTED_RECOMPUTE),
         ..FindOptions::default()
     };
-    let of_keys = Filter::In(c.key.into(), keys.to_vec());
+    let of_keys = Scope::narrow(c.children, Filter::In(c.key.into(), keys.to_vec()));
     let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
     for kid in tx.find(children, &of_keys, &opts).await? {
         if let Some(k) = kid.get(c.key) {
@@ -730,7 +736,8 @@ async fn drifts<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec
     let all = Filter::And(vec![]);
     // Children by their parent key's value (an Int32 5 and an Int64 5 name one parent).
     let mut by_parent: BTreeMap<Vec<u8>, Vec<BsonDocument>> = BTreeMap::new();
-    let mut scan = store.scan(children, &all, &opts, 1_000);
+    let kids = Scope::narrow(c.children, all.clone());
+    let mut scan = store.scan(children, &kids, &opts, 1_000);
     while let Some(raw) = scan.next().await {
         let doc = raw?
             .to_document()

@@ -21,6 +21,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::codec::order::{value_key, values_equal};
+use crate::document::scope::Scope;
 use crate::document::{find_by_id, id_bson, set_each, Document, Field};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
@@ -41,6 +42,9 @@ pub struct Subset {
     /// The child's field ordering them, descending (newest or best first); ties by `_id`,
     /// descending.
     pub order: &'static str,
+    /// The children: on a variant's type, the documents of its variant only (`None`: every
+    /// document of the child collection).
+    pub children: Option<Scope>,
 }
 
 /// The parent's subset field, typed: a `Vec` of the child type.
@@ -96,6 +100,7 @@ async fn firsts<S: Store>(
         ..FindOptions::default()
     };
     let mut out: BTreeMap<Vec<u8>, Vec<Bson>> = BTreeMap::new();
+    let filter = Scope::narrow(s.children, filter);
     for kid in store.find(children, &filter, &opts).await? {
         let Some(key) = kid.get(s.key).map(value_key) else {
             continue;

@@ -8,7 +8,7 @@
 use bson::{Bson, Document as BsonDocument};
 
 use super::super::history::{self, Stamp};
-use super::super::polymorphic;
+use super::super::polymorphic::{self, Part, Polymorphic};
 use super::super::related::reference;
 use super::super::related::{computed, subset};
 use super::super::versions;
@@ -81,7 +81,8 @@ pub(crate) struct Guard<'a> {
 pub(crate) struct Plan(u16);
 
 impl Plan {
-    /// `D`'s plan, from its attributes (a constant for each type).
+    /// `D`'s plan, from its attributes (a constant for each type): on an enum, with the
+    /// stages of every variant's part.
     pub(crate) const fn of<D: Document>() -> Plan {
         let has = [
             D::VERSIONING.is_some(),
@@ -100,6 +101,25 @@ impl Plan {
                 bits |= ORDER[i].bit();
             }
             i += 1;
+        }
+        if let Some(Polymorphic::Enum { variants, .. }) = D::POLYMORPHIC {
+            let mut v = 0;
+            while v < variants.len() {
+                bits |= Plan::of_part(&variants[v].part).0;
+                v += 1;
+            }
+        }
+        Plan(bits)
+    }
+
+    /// The stages a part's documents take.
+    const fn of_part(part: &Part) -> Plan {
+        let mut bits = 0;
+        if part.computed.is_some() {
+            bits |= Stage::Computed.bit();
+        }
+        if part.subset.is_some() {
+            bits |= Stage::Subset.bit();
         }
         Plan(bits)
     }
@@ -185,16 +205,23 @@ impl Plan {
         after: Option<&BsonDocument>,
     ) -> Result<Option<Bson>> {
         let mut recorded = false;
+        // Each part the write's sides are of (a change of variant: the one left, the other
+        // joined).
+        let sides = polymorphic::sides::<D>(before, after);
         for stage in self.stages() {
             match stage {
                 Stage::Computed => {
-                    if let Some(c) = D::COMPUTED {
-                        computed::adjust::<D, T>(t, &c, before, after).await?;
+                    for (part, before, after) in &sides {
+                        if let Some(c) = part.computed {
+                            computed::adjust::<D, T>(t, &c, *before, *after).await?;
+                        }
                     }
                 }
                 Stage::Subset => {
-                    if let Some(s) = D::SUBSET {
-                        subset::adjust::<D, T>(t, &s, before, after).await?;
+                    for (part, before, after) in &sides {
+                        if let Some(s) = part.subset {
+                            subset::adjust::<D, T>(t, &s, *before, *after).await?;
+                        }
                     }
                 }
                 Stage::Source => {

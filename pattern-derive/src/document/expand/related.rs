@@ -68,6 +68,7 @@ pub(super) fn computed(c: &ComputedAttr) -> TokenStream {
                 key: #key,
                 count: #count,
                 aggregates: &[#(#aggregates),*],
+                children: #module::Scope::of(<Self as #module::Document>::POLYMORPHIC),
             });
     }
 }
@@ -90,6 +91,7 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
                 into: #into,
                 keep: #keep,
                 order: #order,
+                children: #module::Scope::of(<Self as #module::Document>::POLYMORPHIC),
             });
     }
 }

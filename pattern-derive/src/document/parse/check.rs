@@ -55,8 +55,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
         let unsupported = [
             (p.versioning.is_some(), "version"),
             (p.history.is_some(), "history"),
-            (p.computed.is_some(), "computed"),
-            (p.subset.is_some(), "subset"),
             (p.referenced_by.is_some(), "referenced_by"),
         ];
         for (_, key) in unsupported.iter().filter(|(on, _)| *on) {

@@ -1,0 +1,274 @@
+//! A polymorphic collection's variants with the other features (issue 67): a variant's
+//! features run for its documents whichever type writes them, the variant's own or the enum's,
+//! on every write path, on both stores, against a plain model. A sibling variant stores fields
+//! of the same names and takes part in nothing: every read a feature makes of the shared
+//! collection is its variant's only.
+//!
+//! - A child variant of computed values and of a subset: a document feeds its parent while it
+//!   is that variant; a change of variant away is a delete there, one into it an insert.
+
+use bson::{doc, Bson};
+use pattern_core::document::{recompute, resubset, verify, verify_subsets, Update};
+use pattern_core::follow::Follower;
+use pattern_core::store::query;
+
+use super::*;
+
+fn by_id(id: i64) -> query::Filter {
+    query::Filter::eq("_id", id)
+}
+
+// ----- A child variant of computed values and of a subset ------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "vp_films")]
+struct Film {
+    #[serde(rename = "_id")]
+    id: i64,
+    reviews: i64,
+    stars: i64,
+    recent: Vec<Review>,
+}
+
+/// The child variant: counted and summed into its film, the newest two embedded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    variant_of = Post,
+    computed(parent = Film, key = film, count = reviews, sum(stars = stars)),
+    subset(parent = Film, key = film, into = recent, keep = 2, order = at)
+)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i64,
+    film: i64,
+    stars: i64,
+    at: i64,
+}
+
+/// A review or a note on a film: a note stores the same fields and is no child.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "vp_posts", shared(id: i64, film: i64, stars: i64))]
+enum Post {
+    Review(Review),
+    Note {
+        #[serde(rename = "_id")]
+        id: i64,
+        film: i64,
+        stars: i64,
+        at: i64,
+    },
+}
+
+fn review(id: i64, film: i64, stars: i64, at: i64) -> Review {
+    Review {
+        id,
+        film,
+        stars,
+        at,
+    }
+}
+
+fn note(id: i64, film: i64, stars: i64, at: i64) -> Post {
+    Post::Note {
+        id,
+        film,
+        stars,
+        at,
+    }
+}
+
+/// Every film as the posts `model` say: the reviews' count and sum, the newest two reviews;
+/// `verify` and `verify_subsets` find nothing, `recompute` and `resubset` change nothing.
+async fn films_agree(store: &AnyStore, model: &[Post], step: &str) {
+    for f in [1, 2] {
+        let mut of: Vec<Review> = (model.iter())
+            .filter_map(|p| match p {
+                Post::Review(r) if r.film == f => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        let want_count = of.len() as i64;
+        let want_sum: i64 = of.iter().map(|r| r.stars).sum();
+        of.sort_by_key(|r| std::cmp::Reverse((r.at, r.id)));
+        of.truncate(2);
+        let got = Film::get(store, &f).await.unwrap().unwrap();
+        let want = Film {
+            id: f,
+            reviews: want_count,
+            stars: want_sum,
+            recent: of,
+        };
+        assert_eq!(got, want, "film {f} after {step}");
+    }
+    assert_eq!(verify::<Review, _>(store).await.unwrap(), vec![], "{step}");
+    let none = Vec::<String>::new();
+    assert_eq!(
+        verify_subsets::<Review, _>(store).await.unwrap(),
+        none,
+        "{step}"
+    );
+    let before = documents(store, "vp_films").await;
+    for f in [1_i64, 2] {
+        recompute::<Review, _, _>(store, &f).await.unwrap();
+        resubset::<Review, _, _>(store, &f).await.unwrap();
+    }
+    // The same values (a sum of no child is rebuilt as an Int32 0).
+    pattern_tests::assert_same_documents(&documents(store, "vp_films").await, &before);
+}
+
+fn set(model: &mut [Post], id: i64, post: Post) {
+    let at = model.iter().position(|p| *p.id() == id).unwrap();
+    model[at] = post;
+}
+
+async fn a_child_variant_feeds_its_parent(store: AnyStore) {
+    for f in [1, 2] {
+        let film = Film {
+            id: f,
+            reviews: 0,
+            stars: 0,
+            recent: vec![],
+        };
+        film.insert(&store).await.unwrap();
+    }
+    let mut model: Vec<Post> = Vec::new();
+    // Inserts: through the variant's type, through the enum; a note with the same fields.
+    review(1, 1, 4, 10).insert(&store).await.unwrap();
+    model.push(Post::Review(review(1, 1, 4, 10)));
+    Post::Review(review(2, 1, 5, 20))
+        .insert(&store)
+        .await
+        .unwrap();
+    model.push(Post::Review(review(2, 1, 5, 20)));
+    note(3, 1, 100, 30).insert(&store).await.unwrap();
+    model.push(note(3, 1, 100, 30));
+    films_agree(&store, &model, "inserts").await;
+    // Saves: the enum's (to film 2), the variant's.
+    Post::Review(review(1, 2, 3, 40))
+        .save(&store)
+        .await
+        .unwrap();
+    set(&mut model, 1, Post::Review(review(1, 2, 3, 40)));
+    review(2, 1, 1, 50).save(&store).await.unwrap();
+    set(&mut model, 2, Post::Review(review(2, 1, 1, 50)));
+    note(3, 2, 7, 60).save(&store).await.unwrap();
+    set(&mut model, 3, note(3, 2, 7, 60));
+    films_agree(&store, &model, "saves").await;
+    // Updates: the enum's, by a shared field; the variant's.
+    let inc = Update::new().inc(Post::STARS, 2);
+    assert!(Post::update_one(&store, Post::ID.eq(1), inc).await.unwrap());
+    set(&mut model, 1, Post::Review(review(1, 2, 5, 40)));
+    let to_two = Update::new().set(Review::FILM, 2);
+    assert!(Review::update_one(&store, Review::ID.eq(2), to_two)
+        .await
+        .unwrap());
+    set(&mut model, 2, Post::Review(review(2, 2, 1, 50)));
+    let inc = Update::new().inc(Post::STARS, 9);
+    assert!(Post::update_one(&store, Post::ID.eq(3), inc).await.unwrap());
+    set(&mut model, 3, note(3, 2, 16, 60));
+    films_agree(&store, &model, "updates").await;
+    // A change of variant: the review leaves (a delete for its film), the note joins.
+    assert!(note(1, 2, 5, 40).change_variant(&store).await.unwrap());
+    set(&mut model, 1, note(1, 2, 5, 40));
+    films_agree(&store, &model, "review to note").await;
+    let joined = Post::Review(review(3, 1, 8, 70));
+    assert!(joined.change_variant(&store).await.unwrap());
+    set(&mut model, 3, joined);
+    films_agree(&store, &model, "note to review").await;
+    // Deletes: the enum's of a review, the variant's; the enum's of a note.
+    Post::Review(review(4, 1, 2, 80))
+        .insert(&store)
+        .await
+        .unwrap();
+    model.push(Post::Review(review(4, 1, 2, 80)));
+    assert!(Post::delete(&store, &3).await.unwrap());
+    model.retain(|p| *p.id() != 3);
+    assert!(Review::delete(&store, &2).await.unwrap());
+    model.retain(|p| *p.id() != 2);
+    assert!(Post::delete(&store, &1).await.unwrap());
+    model.retain(|p| *p.id() != 1);
+    films_agree(&store, &model, "deletes").await;
+    // In a caller's transaction, through the enum.
+    pattern_core::transaction(&store, |tx| {
+        Box::pin(async move { Post::Review(review(5, 2, 6, 90)).insert(tx).await })
+    })
+    .await
+    .unwrap();
+    note(6, 2, 60, 95).insert(&store).await.unwrap();
+    model.push(Post::Review(review(5, 2, 6, 90)));
+    model.push(note(6, 2, 60, 95));
+    films_agree(&store, &model, "a transaction").await;
+    // A drift written by another tool: `verify` finds it on the variant's children only.
+    let mut wrong = query::Update {
+        set: vec![("reviews".into(), Bson::Int64(9))],
+        ..Default::default()
+    };
+    store
+        .update_one("vp_films", &by_id(1), &mut wrong, false)
+        .await
+        .unwrap();
+    let drifts = verify::<Review, _>(&store).await.unwrap();
+    assert_eq!(drifts.len(), 1, "{drifts:?}");
+    recompute::<Review, _, _>(&store, &1).await.unwrap();
+    films_agree(&store, &model, "recompute").await;
+}
+
+/// The follower keeps a child variant's parent exact under another program's writes (MongoDB:
+/// a change stream): a review and a note inserted by a raw client, and a note turned into a
+/// review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_follower_keeps_a_child_variant_parent() {
+    let m = pattern_tests::mongo_store("variant_follow").await;
+    let store = AnyStore::Mongo(m.clone());
+    let film = Film {
+        id: 1,
+        reviews: 0,
+        stars: 0,
+        recent: vec![],
+    };
+    film.insert(&store).await.unwrap();
+    let follower = Follower::new(m.clone(), "posts").follow::<Post>();
+    assert_eq!(
+        follower.rules(),
+        [
+            "computed vp_films over vp_posts [kind=review]",
+            "subset vp_films.recent of vp_posts [kind=review]"
+        ]
+    );
+    follower.catch_up().await.unwrap();
+    let raw = pattern_tests::second_client(&m).await;
+    let posts = raw.database().collection::<bson::Document>("vp_posts");
+    let r = doc! {"_id": 1_i64, "kind": "review", "film": 1_i32, "stars": 4_i32, "at": 10_i64};
+    let n = doc! {"_id": 2_i64, "kind": "note", "film": 1_i64, "stars": 50_i64, "at": 20_i64};
+    posts.insert_many([r, n]).await.unwrap();
+    follower.catch_up().await.unwrap();
+    let mut model = vec![Post::Review(review(1, 1, 4, 10)), note(2, 1, 50, 20)];
+    films_agree_on_one(&store, &model).await;
+    let turned = doc! {"$set": {"kind": "review"}};
+    posts.update_one(doc! {"_id": 2_i64}, turned).await.unwrap();
+    follower.catch_up().await.unwrap();
+    model[1] = Post::Review(review(2, 1, 50, 20));
+    films_agree_on_one(&store, &model).await;
+    pattern_tests::drop_db(&store).await;
+}
+
+/// Film 1 as the posts `model` say (the follower's test has one film).
+async fn films_agree_on_one(store: &AnyStore, model: &[Post]) {
+    let of: Vec<&Review> = (model.iter())
+        .filter_map(|p| match p {
+            Post::Review(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let got = Film::get(store, &1).await.unwrap().unwrap();
+    assert_eq!(got.reviews, of.len() as i64);
+    assert_eq!(got.stars, of.iter().map(|r| r.stars).sum::<i64>());
+    let mut newest: Vec<Review> = of.into_iter().cloned().collect();
+    newest.sort_by_key(|r| std::cmp::Reverse((r.at, r.id)));
+    newest.truncate(2);
+    assert_eq!(got.recent, newest);
+    assert_eq!(verify::<Review, _>(store).await.unwrap(), vec![]);
+}
+
+on_both_stores!(a_child_variant_feeds_its_parent);
