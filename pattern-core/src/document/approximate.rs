@@ -6,6 +6,10 @@
 //! `N` per document and field (plus those of a [`flush`] cut short by the crash, which returns
 //! them to the count first). Nothing is ever counted twice: each batch of `N` is taken out of
 //! the count under a lock before it is written, and put back if the write fails.
+//!
+//! On a variant of a polymorphic collection, a counter counts for its document while it is
+//! that variant: its write holds the discriminator, and a delete or a change of variant (by
+//! the enum's or the variant's writes) drops the counts not yet written.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -14,7 +18,7 @@ use std::sync::Mutex;
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{id_bson, lock, Document};
+use super::{id_bson, lock, parts, polymorphic, Document, Scope};
 use crate::codec::order::value_key as key_bytes;
 use crate::store::query::{Filter, Update};
 use crate::store::{Extension, ExtensionKey, Store};
@@ -33,9 +37,15 @@ pub struct Approximate {
 #[derive(Debug, Default)]
 struct Pending(Mutex<HashMap<Key, (Bson, u64)>>);
 
-/// A counter's key: its collection, field, and the document's `_id` by value (an Int32 5 and an
-/// Int64 5 are one document, as on the server).
-type Key = (&'static str, &'static str, Vec<u8>);
+/// A counter's key: its collection, variant (`""` for a type that is no variant), field, and
+/// the document's `_id` by value (an Int32 5 and an Int64 5 are one document, as on the server).
+type Key = (&'static str, &'static str, &'static str, Vec<u8>);
+
+/// `D`'s part of a counter's key: its collection and variant.
+fn owner<D: Document>() -> (&'static str, &'static str) {
+    let variant = Scope::of(D::POLYMORPHIC).map_or("", |s| s.value);
+    (D::COLLECTION, variant)
+}
 
 impl Extension for Pending {
     /// Forgets what was counted and not written: what a crash of the process would lose.
@@ -71,7 +81,8 @@ where
     crate::observe::traced!(span, async {
         let a = declared::<D>(field)?;
         let id = id_bson(id)?;
-        let key = (D::COLLECTION, field, key_bytes(&id));
+        let (coll, variant) = owner::<D>();
+        let key = (coll, variant, field, key_bytes(&id));
         let pending = &store.extensions().get(&PENDING).0;
         let batch = {
             let mut map = lock(pending);
@@ -107,7 +118,8 @@ async fn write<D: Document, S: Store>(store: &S, field: &str, id: &Bson, n: u64)
         sum: vec![(field.into(), Bson::Int64(n as i64))],
         ..Update::default()
     };
-    let by_id = Filter::Eq("_id".into(), id.clone());
+    // A variant's counter: its document while it is that variant.
+    let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
     let done = store
         .update_one(D::COLLECTION, &by_id, &mut update, false)
         .await?;
@@ -132,8 +144,9 @@ pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
         let pending = &store.extensions().get(&PENDING).0;
         let taken: Vec<(Key, (Bson, u64))> = {
             let mut map = lock(pending);
+            let mine = owner::<D>();
             let keys: Vec<Key> = (map.keys())
-                .filter(|k| k.0 == D::COLLECTION && D::APPROXIMATE.iter().any(|a| a.field == k.1))
+                .filter(|k| (k.0, k.1) == mine && D::APPROXIMATE.iter().any(|a| a.field == k.2))
                 .cloned()
                 .collect();
             keys.into_iter()
@@ -143,7 +156,7 @@ pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
         };
         let (mut written, mut first_error) = (0u64, None);
         for (key, (id, n)) in taken {
-            match write::<D, S>(store, key.1, &id, n).await {
+            match write::<D, S>(store, key.2, &id, n).await {
                 Ok(()) => written += n,
                 Err(e) => {
                     put_back(pending, key, id, n);
@@ -159,15 +172,16 @@ pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
 }
 
 /// The increments counted for the document `id` and not written, dropped: its delete through
-/// the library (they count towards nothing now, and a document inserted later with its `_id`
-/// starts from what it is written with).
+/// the library, or its change of variant (they count towards nothing now, and a document
+/// inserted later with its `_id` starts from what it is written with). Every variant's, on a
+/// polymorphic collection.
 pub(crate) fn forget<D: Document, S: Store>(store: &S, id: &Bson) {
-    if D::APPROXIMATE.is_empty() {
+    if parts::<D>().iter().all(|p| p.approximate.is_empty()) {
         return;
     }
     let key = key_bytes(id);
     let mut map = lock(&store.extensions().get(&PENDING).0);
-    map.retain(|k, _| !(k.0 == D::COLLECTION && k.2 == key));
+    map.retain(|k, _| !(k.0 == D::COLLECTION && k.3 == key));
 }
 
 /// The increments of counter `field` of the document `id` counted in this process and not yet
@@ -180,7 +194,8 @@ where
     D::Id: Borrow<Q>,
 {
     declared::<D>(field)?;
-    let key = (D::COLLECTION, field, key_bytes(&id_bson(id)?));
+    let (coll, variant) = owner::<D>();
+    let key = (coll, variant, field, key_bytes(&id_bson(id)?));
     let map = lock(&store.extensions().get(&PENDING).0);
     Ok(map.get(&key).map_or(0, |(_, n)| *n))
 }

@@ -21,7 +21,7 @@ use bson::{Bson, Document as BsonDocument};
 use super::related::computed::Computed;
 use super::related::subset::Subset;
 use super::scope::Scope;
-use super::{decode_stored, Document};
+use super::{decode_stored, Approximate, Document};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -84,6 +84,8 @@ pub struct Part {
     pub computed: Option<Computed>,
     /// The parent it keeps a subset in ([`Document::SUBSET`]).
     pub subset: Option<Subset>,
+    /// Its approximate counters ([`Document::APPROXIMATE`]).
+    pub approximate: &'static [Approximate],
 }
 
 impl Part {
@@ -92,6 +94,7 @@ impl Part {
         Part {
             computed: D::COMPUTED,
             subset: D::SUBSET,
+            approximate: D::APPROXIMATE,
         }
     }
 }

@@ -6,6 +6,8 @@
 //!
 //! - A child variant of computed values and of a subset: a document feeds its parent while it
 //!   is that variant; a change of variant away is a delete there, one into it an insert.
+//! - A variant's approximate counter: it counts for its document while it is that variant; a
+//!   delete or a change of variant drops the counts not yet written.
 
 use bson::{doc, Bson};
 use pattern_core::document::{recompute, resubset, verify, verify_subsets, Update};
@@ -271,4 +273,94 @@ async fn films_agree_on_one(store: &AnyStore, model: &[Post]) {
     assert_eq!(verify::<Review, _>(store).await.unwrap(), vec![]);
 }
 
-on_both_stores!(a_child_variant_feeds_its_parent);
+// ----- A variant's approximate counter -------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Page)]
+struct Article {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(approximate(every = 3))]
+    views: i64,
+}
+
+/// An article or a video: a video stores a `views` field of its own, no counter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "vp_pages", shared(id: i64, views: i64))]
+enum Page {
+    Article(Article),
+    Video {
+        #[serde(rename = "_id")]
+        id: i64,
+        views: i64,
+    },
+}
+
+async fn views(store: &AnyStore, id: i64) -> i64 {
+    let found = store
+        .find("vp_pages", &by_id(id), &Default::default())
+        .await;
+    let doc = found.unwrap().pop().unwrap();
+    pattern_tests::as_int(doc.get("views").unwrap()).unwrap()
+}
+
+fn pending(store: &AnyStore, id: i64) -> u64 {
+    pattern_core::document::pending::<Article, _, _>(store, "views", &id).unwrap()
+}
+
+async fn a_variant_counter_counts_its_variant(store: AnyStore) {
+    Article { id: 1, views: 0 }.insert(&store).await.unwrap();
+    Page::Video { id: 2, views: 0 }
+        .insert(&store)
+        .await
+        .unwrap();
+    Page::Article(Article { id: 3, views: 0 })
+        .insert(&store)
+        .await
+        .unwrap();
+    // Every third increment writes, to the article.
+    for _ in 0..3 {
+        Article::increment_views(&store, &1).await.unwrap();
+    }
+    assert_eq!((views(&store, 1).await, pending(&store, 1)), (3, 0));
+    // The video's `views` is no counter: the write that would reach it finds no article.
+    Article::increment_views(&store, &2).await.unwrap();
+    Article::increment_views(&store, &2).await.unwrap();
+    let third = Article::increment_views(&store, &2).await;
+    assert!(matches!(third, Err(Error::NotFound { .. })), "{third:?}");
+    assert_eq!((views(&store, 2).await, pending(&store, 2)), (0, 3));
+    // A change of variant through the enum drops the counts of what it was: the video's
+    // failed ones here, an article's pending ones below.
+    assert!(Page::Article(Article { id: 2, views: 0 })
+        .change_variant(&store)
+        .await
+        .unwrap());
+    assert_eq!(pending(&store, 2), 0);
+    Article::increment_views(&store, &3).await.unwrap();
+    Article::increment_views(&store, &3).await.unwrap();
+    assert_eq!(pending(&store, 3), 2);
+    assert!(Page::Video { id: 3, views: 50 }
+        .change_variant(&store)
+        .await
+        .unwrap());
+    assert_eq!(pending(&store, 3), 0);
+    assert_eq!(Article::flush(&store).await.unwrap(), 0);
+    assert_eq!(views(&store, 3).await, 50, "nothing written into the video");
+    // A delete through the enum drops them too.
+    Article::increment_views(&store, &1).await.unwrap();
+    assert_eq!(pending(&store, 1), 1);
+    assert!(Page::delete(&store, &1).await.unwrap());
+    assert_eq!(pending(&store, 1), 0);
+    // The article made of the video counts from what it was written with.
+    for _ in 0..4 {
+        Article::increment_views(&store, &2).await.unwrap();
+    }
+    assert_eq!(Article::flush(&store).await.unwrap(), 1);
+    assert_eq!(views(&store, 2).await, 4);
+}
+
+on_both_stores!(
+    a_child_variant_feeds_its_parent,
+    a_variant_counter_counts_its_variant
+);

@@ -93,8 +93,14 @@ pub(crate) fn run<D: Document, S: Store>(store: &S, write: Write) -> BoxFuture<'
     // Boxed: one future for every write of every type, whatever stages it takes, kept off the
     // caller's (an async test of many writes would otherwise hold the largest inline).
     Box::pin(async move {
+        // A delete, or a change of variant: what the document was counts no more.
         let deleted = match &write {
             Write::Delete { id, .. } => Some(id.clone()),
+            Write::Save {
+                doc,
+                any_variant: true,
+                ..
+            } => Some(id_of(doc)),
             _ => None,
         };
         let (wrote, propagate) = if write.transactional::<D>() {

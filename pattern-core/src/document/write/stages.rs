@@ -36,8 +36,8 @@ pub(crate) enum Stage {
     /// A source of copies: the copies brought in line in the write's transaction, or past the
     /// fan-out a propagation recorded (children) and run after the commit (after commit).
     Source,
-    /// Approximate counters: a deleted document's counts not yet written dropped (after
-    /// commit).
+    /// Approximate counters: the counts not yet written of a deleted document, or of one whose
+    /// variant changed, dropped (after commit).
     Counters,
 }
 
@@ -120,6 +120,9 @@ impl Plan {
         }
         if part.subset.is_some() {
             bits |= Stage::Subset.bit();
+        }
+        if !part.approximate.is_empty() {
+            bits |= Stage::Counters.bit();
         }
         Plan(bits)
     }

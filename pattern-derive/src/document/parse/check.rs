@@ -114,11 +114,9 @@ fn container_and_fields(cx: &Ctxt, p: &Parsed, fields: &[Read]) {
     }
     references::field_checks(cx, fields);
     if p.variant_of {
-        let spans = fields.iter().flat_map(|r| {
-            let approximate = r.approximate.map(|(_, s)| ("approximate", s));
-            let reference = r.reference.map(|s| ("reference", s));
-            approximate.into_iter().chain(reference)
-        });
+        let spans = fields
+            .iter()
+            .flat_map(|r| r.reference.map(|s| ("reference", s)));
         for (key, span) in spans {
             cx.error_at(
                 span,
