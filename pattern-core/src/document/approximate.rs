@@ -56,6 +56,17 @@ impl Extension for Pending {
 
 static PENDING: ExtensionKey<Pending> = ExtensionKey::new();
 
+/// The derive's check of a variant's counters: its collection (its enum's) keeps no history,
+/// whose every write is a revision (an approximate counter writes without one).
+pub const fn counters_without_history(history: Option<&str>, counters: &[Approximate]) {
+    if history.is_some() && !counters.is_empty() {
+        panic!(
+            "an approximate counter writes without a revision: a variant of a polymorphic \
+             collection with history cannot have one (keep the counter in another type)"
+        );
+    }
+}
+
 fn declared<D: Document>(field: &str) -> Result<Approximate> {
     (D::APPROXIMATE.iter().find(|a| a.field == field).copied()).ok_or_else(|| {
         Error::invalid(format!(

@@ -14,7 +14,7 @@ use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use futures::stream::{self, Stream, StreamExt};
 use serde::Serialize;
 
-use super::{decode_stored, find_by_id, id_bson, Document};
+use super::{decode_stored, id_bson, polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
 use crate::store::query::{Filter, FindOptions};
@@ -168,6 +168,28 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
     Ok(found.first().map(revision_of))
 }
 
+/// The document `id` as stored, of `D` (on a variant's type: while it is that variant).
+async fn current<D: Document, S: Store>(store: &S, id: &Bson) -> Result<Option<BsonDocument>> {
+    let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    Ok(store.find(D::COLLECTION, &by_id, &one).await?.pop())
+}
+
+/// The history records of `id` matching `more`, of `D`'s states (on a variant's type, those
+/// recorded while the document was that variant: a polymorphic collection's history is its
+/// enum's, one revision sequence per `_id` whatever its variant).
+fn records_of<D: Document>(id: Bson, more: Vec<Filter>) -> Filter {
+    let mut all = vec![Filter::Eq("id".into(), id)];
+    if let Some(Polymorphic::Variant { field, value }) = D::POLYMORPHIC {
+        all.push(Filter::Eq(format!("state.{field}").into(), value.into()));
+    }
+    all.extend(more);
+    Filter::And(all)
+}
+
 pub(super) fn history_of<D: Document>() -> Result<&'static str> {
     D::HISTORY.ok_or_else(|| {
         Error::invalid(format!(
@@ -195,7 +217,7 @@ where
     );
     crate::observe::traced!(span, async {
         history_of::<D>()?;
-        let Some(cur) = find_by_id(store, D::COLLECTION, &id_bson(id)?).await? else {
+        let Some(cur) = current::<D, S>(store, &id_bson(id)?).await? else {
             return Ok(None);
         };
         current_revision(cur).map(Some)
@@ -273,7 +295,7 @@ where
         match next {
             Next::Done => None,
             Next::Current => {
-                let found = find_by_id(store, D::COLLECTION, &id_value).await;
+                let found = current::<D, S>(store, &id_value).await;
                 let (items, next) = match found {
                     Err(e) => (vec![Err(e)], Next::Done),
                     Ok(None) => (Vec::new(), Next::Before(None)),
@@ -285,16 +307,17 @@ where
                 Some((items, (id, next)))
             }
             Next::Before(below) => {
-                let mut filter = vec![Filter::Eq("id".into(), id_value)];
+                let mut below_current = Vec::new();
                 if let Some(b) = below {
-                    filter.push(Filter::Lt(REVISION.into(), Bson::Int64(b as i64)));
+                    below_current.push(Filter::Lt(REVISION.into(), Bson::Int64(b as i64)));
                 }
+                let filter = records_of::<D>(id_value, below_current);
                 let opts = FindOptions {
                     sort: vec![(REVISION.into(), -1)],
                     limit: Some(HISTORY_PAGE),
                     ..FindOptions::default()
                 };
-                match store.find(history, &Filter::And(filter), &opts).await {
+                match store.find(history, &filter, &opts).await {
                     Err(e) => Some((vec![Err(e)], (id, Next::Done))),
                     Ok(found) if found.is_empty() => None,
                     Ok(found) => {
@@ -330,15 +353,12 @@ where
     crate::observe::traced!(span, async {
         let history = history_of::<D>()?;
         let id = id_bson(id)?;
-        if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+        if let Some(cur) = current::<D, S>(store, &id).await? {
             if revision_of(&cur) == n {
                 return Ok(Some(decode_stored::<D>(cur)?.0));
             }
         }
-        let filter = Filter::And(vec![
-            Filter::Eq("id".into(), id),
-            Filter::Eq(REVISION.into(), Bson::Int64(n as i64)),
-        ]);
+        let filter = records_of::<D>(id, vec![Filter::Eq(REVISION.into(), Bson::Int64(n as i64))]);
         let one = FindOptions {
             limit: Some(1),
             ..FindOptions::default()
@@ -364,17 +384,14 @@ where
     crate::observe::traced!(span, async {
         let history = history_of::<D>()?;
         let id = id_bson(id)?;
-        if let Some(cur) = find_by_id(store, D::COLLECTION, &id).await? {
+        if let Some(cur) = current::<D, S>(store, &id).await? {
             if revised_at(&cur).is_none_or(|since| since <= time) {
                 return Ok(Some(decode_stored::<D>(cur)?.0));
             }
         }
         // The earliest revision still current after `time`: the one current at `time` if it had
         // begun by then.
-        let filter = Filter::And(vec![
-            Filter::Eq("id".into(), id),
-            Filter::Gt("until".into(), Bson::DateTime(time)),
-        ]);
+        let filter = records_of::<D>(id, vec![Filter::Gt("until".into(), Bson::DateTime(time))]);
         let opts = FindOptions {
             sort: vec![(REVISION.into(), 1)],
             limit: Some(1),

@@ -29,7 +29,7 @@ mod typed;
 mod versions;
 mod write;
 
-pub use approximate::{estimate, flush, increment, pending, Approximate};
+pub use approximate::{counters_without_history, estimate, flush, increment, pending, Approximate};
 pub use archive::{
     age_field, archive, archive_layout, get_with_archive, keep_field, verify_archive,
     verify_archive_layout, AgeValue, Archive, ArchiveAt, ArchiveReport, KeepFlag, ARCHIVE_MOVE,

@@ -180,7 +180,7 @@ where
         let update = update.into_query()?;
         let id = id_bson(id)?;
         let update = Write::Update {
-            filter: query::Filter::Eq("_id".into(), id.clone()),
+            filter: polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id.clone())),
             update,
             expected: Some((id, expected)),
         };

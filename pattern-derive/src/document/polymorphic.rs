@@ -48,6 +48,8 @@ struct Model<'a> {
     /// `variant_derive(Debug, Clone, ...)`: what the generated structs derive besides serde's
     /// and `Document`.
     derives: Vec<syn::Path>,
+    /// `history = "..."`: the collection's history, which every variant's writes record in.
+    history: Option<String>,
 }
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
@@ -81,7 +83,12 @@ fn parse(input: &DeriveInput) -> syn::Result<Model<'_>> {
         );
     }
     let tag = serde_tag(&cx, input);
-    let (collection, shared, derives) = container(&cx, input);
+    let Container {
+        collection,
+        shared,
+        derives,
+        history,
+    } = container(&cx, input);
     let rule = serde_names::rename_all(&cx, &input.attrs);
     let fields_rule = rename_all_fields(&cx, &input.attrs);
     let mut variants: Vec<Variant> = Vec::new();
@@ -164,6 +171,7 @@ fn parse(input: &DeriveInput) -> syn::Result<Model<'_>> {
         variants,
         shared,
         derives,
+        history: history.map(|h| h.value),
     })
 }
 
@@ -217,16 +225,26 @@ fn rename_all_fields(cx: &Ctxt, attrs: &[syn::Attribute]) -> Option<RenameRule> 
 }
 
 /// What the enum's `#[document(...)]` gives.
-type Container = (Option<Name>, Vec<(Ident, Type)>, Vec<syn::Path>);
+struct Container {
+    collection: Option<Name>,
+    shared: Vec<(Ident, Type)>,
+    derives: Vec<syn::Path>,
+    history: Option<Name>,
+}
 
-/// `collection = "..."`, `shared(field: Type, ...)` and `variant_derive(Trait, ...)`.
+/// `collection = "..."`, `shared(field: Type, ...)`, `variant_derive(Trait, ...)` and
+/// `history = "..."`.
 fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
     let mut collection = Slot::default();
     let mut shared = Slot::default();
     let mut derives = Slot::default();
+    let mut history = Slot::<Name>::default();
     attr::each_key(cx, &input.attrs, ATTR, |meta| {
         if meta.path.is_ident("collection") {
             collection.parse(cx, meta, attr::collection)
+        } else if meta.path.is_ident("history") {
+            // #[document(history = "products_history")]: one history for every variant.
+            history.parse(cx, meta, attr::collection)
         } else if meta.path.is_ident("shared") {
             // #[document(shared(name: String, price: i64))]
             shared.parse(cx, meta, |_, m| {
@@ -251,12 +269,30 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
                 Ok(Some(list.into_iter().collect::<Vec<_>>()))
             })
         } else {
-            attr::unknown(cx, meta, ATTR, &["collection", "shared", "variant_derive"])
+            attr::unknown(
+                cx,
+                meta,
+                ATTR,
+                &["collection", "shared", "variant_derive", "history"],
+            )
         }
     });
     let collection = collection.required(cx, &input.ident, "#[document(collection = \"...\")]");
-    let shared = shared.get().unwrap_or_default();
-    (collection, shared, derives.get().unwrap_or_default())
+    let history = history.get();
+    if let (Some(h), Some(c)) = (&history, &collection) {
+        if h.value == c.value {
+            cx.error_at(
+                h.span.unwrap_or_else(proc_macro2::Span::call_site),
+                "the history collection must be another collection than the documents'",
+            );
+        }
+    }
+    Container {
+        collection,
+        shared: shared.get().unwrap_or_default(),
+        derives: derives.get().unwrap_or_default(),
+        history,
+    }
 }
 
 fn expand(m: &Model) -> TokenStream {
@@ -309,7 +345,10 @@ fn expand(m: &Model) -> TokenStream {
             const _: () = #module::variant_check(<#ty as #module::Document>::POLYMORPHIC);
         }
     });
-    let (methods, mut writes) = super::expand::methods_of(&id_ty);
+    let (methods, mut writes) = super::expand::methods_of(&id_ty, m.history.is_some());
+    let history = m.history.as_ref().map(|h| {
+        quote!(const HISTORY: ::core::option::Option<&'static str> = ::core::option::Option::Some(#h);)
+    });
     writes.push("change_variant".to_owned());
     quote! {
         #(#generated)*
@@ -326,6 +365,7 @@ fn expand(m: &Model) -> TokenStream {
                 }
             }
             const WRITES: &'static [&'static str] = &[#(#writes),*];
+            #history
             const POLYMORPHIC: ::core::option::Option<#module::Polymorphic> =
                 ::core::option::Option::Some(#module::Polymorphic::Enum {
                     field: #tag,

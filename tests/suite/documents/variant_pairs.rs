@@ -8,6 +8,9 @@
 //!   is that variant; a change of variant away is a delete there, one into it an insert.
 //! - A variant's approximate counter: it counts for its document while it is that variant; a
 //!   delete or a change of variant drops the counts not yet written.
+//! - History, declared on the enum: one revision sequence per `_id` whatever its variant; every
+//!   write through the enum or a variant's type is one revision, a change of variant too; the
+//!   revision reads through a variant's type see the states when it was that variant.
 
 use bson::{doc, Bson};
 use pattern_core::document::{recompute, resubset, verify, verify_subsets, Update};
@@ -360,7 +363,163 @@ async fn a_variant_counter_counts_its_variant(store: AnyStore) {
     assert_eq!(views(&store, 2).await, 4);
 }
 
+// ----- History on the enum --------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Item)]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    price: i64,
+}
+
+/// A catalogue audited whole: every write of a book or a shirt is a revision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(
+    collection = "vp_items",
+    history = "vp_items_past",
+    shared(id: i64, price: i64),
+    variant_derive(Clone, Debug, PartialEq)
+)]
+enum Item {
+    Book(Book),
+    Shirt {
+        #[serde(rename = "_id")]
+        id: i64,
+        title: String,
+        price: i64,
+        size: String,
+    },
+}
+
+fn book(price: i64) -> Book {
+    Book {
+        id: 1,
+        title: "Dune".into(),
+        price,
+    }
+}
+
+async fn revision_of(store: &AnyStore, id: i64) -> Option<i64> {
+    let found = store
+        .find("vp_items", &by_id(id), &Default::default())
+        .await;
+    let doc = found.unwrap().pop()?;
+    doc.get(pattern_core::document::REVISION)
+        .and_then(pattern_tests::as_int)
+}
+
+async fn history_is_the_collections(store: AnyStore) {
+    use futures::TryStreamExt;
+    use pattern_core::document::{at_revision, history};
+    // insert through the variant: 1; the enum's save: 2; the variant's update: 3; the enum's
+    // update by a shared field: 4.
+    book(10).insert(&store).await.unwrap();
+    Item::Book(book(12)).save(&store).await.unwrap();
+    let set = Update::new().set(Book::TITLE, "Dune Messiah".to_owned());
+    assert!(Book::update_one(&store, Book::ID.eq(1), set).await.unwrap());
+    let inc = Update::new().inc(Item::PRICE, 1);
+    assert!(Item::update_one(&store, Item::ID.eq(1), inc).await.unwrap());
+    assert_eq!(revision_of(&store, 1).await, Some(4));
+    let messiah = Book {
+        id: 1,
+        title: "Dune Messiah".into(),
+        price: 13,
+    };
+    // The enum's conditional writes: at the revision read, and refused at a stale one.
+    Item::Book(book(20)).save_if(&store, 4).await.unwrap();
+    let stale = Item::Book(book(30)).save_if(&store, 4).await;
+    assert!(matches!(stale, Err(Error::Conflict { .. })), "{stale:?}");
+    Item::update_if(&store, &1, 5, Update::new().set(Item::PRICE, 21))
+        .await
+        .unwrap();
+    assert_eq!(revision_of(&store, 1).await, Some(6));
+    // A change of variant: one revision, the book it was recorded.
+    let shirt = Item::Shirt {
+        id: 1,
+        title: "Dune tee".into(),
+        price: 25,
+        size: "M".into(),
+    };
+    assert!(shirt.change_variant(&store).await.unwrap());
+    assert_eq!(revision_of(&store, 1).await, Some(7));
+    // The enum's history: every revision, each as the variant it was.
+    let all: Vec<_> = Item::history(&store, &1).try_collect().await.unwrap();
+    let numbers: Vec<u64> = all.iter().map(|r| r.revision).collect();
+    assert_eq!(numbers, [7, 6, 5, 4, 3, 2, 1]);
+    assert_eq!(all[0].document, shirt);
+    assert_eq!(all[1].document, Item::Book(book(21)));
+    assert_eq!(all[3].document, Item::Book(messiah.clone()));
+    // Through the variant's type: the states when it was a book.
+    let books: Vec<_> = history::<Book, _, _>(&store, &1)
+        .try_collect()
+        .await
+        .unwrap();
+    let numbers: Vec<u64> = books.iter().map(|r| r.revision).collect();
+    assert_eq!(numbers, [6, 5, 4, 3, 2, 1]);
+    assert_eq!(
+        at_revision::<Book, _, _>(&store, &1, 4).await.unwrap(),
+        Some(messiah)
+    );
+    assert_eq!(
+        at_revision::<Book, _, _>(&store, &1, 7).await.unwrap(),
+        None
+    );
+    let tee = at_revision::<ItemShirt, _, _>(&store, &1, 7).await.unwrap();
+    assert_eq!(tee.map(|t| t.size), Some("M".to_owned()));
+    // The variant's conditional update does not reach another variant's document.
+    let on_shirt = pattern_core::document::update_if::<Book, _, _>(
+        &store,
+        &1,
+        7,
+        Update::new().set(Book::PRICE, 0),
+    )
+    .await;
+    assert!(
+        matches!(on_shirt, Err(Error::Conflict { .. })),
+        "{on_shirt:?}"
+    );
+    // The generated struct's writes are revisions too; the enum's delete_if records the last.
+    let set = Update::new().set(ItemShirt::SIZE, "L".to_owned());
+    assert!(ItemShirt::update_one(&store, ItemShirt::ID.eq(1), set)
+        .await
+        .unwrap());
+    // Revision 7, a shirt, is a recorded state now: still no book.
+    let books: Vec<_> = history::<Book, _, _>(&store, &1)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(books.len(), 6);
+    assert_eq!(
+        at_revision::<Book, _, _>(&store, &1, 7).await.unwrap(),
+        None
+    );
+    Item::delete_if(&store, &1, 8).await.unwrap();
+    let past = store
+        .find(
+            "vp_items_past",
+            &query::Filter::eq("id", 1_i64),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(past.len(), 8, "every state recorded");
+    // A new `_id` through the enum's insert: revision 1.
+    Item::Book(Book {
+        id: 2,
+        title: "Emma".into(),
+        price: 5,
+    })
+    .insert(&store)
+    .await
+    .unwrap();
+    assert_eq!(revision_of(&store, 2).await, Some(1));
+}
+
 on_both_stores!(
     a_child_variant_feeds_its_parent,
-    a_variant_counter_counts_its_variant
+    a_variant_counter_counts_its_variant,
+    history_is_the_collections
 );

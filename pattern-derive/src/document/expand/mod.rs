@@ -69,7 +69,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         .then(|| quote!(const INDEXED: &'static [&'static str] = &[#(#indexed),*];));
     let (collection, variant) = match &d.variant_of {
         None => (quote!(#collection), None),
-        Some(of) => variant_items(ident, of, &d.shape),
+        Some(of) => variant_items(ident, of, &d.shape, !d.approximate.is_empty()),
     };
     let (variant, listed_by) = variant.unzip();
     let archive = d.archive.as_ref().map(|(age, keep)| {
@@ -133,6 +133,7 @@ fn variant_items(
     ident: &Ident,
     of: &syn::Path,
     shape: &[(String, bool, &'static [&'static str])],
+    counters: bool,
 ) -> (TokenStream, Option<(TokenStream, TokenStream)>) {
     let module = quote!(::pattern_core::document);
     let variant = quote_spanned!(of.span()=> <#ident as #module::Variant>);
@@ -152,6 +153,9 @@ fn variant_items(
                 value: #variant::VALUE,
             });
         const STORED: &'static [#module::StoredField] = &[#(#stored),*];
+        // The collection's history is its enum's: every variant's writes record in it.
+        const HISTORY: ::core::option::Option<&'static str> =
+            <#variant::Of as #module::Document>::HISTORY;
         fn variant_indexes() -> ::std::vec::Vec<::pattern_core::store::query::IndexSpec> {
             <#variant::Of as #module::Document>::variant_indexes()
         }
@@ -160,12 +164,21 @@ fn variant_items(
         }
     };
     // `variant_of` names the enum that lists this type.
-    let check = quote_spanned! {of.span()=>
+    let mut check = quote_spanned! {of.span()=>
         const _: fn() = || {
             fn listed_by<__PatternV: #module::Variant<Of = #of>>() {}
             listed_by::<#ident>();
         };
     };
+    // An approximate counter writes without a revision: not in a collection with history.
+    if counters {
+        check.extend(quote_spanned! {of.span()=>
+            const _: () = #module::counters_without_history(
+                <#ident as #module::Document>::HISTORY,
+                <#ident as #module::Document>::APPROXIMATE,
+            );
+        });
+    }
     (collection, Some((items, check)))
 }
 
@@ -210,10 +223,14 @@ fn typed_paths(fields: &[Typed]) -> Vec<TokenStream> {
         .collect()
 }
 
-/// A polymorphic enum's methods (those of every type: no optional part), and the names of
-/// those that write.
-pub(crate) fn methods_of(id_ty: &TokenStream) -> (Vec<TokenStream>, Vec<String>) {
-    methods(Some(id_ty), Has::default())
+/// A polymorphic enum's methods (those of every type, and with `history` the revisions'), and
+/// the names of those that write.
+pub(crate) fn methods_of(id_ty: &TokenStream, history: bool) -> (Vec<TokenStream>, Vec<String>) {
+    let has = Has {
+        history,
+        ..Has::default()
+    };
+    methods(Some(id_ty), has)
 }
 
 /// A polymorphic enum's method stubs beside its attribute errors.

@@ -54,7 +54,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
     if p.variant_of {
         let unsupported = [
             (p.versioning.is_some(), "version"),
-            (p.history.is_some(), "history"),
             (p.referenced_by.is_some(), "referenced_by"),
         ];
         for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
@@ -66,6 +65,13 @@ fn container(cx: &Ctxt, p: &Parsed) {
                 ),
             );
         }
+    }
+    if let (Some(h), true) = (p.history, p.variant_of) {
+        cx.error_at(
+            h.span.unwrap_or_else(Span::call_site),
+            "a polymorphic collection keeps one history, its enum's: declare \
+             `history = \"...\"` on the enum (every variant's writes record in it)",
+        );
     }
     if let (Some(h), Some(coll)) = (p.history, p.collection) {
         if h.value == coll.value {
