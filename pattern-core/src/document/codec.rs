@@ -47,7 +47,8 @@ pub fn to_document<D: Document>(doc: &D) -> Result<BsonDocument> {
             typed::normalize_keywords(k.normalize, v);
         }
     }
-    if let Some(v) = D::VERSIONING {
+    // The version of the type written: on an enum, the variant's (by the tag serde wrote).
+    if let Some(v) = versions::versioning_of::<D>(&out) {
         out.insert(v.field, Bson::Int32(v.current as i32));
     }
     polymorphic::stamp::<D>(&mut out);
@@ -62,7 +63,7 @@ pub(crate) fn decode<P: DeserializeOwned>(coll: &str, doc: BsonDocument) -> Resu
 /// The fields the library keeps in a stored document beside the struct's own: the schema
 /// version, the revision and its time.
 pub(crate) fn strip_kept<D: Document>(doc: &mut BsonDocument) {
-    if let Some(v) = D::VERSIONING {
+    if let Some(v) = versions::versioning_of::<D>(doc) {
         doc.remove(v.field);
     }
     if D::HISTORY.is_some() {
@@ -77,6 +78,17 @@ pub(crate) fn strip_kept<D: Document>(doc: &mut BsonDocument) {
 pub(crate) fn decode_stored<D: Document>(mut doc: BsonDocument) -> Result<(D, Option<u32>)> {
     polymorphic::check_stored::<D>(&mut doc)?;
     let stored = versions::classify::<D>(&doc)?;
+    if let versions::Stored::Older(from) = stored {
+        // On an enum, a variant's older version: upgraded by the variant's type (its own
+        // conversions), then read as the enum.
+        if let Some(up) = polymorphic::part_of::<D>(&doc).and_then(|p| p.upgrade) {
+            if matches!(D::POLYMORPHIC, Some(polymorphic::Polymorphic::Enum { .. })) {
+                let mut now = (up.0)(doc)?;
+                strip_kept::<D>(&mut now);
+                return Ok((decode(D::COLLECTION, now)?, Some(from)));
+            }
+        }
+    }
     strip_kept::<D>(&mut doc);
     match stored {
         versions::Stored::Current => Ok((decode(D::COLLECTION, doc)?, None)),
@@ -87,7 +99,7 @@ pub(crate) fn decode_stored<D: Document>(mut doc: BsonDocument) -> Result<(D, Op
 /// [`decode_stored`], then, for a type with `write_back`, the upgraded document written back
 /// (only over the very document read: a write since the read is never overwritten).
 pub(crate) async fn read_stored<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Result<D> {
-    let older = D::VERSIONING.is_some_and(|v| v.write_back)
+    let older = versions::versioning_of::<D>(&doc).is_some_and(|v| v.write_back)
         && matches!(versions::classify::<D>(&doc)?, versions::Stored::Older(_));
     if !older {
         return decode_stored::<D>(doc).map(|(d, _)| d);

@@ -19,9 +19,10 @@
 use bson::{Bson, Document as BsonDocument};
 
 use super::related::computed::Computed;
+use super::related::reference::{at_current, SourceUpgrade};
 use super::related::subset::Subset;
 use super::scope::Scope;
-use super::{decode_stored, Approximate, Document};
+use super::{decode_stored, Approximate, Document, Versioning};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -86,6 +87,11 @@ pub struct Part {
     pub subset: Option<Subset>,
     /// Its approximate counters ([`Document::APPROXIMATE`]).
     pub approximate: &'static [Approximate],
+    /// Its schema versions ([`Document::VERSIONING`]): a variant's own.
+    pub versioning: Option<Versioning>,
+    /// A stored document of it, at an older version, upgraded to the current one by its type
+    /// (with its discriminator): how the enum reads an older variant.
+    pub upgrade: Option<SourceUpgrade>,
 }
 
 impl Part {
@@ -95,6 +101,11 @@ impl Part {
             computed: D::COMPUTED,
             subset: D::SUBSET,
             approximate: D::APPROXIMATE,
+            versioning: D::VERSIONING,
+            upgrade: match D::VERSIONING {
+                Some(_) => Some(SourceUpgrade(at_current::<D>)),
+                None => None,
+            },
         }
     }
 }

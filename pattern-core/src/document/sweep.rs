@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::versions::Versioning;
 use super::write;
-use super::{decode_stored, indexes_ready, to_document, Document};
+use super::{decode_stored, indexes_ready, polymorphic, to_document, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::checkpoint::Checkpoint;
 use crate::pass::Options;
@@ -77,6 +77,11 @@ impl Sweep {
     }
 }
 
+/// The documents of `D` stored at an older version (on a variant's type, of its variant).
+fn older<D: Document>(v: &Versioning) -> Filter {
+    polymorphic::scope::<D>(v.older())
+}
+
 fn versioning<D: Document>() -> Result<Versioning> {
     D::VERSIONING.ok_or_else(|| {
         Error::invalid(format!(
@@ -107,8 +112,11 @@ pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) ->
             return dry_run::<D, S>(store, v, batch, options, report).await;
         }
         indexes_ready::<D, S>(store).await?;
-        let mut cp =
-            Checkpoint::load(store, format!("upgrade:{}:v{}", D::COLLECTION, v.current)).await?;
+        // A variant's sweep is its own: its versions are its own.
+        let variant = Scope::of(D::POLYMORPHIC)
+            .map_or_else(String::new, |s| format!("[{}={}]", s.field, s.value));
+        let name = format!("upgrade:{}{variant}:v{}", D::COLLECTION, v.current);
+        let mut cp = Checkpoint::load(store, name).await?;
         cp.end_earlier_sessions(store).await?;
         cp.pin(
             doc! {"field": v.field, "version": v.current as i64},
@@ -150,8 +158,10 @@ pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) ->
                     Box::pin(async move {
                         *part = Sweep::default();
                         bad.clear();
-                        let filter =
-                            Filter::And(vec![Filter::In("_id".into(), ids.clone()), v.older()]);
+                        let filter = Filter::And(vec![
+                            Filter::In("_id".into(), ids.clone()),
+                            older::<D>(&v),
+                        ]);
                         let opts = FindOptions {
                             sort: vec![("_id".into(), 1)],
                             ..FindOptions::default()
@@ -207,7 +217,7 @@ async fn next_page<D: Document, S: Store>(
     after: Option<&Bson>,
     batch: usize,
 ) -> Result<Vec<Bson>> {
-    let mut filter = vec![v.older()];
+    let mut filter = vec![older::<D>(&v)];
     if let Some(a) = after {
         filter.push(Filter::Gt("_id".into(), a.clone()));
     }
@@ -237,7 +247,7 @@ pub(crate) async fn older_in_line<D: Document, T: Store>(
     write_back: bool,
 ) -> Result<Option<u32>> {
     let v = versioning::<D>()?;
-    let by_id = Filter::And(vec![Filter::Eq("_id".into(), id.clone()), v.older()]);
+    let by_id = Filter::And(vec![Filter::Eq("_id".into(), id.clone()), older::<D>(&v)]);
     let Some(cur) = (tx
         .find(D::COLLECTION, &by_id, &FindOptions::default())
         .await?)
@@ -264,7 +274,7 @@ async fn upgrade_one<D: Document, T: Store>(
     new: BsonDocument,
 ) -> Result<()> {
     let id = cur.get("_id").cloned().unwrap_or(Bson::Null);
-    let cas = Filter::And(vec![Filter::Eq("_id".into(), id), v.at(from)]);
+    let cas = polymorphic::scope::<D>(Filter::And(vec![Filter::Eq("_id".into(), id), v.at(from)]));
     write::upgrade_in::<D, T>(tx, cur, new, &cas).await?;
     Ok(())
 }
@@ -283,7 +293,7 @@ async fn dry_run<D: Document, S: Store>(
         comment: Some(SWEEP_SCAN),
         ..FindOptions::default()
     };
-    let older = v.older();
+    let older = older::<D>(&v);
     let mut docs = store.scan(D::COLLECTION, &older, &opts, batch as u32);
     let mut read = 0u64;
     while let Some(raw) = docs.next().await {

@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use bson::{Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;
 
-use super::Document;
+use super::{polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::store::query::Filter;
 use crate::{Error, Result};
@@ -108,28 +108,76 @@ pub(crate) enum Stored {
     Older(u32),
 }
 
-/// The version of a stored document of `D`, or [`Error::NewerVersion`].
+/// The schema versions of the stored or written document `doc` of `D`: `D`'s, or on a
+/// polymorphic enum its variant's (versions are each variant's own).
+pub(crate) fn versioning_of<D: Document>(doc: &BsonDocument) -> Option<Versioning> {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { .. }) => polymorphic::part_of::<D>(doc)?.versioning,
+        _ => D::VERSIONING,
+    }
+}
+
+/// The version of a stored document of `D` (on an enum, by its variant's versions), or
+/// [`Error::NewerVersion`].
 pub(crate) fn classify<D: Document>(doc: &BsonDocument) -> Result<Stored> {
-    let Some(v) = D::VERSIONING else {
+    let Some(v) = versioning_of::<D>(doc) else {
         return Ok(Stored::Current);
     };
     let found = v.of(D::COLLECTION, doc)?;
     if found == v.current {
         Ok(Stored::Current)
     } else if found > v.current {
-        Err(newer::<D>(doc.get("_id"), found))
+        Err(newer::<D>(doc.get("_id"), found, v.current))
     } else {
         Ok(Stored::Older(found))
     }
 }
 
-pub(crate) fn newer<D: Document>(id: Option<&Bson>, found: u32) -> Error {
+pub(crate) fn newer<D: Document>(id: Option<&Bson>, found: u32, known: u32) -> Error {
     Error::NewerVersion {
         collection: D::COLLECTION.to_owned(),
         id: id.map_or_else(|| "(no _id)".to_owned(), display_bson),
         found,
-        known: D::VERSIONING.map_or(0, |v| v.current),
+        known,
     }
+}
+
+/// Whether any document of `D` carries schema versions (`D`'s own, or a variant's on an enum).
+pub(crate) fn versioned<D: Document>() -> bool {
+    polymorphic::parts::<D>()
+        .iter()
+        .any(|p| p.versioning.is_some())
+}
+
+/// The documents of `D` at their current version (`None`: `D` has no versions): `D`'s, or on
+/// an enum each variant's at its own, and every document of an unversioned variant.
+pub(crate) fn current_filter<D: Document>() -> Option<Filter> {
+    by_variant::<D>(|v| v.at(v.current), true)
+}
+
+/// The documents of `D` at another version than their current one (`None`: no versions).
+pub(crate) fn not_current_filter<D: Document>() -> Option<Filter> {
+    by_variant::<D>(Versioning::not_current, false)
+}
+
+/// `each` of `D`'s versions; on an enum, per versioned variant, with its discriminator (and
+/// the unversioned variants' documents when `unversioned`).
+fn by_variant<D: Document>(
+    each: impl Fn(&Versioning) -> Filter,
+    unversioned: bool,
+) -> Option<Filter> {
+    let Some(Polymorphic::Enum { field, variants }) = D::POLYMORPHIC else {
+        return D::VERSIONING.map(|v| each(&v));
+    };
+    if !versioned::<D>() {
+        return None;
+    }
+    let tag = |value: &str| Filter::Eq(field.into(), Bson::String(value.to_owned()));
+    let any = (variants.iter()).filter_map(|s| match s.part.versioning {
+        Some(v) => Some(Filter::And(vec![tag(s.value), each(&v)])),
+        None => unversioned.then(|| tag(s.value)),
+    });
+    Some(Filter::Or(any.collect()))
 }
 
 /// A conversion from the previous version's type `A` to the next one's: implemented for every

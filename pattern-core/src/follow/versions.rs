@@ -23,7 +23,8 @@ impl<D> Versions<D> {
 
 impl<D: Document, S: Store> Rule<S> for Versions<D> {
     fn name(&self) -> String {
-        format!("versions of {}", D::COLLECTION)
+        let scope = super::rule::scope_name(crate::document::Scope::of(D::POLYMORPHIC));
+        format!("versions of {}{scope}", D::COLLECTION)
     }
 
     fn watches(&self) -> Vec<(&'static str, bool)> {

@@ -8,6 +8,9 @@
 //!   is that variant; a change of variant away is a delete there, one into it an insert.
 //! - A variant's approximate counter: it counts for its document while it is that variant; a
 //!   delete or a change of variant drops the counts not yet written.
+//! - Schema versions on a variant: each variant's own; the enum reads an older variant
+//!   upgraded by the variant's conversions and writes it at the variant's version; the sweep of
+//!   a variant's type upgrades its variant's documents only.
 //! - History, declared on the enum: one revision sequence per `_id` whatever its variant; every
 //!   write through the enum or a variant's type is one revision, a change of variant too; the
 //!   revision reads through a variant's type see the states when it was that variant.
@@ -518,7 +521,174 @@ async fn history_is_the_collections(store: AnyStore) {
     assert_eq!(revision_of(&store, 2).await, Some(1));
 }
 
+// ----- Schema versions on a variant -------------------------------------------------------------
+
+/// Version 1 of a gadget: no colour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct GadgetV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+impl From<GadgetV1> for Gadget {
+    fn from(v: GadgetV1) -> Gadget {
+        Gadget {
+            id: v.id,
+            name: v.name,
+            colour: "black".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Stock, version = 2, previous(GadgetV1 = 1))]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+    colour: String,
+}
+
+/// A gadget or a tool: a tool has the same fields and no versions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "vp_stock", shared(id: i64, name: String))]
+enum Stock {
+    Gadget(Gadget),
+    Tool {
+        #[serde(rename = "_id")]
+        id: i64,
+        name: String,
+        colour: String,
+    },
+}
+
+async fn stored(store: &AnyStore, id: i64) -> bson::Document {
+    let found = store
+        .find("vp_stock", &by_id(id), &Default::default())
+        .await;
+    found.unwrap().pop().unwrap()
+}
+
+fn gadget(id: i64, name: &str, colour: &str) -> Gadget {
+    Gadget {
+        id,
+        name: name.into(),
+        colour: colour.into(),
+    }
+}
+
+fn tool(id: i64, name: &str) -> Stock {
+    Stock::Tool {
+        id,
+        name: name.into(),
+        colour: "red".into(),
+    }
+}
+
+async fn a_variant_has_versions_of_its_own(store: AnyStore) {
+    use pattern_core::adopt::Options;
+    use pattern_core::document::migrate;
+    // An older build's gadgets (version 1, and one written before versions), a tool.
+    let raw = [
+        doc! {"_id": 1_i64, "kind": "gadget", "name": "lamp", "schema_version": 1},
+        doc! {"_id": 2_i64, "kind": "gadget", "name": "fan"},
+        doc! {"_id": 3_i64, "kind": "tool", "name": "saw", "colour": "red"},
+    ];
+    for d in raw {
+        store.insert_one("vp_stock", d).await.unwrap();
+    }
+    // Read through the enum and through the variant: upgraded by the gadget's conversions.
+    let lamp = gadget(1, "lamp", "black");
+    assert_eq!(
+        Stock::get(&store, &1).await.unwrap(),
+        Some(Stock::Gadget(lamp.clone()))
+    );
+    assert_eq!(
+        Gadget::get(&store, &2).await.unwrap(),
+        Some(gadget(2, "fan", "black"))
+    );
+    assert_eq!(Stock::get(&store, &3).await.unwrap(), Some(tool(3, "saw")));
+    // The enum's save writes the gadget's version; a tool carries none.
+    Stock::Gadget(gadget(1, "lamp", "white"))
+        .save(&store)
+        .await
+        .unwrap();
+    assert_eq!(stored(&store, 1).await.get_i32("schema_version"), Ok(2));
+    tool(7, "drill").insert(&store).await.unwrap();
+    assert!(stored(&store, 7).await.get("schema_version").is_none());
+    // The enum's update of an older gadget upgrades it first; of a tool, applies as it is.
+    let rename = Update::new().set(Stock::NAME, "desk fan".to_owned());
+    assert!(Stock::update_one(&store, Stock::ID.eq(2), rename)
+        .await
+        .unwrap());
+    assert_eq!(
+        Gadget::get(&store, &2).await.unwrap(),
+        Some(gadget(2, "desk fan", "black"))
+    );
+    assert_eq!(stored(&store, 2).await.get_i32("schema_version"), Ok(2));
+    let rename = Update::new().set(Stock::NAME, "hand saw".to_owned());
+    assert!(Stock::update_one(&store, Stock::ID.eq(3), rename)
+        .await
+        .unwrap());
+    assert_eq!(
+        Stock::get(&store, &3).await.unwrap(),
+        Some(tool(3, "hand saw"))
+    );
+    // A gadget a newer build wrote: never read as another shape, never overwritten.
+    let newer = doc! {"_id": 4_i64, "kind": "gadget", "name": "?", "schema_version": 3};
+    store.insert_one("vp_stock", newer.clone()).await.unwrap();
+    let read = Stock::get(&store, &4).await;
+    assert!(
+        matches!(
+            read,
+            Err(Error::NewerVersion {
+                found: 3,
+                known: 2,
+                ..
+            })
+        ),
+        "{read:?}"
+    );
+    let over = Stock::Gadget(gadget(4, "x", "x")).save(&store).await;
+    assert!(matches!(over, Err(Error::NewerVersion { .. })), "{over:?}");
+    let changed = tool(4, "x").change_variant(&store).await;
+    assert!(
+        matches!(changed, Err(Error::NewerVersion { .. })),
+        "{changed:?}"
+    );
+    assert_eq!(stored(&store, 4).await, newer, "untouched");
+    // A tool turned into a gadget is written at the gadget's version.
+    assert!(Stock::Gadget(gadget(3, "saw", "grey"))
+        .change_variant(&store)
+        .await
+        .unwrap());
+    assert_eq!(stored(&store, 3).await.get_i32("schema_version"), Ok(2));
+    // The gadget's sweep: its older documents only (a tool without a version field is none).
+    let raw = [
+        doc! {"_id": 5_i64, "kind": "gadget", "name": "kettle", "schema_version": 1},
+        doc! {"_id": 6_i64, "kind": "tool", "name": "rake", "colour": "red"},
+    ];
+    for d in raw {
+        store.insert_one("vp_stock", d).await.unwrap();
+    }
+    let swept = migrate::<Gadget, _>(&store, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!((swept.upgraded, swept.failed), (1, 0), "{swept:?}");
+    assert_eq!(stored(&store, 5).await.get_i32("schema_version"), Ok(2));
+    let rake = stored(&store, 6).await;
+    assert_eq!(rake.get_str("kind"), Ok("tool"));
+    assert!(rake.get("schema_version").is_none(), "{rake:?}");
+    let checkpoint = "upgrade:vp_stock[kind=gadget]:v2";
+    assert!(pattern_tests::checkpoint(&store, checkpoint)
+        .await
+        .is_some());
+}
+
 on_both_stores!(
+    a_variant_has_versions_of_its_own,
     a_child_variant_feeds_its_parent,
     a_variant_counter_counts_its_variant,
     history_is_the_collections

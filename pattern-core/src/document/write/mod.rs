@@ -81,6 +81,10 @@ impl Write {
                 expected: None,
                 ..
             } if reference::after::applies::<D>() => reference::after::may_change::<D>(update),
+            // A change of variant over a document a newer build wrote is refused: read first.
+            Write::Save {
+                any_variant: true, ..
+            } if plan.has(stages::Stage::Versions) => true,
             _ => plan.reads_before(),
         }
     }
@@ -435,11 +439,14 @@ async fn read_current<D: Document, T: Store>(
     tx: &T,
     filter: &Filter,
 ) -> Result<Option<BsonDocument>> {
-    let Some(v) = D::VERSIONING else {
+    let (Some(at_current), Some(not_current)) = (
+        versions::current_filter::<D>(),
+        versions::not_current_filter::<D>(),
+    ) else {
         return Ok(tx.find(D::COLLECTION, filter, &one()).await?.pop());
     };
-    let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
-    let other = Filter::And(vec![filter.clone(), v.not_current()]);
+    let current = Filter::And(vec![filter.clone(), at_current]);
+    let other = Filter::And(vec![filter.clone(), not_current]);
     for _ in 0..UPGRADE_ATTEMPTS {
         if let Some(cur) = tx.find(D::COLLECTION, &current, &one()).await?.pop() {
             return Ok(Some(cur));
@@ -500,7 +507,7 @@ async fn guarded_save<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Re
     let id = id_of(&doc);
     let variant = polymorphic::written::<D>(&doc);
     let mut filter = vec![polymorphic::save_filter(&id, variant.as_ref())];
-    if let Some(v) = D::VERSIONING {
+    if let Some(v) = versions::versioning_of::<D>(&doc) {
         filter.push(v.not_newer());
     }
     let filter = match filter.len() {
@@ -539,14 +546,14 @@ async fn guarded_update<D: Document, S: Store>(
     filter: Filter,
     update: Update,
 ) -> Result<bool> {
-    let Some(v) = D::VERSIONING else {
+    let Some(at_current) = versions::current_filter::<D>() else {
         let mut update = update;
         let done = store
             .update_one(D::COLLECTION, &filter, &mut update, false)
             .await?;
         return Ok(done.matched);
     };
-    let current = Filter::And(vec![filter.clone(), v.at(v.current)]);
+    let current = Filter::And(vec![filter.clone(), at_current]);
     for _ in 0..UPGRADE_ATTEMPTS {
         let mut attempt = update.clone();
         let done = store

@@ -124,6 +124,9 @@ impl Plan {
         if !part.approximate.is_empty() {
             bits |= Stage::Counters.bit();
         }
+        if part.versioning.is_some() {
+            bits |= Stage::Versions.bit();
+        }
         Plan(bits)
     }
 

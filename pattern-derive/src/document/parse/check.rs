@@ -52,16 +52,13 @@ fn container(cx: &Ctxt, p: &Parsed) {
         );
     }
     if p.variant_of {
-        let unsupported = [
-            (p.versioning.is_some(), "version"),
-            (p.referenced_by.is_some(), "referenced_by"),
-        ];
+        let unsupported = [(p.referenced_by.is_some(), "referenced_by")];
         for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
             cx.error_spanned_by(
                 &p.input.ident,
                 format!(
-                    "`{key}` cannot be combined with `variant_of` yet: a polymorphic collection's \
-                     variants support keywords, attributes and indexes"
+                    "`{key}` cannot be combined with `variant_of` yet: a variant's extended \
+                     references are not built (every other document feature is)"
                 ),
             );
         }
@@ -126,7 +123,10 @@ fn container_and_fields(cx: &Ctxt, p: &Parsed, fields: &[Read]) {
         for (key, span) in spans {
             cx.error_at(
                 span,
-                format!("`{key}` is not supported on a variant of a polymorphic collection yet"),
+                format!(
+                    "`{key}` is not supported on a variant of a polymorphic collection yet: a \
+                     variant's extended references are not built (every other document feature is)"
+                ),
             );
         }
     }
