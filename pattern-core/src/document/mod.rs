@@ -51,7 +51,7 @@ pub(crate) use ops::find_by_id;
 pub use ops::{
     change_variant, delete, delete_if, find, get, insert, save, save_if, update_if, update_one,
 };
-pub(crate) use polymorphic::parts;
+pub(crate) use polymorphic::{part_of, parts};
 pub use polymorphic::{
     variant_check, verify_variants, Part, Polymorphic, StoredField, Undecodable, Variant,
     VariantShape, VARIANTS_VERIFY,
@@ -61,13 +61,13 @@ pub use related::computed::{
     Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
 };
 pub(crate) use related::computed::{parents_in_line, repair_parents};
+pub(crate) use related::reference::{at_current, repair_copies_of, source_in_line};
 pub use related::reference::{
     copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,
     reference_field, referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated,
-    Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, StaleCopy, DEFAULT_FAN_OUT,
-    REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
+    Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, SourceUpgrade, StaleCopy,
+    DEFAULT_FAN_OUT, REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
-pub(crate) use related::reference::{repair_copies_of, source_in_line};
 pub(crate) use related::set_each;
 pub use related::subset::{
     order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,

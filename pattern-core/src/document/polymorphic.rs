@@ -19,10 +19,9 @@
 use bson::{Bson, Document as BsonDocument};
 
 use super::related::computed::Computed;
-use super::related::reference::{at_current, SourceUpgrade};
 use super::related::subset::Subset;
 use super::scope::Scope;
-use super::{decode_stored, Approximate, Document, Versioning};
+use super::{at_current, decode_stored, Approximate, Document, SourceUpgrade, Versioning};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;

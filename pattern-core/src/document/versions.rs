@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use bson::{Bson, Document as BsonDocument};
 use serde::de::DeserializeOwned;
 
-use super::{polymorphic, Document, Polymorphic};
+use super::{part_of, parts, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::store::query::Filter;
 use crate::{Error, Result};
@@ -112,7 +112,7 @@ pub(crate) enum Stored {
 /// polymorphic enum its variant's (versions are each variant's own).
 pub(crate) fn versioning_of<D: Document>(doc: &BsonDocument) -> Option<Versioning> {
     match D::POLYMORPHIC {
-        Some(Polymorphic::Enum { .. }) => polymorphic::part_of::<D>(doc)?.versioning,
+        Some(Polymorphic::Enum { .. }) => part_of::<D>(doc)?.versioning,
         _ => D::VERSIONING,
     }
 }
@@ -144,9 +144,7 @@ pub(crate) fn newer<D: Document>(id: Option<&Bson>, found: u32, known: u32) -> E
 
 /// Whether any document of `D` carries schema versions (`D`'s own, or a variant's on an enum).
 pub(crate) fn versioned<D: Document>() -> bool {
-    polymorphic::parts::<D>()
-        .iter()
-        .any(|p| p.versioning.is_some())
+    parts::<D>().iter().any(|p| p.versioning.is_some())
 }
 
 /// The documents of `D` at their current version (`None`: `D` has no versions): `D`'s, or on
