@@ -1,6 +1,7 @@
 //! The round trips of a polymorphic collection: every read and write of a variant is the one
 //! command of a plain document, its discriminator in the filter; a save refused over another
-//! variant adds the one read that names the variant found.
+//! variant adds the one read that names the variant found. A variant child of computed values
+//! written through the enum sends what a plain child sends.
 
 use pattern_core::document::{Update, Variant};
 use pattern_core::{Document, Error, MongoStore};
@@ -34,7 +35,91 @@ enum Item {
     },
 }
 
+/// A film counting its reviews and keeping the best stars.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_screens")]
+struct Screen {
+    #[serde(rename = "_id")]
+    id: i64,
+    n: i64,
+    best: Option<i64>,
+}
+
+/// A review, a variant child of its film's computed values.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(variant_of = Remark, computed(parent = Screen, key = screen, count = n, max(stars = best)))]
+struct Critique {
+    #[serde(rename = "_id")]
+    id: i64,
+    screen: i64,
+    stars: i64,
+}
+
+/// Reviews and notes in one collection: a note is no child.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "rt_remarks")]
+enum Remark {
+    Critique(Critique),
+    Aside {
+        #[serde(rename = "_id")]
+        id: i64,
+        screen: i64,
+        stars: i64,
+    },
+}
+
+/// What a transaction's commit is named in the log.
+const TXN: &str = "commitTransaction";
+
 pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
+    let mut rows = variant_rows(store, log).await;
+    rows.extend(child_rows(store, log).await);
+    rows
+}
+
+/// A variant child through the enum: an insert as a plain child's; a change of variant away
+/// from it, the save's read and write and the parent's adjustment of a child that leaves.
+async fn child_rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let screen = Screen {
+        id: 1,
+        n: 0,
+        best: None,
+    };
+    screen.insert(store).await.unwrap();
+    Remark::ensure_indexes(store).await.unwrap();
+    let critique = |id, stars| Critique {
+        id,
+        screen: 1,
+        stars,
+    };
+    critique(1, 3).into_enum().insert(store).await.unwrap();
+    log.clear();
+    critique(2, 5).into_enum().insert(store).await.unwrap();
+    rows.push(Row::exactly(
+        "variant child insert through the enum (computed parent)",
+        1,
+        log,
+        &["insert", "update", TXN],
+    ));
+    log.clear();
+    let aside = Remark::Aside {
+        id: 2,
+        screen: 1,
+        stars: 5,
+    };
+    assert!(aside.change_variant(store).await.unwrap());
+    rows.push(Row::exactly(
+        "change_variant of a variant child away (the maximum: the next read from the children)",
+        1,
+        log,
+        &["find", "update", "find", "find", "update", TXN],
+    ));
+    rows
+}
+
+async fn variant_rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
     let mut rows = Vec::new();
     Item::ensure_indexes(store).await.unwrap();
     let novel = |id| Novel {
