@@ -51,7 +51,8 @@ pub fn own_indexes<D: Document>() -> Vec<IndexSpec> {
 pub fn gathered_indexes<V: Document>() -> Vec<IndexSpec> {
     let mut out = own_indexes::<V>();
     let related = (V::COMPUTED.iter().flat_map(computed::indexes))
-        .chain(V::SUBSET.iter().flat_map(subset::indexes));
+        .chain(V::SUBSET.iter().flat_map(subset::indexes))
+        .chain(V::REFERENCES.iter().map(reference::indexes));
     for index in related {
         if !out.iter().any(|i| i.name == index.name) {
             out.push(index);

@@ -21,7 +21,8 @@ use bson::{Bson, Document as BsonDocument};
 use super::related::computed::Computed;
 use super::related::subset::Subset;
 use super::scope::Scope;
-use super::{at_current, decode_stored, Approximate, Document, SourceUpgrade, Versioning};
+use super::{at_current, decode_stored, Approximate, Document, ReferenceField};
+use super::{SourceUpgrade, Versioning};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -86,6 +87,8 @@ pub struct Part {
     pub subset: Option<Subset>,
     /// Its approximate counters ([`Document::APPROXIMATE`]).
     pub approximate: &'static [Approximate],
+    /// Its fields holding copies of other documents' ([`Document::REFERENCES`]).
+    pub references: &'static [ReferenceField],
     /// Its schema versions ([`Document::VERSIONING`]): a variant's own.
     pub versioning: Option<Versioning>,
     /// A stored document of it, at an older version, upgraded to the current one by its type
@@ -100,6 +103,7 @@ impl Part {
             computed: D::COMPUTED,
             subset: D::SUBSET,
             approximate: D::APPROXIMATE,
+            references: D::REFERENCES,
             versioning: D::VERSIONING,
             upgrade: match D::VERSIONING {
                 Some(_) => Some(SourceUpgrade(at_current::<D>)),

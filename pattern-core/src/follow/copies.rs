@@ -4,7 +4,8 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, one_by_one, text, value_at, Applied, Keys, Rule};
+use super::rule::{bad, leak, one_by_one, scope_from, scope_name, scope_stored, text, value_at};
+use super::rule::{Applied, Keys, Rule};
 use crate::document::{repair_copies_of, source_in_line, Copied, ReferenceField};
 use crate::pass::Options;
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
@@ -18,7 +19,8 @@ pub(crate) struct Copies {
 
 impl<S: Store> Rule<S> for Copies {
     fn name(&self) -> String {
-        format!("copies {}.{}", self.collection, self.field.path)
+        let scope = scope_name(self.field.holders);
+        format!("copies {}.{}{scope}", self.collection, self.field.path)
     }
 
     fn watches(&self) -> Vec<(&'static str, bool)> {
@@ -65,6 +67,7 @@ impl<S: Store> Rule<S> for Copies {
         Some(doc! {
             "rule": "copies", "collection": self.collection, "path": self.field.path,
             "source": self.field.source, "fields": fields, "optional": self.field.optional,
+            "variant": scope_stored(self.field.holders),
         })
     }
 }
@@ -91,6 +94,7 @@ impl Copies {
             // Without the source's type, its documents are read as stored (`pattern follow`
             // runs the rules it recorded; the application's follower upgrades them).
             upgrade: None,
+            holders: scope_from(r)?,
         }));
         Ok(Copies {
             collection: leak(text(r, "collection")?),

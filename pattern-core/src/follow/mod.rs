@@ -185,11 +185,14 @@ impl<S: Store> Follower<S> {
     /// subset `D` keeps in its parents. Following a type twice, or both sides of a reference,
     /// keeps each rule once.
     pub fn follow<D: Document + 'static>(mut self) -> Self {
-        for r in D::REFERENCES {
-            self.add(Box::new(copies::Copies {
-                collection: D::COLLECTION,
-                field: r,
-            }));
+        // Its own copies, and on an enum each variant's.
+        for part in crate::document::parts::<D>() {
+            for r in part.references {
+                self.add(Box::new(copies::Copies {
+                    collection: D::COLLECTION,
+                    field: r,
+                }));
+            }
         }
         for r in D::REFERENCED_BY {
             self.add(Box::new(copies::Copies {

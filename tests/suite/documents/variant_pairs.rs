@@ -11,6 +11,9 @@
 //! - Schema versions on a variant: each variant's own; the enum reads an older variant
 //!   upgraded by the variant's conversions and writes it at the variant's version; the sweep of
 //!   a variant's type upgrades its variant's documents only.
+//! - A variant holding copies (a `reference` field): filled by every write that makes a document
+//!   that variant, through either type, and kept by its source's writes; a sibling variant's
+//!   field of the same name holding a document with an `_id` is never written.
 //! - History, declared on the enum: one revision sequence per `_id` whatever its variant; every
 //!   write through the enum or a variant's type is one revision, a change of variant too; the
 //!   revision reads through a variant's type see the states when it was that variant.
@@ -687,7 +690,169 @@ async fn a_variant_has_versions_of_its_own(store: AnyStore) {
         .is_some());
 }
 
+// ----- A variant holding copies ----------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "vp_makers", referenced_by(Kit = maker))]
+struct Maker {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, pattern_core::Reference)]
+#[reference(source = Maker)]
+struct MakerRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Piece)]
+struct Kit {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(reference)]
+    maker: MakerRef,
+}
+
+/// A label a loose piece carries: a document with an `_id`, no copy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Label {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "vp_pieces")]
+enum Piece {
+    Kit(Kit),
+    Loose {
+        #[serde(rename = "_id")]
+        id: i64,
+        maker: Label,
+    },
+}
+
+fn kit(id: i64, maker: i64) -> Kit {
+    Kit {
+        id,
+        maker: MakerRef {
+            id: maker,
+            name: "?".into(),
+        },
+    }
+}
+
+fn loose(id: i64, maker: i64, name: &str) -> Piece {
+    Piece::Loose {
+        id,
+        maker: Label {
+            id: maker,
+            name: name.into(),
+        },
+    }
+}
+
+/// The maker's name piece `id` holds, as stored.
+async fn maker_name(store: &AnyStore, id: i64) -> String {
+    let found = store
+        .find("vp_pieces", &by_id(id), &Default::default())
+        .await;
+    let doc = found.unwrap().pop().unwrap();
+    doc.get_document("maker")
+        .unwrap()
+        .get_str("name")
+        .unwrap()
+        .to_owned()
+}
+
+async fn a_variant_holds_copies(store: AnyStore) {
+    use pattern_core::document::verify_copies;
+    for (id, name) in [(1, "Meccano"), (2, "Lego")] {
+        let maker = Maker {
+            id,
+            name: name.into(),
+        };
+        maker.insert(&store).await.unwrap();
+    }
+    // Filled by the variant's insert and the enum's; a loose piece's label is its own.
+    kit(10, 1).insert(&store).await.unwrap();
+    Piece::Kit(kit(11, 1)).insert(&store).await.unwrap();
+    loose(12, 1, "my own").insert(&store).await.unwrap();
+    assert_eq!(maker_name(&store, 10).await, "Meccano");
+    assert_eq!(maker_name(&store, 11).await, "Meccano");
+    // The source's write reaches the kits, not the loose piece's label of the same `_id`.
+    let set = Update::new().set(Maker::NAME, "Meccano Ltd".to_owned());
+    assert!(Maker::update_one(&store, Maker::ID.eq(1), set)
+        .await
+        .unwrap());
+    assert_eq!(maker_name(&store, 10).await, "Meccano Ltd");
+    assert_eq!(maker_name(&store, 11).await, "Meccano Ltd");
+    assert_eq!(maker_name(&store, 12).await, "my own");
+    Maker {
+        id: 1,
+        name: "Meccano".into(),
+    }
+    .save(&store)
+    .await
+    .unwrap();
+    assert_eq!(maker_name(&store, 10).await, "Meccano");
+    assert_eq!(maker_name(&store, 12).await, "my own");
+    // The enum's save moves a kit to another maker: filled from it.
+    Piece::Kit(kit(11, 2)).save(&store).await.unwrap();
+    assert_eq!(maker_name(&store, 11).await, "Lego");
+    // A loose piece made a kit is filled; a kit made loose keeps the label it is given.
+    assert!(Piece::Kit(kit(12, 2)).change_variant(&store).await.unwrap());
+    assert_eq!(maker_name(&store, 12).await, "Lego");
+    assert!(loose(10, 2, "scratched")
+        .change_variant(&store)
+        .await
+        .unwrap());
+    assert_eq!(maker_name(&store, 10).await, "scratched");
+    assert_eq!(verify_copies::<Kit, _>(&store).await.unwrap(), vec![]);
+    // Maker 1 is copied by no kit now (the loose piece's label is no copy): it may go.
+    assert!(Maker::delete(&store, &1).await.unwrap());
+    let still = Maker::delete(&store, &2).await;
+    assert!(
+        matches!(still, Err(Error::StillReferenced { .. })),
+        "{still:?}"
+    );
+    assert_eq!(maker_name(&store, 10).await, "scratched");
+}
+
+/// The follower keeps a variant's copies, its rule named for the variant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_follower_keeps_a_variant_copies() {
+    let m = pattern_tests::mongo_store("variant_copies").await;
+    let store = AnyStore::Mongo(m.clone());
+    let follower = Follower::new(m.clone(), "pieces").follow::<Piece>();
+    assert_eq!(follower.rules(), ["copies vp_pieces.maker [kind=kit]"]);
+    let maker = Maker {
+        id: 1,
+        name: "Meccano".into(),
+    };
+    maker.insert(&store).await.unwrap();
+    kit(10, 1).insert(&store).await.unwrap();
+    loose(11, 1, "my own").insert(&store).await.unwrap();
+    follower.catch_up().await.unwrap();
+    let raw = pattern_tests::second_client(&m).await;
+    let makers = raw.database().collection::<bson::Document>("vp_makers");
+    makers
+        .update_one(doc! {"_id": 1_i64}, doc! {"$set": {"name": "Meccano Ltd"}})
+        .await
+        .unwrap();
+    follower.catch_up().await.unwrap();
+    assert_eq!(maker_name(&store, 10).await, "Meccano Ltd");
+    assert_eq!(maker_name(&store, 11).await, "my own");
+    pattern_tests::drop_db(&store).await;
+}
+
 on_both_stores!(
+    a_variant_holds_copies,
     a_variant_has_versions_of_its_own,
     a_child_variant_feeds_its_parent,
     a_variant_counter_counts_its_variant,

@@ -1,7 +1,7 @@
-// A polymorphic collection's variant takes every document feature but extended references:
-// `referenced_by` on a variant's type and a `reference` field in one are compile errors at
-// their key (not yet built: a variant's copies would need the discriminator in every filter of
-// the copies and of their source). `history` on a variant: polymorphic_variant_mistakes.
+// A polymorphic collection's variant takes every document feature but one: `referenced_by` on a
+// variant's type is a compile error at the type (not yet built: the source's reads and its
+// propagations would need its discriminator). `history` on a variant:
+// polymorphic_variant_mistakes.
 use pattern_core::{Document, Reference};
 use serde::{Deserialize, Serialize};
 
@@ -30,21 +30,11 @@ pub struct Holder {
     pub source: SourceRef,
 }
 
-#[derive(Document, Serialize, Deserialize)]
-#[document(variant_of = Item)]
-pub struct WithCopy {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    #[document(reference)]
-    pub source: SourceRef,
-}
-
 #[derive(Serialize, Deserialize, Document)]
 #[serde(tag = "kind")]
 #[document(collection = "items")]
 pub enum Item {
     Source(Source),
-    WithCopy(WithCopy),
 }
 
 fn main() {}

@@ -127,6 +127,9 @@ impl Plan {
         if part.versioning.is_some() {
             bits |= Stage::Versions.bit();
         }
+        if !part.references.is_empty() {
+            bits |= Stage::Copies.bit();
+        }
         Plan(bits)
     }
 
@@ -183,7 +186,19 @@ impl Plan {
         if !self.has(Stage::Copies) {
             return Ok(false);
         }
-        reference::fill::<D, T>(t, before, doc).await
+        // The copies of the variant written (on an enum); what it replaced counts only when it
+        // was the same variant (a copy new to the document touches its source).
+        let Some(part) = polymorphic::part_of::<D>(doc) else {
+            return Ok(false);
+        };
+        let same = |b: &&BsonDocument| match D::POLYMORPHIC {
+            Some(Polymorphic::Enum { field, .. }) => {
+                b.get_str(field).ok() == doc.get_str(field).ok()
+            }
+            _ => true,
+        };
+        let before = before.filter(same);
+        reference::fill::<D, T>(t, part.references, before, doc).await
     }
 
     /// Stage 5: the state `before` recorded and the revision the write stamps (none without

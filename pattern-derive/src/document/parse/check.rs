@@ -57,8 +57,8 @@ fn container(cx: &Ctxt, p: &Parsed) {
             cx.error_spanned_by(
                 &p.input.ident,
                 format!(
-                    "`{key}` cannot be combined with `variant_of` yet: a variant's extended \
-                     references are not built (every other document feature is)"
+                    "`{key}` cannot be combined with `variant_of` yet: a variant as a source of \
+                     extended references is not built (every other document feature is)"
                 ),
             );
         }
@@ -116,20 +116,6 @@ fn container_and_fields(cx: &Ctxt, p: &Parsed, fields: &[Read]) {
         }
     }
     references::field_checks(cx, fields);
-    if p.variant_of {
-        let spans = fields
-            .iter()
-            .flat_map(|r| r.reference.map(|s| ("reference", s)));
-        for (key, span) in spans {
-            cx.error_at(
-                span,
-                format!(
-                    "`{key}` is not supported on a variant of a polymorphic collection yet: a \
-                     variant's extended references are not built (every other document feature is)"
-                ),
-            );
-        }
-    }
     if p.history.is_some() {
         for (_, span) in fields.iter().filter_map(|r| r.approximate) {
             cx.error_at(

@@ -2,7 +2,7 @@
 //! extended reference's attributes is a compile error at the name that makes it.
 
 use super::{at_current, Copied, Reference, ReferenceField, Referrer, Slot, SourceUpgrade};
-use crate::document::{Approximate, Document, Field};
+use crate::document::{Approximate, Document, Field, Scope};
 
 /// The reference field `f` of `D` (the derive's check: `f` holds a [`Slot`]).
 pub const fn reference_field<D: Document, F: Slot>(f: Field<D, F>) -> ReferenceField {
@@ -15,6 +15,7 @@ pub const fn reference_field<D: Document, F: Slot>(f: Field<D, F>) -> ReferenceF
             Some(_) => Some(SourceUpgrade(at_current::<<F::Ref as Reference>::Source>)),
             None => None,
         },
+        holders: Scope::of(D::POLYMORPHIC),
     }
 }
 

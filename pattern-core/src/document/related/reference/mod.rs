@@ -40,7 +40,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::order::same_value;
-use crate::document::{find_by_id, id_bson, Document};
+use crate::document::{find_by_id, id_bson, Document, Scope};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{Store, WriteOp};
@@ -136,6 +136,9 @@ pub struct ReferenceField {
     /// A versioned source type's upgrade: a source stored at an older schema version is read
     /// as its current version stores it, so that every copy holds the current fields.
     pub upgrade: Option<SourceUpgrade>,
+    /// The documents holding the copies: on a variant's type, its variant's (`None`: every
+    /// document of the referencing collection).
+    pub holders: Option<Scope>,
 }
 
 /// A source type's stored document at its current schema version: itself at that version, an
@@ -393,7 +396,10 @@ fn copy_value(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> B
 
 /// The copies of the source `id` in `r`.
 fn mine(r: &ReferenceField, id: &Bson) -> Filter {
-    Filter::Eq(format!("{}._id", r.path).into(), id.clone())
+    Scope::narrow(
+        r.holders,
+        Filter::Eq(format!("{}._id", r.path).into(), id.clone()),
+    )
 }
 
 /// Whether any document holds a copy of `D`'s document `id` (one `find` of one `_id` per
@@ -572,11 +578,12 @@ fn is_job(j: &Bson, r: &Referrer) -> bool {
 /// (a source `doc` points at and `before` did not is touched: see [`REFERENCES`]).
 pub(crate) async fn fill<D: Document, T: Store>(
     tx: &T,
+    refs: &[ReferenceField],
     before: Option<&BsonDocument>,
     doc: &mut BsonDocument,
 ) -> Result<bool> {
     let mut changed = false;
-    for r in D::REFERENCES {
+    for r in refs {
         let copy = match doc.get_mut(r.path) {
             Some(Bson::Document(c)) => c,
             None | Some(Bson::Null) if r.optional => continue,

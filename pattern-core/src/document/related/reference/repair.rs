@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
 use crate::codec::order::{value_key as id_key, values_equal};
-use crate::document::{find_by_id, Document};
+use crate::document::{find_by_id, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions};
@@ -66,7 +66,10 @@ async fn stale_copies_in<S: Store>(
             comment: Some(REFERENCE_VERIFY),
             ..FindOptions::default()
         };
-        let all = Filter::Exists(format!("{}._id", r.path).into(), true);
+        let all = Scope::narrow(
+            r.holders,
+            Filter::Exists(format!("{}._id", r.path).into(), true),
+        );
         let mut scan = store.scan(coll, &all, &opts, 1_000);
         let mut chunk = Vec::new();
         while let Some(raw) = scan.next().await {
