@@ -22,7 +22,7 @@ use super::related::computed::Computed;
 use super::related::subset::Subset;
 use super::scope::Scope;
 use super::{at_current, decode_stored, Approximate, Document, ReferenceField};
-use super::{SourceUpgrade, Versioning};
+use super::{Propagation, Referrer, SourceUpgrade, Versioning};
 use crate::codec::BsonType;
 use crate::error::{StoredVariant, VariantChange};
 use crate::spec::Keywords;
@@ -89,6 +89,11 @@ pub struct Part {
     pub approximate: &'static [Approximate],
     /// Its fields holding copies of other documents' ([`Document::REFERENCES`]).
     pub references: &'static [ReferenceField],
+    /// The copies of its fields others hold ([`Document::REFERENCED_BY`]), and how its writes
+    /// reach them ([`Document::PROPAGATION`]).
+    pub referenced_by: &'static [Referrer],
+    /// How its writes reach its copies.
+    pub propagation: Propagation,
     /// Its schema versions ([`Document::VERSIONING`]): a variant's own.
     pub versioning: Option<Versioning>,
     /// A stored document of it, at an older version, upgraded to the current one by its type
@@ -104,6 +109,8 @@ impl Part {
             subset: D::SUBSET,
             approximate: D::APPROXIMATE,
             references: D::REFERENCES,
+            referenced_by: D::REFERENCED_BY,
+            propagation: D::PROPAGATION,
             versioning: D::VERSIONING,
             upgrade: match D::VERSIONING {
                 Some(_) => Some(SourceUpgrade(at_current::<D>)),

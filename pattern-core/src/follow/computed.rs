@@ -104,7 +104,7 @@ impl Aggregates {
                 key: leak(text(r, "key")?),
                 count: r.get_str("count").ok().map(leak),
                 aggregates: Box::leak(aggregates.into_boxed_slice()),
-                children: scope_from(r)?,
+                children: scope_from(r, "variant")?,
             },
         })
     }

@@ -68,6 +68,7 @@ impl<S: Store> Rule<S> for Copies {
             "rule": "copies", "collection": self.collection, "path": self.field.path,
             "source": self.field.source, "fields": fields, "optional": self.field.optional,
             "variant": scope_stored(self.field.holders),
+            "source_variant": scope_stored(self.field.sources),
         })
     }
 }
@@ -94,7 +95,8 @@ impl Copies {
             // Without the source's type, its documents are read as stored (`pattern follow`
             // runs the rules it recorded; the application's follower upgrades them).
             upgrade: None,
-            holders: scope_from(r)?,
+            holders: scope_from(r, "variant")?,
+            sources: scope_from(r, "source_variant")?,
         }));
         Ok(Copies {
             collection: leak(text(r, "collection")?),

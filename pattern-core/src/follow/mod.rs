@@ -194,11 +194,13 @@ impl<S: Store> Follower<S> {
                 }));
             }
         }
-        for r in D::REFERENCED_BY {
-            self.add(Box::new(copies::Copies {
-                collection: r.collection,
-                field: &r.field,
-            }));
+        for part in crate::document::parts::<D>() {
+            for r in part.referenced_by {
+                self.add(Box::new(copies::Copies {
+                    collection: r.collection,
+                    field: &r.field,
+                }));
+            }
         }
         // Its own parents, and on an enum each variant's.
         for part in crate::document::parts::<D>() {

@@ -130,10 +130,10 @@ pub(crate) fn scope_stored(scope: Option<Scope>) -> Bson {
     })
 }
 
-/// The variant a stored rule's children are ([`scope_stored`]; absent: none, as a rule stored
-/// before variants could be children).
-pub(crate) fn scope_from(r: &bson::Document) -> Result<Option<Scope>> {
-    match r.get("variant") {
+/// The variant a stored rule's documents are under `key` ([`scope_stored`]; absent: none, as a
+/// rule stored before variants took part).
+pub(crate) fn scope_from(r: &bson::Document, key: &str) -> Result<Option<Scope>> {
+    match r.get(key) {
         None | Some(Bson::Null) => Ok(None),
         Some(Bson::Document(v)) => Ok(Some(Scope {
             field: leak(text(v, "field")?),

@@ -71,7 +71,7 @@ impl Subsets {
                 into: leak(text(r, "into")?),
                 keep,
                 order: leak(text(r, "order")?),
-                children: scope_from(r)?,
+                children: scope_from(r, "variant")?,
             },
         })
     }

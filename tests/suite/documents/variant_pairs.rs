@@ -14,6 +14,9 @@
 //! - A variant holding copies (a `reference` field): filled by every write that makes a document
 //!   that variant, through either type, and kept by its source's writes; a sibling variant's
 //!   field of the same name holding a document with an `_id` is never written.
+//! - A variant as the source of copies (`referenced_by` on a variant's type): its writes through
+//!   either type keep its copies; a document is a source while it is that variant (a change of
+//!   variant away is its delete for the copies); a copy of another variant's `_id` is not found.
 //! - History, declared on the enum: one revision sequence per `_id` whatever its variant; every
 //!   write through the enum or a variant's type is one revision, a change of variant too; the
 //!   revision reads through a variant's type see the states when it was that variant.
@@ -851,7 +854,131 @@ async fn the_follower_keeps_a_variant_copies() {
     pattern_tests::drop_db(&store).await;
 }
 
+// ----- A variant as the source of copies ------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(variant_of = Person, referenced_by(Movie = director))]
+struct Director {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, pattern_core::Reference)]
+#[reference(source = Director)]
+struct DirectorRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "vp_movies")]
+struct Movie {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(reference)]
+    director: DirectorRef,
+}
+
+/// Directors and actors: an actor has a name too, and no copies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(collection = "vp_people", shared(id: i64, name: String))]
+enum Person {
+    Director(Director),
+    Actor {
+        #[serde(rename = "_id")]
+        id: i64,
+        name: String,
+    },
+}
+
+fn movie(id: i64, director: i64) -> Movie {
+    Movie {
+        id,
+        director: DirectorRef {
+            id: director,
+            name: "?".into(),
+        },
+    }
+}
+
+async fn director_of(store: &AnyStore, id: i64) -> String {
+    Movie::get(store, &id).await.unwrap().unwrap().director.name
+}
+
+async fn a_variant_is_a_source(store: AnyStore) {
+    use pattern_core::document::verify_copies;
+    let director = |id, name: &str| Director {
+        id,
+        name: name.into(),
+    };
+    director(1, "Varda").insert(&store).await.unwrap();
+    Person::Actor {
+        id: 2,
+        name: "Bonnaire".into(),
+    }
+    .insert(&store)
+    .await
+    .unwrap();
+    movie(10, 1).insert(&store).await.unwrap();
+    assert_eq!(director_of(&store, 10).await, "Varda");
+    // A copy of an actor's `_id` finds no director.
+    let of_actor = movie(11, 2).insert(&store).await;
+    assert!(
+        matches!(of_actor, Err(Error::NotFound { .. })),
+        "{of_actor:?}"
+    );
+    // The director's writes through the enum and through its type reach the copy.
+    Person::Director(director(1, "Agnès Varda"))
+        .save(&store)
+        .await
+        .unwrap();
+    assert_eq!(director_of(&store, 10).await, "Agnès Varda");
+    let set = Update::new().set(Director::NAME, "A. Varda".to_owned());
+    assert!(Director::update_one(&store, Director::ID.eq(1), set)
+        .await
+        .unwrap());
+    assert_eq!(director_of(&store, 10).await, "A. Varda");
+    let set = Update::new().set(Person::NAME, "Varda".to_owned());
+    assert!(Person::update_one(&store, Person::ID.eq(1), set)
+        .await
+        .unwrap());
+    assert_eq!(director_of(&store, 10).await, "Varda");
+    // An actor's writes reach no copy.
+    let set = Update::new().set(Person::NAME, "Sandrine".to_owned());
+    assert!(Person::update_one(&store, Person::ID.eq(2), set)
+        .await
+        .unwrap());
+    assert_eq!(verify_copies::<Movie, _>(&store).await.unwrap(), vec![]);
+    // Copied, the director stays one: a change of variant away is refused as its delete is.
+    let actor = Person::Actor {
+        id: 1,
+        name: "Varda".into(),
+    };
+    let away = actor.change_variant(&store).await;
+    assert!(
+        matches!(away, Err(Error::StillReferenced { .. })),
+        "{away:?}"
+    );
+    let deleted = Person::delete(&store, &1).await;
+    assert!(
+        matches!(deleted, Err(Error::StillReferenced { .. })),
+        "{deleted:?}"
+    );
+    assert_eq!(
+        Director::get(&store, &1).await.unwrap(),
+        Some(director(1, "Varda"))
+    );
+    // Copied by nothing, it may become an actor.
+    assert!(Movie::delete(&store, &10).await.unwrap());
+    assert!(actor.change_variant(&store).await.unwrap());
+    assert_eq!(Director::get(&store, &1).await.unwrap(), None);
+}
+
 on_both_stores!(
+    a_variant_is_a_source,
     a_variant_holds_copies,
     a_variant_has_versions_of_its_own,
     a_child_variant_feeds_its_parent,

@@ -130,6 +130,9 @@ impl Plan {
         if !part.references.is_empty() {
             bits |= Stage::Copies.bit();
         }
+        if !part.referenced_by.is_empty() {
+            bits |= Stage::Source.bit();
+        }
         Plan(bits)
     }
 
@@ -246,7 +249,11 @@ impl Plan {
                     }
                 }
                 Stage::Source => {
-                    recorded |= reference::propagate_in::<D, T>(t, id, before, after).await?;
+                    for (part, before, after) in &sides {
+                        let copies = (part.referenced_by, part.propagation);
+                        recorded |=
+                            reference::propagate_in::<D, T>(t, copies, id, *before, *after).await?;
+                    }
                 }
                 _ => {}
             }
@@ -264,7 +271,12 @@ impl Plan {
     ) -> Result<()> {
         for stage in self.stages() {
             match (stage, propagate, deleted) {
-                (Stage::Source, Some(id), _) if !D::PROPAGATION.deferred => {
+                // Deferred when every part that is a source is.
+                (Stage::Source, Some(id), _)
+                    if !(polymorphic::parts::<D>().iter())
+                        .filter(|p| !p.referenced_by.is_empty())
+                        .all(|p| p.propagation.deferred) =>
+                {
                     reference::propagate::<D, S>(store, Some(id), &Options::default()).await?;
                 }
                 (Stage::Counters, _, Some(id)) => approximate::forget::<D, S>(store, id),

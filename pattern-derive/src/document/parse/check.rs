@@ -25,8 +25,6 @@ pub(super) struct Parsed<'p, 'a> {
     pub variant_of: bool,
     pub versioning: Option<&'p Versioning>,
     pub history: Option<&'p Name>,
-    /// `referenced_by`: its span.
-    pub referenced_by: Option<Span>,
     pub computed: Option<&'p (ComputedAttr, Span)>,
     pub subset: Option<&'p (SubsetAttr, Span)>,
     pub archive: Option<&'p ArchiveAttr>,
@@ -50,18 +48,6 @@ fn container(cx: &Ctxt, p: &Parsed) {
             name.span.unwrap_or_else(Span::call_site),
             "a variant's documents live in its enum's collection: remove `collection`",
         );
-    }
-    if p.variant_of {
-        let unsupported = [(p.referenced_by.is_some(), "referenced_by")];
-        for (_, key) in unsupported.iter().filter(|(on, _)| *on) {
-            cx.error_spanned_by(
-                &p.input.ident,
-                format!(
-                    "`{key}` cannot be combined with `variant_of` yet: a variant as a source of \
-                     extended references is not built (every other document feature is)"
-                ),
-            );
-        }
     }
     if let (Some(h), true) = (p.history, p.variant_of) {
         cx.error_at(

@@ -91,7 +91,6 @@ pub(crate) fn parse(input: &DeriveInput) -> syn::Result<Doc<'_>> {
             variant_of: variant_of.is_some(),
             versioning: versioning.as_ref(),
             history: history.as_ref(),
-            referenced_by: referenced_by.as_ref().map(|(_, span)| *span),
             computed: computed.as_ref(),
             subset: subset.as_ref(),
             archive: archive.as_ref(),

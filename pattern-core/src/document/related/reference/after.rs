@@ -80,7 +80,8 @@ pub(crate) async fn bring_in_line_after<D: Document, T: Store>(
     let key = value_key(&entry_id(D::COLLECTION, id));
     if many.holds(&key) {
         // The way past the fan-out: copies found first, batches after the commit.
-        let recorded = propagate_later::<D, T>(tx, id, Some(after), fan_out).await?;
+        let recorded =
+            propagate_later::<D, T>(tx, D::REFERENCED_BY, id, Some(after), fan_out).await?;
         if !recorded {
             many.drop_key(&key);
         }

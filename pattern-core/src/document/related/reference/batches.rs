@@ -5,7 +5,7 @@ use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
 use super::{entry_id, is_job, jobs_of, set_copies, stale, Referrer, REFERENCES};
-use crate::document::{find_by_id, Document};
+use crate::document::{find_by_id, parts, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Update};
@@ -100,8 +100,12 @@ pub async fn propagate<D: Document, S: Store>(
 ) -> Result<Propagated> {
     let span = crate::observe::op_span!("document.propagate", "propagate", store, D::COLLECTION);
     crate::observe::traced!(span, async {
+        // The copies of `D`, or on an enum of each variant that is a source.
+        let parts = parts::<D>();
+        let sources = (parts.iter()).filter(|p| !p.referenced_by.is_empty());
+        let fan_out = sources.map(|p| p.propagation.fan_out).max().unwrap_or(1);
         let batch = if opts.batch_items == crate::pass::DEFAULT_BATCH_ITEMS {
-            D::PROPAGATION.fan_out.max(1) as usize
+            fan_out.max(1) as usize
         } else {
             opts.batch_items.max(1)
         };
@@ -111,16 +115,21 @@ pub async fn propagate<D: Document, S: Store>(
                 continue;
             };
             for job in jobs_of(Some(&entry)) {
-                let r = (D::REFERENCED_BY.iter())
-                    .find(|r| is_job(&job, r))
-                    .ok_or_else(|| {
-                        Error::invalid(format!(
-                            "a propagation of `{}` to {} is recorded, which this build's \
+                let listed = (parts.iter())
+                    .flat_map(|p| p.referenced_by)
+                    .find(|r| is_job(&job, r));
+                // On a variant's type, a job of a sibling variant's copies is the sibling's.
+                if listed.is_none() && Scope::of(D::POLYMORPHIC).is_some() {
+                    continue;
+                }
+                let r = listed.ok_or_else(|| {
+                    Error::invalid(format!(
+                        "a propagation of `{}` to {} is recorded, which this build's \
                              referenced_by(...) does not list",
-                            D::COLLECTION,
-                            display_bson(&job)
-                        ))
-                    })?;
+                        D::COLLECTION,
+                        display_bson(&job)
+                    ))
+                })?;
                 loop {
                     // The entry's counter before the source is read: unchanged at the end,
                     // no write of the library made a copy stale since (see `finish`).
@@ -154,7 +163,15 @@ async fn source_of<D: Document, T: Store>(
     r: &Referrer,
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
-    let source = find_by_id(t, D::COLLECTION, id).await?;
+    let by_id = Scope::narrow(
+        Scope::of(D::POLYMORPHIC),
+        Filter::Eq("_id".into(), id.clone()),
+    );
+    let one = FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let source = t.find(D::COLLECTION, &by_id, &one).await?.pop();
     let source = source.map(|s| r.field.current(s)).transpose()?;
     if source.is_none() && !r.field.optional {
         return Err(Error::invalid(format!(

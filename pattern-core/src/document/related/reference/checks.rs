@@ -16,6 +16,7 @@ pub const fn reference_field<D: Document, F: Slot>(f: Field<D, F>) -> ReferenceF
             None => None,
         },
         holders: Scope::of(D::POLYMORPHIC),
+        sources: Scope::of(<<F::Ref as Reference>::Source as Document>::POLYMORPHIC),
     }
 }
 

@@ -139,6 +139,16 @@ pub struct ReferenceField {
     /// The documents holding the copies: on a variant's type, its variant's (`None`: every
     /// document of the referencing collection).
     pub holders: Option<Scope>,
+    /// The sources: a variant's type's documents only (`None`: every document of the source
+    /// collection).
+    pub sources: Option<Scope>,
+}
+
+impl ReferenceField {
+    /// The source `id` (of the source's variant).
+    pub(crate) fn source_by_id(&self, id: &Bson) -> Filter {
+        Scope::narrow(self.sources, Filter::Eq("_id".into(), id.clone()))
+    }
 }
 
 /// A source type's stored document at its current schema version: itself at that version, an
@@ -247,7 +257,7 @@ where
             projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
             ..FindOptions::default()
         };
-        let by_id = Filter::Eq("_id".into(), id_bson(id)?);
+        let by_id = polymorphic_scope::<R::Source>(Filter::Eq("_id".into(), id_bson(id)?));
         match store.find(coll, &by_id, &opts).await?.pop() {
             Some(d) => decode_copy::<R>(&d).map(Some),
             None => Ok(None),
@@ -486,19 +496,26 @@ fn changes(by: &[Referrer], before: Option<&BsonDocument>, after: Option<&BsonDo
         .any(|f| !same_value(before.get(f.from), after.get(f.from)))
 }
 
-/// In a source's write transaction (`D` a referenced type), after the write: every copy
-/// brought in line, or, past the fan-out, the propagation recorded; whether one was.
+/// In a source's write transaction (`D` a referenced type, `by` and `how` its copies: on an
+/// enum, the variant's), after the write: every copy brought in line, or, past the fan-out,
+/// the propagation recorded; whether one was.
 pub(crate) async fn propagate_in<D: Document, T: Store>(
     tx: &T,
+    (by, how): (&'static [Referrer], Propagation),
     id: &Bson,
     before: Option<&BsonDocument>,
     after: Option<&BsonDocument>,
 ) -> Result<bool> {
-    if !changes(D::REFERENCED_BY, before, after) {
+    if !changes(by, before, after) {
         return Ok(false);
     }
-    let fan_out = D::PROPAGATION.fan_out.max(1) as usize;
-    propagate_later::<D, T>(tx, id, after, fan_out).await
+    let fan_out = how.fan_out.max(1) as usize;
+    propagate_later::<D, T>(tx, by, id, after, fan_out).await
+}
+
+/// `filter` narrowed to `S`'s variant (a source variant's documents).
+fn polymorphic_scope<S: Document>(filter: Filter) -> Filter {
+    Scope::narrow(Scope::of(S::POLYMORPHIC), filter)
 }
 
 /// In a source's write transaction, after a write that changed a copied field (to `after`,
@@ -507,13 +524,14 @@ pub(crate) async fn propagate_in<D: Document, T: Store>(
 /// after the commit; whether one was.
 pub(crate) async fn propagate_later<D: Document, T: Store>(
     tx: &T,
+    by: &'static [Referrer],
     id: &Bson,
     after: Option<&BsonDocument>,
     fan_out: usize,
 ) -> Result<bool> {
     touch(tx, D::COLLECTION, id).await?;
     let mut later = Vec::new();
-    for r in D::REFERENCED_BY {
+    for r in by {
         if after.is_none() && !r.field.optional {
             let one = FindOptions {
                 limit: Some(1),
@@ -612,8 +630,7 @@ pub(crate) async fn fill<D: Document, T: Store>(
             comment: Some(REFERENCE_SOURCE),
             ..FindOptions::default()
         };
-        let by_id = Filter::Eq("_id".into(), id.clone());
-        let Some(source) = tx.find(r.source, &by_id, &opts).await?.pop() else {
+        let Some(source) = tx.find(r.source, &r.source_by_id(&id), &opts).await?.pop() else {
             return Err(Error::NotFound {
                 collection: r.source.to_owned(),
                 id: display_bson(&id),

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
 use crate::codec::order::{value_key as id_key, values_equal};
-use crate::document::{find_by_id, Document, Scope};
+use crate::document::{Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions};
@@ -112,7 +112,11 @@ async fn compare<S: Store>(
         ..FindOptions::default()
     };
     let sources = (store
-        .find(r.source, &Filter::In("_id".into(), ids), &opts)
+        .find(
+            r.source,
+            &Scope::narrow(r.sources, Filter::In("_id".into(), ids)),
+            &opts,
+        )
         .await?)
         .into_iter()
         .map(|s| r.current(s))
@@ -207,7 +211,7 @@ pub(crate) async fn repair_copies_of<S: Store>(
             let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
                 let id = id.clone();
                 Box::pin(async move {
-                    let source = find_by_id(tx, r.source, &id).await?;
+                    let source = tx.find(r.source, &r.source_by_id(&id), &one()).await?.pop();
                     let source = source.map(|s| r.current(s)).transpose()?;
                     bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
                 })
@@ -235,7 +239,7 @@ pub(crate) async fn source_in_line<T: Store>(
     r: &ReferenceField,
     id: &Bson,
 ) -> Result<usize> {
-    let source = find_by_id(tx, r.source, id).await?;
+    let source = tx.find(r.source, &r.source_by_id(id), &one()).await?.pop();
     let source = source.map(|s| r.current(s)).transpose()?;
     if source.is_none() && !r.optional {
         return Ok(0);
@@ -250,5 +254,12 @@ pub(crate) async fn source_in_line<T: Store>(
         if !more {
             return Ok(written);
         }
+    }
+}
+
+fn one() -> FindOptions {
+    FindOptions {
+        limit: Some(1),
+        ..FindOptions::default()
     }
 }
