@@ -78,15 +78,15 @@ pub(crate) fn strip_kept<D: Document>(doc: &mut BsonDocument) {
 pub(crate) fn decode_stored<D: Document>(mut doc: BsonDocument) -> Result<(D, Option<u32>)> {
     polymorphic::check_stored::<D>(&mut doc)?;
     let stored = versions::classify::<D>(&doc)?;
-    if let versions::Stored::Older(from) = stored {
-        // On an enum, a variant's older version: upgraded by the variant's type (its own
-        // conversions), then read as the enum.
+    // On an enum, a variant's older version: upgraded by the variant's type (its own
+    // conversions), then read as the enum.
+    if let (versions::Stored::Older(from), Some(polymorphic::Polymorphic::Enum { .. })) =
+        (&stored, D::POLYMORPHIC)
+    {
         if let Some(up) = polymorphic::part_of::<D>(&doc).and_then(|p| p.upgrade) {
-            if matches!(D::POLYMORPHIC, Some(polymorphic::Polymorphic::Enum { .. })) {
-                let mut now = (up.0)(doc)?;
-                strip_kept::<D>(&mut now);
-                return Ok((decode(D::COLLECTION, now)?, Some(from)));
-            }
+            let mut now = (up.0)(doc)?;
+            strip_kept::<D>(&mut now);
+            return Ok((decode(D::COLLECTION, now)?, Some(*from)));
         }
     }
     strip_kept::<D>(&mut doc);

@@ -141,6 +141,14 @@ pub(crate) fn parts<D: Document>() -> Vec<Part> {
     out
 }
 
+/// Whether the documents `a` and `b` of `D` take one part (always, on a type that is no enum).
+pub(crate) fn one_part<D: Document>(a: &BsonDocument, b: &BsonDocument) -> bool {
+    match D::POLYMORPHIC {
+        Some(Polymorphic::Enum { field, .. }) => a.get_str(field).ok() == b.get_str(field).ok(),
+        _ => true,
+    }
+}
+
 /// The sides of a write from `before` to `after` (either `None`: none) each part sees: one
 /// pair when both are of one part (a type that is not an enum, a write that keeps the
 /// variant); a change of variant leaves the one part (a delete there) and joins the other (an
@@ -149,11 +157,11 @@ pub(crate) fn sides<'a, D: Document>(
     before: Option<&'a BsonDocument>,
     after: Option<&'a BsonDocument>,
 ) -> Vec<(Part, Option<&'a BsonDocument>, Option<&'a BsonDocument>)> {
-    let Some(Polymorphic::Enum { field, .. }) = D::POLYMORPHIC else {
+    let Some(Polymorphic::Enum { .. }) = D::POLYMORPHIC else {
         return vec![(Part::of::<D>(), before, after)];
     };
     match (before, after) {
-        (Some(b), Some(a)) if b.get_str(field).ok() == a.get_str(field).ok() => part_of::<D>(b)
+        (Some(b), Some(a)) if one_part::<D>(b, a) => part_of::<D>(b)
             .map(|p| (p, before, Some(a)))
             .into_iter()
             .collect(),
@@ -211,7 +219,7 @@ pub const fn variant_check(p: Option<Polymorphic>) {
 
 /// `filter`, narrowed to `D`'s variant when `D` is a variant's type.
 pub(crate) fn scope<D: Document>(filter: query::Filter) -> query::Filter {
-    Scope::narrow(Scope::of(D::POLYMORPHIC), filter)
+    Scope::narrow_to::<D>(filter)
 }
 
 /// The discriminator of a document `D` writes (a variant's: its value; the enum's: what

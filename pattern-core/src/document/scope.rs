@@ -3,7 +3,7 @@
 
 use bson::Bson;
 
-use super::Polymorphic;
+use super::{Document, Polymorphic};
 use crate::store::query;
 
 /// The documents of one variant of a polymorphic collection, those whose `field` is `value`:
@@ -35,5 +35,10 @@ impl Scope {
             ]),
             None => filter,
         }
+    }
+
+    /// `filter` narrowed to `D`'s variant when `D` is a variant's type.
+    pub(crate) fn narrow_to<D: Document>(filter: query::Filter) -> query::Filter {
+        Scope::narrow(Scope::of(D::POLYMORPHIC), filter)
     }
 }

@@ -84,23 +84,12 @@ impl Plan {
     /// `D`'s plan, from its attributes (a constant for each type): on an enum, with the
     /// stages of every variant's part.
     pub(crate) const fn of<D: Document>() -> Plan {
-        let has = [
-            D::VERSIONING.is_some(),
-            D::POLYMORPHIC.is_some(),
-            D::HISTORY.is_some(),
-            !D::REFERENCES.is_empty(),
-            D::COMPUTED.is_some(),
-            D::SUBSET.is_some(),
-            !D::REFERENCED_BY.is_empty(),
-            !D::APPROXIMATE.is_empty(),
-        ];
-        let mut bits = 0;
-        let mut i = 0;
-        while i < ORDER.len() {
-            if has[i] {
-                bits |= ORDER[i].bit();
-            }
-            i += 1;
+        let mut bits = Plan::of_part(&Part::of::<D>()).0;
+        if D::POLYMORPHIC.is_some() {
+            bits |= Stage::Variant.bit();
+        }
+        if D::HISTORY.is_some() {
+            bits |= Stage::History.bit();
         }
         if let Some(Polymorphic::Enum { variants, .. }) = D::POLYMORPHIC {
             let mut v = 0;
@@ -194,13 +183,7 @@ impl Plan {
         let Some(part) = polymorphic::part_of::<D>(doc) else {
             return Ok(false);
         };
-        let same = |b: &&BsonDocument| match D::POLYMORPHIC {
-            Some(Polymorphic::Enum { field, .. }) => {
-                b.get_str(field).ok() == doc.get_str(field).ok()
-            }
-            _ => true,
-        };
-        let before = before.filter(same);
+        let before = before.filter(|b| polymorphic::one_part::<D>(b, doc));
         reference::fill::<D, T>(t, part.references, before, doc).await
     }
 

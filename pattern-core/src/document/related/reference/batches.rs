@@ -163,10 +163,7 @@ async fn source_of<D: Document, T: Store>(
     r: &Referrer,
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
-    let by_id = Scope::narrow(
-        Scope::of(D::POLYMORPHIC),
-        Filter::Eq("_id".into(), id.clone()),
-    );
+    let by_id = Scope::narrow_to::<D>(Filter::Eq("_id".into(), id.clone()));
     let one = FindOptions {
         limit: Some(1),
         ..FindOptions::default()

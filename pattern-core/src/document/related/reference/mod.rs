@@ -149,6 +149,22 @@ impl ReferenceField {
     pub(crate) fn source_by_id(&self, id: &Bson) -> Filter {
         Scope::narrow(self.sources, Filter::Eq("_id".into(), id.clone()))
     }
+
+    /// The source `id` as stored (one `find`), `None` when gone or of another variant.
+    pub(crate) async fn read_source<T: Store>(
+        &self,
+        tx: &T,
+        id: &Bson,
+    ) -> Result<Option<BsonDocument>> {
+        let one = FindOptions {
+            limit: Some(1),
+            ..FindOptions::default()
+        };
+        Ok(tx
+            .find(self.source, &self.source_by_id(id), &one)
+            .await?
+            .pop())
+    }
 }
 
 /// A source type's stored document at its current schema version: itself at that version, an
@@ -257,7 +273,7 @@ where
             projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
             ..FindOptions::default()
         };
-        let by_id = polymorphic_scope::<R::Source>(Filter::Eq("_id".into(), id_bson(id)?));
+        let by_id = Scope::narrow_to::<R::Source>(Filter::Eq("_id".into(), id_bson(id)?));
         match store.find(coll, &by_id, &opts).await?.pop() {
             Some(d) => decode_copy::<R>(&d).map(Some),
             None => Ok(None),
@@ -511,11 +527,6 @@ pub(crate) async fn propagate_in<D: Document, T: Store>(
     }
     let fan_out = how.fan_out.max(1) as usize;
     propagate_later::<D, T>(tx, by, id, after, fan_out).await
-}
-
-/// `filter` narrowed to `S`'s variant (a source variant's documents).
-fn polymorphic_scope<S: Document>(filter: Filter) -> Filter {
-    Scope::narrow(Scope::of(S::POLYMORPHIC), filter)
 }
 
 /// In a source's write transaction, after a write that changed a copied field (to `after`,

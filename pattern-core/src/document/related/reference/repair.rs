@@ -211,7 +211,7 @@ pub(crate) async fn repair_copies_of<S: Store>(
             let (n, more) = transaction_with(store, &mut ctx, |tx, ()| {
                 let id = id.clone();
                 Box::pin(async move {
-                    let source = tx.find(r.source, &r.source_by_id(&id), &one()).await?.pop();
+                    let source = r.read_source(tx, &id).await?;
                     let source = source.map(|s| r.current(s)).transpose()?;
                     bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
                 })
@@ -239,7 +239,7 @@ pub(crate) async fn source_in_line<T: Store>(
     r: &ReferenceField,
     id: &Bson,
 ) -> Result<usize> {
-    let source = tx.find(r.source, &r.source_by_id(id), &one()).await?.pop();
+    let source = r.read_source(tx, id).await?;
     let source = source.map(|s| r.current(s)).transpose()?;
     if source.is_none() && !r.optional {
         return Ok(0);
@@ -254,12 +254,5 @@ pub(crate) async fn source_in_line<T: Store>(
         if !more {
             return Ok(written);
         }
-    }
-}
-
-fn one() -> FindOptions {
-    FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
     }
 }
