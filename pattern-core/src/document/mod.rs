@@ -63,8 +63,9 @@ pub use related::computed::{
 pub(crate) use related::computed::{parents_in_line, repair_parents};
 pub(crate) use related::reference::{at_current, repair_copies_of, source_in_line};
 pub use related::reference::{
-    copied_field, copies_a_counter, copy_of, lists, load_copy, pending_propagations, propagate,
-    reference_field, referrer, repair_copies, verify_copies, Copied, NoSource, Pending, Propagated,
+    copied_field, copies_a_counter, copy_of, listed_each, listed_in, lists, load_copy,
+    pending_propagations, propagate, reference_each, reference_field, reference_in, referrer,
+    referrer_at, repair_copies, verify_copies, Copied, Elements, NoSource, Pending, Propagated,
     Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, SourceUpgrade, StaleCopy,
     DEFAULT_FAN_OUT, REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
 };

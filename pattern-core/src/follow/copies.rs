@@ -4,7 +4,7 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, one_by_one, scope_from, scope_name, scope_stored, text, value_at};
+use super::rule::{bad, leak, one_by_one, scope_from, scope_name, scope_stored, text};
 use super::rule::{Applied, Keys, Rule};
 use crate::document::{repair_copies_of, source_in_line, Copied, ReferenceField};
 use crate::pass::Options;
@@ -20,7 +20,7 @@ pub(crate) struct Copies {
 impl<S: Store> Rule<S> for Copies {
     fn name(&self) -> String {
         let scope = scope_name(self.field.holders);
-        format!("copies {}.{}{scope}", self.collection, self.field.path)
+        format!("copies {}.{}{scope}", self.collection, self.field.at())
     }
 
     fn watches(&self) -> Vec<(&'static str, bool)> {
@@ -35,8 +35,9 @@ impl<S: Store> Rule<S> for Copies {
             keys.extend(change.id.clone());
         }
         if change.collection == self.collection && change.op != ChangeOp::Delete {
-            let at = format!("{}._id", self.field.path);
-            keys.extend(value_at(change.after.as_ref(), &at));
+            if let Some(after) = change.after.as_ref() {
+                keys.extend(self.field.source_ids(after));
+            }
         }
         Keys::Some(keys)
     }
@@ -66,6 +67,7 @@ impl<S: Store> Rule<S> for Copies {
             .collect();
         Some(doc! {
             "rule": "copies", "collection": self.collection, "path": self.field.path,
+            "within": self.field.within, "each": self.field.each, "many": self.field.many,
             "source": self.field.source, "fields": fields, "optional": self.field.optional,
             "variant": scope_stored(self.field.holders),
             "source_variant": scope_stored(self.field.sources),
@@ -89,6 +91,9 @@ impl Copies {
         }
         let field = Box::leak(Box::new(ReferenceField {
             path: leak(text(r, "path")?),
+            within: leak(r.get_str("within").unwrap_or("")),
+            each: r.get_bool("each").unwrap_or(false),
+            many: r.get_bool("many").unwrap_or(false),
             source: leak(text(r, "source")?),
             fields: Box::leak(fields.into_boxed_slice()),
             optional: r.get_bool("optional").unwrap_or(false),

@@ -33,9 +33,9 @@ pub(crate) struct Doc<'a> {
     pub subset: Option<SubsetAttr>,
     /// `#[document(reference)]` fields: the typed path's constant, the field's type, the
     /// key's span.
-    pub references: Vec<(Ident, &'a Type, proc_macro2::Span)>,
+    pub references: Vec<(Ident, &'a Type, proc_macro2::Span, Option<Within>)>,
     /// `referenced_by(Film = director, ...)`: each referencing type and its field.
-    pub referenced_by: Vec<(syn::Path, Ident)>,
+    pub referenced_by: Vec<(syn::Path, Ident, Option<Ident>)>,
     /// `fan_out = N` and `deferred` (a type with `referenced_by`).
     pub propagation: Option<(u32, bool)>,
     /// `#[document(attributes)]` fields: the typed path's constant and the key's span.
@@ -129,4 +129,15 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             expand::fallback(input, &fields, &counters)
         },
     )
+}
+
+/// Where a `reference` field's copy is when not the field itself: `in = director` (a field of
+/// the embedded document the field holds) or `each = person` (that field of each element of
+/// the array the field holds).
+#[derive(Clone)]
+pub(crate) struct Within {
+    /// `each` rather than `in`.
+    pub each: bool,
+    /// The embedded document's field (its Rust name, which is its stored name).
+    pub field: Ident,
 }

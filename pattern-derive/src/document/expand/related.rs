@@ -105,7 +105,18 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
     let fields = d
         .references
         .iter()
-        .map(|(k, _, span)| quote_spanned!(*span=> #module::reference_field(Self::#k)));
+        .map(|(k, _, span, within)| match within {
+            None => quote_spanned!(*span=> #module::reference_field(Self::#k)),
+            Some(w) => {
+                let (f, name) = (&w.field, unraw(&w.field));
+                let place = if w.each {
+                    quote_spanned!(f.span()=> reference_each)
+                } else {
+                    quote_spanned!(f.span()=> reference_in)
+                };
+                quote_spanned!(*span=> #module::#place(Self::#k, #name, |m| m.#f))
+            }
+        });
     let mut items = TokenStream::new();
     if !d.references.is_empty() {
         items.extend(quote! {
@@ -113,10 +124,16 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
         });
     }
     if !d.referenced_by.is_empty() {
-        let by = d.referenced_by.iter().map(|(ty, field)| {
+        let by = d.referenced_by.iter().map(|(ty, field, within)| {
             let k = konst(field);
             let t = parent_at(ty, field.span());
-            quote_spanned!(field.span()=> #module::referrer::<Self, #t, _>(#t::#k))
+            match within {
+                None => quote_spanned!(field.span()=> #module::referrer::<Self, #t, _>(#t::#k)),
+                Some(w) => {
+                    let name = unraw(w);
+                    quote_spanned!(w.span()=> #module::referrer_at::<Self, #t, _>(#t::#k, #name))
+                }
+            }
         });
         let (fan_out, deferred) = d.propagation.unwrap_or((1_000, false));
         items.extend(quote! {
@@ -127,22 +144,37 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             };
         });
     }
-    let checks = d.references.iter().map(|(k, ty, span)| {
-        let field = k.to_string().to_lowercase();
+    let checks = d.references.iter().map(|(k, ty, span, within)| {
+        let mut field = k.to_string().to_lowercase();
+        if let Some(w) = within {
+            field = format!("{field}.{}", unraw(&w.field));
+        }
         let message = format!(
             "the source of `{ident}::{field}` does not list it: add `referenced_by({ident} = \
              {field})` to the source's #[document(...)] (its writes must reach this copy)"
         );
-        quote_spanned! {*span=>
-            const _: () = ::core::assert!(
+        let listed = match within {
+            None => quote_spanned! {*span=>
                 #module::lists(
                     <<<#ty as #module::Slot>::Ref as #module::Reference>::Source
                         as #module::Document>::REFERENCED_BY,
                     <#ident as #module::Document>::COLLECTION,
                     #ident::#k.name(),
-                ),
-                #message
-            );
+                    "",
+                )
+            },
+            Some(w) => {
+                let (f, name) = (&w.field, unraw(&w.field));
+                let listed = if w.each {
+                    quote!(listed_each)
+                } else {
+                    quote!(listed_in)
+                };
+                quote_spanned!(*span=> #module::#listed(#ident::#k, #name, |m| m.#f))
+            }
+        };
+        quote_spanned! {*span=>
+            const _: () = ::core::assert!(#listed, #message);
         }
     });
     let counters = (!d.referenced_by.is_empty() && !d.approximate.is_empty()).then(|| {

@@ -2,6 +2,7 @@
 //! form an adapter stores, a keyword array's type, whether serde may leave it out.
 
 use proc_macro2::Span;
+use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{PathArguments, Token, Type};
@@ -9,7 +10,7 @@ use syn::{PathArguments, Token, Type};
 use super::{Read, ATTR};
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
-use crate::document::{Money, Normalize};
+use crate::document::{Money, Normalize, Within};
 use crate::shape::vec_arg;
 
 use super::related::approximate_options;
@@ -57,7 +58,7 @@ pub(crate) fn money_form(path: &str, with: bool) -> Option<Money> {
 pub(super) struct FieldAttrs {
     pub keywords: Option<Normalize>,
     pub approximate: Option<(u32, Span)>,
-    pub reference: Option<Span>,
+    pub reference: Option<(Span, Option<Within>)>,
     pub attributes: Option<Span>,
     pub index: Option<Span>,
 }
@@ -75,7 +76,7 @@ pub(super) fn field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttrs {
         } else if meta.path.is_ident("approximate") {
             approximate.parse(cx, meta, approximate_options)
         } else if meta.path.is_ident("reference") {
-            reference.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+            reference.parse(cx, meta, |cx, m| reference_options(cx, m, span))
         } else if meta.path.is_ident("attributes") {
             attributes.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else if meta.path.is_ident("index") {
@@ -168,5 +169,47 @@ pub(super) fn keyword_checks(cx: &Ctxt, r: &Read) {
             f.ident.span(),
             "a #[document(keywords)] field must be stored: remove #[serde(skip)]",
         );
+    }
+}
+
+/// `reference`, `reference(in = director)` or `reference(each = person)`.
+fn reference_options(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    span: Span,
+) -> syn::Result<Option<(Span, Option<Within>)>> {
+    // #[document(reference)]
+    if !meta.input.peek(syn::token::Paren) {
+        return Ok(attr::flag(cx, meta)?.map(|()| (span, None)));
+    }
+    let syntax = "reference(in = director) for a copy in the embedded document's field \
+                  `director`, reference(each = person) for one in each element's `person`";
+    let mut within: Option<Within> = None;
+    let mut reported = false;
+    meta.parse_nested_meta(|m| {
+        let each = m.path.is_ident("each");
+        if !each && !m.path.is_ident("in") {
+            reported = true;
+            cx.syn_error(m.error(format!("unknown key: {syntax}")));
+            return attr::skip_value(m.input);
+        }
+        let field: syn::Ident = m.value()?.call(syn::Ident::parse_any)?;
+        if within.is_some() {
+            cx.syn_error(m.error(format!("one place per reference: {syntax}")));
+        }
+        within = Some(Within { each, field });
+        Ok(())
+    })?;
+    match within {
+        Some(w) => Ok(Some((span, Some(w)))),
+        None => {
+            if !reported {
+                cx.error_at(
+                    span,
+                    format!("`reference(...)` says where the copy is: {syntax}"),
+                );
+            }
+            Ok(None)
+        }
     }
 }

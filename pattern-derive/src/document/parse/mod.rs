@@ -42,8 +42,8 @@ struct Read<'a> {
     approximate: Option<(u32, Span)>,
     /// A writer the typed path cannot follow (reported): no typed path, even as a stub.
     untyped: bool,
-    /// `#[document(reference)]`: the key's span.
-    reference: Option<Span>,
+    /// `#[document(reference)]`: the key's span, and where the copy is when not the field.
+    reference: Option<(Span, Option<crate::document::Within>)>,
     /// `#[document(attributes)]`: the key's span.
     attributes: Option<Span>,
     /// `#[document(index)]`: the key's span.
@@ -329,7 +329,10 @@ fn model<'a>(
         .collect();
     let references = (fields.iter())
         .filter(|r| r.stored)
-        .filter_map(|r| Some((r.typed.konst.clone(), r.typed.ty, r.reference?)))
+        .filter_map(|r| {
+            let (span, within) = r.reference.clone()?;
+            Some((r.typed.konst.clone(), r.typed.ty, span, within))
+        })
         .collect();
     let attributes = (fields.iter())
         .filter(|r| r.stored && r.typed.bson != "_id")

@@ -12,8 +12,9 @@ use crate::ctxt::Ctxt;
 /// The fan-out used when `fan_out` is not given (`pattern_core::document::DEFAULT_FAN_OUT`).
 const DEFAULT_FAN_OUT: u32 = 1_000;
 
-/// The referencing types and their fields, and the key's span.
-pub(super) type ReferencedBy = (Vec<(syn::Path, Ident)>, Span);
+/// The referencing types, their fields (with the embedded field holding the copy, for
+/// `Film = meta.director`), and the key's span.
+pub(super) type ReferencedBy = (Vec<(syn::Path, Ident, Option<Ident>)>, Span);
 
 /// `referenced_by(Film = director, Screening = director)`: each referencing type and the Rust
 /// name of its field holding the copy.
@@ -29,7 +30,7 @@ pub(super) fn referenced_by(
         attr::skip_value(meta.input)?;
         return Ok(None);
     }
-    let mut out: Vec<(syn::Path, Ident)> = Vec::new();
+    let mut out: Vec<(syn::Path, Ident, Option<Ident>)> = Vec::new();
     let mut reported = false;
     meta.parse_nested_meta(|pair| {
         if !pair.input.peek(syn::Token![=]) {
@@ -37,12 +38,22 @@ pub(super) fn referenced_by(
             cx.syn_error(pair.error(format!("name the field holding the copy: {syntax}")));
             return attr::skip_value(pair.input);
         }
-        let field = pair.value()?.parse::<Ident>()?;
-        let same = |(p, f): &(syn::Path, Ident)| *p == pair.path && *f == field;
+        let input = pair.value()?;
+        let field = input.parse::<Ident>()?;
+        // `Film = meta.director`: the copy in the embedded document's field.
+        let within = if input.peek(syn::Token![.]) {
+            input.parse::<syn::Token![.]>()?;
+            Some(input.call(syn::ext::IdentExt::parse_any)?)
+        } else {
+            None
+        };
+        let same = |(p, f, w): &(syn::Path, Ident, Option<Ident>)| {
+            *p == pair.path && *f == field && *w == within
+        };
         if out.iter().any(same) {
             cx.error_spanned_by(&field, "this field is listed twice");
         }
-        out.push((pair.path.clone(), field));
+        out.push((pair.path.clone(), field, within));
         Ok(())
     })?;
     if out.is_empty() {
@@ -86,7 +97,9 @@ pub(super) fn propagation(
 /// A reference field is stored and is not the `_id`.
 pub(super) fn field_checks(cx: &Ctxt, fields: &[Read]) {
     for r in fields {
-        let Some(span) = r.reference else { continue };
+        let Some((span, _)) = r.reference else {
+            continue;
+        };
         if r.typed.bson == "_id" {
             cx.error_at(
                 span,

@@ -17,6 +17,7 @@ use pattern_core::Reference;
 use super::*;
 
 mod on_mongo;
+mod placed;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
 #[document(

@@ -25,9 +25,11 @@ use crate::store::{Extension, ExtensionKey, Store};
 use crate::Result;
 
 /// Whether `D`'s `update_one` takes this path: a source whose writes change nothing but its
-/// copies (no history, computed values, subset or copies of its own to fill).
+/// copies (no history, computed values, subset or copies of its own to fill), each copy a field of
+/// its own (copies set by filter).
 pub(crate) fn applies<D: Document>() -> bool {
     !D::REFERENCED_BY.is_empty()
+        && D::REFERENCED_BY.iter().all(|r| r.field.flat())
         && D::REFERENCES.is_empty()
         && D::COMPUTED.is_none()
         && D::SUBSET.is_none()

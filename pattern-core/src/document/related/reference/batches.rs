@@ -170,14 +170,14 @@ async fn source_of<D: Document, T: Store>(
     };
     let source = t.find(D::COLLECTION, &by_id, &one).await?.pop();
     let source = source.map(|s| r.field.current(s)).transpose()?;
-    if source.is_none() && !r.field.optional {
+    if source.is_none() && !r.field.follows_delete() {
         return Err(Error::invalid(format!(
             "the copies of `{}` {} in `{}.{}` cannot follow it: it was deleted by another tool \
              and the reference is required (verify_copies lists them)",
             D::COLLECTION,
             display_bson(id),
             r.collection,
-            r.field.path
+            r.field.at()
         )));
     }
     Ok(source)

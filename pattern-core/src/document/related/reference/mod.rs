@@ -28,10 +28,14 @@
 pub(crate) mod after;
 mod batches;
 mod checks;
+mod place;
 mod repair;
 
 pub use batches::{pending_propagations, propagate, Pending, Propagated};
-pub use checks::{copied_field, copies_a_counter, lists, reference_field, referrer};
+pub use checks::{
+    copied_field, copies_a_counter, listed_each, listed_in, lists, reference_each, reference_field,
+    reference_in, referrer, referrer_at, Elements,
+};
 pub use repair::{repair_copies, verify_copies, Repaired, StaleCopy};
 pub(crate) use repair::{repair_copies_of, source_in_line};
 
@@ -102,11 +106,12 @@ pub struct Copied {
     pub to: &'static str,
 }
 
-/// What a reference field holds: a copy ([`Reference`]) or an `Option` of one (`null` once its
-/// source is deleted).
+/// What a reference field holds: a copy ([`Reference`]), an `Option` of one (`null` once its
+/// source is deleted) or a `Vec` of copies (kept per element; a source's delete removes its
+/// elements).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a copy of a document's fields",
-    label = "a #[document(reference)] field holds a #[derive(Reference)] type or an `Option` of one",
+    label = "a #[document(reference)] field holds a #[derive(Reference)] type, an `Option` or a `Vec` of one",
     note = "#[derive(Reference)] #[reference(source = Director)] struct DirectorRef {{ #[serde(rename = \"_id\")] id: ..., name: String }}"
 )]
 pub trait Slot {
@@ -114,6 +119,8 @@ pub trait Slot {
     type Ref: Reference;
     /// Whether the field may be `null` (its source deleted).
     const OPTIONAL: bool;
+    /// Whether the field holds a `Vec` of copies.
+    const MANY: bool = false;
 }
 
 impl<R: Reference> Slot for Option<R> {
@@ -121,12 +128,27 @@ impl<R: Reference> Slot for Option<R> {
     const OPTIONAL: bool = true;
 }
 
+impl<R: Reference> Slot for Vec<R> {
+    type Ref = R;
+    const OPTIONAL: bool = false;
+    const MANY: bool = true;
+}
+
 /// A reference field of a referencing type: where it is stored, its source's collection, what
 /// it copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReferenceField {
-    /// The referencing document's field holding the copy.
+    /// The referencing document's (top-level) field holding the copy, or holding the embedded
+    /// document(s) that do.
     pub path: &'static str,
+    /// The field of the embedded document in `path` (of each element, with `each`) holding
+    /// the copy: `#[document(reference(in = director))]`; `""` when `path` holds it.
+    pub within: &'static str,
+    /// `path` is an array of embedded documents, each holding a copy at `within`:
+    /// `#[document(reference(each = person))]`.
+    pub each: bool,
+    /// The copy's place holds a `Vec` of copies.
+    pub many: bool,
     /// The source's collection.
     pub source: &'static str,
     /// The copied fields.
@@ -285,8 +307,8 @@ where
 /// in `_id` order within a source (a propagation's batches are ranges of it).
 pub(crate) fn indexes(r: &ReferenceField) -> IndexSpec {
     IndexSpec {
-        name: format!("pattern_reference_{}._id_1_by_id", r.path),
-        keys: vec![(format!("{}._id", r.path), 1), ("_id".to_owned(), 1)],
+        name: format!("pattern_reference_{}._id_1_by_id", r.at()),
+        keys: vec![(format!("{}._id", r.at()), 1), ("_id".to_owned(), 1)],
         unique: false,
         partial: None,
     }
@@ -295,7 +317,7 @@ pub(crate) fn indexes(r: &ReferenceField) -> IndexSpec {
 /// The name of the index earlier versions created instead of [`indexes`]' (`{<field>._id: 1}`),
 /// dropped once the new one exists.
 pub(crate) fn former_index(r: &ReferenceField) -> String {
-    format!("pattern_reference_{}._id_1", r.path)
+    format!("pattern_reference_{}._id_1", r.at())
 }
 
 /// The copies among `ids` (sorted by `_id`, as the index holds them) as one condition: the
@@ -338,7 +360,8 @@ fn among(ids: Vec<Bson>, routed: bool) -> Filter {
 /// must hold, so the result is the same. A copy already in line between two stale ones (a
 /// propagation resumed after a crash, a copy written meanwhile) is sent the value it holds,
 /// which MongoDB does not write again. Checking the staleness per copy instead cost a quarter
-/// of the update's time on the test server (BENCHMARKS.md, section 11).
+/// of the update's time on the test server (BENCHMARKS.md, section 11). Copies elsewhere than
+/// a field of their own: [`rewrite_copies`].
 async fn set_copies<T: Store>(
     t: &T,
     coll: &str,
@@ -347,6 +370,9 @@ async fn set_copies<T: Store>(
     source: Option<&BsonDocument>,
     ids: Vec<Bson>,
 ) -> Result<u64> {
+    if !r.flat() {
+        return rewrite_copies(t, coll, r, id, source, ids).await;
+    }
     let routed = t.routes_by_shard_key().await?;
     let copies = WriteOp::UpdateMany {
         filter: Filter::And(vec![among(ids, routed), mine(r, id)]),
@@ -356,6 +382,35 @@ async fn set_copies<T: Store>(
         .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
         .await?;
     Ok(matched.first().copied().unwrap_or(0))
+}
+
+/// [`set_copies`] of a field whose copies are not the field itself (see [`place`]): the holders
+/// among `ids` read (their `_id` and the field: one `find`), and each whose field changes sent
+/// its new value (one write of them all, each by `_id`); how many were.
+async fn rewrite_copies<T: Store>(
+    t: &T,
+    coll: &str,
+    r: &ReferenceField,
+    id: &Bson,
+    source: Option<&BsonDocument>,
+    ids: Vec<Bson>,
+) -> Result<u64> {
+    let opts = FindOptions {
+        projection: vec!["_id".into(), r.path.into()],
+        comment: Some(REFERENCE_COPIES),
+        ..FindOptions::default()
+    };
+    let filter = Filter::And(vec![Filter::In("_id".into(), ids), mine(r, id)]);
+    let copy = copy_value(r, id, source);
+    let sets: Vec<_> = (t.find(coll, &filter, &opts).await?.iter())
+        .filter_map(|holder| {
+            let new = r.replaced(holder, id, &copy)?;
+            Some((holder.get("_id")?.clone(), vec![(r.path.into(), new)]))
+        })
+        .collect();
+    let n = sets.len() as u64;
+    crate::document::related::set_each(t, coll, sets, &[]).await?;
+    Ok(n)
 }
 
 /// The update of the copies of the source `id` in `r` that differ from `source` to its values.
@@ -422,10 +477,7 @@ fn copy_value(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> B
 
 /// The copies of the source `id` in `r`.
 fn mine(r: &ReferenceField, id: &Bson) -> Filter {
-    Scope::narrow(
-        r.holders,
-        Filter::Eq(format!("{}._id", r.path).into(), id.clone()),
-    )
+    Scope::narrow(r.holders, r.holding(id))
 }
 
 /// Whether any document holds a copy of `D`'s document `id` (one `find` of one `_id` per
@@ -453,20 +505,9 @@ pub(crate) async fn still_copied<D: Document, T: Store>(tx: &T, id: &Bson) -> Re
 /// The copies of the source `id` in `r` that differ from `source` (all of them, when it is
 /// gone).
 fn stale(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> Filter {
-    let mine = mine(r, id);
     match source {
-        None => mine,
-        Some(s) => Filter::And(vec![
-            mine,
-            Filter::Or(
-                (r.fields.iter())
-                    .map(|f| {
-                        let v = s.get(f.from).cloned().unwrap_or(Bson::Null);
-                        Filter::Ne(format!("{}.{}", r.path, f.to).into(), v)
-                    })
-                    .collect(),
-            ),
-        ]),
+        None => mine(r, id),
+        Some(s) => Scope::narrow(r.holders, r.differing(id, s)),
     }
 }
 
@@ -543,7 +584,7 @@ pub(crate) async fn propagate_later<D: Document, T: Store>(
     touch(tx, D::COLLECTION, id).await?;
     let mut later = Vec::new();
     for r in by {
-        if after.is_none() && !r.field.optional {
+        if after.is_none() && !r.field.follows_delete() {
             let one = FindOptions {
                 limit: Some(1),
                 projection: vec!["_id".into()],
@@ -578,7 +619,7 @@ pub(crate) async fn propagate_later<D: Document, T: Store>(
     for r in later {
         if !jobs.iter().any(|j| is_job(j, r)) {
             jobs.push(Bson::Document(
-                doc! {"c": r.collection, "p": r.field.path, "since": now.clone()},
+                doc! {"c": r.collection, "p": r.field.at(), "since": now.clone()},
             ));
         }
     }
@@ -600,7 +641,7 @@ fn jobs_of(entry: Option<&BsonDocument>) -> Vec<Bson> {
 
 fn is_job(j: &Bson, r: &Referrer) -> bool {
     matches!(j, Bson::Document(d)
-        if d.get_str("c").ok() == Some(r.collection) && d.get_str("p").ok() == Some(r.field.path))
+        if d.get_str("c").ok() == Some(r.collection) && d.get_str("p").ok() == Some(&*r.field.at()))
 }
 
 /// In a referencing type's write transaction: the copies of `doc` filled from their sources
@@ -613,6 +654,10 @@ pub(crate) async fn fill<D: Document, T: Store>(
 ) -> Result<bool> {
     let mut changed = false;
     for r in refs {
+        if !r.flat() {
+            changed |= fill_placed::<D, T>(tx, r, before, doc).await?;
+            continue;
+        }
         let copy = match doc.get_mut(r.path) {
             Some(Bson::Document(c)) => c,
             None | Some(Bson::Null) if r.optional => continue,
@@ -659,5 +704,91 @@ pub(crate) async fn fill<D: Document, T: Store>(
             }
         }
     }
+    Ok(changed)
+}
+
+/// [`fill`] of a field whose copies are not the field itself (see [`place`]): every copy's
+/// source read (one `find` of them all), each copy set to its source's fields.
+async fn fill_placed<D: Document, T: Store>(
+    tx: &T,
+    r: &ReferenceField,
+    before: Option<&BsonDocument>,
+    doc: &mut BsonDocument,
+) -> Result<bool> {
+    let mut scratch = Bson::Null;
+    let mut ids: Vec<Bson> = Vec::new();
+    let mut bad: Option<String> = None;
+    let top = match doc.get_mut(r.path) {
+        Some(v) => v,
+        None => &mut scratch,
+    };
+    r.walk(top, &mut |c| {
+        match c {
+            Bson::Document(d) => match d.get("_id") {
+                Some(id) if !ids.iter().any(|i| same_value(Some(i), Some(id))) => {
+                    ids.push(id.clone())
+                }
+                Some(_) => {}
+                None => bad = Some("a copy without an `_id`".to_owned()),
+            },
+            Bson::Null if r.optional => {}
+            other => bad = Some(display_bson(other)),
+        }
+        true
+    });
+    if let Some(what) = bad {
+        return Err(Error::invalid(format!(
+            "`{}`'s reference `{}` holds {what}, not a copy of a `{}` document",
+            D::COLLECTION,
+            r.at(),
+            r.source
+        )));
+    }
+    if ids.is_empty() {
+        return Ok(false);
+    }
+    let opts = FindOptions {
+        comment: Some(REFERENCE_SOURCE),
+        ..FindOptions::default()
+    };
+    let by_ids = Scope::narrow(r.sources, Filter::In("_id".into(), ids.clone()));
+    let sources = (tx.find(r.source, &by_ids, &opts).await?.into_iter())
+        .map(|s| r.current(s))
+        .collect::<Result<Vec<_>>>()?;
+    let source_of = |id: &Bson| sources.iter().find(|s| same_value(s.get("_id"), Some(id)));
+    if let Some(gone) = ids.iter().find(|id| source_of(id).is_none()) {
+        return Err(Error::NotFound {
+            collection: r.source.to_owned(),
+            id: display_bson(gone),
+        });
+    }
+    // A source the document points at and did not before: its entry touched (one write).
+    let was = before.map(|b| r.source_ids(b)).unwrap_or_default();
+    let new: Vec<(&str, WriteOp)> = (ids.iter())
+        .filter(|id| !was.iter().any(|w| same_value(Some(w), Some(id))))
+        .map(|id| (REFERENCES, touch_op(r.source, id)))
+        .collect();
+    if !new.is_empty() {
+        tx.write_across(new, None).await?;
+    }
+    let mut changed = false;
+    let top = match doc.get_mut(r.path) {
+        Some(v) => v,
+        None => &mut scratch,
+    };
+    r.walk(top, &mut |c| {
+        let Bson::Document(copy) = c else { return true };
+        let Some(source) = copy.get("_id").and_then(&source_of) else {
+            return true;
+        };
+        for f in r.fields {
+            let v = source.get(f.from).cloned().unwrap_or(Bson::Null);
+            if !same_value(copy.get(f.to), Some(&v)) {
+                copy.insert(f.to, v);
+                changed = true;
+            }
+        }
+        true
+    });
     Ok(changed)
 }

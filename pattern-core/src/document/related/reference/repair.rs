@@ -19,7 +19,8 @@ use crate::{Error, Result};
 pub struct StaleCopy {
     /// The referencing document's `_id` (relaxed Extended JSON).
     pub document: String,
-    /// Its reference field.
+    /// Its reference field (the document's field: a copy inside it is at
+    /// `<field>.<within>`).
     pub field: &'static str,
     /// The source's `_id`.
     pub source: String,
@@ -42,23 +43,26 @@ pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<Stale
         Ok(stale_copies::<D, S>(store)
             .await?
             .into_iter()
-            .map(|(s, _)| s)
+            .map(|(s, _, _)| s)
             .collect())
     })
 }
 
 /// [`verify_copies`], each with its source's `_id` as stored.
-async fn stale_copies<D: Document, S: Store>(store: &S) -> Result<Vec<(StaleCopy, Bson)>> {
-    let refs: Vec<&ReferenceField> = D::REFERENCES.iter().collect();
+async fn stale_copies<D: Document, S: Store>(
+    store: &S,
+) -> Result<Vec<(StaleCopy, Bson, &'static ReferenceField)>> {
+    let refs: Vec<&'static ReferenceField> = D::REFERENCES.iter().collect();
     stale_copies_in(store, D::COLLECTION, &refs).await
 }
 
-/// The stale copies of `refs`, fields of `coll`'s documents.
+/// The stale copies of `refs`, fields of `coll`'s documents, each with its source's `_id` as
+/// stored and its field.
 async fn stale_copies_in<S: Store>(
     store: &S,
     coll: &str,
-    refs: &[&ReferenceField],
-) -> Result<Vec<(StaleCopy, Bson)>> {
+    refs: &[&'static ReferenceField],
+) -> Result<Vec<(StaleCopy, Bson, &'static ReferenceField)>> {
     let mut out = Vec::new();
     for &r in refs {
         let opts = FindOptions {
@@ -68,7 +72,7 @@ async fn stale_copies_in<S: Store>(
         };
         let all = Scope::narrow(
             r.holders,
-            Filter::Exists(format!("{}._id", r.path).into(), true),
+            Filter::Exists(format!("{}._id", r.at()).into(), true),
         );
         let mut scan = store.scan(coll, &all, &opts, 1_000);
         let mut chunk = Vec::new();
@@ -89,20 +93,17 @@ async fn stale_copies_in<S: Store>(
 
 async fn compare<S: Store>(
     store: &S,
-    r: &ReferenceField,
+    r: &'static ReferenceField,
     docs: Vec<BsonDocument>,
-    out: &mut Vec<(StaleCopy, Bson)>,
+    out: &mut Vec<(StaleCopy, Bson, &'static ReferenceField)>,
 ) -> Result<()> {
     if docs.is_empty() {
         return Ok(());
     }
-    let copy_id = |d: &BsonDocument| {
-        d.get_document(r.path)
-            .ok()
-            .and_then(|c| c.get("_id"))
-            .cloned()
-    };
-    let ids: Vec<Bson> = docs.iter().filter_map(copy_id).collect();
+    let mut ids: Vec<Bson> = Vec::new();
+    for d in &docs {
+        ids.extend(r.source_ids(d));
+    }
     // The copied fields alone; all of them for a versioned source (read at its current version).
     let opts = FindOptions {
         projection: match r.upgrade {
@@ -126,30 +127,31 @@ async fn compare<S: Store>(
         .map(|s| (id_key(s.get("_id").unwrap_or(&Bson::Null)), s))
         .collect();
     for d in &docs {
-        let Some(id) = copy_id(d) else { continue };
-        let copy = d.get_document(r.path).ok();
-        let stale = |differs, source_missing| {
-            let s = StaleCopy {
-                document: display_bson(d.get("_id").unwrap_or(&Bson::Null)),
-                field: r.path,
-                source: display_bson(&id),
-                differs,
-                source_missing,
+        for copy in r.copies(d) {
+            let Some(id) = copy.get("_id") else { continue };
+            let stale = |differs, source_missing| {
+                let s = StaleCopy {
+                    document: display_bson(d.get("_id").unwrap_or(&Bson::Null)),
+                    field: r.path,
+                    source: display_bson(id),
+                    differs,
+                    source_missing,
+                };
+                (s, id.clone(), r)
             };
-            (s, id.clone())
-        };
-        match by_id.get(&id_key(&id)) {
-            None => out.push(stale(Vec::new(), true)),
-            Some(s) => {
-                let differs: Vec<&'static str> = (r.fields.iter())
-                    .filter(|f| {
-                        let want = s.get(f.from).unwrap_or(&Bson::Null);
-                        !values_equal(copy.and_then(|c| c.get(f.to)).unwrap_or(&Bson::Null), want)
-                    })
-                    .map(|f| f.to)
-                    .collect();
-                if !differs.is_empty() {
-                    out.push(stale(differs, false));
+            match by_id.get(&id_key(id)) {
+                None => out.push(stale(Vec::new(), true)),
+                Some(s) => {
+                    let differs: Vec<&'static str> = (r.fields.iter())
+                        .filter(|f| {
+                            let want = s.get(f.from).unwrap_or(&Bson::Null);
+                            !values_equal(copy.get(f.to).unwrap_or(&Bson::Null), want)
+                        })
+                        .map(|f| f.to)
+                        .collect();
+                    if !differs.is_empty() {
+                        out.push(stale(differs, false));
+                    }
                 }
             }
         }
@@ -195,15 +197,12 @@ pub(crate) async fn repair_copies_of<S: Store>(
     let batch = opts.batch_items.clamp(1, 1_000);
     let mut out = Repaired::default();
     let mut seen = std::collections::HashSet::new();
-    for (s, id) in stale_copies_in(store, coll, refs).await? {
-        let Some(&r) = refs.iter().find(|r| r.path == s.field) else {
-            continue;
-        };
-        if s.source_missing && !r.optional {
+    for (s, id, r) in stale_copies_in(store, coll, refs).await? {
+        if s.source_missing && !r.follows_delete() {
             out.orphans.push(s);
             continue;
         }
-        if !seen.insert((s.field, id_key(&id))) {
+        if !seen.insert((r.at(), id_key(&id))) {
             continue;
         }
         loop {
@@ -241,7 +240,7 @@ pub(crate) async fn source_in_line<T: Store>(
 ) -> Result<usize> {
     let source = r.read_source(tx, id).await?;
     let source = source.map(|s| r.current(s)).transpose()?;
-    if source.is_none() && !r.optional {
+    if source.is_none() && !r.follows_delete() {
         return Ok(0);
     }
     let mut written = 0;
