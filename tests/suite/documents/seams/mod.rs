@@ -118,6 +118,16 @@ async fn every_feature_on_every_write_path(store: AnyStore) {
     simple::row::<schema::Counted>(&store, &mut cells).await;
     simple::row::<schema::Order>(&store, &mut cells).await;
     simple::row::<schema::Plain>(&store, &mut cells).await;
+    // Pairs of them on one type, and all of them at once (issue 67).
+    simple::row::<schema::VersionedTagged>(&store, &mut cells).await;
+    simple::row::<schema::VersionedCounted>(&store, &mut cells).await;
+    simple::row::<schema::VersionedArchived>(&store, &mut cells).await;
+    simple::row::<schema::RevisedTagged>(&store, &mut cells).await;
+    simple::row::<schema::RevisedArchived>(&store, &mut cells).await;
+    simple::row::<schema::TaggedCounted>(&store, &mut cells).await;
+    simple::row::<schema::TaggedArchived>(&store, &mut cells).await;
+    simple::row::<schema::CountedArchived>(&store, &mut cells).await;
+    simple::row::<schema::Everything>(&store, &mut cells).await;
     related::computed(&store, &mut cells).await;
     related::subset(&store, &mut cells).await;
     related::source(&store, &mut cells).await;

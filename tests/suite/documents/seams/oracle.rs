@@ -2,16 +2,17 @@
 //! stores: a seeded sequence of writes interleaving a versioned type with history, keywords,
 //! an approximate counter, the archive, a computed child (sums of doubles), a subset child, an
 //! extended reference (a fan-out of 1, so its propagations run in batches) and a polymorphic
-//! collection (written through the enum and the variants' types), some inside transactions
+//! collection (written through the enum and the variants' types), and a type with versioning,
+//! history, keywords and the archive at once, some inside transactions
 //! committed or aborted, against the matrix's models. After each step the family it touched is
 //! compared whole with its model (documents, history records, archive, parents, copies, every
 //! read, the validators, the feature's own check); every 25 steps, and at the end, all of them.
 //!
 //! `PATTERN_FULL=1` runs 3,000 steps instead of 150; `PATTERN_SEAMS_SEED` sets another seed.
 
-use bson::{DateTime, Document as BsonDocument};
+use bson::Document as BsonDocument;
 use pattern_core::adopt::Options;
-use pattern_core::document::{self, ArchiveAt, Filter, Update, Variant};
+use pattern_core::document::{self, Filter, Update, Variant};
 use pattern_core::store::Store;
 use pattern_core::{transaction, Error};
 
@@ -20,7 +21,7 @@ use super::related::{
     check_boards, check_feeds, check_refs, entry, film, person, score, Boards, Feeds, Refs,
 };
 use super::schema::*;
-use super::simple::{bump_views, by_an_older_build, check, older, Model};
+use super::simple::{archive_in_model, bump_views, by_an_older_build, check, older, Model};
 use crate::documents::*;
 
 /// The models of every family.
@@ -34,6 +35,9 @@ struct World {
     feeds: Feeds,
     refs: Refs,
     items: Items,
+    /// A type with every single-collection feature at once (but the counter, which history
+    /// refuses).
+    everything: Model<Everything>,
 }
 
 /// A seeded generator: `next(n)` in `0..n`.
@@ -143,9 +147,17 @@ async fn simple_step<T: Simple, S: Store + 'static>(
             }
         }
         _ if !in_txn => {
-            let any: &dyn std::any::Any = &std::marker::PhantomData::<T>;
-            if T::VERSIONING.is_some() {
-                if !exists && next(2) == 0 {
+            // One of the type's own paths: an older build's document or the sweep, an
+            // increment, the archive's move.
+            let mut own = Vec::new();
+            own.extend(T::VERSIONING.map(|_| 0));
+            own.extend((!T::APPROXIMATE.is_empty() && exists).then_some(1));
+            own.extend(T::ARCHIVE.map(|_| 2));
+            let Some(&path) = own.get(next(own.len().max(1) as u64) as usize) else {
+                return;
+            };
+            if path == 0 {
+                if !exists && !m.archived.contains_key(&id) && next(2) == 0 {
                     let d = older(id, name, next(3) as i64, next(2) == 0);
                     by_an_older_build_on(store, m, d).await;
                 } else {
@@ -160,7 +172,7 @@ async fn simple_step<T: Simple, S: Store + 'static>(
                         m.write(&v);
                     }
                 }
-            } else if any.is::<std::marker::PhantomData<Counted>>() && exists {
+            } else if path == 1 {
                 let wrote = document::increment::<T, _, _>(store, "views", &id)
                     .await
                     .unwrap();
@@ -171,28 +183,10 @@ async fn simple_step<T: Simple, S: Store + 'static>(
                 } else {
                     bump_views(m, id, 0, 1);
                 }
-            } else if any.is::<std::marker::PhantomData<Order>>() {
+            } else {
                 let live: &dyn std::any::Any = store;
                 if let Some(store) = live.downcast_ref::<AnyStore>() {
-                    let at = ArchiveAt {
-                        store,
-                        collection: ORDERS_ARCHIVE,
-                    };
-                    let cut = DateTime::from_millis(CUT_OFF);
-                    document::archive::<T, _, _>(store, at, cut, &Options::default())
-                        .await
-                        .unwrap();
-                    let moving: Vec<i64> = (m.live.iter())
-                        .filter(|(id, (d, _, _))| {
-                            *d.get_datetime("placed").unwrap() < cut && *id % 5 != 0
-                        })
-                        .map(|(id, _)| *id)
-                        .collect();
-                    for id in moving {
-                        let (d, _, _) = m.live.remove(&id).unwrap();
-                        // An archived `_id` inserted again, then archived again: the newer.
-                        m.archived.insert(id, d);
-                    }
+                    archive_in_model(store, m).await;
                 }
             }
         }
@@ -521,6 +515,7 @@ async fn check_all(store: &AnyStore, w: &World) {
     check_feeds(store, &w.feeds).await;
     check_refs(store, &w.refs).await;
     check_items(store, &w.items).await;
+    check::<Everything>(store, &w.everything).await;
 }
 
 async fn every_document_feature_matches_a_model(store: AnyStore) {
@@ -543,6 +538,9 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
     document::ensure_validator::<Order, _>(&store)
         .await
         .unwrap();
+    document::ensure_validator::<Everything, _>(&store)
+        .await
+        .unwrap();
     Item::ensure_validator(&store).await.unwrap();
     for id in 0..3 {
         Board::empty(id).insert(&store).await.unwrap();
@@ -558,7 +556,7 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
     }
     let steps = pattern_tests::scale(150, 3_000);
     for i in 0..steps {
-        let family = next(8);
+        let family = next(9);
         let at = format!("seed {seed:#x}, step {i}, family {family}");
         let step = async {
             match family {
@@ -571,7 +569,8 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
                 4 => step!(&store, next, w.boards, computed_step),
                 5 => step!(&store, next, w.feeds, subset_step),
                 6 => step!(&store, next, w.refs, reference_step),
-                _ => step!(&store, next, w.items, item_step),
+                7 => step!(&store, next, w.items, item_step),
+                _ => step!(&store, next, w.everything, simple_step),
             }
             match family {
                 0 => check::<RevisedVersioned>(&store, &w.revised).await,
@@ -581,7 +580,8 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
                 4 => check_boards(&store, &w.boards).await,
                 5 => check_feeds(&store, &w.feeds).await,
                 6 => check_refs(&store, &w.refs).await,
-                _ => check_items(&store, &w.items).await,
+                7 => check_items(&store, &w.items).await,
+                _ => check::<Everything>(&store, &w.everything).await,
             }
             if i % 25 == 24 {
                 check_all(&store, &w).await;

@@ -39,6 +39,11 @@ pub(super) trait Simple:
     fn upgraded(old: &Old) -> Self {
         Self::make(old.id, &old.label, old.n)
     }
+    /// Its keyword array (`keywords(lowercase)`), when it has one.
+    const TAGS: Option<Field<Self, Vec<String>>> = None;
+    /// Its archive's collection, when it has the archive (`archive(age = placed, keep =
+    /// pinned)`: an odd id is old, every fifth is pinned).
+    const ARCHIVE_AT: &'static str = "";
 }
 
 macro_rules! simple {
@@ -117,6 +122,7 @@ pub(super) struct Tagged {
 impl Simple for Tagged {
     const N: Field<Self, i64> = Tagged::N;
     const ROW: &'static str = "keywords";
+    const TAGS: Option<Field<Self, Vec<String>>> = Some(Tagged::TAGS);
     fn make(id: i64, name: &str, n: i64) -> Self {
         let tags = name.split(' ').map(str::to_owned).collect();
         Tagged {
@@ -176,6 +182,7 @@ pub(super) struct Order {
 impl Simple for Order {
     const N: Field<Self, i64> = Order::N;
     const ROW: &'static str = "archive";
+    const ARCHIVE_AT: &'static str = ORDERS_ARCHIVE;
     fn make(id: i64, name: &str, n: i64) -> Self {
         let placed = if id % 2 == 1 { 0 } else { 4_000_000_000_000 };
         Order {
@@ -193,6 +200,119 @@ impl Simple for Order {
         }
     }
 }
+
+/// A pair of single-collection features on one type (issue 67): every field of the rows
+/// above, a field's feature given by its attributes (`tags: [#[document(keywords(lowercase))]]`,
+/// `views: [#[document(approximate(every = 3))]]`, or none), the type's by `#[document(...)]`.
+macro_rules! pair {
+    (
+        $ty:ident, $row:literal,
+        tags: [$(#[$tags:meta])*], views: [$(#[$views:meta])*], archive: $archive:expr,
+        $($attr:tt)*
+    ) => {
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+        #[document($($attr)*)]
+        pub(super) struct $ty {
+            #[serde(rename = "_id")]
+            pub(super) id: i64,
+            pub(super) name: String,
+            pub(super) n: i64,
+            $(#[$tags])*
+            pub(super) tags: Vec<String>,
+            $(#[$views])*
+            pub(super) views: i64,
+            pub(super) placed: DateTime,
+            pub(super) pinned: bool,
+        }
+
+        impl Simple for $ty {
+            const N: Field<Self, i64> = $ty::N;
+            const ROW: &'static str = $row;
+            const TAGS: Option<Field<Self, Vec<String>>> =
+                if $ty::KEYWORDS.is_empty() { None } else { Some($ty::TAGS) };
+            const ARCHIVE_AT: &'static str = $archive;
+            fn make(id: i64, name: &str, n: i64) -> Self {
+                let placed = if id % 2 == 1 { 0 } else { 4_000_000_000_000 };
+                $ty {
+                    id,
+                    name: name.into(),
+                    n,
+                    tags: name.split(' ').map(str::to_owned).collect(),
+                    views: 0,
+                    placed: DateTime::from_millis(placed),
+                    pinned: id % 5 == 0,
+                }
+            }
+            fn plain(&self) -> BsonDocument {
+                let tags: Vec<String> = if $ty::KEYWORDS.is_empty() {
+                    self.tags.clone()
+                } else {
+                    self.tags.iter().map(|t| t.to_lowercase()).collect()
+                };
+                doc! {
+                    "_id": self.id, "name": self.name.clone(), "n": self.n, "tags": tags,
+                    "views": self.views, "placed": self.placed, "pinned": self.pinned,
+                }
+            }
+        }
+
+        impl From<Old> for $ty {
+            fn from(o: Old) -> Self {
+                <$ty as Simple>::upgraded(&o)
+            }
+        }
+    };
+}
+
+pair!(
+    VersionedTagged, "schema versioning × keywords",
+    tags: [#[document(keywords(lowercase))]], views: [], archive: "",
+    collection = "p_versioned_tagged", version = 2, previous(Old = 1)
+);
+pair!(
+    VersionedCounted, "schema versioning × approximate counter",
+    tags: [], views: [#[document(approximate(every = 3))]], archive: "",
+    collection = "p_versioned_counted", version = 2, previous(Old = 1)
+);
+pair!(
+    VersionedArchived, "schema versioning × archive",
+    tags: [], views: [], archive: "p_versioned_archived_archive",
+    collection = "p_versioned_archived", version = 2, previous(Old = 1),
+    archive(age = placed, keep = pinned)
+);
+pair!(
+    RevisedTagged, "history × keywords",
+    tags: [#[document(keywords(lowercase))]], views: [], archive: "",
+    collection = "p_revised_tagged", history = "p_revised_tagged_past"
+);
+pair!(
+    RevisedArchived, "history × archive",
+    tags: [], views: [], archive: "p_revised_archived_archive",
+    collection = "p_revised_archived", history = "p_revised_archived_past",
+    archive(age = placed, keep = pinned)
+);
+pair!(
+    TaggedCounted, "keywords × approximate counter",
+    tags: [#[document(keywords(lowercase))]], views: [#[document(approximate(every = 3))]],
+    archive: "",
+    collection = "p_tagged_counted"
+);
+pair!(
+    TaggedArchived, "keywords × archive",
+    tags: [#[document(keywords(lowercase))]], views: [], archive: "p_tagged_archived_archive",
+    collection = "p_tagged_archived", archive(age = placed, keep = pinned)
+);
+pair!(
+    CountedArchived, "approximate counter × archive",
+    tags: [], views: [#[document(approximate(every = 3))]], archive: "p_counted_archived_archive",
+    collection = "p_counted_archived", archive(age = placed, keep = pinned)
+);
+pair!(
+    Everything, "schema versioning × history × keywords × archive",
+    tags: [#[document(keywords(lowercase))]], views: [], archive: "p_everything_archive",
+    collection = "p_everything", history = "p_everything_past", version = 2,
+    previous(Old = 1), archive(age = placed, keep = pinned)
+);
 
 /// The archive's cut-off: the odd orders are before it.
 pub(super) const CUT_OFF: i64 = 1_000;
