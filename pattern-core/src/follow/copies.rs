@@ -102,6 +102,8 @@ impl Copies {
             upgrade: None,
             holders: scope_from(r, "variant")?,
             sources: scope_from(r, "source_variant")?,
+            // Without the holder's type, its parents' subsets are the follower's subset rule's.
+            subset: None,
         }));
         Ok(Copies {
             collection: leak(text(r, "collection")?),

@@ -248,7 +248,12 @@ async fn history_with_a_subset_child(store: AnyStore) {
 // ----- History with a source and a holder of copies ------------------------------------------
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
-#[document(collection = "p_people", history = "p_people_past", referenced_by(Film = director))]
+#[document(
+    collection = "p_people",
+    history = "p_people_past",
+    referenced_by(Film = director, Clip = director),
+    fan_out = 1
+)]
 struct Person {
     #[serde(rename = "_id")]
     id: i64,
@@ -568,7 +573,117 @@ async fn versions_with_a_source_and_a_holder(store: AnyStore) {
     assert_eq!(verify_copies::<Movie, _>(&store).await.unwrap(), vec![]);
 }
 
+// ----- A subset child holding copies ---------------------------------------------------------
+
+/// A shelf embeds its 2 longest clips, whole: the copies they hold included.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "p_shelves")]
+struct Shelf {
+    #[serde(rename = "_id")]
+    id: i64,
+    longest: Vec<Clip>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "p_clips",
+    subset(parent = Shelf, key = shelf, into = longest, keep = 2, order = minutes)
+)]
+struct Clip {
+    #[serde(rename = "_id")]
+    id: i64,
+    shelf: i64,
+    minutes: i64,
+    #[document(reference)]
+    director: PersonRef,
+}
+
+/// A source's write reaches the copies its holders' parents embed: within the fan-out in its
+/// transaction, past it in the batches after it, and by `repair_copies` after another tool.
+async fn a_subset_child_holding_copies(store: AnyStore) {
+    for (id, name) in [(1, "Varda"), (2, "Ozu")] {
+        let p = Person {
+            id,
+            name: name.into(),
+        };
+        p.insert(&store).await.unwrap();
+    }
+    for id in 0..2 {
+        let shelf = Shelf {
+            id,
+            longest: vec![],
+        };
+        shelf.insert(&store).await.unwrap();
+    }
+    for (id, shelf, minutes, director) in
+        [(1, 0, 90, 1), (2, 0, 80, 2), (3, 1, 70, 1), (4, 1, 5, 1)]
+    {
+        let clip = Clip {
+            id,
+            shelf,
+            minutes,
+            director: PersonRef {
+                id: director,
+                name: "?".into(),
+            },
+        };
+        clip.insert(&store).await.unwrap();
+    }
+    let names = |store: AnyStore| async move {
+        let mut out = Vec::new();
+        for id in 0..2 {
+            let shelf = Shelf::get(&store, &id).await.unwrap().unwrap();
+            out.extend(shelf.longest.into_iter().map(|c| c.director.name));
+        }
+        out
+    };
+    assert_eq!(
+        names(store.clone()).await,
+        ["Varda", "Ozu", "Varda", "Varda"]
+    );
+    // Three clips copy Varda, past the fan-out of 1: batches after the commit.
+    let set = pattern_core::document::Update::new().set(Person::NAME, "Agnès Varda".to_owned());
+    assert!(Person::update_one(&store, Person::ID.eq(1), set)
+        .await
+        .unwrap());
+    assert_eq!(
+        names(store.clone()).await,
+        ["Agnès Varda", "Ozu", "Agnès Varda", "Agnès Varda"]
+    );
+    // One clip copies Ozu: in the source's transaction.
+    let ozu = Person {
+        id: 2,
+        name: "Yasujirō Ozu".into(),
+    };
+    ozu.save(&store).await.unwrap();
+    assert_eq!(names(store.clone()).await[1], "Yasujirō Ozu");
+    assert_eq!(
+        verify_subsets::<Clip, _>(&store).await.unwrap(),
+        Vec::<String>::new()
+    );
+    // Another tool renames Ozu: `repair_copies` brings the clip and the shelf's subset in line.
+    let mut rename = query::Update {
+        set: vec![("name".into(), Bson::String("Ozu".into()))],
+        ..query::Update::default()
+    };
+    store
+        .update_one("p_people", &by_id(2), &mut rename, false)
+        .await
+        .unwrap();
+    let repaired = Clip::repair_copies(&store, &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(repaired.copies, 1);
+    assert_eq!(names(store.clone()).await[1], "Ozu");
+    assert_eq!(
+        verify_subsets::<Clip, _>(&store).await.unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(verify_copies::<Clip, _>(&store).await.unwrap(), vec![]);
+}
+
 on_both_stores!(
+    a_subset_child_holding_copies,
     history_with_a_computed_child,
     history_with_a_subset_child,
     history_with_a_source_and_a_holder,

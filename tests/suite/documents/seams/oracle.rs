@@ -2,8 +2,9 @@
 //! stores: a seeded sequence of writes interleaving a versioned type with history, keywords,
 //! an approximate counter, the archive, a computed child (sums of doubles), a subset child, an
 //! extended reference (a fan-out of 1, so its propagations run in batches) and a polymorphic
-//! collection (written through the enum and the variants' types), and a type with versioning,
-//! history, keywords and the archive at once, some inside transactions
+//! collection (written through the enum and the variants' types), and a type with every
+//! feature at once (versioning, history, keywords, the archive, a computed and a subset child,
+//! a holder of copies of a source with history), some inside transactions
 //! committed or aborted, against the matrix's models. After each step the family it touched is
 //! compared whole with its model (documents, history records, archive, parents, copies, every
 //! read, the validators, the feature's own check); every 25 steps, and at the end, all of them.
@@ -21,7 +22,9 @@ use super::related::{
     check_boards, check_feeds, check_refs, entry, film, person, score, Boards, Feeds, Refs,
 };
 use super::schema::*;
-use super::simple::{archive_in_model, bump_views, by_an_older_build, check, older, Model};
+use super::simple::{
+    archive_in_model, bump_views, by_an_older_build, check, critic, older, prepare, Model,
+};
 use crate::documents::*;
 
 /// The models of every family.
@@ -192,6 +195,32 @@ async fn simple_step<T: Simple, S: Store + 'static>(
         }
         _ => {}
     }
+}
+
+/// One write of [`Everything`]: of a document, or (one in four) of a critic its copies copy,
+/// which every copy of this build's documents follows with no revision of its holder.
+async fn everything_step<S: Store + 'static>(
+    store: &S,
+    m: &mut Model<Everything>,
+    next: &mut Rng,
+    in_txn: bool,
+) {
+    if next(4) > 0 {
+        return simple_step(store, m, next, in_txn).await;
+    }
+    let id = next(2) as i64;
+    let renamed = critic(id, next(1_000) as i64);
+    if next(2) == 0 {
+        document::save(store, &renamed).await.unwrap();
+    } else {
+        let rename = Update::new().set(Critic::NAME, renamed.name.clone());
+        assert!(
+            document::update_one::<Critic, _>(store, Filter::id(&id), rename)
+                .await
+                .unwrap()
+        );
+    }
+    m.rename(id, &renamed.name);
 }
 
 /// [`by_an_older_build`] on any store (the oracle's transactions write none).
@@ -541,6 +570,7 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
     document::ensure_validator::<Everything, _>(&store)
         .await
         .unwrap();
+    prepare::<Everything>(&store).await;
     Item::ensure_validator(&store).await.unwrap();
     for id in 0..3 {
         Board::empty(id).insert(&store).await.unwrap();
@@ -570,7 +600,7 @@ async fn every_document_feature_matches_a_model(store: AnyStore) {
                 5 => step!(&store, next, w.feeds, subset_step),
                 6 => step!(&store, next, w.refs, reference_step),
                 7 => step!(&store, next, w.items, item_step),
-                _ => step!(&store, next, w.everything, simple_step),
+                _ => step!(&store, next, w.everything, everything_step),
             }
             match family {
                 0 => check::<RevisedVersioned>(&store, &w.revised).await,

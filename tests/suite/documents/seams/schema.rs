@@ -307,12 +307,110 @@ pair!(
     tags: [], views: [#[document(approximate(every = 3))]], archive: "p_counted_archived_archive",
     collection = "p_counted_archived", archive(age = placed, keep = pinned)
 );
-pair!(
-    Everything, "schema versioning × history × keywords × archive",
-    tags: [#[document(keywords(lowercase))]], views: [], archive: "p_everything_archive",
-    collection = "p_everything", history = "p_everything_past", version = 2,
-    previous(Old = 1), archive(age = placed, keep = pinned)
-);
+
+/// The parent of [`Everything`]'s computed values and subset.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "p_everything_boards")]
+pub(super) struct EBoard {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    pub(super) count: i64,
+    pub(super) total: i64,
+    pub(super) recent: Vec<Everything>,
+}
+
+/// The source of [`Everything`]'s copies, with a history of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "p_critics",
+    history = "p_critics_past",
+    referenced_by(Everything = critic)
+)]
+pub(super) struct Critic {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    pub(super) name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Reference)]
+#[reference(source = Critic)]
+pub(super) struct CriticRef {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    pub(super) name: String,
+}
+
+/// The boards (0..3) and critics (0, 1) [`Everything`] writes need, in their first state.
+pub(super) const EBOARDS: i64 = 3;
+
+/// Every feature at once on one type (issue 67), but the approximate counter, which history
+/// refuses: schema versioning, history, keywords, the archive, a computed child and a subset
+/// child of [`EBoard`] (`board`: its id modulo 3; an older build's document has none), and a
+/// holder of a copy of a [`Critic`] (its id modulo 2; the write fills the name).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(
+    collection = "p_everything",
+    history = "p_everything_past",
+    version = 2,
+    previous(Old = 1),
+    archive(age = placed, keep = pinned),
+    computed(parent = EBoard, key = board, count = count, sum(n = total)),
+    subset(parent = EBoard, key = board, into = recent, keep = 2, order = n)
+)]
+pub(super) struct Everything {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    pub(super) name: String,
+    pub(super) n: i64,
+    #[document(keywords(lowercase))]
+    pub(super) tags: Vec<String>,
+    pub(super) placed: DateTime,
+    pub(super) pinned: bool,
+    pub(super) board: i64,
+    #[document(reference)]
+    pub(super) critic: Option<CriticRef>,
+}
+
+/// What a write of [`Everything`] leaves in a copy before the library fills it (the model
+/// puts the critic's name in: `settle`).
+pub(super) const UNFILLED: &str = "?";
+
+impl Simple for Everything {
+    const N: Field<Self, i64> = Everything::N;
+    const ROW: &'static str = "every feature at once";
+    const TAGS: Option<Field<Self, Vec<String>>> = Some(Everything::TAGS);
+    const ARCHIVE_AT: &'static str = "p_everything_archive";
+    fn make(id: i64, name: &str, n: i64) -> Self {
+        let placed = if id % 2 == 1 { 0 } else { 4_000_000_000_000 };
+        Everything {
+            id,
+            name: name.into(),
+            n,
+            tags: name.split(' ').map(str::to_owned).collect(),
+            placed: DateTime::from_millis(placed),
+            pinned: id % 5 == 0,
+            board: id.rem_euclid(EBOARDS),
+            critic: Some(CriticRef {
+                id: id.rem_euclid(2),
+                name: UNFILLED.into(),
+            }),
+        }
+    }
+    fn plain(&self) -> BsonDocument {
+        let tags: Vec<String> = self.tags.iter().map(|t| t.to_lowercase()).collect();
+        let critic = bson::to_bson(&self.critic).unwrap();
+        doc! {
+            "_id": self.id, "name": self.name.clone(), "n": self.n, "tags": tags,
+            "placed": self.placed, "pinned": self.pinned, "board": self.board, "critic": critic,
+        }
+    }
+}
+
+impl From<Old> for Everything {
+    fn from(o: Old) -> Self {
+        <Everything as Simple>::upgraded(&o)
+    }
+}
 
 /// The archive's cut-off: the odd orders are before it.
 pub(super) const CUT_OFF: i64 = 1_000;

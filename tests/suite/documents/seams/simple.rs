@@ -27,6 +27,9 @@ pub(super) struct Model<T> {
     pub(super) archived: BTreeMap<i64, BsonDocument>,
     /// Increments counted and not yet written (the approximate counter).
     pub(super) pending: BTreeMap<i64, i64>,
+    /// The names of the sources of a holder's copies (`critic`), by `_id`: what a write of
+    /// this build fills the copy with.
+    pub(super) names: BTreeMap<i64, String>,
 }
 
 impl<T: Clone> Clone for Model<T> {
@@ -36,6 +39,7 @@ impl<T: Clone> Clone for Model<T> {
             past: self.past.clone(),
             archived: self.archived.clone(),
             pending: self.pending.clone(),
+            names: self.names.clone(),
         }
     }
 }
@@ -47,6 +51,8 @@ impl<T> Default for Model<T> {
             past: Vec::new(),
             archived: BTreeMap::new(),
             pending: BTreeMap::new(),
+            // The critics as `prepare` leaves them.
+            names: (0..2).map(|id| (id, critic(id, 0).name)).collect(),
         }
     }
 }
@@ -109,9 +115,37 @@ impl<T: Simple> Model<T> {
     /// `v` written by this build: stored in its current form, read back as that form decodes
     /// (a keyword array lowercased).
     pub(super) fn write(&mut self, v: &T) {
-        let stored = current(v);
-        let read: T = bson::from_document(v.plain()).unwrap();
+        let mut stored = current(v);
+        let mut plain = v.plain();
+        self.fill(&mut stored);
+        self.fill(&mut plain);
+        let read: T = bson::from_document(plain).unwrap();
         self.put(*v.id(), Some((stored, read, false)));
+    }
+
+    /// The copy in `d` (`critic`) holding its source's name, as a write fills it.
+    fn fill(&self, d: &mut BsonDocument) {
+        if let Ok(copy) = d.get_document_mut("critic") {
+            let name = &self.names[&copy.get_i64("_id").unwrap()];
+            copy.insert("name", name.clone());
+        }
+    }
+
+    /// The source `id` of the copies renamed `name`: every copy of it a document of this
+    /// build holds follows (an older build's holds none), with no revision of its holder.
+    pub(super) fn rename(&mut self, id: i64, name: &str) {
+        self.names.insert(id, name.to_owned());
+        for (d, v, old) in self.live.values_mut().filter(|(_, _, old)| !*old) {
+            let _ = old;
+            if let Ok(copy) = d.get_document_mut("critic") {
+                if copy.get_i64("_id") == Ok(id) {
+                    copy.insert("name", name);
+                    let mut typed = bson::to_document(&*v).unwrap();
+                    typed.insert("critic", copy.clone());
+                    *v = bson::from_document(typed).unwrap();
+                }
+            }
+        }
     }
 
     /// An older build's document inserted by it (no revision: adopted by its next write).
@@ -286,6 +320,10 @@ async fn extra_checks<T: Simple>(store: &AnyStore, m: &Model<T>) {
             assert!(found.is_some(), "archived {id}");
         }
     }
+    let any: &dyn std::any::Any = m;
+    if let Some(m) = any.downcast_ref::<Model<Everything>>() {
+        check_everything(store, m).await;
+    }
     if !T::APPROXIMATE.is_empty() {
         for id in m.live.keys() {
             let pending = document::pending::<T, _, _>(store, "views", id).unwrap();
@@ -328,6 +366,7 @@ pub(super) async fn archive_in_model<T: Simple>(store: &AnyStore, m: &mut Model<
 /// reported and the row starts again from empty collections.
 pub(super) async fn row<T: Simple>(store: &AnyStore, cells: &mut Cells) {
     document::ensure_validator::<T, _>(store).await.unwrap();
+    prepare::<T>(store).await;
     let versioned = T::VERSIONING.is_some();
     let history = T::HISTORY.is_some();
     let counted = !T::APPROXIMATE.is_empty();
@@ -642,4 +681,72 @@ async fn reset<T: Simple>(store: &AnyStore) {
     for c in colls {
         let _ = store.delete_many(c, &all).await;
     }
+    prepare::<T>(store).await;
+}
+
+// ----- Every feature at once: the parents and the source of `Everything` ----------------------
+
+/// What `T`'s writes need besides its collection: for [`Everything`], its boards, empty, and
+/// its critics, in their first state (their history emptied).
+pub(super) async fn prepare<T: Simple>(store: &AnyStore) {
+    if !T::REFERENCES.iter().any(|r| r.source == Critic::COLLECTION) {
+        return;
+    }
+    let all = pattern_core::store::query::Filter::And(vec![]);
+    for c in ["p_everything_boards", "p_critics", "p_critics_past"] {
+        store.delete_many(c, &all).await.unwrap();
+    }
+    for id in 0..EBOARDS {
+        let board = EBoard {
+            id,
+            count: 0,
+            total: 0,
+            recent: Vec::new(),
+        };
+        board.insert(store).await.unwrap();
+    }
+    for id in 0..2 {
+        critic(id, 0).insert(store).await.unwrap();
+    }
+}
+
+/// Critic `id`'s name after `renames` renames.
+pub(super) fn critic(id: i64, renames: i64) -> Critic {
+    Critic {
+        id,
+        name: format!("Critic {id}, take {renames}"),
+    }
+}
+
+/// [`Everything`]'s parents and copies: each board's count and total those of its live
+/// children as stored, its subset their first 2 (by `n`, then `_id`, descending), and every
+/// check of the library's own clean (`verify`, `verify_subsets`, `verify_copies`).
+async fn check_everything(store: &AnyStore, m: &Model<Everything>) {
+    for b in documents(store, "p_everything_boards").await {
+        let id = b.get_i64("_id").unwrap();
+        let mut children: Vec<(i64, i64)> = (m.live.iter())
+            .filter(|(_, (d, _, _))| d.get_i64("board") == Ok(id))
+            .map(|(cid, (d, _, _))| (d.get_i64("n").unwrap(), *cid))
+            .collect();
+        let count = children.len() as i64;
+        let total: i64 = children.iter().map(|(n, _)| n).sum();
+        assert_eq!(b.get_i64("count").ok(), Some(count), "board {b}");
+        assert_eq!(b.get_i64("total").ok(), Some(total), "board {b}");
+        children.sort_by(|a, b| b.cmp(a));
+        let want: Vec<i64> = children.iter().take(2).map(|(_, cid)| *cid).collect();
+        let recent: Vec<i64> = (b.get_array("recent").unwrap().iter())
+            .map(|e| e.as_document().unwrap().get_i64("_id").unwrap())
+            .collect();
+        assert_eq!(recent, want, "board {b}'s subset");
+    }
+    let drift = document::verify::<Everything, _>(store).await.unwrap();
+    assert!(drift.is_empty(), "verify: {drift:?}");
+    let subsets = document::verify_subsets::<Everything, _>(store)
+        .await
+        .unwrap();
+    assert!(subsets.is_empty(), "verify_subsets: {subsets:?}");
+    let copies = document::verify_copies::<Everything, _>(store)
+        .await
+        .unwrap();
+    assert!(copies.is_empty(), "verify_copies: {copies:?}");
 }

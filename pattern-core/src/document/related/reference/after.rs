@@ -26,10 +26,12 @@ use crate::Result;
 
 /// Whether `D`'s `update_one` takes this path: a source whose writes change nothing but its
 /// copies (no history, computed values, subset or copies of its own to fill), each copy a field of
-/// its own (copies set by filter).
+/// its own (copies set by filter) and no holder a subset's child (whose parents embed it).
 pub(crate) fn applies<D: Document>() -> bool {
     !D::REFERENCED_BY.is_empty()
-        && D::REFERENCED_BY.iter().all(|r| r.field.flat())
+        && D::REFERENCED_BY
+            .iter()
+            .all(|r| r.field.flat() && r.field.subset.is_none())
         && D::REFERENCES.is_empty()
         && D::COMPUTED.is_none()
         && D::SUBSET.is_none()

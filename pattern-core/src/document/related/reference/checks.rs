@@ -48,6 +48,7 @@ const fn placed<D: Document, F: Slot>(
         },
         holders: Scope::of(D::POLYMORPHIC),
         sources: Scope::of(<<F::Ref as Reference>::Source as Document>::POLYMORPHIC),
+        subset: D::SUBSET,
     }
 }
 

@@ -44,7 +44,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::order::same_value;
-use crate::document::{find_by_id, id_bson, Document, Scope};
+use crate::document::{find_by_id, id_bson, Document, Scope, Subset};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{Store, WriteOp};
@@ -164,6 +164,9 @@ pub struct ReferenceField {
     /// The sources: a variant's type's documents only (`None`: every document of the source
     /// collection).
     pub sources: Option<Scope>,
+    /// The holder type's `subset(...)`: its parents embed the holders, copies included, so a
+    /// write of the copies rewrites the subsets of the holders' parents.
+    pub subset: Option<Subset>,
 }
 
 impl ReferenceField {
@@ -370,18 +373,48 @@ async fn set_copies<T: Store>(
     source: Option<&BsonDocument>,
     ids: Vec<Bson>,
 ) -> Result<u64> {
-    if !r.flat() {
-        return rewrite_copies(t, coll, r, id, source, ids).await;
-    }
-    let routed = t.routes_by_shard_key().await?;
-    let copies = WriteOp::UpdateMany {
-        filter: Filter::And(vec![among(ids, routed), mine(r, id)]),
-        update: Box::new(set_copy(r, id, source)),
+    let holders = r.subset.map(|_| ids.clone());
+    let written = if r.flat() {
+        let routed = t.routes_by_shard_key().await?;
+        let copies = WriteOp::UpdateMany {
+            filter: Filter::And(vec![among(ids, routed), mine(r, id)]),
+            update: Box::new(set_copy(r, id, source)),
+        };
+        let matched = t
+            .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
+            .await?;
+        matched.first().copied().unwrap_or(0)
+    } else {
+        rewrite_copies(t, coll, r, id, source, ids).await?
     };
-    let matched = t
-        .write_across(vec![(coll, copies)], Some(REFERENCE_COPIES))
-        .await?;
-    Ok(matched.first().copied().unwrap_or(0))
+    if let (Some(s), Some(holders)) = (r.subset, holders) {
+        if written > 0 {
+            subsets_of(t, coll, &s, holders).await?;
+        }
+    }
+    Ok(written)
+}
+
+/// The subsets of the parents of the holders `ids` (children of `s` in `coll`, whose copies
+/// were just written) rewritten where they differ: one `find` of the holders' keys, then
+/// [`subsets_in_line`](crate::document::subsets_in_line).
+async fn subsets_of<T: Store>(t: &T, coll: &str, s: &Subset, ids: Vec<Bson>) -> Result<()> {
+    let opts = FindOptions {
+        projection: vec![s.key.into()],
+        ..FindOptions::default()
+    };
+    let mut keys: Vec<Bson> = Vec::new();
+    for d in t.find(coll, &Filter::In("_id".into(), ids), &opts).await? {
+        if let Some(k) = d.get(s.key) {
+            if !keys.iter().any(|x| same_value(Some(x), Some(k))) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    if !keys.is_empty() {
+        crate::document::subsets_in_line(t, coll, s, &keys).await?;
+    }
+    Ok(())
 }
 
 /// [`set_copies`] of a field whose copies are not the field itself (see [`place`]): the holders
