@@ -39,6 +39,33 @@ struct Screening {
     director: DirectorRef,
 }
 
+/// An actor, copied into casts: a `Vec` of copies.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_actors", referenced_by(Cast = actors))]
+struct Actor {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+#[derive(Clone, Serialize, Deserialize, Reference)]
+#[reference(source = Actor)]
+struct ActorRef {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+/// A cast: a copy of each of its actors.
+#[derive(Clone, Serialize, Deserialize, Document)]
+#[document(collection = "rt_casts")]
+struct Cast {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[document(reference)]
+    actors: Vec<ActorRef>,
+}
+
 const TXN: &str = "commitTransaction";
 
 pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
@@ -124,6 +151,58 @@ pub(super) async fn rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
         1,
         log,
         &["find", "delete", "update", "find", "abortTransaction"],
+    ));
+    rows.extend(vec_rows(store, log).await);
+    rows
+}
+
+/// A `Vec` of copies: its holder's insert reads the sources in one `find` and touches their
+/// entries in one write; a source's write reads the stale holders, then their field, and sets
+/// it per holder in one write.
+async fn vec_rows(store: &MongoStore, log: &CommandLog) -> Vec<Row> {
+    let mut rows = Vec::new();
+    Cast::ensure_indexes(store).await.unwrap();
+    for id in 1..4 {
+        let name = format!("actor {id}");
+        Actor { id, name }.insert(store).await.unwrap();
+    }
+    let copy = |id| ActorRef {
+        id,
+        name: String::new(),
+    };
+    log.clear();
+    Cast {
+        id: 1,
+        actors: vec![copy(1), copy(2), copy(3)],
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    rows.push(Row::exactly(
+        "reference: insert of a holder of a Vec of 3 copies (the sources in one find)",
+        1,
+        log,
+        &["find", "bulkWrite", "insert", TXN],
+    ));
+    Cast {
+        id: 2,
+        actors: vec![copy(1), copy(3)],
+    }
+    .insert(store)
+    .await
+    .unwrap();
+    log.clear();
+    let rename = Update::new().set(Actor::NAME, "Delphine Seyrig".to_owned());
+    assert!(Actor::update_one(store, Actor::ID.eq(1), rename)
+        .await
+        .unwrap());
+    rows.push(Row::exactly(
+        "reference: source update_one changing a field copied into Vecs (2 holders, set per holder)",
+        1,
+        log,
+        // The source before and after its update (the way that reads the copies first), its
+        // entry bumped, the stale holders, their field, the holders set in one write.
+        &["find", "update", "find", "update", "find", "find", "bulkWrite", TXN],
     ));
     rows
 }
