@@ -17,9 +17,16 @@
 //! own check is clean (`verify`, `verify_subsets`, `verify_copies`, `verify_variants`,
 //! `verify_archive`, the revisions, the version stamp, the keywords' form).
 //!
+//! Then the single-collection features in pairs on one type (issue 67: versioning, history,
+//! keywords, the counter and the archive, every pair but history with the counter, which the
+//! derive refuses as contradictory), and one type with every feature at once (versioning,
+//! history, keywords, the archive, a computed and a subset child, a holder of copies), each
+//! over every write path it has. The related patterns' pairs with the others are in
+//! `pairs.rs`, `archive_pairs.rs`, `variant_pairs.rs` and `reference/placed.rs`.
+//!
 //! Each failed cell is reported with its row and path, all together at the end; the row goes
-//! on from empty collections. Combinations of features on one type that make no sense, or are
-//! not supported yet, are compile errors (`tests/ui/document/`).
+//! on from empty collections. A combination of features whose meaning is contradictory is a
+//! compile error (`tests/ui/document/`).
 
 mod buckets;
 mod oracle;
