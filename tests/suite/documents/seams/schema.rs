@@ -345,11 +345,13 @@ pub(super) const EBOARDS: i64 = 3;
 
 /// Every feature at once on one type (issue 67), but the approximate counter, which history
 /// refuses: schema versioning, history, keywords, the archive, a computed child and a subset
-/// child of [`EBoard`] (`board`: its id modulo 3; an older build's document has none), and a
-/// holder of a copy of a [`Critic`] (its id modulo 2; the write fills the name).
+/// child of [`EBoard`] (`board`: its id modulo 3; an older build's document has none), a
+/// holder of a copy of a [`Critic`] (its id modulo 2; the write fills the name), and the
+/// source of the copies [`Pin`]s hold.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
 #[document(
     collection = "p_everything",
+    referenced_by(Pin = of),
     history = "p_everything_past",
     version = 2,
     previous(Old = 1),
@@ -369,6 +371,26 @@ pub(super) struct Everything {
     pub(super) board: i64,
     #[document(reference)]
     pub(super) critic: Option<CriticRef>,
+}
+
+/// A copy of an [`Everything`]'s name (whose source is versioned and has history).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Reference)]
+#[reference(source = Everything)]
+pub(super) struct EverythingRef {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    pub(super) name: String,
+}
+
+/// A holder of copies of [`Everything`]: its source's delete makes it `null`, and the archive
+/// moves no source a pin copies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[document(collection = "p_pins")]
+pub(super) struct Pin {
+    #[serde(rename = "_id")]
+    pub(super) id: i64,
+    #[document(reference)]
+    pub(super) of: Option<EverythingRef>,
 }
 
 /// What a write of [`Everything`] leaves in a copy before the library fills it (the model

@@ -30,6 +30,9 @@ pub(super) struct Model<T> {
     /// The names of the sources of a holder's copies (`critic`), by `_id`: what a write of
     /// this build fills the copy with.
     pub(super) names: BTreeMap<i64, String>,
+    /// The holders of copies of these documents (a pin's `_id`, and the document its copy
+    /// names: `None` once that one is deleted).
+    pub(super) pins: BTreeMap<i64, Option<i64>>,
 }
 
 impl<T: Clone> Clone for Model<T> {
@@ -40,6 +43,7 @@ impl<T: Clone> Clone for Model<T> {
             archived: self.archived.clone(),
             pending: self.pending.clone(),
             names: self.names.clone(),
+            pins: self.pins.clone(),
         }
     }
 }
@@ -53,6 +57,7 @@ impl<T> Default for Model<T> {
             pending: BTreeMap::new(),
             // The critics as `prepare` leaves them.
             names: (0..2).map(|id| (id, critic(id, 0).name)).collect(),
+            pins: BTreeMap::new(),
         }
     }
 }
@@ -81,6 +86,12 @@ impl<T: Simple> Model<T> {
     /// recorded, for a document inserted again).
     pub(super) fn put(&mut self, id: i64, new: Option<(BsonDocument, T, bool)>) {
         let cur = self.live.remove(&id);
+        if new.is_none() {
+            // A deleted source: its optional copies become null.
+            for of in self.pins.values_mut().filter(|of| **of == Some(id)) {
+                *of = None;
+            }
+        }
         let Some(_) = T::HISTORY else {
             if let Some(n) = new {
                 self.live.insert(id, n);
@@ -349,8 +360,11 @@ pub(super) async fn archive_in_model<T: Simple>(store: &AnyStore, m: &mut Model<
         .await
         .unwrap();
     // An older build's document has no `placed`: it stays.
+    // A source a pin copies stays (counted `still_copied`).
+    let copied = |id: &i64| m.pins.values().any(|of| *of == Some(*id));
     let moving: Vec<i64> = (m.live.iter())
         .filter(|(id, (d, _, _))| d.get_datetime("placed").is_ok_and(|p| *p < cut) && *id % 5 != 0)
+        .filter(|(id, _)| !copied(id))
         .map(|(id, _)| *id)
         .collect();
     for id in moving {
@@ -597,6 +611,35 @@ pub(super) async fn row<T: Simple>(store: &AnyStore, cells: &mut Cells) {
             }
         });
     }
+    if !T::REFERENCED_BY.is_empty() {
+        let id = fresh();
+        cell!("a source of copies (a pin's, followed, then null)", async {
+            document::insert(store, &T::make(id, "Ann Lee", 1))
+                .await
+                .unwrap();
+            m.write(&T::make(id, "Ann Lee", 1));
+            let pin = Pin {
+                id,
+                of: Some(EverythingRef {
+                    id,
+                    name: UNFILLED.into(),
+                }),
+            };
+            pin.save(store).await.unwrap();
+            m.pins.insert(id, Some(id));
+            document::save(store, &T::make(id, "New Name", 2))
+                .await
+                .unwrap();
+            m.write(&T::make(id, "New Name", 2));
+            let inc = document::Update::new().inc(T::N, 1);
+            assert!(document::update_one::<T, _>(store, Filter::id(&id), inc)
+                .await
+                .unwrap());
+            m.bump(id);
+            assert!(document::delete::<T, _, _>(store, &id).await.unwrap());
+            m.put(id, None);
+        });
+    }
     if counted {
         let id = fresh();
         cell!("approximate increments and flush", async {
@@ -693,7 +736,12 @@ pub(super) async fn prepare<T: Simple>(store: &AnyStore) {
         return;
     }
     let all = pattern_core::store::query::Filter::And(vec![]);
-    for c in ["p_everything_boards", "p_critics", "p_critics_past"] {
+    for c in [
+        "p_everything_boards",
+        "p_critics",
+        "p_critics_past",
+        "p_pins",
+    ] {
         store.delete_many(c, &all).await.unwrap();
     }
     for id in 0..EBOARDS {
@@ -739,6 +787,17 @@ async fn check_everything(store: &AnyStore, m: &Model<Everything>) {
             .collect();
         assert_eq!(recent, want, "board {b}'s subset");
     }
+    // Each pin holds its document's name as read (an older build's upgraded), or null.
+    let pins = documents(store, "p_pins").await;
+    let want: Vec<BsonDocument> = (m.pins.iter())
+        .map(|(p, of)| {
+            let of = of.map(|id| doc! {"_id": id, "name": m.live[&id].1.name.clone()});
+            doc! {"_id": *p, "of": of}
+        })
+        .collect();
+    assert_eq!(pins, want, "pins");
+    let copies = document::verify_copies::<Pin, _>(store).await.unwrap();
+    assert!(copies.is_empty(), "verify_copies of the pins: {copies:?}");
     let drift = document::verify::<Everything, _>(store).await.unwrap();
     assert!(drift.is_empty(), "verify: {drift:?}");
     let subsets = document::verify_subsets::<Everything, _>(store)
