@@ -21,7 +21,7 @@
 //! keywords, the counter and the archive, every pair but history with the counter, which the
 //! derive refuses as contradictory), and one type with every feature at once (versioning,
 //! history, keywords, the archive, a computed and a subset child, a holder and a source of
-//! copies), each
+//! copies, a polymorphic collection's variant beside a sibling's documents), each
 //! over every write path it has. The related patterns' pairs with the others are in
 //! `pairs.rs`, `archive_pairs.rs`, `variant_pairs.rs` and `reference/placed.rs`.
 //!

@@ -4,8 +4,8 @@
 //! extended reference (a fan-out of 1, so its propagations run in batches) and a polymorphic
 //! collection (written through the enum and the variants' types), and a type with every
 //! feature at once (versioning, history, keywords, the archive, a computed and a subset child,
-//! a holder of copies of a source with history, the source of pins' copies), some inside
-//! transactions
+//! a holder of copies of a source with history, the source of pins' copies, a variant of a
+//! polymorphic collection), some inside transactions
 //! committed or aborted, against the matrix's models. After each step the family it touched is
 //! compared whole with its model (documents, history records, archive, parents, copies, every
 //! read, the validators, the feature's own check); every 25 steps, and at the end, all of them.

@@ -346,13 +346,12 @@ pub(super) const EBOARDS: i64 = 3;
 /// Every feature at once on one type (issue 67), but the approximate counter, which history
 /// refuses: schema versioning, history, keywords, the archive, a computed child and a subset
 /// child of [`EBoard`] (`board`: its id modulo 3; an older build's document has none), a
-/// holder of a copy of a [`Critic`] (its id modulo 2; the write fills the name), and the
-/// source of the copies [`Pin`]s hold.
+/// holder of a copy of a [`Critic`] (its id modulo 2; the write fills the name), the source
+/// of the copies [`Pin`]s hold, and a variant of [`Things`] (whose history it takes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
 #[document(
-    collection = "p_everything",
+    variant_of = Things,
     referenced_by(Pin = of),
-    history = "p_everything_past",
     version = 2,
     previous(Old = 1),
     archive(age = placed, keep = pinned),
@@ -371,6 +370,26 @@ pub(super) struct Everything {
     pub(super) board: i64,
     #[document(reference)]
     pub(super) critic: Option<CriticRef>,
+}
+
+/// The polymorphic collection [`Everything`] is a variant of, with the history of both (a
+/// note, its sibling, stores some of the same fields and takes part in none of its features).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[document(
+    collection = "p_everything",
+    history = "p_everything_past",
+    shared(id: i64, name: String, n: i64)
+)]
+pub(super) enum Things {
+    Everything(Everything),
+    Note {
+        #[serde(rename = "_id")]
+        id: i64,
+        name: String,
+        n: i64,
+        board: i64,
+    },
 }
 
 /// A copy of an [`Everything`]'s name (whose source is versioned and has history).
@@ -422,8 +441,9 @@ impl Simple for Everything {
         let tags: Vec<String> = self.tags.iter().map(|t| t.to_lowercase()).collect();
         let critic = bson::to_bson(&self.critic).unwrap();
         doc! {
-            "_id": self.id, "name": self.name.clone(), "n": self.n, "tags": tags,
-            "placed": self.placed, "pinned": self.pinned, "board": self.board, "critic": critic,
+            "_id": self.id, "kind": "everything", "name": self.name.clone(), "n": self.n,
+            "tags": tags, "placed": self.placed, "pinned": self.pinned, "board": self.board,
+            "critic": critic,
         }
     }
 }

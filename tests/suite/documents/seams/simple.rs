@@ -200,7 +200,7 @@ struct IdN {
 /// model's, every read gives the model's values (a projection too, of the documents at the
 /// current version), the validator accepts every stored document, and the feature's own check.
 pub(super) async fn check<T: Simple>(store: &AnyStore, m: &Model<T>) {
-    let raw = documents(store, T::COLLECTION).await;
+    let raw = mine::<T>(documents(store, T::COLLECTION).await);
     let mut stored = raw.clone();
     for d in &mut stored {
         let id = d.get_i64("_id").unwrap();
@@ -212,7 +212,12 @@ pub(super) async fn check<T: Simple>(store: &AnyStore, m: &Model<T>) {
     let want: Vec<&BsonDocument> = m.live.values().map(|(d, _, _)| d).collect();
     assert_eq!(stored.iter().collect::<Vec<_>>(), want, "stored documents");
     if let Some(h) = T::HISTORY {
-        let mut records: Vec<BsonDocument> = (documents(store, h).await.into_iter())
+        let records = documents(store, h).await;
+        let mut records: Vec<BsonDocument> = (records.into_iter())
+            .filter(|r| {
+                r.get_document("state")
+                    .is_ok_and(|s| !mine::<T>(vec![s.clone()]).is_empty())
+            })
             .map(|r| {
                 doc! {
                     "id": r.get("id").cloned().unwrap(),
@@ -265,6 +270,17 @@ pub(super) async fn check<T: Simple>(store: &AnyStore, m: &Model<T>) {
         .collect();
     validates::<T>(store, T::COLLECTION, &written).await;
     extra_checks::<T>(store, m).await;
+}
+
+/// The documents of `docs` that are `T`'s: on a variant's type, those of its variant (a
+/// sibling variant's documents share the collection).
+fn mine<T: Simple>(docs: Vec<BsonDocument>) -> Vec<BsonDocument> {
+    match T::POLYMORPHIC {
+        Some(pattern_core::document::Polymorphic::Variant { field, value }) => (docs.into_iter())
+            .filter(|d| d.get_str(field) == Ok(value))
+            .collect(),
+        _ => docs,
+    }
 }
 
 /// `{_id: {$in: ids}}`, typed.
@@ -706,7 +722,12 @@ pub(super) async fn by_an_older_build<T: Simple>(
 ) {
     let anything = pattern_core::store::query::Schema::default();
     store.set_validator(T::COLLECTION, &anything).await.unwrap();
-    for d in docs {
+    for mut d in docs {
+        // A variant's older documents hold its discriminator (they are its documents).
+        if let Some(pattern_core::document::Polymorphic::Variant { field, value }) = T::POLYMORPHIC
+        {
+            d.insert(field, value);
+        }
         store.insert_one(T::COLLECTION, d.clone()).await.unwrap();
         m.older(d);
     }
@@ -755,6 +776,17 @@ pub(super) async fn prepare<T: Simple>(store: &AnyStore) {
     }
     for id in 0..2 {
         critic(id, 0).insert(store).await.unwrap();
+    }
+    // The sibling variant's notes: on every board, with the fields a child has, counted by
+    // nothing, embedded in no subset, archived, swept and found by no keyword.
+    for id in 0..EBOARDS {
+        let note = Things::Note {
+            id: 1_000 + id,
+            name: "Ann Lee".into(),
+            n: 1_000,
+            board: id,
+        };
+        note.insert(store).await.unwrap();
     }
 }
 
