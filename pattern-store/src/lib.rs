@@ -577,35 +577,6 @@ pub trait Store: Send + Sync + Sized {
     }
 }
 
-/// Where an archive lives (the archive pattern: `pattern_core::bucket::archive`,
-/// `pattern_core::document::archive`): a collection of a store, the live store
-/// or another.
-#[derive(Debug)]
-pub struct ArchiveAt<'a, A> {
-    /// The archive's store.
-    pub store: &'a A,
-    /// The archive's collection (not the live one, when the store is the same).
-    pub collection: &'a str,
-}
-
-impl<A> Clone for ArchiveAt<'_, A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<A> Copy for ArchiveAt<'_, A> {}
-
-impl<A> ArchiveAt<'_, A> {
-    /// Whether the archive is on `live` itself (the same handle; a clone of it counts as
-    /// another store, which is slower but as correct).
-    pub fn is_on<S>(&self, live: &S) -> bool {
-        std::ptr::eq(
-            (live as *const S).cast::<()>(),
-            (self.store as *const A).cast::<()>(),
-        )
-    }
-}
-
 /// A generator of numbers below a bound, seeded anew for each call (from the standard
 /// library's per-process random hash keys): [`Store::sample`]'s default picks with it.
 fn random_below() -> impl FnMut(u64) -> u64 {

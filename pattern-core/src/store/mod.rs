@@ -13,11 +13,17 @@
 
 pub use pattern_store::{
     push, push_open_upsert, push_then_apart, query, transaction, transaction_tries,
-    transaction_with, ArchiveAt, ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed,
-    ChangeOp, Extension, ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction,
-    UpdateOutcome, Watch, Window, WriteOp, TRANSACTION_ATTEMPTS,
+    transaction_with, ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed, ChangeOp,
+    Extension, ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction, UpdateOutcome,
+    Watch, Window, WriteOp, TRANSACTION_ATTEMPTS,
 };
 
+mod archive_at;
+pub use archive_at::ArchiveAt;
+
+#[cfg(any(feature = "memory", feature = "mongodb"))]
+#[macro_use]
+mod delegate;
 #[cfg(any(feature = "memory", feature = "mongodb"))]
 mod any;
 #[cfg(any(feature = "memory", feature = "mongodb"))]
