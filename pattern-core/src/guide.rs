@@ -6,6 +6,8 @@
 //! sends, layout, indexes). Testing an application on the in-memory store is
 //! [`testing`](crate::testing). The chapters here:
 //!
+//! - [`getting_started`]: from an empty crate to a bucket and an outlier on the in-memory
+//!   store, the same on MongoDB, then `pattern advise` on your own database.
 //! - [`stores`]: [`MemoryStore`](crate::MemoryStore), `MongoStore`, [`AnyStore`](crate::AnyStore),
 //!   what each guarantees, a store of your own, and the one [`Error`](crate::Error).
 //! - [`transactions`]: [`transaction`](crate::transaction) and
@@ -32,6 +34,10 @@
 //! - [`naming`]: the one naming convention of every derive and free function.
 //!
 //! Every code example in these chapters runs as a doctest, on the in-memory store.
+
+pub mod getting_started {
+    #![doc = include_str!("../docs/getting-started.md")]
+}
 
 pub mod stores {
     #![doc = include_str!("../docs/stores.md")]

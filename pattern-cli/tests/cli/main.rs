@@ -8,6 +8,7 @@ mod archive;
 mod convert;
 mod errors;
 mod follow;
+mod getting_started;
 mod indexes;
 mod logs;
 mod migrate;
