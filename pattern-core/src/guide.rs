@@ -10,6 +10,8 @@
 //!   store, the same on MongoDB, then `pattern advise` on your own database.
 //! - [`stores`]: [`MemoryStore`](crate::MemoryStore), `MongoStore`, [`AnyStore`](crate::AnyStore),
 //!   what each guarantees, a store of your own, and the one [`Error`](crate::Error).
+//! - [`errors`]: every variant of the one [`Error`](crate::Error): when it happens, whether to
+//!   retry, what to do; what each family of operations can return.
 //! - [`transactions`]: [`transaction`](crate::transaction) and
 //!   [`transaction_with`](crate::transaction_with), and what both stores guarantee of them.
 //! - [`sharding`]: each layout's shard keys, and what each operation reaches.
@@ -41,6 +43,10 @@ pub mod getting_started {
 
 pub mod stores {
     #![doc = include_str!("../docs/stores.md")]
+}
+
+pub mod errors {
+    #![doc = include_str!("../docs/errors.md")]
 }
 
 pub mod transactions {

@@ -73,7 +73,11 @@ mod validator;
 // the layouts as data in [`spec`].
 pub use bucket::{Bucket, Counts, Page};
 pub use document::{Document, Reference};
-pub use error::{Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
+/// What each variant means, whether to retry it and what each operation can return:
+/// [`guide::errors`].
+#[doc(inline)]
+pub use error::Error;
+pub use error::{Missing, ReferencedBy, Result, StoredVariant, VariantChange};
 pub use local_time::{LocalTime, LocalTimeError};
 pub use outlier::{Outlier, Typical};
 #[cfg(any(feature = "memory", feature = "mongodb"))]
