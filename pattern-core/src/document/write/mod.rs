@@ -370,8 +370,20 @@ pub(crate) async fn upgrade_in<D: Document, T: Store>(
     let id = id_of(cur);
     plan.fill::<D, T>(tx, Some(cur), &mut new).await?;
     (plan.record::<D, T>(tx, &id, Some(cur)).await?).stamp(&mut new);
-    tx.replace_one(D::COLLECTION, cas, new.clone(), false)
+    let done = tx
+        .replace_one(D::COLLECTION, cas, new.clone(), false)
         .await?;
+    // `cur` was read in this transaction: a filter that misses it would leave the history
+    // and the others' aggregates written for a replacement that did not happen. Fail, and
+    // the transaction with it (a sweep that counted it would run its passes again forever).
+    if !done.matched {
+        return Err(Error::invalid(format!(
+            "the upgrade of document {} in `{}` matched nothing, though this transaction read \
+             it: its filter does not select it ({cas:?})",
+            crate::error::display_bson(&id),
+            D::COLLECTION
+        )));
+    }
     plan.children::<D, T>(tx, &id, Some(cur), Some(&new))
         .await?;
     Ok(new)
