@@ -665,6 +665,16 @@ async fn a_variant_has_versions_of_its_own(store: AnyStore) {
         "{changed:?}"
     );
     assert_eq!(stored(&store, 4).await, newer, "untouched");
+    // A document of a kind this build does not know: its update says so at once, untouched.
+    let widget = doc! {"_id": 17_i64, "kind": "widget", "name": "?"};
+    store.insert_one("vp_stock", widget.clone()).await.unwrap();
+    let rename = || Update::new().set(Stock::NAME, "w".to_owned());
+    let unknown = Stock::update_one(&store, Stock::ID.eq(17), rename()).await;
+    assert!(
+        matches!(unknown, Err(Error::UnknownVariant { .. })),
+        "{unknown:?}"
+    );
+    assert_eq!(stored(&store, 17).await, widget, "untouched");
     // A tool turned into a gadget is written at the gadget's version.
     assert!(Stock::Gadget(gadget(3, "saw", "grey"))
         .change_variant(&store)

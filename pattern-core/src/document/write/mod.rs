@@ -579,10 +579,18 @@ async fn guarded_update<D: Document, S: Store>(
         let Some(found) = store.find(D::COLLECTION, &filter, &one()).await?.pop() else {
             return Ok(false);
         };
-        if let Stored::Older(_) = versions::classify::<D>(&found)? {
-            let (upgraded, _) = decode_stored::<D>(found.clone())?;
-            let new = to_document(&upgraded)?;
-            in_its_transaction::<D, S>(store, Write::Upgrade { read: found, new }).await?;
+        match versions::classify::<D>(&found)? {
+            Stored::Older(_) => {
+                let (upgraded, _) = decode_stored::<D>(found.clone())?;
+                let new = to_document(&upgraded)?;
+                in_its_transaction::<D, S>(store, Write::Upgrade { read: found, new }).await?;
+            }
+            // Current, yet not matched at the current version: upgraded by another writer
+            // since (try again), unless this build cannot read it (a polymorphic document of
+            // a variant it does not know): that is its error, not a race to retry.
+            Stored::Current => {
+                decode_stored::<D>(found)?;
+            }
         }
     }
     Err(Error::Contention {
