@@ -1,44 +1,20 @@
-//! The guide: chapters on what the crate does beyond one derive's reference.
+//! The guide: the chapters, in reading order. Each pattern's reference is on its derive (its
+//! attributes, generated methods and the commands each sends, layout, indexes); the other
+//! chapters are the modules here. Every code example in them runs as a doctest, on the
+//! in-memory store.
 //!
-//! Each pattern's reference is on its derive: [`Bucket`](macro@crate::Bucket),
-//! [`Outlier`](macro@crate::Outlier), [`Tree`](macro@crate::Tree) and
-//! [`Document`](macro@crate::Document) (attributes, generated methods and the commands each
-//! sends, layout, indexes). Testing an application on the in-memory store is
-//! [`testing`](crate::testing). The chapters here:
-//!
-//! - [`getting_started`]: from an empty crate to a bucket and an outlier on the in-memory
-//!   store, the same on MongoDB, then `pattern advise` on your own database.
-//! - [`stores`]: [`MemoryStore`](crate::MemoryStore), `MongoStore`, [`AnyStore`](crate::AnyStore),
-//!   what each guarantees, a store of your own, and the one [`Error`](crate::Error).
-//! - [`errors`]: every variant of the one [`Error`](crate::Error): when it happens, whether to
-//!   retry, what to do; what each family of operations can return.
-//! - [`transactions`]: [`transaction`](crate::transaction) and
-//!   [`transaction_with`](crate::transaction_with), and what both stores guarantee of them.
-//! - [`sharding`]: each layout's shard keys, and what each operation reaches.
-//! - [`validators`]: the layouts' `$jsonSchema` validators, enforced by both stores.
-//! - [`evolving`]: documents that change shape: schema versioning (reads of every version, the
-//!   sweep) and document history (revisions, optimistic concurrency), on `#[derive(Document)]`.
-//! - [`polymorphic`]: documents of many shapes: one collection, a discriminator and a Rust enum
-//!   (`#[derive(Document)]` on a serde internally tagged enum), and the attribute pattern.
-//! - [`computed`]: a parent's aggregates of its children (count, sum, min, max, average),
-//!   adjusted by every child write in the same transaction.
-//! - [`subset`]: a parent embedding its first few children by a declared order, every child in
-//!   its own collection, rewritten by every child write.
-//! - [`approximation`]: counters written once every `N` increments, and what a crash loses.
-//! - [`follow`]: derived data (copies, computed values, subsets) kept exact under writes by
-//!   other programs, from the change stream ([`follow`](crate::follow)).
-//! - [`advise`]: which pattern a live database needs, and where: a sample of each collection
-//!   read, each finding with its evidence, its code and its commands (`pattern advise`).
-//! - [`adoption`]: existing data: analyze, migrate, verify ([`adopt`](crate::adopt), and the
-//!   `pattern` command line).
-//! - [`money_and_time`]: [`money`](crate::money) (Decimal128, the scaled and string forms, their
-//!   conversion) and [`LocalTime`](crate::LocalTime).
-//! - [`naming`]: the one naming convention of every derive and free function.
-//!
-//! Every code example in these chapters runs as a doctest, on the in-memory store.
+#![doc = include_str!("../docs/chapters.md")]
 
 pub mod getting_started {
     #![doc = include_str!("../docs/getting-started.md")]
+}
+
+pub mod time_series {
+    #![doc = include_str!("../docs/time-series.md")]
+}
+
+pub mod archive {
+    #![doc = include_str!("../docs/archive.md")]
 }
 
 pub mod stores {
@@ -47,6 +23,10 @@ pub mod stores {
 
 pub mod errors {
     #![doc = include_str!("../docs/errors.md")]
+}
+
+pub mod observability {
+    #![doc = include_str!("../docs/observability.md")]
 }
 
 pub mod transactions {
@@ -87,6 +67,10 @@ pub mod follow {
 
 pub mod advise {
     #![doc = include_str!("../docs/advise.md")]
+}
+
+pub mod advise_run {
+    #![doc = include_str!("../docs/advise-run.md")]
 }
 
 pub mod adoption {

@@ -20,32 +20,12 @@
 //! conversion, [`adopt::convert_money`]) and [`LocalTime`] (a UTC date with the client's
 //! offset beside it).
 //!
-//! Each derive's documentation is its pattern's reference; the [`guide`] has the chapters on
-//! stores and errors, transactions, sharding, validators, adopting existing data, money and time,
-//! and naming.
+//! Each derive's documentation is its pattern's reference; the [`guide`] lists every chapter,
+//! in reading order, starting with [getting started](guide::getting_started).
 //!
 //! # Which pattern for which problem
 //!
-//! MongoDB's twelve schema design patterns, and the archive, with what implements each here.
-//! `pattern advise` ([`guide::advise`]) finds the first six in a live database and writes their
-//! code.
-//!
-//! | problem | pattern | derive | chapter |
-//! |---|---|---|---|
-//! | an array small in most documents and huge in a few (a best-seller's buyers), documents near 16 MiB | outlier | [`#[derive(Outlier)]`](macro@Outlier) | [`Outlier`](macro@Outlier) |
-//! | one document per event (trades, readings): millions of small documents, a key's history in as many reads | bucket | [`#[derive(Bucket)]`](macro@Bucket) | [`Bucket`](macro@Bucket) |
-//! | many similar fields, each in few documents and each wanting its own index (a product's specifications) | attribute | `#[document(attributes)]` on a field of [`#[derive(Document)]`](macro@Document) | [`guide::polymorphic`] |
-//! | documents of several shapes in one collection (books, shirts, cables) | polymorphic | [`#[derive(Document)]`](macro@Document) on a serde internally tagged enum | [`guide::polymorphic`] |
-//! | a document's shape changes from one release to the next, old and new builds side by side | schema versioning | `#[document(version = N, previous(...))]` | [`guide::evolving`] |
-//! | categories, folders, org charts: parents, children, subtrees moved | tree | [`#[derive(Tree)]`](macro@Tree) | [`Tree`](macro@Tree) |
-//! | every change kept with its revision (audit, undo, a write that must not overwrite another) | document versioning | `#[document(history = "...")]` | [`guide::evolving`] |
-//! | the same totals recomputed on every read (a film's review count and average) | computed | `#[document(computed(...))]` on the child type | [`guide::computed`] |
-//! | a parent embedding all its children (every review of a film) | subset | `#[document(subset(...))]` on the child type | [`guide::subset`] |
-//! | a join on every read for a few fields of another document (the director's name) | extended reference | [`#[derive(Reference)]`](macro@Reference) and `#[document(reference)]` | [`Reference`](macro@Reference) |
-//! | a counter written on every event (page views) | approximation | `#[document(approximate(every = N))]` | [`guide::approximation`] |
-//! | a structure known in advance (a seat map, a month of daily slots) | preallocation | no derive of its own: a [`Document`](macro@Document) type holding the slots, inserted whole | [`Document`](macro@Document) |
-//! | old data in the working set | archive | `#[document(archive(...))]`, [`bucket::archive`] | [`Document`](macro@Document), [`Bucket`](macro@Bucket) |
-//! | which of these a database needs, and where | | `pattern advise` | [`guide::advise`] |
+#![doc = include_str!("../docs/which-pattern.md")]
 
 pub mod adopt;
 pub mod bucket;

@@ -14,6 +14,7 @@
 //! | [`COMMANDS`] | the commands it sent (each store primitive is one; recorded when it ends) |
 //! | [`DOCUMENTS`] | the documents those commands returned or wrote |
 //! | [`ERROR_TYPE`] | the kind of its error ([`Error::kind_name`](crate::Error::kind_name)), when it fails |
+//! | [`OTEL_STATUS_CODE`] | `"ERROR"` when it fails: `tracing-opentelemetry` makes it the span's status |
 //!
 //! No query text is recorded unless asked for: [`record_query_text`]`(true)` then makes every
 //! command a store sends emit a `DEBUG` event (target `pattern_core::query`) in the
@@ -31,7 +32,7 @@ use std::future::Future;
 pub(crate) use pattern_store::observe::{progress, traced_in, traced_stream, OpSpan};
 pub use pattern_store::observe::{
     record_query_text, COMMANDS, DB_COLLECTION_NAME, DB_NAMESPACE, DB_OPERATION_NAME,
-    DB_QUERY_TEXT, DB_SYSTEM_NAME, DOCUMENTS, ERROR_TYPE,
+    DB_QUERY_TEXT, DB_SYSTEM_NAME, DOCUMENTS, ERROR_TYPE, OTEL_STATUS_CODE,
 };
 
 use crate::Result;
@@ -51,6 +52,7 @@ macro_rules! op_span {
             "pattern.commands" = tracing::field::Empty,
             "pattern.documents" = tracing::field::Empty,
             "error.type" = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
         )
     }};
 }

@@ -368,13 +368,25 @@ impl MemoryStore {
     }
 }
 
+/// `result` of a command, counted whether it succeeded or not (a failed command was sent too),
+/// with the documents `documents` says it wrote.
+fn counted<T>(result: Result<T>, documents: impl FnOnce(&T) -> u64) -> Result<T> {
+    pattern_store::observe::command(result.as_ref().map_or(0, documents));
+    result
+}
+
+/// The documents an update wrote.
+fn written(outcome: &UpdateOutcome) -> u64 {
+    u64::from(outcome.matched || outcome.upserted)
+}
+
 impl Store for MemoryStore {
     async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
         let mut doc = Some(doc);
-        self.write(|state| ops::insert(state, coll, &mut doc))
-            .await?;
-        pattern_store::observe::command(1);
-        Ok(())
+        counted(
+            self.write(|state| ops::insert(state, coll, &mut doc)).await,
+            |_| 1,
+        )
     }
 
     async fn update_one(
@@ -386,9 +398,7 @@ impl Store for MemoryStore {
     ) -> Result<UpdateOutcome> {
         pattern_store::observe::query(coll, "update", || filter.to_document());
         let op = |state: &mut State| ops::update(state, coll, filter, &[], update, upsert, None);
-        let outcome = self.write(op).await?.0;
-        pattern_store::observe::command(u64::from(outcome.matched || outcome.upserted));
-        Ok(outcome)
+        counted(self.write(op).await.map(|(o, _)| o), written)
     }
 
     async fn update_first(
@@ -404,8 +414,7 @@ impl Store for MemoryStore {
         pattern_store::observe::query(coll, "update", || filter.to_document());
         let fields = Some(fields);
         let op = |state: &mut State| ops::update(state, coll, filter, sort, update, upsert, fields);
-        let (outcome, before) = self.write(op).await?;
-        pattern_store::observe::command(u64::from(outcome.matched || outcome.upserted));
+        let (_, before) = counted(self.write(op).await, |(o, _)| written(o))?;
         Ok(before)
     }
 
@@ -418,9 +427,7 @@ impl Store for MemoryStore {
     ) -> Result<Option<Document>> {
         pattern_store::observe::query(coll, "update", || filter.to_document());
         let op = |state: &mut State| ops::update_returning(state, coll, filter, update, fields);
-        let after = self.write(op).await?;
-        pattern_store::observe::command(u64::from(after.is_some()));
-        Ok(after)
+        counted(self.write(op).await, |after| u64::from(after.is_some()))
     }
 
     async fn push_open(&self, push: &OpenPush<'_>, items: &mut Vec<Bson>) -> Result<bool> {
@@ -455,10 +462,8 @@ impl Store for MemoryStore {
     ) -> Result<UpdateOutcome> {
         pattern_store::observe::query(coll, "update", || filter.to_document());
         let mut doc = Some(doc);
-        let outcome =
-            (self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert))).await?;
-        pattern_store::observe::command(u64::from(outcome.matched || outcome.upserted));
-        Ok(outcome)
+        let replaced = self.write(|state| ops::replace(state, coll, filter, &mut doc, upsert));
+        counted(replaced.await, written)
     }
 
     async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {

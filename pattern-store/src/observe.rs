@@ -25,6 +25,17 @@ pub const DOCUMENTS: &str = "pattern.documents";
 /// OpenTelemetry's `error.type`.
 pub const ERROR_TYPE: &str = "error.type";
 
+/// The span's status for `tracing-opentelemetry` (`"ERROR"` when the operation failed; its
+/// convention, which other subscribers see as a plain field).
+pub const OTEL_STATUS_CODE: &str = "otel.status_code";
+
+/// A count as a signed integer: the type OpenTelemetry's attributes carry (`tracing-opentelemetry`
+/// records an unsigned value as text).
+#[cfg(feature = "tracing")]
+fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// OpenTelemetry's `db.query.text` (only with [`record_query_text`]).
 pub const DB_QUERY_TEXT: &str = "db.query.text";
 
@@ -93,10 +104,11 @@ mod on {
             .await;
         let commands = counts.commands.load(Ordering::Relaxed);
         let documents = counts.documents.load(Ordering::Relaxed);
-        span.record(COMMANDS, commands);
-        span.record(DOCUMENTS, documents);
+        span.record(COMMANDS, as_i64(commands));
+        span.record(DOCUMENTS, as_i64(documents));
         if let Err(e) = &out {
             span.record(ERROR_TYPE, e.kind_name());
+            span.record(OTEL_STATUS_CODE, "ERROR");
         }
         if let Some(outer) = outer {
             outer.commands.fetch_add(commands, Ordering::Relaxed);
@@ -134,8 +146,8 @@ mod on {
             }
             let commands = self.counts.commands.load(Ordering::Relaxed);
             let documents = self.counts.documents.load(Ordering::Relaxed);
-            self.span.record(COMMANDS, commands);
-            self.span.record(DOCUMENTS, documents);
+            self.span.record(COMMANDS, as_i64(commands));
+            self.span.record(DOCUMENTS, as_i64(documents));
             if let Some(outer) = &self.outer {
                 outer.commands.fetch_add(commands, Ordering::Relaxed);
                 outer.documents.fetch_add(documents, Ordering::Relaxed);
@@ -162,6 +174,7 @@ mod on {
             match &polled {
                 std::task::Poll::Ready(Some(Err(e))) if !this.recorded => {
                     this.span.record(ERROR_TYPE, e.kind_name());
+                    this.span.record(OTEL_STATUS_CODE, "ERROR");
                 }
                 std::task::Poll::Ready(None) => this.record(),
                 _ => {}

@@ -616,7 +616,7 @@ impl<S: Store> Follower<S> {
             target: "pattern_core::follow",
             "follow",
             follower = %self.lease.name,
-            changes = changes.len(),
+            changes = changes.len() as i64,
         );
         let at = changes.iter().rev().find_map(|c| c.cluster_time);
         let mut ctx = (plan, token, at);
