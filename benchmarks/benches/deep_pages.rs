@@ -14,7 +14,7 @@ use std::time::Duration;
 use bson::doc;
 use criterion::{BenchmarkId, Criterion};
 use pattern_bench::{full_scale, scale, trade, Trade, TradeHistory};
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();

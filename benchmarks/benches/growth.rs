@@ -40,7 +40,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use pattern_bench::{Trade, TradeHistory};
-use pattern_core::{store::Store, Bucket, MemoryStore, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::{store::Store, Bucket, MemoryStore};
 
 /// Epoch seconds of a key's trade 0; trade `i` is `i` seconds later, so every bucket of a key
 /// starts in its own second.

@@ -191,7 +191,7 @@ async fn main() {
 /// collection, interleaved: the times of each side, and the documents the last read returned
 /// (the two sides' documents checked equal).
 async fn race<D>(
-    store: &pattern_core::MongoStore,
+    store: &pattern_core::store::MongoStore,
     driver: &mongodb::Collection<D>,
     reads: i64,
     find: fn(i64) -> Find<D>,

@@ -362,7 +362,7 @@ async fn run() {
 
 /// One batch of trades ingested into `B`'s buckets, every one written.
 async fn ingest_batch<B: Bucket<Key = i64, Item = Trade>>(
-    store: &pattern_core::MongoStore,
+    store: &pattern_core::store::MongoStore,
     chunk: &[(i64, Trade)],
 ) {
     let written = pattern_core::bucket::ingest::<B, _>(store, chunk)
@@ -373,7 +373,7 @@ async fn ingest_batch<B: Bucket<Key = i64, Item = Trade>>(
 
 /// The dates (ms) of customer `c`'s last 10 trades in `B`'s buckets, newest first.
 async fn latest<B: Bucket<Key = i64, Item = Trade>>(
-    store: &pattern_core::MongoStore,
+    store: &pattern_core::store::MongoStore,
     c: i64,
 ) -> Vec<i64> {
     let last = pattern_core::bucket::latest::<B, _, _>(store, &c, 10)
@@ -387,7 +387,7 @@ async fn latest<B: Bucket<Key = i64, Item = Trade>>(
 
 /// The dates (ms) of customer `c`'s trades in `range`, from `B`'s buckets.
 async fn range<B: Bucket<Key = i64, Item = Trade>>(
-    store: &pattern_core::MongoStore,
+    store: &pattern_core::store::MongoStore,
     c: i64,
     range: std::ops::Range<DateTime>,
 ) -> Vec<i64> {

@@ -17,11 +17,12 @@ use bson::{doc, Bson, Document};
 use futures::TryStreamExt;
 use mongodb::event::command::CommandEvent;
 use pattern_bench::scale;
+use pattern_core::store::{AnyStore, MongoStore};
 use pattern_core::tree::raw;
 use pattern_core::{
     spec::{TreeModel, TreeSpec},
     store::Store,
-    AnyStore, MemoryStore, MongoStore,
+    MemoryStore,
 };
 
 /// Commands, documents read and documents written, from command monitoring.

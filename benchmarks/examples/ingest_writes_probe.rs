@@ -53,7 +53,7 @@ async fn timed_batch(store: &impl Store, ops: Vec<WriteOp>) -> Duration {
 /// {$in: keys}, page: "rollup"}`, a pipeline that finds each document's key among the keys
 /// (`$indexOfArray`) and adds the values at that place: one write for all of them, measured
 /// against the 1,000 updates an ingest sends.
-async fn rollups_at_once(store: &pattern_core::MongoStore) -> Duration {
+async fn rollups_at_once(store: &pattern_core::store::MongoStore) -> Duration {
     let db = store.database();
     let keys: Vec<i64> = (0..KEYS).collect();
     let items: Vec<i64> = keys.iter().map(|_| 10).collect();

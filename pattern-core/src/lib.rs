@@ -17,7 +17,7 @@
 //!
 //! Beside them, the article's other recipes as typed values: [`money`] (`Decimal` stored
 //! exactly as Decimal128, the older scaled and string forms read exactly, and their
-//! conversion, [`adopt::convert_money`]) and [`LocalTime`] (a UTC date with the client's
+//! conversion, [`adopt::convert_money`]) and [`LocalTime`](document::LocalTime) (a UTC date with the client's
 //! offset beside it).
 //!
 //! Each derive's documentation is its pattern's reference; the [`guide`] lists every chapter,
@@ -48,25 +48,20 @@ pub mod testing;
 pub mod tree;
 mod validator;
 
-// What an application uses: the patterns' traits (and, below, their derives), the stores, the
-// one error, and the values reads return. What a custom store implements is in [`store`],
-// the layouts as data in [`spec`].
-pub use bucket::{Bucket, Counts, Page};
+// The root holds what nearly every program names: the patterns' traits (and, below, their
+// derives), the one error, and the default store. Everything else is in the module of its
+// concept: the other stores and transactions in [`store`], what reads return in the pattern's
+// module, the layouts as data in [`spec`].
+pub use bucket::Bucket;
 pub use document::{Document, Reference};
 /// What each variant means, whether to retry it and what each operation can return:
 /// [`guide::errors`].
 #[doc(inline)]
 pub use error::Error;
-pub use error::{Missing, ReferencedBy, Result, StoredVariant, VariantChange};
-pub use local_time::{LocalTime, LocalTimeError};
-pub use outlier::{Outlier, Typical};
-#[cfg(any(feature = "memory", feature = "mongodb"))]
-pub use store::AnyStore;
+pub use error::Result;
+pub use outlier::Outlier;
 #[cfg(feature = "memory")]
 pub use store::MemoryStore;
-#[cfg(feature = "mongodb")]
-pub use store::MongoStore;
-pub use store::{transaction, transaction_with};
 pub use tree::Tree;
 
 #[doc = include_str!("../docs/bucket.md")]

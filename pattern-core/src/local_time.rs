@@ -25,7 +25,7 @@ const MAX_OFFSET_MINUTES: i32 = 25 * 60 + 59;
 /// exactly. Stored as `{date, offset}` (a UTC date and the client's offset in minutes, JavaScript's sign).
 ///
 /// ```
-/// use pattern_core::LocalTime;
+/// use pattern_core::document::LocalTime;
 /// use time::macros::datetime;
 ///
 /// // 09:30 in Paris in summer (UTC+2).

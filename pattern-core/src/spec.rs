@@ -47,7 +47,7 @@ pub struct SeriesSpec<'a> {
 /// An aggregate of one item field that a bucket keeps, updated by the push that adds the items
 /// (`$inc`, `$min`, `$max` in the same update).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AggregateOp {
+pub enum SummaryOp {
     /// The sum of the field's numbers (`$inc`).
     Sum,
     /// The smallest of the field's numbers (`$min`).
@@ -56,13 +56,13 @@ pub enum AggregateOp {
     Max,
 }
 
-impl AggregateOp {
+impl SummaryOp {
     /// The attribute's spelling (`sum`, `min`, `max`).
     pub const fn name(&self) -> &'static str {
         match self {
-            AggregateOp::Sum => "sum",
-            AggregateOp::Min => "min",
-            AggregateOp::Max => "max",
+            SummaryOp::Sum => "sum",
+            SummaryOp::Min => "min",
+            SummaryOp::Max => "max",
         }
     }
 }
@@ -70,9 +70,9 @@ impl AggregateOp {
 /// One aggregate of a bucket's summary: `op` over the items' `item_field`, kept in the
 /// bucket's top-level `field` (`qty_sum`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Aggregate<'a> {
+pub struct SummaryField<'a> {
     /// What it computes.
-    pub op: AggregateOp,
+    pub op: SummaryOp,
     /// The item field's name in BSON (a top-level field of the item).
     pub item_field: &'a str,
     /// The bucket field holding the aggregate.
@@ -92,7 +92,7 @@ pub struct Keeps<'a> {
     /// dates), or `None`.
     pub bounds: Option<(&'a str, &'a str)>,
     /// The summary's aggregates, in the order of the generated summary's fields.
-    pub summary: &'a [Aggregate<'a>],
+    pub summary: &'a [SummaryField<'a>],
     /// The longest time one document covers, in milliseconds (`#[bucket(span = "1d")]`; needs
     /// `bounds`): time is cut into windows `[k * span, (k + 1) * span)` from the epoch, and a
     /// document holds items of one window only. A push goes to the key's open document of its

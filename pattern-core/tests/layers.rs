@@ -500,3 +500,38 @@ fn the_store_crates_depend_on_the_contract_alone() {
         ["pattern-store", "pattern-core"]
     );
 }
+
+/// The names `lib.rs` makes public at the crate's root: its public modules and what it
+/// re-exports (a derive and its trait share a name, and count once).
+fn root_names() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("lib.rs");
+    let mut names = BTreeSet::new();
+    let mut hidden = false;
+    for line in lib.lines() {
+        if line.starts_with("#[doc(hidden)]") {
+            hidden = true;
+            continue;
+        }
+        if let Some(m) = line.strip_prefix("pub mod ") {
+            if !hidden {
+                names.insert(m.trim_end_matches([';', ' ', '{']).to_owned());
+            }
+        } else if let Some(path) = line.strip_prefix("pub use ") {
+            for name in expand(path.trim_end_matches(';')) {
+                names.insert(name.rsplit("::").next().expect("a name").to_owned());
+            }
+        }
+        if !line.starts_with("#[") && !line.starts_with("///") {
+            hidden = false;
+        }
+    }
+    names
+}
+
+#[test]
+fn the_root_holds_at_most_20_names() {
+    let names = root_names();
+    assert!(names.contains("MemoryStore") && names.contains("bucket"), "{names:?}");
+    assert!(names.len() <= 20, "{} names at pattern-core's root: {names:?}", names.len());
+}

@@ -94,7 +94,7 @@ pub(crate) struct Method {
     pub module: Option<&'static str>,
     /// The arguments after `store`, each with its trailing comma: `key, &item,`.
     pub args: TokenStream,
-    /// It writes (a document type lists it in `Document::WRITES`).
+    /// It writes (a document type lists it in `Document::__WRITES`).
     pub writes: bool,
 }
 

@@ -1,5 +1,5 @@
 //! The MongoDB store of pattern-core (feature `mongodb` there, re-exported as
-//! `pattern_core::MongoStore`), on the official `mongodb` driver. It implements the store
+//! `pattern_core::store::MongoStore`), on the official `mongodb` driver. It implements the store
 //! contract of `pattern-store` and nothing else.
 //!
 //! Each operation is written once, as a method taking the `Session` it runs in: `None` for

@@ -52,7 +52,8 @@ pub trait Transaction: Store<Txn = Self> + Sized {
 /// is given, and keep no other effects.
 ///
 /// ```
-/// use pattern_core::{transaction, MemoryStore, store::Store};
+/// use pattern_core::{MemoryStore, store::Store};
+/// use pattern_core::store::transaction;
 /// use pattern_core::store::query::{Filter, Update};
 /// # tokio_test_run(async {
 /// let store = MemoryStore::new();
@@ -89,7 +90,8 @@ where
 /// items to write or a `&mut` counter, as the mongodb driver's `and_run` does.
 ///
 /// ```
-/// use pattern_core::{transaction_with, MemoryStore, store::Store};
+/// use pattern_core::{MemoryStore, store::Store};
+/// use pattern_core::store::transaction_with;
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let store = MemoryStore::new();
 /// let orders = vec![bson::doc! {"_id": 1}, bson::doc! {"_id": 2}];

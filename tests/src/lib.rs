@@ -13,7 +13,8 @@ use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use pattern_core::adopt::{Options, Progress};
 use pattern_core::store::query::{Filter, FindOptions};
-use pattern_core::{store::Store, AnyStore, MemoryStore, MongoStore};
+use pattern_core::store::{AnyStore, MongoStore};
+use pattern_core::{store::Store, MemoryStore};
 
 /// How to get a server, for the failure message of tests that need one.
 pub const NO_SERVER: &str = "this test needs a MongoDB server and MONGODB_URI is not set. \
@@ -335,7 +336,7 @@ macro_rules! on_both_stores {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
                     let (m, log) = $crate::targeted_mongo_store(stringify!($name)).await;
-                    let store = ::pattern_core::AnyStore::Mongo(m.clone());
+                    let store = ::pattern_core::store::AnyStore::Mongo(m.clone());
                     super::$name(store.clone()).await;
                     if $check {
                         let log = ::std::mem::take(&mut *log.lock().unwrap());

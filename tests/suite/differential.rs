@@ -10,7 +10,8 @@
 
 use bson::{Bson, Document};
 use futures::TryStreamExt;
-use pattern_core::{AnyStore, Bucket, Outlier};
+use pattern_core::store::AnyStore;
+use pattern_core::{Bucket, Outlier};
 use pattern_tests::{canonical, documents};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -26,7 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use pattern_core::{Bucket, Error, MongoStore, Outlier};
+use pattern_core::store::MongoStore;
+use pattern_core::{Bucket, Error, Outlier};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -15,7 +15,8 @@ use bson::{doc, Bson, Document as BsonDocument};
 use mongodb::Collection;
 use pattern_core::document::{verify, verify_copies, verify_subsets};
 use pattern_core::follow::{Follower, FOLLOW};
-use pattern_core::{Document, Error, MongoStore, Reference};
+use pattern_core::store::MongoStore;
+use pattern_core::{Document, Error, Reference};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]

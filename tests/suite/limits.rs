@@ -3,7 +3,9 @@
 //! would go to is refused by the write; either way `Error::TooLarge`, and nothing is lost.
 
 use futures::TryStreamExt;
-use pattern_core::{AnyStore, Bucket, Counts, Error, Outlier};
+use pattern_core::bucket::Counts;
+use pattern_core::store::AnyStore;
+use pattern_core::{Bucket, Error, Outlier};
 use pattern_tests::{counted_mongo_store, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use pattern_core::{AnyStore, Bucket};
+use pattern_core::store::AnyStore;
+use pattern_core::Bucket;
 use pattern_tests::documents;
 use serde::{Deserialize, Serialize};
 

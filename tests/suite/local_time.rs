@@ -4,8 +4,10 @@
 //! round trip over offsets -14:00..+14:00 and dates across the BSON range.
 
 use bson::{doc, Bson, DateTime, Document};
+use pattern_core::document::{LocalTime, LocalTimeError};
 use pattern_core::store::query::Filter;
-use pattern_core::{store::Store, AnyStore, LocalTime, LocalTimeError};
+use pattern_core::store::AnyStore;
+use pattern_core::store::Store;
 use pattern_tests::{documents, on_both_stores, read_back};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use bson::{doc, DateTime};
 use futures::{StreamExt, TryStreamExt};
 use pattern_core::adopt::{Options, Source};
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Bucket, Document, Error, MemoryStore, Outlier};
+use pattern_core::{Bucket, Document, Error, MemoryStore, Outlier};
 use serde::{Deserialize, Serialize};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -493,7 +494,7 @@ macro_rules! on_both_stores_here {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(pattern_core::AnyStore::Memory(super::MemoryStore::new())).await;
+                    super::$name(pattern_core::store::AnyStore::Memory(super::MemoryStore::new())).await;
                 }
             )*
         }
@@ -502,7 +503,7 @@ macro_rules! on_both_stores_here {
                 #[tokio::test]
                 async fn $name() {
                     let store = pattern_tests::mongo_store(stringify!($name)).await;
-                    super::$name(pattern_core::AnyStore::Mongo(store.clone())).await;
+                    super::$name(pattern_core::store::AnyStore::Mongo(store.clone())).await;
                     let _ = store.database().drop().await;
                 }
             )*

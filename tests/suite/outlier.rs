@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use bson::{doc, Bson, Document};
 use futures::TryStreamExt;
-use pattern_core::{store::Store, AnyStore, Error, Outlier, Typical};
+use pattern_core::outlier::Typical;
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Error, Outlier};
 use pattern_tests::{assert_same_documents, counted_mongo_store, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 

@@ -11,7 +11,9 @@
 
 use bson::doc;
 use futures::TryStreamExt;
-use pattern_core::{store::Store, AnyStore, Bucket, Counts, Outlier};
+use pattern_core::bucket::Counts;
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Bucket, Outlier};
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 

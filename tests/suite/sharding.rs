@@ -238,7 +238,7 @@ async fn every_per_key_operation_reaches_one_shard() {
             "unique index {i} does not start with the shard key"
         );
     }
-    drop_db(&pattern_core::AnyStore::Mongo(store)).await;
+    drop_db(&pattern_core::store::AnyStore::Mongo(store)).await;
 }
 
 /// Trees: the README recommends leaving a tree's collection unsharded (it lives on the
@@ -381,7 +381,7 @@ async fn tree_operations_on_a_tree_sharded_by_id() {
         shown, expected,
         "the README's table of tree operations on a tree sharded by _id"
     );
-    drop_db(&pattern_core::AnyStore::Mongo(store)).await;
+    drop_db(&pattern_core::store::AnyStore::Mongo(store)).await;
 }
 
 /// The check the conformance suites run on every command fails on what breaks the rule: a

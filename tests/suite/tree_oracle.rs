@@ -8,11 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bson::{doc, Bson, Document};
+use pattern_core::store::{AnyStore, MongoStore};
 use pattern_core::tree::{raw, Defect};
 use pattern_core::{
     spec::{TreeModel, TreeSpec},
     store::Store,
-    AnyStore, Error, MongoStore,
+    Error,
 };
 use pattern_tests::{memory_store, mongo_store, on_both_stores};
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use mongodb::event::command::CommandEvent;
 use pattern_bench::scale;
 use pattern_core::adopt::Verified;
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 use crate::exact::Exact;
 

@@ -7,7 +7,7 @@ use futures::TryStreamExt;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::full_scale;
 use pattern_core::adopt::{self, MigrateReport, Options};
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 use crate::exact::{book_buyers, bucket_items, check_books, check_buckets, source_items};
 use crate::log::{counted_store, measure, Log, Run};

@@ -7,7 +7,8 @@ use bson::{doc, Document};
 use futures::StreamExt;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{Book, Trade, TradeHistory};
-use pattern_core::{store::Store, Bucket, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::{store::Store, Bucket};
 
 use crate::op::{Op, Side};
 use crate::seed::{

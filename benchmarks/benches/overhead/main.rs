@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode};
 use pattern_bench::Samples;
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 use pattern_tests::unique_db;
 
 use crate::bench::Bench;

@@ -6,7 +6,8 @@ use bson::{doc, Bson};
 use futures::TryStreamExt;
 use pattern_core::adopt::Options;
 use pattern_core::document::{Filter, Update};
-use pattern_core::{store::Store, Document, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::{store::Store, Document};
 use pattern_tests::CommandLog;
 use serde::{Deserialize, Serialize};
 

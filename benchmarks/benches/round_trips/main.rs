@@ -18,7 +18,8 @@ mod references;
 
 use futures::TryStreamExt;
 use pattern_bench::{book, scale, trade, Book, Trade, TradeHistory};
-use pattern_core::{store::Store, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::store::Store;
 use pattern_tests::{counted_mongo_store, CommandLog};
 
 /// Epoch seconds of the first trade.

@@ -4,7 +4,8 @@
 //! written through the enum sends what a plain child sends.
 
 use pattern_core::document::{Update, Variant};
-use pattern_core::{Document, Error, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::{Document, Error};
 use pattern_tests::CommandLog;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,8 @@
 //! copies exist.
 
 use pattern_core::document::Update;
-use pattern_core::{Document, MongoStore, Reference};
+use pattern_core::store::MongoStore;
+use pattern_core::{Document, Reference};
 use pattern_tests::CommandLog;
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,8 @@ use bson::{doc, Bson, Document};
 use futures::TryStreamExt;
 use mongodb::{Collection, Database, IndexModel};
 use pattern_bench::{Book, Trade, TradeHistory};
-use pattern_core::{Bucket, MemoryStore, MongoStore, Outlier};
+use pattern_core::store::MongoStore;
+use pattern_core::{Bucket, MemoryStore, Outlier};
 use serde::{Deserialize, Serialize};
 
 use crate::read::{flat, run, Op};

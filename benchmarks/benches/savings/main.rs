@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use pattern_bench::Samples;
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 use tokio::runtime::Runtime;
 
 use crate::load::{coll_stats, load};

@@ -6,7 +6,7 @@ use bson::doc;
 use futures::TryStreamExt;
 use mongodb::{Collection, Database};
 use pattern_bench::{Book, Trade, TradeHistory};
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 use crate::load::TradeDoc;
 use crate::{CUSTOMER, FLAT, UNBOUNDED};

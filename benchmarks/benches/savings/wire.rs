@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use bson::Document;
 use mongodb::event::command::CommandEvent;
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 /// What the server sent back for one operation.
 #[derive(Clone, Copy, Debug, Default)]

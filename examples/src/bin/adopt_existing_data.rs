@@ -14,7 +14,8 @@
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use futures::TryStreamExt;
 use pattern_core::adopt::{Options, Source};
-use pattern_core::{store::Store, AnyStore, Bucket, Outlier};
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Bucket, Outlier};
 use serde::{Deserialize, Serialize};
 
 /// A book, as the outlier page stores it: the buyers' array capped at 50 in `sales`, the rest

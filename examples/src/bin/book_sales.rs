@@ -8,8 +8,9 @@
 //!     cargo run -p examples --bin book_sales
 
 use bson::Document;
+use pattern_core::store::AnyStore;
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, Outlier};
+use pattern_core::Outlier;
 use serde::{Deserialize, Serialize};
 
 #[derive(Outlier, Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,8 @@
 //!     cargo run -p examples --bin categories
 
 use bson::{doc, Bson, Document};
-use pattern_core::{spec::TreeModel, store::Store, AnyStore, Tree};
+use pattern_core::store::AnyStore;
+use pattern_core::{spec::TreeModel, store::Store, Tree};
 use serde::{Deserialize, Serialize};
 
 /// The five node types: the same struct, one attribute apart.

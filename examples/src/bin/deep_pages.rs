@@ -9,7 +9,8 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pattern_core::{AnyStore, Bucket};
+use pattern_core::store::AnyStore;
+use pattern_core::Bucket;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

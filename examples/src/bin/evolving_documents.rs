@@ -31,8 +31,9 @@ use bson::{doc, Bson, Document as BsonDocument};
 use futures::TryStreamExt;
 use pattern_core::adopt::{Options, Progress};
 use pattern_core::document::{Filter, Revision, Update};
+use pattern_core::store::AnyStore;
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, Document, Error};
+use pattern_core::{Document, Error};
 use serde::{Deserialize, Serialize};
 
 /// Version 1, as the program before versioning wrote it.

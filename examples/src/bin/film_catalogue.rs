@@ -29,8 +29,9 @@ use std::sync::Arc;
 use bson::DateTime;
 use pattern_core::document::{copy_of, Update};
 use pattern_core::store::query::Filter as StoreFilter;
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Document, Error, Reference};
+use pattern_core::{Document, Error, Reference};
 use serde::{Deserialize, Serialize};
 
 /// A director: the source of the copies films hold. Every write of a copied field (`name`,

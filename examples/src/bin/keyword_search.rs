@@ -8,7 +8,8 @@
 //!
 //!     cargo run -p examples --bin keyword_search
 
-use pattern_core::{store::Store, AnyStore, Document};
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Document};
 use serde::{Deserialize, Serialize};
 
 #[derive(Document, Clone, Debug, PartialEq, Serialize, Deserialize)]

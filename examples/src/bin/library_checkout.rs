@@ -14,8 +14,9 @@
 
 use bson::DateTime;
 use pattern_core::document::Update;
+use pattern_core::store::AnyStore;
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, Document};
+use pattern_core::Document;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,8 +9,10 @@
 //!     cargo run -p examples --bin local_time
 
 use bson::{doc, Bson};
+use pattern_core::document::LocalTime;
+use pattern_core::store::AnyStore;
+use pattern_core::store::Store;
 use pattern_core::testing::Fixtures;
-use pattern_core::{store::Store, AnyStore, LocalTime};
 use serde::{Deserialize, Serialize};
 use time::macros::datetime;
 use time::UtcOffset;

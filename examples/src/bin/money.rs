@@ -11,8 +11,9 @@
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{self, convert_money, Finish, MoneyConversion, Options};
 use pattern_core::money::{self, Decimal, Form};
+use pattern_core::store::AnyStore;
+use pattern_core::store::Store;
 use pattern_core::testing::Fixtures;
-use pattern_core::{store::Store, AnyStore};
 use serde::{Deserialize, Serialize};
 
 /// The seed's `clothes` with the prices given.

@@ -19,7 +19,8 @@ use futures::TryStreamExt;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanExporter};
 use opentelemetry_sdk::Resource;
-use pattern_core::{AnyStore, Bucket, Document};
+use pattern_core::store::AnyStore;
+use pattern_core::{Bucket, Document};
 use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 use tracing_subscriber::filter::{LevelFilter, Targets};
@@ -257,7 +258,7 @@ mod tests {
                  and starts the SecantusDB test server, or point MONGODB_URI at a mongod or Atlas cluster"
             )
         });
-        let store = pattern_core::MongoStore::connect(&uri, "pattern_examples_observe")
+        let store = pattern_core::store::MongoStore::connect(&uri, "pattern_examples_observe")
             .await
             .expect("connect");
         let store = AnyStore::Mongo(store);

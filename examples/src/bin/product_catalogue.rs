@@ -14,8 +14,9 @@
 use bson::{doc, Bson};
 use pattern_core::document::{Attributes, Filter, Update, Variant};
 use pattern_core::store::query::{Filter as StoreFilter, FindOptions};
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Document, Error};
+use pattern_core::{Document, Error};
 use serde::{Deserialize, Serialize};
 
 /// A book: a newtype variant's struct, declared here, a variant of `Product`.

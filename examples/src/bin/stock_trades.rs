@@ -12,8 +12,9 @@
 
 use bson::{doc, DateTime, Document};
 use futures::TryStreamExt;
+use pattern_core::store::AnyStore;
 use pattern_core::testing::Fixtures;
-use pattern_core::{AnyStore, Bucket};
+use pattern_core::Bucket;
 use serde::{Deserialize, Serialize};
 
 /// One trade, as the page stores it inside a bucket.

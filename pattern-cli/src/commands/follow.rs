@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pattern_core::follow::{Follower, Status};
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 use super::Context;
 use crate::args::Follow;

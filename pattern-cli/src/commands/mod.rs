@@ -12,7 +12,7 @@ mod migrate;
 mod verify;
 
 use pattern_core::adopt::{self, Options, Progress};
-use pattern_core::MongoStore;
+use pattern_core::store::MongoStore;
 
 pub(crate) use archive::Archived;
 

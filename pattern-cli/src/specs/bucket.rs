@@ -1,7 +1,7 @@
 //! The bucket layout of `migrate`, `verify` and `indexes bucket`, and what its buckets keep
 //! beside their items.
 
-use pattern_core::spec::{Aggregate, AggregateOp, BucketSpec, Keeps};
+use pattern_core::spec::{BucketSpec, Keeps, SummaryField, SummaryOp};
 
 use super::distinct;
 use crate::args::{BucketFields, MigrateBucket};
@@ -14,7 +14,7 @@ pub(crate) struct KeptNames<'a> {
     /// The time bounds' fields.
     bounds: Option<(String, String)>,
     /// Each aggregate: its operation, the item field, the bucket field.
-    summary: Vec<(AggregateOp, &'a str, String)>,
+    summary: Vec<(SummaryOp, &'a str, String)>,
     /// The span buckets are cut by (milliseconds).
     span: Option<i64>,
 }
@@ -30,10 +30,10 @@ impl<'a> KeptNames<'a> {
     }
 
     /// The summary's aggregates, for [`KeptNames::keeps`].
-    pub(crate) fn summary(&self) -> Vec<Aggregate<'_>> {
+    pub(crate) fn summary(&self) -> Vec<SummaryField<'_>> {
         self.summary
             .iter()
-            .map(|(op, item, field)| Aggregate {
+            .map(|(op, item, field)| SummaryField {
                 op: *op,
                 item_field: item,
                 field,
@@ -42,7 +42,7 @@ impl<'a> KeptNames<'a> {
     }
 
     /// What a bucket keeps: these bounds and `summary`, this [`KeptNames::summary`].
-    pub(crate) fn keeps<'s>(&'s self, summary: &'s [Aggregate<'s>]) -> Keeps<'s> {
+    pub(crate) fn keeps<'s>(&'s self, summary: &'s [SummaryField<'s>]) -> Keeps<'s> {
         Keeps {
             bounds: self
                 .bounds
@@ -61,14 +61,14 @@ pub(crate) fn bucket_keeps(a: &MigrateBucket) -> Result<KeptNames<'_>, Failure> 
     let mut kept = KeptNames::bounds(Some(a.time.as_str()));
     kept.span = a.span;
     let ops = [
-        (AggregateOp::Sum, &a.sum),
-        (AggregateOp::Min, &a.min),
-        (AggregateOp::Max, &a.max),
+        (SummaryOp::Sum, &a.sum),
+        (SummaryOp::Min, &a.min),
+        (SummaryOp::Max, &a.max),
     ];
     for (op, fields) in ops {
         for item in fields {
             let field = format!("{item}_{}", op.name());
-            if op != AggregateOp::Sum && item == &a.time {
+            if op != SummaryOp::Sum && item == &a.time {
                 return Err(Failure::usage(format!(
                     "`--{} {item}` would be stored as {field:?}, where the time bounds (--time {}) already keep \
                      the time's {}; remove it",
@@ -181,9 +181,9 @@ mod tests {
         assert_eq!(
             fields,
             [
-                (AggregateOp::Sum, "qty", "qty_sum"),
-                (AggregateOp::Min, "price", "price_min"),
-                (AggregateOp::Max, "price", "price_max"),
+                (SummaryOp::Sum, "qty", "qty_sum"),
+                (SummaryOp::Min, "price", "price_min"),
+                (SummaryOp::Max, "price", "price_max"),
             ]
         );
         assert!(bucket_spec(&a.to, &a.fields, keeps).is_ok());

@@ -226,7 +226,7 @@ async fn archive_document_resumes_a_killed_run() {
 async fn archive_document_counts_a_first_batch_killed_before_its_checkpoint() {
     let db = Db::new("cli_archive_first").await;
     let base = seed_orders(&db).await;
-    let store = pattern_core::AnyStore::Mongo(db.store.clone());
+    let store = pattern_core::store::AnyStore::Mongo(db.store.clone());
     pattern_tests::checkpoint_refuses_moved_past(&store, Some(0)).await;
     let to = ArchiveAt {
         store: &store,

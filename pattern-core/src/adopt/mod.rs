@@ -37,6 +37,7 @@ mod preflight;
 mod shapes;
 mod versions;
 
+pub use crate::error::Missing;
 pub use crate::layout::{
     index_report_bucket, index_report_outlier, index_report_tree, verify_bucket, verify_outlier,
     IndexReport, LayoutDefect, Verified,

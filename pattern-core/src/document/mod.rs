@@ -29,6 +29,8 @@ mod typed;
 mod versions;
 mod write;
 
+pub use crate::error::{ReferencedBy, StoredVariant, VariantChange};
+pub use crate::local_time::{LocalTime, LocalTimeError};
 pub use approximate::{counters_without_history, estimate, flush, increment, pending, Approximate};
 pub use archive::{
     age_field, archive, archive_layout, get_with_archive, keep_field, verify_archive,
@@ -57,8 +59,9 @@ pub use polymorphic::{
     VariantShape, VARIANTS_VERIFY,
 };
 pub use related::computed::{
-    avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Aggregate,
-    Computed, Drift, Op, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
+    avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Computed,
+    ComputedField, ComputedOp, Drift, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM,
+    COMPUTED_VERIFY,
 };
 pub(crate) use related::computed::{parents_in_line, repair_parents};
 pub(crate) use related::reference::{at_current, repair_copies_of, source_in_line};

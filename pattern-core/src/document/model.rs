@@ -32,8 +32,10 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
     /// the same transaction. `None`: no history.
     const HISTORY: Option<&'static str> = None;
     /// The names of the generated methods that write (`insert`, `save`, `update_one`,
-    /// `delete`...): what a test walks to check that each one records a revision.
-    const WRITES: &'static [&'static str] = &[];
+    /// `delete`...): what the suite walks to check that each one records a revision. Not a
+    /// public API.
+    #[doc(hidden)]
+    const __WRITES: &'static [&'static str] = &[];
     /// Its attributes fields (`#[document(attributes)]`, of type [`Attributes`](super::Attributes)): each with
     /// the compound index `{field.k: 1, field.v: 1}`.
     const ATTRIBUTES: &'static [&'static str] = &[];

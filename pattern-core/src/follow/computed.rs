@@ -5,7 +5,7 @@ use bson::{doc, Bson};
 
 use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
 use super::rule::{wrote_each, Applied, Keys, Rule};
-use crate::document::{parents_in_line, repair_parents, Aggregate, Computed, Op};
+use crate::document::{parents_in_line, repair_parents, Computed, ComputedField, ComputedOp};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
@@ -62,10 +62,10 @@ impl<S: Store> Rule<S> for Aggregates {
         let aggregates: Vec<Bson> = (c.aggregates.iter())
             .map(|g| {
                 let op = match g.op {
-                    Op::Sum => "sum",
-                    Op::Min => "min",
-                    Op::Max => "max",
-                    Op::Avg => "avg",
+                    ComputedOp::Sum => "sum",
+                    ComputedOp::Min => "min",
+                    ComputedOp::Max => "max",
+                    ComputedOp::Avg => "avg",
                 };
                 Bson::Document(doc! {"of": g.of, "op": op, "into": g.into})
             })
@@ -85,13 +85,13 @@ impl Aggregates {
         for g in r.get_array("aggregates").unwrap_or(&Vec::new()) {
             let g = g.as_document().ok_or_else(|| bad("an aggregate"))?;
             let op = match text(g, "op")? {
-                "sum" => Op::Sum,
-                "min" => Op::Min,
-                "max" => Op::Max,
-                "avg" => Op::Avg,
+                "sum" => ComputedOp::Sum,
+                "min" => ComputedOp::Min,
+                "max" => ComputedOp::Max,
+                "avg" => ComputedOp::Avg,
                 other => return Err(bad(&format!("an aggregate `{other}`"))),
             };
-            aggregates.push(Aggregate {
+            aggregates.push(ComputedField {
                 of: leak(text(g, "of")?),
                 op,
                 into: leak(text(g, "into")?),

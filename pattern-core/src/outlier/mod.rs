@@ -51,6 +51,7 @@ use crate::{Error, Result};
 mod read;
 mod write;
 
+pub use crate::bucket::Counts;
 pub use read::{all_items, counts, full, is_outlier, items, typical};
 pub use write::{push, push_many, save};
 

@@ -71,7 +71,7 @@ struct Ensured {
     /// The numbering field, and whether `_id`s are time-named.
     order: (Box<str>, bool),
     bounds: Option<(Box<str>, Box<str>)>,
-    summary: Vec<(crate::spec::AggregateOp, Box<str>, Box<str>)>,
+    summary: Vec<(crate::spec::SummaryOp, Box<str>, Box<str>)>,
     span: Option<i64>,
     /// Whether it keeps roll-ups: a writer without them over the same collection is another
     /// series, whose first write in the process untrusts the roll-ups.

@@ -210,7 +210,7 @@ pub(crate) fn overflowed<T>(spec: &SeriesSpec<'_>, kept: &Kept, r: Result<T>) ->
             if !spec.keeps.summary.is_empty() && message.contains("Failed to apply $inc") =>
         {
             let sums = (spec.keeps.summary.iter().zip(&kept.summary))
-                .filter(|(a, v)| a.op == crate::spec::AggregateOp::Sum && v.is_some())
+                .filter(|(a, v)| a.op == crate::spec::SummaryOp::Sum && v.is_some())
                 .map(|(a, _)| a.field);
             let mut named: Vec<&str> = sums.clone().filter(|f| message.contains(*f)).collect();
             if named.is_empty() {

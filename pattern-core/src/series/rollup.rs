@@ -18,7 +18,7 @@
 use bson::Bson;
 
 use crate::series::Kept;
-use crate::spec::{AggregateOp, SeriesSpec};
+use crate::spec::{SeriesSpec, SummaryOp};
 use crate::store::query::{Filter, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -49,9 +49,9 @@ impl SeriesSpec<'_> {
         for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
             let Some(v) = v else { continue };
             let ops = match agg.op {
-                AggregateOp::Sum => &mut update.sum,
-                AggregateOp::Min => &mut update.min,
-                AggregateOp::Max => &mut update.max,
+                SummaryOp::Sum => &mut update.sum,
+                SummaryOp::Min => &mut update.min,
+                SummaryOp::Max => &mut update.max,
             };
             ops.push((Path::from(agg.field), v.clone()));
         }

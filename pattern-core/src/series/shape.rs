@@ -8,7 +8,7 @@
 use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
-use crate::spec::{Aggregate, AggregateOp, SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
+use crate::spec::{SeriesSpec, SummaryField, SummaryOp, BOUNDED_FIELD, SUMMARIZED_FIELD};
 use crate::store::query::{Filter, IndexSpec, Path, Update};
 use crate::store::{KeptOps, OpenPush, Window};
 use crate::{Error, Result};
@@ -371,9 +371,9 @@ impl<'a> SeriesSpec<'a> {
         for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
             let Some(v) = v else { continue };
             let ops = match agg.op {
-                AggregateOp::Sum => &mut vals.sum,
-                AggregateOp::Min => &mut vals.min,
-                AggregateOp::Max => &mut vals.max,
+                SummaryOp::Sum => &mut vals.sum,
+                SummaryOp::Min => &mut vals.min,
+                SummaryOp::Max => &mut vals.max,
             };
             ops.push((Path::from(agg.field), v.clone()));
         }
@@ -464,7 +464,7 @@ impl<'a> SeriesSpec<'a> {
 /// field).
 pub(crate) fn combine(
     coll: &str,
-    agg: &Aggregate<'_>,
+    agg: &SummaryField<'_>,
     acc: Option<Bson>,
     v: &Bson,
 ) -> Result<Bson> {
@@ -475,7 +475,7 @@ pub(crate) fn combine(
         };
     };
     match agg.op {
-        AggregateOp::Sum => number::add(&acc, v).map_err(|e| match e {
+        SummaryOp::Sum => number::add(&acc, v).map_err(|e| match e {
             NumberError::Overflow => Error::Overflow {
                 collection: coll.to_owned(),
                 field: agg.field.to_owned(),
@@ -483,9 +483,9 @@ pub(crate) fn combine(
             },
             NumberError::NotANumber(_) => not_a_number(coll, agg, v),
         }),
-        AggregateOp::Min | AggregateOp::Max => {
+        SummaryOp::Min | SummaryOp::Max => {
             let o = number::compare(v, &acc).ok_or_else(|| not_a_number(coll, agg, v))?;
-            let take = if agg.op == AggregateOp::Min {
+            let take = if agg.op == SummaryOp::Min {
                 o.is_lt()
             } else {
                 o.is_gt()
@@ -495,7 +495,7 @@ pub(crate) fn combine(
     }
 }
 
-fn not_a_number(coll: &str, agg: &Aggregate<'_>, v: &Bson) -> Error {
+fn not_a_number(coll: &str, agg: &SummaryField<'_>, v: &Bson) -> Error {
     let field = agg.item_field;
     Error::invalid(format!(
         "summary {}({field}) of collection `{coll}`: `{field}` is not a number but {:?}",

@@ -1,11 +1,11 @@
-//! [`AnyTxn`]: a transaction of either store, what [`AnyStore`](crate::AnyStore) starts.
+//! [`AnyTxn`]: a transaction of either store, what [`AnyStore`](crate::store::AnyStore) starts.
 
 use bson::Document;
 
 use crate::store::{Store, Transaction};
 use crate::Result;
 
-/// A transaction on an [`AnyStore`](crate::AnyStore), of the same kind as the store.
+/// A transaction on an [`AnyStore`](crate::store::AnyStore), of the same kind as the store.
 #[derive(Debug)]
 pub enum AnyTxn {
     /// A transaction of the embedded store.

@@ -1,4 +1,4 @@
-//! The [`Store`](crate::Store) methods [`AnyStore`](crate::AnyStore) and
+//! The [`Store`](crate::Store) methods [`AnyStore`](crate::store::AnyStore) and
 //! [`AnyTxn`](crate::AnyTxn) pass to the store they hold: one list, each method's signature
 //! written once. Each enum's impl holds `delegated!(Enum)` and what is its own (its
 //! transaction type, how it starts one).

@@ -2,7 +2,7 @@
 //! stored five ways ([`TreeModel`](crate::spec::TreeModel)), behind one typed API.
 //!
 //! Every operation that writes more than one document runs in a
-//! [`transaction`](crate::transaction) (retried on
+//! [`transaction`](crate::store::transaction) (retried on
 //! conflicts), and every write of a tree's structure also writes the tree's version document
 //! (collection [`VERSIONS`], `_id` = the tree's collection), so that two concurrent writes of
 //! one tree always conflict: snapshot isolation alone would let two moves (A under B, B under

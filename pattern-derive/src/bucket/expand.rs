@@ -75,8 +75,8 @@ pub(crate) fn expand(b: &Bucket) -> TokenStream {
         );
         let (item_field, field) = (&a.item_field.value, &a.field);
         quote! {
-            ::pattern_core::spec::Aggregate {
-                op: ::pattern_core::spec::AggregateOp::#op,
+            ::pattern_core::spec::SummaryField {
+                op: ::pattern_core::spec::SummaryOp::#op,
                 item_field: #item_field,
                 field: #field,
             }
@@ -260,7 +260,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.".into(),
             name: "page".into(),
             params: quote!(n: u64,),
-            ret: quote!(::core::option::Option<::pattern_core::Page<#item_ret>>),
+            ret: quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>),
             func: "page".into(),
             args: quote!(n,),
             ..Method::default()
@@ -268,7 +268,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
         w.stream(
             "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
             "pages",
-            quote!(::pattern_core::Page<#item_ret>),
+            quote!(::pattern_core::bucket::Page<#item_ret>),
         ),
         w.stream("Every item of `key`'s series, in push order.", "items", quote!(#item_ret),),
         w.keyed(Method {
@@ -308,7 +308,7 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             doc: "How many items and pages `key`'s series holds (one aggregation).".into(),
             name: "counts".into(),
             params: quote!(),
-            ret: quote!(::pattern_core::Counts),
+            ret: quote!(::pattern_core::bucket::Counts),
             func: "counts".into(),
             args: quote!(),
             ..Method::default()

@@ -206,7 +206,7 @@ fn fallback_stubs_every_method() {
          (store : & __PatternS , key : & __PatternQ , item : Trade ,)",
         "pub async fn push_many < __PatternS , __PatternQ > (store : & __PatternS , key : & __PatternQ , items : & [Trade] ,)",
         "pub async fn page <",
-        "Result < :: core :: option :: Option < :: pattern_core :: Page < Trade >> >",
+        "Result < :: core :: option :: Option < :: pattern_core :: bucket :: Page < Trade >> >",
         "pub fn pages <",
         "pub fn items <",
         "pub async fn counts <",
@@ -258,7 +258,7 @@ fn fallback_stubs_take_any_item_when_it_cannot_be_read() {
             "item : impl :: core :: marker :: Sized ,",
             "items : & [impl :: core :: marker :: Sized] ,",
             ", impl :: core :: marker :: Sized)] ,",
-            ":: pattern_core :: Page < () >",
+            ":: pattern_core :: bucket :: Page < () >",
         ] {
             assert!(code.contains(part), "{part} not in {code}");
         }
@@ -306,9 +306,9 @@ fn reads_the_summary() {
     for part in [
         "type Summary = TradeHistorySummary ;",
         "bounds : :: core :: option :: Option :: Some ((\"date_min\" , \"date_max\"))",
-        "summary : & [:: pattern_core :: spec :: Aggregate { op : :: pattern_core :: spec :: AggregateOp :: Sum , \
-         item_field : \"qty\" , field : \"qty_sum\" , } , :: pattern_core :: spec :: Aggregate { op : \
-         :: pattern_core :: spec :: AggregateOp :: Min , item_field : \"price\" , field : \"price_min\" , } ,",
+        "summary : & [:: pattern_core :: spec :: SummaryField { op : :: pattern_core :: spec :: SummaryOp :: Sum , \
+         item_field : \"qty\" , field : \"qty_sum\" , } , :: pattern_core :: spec :: SummaryField { op : \
+         :: pattern_core :: spec :: SummaryOp :: Min , item_field : \"price\" , field : \"price_min\" , } ,",
         "item_field : \"unit-price\" , field : \"unit-price_max\" ,",
         "# [derive (:: core :: clone :: Clone , :: core :: fmt :: Debug , :: core :: cmp :: PartialEq)] \
          # [allow (dead_code , non_snake_case)] pub (crate) struct TradeHistorySummary { \

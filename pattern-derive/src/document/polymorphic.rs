@@ -364,7 +364,7 @@ fn expand(m: &Model) -> TokenStream {
                     #(#id_arms,)*
                 }
             }
-            const WRITES: &'static [&'static str] = &[#(#writes),*];
+            const __WRITES: &'static [&'static str] = &[#(#writes),*];
             #history
             const POLYMORPHIC: ::core::option::Option<#module::Polymorphic> =
                 ::core::option::Option::Some(#module::Polymorphic::Enum {

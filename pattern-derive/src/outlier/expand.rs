@@ -112,7 +112,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
                   the threshold. `None` when there is no such document.".into(),
             name: "typical".into(),
             params: quote!(),
-            ret: quote!(::core::option::Option<::pattern_core::Typical<Self>>),
+            ret: quote!(::core::option::Option<::pattern_core::outlier::Typical<Self>>),
             func: "typical".into(),
             args: quote!(),
             ..Method::default()
@@ -147,7 +147,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
                   documents.".into(),
             name: "counts".into(),
             params: quote!(),
-            ret: quote!(::pattern_core::Counts),
+            ret: quote!(::pattern_core::bucket::Counts),
             func: "counts".into(),
             args: quote!(),
             ..Method::default()

@@ -234,7 +234,7 @@ fn fallback_stubs_every_method() {
         "pub async fn push_many <",
         "items : & [String] ,",
         "pub async fn typical <",
-        "Option < :: pattern_core :: Typical < Self >>",
+        "Option < :: pattern_core :: outlier :: Typical < Self >>",
         "pub async fn full <",
         "pub async fn all_items <",
         "Option < :: std :: vec :: Vec < String >>",
@@ -246,8 +246,12 @@ fn fallback_stubs_every_method() {
     ] {
         assert!(code.contains(part), "{part} not in {code}");
     }
+    // The stubs name the module's types (`Typical`, `Counts`), never call its functions.
+    let calls = code
+        .replace(":: pattern_core :: outlier :: Typical", "")
+        .replace(":: pattern_core :: outlier :: Counts", "");
     assert!(
-        !code.contains(":: pattern_core :: outlier ::"),
+        !calls.contains(":: pattern_core :: outlier ::"),
         "a stub calls: {code}"
     );
     assert!(!code.contains("# [doc ="), "a stub is documented: {code}");

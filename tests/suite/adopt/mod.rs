@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use futures::TryStreamExt;
+use pattern_core::adopt::Missing;
 use pattern_core::adopt::{
     self, analyze_bucket, analyze_outlier, convert_money, migrate_bucket, migrate_outlier,
     verify_bucket, verify_outlier, Finish, LayoutDefect, MoneyConversion, Options, Source,
@@ -16,10 +17,11 @@ use pattern_core::adopt::{
 use pattern_core::bucket;
 use pattern_core::bucket::Totals;
 use pattern_core::outlier;
+use pattern_core::store::AnyStore;
 use pattern_core::{
-    spec::{Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec},
+    spec::{BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, SummaryField, SummaryOp},
     store::Store,
-    AnyStore, Bucket, Error, Missing, Outlier,
+    Bucket, Error, Outlier,
 };
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};
@@ -69,8 +71,8 @@ struct Trade {
     date: DateTime,
 }
 
-const SUMMARY: &[Aggregate] = &[Aggregate {
-    op: AggregateOp::Sum,
+const SUMMARY: &[SummaryField] = &[SummaryField {
+    op: SummaryOp::Sum,
     item_field: "qty",
     field: "qty_sum",
 }];

@@ -8,8 +8,9 @@ use pattern_core::adopt::{
     migrate_attributes, verify_attributes, AttributeMigration, LayoutDefect, Options,
 };
 use pattern_core::document::{Attributes, Filter};
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Document, Error};
+use pattern_core::{Document, Error};
 use pattern_tests::advise as seed;
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};

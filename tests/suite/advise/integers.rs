@@ -6,8 +6,8 @@
 use bson::{Bson, Document};
 use pattern_core::adopt::advise::{advise, Pattern, DEFAULT_SAMPLE};
 use pattern_core::adopt::Options;
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::AnyStore;
 use pattern_tests::advise as seed;
 use pattern_tests::on_both_stores;
 

@@ -13,8 +13,9 @@ use pattern_core::adopt::advise::{
     advise, Advice, CollectionAdvice, Confidence, Evidence, Finding, Pattern, DEFAULT_SAMPLE,
 };
 use pattern_core::adopt::Options;
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::{AnyStore, Error};
+use pattern_core::Error;
 use pattern_tests::advise as seed;
 use pattern_tests::on_both_stores;
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use pattern_core::adopt::advise::{advise, Pattern, DEFAULT_SAMPLE, MAX_SAMPLE};
 use pattern_core::adopt::Options;
-use pattern_core::AnyStore;
+use pattern_core::store::AnyStore;
 use pattern_tests::advise as seed;
 use pattern_tests::on_both_stores;
 

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use futures::TryStreamExt;
 use pattern_core::adopt::advise::ADVISE_READ;
+use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
-use pattern_core::AnyStore;
 use pattern_tests::on_both_stores;
 
 async fn sampled(store: &AnyStore, coll: &str, size: u32) -> Vec<i64> {

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use bson::{doc, Bson, DateTime, Document};
 use futures::TryStreamExt;
-use pattern_core::{store::Store, AnyStore, Bucket, Counts, Error, MongoStore};
+use pattern_core::bucket::Counts;
+use pattern_core::store::{AnyStore, MongoStore};
+use pattern_core::{store::Store, Bucket, Error};
 use pattern_tests::{assert_same_documents, counted_mongo_store, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
 

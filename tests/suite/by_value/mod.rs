@@ -8,7 +8,8 @@
 
 use bson::{doc, Bson, Decimal128, Document as BsonDocument};
 use pattern_core::store::query::{Filter, Update};
-use pattern_core::{store::Store, AnyStore, Document};
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Document};
 use pattern_tests::on_both_stores;
 use serde::{Deserialize, Serialize};
 

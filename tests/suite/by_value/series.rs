@@ -7,7 +7,7 @@ use bson::DateTime;
 use pattern_core::adopt::{self, Options};
 use pattern_core::bucket::{self, ArchiveAt, Totals};
 use pattern_core::spec::{
-    Aggregate, AggregateOp, BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec,
+    BucketSpec, Keeps, OutlierSpec, SeriesOrder, SeriesSpec, SummaryField, SummaryOp,
 };
 use pattern_core::{outlier, Bucket, Outlier};
 
@@ -19,8 +19,8 @@ struct Tick {
     date: DateTime,
 }
 
-const SUMMARY: &[Aggregate] = &[Aggregate {
-    op: AggregateOp::Sum,
+const SUMMARY: &[SummaryField] = &[SummaryField {
+    op: SummaryOp::Sum,
     item_field: "qty",
     field: "qty_sum",
 }];

@@ -63,7 +63,7 @@ async fn one_write_per_n_increments(store: AnyStore) {
         "nothing left to write"
     );
     assert_eq!(
-        Film::WRITES
+        Film::__WRITES
             .iter()
             .filter(|w| w.starts_with("increment_") || **w == "flush")
             .count(),

@@ -1,5 +1,5 @@
 //! Document versioning (`#[document(history = "...")]`) on both stores: every generated write
-//! method records a revision (the test walks `Document::WRITES`), the history reads, revision
+//! method records a revision (the test walks `Document::__WRITES`), the history reads, revision
 //! conflicts as typed errors, 16 read-modify-write tasks losing nothing, and documents written
 //! before history was turned on.
 
@@ -61,12 +61,12 @@ async fn revision(store: &AnyStore, id: i64) -> Option<u64> {
         .map(|r| r.revision)
 }
 
-/// Walks every write method the derive generated (`Note::WRITES`): each bumps the revision and
+/// Walks every write method the derive generated (`Note::__WRITES`): each bumps the revision and
 /// records the state it replaced, or fails the test; a write method this test does not know
 /// fails it too, so a new one cannot ship unversioned.
 async fn every_write_method_records_a_revision(store: AnyStore) {
-    assert!(Note::WRITES.len() >= 8, "{:?}", Note::WRITES);
-    for (i, name) in Note::WRITES.iter().enumerate() {
+    assert!(Note::__WRITES.len() >= 8, "{:?}", Note::__WRITES);
+    for (i, name) in Note::__WRITES.iter().enumerate() {
         let id = i as i64;
         let s = &store;
         if *name != "insert" {

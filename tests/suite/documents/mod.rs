@@ -10,7 +10,8 @@ use std::sync::Arc;
 use bson::{doc, Bson, DateTime};
 use pattern_core::document::{Filter, Update};
 use pattern_core::money::{self, Decimal};
-use pattern_core::{store::Store, AnyStore, Document, Error};
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Document, Error};
 use pattern_tests::{documents, on_both_stores, recording_mongo_store};
 use serde::{Deserialize, Serialize};
 

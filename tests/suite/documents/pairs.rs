@@ -17,7 +17,8 @@ use futures::TryStreamExt;
 use pattern_core::adopt::Options;
 use pattern_core::document::{history, migrate, verify, verify_copies, verify_subsets};
 use pattern_core::store::query;
-use pattern_core::{transaction, Reference};
+use pattern_core::store::transaction;
+use pattern_core::Reference;
 
 use super::*;
 

@@ -204,7 +204,7 @@ async fn a_child_variant_feeds_its_parent(store: AnyStore) {
     model.retain(|p| *p.id() != 1);
     films_agree(&store, &model, "deletes").await;
     // In a caller's transaction, through the enum.
-    pattern_core::transaction(&store, |tx| {
+    pattern_core::store::transaction(&store, |tx| {
         Box::pin(async move { Post::Review(review(5, 2, 6, 90)).insert(tx).await })
     })
     .await

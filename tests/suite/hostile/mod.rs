@@ -4,7 +4,8 @@
 
 use bson::{Bson, Document};
 use futures::TryStreamExt;
-use pattern_core::{store::Store, AnyStore, Bucket, Error, Outlier};
+use pattern_core::store::AnyStore;
+use pattern_core::{store::Store, Bucket, Error, Outlier};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -11,7 +11,8 @@ use pattern_core::adopt::{
 };
 use pattern_core::money::{self, Decimal, Form, Scaled};
 use pattern_core::store::query::{Filter, Update};
-use pattern_core::{store::Store, AnyStore};
+use pattern_core::store::AnyStore;
+use pattern_core::store::Store;
 use pattern_tests::{documents, on_both_stores, read_back};
 use serde::{Deserialize, Serialize};
 

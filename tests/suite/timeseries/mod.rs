@@ -12,10 +12,11 @@ use std::ops::Bound;
 use bson::{doc, DateTime, Decimal128, Document};
 use futures::TryStreamExt;
 use pattern_core::bucket::{self, Number, Totals};
+use pattern_core::store::AnyStore;
 use pattern_core::{
-    spec::{Aggregate, AggregateOp, BucketSpec, Keeps},
+    spec::{BucketSpec, Keeps, SummaryField, SummaryOp},
     store::Store,
-    AnyStore, Bucket, Error,
+    Bucket, Error,
 };
 use pattern_tests::{as_int, documents, on_both_stores};
 use serde::{Deserialize, Serialize};
@@ -38,24 +39,24 @@ struct Trade {
     date: DateTime,
 }
 
-const SUMMARY: &[Aggregate] = &[
-    Aggregate {
-        op: AggregateOp::Sum,
+const SUMMARY: &[SummaryField] = &[
+    SummaryField {
+        op: SummaryOp::Sum,
         item_field: "qty",
         field: "qty_sum",
     },
-    Aggregate {
-        op: AggregateOp::Min,
+    SummaryField {
+        op: SummaryOp::Min,
         item_field: "price",
         field: "price_min",
     },
-    Aggregate {
-        op: AggregateOp::Max,
+    SummaryField {
+        op: SummaryOp::Max,
         item_field: "price",
         field: "price_max",
     },
-    Aggregate {
-        op: AggregateOp::Sum,
+    SummaryField {
+        op: SummaryOp::Sum,
         item_field: "fee",
         field: "fee_sum",
     },

@@ -13,8 +13,8 @@ struct Tick {
     date: DateTime,
 }
 
-const TICK_SUMMARY: &[Aggregate] = &[Aggregate {
-    op: AggregateOp::Sum,
+const TICK_SUMMARY: &[SummaryField] = &[SummaryField {
+    op: SummaryOp::Sum,
     item_field: "qty",
     field: "qty_sum",
 }];
@@ -65,7 +65,7 @@ fn commands(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<(String, Doc
 }
 
 /// Key `k`'s ticks, in order.
-async fn ticks_of(store: &pattern_core::MongoStore, k: i64) -> Vec<i64> {
+async fn ticks_of(store: &pattern_core::store::MongoStore, k: i64) -> Vec<i64> {
     (bucket::items::<Ticks, _, _>(store, &k).map_ok(|t| t.n))
         .try_collect()
         .await
@@ -73,7 +73,7 @@ async fn ticks_of(store: &pattern_core::MongoStore, k: i64) -> Vec<i64> {
 }
 
 /// `verify_bucket` finds the ticks' layout clean.
-async fn assert_clean(store: &pattern_core::MongoStore) {
+async fn assert_clean(store: &pattern_core::store::MongoStore) {
     let v = pattern_core::adopt::verify_bucket(store, &Ticks::SPEC, &Default::default())
         .await
         .unwrap();
@@ -319,13 +319,13 @@ fn mentions(filter: &Document, field: &str) -> bool {
 }
 
 /// `(totalDocsExamined, nReturned)` of the find, explained as sent.
-async fn explain(store: &pattern_core::MongoStore, find: &Document) -> (i64, i64) {
+async fn explain(store: &pattern_core::store::MongoStore, find: &Document) -> (i64, i64) {
     let (_, docs, returned) = explain_keys(store, find).await;
     (docs, returned)
 }
 
 /// `(totalKeysExamined, totalDocsExamined, nReturned)` of the find, explained as sent.
-async fn explain_keys(store: &pattern_core::MongoStore, find: &Document) -> (i64, i64, i64) {
+async fn explain_keys(store: &pattern_core::store::MongoStore, find: &Document) -> (i64, i64, i64) {
     let mut cmd = Document::new();
     for k in ["find", "filter", "sort", "projection"] {
         if let Some(v) = find.get(k) {

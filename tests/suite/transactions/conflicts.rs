@@ -128,7 +128,7 @@ async fn transaction_with_borrows_its_context(store: AnyStore) {
     let items = vec![doc! {"_id": "x"}, doc! {"_id": "y"}];
     let mut attempts = 0u32;
     let outside = store.clone();
-    pattern_core::transaction_with(
+    pattern_core::store::transaction_with(
         &store,
         &mut (&items, &mut attempts, &outside),
         |tx, (items, attempts, outside)| {

@@ -14,9 +14,10 @@ use bson::{doc, Bson, Document};
 use pattern_core::store::query::{
     Filter, FindOptions, Graph, GraphLookup, IndexSpec, Rewrite, Shift, Update,
 };
+use pattern_core::store::{transaction, AnyStore};
 use pattern_core::{
     store::{AnyTxn, Store, Transaction},
-    transaction, AnyStore, Error,
+    Error,
 };
 use pattern_tests::{assert_same_documents, documents, on_both_stores};
 

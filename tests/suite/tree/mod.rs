@@ -4,11 +4,12 @@
 //! five models and compares every answer.
 
 use bson::{doc, Bson, Document};
+use pattern_core::store::AnyStore;
 use pattern_core::tree::{self, Tree};
 use pattern_core::{
     spec::{TreeModel, TreeSpec},
     store::Store,
-    AnyStore, Error,
+    Error,
 };
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};

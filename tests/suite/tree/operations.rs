@@ -310,7 +310,7 @@ async fn user_transaction(store: AnyStore) {
     }
     build_seed::<ParentRefs>(&store).await;
     // The work fails after both writes: nothing is kept.
-    let failed: Result<(), Error> = pattern_core::transaction(&store, |tx| {
+    let failed: Result<(), Error> = pattern_core::store::transaction(&store, |tx| {
         Box::pin(async move {
             tx.insert_one("audit", doc! {"_id": 1, "moved": "Databases"})
                 .await?;
@@ -328,7 +328,7 @@ async fn user_transaction(store: AnyStore) {
     );
     assert!(documents(&store, "audit").await.is_empty());
     // The same work, committed: both are there.
-    pattern_core::transaction(&store, |tx| {
+    pattern_core::store::transaction(&store, |tx| {
         Box::pin(async move {
             tx.insert_one("audit", doc! {"_id": 1, "moved": "Databases"})
                 .await?;

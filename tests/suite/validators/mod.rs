@@ -8,11 +8,12 @@
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{Options, Source};
 use pattern_core::store::query::{Filter, Update};
+use pattern_core::store::{transaction, AnyStore};
 use pattern_core::tree::{self, Tree};
 use pattern_core::{
     bucket, outlier,
     store::{Store, WriteOp},
-    transaction, AnyStore, Bucket, Error, Outlier,
+    Bucket, Error, Outlier,
 };
 use pattern_tests::{documents, on_both_stores};
 use serde::{Deserialize, Serialize};

@@ -50,11 +50,11 @@ async fn calls(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     assert_send(TradeHistory::push(store, &123, trade())).await?;
     TradeHistory::push_many(store, &123, &[trade(), trade()]).await?;
     TradeHistory::push_many(store, &123, &[]).await?;
-    let page: Option<pattern_core::Page<Trade>> = assert_send(TradeHistory::page(store, &123, 1)).await?;
+    let page: Option<pattern_core::bucket::Page<Trade>> = assert_send(TradeHistory::page(store, &123, 1)).await?;
     let _ = page.map(|p| p.items.iter().map(|t| t.price).sum::<f64>());
     drain(assert_send(TradeHistory::pages(store, &123))).await?;
     drain(TradeHistory::items(store, &123)).await?;
-    let counts: pattern_core::Counts = TradeHistory::counts(store, &123).await?;
+    let counts: pattern_core::bucket::Counts = TradeHistory::counts(store, &123).await?;
     let _ = counts.items + counts.pages;
     TradeHistory::ensure_indexes(store).await?;
 

@@ -78,7 +78,7 @@ pub mod models {
 
     pub fn spec() -> Result<()> {
         use pattern_core::{
-            spec::{Aggregate, AggregateOp},
+            spec::{SummaryField, SummaryOp},
             Bucket,
         };
         let keeps = TradeHistory::SPEC.keeps;
@@ -86,13 +86,13 @@ pub mod models {
         assert_eq!(
             keeps.summary[..2],
             [
-                Aggregate {
-                    op: AggregateOp::Sum,
+                SummaryField {
+                    op: SummaryOp::Sum,
                     item_field: "qty",
                     field: "qty_sum"
                 },
-                Aggregate {
-                    op: AggregateOp::Min,
+                SummaryField {
+                    op: SummaryOp::Min,
                     item_field: "unitPrice",
                     field: "unitPrice_min"
                 },

@@ -152,12 +152,13 @@ async fn buckets(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> 
     };
     assert_send(TradeHistory::push(store, &123, trade())).await?;
     assert_send(TradeHistory::push_many(store, &123, &[trade(), trade()])).await?;
-    let page: Option<pattern_core::Page<Trade>> =
+    let page: Option<pattern_core::bucket::Page<Trade>> =
         assert_send(TradeHistory::page(store, &123, 1)).await?;
     let _ = page.map(|p| p.items.len());
     drain(assert_send(TradeHistory::pages(store, &123))).await?;
     drain(assert_send(TradeHistory::items(store, &123))).await?;
-    let counts: pattern_core::Counts = assert_send(TradeHistory::counts(store, &123)).await?;
+    let counts: pattern_core::bucket::Counts =
+        assert_send(TradeHistory::counts(store, &123)).await?;
     let _ = counts.items + counts.pages;
     assert_send(TradeHistory::ensure_indexes(store)).await?;
 
@@ -187,7 +188,7 @@ async fn outliers(store: &pattern_core::MemoryStore) -> pattern_core::Result<()>
     assert_send(book.save(store)).await?;
     assert_send(Book::push(store, &1, "bob".to_owned())).await?;
     assert_send(Book::push_many(store, &1, &["cy".to_owned()])).await?;
-    let typical: Option<pattern_core::Typical<Book>> =
+    let typical: Option<pattern_core::outlier::Typical<Book>> =
         assert_send(Book::typical(store, &1)).await?;
     let _ = typical.map(|t| (t.doc.title, t.has_extras));
     let full: Option<Book> = assert_send(Book::full(store, &1)).await?;

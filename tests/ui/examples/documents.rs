@@ -41,7 +41,7 @@ struct Title {
     r#type: String,
 }
 
-async fn calls(store: &pattern_core::AnyStore) -> pattern_core::Result<()> {
+async fn calls(store: &pattern_core::store::AnyStore) -> pattern_core::Result<()> {
     let _: Field<Book, String> = Book::TYPE;
     let _: Field<Book, Vec<String>> = Book::SEARCH_TOPICS;
     assert_eq!(Book::SEARCH_TOPICS.name(), "searchTopics");
@@ -75,6 +75,6 @@ async fn calls(store: &pattern_core::AnyStore) -> pattern_core::Result<()> {
 }
 
 fn main() {
-    let store = pattern_core::AnyStore::Memory(pattern_core::MemoryStore::new());
+    let store = pattern_core::store::AnyStore::Memory(pattern_core::MemoryStore::new());
     drop(calls(&store));
 }

@@ -46,7 +46,7 @@ async fn calls(store: &pattern_core::MemoryStore) -> pattern_core::Result<()> {
     assert_send(book.save(store)).await?;
     assert_send(Book::push(store, &1, "bob".to_owned())).await?;
     Book::push_many(store, &1, &["cy".to_owned()]).await?;
-    let typical: Option<pattern_core::Typical<Book>> = assert_send(Book::typical(store, &1)).await?;
+    let typical: Option<pattern_core::outlier::Typical<Book>> = assert_send(Book::typical(store, &1)).await?;
     let _ = typical.map(|t| (t.doc.title, t.has_extras));
     let full: Option<Book> = Book::full(store, &1).await?;
     let _ = full.map(|b| (b.id, b.customers_purchased));

@@ -10,7 +10,8 @@ use assert_cmd::Command;
 use bson::{Document, RawDocumentBuf};
 use futures::StreamExt;
 use pattern_core::store::query::{Filter, FindOptions};
-use pattern_core::{store::Store, MongoStore};
+use pattern_core::store::MongoStore;
+use pattern_core::store::Store;
 use pattern_tests::{mongo_uri, unique_db};
 use serde_json::Value;
 

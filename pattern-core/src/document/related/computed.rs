@@ -36,7 +36,7 @@ pub struct Computed {
     /// The parent's field counting the children (an Int64), if kept.
     pub count: Option<&'static str>,
     /// The aggregates of the children's fields kept in the parent.
-    pub aggregates: &'static [Aggregate],
+    pub aggregates: &'static [ComputedField],
     /// The children: on a variant's type, the documents of its variant only (`None`: every
     /// document of the child collection).
     pub children: Option<Scope>,
@@ -44,18 +44,18 @@ pub struct Computed {
 
 /// One aggregate: of a child field, into a parent field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Aggregate {
+pub struct ComputedField {
     /// The child's field.
     pub of: &'static str,
     /// What is kept.
-    pub op: Op,
+    pub op: ComputedOp,
     /// The parent's field.
     pub into: &'static str,
 }
 
 /// The aggregates a parent can keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
+pub enum ComputedOp {
     /// The sum of the values (0 without children), as MongoDB adds them.
     Sum,
     /// The smallest value (`null` without children).
@@ -109,7 +109,7 @@ pub(crate) fn indexes(c: &Computed) -> Vec<IndexSpec> {
     for a in c
         .aggregates
         .iter()
-        .filter(|a| matches!(a.op, Op::Min | Op::Max))
+        .filter(|a| matches!(a.op, ComputedOp::Min | ComputedOp::Max))
     {
         let name = format!("pattern_computed_{}_1_{}_1", c.key, a.of);
         if !out.iter().any(|i| i.name == name) {
@@ -212,14 +212,14 @@ async fn change<D: Document, T: Store>(
     // Sums first: averages read them.
     let mut sums: BTreeMap<&str, Bson> = BTreeMap::new();
     for a in c.aggregates {
-        if !matches!(a.op, Op::Sum | Op::Avg) || sums.contains_key(a.of) {
+        if !matches!(a.op, ComputedOp::Sum | ComputedOp::Avg) || sums.contains_key(a.of) {
             continue;
         }
         // The sum kept beside it (the derive requires one, and the count, for an average).
         let stored_sum = c
             .aggregates
             .iter()
-            .find(|s| s.op == Op::Sum && s.of == a.of)
+            .find(|s| s.op == ComputedOp::Sum && s.of == a.of)
             .and_then(|s| parent.get(s.into).cloned());
         let mut sum = match stored_sum {
             Some(s) if is_number(&s) => s,
@@ -250,12 +250,14 @@ async fn change<D: Document, T: Store>(
     }
     for a in c.aggregates {
         let value = match a.op {
-            Op::Sum => sums.get(a.of).cloned().unwrap_or(Bson::Int32(0)),
-            Op::Avg => match (sums.get(a.of), new_count) {
+            ComputedOp::Sum => sums.get(a.of).cloned().unwrap_or(Bson::Int32(0)),
+            ComputedOp::Avg => match (sums.get(a.of), new_count) {
                 (_, 0) | (None, _) => Bson::Null,
                 (Some(s), n) => Bson::Double(number::as_f64(s) / n as f64),
             },
-            Op::Min | Op::Max => extreme::<D, T>(tx, c, key, a, &parent, removed, added).await?,
+            ComputedOp::Min | ComputedOp::Max => {
+                extreme::<D, T>(tx, c, key, a, &parent, removed, added).await?
+            }
         };
         set.push((a.into.into(), value));
     }
@@ -316,7 +318,7 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
     // The new sum of the child field `of`, from the stored sum beside it (a number, or 0).
     let sum_of = |of: &str| -> Option<Expr> {
         let into = (c.aggregates.iter())
-            .find(|s| s.op == Op::Sum && s.of == of)?
+            .find(|s| s.op == ComputedOp::Sum && s.of == of)?
             .into;
         let stored = Expr::IfNull(Box::new(field(into)), Box::new(lit(Bson::Int32(0))));
         Some(match value_of(Some(child), of) {
@@ -326,7 +328,7 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
     };
     for a in c.aggregates {
         let expr = match a.op {
-            Op::Sum => {
+            ComputedOp::Sum => {
                 let numbers = vec![Ty::Int, Ty::Long, Ty::Double];
                 guards.push(of_type(a.into, numbers));
                 // An Int64 sum that the child's integer would take past Int64: refused by
@@ -344,11 +346,11 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
                 }
                 sum_of(a.of)
             }
-            Op::Avg => match (sum_of(a.of), count.clone()) {
+            ComputedOp::Avg => match (sum_of(a.of), count.clone()) {
                 (Some(sum), Some(n)) => Some(Expr::Divide(Box::new(sum), Box::new(n))),
                 _ => None,
             },
-            Op::Min | Op::Max => {
+            ComputedOp::Min | ComputedOp::Max => {
                 let kinds = vec![Ty::Int, Ty::Long, Ty::Double, Ty::Null];
                 guards.push(of_type(a.into, kinds));
                 Some(match value_of(Some(child), a.of) {
@@ -359,7 +361,7 @@ async fn gain<T: Store>(tx: &T, c: &Computed, key: &Bson, child: &BsonDocument) 
                             Expr::IfNull(Box::new(field(a.into)), Box::new(lit(v.clone())));
                         let (s, v) = (Box::new(stored), Box::new(lit(v.clone())));
                         let keeps = match a.op {
-                            Op::Min => Expr::Lte(s.clone(), v.clone()),
+                            ComputedOp::Min => Expr::Lte(s.clone(), v.clone()),
                             _ => Expr::Gte(s.clone(), v.clone()),
                         };
                         Expr::Cond {
@@ -407,12 +409,12 @@ async fn extreme<D: Document, T: Store>(
     tx: &T,
     c: &Computed,
     key: &Bson,
-    a: &Aggregate,
+    a: &ComputedField,
     parent: &BsonDocument,
     removed: Option<&BsonDocument>,
     added: Option<&BsonDocument>,
 ) -> Result<Bson> {
-    let want = if a.op == Op::Min {
+    let want = if a.op == ComputedOp::Min {
         Ordering::Less
     } else {
         Ordering::Greater
@@ -442,12 +444,12 @@ async fn from_children<D: Document, T: Store>(
     tx: &T,
     c: &Computed,
     key: &Bson,
-    a: &Aggregate,
+    a: &ComputedField,
 ) -> Result<Bson> {
     let opts = FindOptions {
         sort: vec![
             (c.key.into(), 1),
-            (a.of.into(), if a.op == Op::Min { 1 } else { -1 }),
+            (a.of.into(), if a.op == ComputedOp::Min { 1 } else { -1 }),
         ],
         limit: Some(1),
         projection: vec![a.of.into()],
@@ -526,11 +528,11 @@ fn from_scratch(c: &Computed, children: &[BsonDocument]) -> Result<Vec<(&'static
                 .unwrap_or(Bson::Null)
         };
         let (value, tolerance) = match a.op {
-            Op::Sum => (sum()?, rounding(&values)),
-            Op::Min => (pick(Ordering::Less), 0.0),
-            Op::Max => (pick(Ordering::Greater), 0.0),
-            Op::Avg if children.is_empty() => (Bson::Null, 0.0),
-            Op::Avg => {
+            ComputedOp::Sum => (sum()?, rounding(&values)),
+            ComputedOp::Min => (pick(Ordering::Less), 0.0),
+            ComputedOp::Max => (pick(Ordering::Greater), 0.0),
+            ComputedOp::Avg if children.is_empty() => (Bson::Null, 0.0),
+            ComputedOp::Avg => {
                 let n = children.len() as f64;
                 (
                     Bson::Double(number::as_f64(&sum()?) / n),

@@ -102,7 +102,7 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
                 &self.#id_field
             }
             const KEYWORDS: &'static [::pattern_core::spec::Keywords] = &[#(#keywords),*];
-            const WRITES: &'static [&'static str] = &[#(#writes),*];
+            const __WRITES: &'static [&'static str] = &[#(#writes),*];
             const APPROXIMATE: &'static [::pattern_core::document::Approximate] = &[#(#approximate),*];
             #versioning
             #history

@@ -54,9 +54,9 @@ pub(super) fn computed(c: &ComputedAttr) -> TokenStream {
         };
         let op = Ident::new(op, Span::call_site());
         quote! {
-            #module::Aggregate {
+            #module::ComputedField {
                 of: Self::#ck.name(),
-                op: #module::Op::#op,
+                op: #module::ComputedOp::#op,
                 into: #check,
             }
         }

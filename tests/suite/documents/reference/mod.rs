@@ -470,7 +470,7 @@ async fn an_update_past_the_fan_out_commits_the_fan_out(store: AnyStore) {
         let store = store.clone();
         async move {
             let mut ctx = ();
-            pattern_core::transaction_with(&store, &mut ctx, |tx, ()| {
+            pattern_core::store::transaction_with(&store, &mut ctx, |tx, ()| {
                 Box::pin(async move {
                     Label::update_one(tx, Label::ID.eq(8), rename(name)).await?;
                     Ok(())

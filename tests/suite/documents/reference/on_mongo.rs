@@ -88,7 +88,7 @@ async fn round_trips_and_targeting_on_mongo() {
     // The same shards written by hand, without the library's markers: an offender.
     log.lock().unwrap().clear();
     let mut ctx = ();
-    pattern_core::transaction_with(&store, &mut ctx, |tx, ()| {
+    pattern_core::store::transaction_with(&store, &mut ctx, |tx, ()| {
         Box::pin(async move {
             let by_id = |id: i64| query::Filter::Eq("_id".into(), Bson::Int64(id));
             let mut set = query::Update {

@@ -15,8 +15,9 @@
 use bson::Document as BsonDocument;
 use pattern_core::adopt::Options;
 use pattern_core::document::{self, Filter, Update, Variant};
+use pattern_core::store::transaction;
 use pattern_core::store::Store;
-use pattern_core::{transaction, Error};
+use pattern_core::Error;
 
 use super::polymorphic::{check_items, Items};
 use super::related::{

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use bson::Document as BsonDocument;
 use pattern_core::document::{Filter, Update, Variant};
-use pattern_core::{transaction, Error};
+use pattern_core::store::transaction;
+use pattern_core::Error;
 
 use super::schema::*;
 use super::{abort, aborted, validates, Cells};

@@ -9,7 +9,8 @@ use bson::{doc, Bson, Document as BsonDocument};
 use pattern_core::adopt::Options;
 use pattern_core::document::Update;
 use pattern_core::store::query;
-use pattern_core::{transaction, Error};
+use pattern_core::store::transaction;
+use pattern_core::Error;
 
 use super::schema::*;
 use super::{abort, aborted, empty, validates, Cells};

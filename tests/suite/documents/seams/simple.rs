@@ -9,7 +9,8 @@ use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use futures::TryStreamExt;
 use pattern_core::adopt::Options;
 use pattern_core::document::{self, ArchiveAt, Filter};
-use pattern_core::{transaction, Error};
+use pattern_core::store::transaction;
+use pattern_core::Error;
 use serde::Deserialize;
 
 use super::schema::*;
