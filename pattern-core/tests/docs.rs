@@ -226,3 +226,47 @@ fn every_relative_link_of_the_markdown_files_resolves() {
         broken.join("\n")
     );
 }
+
+/// Code a reader sees whole: rustdoc shows about 95 characters of a chapter's code block before
+/// it scrolls, whatever the window's width (`scripts/screenshots.sh`); GitHub about as many of
+/// the README's. Program
+/// output (`console`, `text` blocks) is shown as printed, and hidden doctest lines (`# `) not
+/// at all.
+#[test]
+fn the_chapters_code_fits_without_scrolling() {
+    let chapters = root().join("pattern-core/docs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&chapters)
+        .expect("the chapters")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.push(root().join("README.md"));
+    let mut wide = Vec::new();
+    for file in &files {
+        let mut block: Option<String> = None;
+        for (n, line) in read(file).lines().enumerate() {
+            if let Some(fence) = line.trim_start().strip_prefix("```") {
+                block = if block.is_some() {
+                    None
+                } else {
+                    Some(fence.to_owned())
+                };
+                continue;
+            }
+            let shown = matches!(&block, Some(lang) if lang != "console" && lang != "text");
+            if shown && !line.starts_with("# ") && line.chars().count() > 95 {
+                wide.push(format!(
+                    "{}:{}: {} characters",
+                    file.display(),
+                    n + 1,
+                    line.chars().count()
+                ));
+            }
+        }
+    }
+    assert!(
+        wide.is_empty(),
+        "code lines past 95 characters:\n{}",
+        wide.join("\n")
+    );
+}

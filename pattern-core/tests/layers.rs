@@ -532,6 +532,13 @@ fn root_names() -> BTreeSet<String> {
 #[test]
 fn the_root_holds_at_most_20_names() {
     let names = root_names();
-    assert!(names.contains("MemoryStore") && names.contains("bucket"), "{names:?}");
-    assert!(names.len() <= 20, "{} names at pattern-core's root: {names:?}", names.len());
+    assert!(
+        names.contains("MemoryStore") && names.contains("bucket"),
+        "{names:?}"
+    );
+    assert!(
+        names.len() <= 20,
+        "{} names at pattern-core's root: {names:?}",
+        names.len()
+    );
 }

@@ -9,19 +9,26 @@ use crate::support::{show, Db};
 
 const CHAPTER: &str = include_str!("../../../pattern-core/docs/getting-started.md");
 
-/// The `pattern --db shop ...` lines of the chapter's `sh` blocks, in order, as words.
+/// The `pattern --db shop ...` commands of the chapter's `sh` blocks (a line ending in `\`
+/// goes on on the next), in order, as words.
 fn commands() -> Vec<Vec<&'static str>> {
-    let mut out = Vec::new();
-    let mut in_sh = false;
+    let mut out: Vec<Vec<&'static str>> = Vec::new();
+    let (mut in_sh, mut goes_on) = (false, false);
     for line in CHAPTER.lines() {
+        let words = line.trim().trim_end_matches('\\');
         match line.trim() {
             "```sh" => in_sh = true,
             "```" => in_sh = false,
+            _ if in_sh && goes_on => out
+                .last_mut()
+                .expect("a command")
+                .extend(words.split_whitespace()),
             l if in_sh && l.starts_with("pattern --db shop ") => {
-                out.push(l.split_whitespace().skip(3).collect());
+                out.push(words.split_whitespace().skip(3).collect());
             }
             _ => {}
         }
+        goes_on = in_sh && line.trim_end().ends_with('\\');
     }
     out
 }
