@@ -242,7 +242,7 @@ pub struct OutlierSpec<'a> {
     /// `#[outlier(flag = "has_extras")]`
     pub flag_field: &'a str,
     /// The overflow chunks: `collection` from `overflow = "..."`, `key_field` from
-    /// `reference = "..."` (default `<struct name in snake case>_id`), `items_field` from
+    /// `owner = "..."` (default `<struct name in snake case>_id`), `items_field` from
     /// `extra = "..."` (default `<array>_extra`), size from `chunk`, ordered by `seq`.
     pub overflow: SeriesSpec<'a>,
 }

@@ -21,7 +21,7 @@ macro_rules! book {
                     collection = "sales",
                     threshold = $threshold,
                     overflow = "extra_sales",
-                    reference = "book_id"
+                    owner = "book_id"
                 )]
         struct $name {
             #[outlier(id)]
@@ -54,7 +54,7 @@ struct Entry {
     overflow = "feed_overflow",
     chunk = 4,
     flag = "big",
-    reference = "feed",
+    owner = "feed",
     extra = "more",
     count = "n",
     seq = "page"

@@ -29,9 +29,9 @@ pub(crate) struct ArchiveDocument {
     /// The field holding each document's date (a BSON date): older than `--before` moves.
     #[arg(long)]
     pub age: String,
-    /// A boolean field: `true` keeps the document live whatever its age.
-    #[arg(long)]
-    pub keep: Option<String>,
+    /// A boolean field: `true` pins the document live whatever its age.
+    #[arg(long, alias = "keep")]
+    pub pin: Option<String>,
     /// Documents dated before this moment move (RFC 3339, like `2024-01-01T00:00:00Z`).
     #[arg(long, value_parser = moment_parser)]
     pub before: bson::DateTime,

@@ -17,9 +17,10 @@ pub(crate) struct OutlierLayout {
     /// The field flagging a document that has overflow.
     #[arg(long, default_value = "has_extras")]
     pub flag: String,
-    /// The field of an overflow chunk referencing its main document [default: <collection>_id].
-    #[arg(long)]
-    pub reference: Option<String>,
+    /// The field of an overflow chunk holding its main document's `_id` [default:
+    /// <collection>_id].
+    #[arg(long, alias = "reference")]
+    pub owner: Option<String>,
     /// The array field of an overflow chunk [default: <array>_extra].
     #[arg(long)]
     pub extra: Option<String>,

@@ -54,8 +54,7 @@ async fn checked<R: Serialize>(
 }
 
 async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Failure> {
-    for (what, name) in
-        std::iter::once(("--age", &a.age)).chain(a.keep.iter().map(|k| ("--keep", k)))
+    for (what, name) in std::iter::once(("--age", &a.age)).chain(a.pin.iter().map(|k| ("--pin", k)))
     {
         if name.is_empty() || name.contains('.') || name.starts_with('$') {
             return Err(Failure::usage(format!(
@@ -63,7 +62,7 @@ async fn document(a: &ArchiveDocument, cx: &Context<'_>) -> Result<Outcome, Fail
             )));
         }
     }
-    let fields = (a.age.as_str(), a.keep.as_deref());
+    let fields = (a.age.as_str(), a.pin.as_deref());
     let opts = Options {
         dry_run: a.dry_run,
         ..cx.base

@@ -10,18 +10,18 @@ use crate::exit::Failure;
 /// main document or of an overflow chunk share a field. [`OutlierNames::spec`] borrows them.
 pub(crate) struct OutlierNames<'a> {
     layout: &'a OutlierLayout,
-    /// `--reference`, or `<collection>_id`.
-    reference: String,
+    /// `--owner`, or `<collection>_id`.
+    owner: String,
     /// `--extra`, or `<array>_extra`.
     extra: String,
 }
 
 impl<'a> OutlierNames<'a> {
-    /// `--reference` defaults to `<collection>_id` (the derive's is `<struct name in snake
+    /// `--owner` defaults to `<collection>_id` (the derive's is `<struct name in snake
     /// case>_id`, and there is no struct), `--extra` to `<array>_extra`.
     pub(crate) fn new(l: &'a OutlierLayout) -> Result<Self, Failure> {
-        let reference = l
-            .reference
+        let owner = l
+            .owner
             .clone()
             .unwrap_or_else(|| format!("{}_id", l.collection));
         let extra = l
@@ -36,7 +36,7 @@ impl<'a> OutlierNames<'a> {
         distinct(
             &[
                 ("_id", &"_id".to_owned()),
-                ("the reference", &reference),
+                ("the owner", &owner),
                 ("the extra array", &extra),
                 ("the chunk count", &l.chunk_count),
                 ("the chunk number", &l.seq),
@@ -45,7 +45,7 @@ impl<'a> OutlierNames<'a> {
         )?;
         Ok(OutlierNames {
             layout: l,
-            reference,
+            owner,
             extra,
         })
     }
@@ -61,7 +61,7 @@ impl<'a> OutlierNames<'a> {
             flag_field: &l.flag,
             overflow: SeriesSpec {
                 collection: overflow,
-                key_field: &self.reference,
+                key_field: &self.owner,
                 items_field: &self.extra,
                 count_field: &l.chunk_count,
                 size: l.chunk,

@@ -158,7 +158,7 @@ async fn advise_reports_and_its_commands_move_the_data() {
             "20",
             "--overflow",
             "sales_extra",
-            "--reference",
+            "--owner",
             "sale_id",
         ],
         0,

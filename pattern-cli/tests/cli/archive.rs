@@ -107,7 +107,7 @@ fn archive_orders(before: &str) -> Vec<&str> {
         "orders_2024",
         "--age",
         "placed",
-        "--keep",
+        "--pin",
         "pinned",
         "--before",
         before,

@@ -73,7 +73,7 @@ async fn a_typo_is_refused_before_anything_is_written() {
     }
     let right = with_arg(
         &with_arg(&typo, "--array", Some("customers_purchased")),
-        "--reference",
+        "--owner",
         Some("book_id"),
     );
     let out = db.run(&right);

@@ -57,7 +57,7 @@ async fn dry_runs_write_nothing_and_report_the_counts() {
             "50",
             "--overflow",
             "extra_books",
-            "--reference",
+            "--owner",
             "book_id",
             "--chunk",
             "20",

@@ -1,5 +1,5 @@
-//! The archive pattern for documents (`#[document(archive(age = created, keep = pinned))]`):
-//! [`archive`] moves the documents older than a cut-off, unless flagged to keep forever, into
+//! The archive pattern for documents (`#[document(archive(age = created, pin = pinned))]`):
+//! [`archive`] moves the documents older than a cut-off, unless pinned live, into
 //! an archive collection ([`ArchiveAt`]), on the same store or another, exactly once beside
 //! live writes. [`get_with_archive`] reads a document from either; [`verify_archive`] reports
 //! any in both.
@@ -11,7 +11,7 @@
 //!   however often it is sent), then a transaction of the live store that deletes the
 //!   document only if it is still the one copied. A write that reached it meanwhile makes
 //!   that delete decline (or retry, as a write conflict), and the document is copied again,
-//!   or its copy removed when it is no longer old or is now flagged to keep. A run killed
+//!   or its copy removed when it is no longer old or is now pinned. A run killed
 //!   between the copy and the delete leaves the document in both, live one first for
 //!   [`get_with_archive`], reported by [`verify_archive`], and moved by the next run.
 //!
@@ -51,14 +51,14 @@ pub use crate::store::ArchiveAt;
 use crate::store::{transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
 
-/// What `#[document(archive(age = created, keep = pinned))]` declares: the field holding a
-/// document's age (a BSON date) and the optional flag that keeps it live forever.
+/// What `#[document(archive(age = created, pin = pinned))]` declares: the field holding a
+/// document's age (a BSON date) and the optional flag that pins it live forever.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Archive {
     /// The date field: a document whose date is before the cut-off moves.
     pub age: &'static str,
-    /// A `bool` field: `true` keeps the document live whatever its age.
-    pub keep: Option<&'static str>,
+    /// A `bool` field: `true` pins the document live whatever its age.
+    pub pin: Option<&'static str>,
 }
 
 /// A field type an archive's `age` may have: stored as a BSON date.
@@ -70,29 +70,29 @@ pub trait AgeValue {}
 impl AgeValue for DateTime {}
 impl AgeValue for Option<DateTime> {}
 
-/// A field type an archive's `keep` flag may have.
+/// A field type an archive's `pin` flag may have.
 #[diagnostic::on_unimplemented(
-    message = "`archive(keep = ...)` names a `{Self}` field: it must be a `bool` (or an `Option` of one)",
+    message = "`archive(pin = ...)` names a `{Self}` field: it must be a `bool` (or an `Option` of one)",
     label = "not a flag"
 )]
-pub trait KeepFlag {}
-impl KeepFlag for bool {}
-impl KeepFlag for Option<bool> {}
+pub trait PinFlag {}
+impl PinFlag for bool {}
+impl PinFlag for Option<bool> {}
 
 /// The `age` field, typed: a BSON date (or an `Option` of one).
 pub const fn age_field<D, T: AgeValue>(f: Field<D, T>) -> &'static str {
     f.name()
 }
 
-/// The `keep` field, typed: a `bool` (or an `Option` of one).
-pub const fn keep_field<D, T: KeepFlag>(f: Field<D, T>) -> &'static str {
+/// The `pin` field, typed: a `bool` (or an `Option` of one).
+pub const fn pin_field<D, T: PinFlag>(f: Field<D, T>) -> &'static str {
     f.name()
 }
 
 /// What [`archive`] did (or, in a dry run, would do).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ArchiveReport {
-    /// Documents this run read: older than the cut-off and not flagged to keep.
+    /// Documents this run read: older than the cut-off and not pinned.
     pub read: u64,
     /// Documents this run moved.
     pub moved: u64,
@@ -123,16 +123,16 @@ fn spec_of<D: Document>() -> Result<Archive> {
     })
 }
 
-/// The documents older than `before` and not flagged to keep.
-fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
+/// The documents older than `before` and not pinned.
+fn old(age: &str, pin: Option<&str>, before: DateTime) -> Filter {
     let mut all = vec![Filter::Lt(Path::from(age), Bson::DateTime(before))];
-    if let Some(keep) = keep {
-        all.push(Filter::Ne(Path::from(keep), Bson::Boolean(true)));
+    if let Some(pin) = pin {
+        all.push(Filter::Ne(Path::from(pin), Bson::Boolean(true)));
     }
     Filter::and(all)
 }
 
-/// Moves every document of `D` older than `before` (its `age` field) and not flagged `keep`
+/// Moves every document of `D` older than `before` (its `age` field) and not flagged `pin`
 /// into the archive `to` (a collection of the same store or of another): exactly once, beside
 /// live writes, and a run killed anywhere is finished by running it again (see the module's
 /// documentation for how). Reads 100 documents' `_id`s a round trip, then, on the same store,
@@ -143,7 +143,7 @@ fn old(age: &str, keep: Option<&str>, before: DateTime) -> Filter {
 /// `opts.dry_run`, counts and writes nothing (no checkpoint either); `opts.progress` is called
 /// after each batch (phase `"archive"`). A run after one killed part-way resumes after its
 /// last recorded batch; refused before anything is written ([`Error::SettingsChanged`]):
-/// another cut-off (or `age`, `keep` fields) while a run is part-way. Two runs of one archive
+/// another cut-off (or `age`, `pin` fields) while a run is part-way. Two runs of one archive
 /// at once stop the second ([`Error::Contention`]).
 ///
 /// Each move is a delete through the type's write pipeline (its stages around the delete, in
@@ -164,7 +164,7 @@ pub async fn archive<D: Document, S: Store, A: Store>(
     let inner = archive_layout_in::<S, A, _>(
         live,
         D::COLLECTION,
-        (a.age, a.keep),
+        (a.age, a.pin),
         to,
         before,
         opts,
@@ -263,26 +263,26 @@ impl<D: Document> Mover for Typed<D> {
     }
 }
 
-/// [`archive`] of collection `coll` with its `(age, keep)` fields given as data (what the
+/// [`archive`] of collection `coll` with its `(age, pin)` fields given as data (what the
 /// `pattern archive document` command builds): the same moves.
 pub async fn archive_layout<S: Store, A: Store>(
     live: &S,
     coll: &str,
-    (age, keep): (&str, Option<&str>),
+    (age, pin): (&str, Option<&str>),
     to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let span = crate::observe::op_span!("document.archive", "archive", live, coll);
     let mover = AsData(coll);
-    let inner = archive_layout_in::<S, A, _>(live, coll, (age, keep), to, before, opts, &mover);
+    let inner = archive_layout_in::<S, A, _>(live, coll, (age, pin), to, before, opts, &mover);
     crate::observe::traced!(span, inner)
 }
 
 async fn archive_layout_in<S: Store, A: Store, M: Mover>(
     live: &S,
     coll: &str,
-    (age, keep): (&str, Option<&str>),
+    (age, pin): (&str, Option<&str>),
     to: ArchiveAt<'_, A>,
     before: DateTime,
     opts: &Options<'_>,
@@ -293,8 +293,9 @@ async fn archive_layout_in<S: Store, A: Store, M: Mover>(
             "the archive of `{coll}` must be another collection"
         )));
     }
-    // Pinned while a pass is part-way: what moves.
-    let settings = doc! {"before": before, "age": age, "keep": keep};
+    // Pinned while a pass is part-way: what moves (the flag stored as `keep`, its name before
+    // 0.1, so that a checkpoint written then still matches).
+    let settings = doc! {"before": before, "age": age, "keep": pin};
     // A variant's pass is its own: `archive:<live>/<variant>:<archive>`.
     let pass = match mover.variant() {
         Some(v) => format!("{coll}/{v}"),
@@ -320,7 +321,7 @@ async fn archive_layout_in<S: Store, A: Store, M: Mover>(
     let batch = opts.batch_items.clamp(1, BATCH) as i64;
     let mut scan = IdScan::after(run.resumed_from.clone());
     while let Some(after) = scan.filter() {
-        let filter = vec![mover.scope(old(age, keep, before)), after];
+        let filter = vec![mover.scope(old(age, pin, before)), after];
         let ids_only = FindOptions {
             sort: vec![("_id".into(), 1)],
             limit: Some(batch),
@@ -332,7 +333,7 @@ async fn archive_layout_in<S: Store, A: Store, M: Mover>(
         let ids: Vec<Bson> = found.iter().filter_map(|d| d.get("_id").cloned()).collect();
         report.read += ids.len() as u64;
         if let Some(last) = ids.last() {
-            let layout = (coll, (age, keep), before);
+            let layout = (coll, (age, pin), before);
             run.batch_begins(live, &ids).await?;
             let (moved, copied) = if opts.dry_run {
                 (ids.len() as u64, 0)
@@ -353,7 +354,7 @@ async fn archive_layout_in<S: Store, A: Store, M: Mover>(
     Ok(report)
 }
 
-/// The live collection, its `(age, keep)` fields and the cut-off.
+/// The live collection, its `(age, pin)` fields and the cut-off.
 type Layout<'a> = (&'a str, (&'a str, Option<&'a str>), DateTime);
 
 /// Of `ids`, the batch a run killed part-way was moving, how many it moved: those in the
@@ -382,11 +383,11 @@ async fn moved_of<S: Store, A: Store>(
     Ok(moved as u64)
 }
 
-/// Document `id` when it is still to move: older than the cut-off and not flagged to keep.
-fn still_old<M: Mover>(id: &Bson, ((_, (age, keep), before), mover): (Layout<'_>, &M)) -> Filter {
+/// Document `id` when it is still to move: older than the cut-off and not pinned.
+fn still_old<M: Mover>(id: &Bson, ((_, (age, pin), before), mover): (Layout<'_>, &M)) -> Filter {
     mover.scope(Filter::and([
         Filter::Eq("_id".into(), id.clone()),
-        old(age, keep, before),
+        old(age, pin, before),
     ]))
 }
 

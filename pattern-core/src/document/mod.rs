@@ -33,8 +33,8 @@ pub use crate::error::{ReferencedBy, StoredVariant, VariantChange};
 pub use crate::local_time::{LocalTime, LocalTimeError};
 pub use approximate::{counters_without_history, estimate, flush, increment, pending, Approximate};
 pub use archive::{
-    age_field, archive, archive_layout, get_with_archive, keep_field, verify_archive,
-    verify_archive_layout, AgeValue, Archive, ArchiveAt, ArchiveReport, KeepFlag, ARCHIVE_MOVE,
+    age_field, archive, archive_layout, get_with_archive, pin_field, verify_archive,
+    verify_archive_layout, AgeValue, Archive, ArchiveAt, ArchiveReport, PinFlag, ARCHIVE_MOVE,
 };
 pub use attributes::{attributes_field, Attribute, Attributes};
 pub use codec::to_document;

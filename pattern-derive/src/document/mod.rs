@@ -47,7 +47,7 @@ pub(crate) struct Doc<'a> {
     pub shape: Vec<(String, bool, &'static [&'static str])>,
     /// `variant_of = Product`: this struct is a variant of a polymorphic enum.
     pub variant_of: Option<syn::Path>,
-    /// `archive(age = created, keep = pinned)`: the Rust names of the age field and the flag.
+    /// `archive(age = created, pin = pinned)`: the Rust names of the age field and the flag.
     pub archive: Option<(Ident, Option<Ident>)>,
 }
 

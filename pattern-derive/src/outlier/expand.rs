@@ -13,7 +13,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
         overflow,
         threshold,
         flag,
-        reference,
+        owner,
         extra,
         count,
         seq,
@@ -53,7 +53,7 @@ pub(crate) fn expand(o: &Outlier) -> TokenStream {
                 flag_field: #flag,
                 overflow: ::pattern_core::spec::SeriesSpec {
                     collection: #overflow,
-                    key_field: #reference,
+                    key_field: #owner,
                     items_field: #extra,
                     count_field: #count,
                     size: #chunk,

@@ -18,7 +18,7 @@ pub(crate) struct Outlier<'a> {
     /// `None`: `pattern_core::outlier::DEFAULT_CHUNK`.
     pub chunk: Option<u32>,
     pub flag: String,
-    pub reference: String,
+    pub owner: String,
     pub extra: String,
     pub count: String,
     pub seq: String,

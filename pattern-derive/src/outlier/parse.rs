@@ -19,7 +19,7 @@ const KIND: Kind<2> = Kind {
         "threshold",
         "chunk",
         "flag",
-        "reference",
+        "owner",
         "extra",
         "count",
         "seq",
@@ -34,7 +34,7 @@ struct Attrs {
     threshold: Slot<u32>,
     chunk: Slot<u32>,
     flag: Slot<Name>,
-    reference: Slot<Name>,
+    owner: Slot<Name>,
     extra: Slot<Name>,
     count: Slot<Name>,
     seq: Slot<Name>,
@@ -69,8 +69,17 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             "chunk" => a.chunk.parse(cx, meta, attr::positive_int),
             // #[outlier(flag = "has_extras")]
             "flag" => a.flag.parse(cx, meta, attr::field_name),
-            // #[outlier(reference = "book_id")]
-            "reference" => a.reference.parse(cx, meta, attr::field_name),
+            // #[outlier(owner = "book_id")]
+            "owner" => a.owner.parse(cx, meta, attr::field_name),
+            // The key's name before 0.1: `reference` is an extended reference on Document.
+            "reference" => {
+                cx.syn_error(meta.error(
+                    "`reference` is now `owner`: #[outlier(owner = \"book_id\")] names the overflow \
+                     chunk's field holding its main document's `_id` (`reference` is \
+                     #[derive(Document)]'s extended reference)",
+                ));
+                attr::skip_value(meta.input)
+            }
             // #[outlier(extra = "customers_purchased_extra")]
             "extra" => a.extra.parse(cx, meta, attr::field_name),
             // #[outlier(count = "count")]
@@ -123,8 +132,8 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Outlier<'a>> {
     }
     let flag = a.flag.get().unwrap_or_else(|| Name::default("has_extras"));
     check_flag(cx, st, &flag);
-    let reference = a
-        .reference
+    let owner = a
+        .owner
         .get()
         .unwrap_or_else(|| Name::default(snake_case(&unraw(st.ident)) + "_id"));
     let extra = a
@@ -134,7 +143,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Outlier<'a>> {
     let count = a.count.get().unwrap_or_else(|| Name::default("count"));
     let seq = a.seq.get().unwrap_or_else(|| Name::default("seq"));
     let overflow_names: Vec<(&str, &Name)> = [
-        ("reference", Some(&reference)),
+        ("owner", Some(&owner)),
         ("extra", extra.as_ref()),
         ("count", Some(&count)),
         ("seq", Some(&seq)),
@@ -151,7 +160,7 @@ fn check<'a>(cx: &Ctxt, st: &Struct<'a, 2>, a: Attrs) -> Option<Outlier<'a>> {
         threshold: threshold?,
         chunk: a.chunk.get(),
         flag: flag.value,
-        reference: reference.value,
+        owner: owner.value,
         extra: extra?.value,
         count: count.value,
         seq: seq.value,

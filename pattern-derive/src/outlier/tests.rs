@@ -36,7 +36,7 @@ fn reads_the_model_with_defaults() {
     assert_eq!(
         [
             &o.flag,
-            &o.reference,
+            &o.owner,
             &o.extra,
             &o.count,
             &o.seq,
@@ -73,7 +73,7 @@ fn reads_the_model_with_defaults() {
 fn every_key() {
     let input: DeriveInput = parse_quote! {
         #[outlier(collection = "c", overflow = "o", threshold = 3, chunk = 7)]
-        #[outlier(flag = "f", reference = "r", extra = "e", count = "n", seq = "s")]
+        #[outlier(flag = "f", owner = "r", extra = "e", count = "n", seq = "s")]
         #[serde(rename_all = "camelCase")]
         struct TradeHistory {
             #[outlier(id)]
@@ -86,14 +86,14 @@ fn every_key() {
     let o = parse(&input).unwrap();
     assert_eq!(o.chunk, Some(7));
     assert_eq!(
-        [&o.flag, &o.reference, &o.extra, &o.count, &o.seq],
+        [&o.flag, &o.owner, &o.extra, &o.count, &o.seq],
         ["f", "r", "e", "n", "s"]
     );
     assert_eq!(o.items_field.as_str(), "allTrades");
 }
 
 #[test]
-fn default_reference_is_the_snake_case_name() {
+fn default_owner_is_the_snake_case_name() {
     let input: DeriveInput = parse_quote! {
         #[outlier(collection = "c", overflow = "o", threshold = 3)]
         struct TradeHistory {
@@ -104,14 +104,14 @@ fn default_reference_is_the_snake_case_name() {
             trades: Vec<u8>,
         }
     };
-    assert_eq!(parse(&input).unwrap().reference, "trade_history_id");
+    assert_eq!(parse(&input).unwrap().owner, "trade_history_id");
 }
 
 #[test]
 fn every_mistake_arrives_at_once() {
     let input: DeriveInput = parse_quote! {
         #[outlier(collection = "sales", overflow = "sales", threshold = 0, chunk = "big", limit = 3)]
-        #[outlier(threshold = 5, flag = "title", reference = "count", seq = "_id")]
+        #[outlier(threshold = 5, flag = "title", owner = "count", seq = "_id")]
         struct Book {
             #[outlier(id, items)]
             id: i64,
@@ -126,13 +126,13 @@ fn every_mistake_arrives_at_once() {
             "threshold must be at least 1",
             "chunk must be an integer, like `chunk = 10`",
             "unknown key `limit` in #[outlier(...)]; expected one of: `collection`, `overflow`, `threshold`, `chunk`, \
-             `flag`, `reference`, `extra`, `count`, `seq`, `validate`",
+             `flag`, `owner`, `extra`, `count`, `seq`, `validate`",
             "duplicate key `threshold`",
             "overflow must differ from the main collection",
             "a field cannot be both #[outlier(id)] and #[outlier(items)]",
             "the #[outlier(items)] field must be a `Vec<T>`",
             "the flag field \"title\" is also the name of field `title`; choose another with #[outlier(flag = \"...\")]",
-            "the reference field and the count field are both stored as \"count\"",
+            "the owner field and the count field are both stored as \"count\"",
             "the seq field cannot be stored as `_id` (the pattern owns `_id`)",
         ]
     );
@@ -192,7 +192,7 @@ fn collection_names() {
 #[test]
 fn checks_that_need_no_items_field_still_run() {
     let input: DeriveInput = parse_quote! {
-        #[outlier(collection = "c", overflow = "o", threshold = 3, flag = "title", reference = "seq")]
+        #[outlier(collection = "c", overflow = "o", threshold = 3, flag = "title", owner = "seq")]
         struct Book {
             #[outlier(id)]
             #[serde(rename = "_id")]
@@ -205,7 +205,7 @@ fn checks_that_need_no_items_field_still_run() {
         [
             "no field is marked #[outlier(items)]",
             "the flag field \"title\" is also the name of field `title`; choose another with #[outlier(flag = \"...\")]",
-            "the reference field and the seq field are both stored as \"seq\"",
+            "the owner field and the seq field are both stored as \"seq\"",
         ]
     );
 }

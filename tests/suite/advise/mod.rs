@@ -122,7 +122,7 @@ async fn outlier_and_its_index(store: AnyStore) {
     check_code("outlier", f);
     let layout = "--collection sales --array customers_purchased --threshold 20";
     let migrate =
-        format!("pattern migrate outlier {layout} --overflow sales_extra --reference sale_id");
+        format!("pattern migrate outlier {layout} --overflow sales_extra --owner sale_id");
     assert_eq!(
         commands(f),
         [

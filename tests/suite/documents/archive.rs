@@ -1,4 +1,4 @@
-//! The archive pattern for documents (`#[document(archive(age = ..., keep = ...))]`, issue 31
+//! The archive pattern for documents (`#[document(archive(age = ..., pin = ...))]`, issue 31
 //! point 5) on both stores: the old documents not flagged to keep move to the archive
 //! collection exactly once, a dry run counts the same and writes nothing, a second run moves
 //! nothing, `get_with_archive` finds every document, `verify_archive` finds none in both; and
@@ -16,7 +16,7 @@ use super::*;
 
 /// An order, archived once placed before the cut-off unless pinned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
-#[document(collection = "orders", archive(age = placed, keep = pinned))]
+#[document(collection = "orders", archive(age = placed, pin = pinned))]
 struct Order {
     #[serde(rename = "_id")]
     id: i64,

@@ -81,7 +81,7 @@ struct Board {
     collection = "ap_scores",
     history = "ap_scores_past",
     computed(parent = Board, key = board, count = count, sum(points = sum)),
-    archive(age = at, keep = pinned)
+    archive(age = at, pin = pinned)
 )]
 struct Score {
     #[serde(rename = "_id")]

@@ -1,5 +1,5 @@
-// Archive mistakes, each at its token: an age field that is not a date, a keep flag that is
-// not a bool, a field that does not exist, and an archive beside a computed parent.
+// Archive mistakes, each at its token: an age field that is not a date, a pin flag that is
+// not a bool, a field that does not exist, no age, and the flag's old name `keep`.
 use pattern_core::Document;
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,7 @@ pub struct NotADate {
 }
 
 #[derive(Document, Serialize, Deserialize)]
-#[document(collection = "b", archive(age = placed, keep = pinned))]
+#[document(collection = "b", archive(age = placed, pin = pinned))]
 pub struct NotAFlag {
     #[serde(rename = "_id")]
     pub id: i64,
@@ -29,10 +29,19 @@ pub struct NoSuchField {
 }
 
 #[derive(Document, Serialize, Deserialize)]
-#[document(collection = "d", archive(keep = pinned))]
+#[document(collection = "d", archive(pin = pinned))]
 pub struct NoAge {
     #[serde(rename = "_id")]
     pub id: i64,
+    pub pinned: bool,
+}
+
+#[derive(Document, Serialize, Deserialize)]
+#[document(collection = "e", archive(age = placed, keep = pinned))]
+pub struct OldName {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub placed: bson::DateTime,
     pub pinned: bool,
 }
 

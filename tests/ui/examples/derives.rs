@@ -74,7 +74,7 @@ pub mod outlier_models {
         threshold = 1000,
         chunk = 200,
         flag = "overflowed",
-        reference = "channel",
+        owner = "channel",
         extra = "more",
         count = "n",
         seq = "k"

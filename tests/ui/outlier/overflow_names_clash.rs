@@ -3,7 +3,7 @@ use pattern_core::Outlier;
 use serde::{Deserialize, Serialize};
 
 #[derive(Outlier, Serialize, Deserialize)]
-#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales", reference = "seq")]
+#[outlier(collection = "sales", threshold = 50, overflow = "extra_sales", owner = "seq")]
 pub struct Book {
     #[outlier(id)]
     #[serde(rename = "_id")]

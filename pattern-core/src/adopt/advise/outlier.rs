@@ -199,7 +199,7 @@ pub(super) async fn find<S: Store>(
         ];
         let mut migrate = vec!["migrate", "outlier"];
         migrate.extend(layout);
-        migrate.extend(["--overflow", &overflow, "--reference", &reference]);
+        migrate.extend(["--overflow", &overflow, "--owner", &reference]);
         let mut analyze = vec!["analyze", "outlier"];
         analyze.extend(layout);
         let mut dry = migrate.clone();

@@ -80,14 +80,14 @@ pub(crate) fn expand(d: &Doc) -> TokenStream {
         let keep = match keep {
             Some(k) => {
                 let k_k = konst(k);
-                let f = quote_spanned!(k.span()=> #module::keep_field(Self::#k_k));
+                let f = quote_spanned!(k.span()=> #module::pin_field(Self::#k_k));
                 quote!(::core::option::Option::Some(#f))
             }
             None => quote!(::core::option::Option::None),
         };
         quote! {
             const ARCHIVE: ::core::option::Option<#module::Archive> =
-                ::core::option::Option::Some(#module::Archive { age: #age, keep: #keep });
+                ::core::option::Option::Some(#module::Archive { age: #age, pin: #keep });
         }
     });
     let history = d.history.as_ref().map(|h| {

@@ -189,7 +189,7 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Container {
             c.deferred
                 .parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
         } else if meta.path.is_ident("archive") {
-            // #[document(archive(age = created, keep = pinned))]
+            // #[document(archive(age = created, pin = pinned))]
             c.archive.parse(cx, meta, archive_attr)
         } else if meta.path.is_ident("variant_of") {
             // #[document(variant_of = Product)]

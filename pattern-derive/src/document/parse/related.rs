@@ -218,30 +218,38 @@ pub(super) fn subset_attr(
     }
 }
 
-/// What `archive(...)` names: the age field and the keep flag (Rust names), and the key's span.
+/// What `archive(...)` names: the age field and the pin flag (Rust names), and the key's span.
 pub(super) type ArchiveAttr = ((Ident, Option<Ident>), Span);
 
-/// `archive(age = created, keep = pinned)`: the age field and the optional keep flag, by
-/// their Rust names.
+/// `archive(age = created, pin = pinned)`: the age field and the optional flag that pins a
+/// document live, by their Rust names.
 pub(super) fn archive_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<ArchiveAttr>> {
     let span = meta.path.span();
-    let syntax = "archive(age = created, keep = pinned)";
+    let syntax = "archive(age = created, pin = pinned)";
     if !meta.input.peek(syn::token::Paren) {
         cx.syn_error(meta.error(format!(
-            "`archive` names the date field that ages a document (and optionally a flag that keeps it): {syntax}"
+            "`archive` names the date field that ages a document (and optionally a flag that pins it live): {syntax}"
         )));
         attr::skip_value(meta.input)?;
         return Ok(None);
     }
-    let (mut age, mut keep) = (None, None);
+    let (mut age, mut pin) = (None, None);
     meta.parse_nested_meta(|option| {
         let name = attr::key_name(&option);
         match name.as_str() {
             "age" => age = Some(option.value()?.parse::<Ident>()?),
-            "keep" => keep = Some(option.value()?.parse::<Ident>()?),
+            "pin" => pin = Some(option.value()?.parse::<Ident>()?),
+            // The option's name before 0.1: `keep` is a subset's count.
+            "keep" => {
+                cx.syn_error(option.error(
+                    "`keep` is now `pin`: archive(age = created, pin = pinned) names the flag that \
+                     keeps a document live (`keep` is how many children a `subset` embeds)",
+                ));
+                return attr::skip_value(option.input);
+            }
             _ => {
                 cx.syn_error(option.error(format!(
-                    "unknown archive option `{name}`; expected one of: `age`, `keep`"
+                    "unknown archive option `{name}`; expected one of: `age`, `pin`"
                 )));
                 return attr::skip_value(option.input);
             }
@@ -249,7 +257,7 @@ pub(super) fn archive_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Opt
         Ok(())
     })?;
     match age {
-        Some(age) => Ok(Some(((age, keep), span))),
+        Some(age) => Ok(Some(((age, pin), span))),
         None => {
             cx.error_at(span, format!("`archive` needs `age`: {syntax}"));
             Ok(None)

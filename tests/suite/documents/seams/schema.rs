@@ -168,7 +168,7 @@ impl Simple for Counted {
 
 /// The archive by age: placed before the cut-off and not pinned, it moves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
-#[document(collection = "m_orders", archive(age = placed, keep = pinned))]
+#[document(collection = "m_orders", archive(age = placed, pin = pinned))]
 pub(super) struct Order {
     #[serde(rename = "_id")]
     pub(super) id: i64,
@@ -278,7 +278,7 @@ pair!(
     VersionedArchived, "schema versioning × archive",
     tags: [], views: [], archive: "p_versioned_archived_archive",
     collection = "p_versioned_archived", version = 2, previous(Old = 1),
-    archive(age = placed, keep = pinned)
+    archive(age = placed, pin = pinned)
 );
 pair!(
     RevisedTagged, "history × keywords",
@@ -289,7 +289,7 @@ pair!(
     RevisedArchived, "history × archive",
     tags: [], views: [], archive: "p_revised_archived_archive",
     collection = "p_revised_archived", history = "p_revised_archived_past",
-    archive(age = placed, keep = pinned)
+    archive(age = placed, pin = pinned)
 );
 pair!(
     TaggedCounted, "keywords × approximate counter",
@@ -300,12 +300,12 @@ pair!(
 pair!(
     TaggedArchived, "keywords × archive",
     tags: [#[document(keywords(lowercase))]], views: [], archive: "p_tagged_archived_archive",
-    collection = "p_tagged_archived", archive(age = placed, keep = pinned)
+    collection = "p_tagged_archived", archive(age = placed, pin = pinned)
 );
 pair!(
     CountedArchived, "approximate counter × archive",
     tags: [], views: [#[document(approximate(every = 3))]], archive: "p_counted_archived_archive",
-    collection = "p_counted_archived", archive(age = placed, keep = pinned)
+    collection = "p_counted_archived", archive(age = placed, pin = pinned)
 );
 
 /// The parent of [`Everything`]'s computed values and subset.
@@ -354,7 +354,7 @@ pub(super) const EBOARDS: i64 = 3;
     referenced_by(Pin = of),
     version = 2,
     previous(Old = 1),
-    archive(age = placed, keep = pinned),
+    archive(age = placed, pin = pinned),
     computed(parent = EBoard, key = board, count = count, sum(n = total)),
     subset(parent = EBoard, key = board, into = recent, keep = 2, order = n)
 )]
