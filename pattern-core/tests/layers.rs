@@ -542,3 +542,70 @@ fn the_root_holds_at_most_20_names() {
         names.len()
     );
 }
+
+/// Every `.rs` file under the library and command-line crates' `src`.
+fn workspace_sources() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    let mut files = Vec::new();
+    for krate in [
+        "pattern-core",
+        "pattern-store",
+        "pattern-memory",
+        "pattern-mongo",
+        "pattern-derive",
+        "pattern-cli",
+    ] {
+        sources(&root.join(krate).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "{}", files.len());
+    files
+}
+
+/// One module file style and one place for unit tests, in every crate (CONTRIBUTING.md,
+/// "Conventions"): a module with children is a folder with `mod.rs`, never `x.rs` beside
+/// `x/`; a module's unit tests are its child `tests`, at the end of a file module, in
+/// `tests.rs` for a folder module (the crate root is one).
+#[test]
+fn one_module_style_and_one_place_for_unit_tests() {
+    let mut wrong = Vec::new();
+    for file in workspace_sources() {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_owned();
+        let folder = matches!(name.as_str(), "mod.rs" | "lib.rs" | "main.rs");
+        if !folder && file.with_extension("").is_dir() {
+            wrong.push(format!(
+                "{}: a file beside its folder (make it mod.rs)",
+                file.display()
+            ));
+        }
+        let text = std::fs::read_to_string(&file).expect("a source");
+        if folder && text.contains("mod tests {") {
+            wrong.push(format!(
+                "{}: inline tests in a folder module (move them to tests.rs)",
+                file.display()
+            ));
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            let test_module = n > 0 && lines[n - 1].trim() == "#[cfg(test)]";
+            let module = line
+                .trim_start()
+                .trim_start_matches("pub(crate) ")
+                .strip_prefix("mod ");
+            if let (true, Some(m)) = (test_module, module) {
+                if !m.starts_with("tests") {
+                    wrong.push(format!(
+                        "{}: test module `{m}` (name it `tests`)",
+                        file.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -61,8 +61,6 @@ pub use plan::MemoryPlan;
 pub use txn::MemoryTxn;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod txn_tests;
 
 use collection::Collection;
 use key::Key;

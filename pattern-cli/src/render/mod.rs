@@ -108,14 +108,4 @@ fn push_defects<T>(out: &mut String, defects: &[T], describe: fn(&T) -> String) 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands() {
-        assert_eq!(n(0), "0");
-        assert_eq!(n(999), "999");
-        assert_eq!(n(1000), "1,000");
-        assert_eq!(n(1234567), "1,234,567");
-    }
-}
+mod tests;

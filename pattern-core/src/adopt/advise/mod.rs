@@ -457,14 +457,4 @@ fn percent(share: u64, of: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_words() {
-        assert_eq!(shell_word("trades"), "trades");
-        assert_eq!(shell_word("my coll"), "'my coll'");
-        assert_eq!(shell_word("it's"), "'it'\\''s'");
-        assert_eq!(shell_word(""), "''");
-    }
-}
+mod tests;

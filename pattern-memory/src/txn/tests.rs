@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 
-use super::*;
+use crate::*;
 use pattern_store::Error;
 use pattern_store::{transaction, Transaction};
 

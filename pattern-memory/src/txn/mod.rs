@@ -672,3 +672,6 @@ fn merge(
     }
     Ok(done)
 }
+
+#[cfg(test)]
+mod tests;
