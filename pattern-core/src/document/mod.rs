@@ -33,10 +33,10 @@ pub use crate::error::{ReferencedBy, StoredVariant, VariantChange};
 pub use crate::local_time::{LocalTime, LocalTimeError};
 pub use approximate::{counters_without_history, estimate, flush, increment, pending, Approximate};
 pub use archive::{
-    age_field, archive, archive_layout, get_with_archive, pin_field, verify_archive,
-    verify_archive_layout, AgeValue, Archive, ArchiveAt, ArchiveReport, PinFlag, ARCHIVE_MOVE,
+    archive, archive_layout, get_with_archive, verify_archive, verify_archive_layout, Archive,
+    ArchiveAt, ArchiveReport, ARCHIVE_MOVE,
 };
-pub use attributes::{attributes_field, Attribute, Attributes};
+pub use attributes::{Attribute, Attributes};
 pub use codec::to_document;
 pub(crate) use codec::{decode, decode_stored, id_bson, read_stored, strip_kept};
 pub use find::Find;
@@ -55,32 +55,49 @@ pub use ops::{
 };
 pub(crate) use polymorphic::{part_of, parts};
 pub use polymorphic::{
-    variant_check, verify_variants, Part, Polymorphic, StoredField, Undecodable, Variant,
-    VariantShape, VARIANTS_VERIFY,
-};
-pub use related::computed::{
-    avg_field, count_field, extreme_field, key_field, recompute, sum_field, verify, Computed,
-    ComputedField, ComputedOp, Drift, COMPUTED_EXTREME, COMPUTED_RECOMPUTE, COMPUTED_SUM,
-    COMPUTED_VERIFY,
+    verify_variants, Part, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
+    VARIANTS_VERIFY,
 };
 pub(crate) use related::computed::{parents_in_line, repair_parents};
+pub use related::computed::{
+    recompute, verify, Computed, ComputedField, ComputedOp, Drift, COMPUTED_EXTREME,
+    COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
+};
 pub(crate) use related::reference::{at_current, repair_copies_of, source_in_line};
 pub use related::reference::{
-    copied_field, copies_a_counter, copy_of, listed_each, listed_in, lists, load_copy,
-    pending_propagations, propagate, reference_each, reference_field, reference_in, referrer,
-    referrer_at, repair_copies, verify_copies, Copied, Elements, NoSource, Pending, Propagated,
-    Propagation, Reference, ReferenceField, Referrer, Repaired, Slot, SourceUpgrade, StaleCopy,
-    DEFAULT_FAN_OUT, REFERENCES, REFERENCE_COPIES, REFERENCE_SOURCE, REFERENCE_VERIFY,
+    copy_of, load_copy, pending_propagations, propagate, repair_copies, verify_copies, Copied,
+    Elements, NoSource, Pending, Propagated, Propagation, Reference, ReferenceField, Referrer,
+    Repaired, Slot, SourceUpgrade, StaleCopy, DEFAULT_FAN_OUT, REFERENCES, REFERENCE_COPIES,
+    REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
 pub(crate) use related::set_each;
-pub use related::subset::{
-    order_field, resubset, subset, subset_field, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY,
-};
 pub(crate) use related::subset::{repair_subsets, subsets_in_line};
+pub use related::subset::{resubset, subset, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY};
 pub use scope::Scope;
 pub(crate) use sweep::older_in_line;
 pub use sweep::{migrate, Sweep, SWEEP_BATCH_MAX, SWEEP_SCAN};
-pub use typed::{same_field, Array, Field, Filter, Numeric, Update};
+pub use typed::{Array, Field, Filter, Numeric, Update};
+
+// The derive's compile-time checks: each takes a typed field and gives its name, refusing a
+// field of the wrong type with a message saying what it must be. Generated code calls them;
+// a program never does, so they are out of the documentation.
+#[doc(hidden)]
+pub use archive::{age_field, pin_field, AgeValue, PinFlag};
+#[doc(hidden)]
+pub use attributes::attributes_field;
+#[doc(hidden)]
+pub use polymorphic::variant_check;
+#[doc(hidden)]
+pub use related::computed::{avg_field, count_field, extreme_field, key_field, sum_field};
+#[doc(hidden)]
+pub use related::reference::{
+    copied_field, copies_a_counter, listed_each, listed_in, lists, reference_each, reference_field,
+    reference_in, referrer, referrer_at,
+};
+#[doc(hidden)]
+pub use related::subset::{order_field, subset_field};
+#[doc(hidden)]
+pub use typed::same_field;
 pub use versions::{Hop, UpgradeFrom, Upgrading, Versioning};
 
 /// The `comment` of a keyword search (a collection-wide read: on a collection sharded by

@@ -78,7 +78,7 @@ impl<D, T> Field<D, T> {
 impl<D, T> Field<D, T> {
     /// The same stored field as a path of the document type `E`: a polymorphic enum's path for
     /// a field its variants share (the derive builds it from the first variant's and checks
-    /// the others' with [`same_field`]).
+    /// the others' with the same check).
     pub const fn shared<E>(self) -> Field<E, T> {
         Field {
             name: self.name,
