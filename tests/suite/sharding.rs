@@ -379,7 +379,7 @@ async fn tree_operations_on_a_tree_sharded_by_id() {
     ];
     assert_eq!(
         shown, expected,
-        "the README's table of tree operations on a tree sharded by _id"
+        "sharding.md's table of tree operations on a tree sharded by _id"
     );
     drop_db(&pattern_core::store::AnyStore::Mongo(store)).await;
 }

@@ -201,7 +201,7 @@ async fn mongo_commands_per_method() {
         counts
     }
     // get, depth, parent, children, ancestors, descendants, insert_child, move_to,
-    // delete_node, delete_subtree: the README's table.
+    // delete_node, delete_subtree: tree.md's table.
     let want: [(TreeModel, [usize; 10]); 5] = [
         (TreeModel::ParentRefs, [1, 1, 1, 1, 1, 1, 4, 6, 5, 5]),
         (TreeModel::ChildRefs, [1, 1, 1, 1, 1, 1, 5, 7, 6, 6]),

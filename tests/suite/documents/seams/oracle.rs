@@ -70,7 +70,7 @@ async fn simple_step<T: Simple, S: Store + 'static>(
     let history = T::HISTORY.is_some();
     let op = next(8);
     if op < 2 && m.archived.contains_key(&id) {
-        // An archived `_id` is not written live again (document.md, the archive).
+        // An archived `_id` is not written live again (the archive chapter, archive.md).
         return;
     }
     match op {
