@@ -76,6 +76,10 @@ pub(crate) enum Q {
 #[derive(Default)]
 pub(crate) struct Method {
     pub doc: String,
+    /// The macro of `pattern_core` that holds the function's documentation, written once for
+    /// the function and this method (`__tree_doc`: `#[doc = ::pattern_core::__tree_doc!(get)]`);
+    /// `doc` is then unused.
+    pub doc_macro: Option<&'static str>,
     /// `push`, `push_history`.
     pub name: String,
     pub shape: Shape,
@@ -120,10 +124,16 @@ impl Wrappers {
     pub(crate) fn render(&self, m: Method) -> TokenStream {
         let stub = matches!(self.bodies, Bodies::Stubs);
         let attrs = match stub {
-            false => {
-                let doc = &m.doc;
-                quote!(#[doc = #doc])
-            }
+            false => match m.doc_macro {
+                Some(mac) => {
+                    let (mac, func) = (ident(mac), ident(&m.func));
+                    quote!(#[doc = ::pattern_core::#mac!(#func)])
+                }
+                None => {
+                    let doc = &m.doc;
+                    quote!(#[doc = #doc])
+                }
+            },
             true => quote! {
                 #[doc(hidden)]
                 #[allow(unused_variables)]

@@ -14,9 +14,6 @@
 //! The functions here are generic over the node type; `#[derive(Tree)]` generates the same as
 //! typed methods on the struct.
 
-use std::future::Future;
-
-use crate::observe::{nothing, op_span, operation};
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -31,6 +28,8 @@ use crate::{Error, Result};
 
 pub(crate) mod model;
 pub(crate) use model::indexes as model_indexes;
+mod docs;
+mod ops;
 pub mod raw;
 mod read;
 mod verify;
@@ -66,12 +65,11 @@ pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
     crate::codec::raw::id_bson(id, "a node id")
 }
 
-/// The node's own fields as a document, checked: `_id` present, no field the model keeps.
-fn node_document<T: Tree>(node: &T) -> Result<Document> {
-    let doc = bson::to_document(node)
-        .map_err(|e| Error::invalid(format!("a node does not serialize to a document: {e}")))?;
-    model::check_node(&T::SPEC, &doc)?;
-    Ok(doc)
+/// The node's own fields as a document (the operation checks them: `_id` present, no field
+/// the model keeps).
+fn to_node<T: Tree>(node: &T) -> Result<Document> {
+    bson::to_document(node)
+        .map_err(|e| Error::invalid(format!("a node does not serialize to a document: {e}")))
 }
 
 fn decode<T: Tree>(doc: Document) -> Result<T> {
@@ -87,22 +85,9 @@ fn decode_one<T: Tree>(doc: Option<Document>) -> Result<Option<T>> {
     doc.map(decode).transpose()
 }
 
-/// The model's indexes, what every read needs first.
-fn indexes<'a, T: Tree, S: Store>(store: &'a S) -> impl Future<Output = Result<()>> + 'a {
-    model::ensure_indexes(store, &T::SPEC)
-}
-
-/// Creates the model's indexes (once per store and process; the other functions call it),
-/// and installs the validator with `#[tree(validate)]`.
+#[doc = crate::__tree_doc!(ensure_indexes)]
 pub async fn ensure_indexes<T: Tree, S: Store>(store: &S) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_indexes",
-        "ensure_indexes",
-        store,
-        T::SPEC.collection
-    );
-    let indexes = model::ensure_indexes(store, &T::SPEC);
-    operation(span, validated::<T, S>(store), indexes, Ok).await
+    ops::ensure_indexes(store, &T::SPEC, validated::<T, S>(store)).await
 }
 
 /// The `$jsonSchema` every node of the tree passes, with its collection ([`raw::schemas`] with
@@ -111,26 +96,9 @@ pub fn schemas<T: Tree>() -> [(&'static str, Schema); 1] {
     [(T::SPEC.collection, model::schema(&T::SPEC, T::ID_TYPES))]
 }
 
-/// Installs the model's validator ([`schemas`]) on the tree's collection, creating it if need
-/// be ([`Store::set_validator`]: level "moderate", so nodes that fail it already can still be
-/// repaired). From then on a write of a node whose model fields have the wrong types (a parent
-/// that is not an id, `children` that is no array of ids, a nested set without its numbers...)
-/// fails with [`Error::SchemaViolation`], whoever sends it.
+#[doc = crate::__tree_doc!(ensure_validator)]
 pub async fn ensure_validator<T: Tree, S: Store>(store: &S) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_validator",
-        "ensure_validator",
-        store,
-        T::SPEC.collection
-    );
-    let [(coll, schema)] = schemas::<T>();
-    operation(
-        span,
-        nothing(),
-        validator::install(store, coll, &schema),
-        Ok,
-    )
-    .await
+    ops::ensure_validator(store, &T::SPEC, T::ID_TYPES).await
 }
 
 /// [`ensure_validator`] once per store and process, when the type asks for it
@@ -142,20 +110,12 @@ async fn validated<T: Tree, S: Store>(store: &S) -> Result<()> {
     Ok(())
 }
 
-/// Inserts `node` as a new root. [`Error::DuplicateKey`] when its id exists. In nested sets
-/// a transaction that numbers it after every node (finding the largest `right` reads the
-/// collection: no index serves it, and roots are rare).
+#[doc = crate::__tree_doc!(insert_root)]
 pub async fn insert_root<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
-    let span = op_span!("tree.insert_root", "insert_root", store, T::SPEC.collection);
-    let op = async {
-        let node = node_document(node)?;
-        write::insert(store, &T::SPEC, node, None).await
-    };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    ops::insert_root(store, &T::SPEC, validated::<T, S>(store), to_node(node)).await
 }
 
-/// Inserts `node` as the last child of `parent`. [`Error::UnknownNode`] when `parent` does not
-/// exist, [`Error::DuplicateKey`] when the node's id does, [`Error::TooDeep`] past `max_depth`.
+#[doc = crate::__tree_doc!(insert_child)]
 pub async fn insert_child<T, S, Q>(store: &S, parent: &Q, node: &T) -> Result<()>
 where
     T: Tree,
@@ -163,29 +123,16 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!(
-        "tree.insert_child",
-        "insert_child",
-        store,
-        T::SPEC.collection
-    );
-    let op = async {
-        let (node, parent) = (node_document(node)?, id_bson(parent)?);
-        write::insert(store, &T::SPEC, node, Some(parent)).await
-    };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    let (node, parent) = (to_node(node), id_bson(parent));
+    ops::insert_child(store, &T::SPEC, validated::<T, S>(store), node, parent).await
 }
 
-/// Writes the node's own data (`$set` of each field the struct serializes), keeping its place
-/// in the tree: the model's fields are not touched. A field the struct no longer writes keeps
-/// its stored value. [`Error::UnknownNode`] when the node does not exist.
+#[doc = crate::__tree_doc!(save)]
 pub async fn save<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
-    let span = op_span!("tree.save", "save", store, T::SPEC.collection);
-    let op = async { write::save(store, &T::SPEC, node_document(node)?).await };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    ops::save(store, &T::SPEC, validated::<T, S>(store), to_node(node)).await
 }
 
-/// The node, or `None`.
+#[doc = crate::__tree_doc!(get)]
 pub async fn get<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Tree,
@@ -193,15 +140,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.get", "get", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        model::get(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, decode_one).await
+    ops::get(store, &T::SPEC, id_bson(id), decode_one).await
 }
 
-/// The node's parent; `None` for a root. [`Error::UnknownNode`] when the node does not exist.
+#[doc = crate::__tree_doc!(parent)]
 pub async fn parent<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Tree,
@@ -209,16 +151,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.parent", "parent", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::parent(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, decode_one).await
+    ops::parent(store, &T::SPEC, id_bson(id), decode_one).await
 }
 
-/// The node's children, in the model's order: the array's order (child references), `left`
-/// (nested sets), the id (the others).
+#[doc = crate::__tree_doc!(children)]
 pub async fn children<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
@@ -226,16 +162,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.children", "children", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::children(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, decode_all).await
+    ops::children(store, &T::SPEC, id_bson(id), decode_all).await
 }
 
-/// The other children of the node's parent (the other roots, for a root), in the order of
-/// [`children`].
+#[doc = crate::__tree_doc!(siblings)]
 pub async fn siblings<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
@@ -243,15 +173,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.siblings", "siblings", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::siblings(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, decode_all).await
+    ops::siblings(store, &T::SPEC, id_bson(id), decode_all).await
 }
 
-/// The node's ancestors from the root down to its parent.
+#[doc = crate::__tree_doc!(ancestors)]
 pub async fn ancestors<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
 where
     T: Tree,
@@ -259,17 +184,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.ancestors", "ancestors", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::ancestors(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, decode_all).await
+    ops::ancestors(store, &T::SPEC, id_bson(id), decode_all).await
 }
 
-/// The node's descendants in pre-order (each node before its children, children in the
-/// order of [`children`]), down to `max_depth` levels below the node (`Some(1)`: the
-/// children) or all of them.
+#[doc = crate::__tree_doc!(descendants)]
 pub async fn descendants<T, S, Q>(store: &S, id: &Q, max_depth: Option<u32>) -> Result<Vec<T>>
 where
     T: Tree,
@@ -277,18 +195,13 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.descendants", "descendants", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::descendants(store, &T::SPEC, &id, max_depth).await
-    };
-    operation(span, indexes::<T, S>(store), op, |found| {
+    ops::descendants(store, &T::SPEC, id_bson(id), max_depth, |found| {
         decode_all(found.into_iter().map(|(d, _)| d).collect())
     })
     .await
 }
 
-/// The node's depth: 0 for a root.
+#[doc = crate::__tree_doc!(depth)]
 pub async fn depth<T, S, Q>(store: &S, id: &Q) -> Result<u32>
 where
     T: Tree,
@@ -296,16 +209,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.depth", "depth", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        read::depth(store, &T::SPEC, &id).await
-    };
-    operation(span, indexes::<T, S>(store), op, Ok).await
+    ops::depth(store, &T::SPEC, id_bson(id)).await
 }
 
-/// Whether `id` is a descendant of `of` (a node is not its own descendant; `false` when `of`
-/// does not exist). [`Error::UnknownNode`] when `id` does not exist.
+#[doc = crate::__tree_doc!(is_descendant)]
 pub async fn is_descendant<T, S, Q>(store: &S, id: &Q, of: &Q) -> Result<bool>
 where
     T: Tree,
@@ -313,22 +220,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!(
-        "tree.is_descendant",
-        "is_descendant",
-        store,
-        T::SPEC.collection
-    );
-    let op = async {
-        let (id, of) = (id_bson(id)?, id_bson(of)?);
-        read::is_descendant(store, &T::SPEC, &id, &of).await
-    };
-    operation(span, indexes::<T, S>(store), op, Ok).await
+    ops::is_descendant(store, &T::SPEC, id_bson(id), id_bson(of)).await
 }
 
-/// Moves the node and its subtree under `new_parent` (as its last child), or makes it a root
-/// (`None`). Atomic: one transaction. [`Error::Cycle`] when `new_parent` is the node or one of
-/// its descendants; [`Error::TooDeep`] when the subtree would go past `max_depth`.
+#[doc = crate::__tree_doc!(move_to)]
 pub async fn move_to<T, S, Q>(store: &S, id: &Q, new_parent: Option<&Q>) -> Result<()>
 where
     T: Tree,
@@ -336,15 +231,18 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.move_to", "move_to", store, T::SPEC.collection);
-    let op = async {
-        let (id, new_parent) = (id_bson(id)?, new_parent.map(id_bson).transpose()?);
-        write::move_to(store, &T::SPEC, &id, new_parent.as_ref()).await
-    };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    let new_parent = new_parent.map(id_bson).transpose();
+    ops::move_to(
+        store,
+        &T::SPEC,
+        validated::<T, S>(store),
+        id_bson(id),
+        new_parent,
+    )
+    .await
 }
 
-/// Deletes the node and all its descendants; returns how many nodes. Atomic.
+#[doc = crate::__tree_doc!(delete_subtree)]
 pub async fn delete_subtree<T, S, Q>(store: &S, id: &Q) -> Result<u64>
 where
     T: Tree,
@@ -352,20 +250,10 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!(
-        "tree.delete_subtree",
-        "delete_subtree",
-        store,
-        T::SPEC.collection
-    );
-    let op = async {
-        let id = id_bson(id)?;
-        write::delete_subtree(store, &T::SPEC, &id).await
-    };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    ops::delete_subtree(store, &T::SPEC, validated::<T, S>(store), id_bson(id)).await
 }
 
-/// Deletes the node alone; its children move up to its parent (or become roots). Atomic.
+#[doc = crate::__tree_doc!(delete_node)]
 pub async fn delete_node<T, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     T: Tree,
@@ -373,27 +261,17 @@ where
     Q: Serialize + ?Sized,
     T::Id: Borrow<Q>,
 {
-    let span = op_span!("tree.delete_node", "delete_node", store, T::SPEC.collection);
-    let op = async {
-        let id = id_bson(id)?;
-        write::delete_node(store, &T::SPEC, &id).await
-    };
-    operation(span, validated::<T, S>(store), op, Ok).await
+    ops::delete_node(store, &T::SPEC, validated::<T, S>(store), id_bson(id)).await
 }
 
-/// Every root, in the order of [`children`].
+#[doc = crate::__tree_doc!(roots)]
 pub async fn roots<T: Tree, S: Store>(store: &S) -> Result<Vec<T>> {
-    let span = op_span!("tree.roots", "roots", store, T::SPEC.collection);
-    let op = read::roots(store, &T::SPEC);
-    operation(span, indexes::<T, S>(store), op, decode_all).await
+    ops::roots(store, &T::SPEC, decode_all).await
 }
 
-/// The whole tree in pre-order, each node with its depth (for the materialized-paths model,
-/// the order of the full paths).
+#[doc = crate::__tree_doc!(walk)]
 pub async fn walk<T: Tree, S: Store>(store: &S) -> Result<Vec<(u32, T)>> {
-    let span = op_span!("tree.walk", "walk", store, T::SPEC.collection);
-    let op = read::walk(store, &T::SPEC);
-    operation(span, indexes::<T, S>(store), op, |all| {
+    ops::walk(store, &T::SPEC, |all| {
         all.into_iter()
             .map(|(d, depth)| Ok((depth, decode::<T>(d)?)))
             .collect()
@@ -401,12 +279,9 @@ pub async fn walk<T: Tree, S: Store>(store: &S) -> Result<Vec<(u32, T)>> {
     .await
 }
 
-/// Every defect of the stored tree ([`Defect`]), as data, with the nodes read
-/// ([`Verified::is_clean`] when the tree is sound).
+#[doc = crate::__tree_doc!(verify)]
 pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
-    let span = op_span!("tree.verify", "verify", store, T::SPEC.collection);
-    let op = verify::verify(store, &T::SPEC);
-    operation(span, indexes::<T, S>(store), op, Ok).await
+    ops::verify(store, &T::SPEC).await
 }
 
 /// The collection's indexes against those the model needs: present, missing, the user's
@@ -415,13 +290,7 @@ pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::lay
     crate::layout::index_report_tree(store, &T::SPEC).await
 }
 
-/// Rebuilds the model's fields from the parent links it holds; reports what it changed and
-/// what it could not repair.
+#[doc = crate::__tree_doc!(repair)]
 pub async fn repair<T: Tree, S: Store>(store: &S) -> Result<Repair> {
-    let span = op_span!("tree.repair", "repair", store, T::SPEC.collection);
-    let first = async {
-        model::ensure_indexes(store, &T::SPEC).await?;
-        validated::<T, S>(store).await
-    };
-    operation(span, first, verify::repair(store, &T::SPEC), Ok).await
+    ops::repair(store, &T::SPEC, validated::<T, S>(store)).await
 }

@@ -1,26 +1,22 @@
 //! The same operations over raw documents, for a spec chosen at run time (tools, tests):
-//! ids are BSON values and nodes are documents holding `_id` and the node's own fields.
+//! ids are BSON values and nodes are documents holding `_id` and the node's own fields. Each is
+//! the typed function of the same name ([`super`]) run on the spec: the same span, the same
+//! commands. A spec knows no type: nothing installs a validator first (see
+//! [`ensure_validator`]), and the documents are given as they are.
 
 use bson::{Bson, Document};
 
-use super::{model, read, verify as check, write, Repair, Verified};
+use super::{model, ops, Repair, Verified};
 use crate::codec::BsonType;
-use crate::observe::{nothing, op_span, operation};
+use crate::observe::nothing;
 use crate::spec::TreeSpec;
 use crate::store::query::Schema;
 use crate::store::Store;
-use crate::validator;
 use crate::Result;
 
 /// Creates the model's indexes (once per store and process; every other function does).
 pub async fn ensure_indexes<S: Store>(store: &S, spec: &TreeSpec) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_indexes",
-        "ensure_indexes",
-        store,
-        spec.collection
-    );
-    operation(span, nothing(), model::ensure_indexes(store, spec), Ok).await
+    ops::ensure_indexes(store, spec, nothing()).await
 }
 /// The `$jsonSchema` every node of `spec` passes, ids of `id_types` (strings in the
 /// materialized-paths model whatever it says; unconstrained when empty): `_id` of
@@ -37,187 +33,104 @@ pub async fn ensure_validator<S: Store>(
     spec: &TreeSpec,
     id_types: &[BsonType],
 ) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_validator",
-        "ensure_validator",
-        store,
-        spec.collection
-    );
-    let schema = model::schema(spec, id_types);
-    operation(
-        span,
-        nothing(),
-        validator::install(store, spec.collection, &schema),
-        Ok,
-    )
-    .await
+    ops::ensure_validator(store, spec, id_types).await
 }
-/// Inserts a root.
+/// Inserts a root ([`super::insert_root`]).
 pub async fn insert_root<S: Store>(store: &S, spec: &TreeSpec, node: Document) -> Result<()> {
-    let span = op_span!("tree.insert_root", "insert_root", store, spec.collection);
-    let op = async {
-        model::check_node(spec, &node)?;
-        write::insert(store, spec, node, None).await
-    };
-    operation(span, nothing(), op, Ok).await
+    ops::insert_root(store, spec, nothing(), Ok(node)).await
 }
-/// Inserts a child of `parent`.
+/// Inserts a child of `parent` ([`super::insert_child`]).
 pub async fn insert_child<S: Store>(
     store: &S,
     spec: &TreeSpec,
     node: Document,
     parent: &Bson,
 ) -> Result<()> {
-    let span = op_span!("tree.insert_child", "insert_child", store, spec.collection);
-    let op = async {
-        model::check_node(spec, &node)?;
-        write::insert(store, spec, node, Some(parent.clone())).await
-    };
-    operation(span, nothing(), op, Ok).await
+    ops::insert_child(store, spec, nothing(), Ok(node), Ok(parent.clone())).await
 }
-/// The node's document.
+/// Writes a node's own fields, keeping its place ([`super::save`]).
+pub async fn save<S: Store>(store: &S, spec: &TreeSpec, node: Document) -> Result<()> {
+    ops::save(store, spec, nothing(), Ok(node)).await
+}
+/// The node's document ([`super::get`]).
 pub async fn get<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
-    let span = op_span!("tree.get", "get", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        model::get(store, spec, id),
-        Ok,
-    )
-    .await
+    ops::get(store, spec, Ok(id.clone()), Ok).await
 }
-/// The parent's document.
+/// The parent's document ([`super::parent`]).
 pub async fn parent<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
-    let span = op_span!("tree.parent", "parent", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::parent(store, spec, id),
-        Ok,
-    )
-    .await
+    ops::parent(store, spec, Ok(id.clone()), Ok).await
 }
-/// The children's documents, in the model's order.
+/// The children's documents, in the model's order ([`super::children`]).
 pub async fn children<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
-    let span = op_span!("tree.children", "children", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::children(store, spec, id),
-        Ok,
-    )
-    .await
+    ops::children(store, spec, Ok(id.clone()), Ok).await
 }
-/// The ancestors' documents, root first.
+/// The other children of the node's parent ([`super::siblings`]).
+pub async fn siblings<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
+    ops::siblings(store, spec, Ok(id.clone()), Ok).await
+}
+/// The ancestors' documents, root first ([`super::ancestors`]).
 pub async fn ancestors<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
-    let span = op_span!("tree.ancestors", "ancestors", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::ancestors(store, spec, id),
-        Ok,
-    )
-    .await
+    ops::ancestors(store, spec, Ok(id.clone()), Ok).await
 }
-/// The descendants in pre-order, with their depth below the node.
+/// The descendants in pre-order, with their depth below the node ([`super::descendants`]).
 pub async fn descendants<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
     max_depth: Option<u32>,
 ) -> Result<Vec<(u32, Document)>> {
-    let span = op_span!("tree.descendants", "descendants", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::descendants(store, spec, id, max_depth),
-        |below| Ok(below.into_iter().map(|(d, depth)| (depth, d)).collect()),
-    )
-    .await
+    ops::descendants(store, spec, Ok(id.clone()), max_depth, ops::depth_first).await
 }
-/// The node's depth.
+/// The node's depth ([`super::depth`]).
 pub async fn depth<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u32> {
-    let span = op_span!("tree.depth", "depth", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::depth(store, spec, id),
-        Ok,
-    )
-    .await
+    ops::depth(store, spec, Ok(id.clone())).await
 }
-/// Moves a subtree.
+/// Whether `id` is a descendant of `of` ([`super::is_descendant`]).
+pub async fn is_descendant<S: Store>(
+    store: &S,
+    spec: &TreeSpec,
+    id: &Bson,
+    of: &Bson,
+) -> Result<bool> {
+    ops::is_descendant(store, spec, Ok(id.clone()), Ok(of.clone())).await
+}
+/// Moves a subtree ([`super::move_to`]).
 pub async fn move_to<S: Store>(
     store: &S,
     spec: &TreeSpec,
     id: &Bson,
     new_parent: Option<&Bson>,
 ) -> Result<()> {
-    let span = op_span!("tree.move_to", "move_to", store, spec.collection);
-    operation(
-        span,
-        nothing(),
-        write::move_to(store, spec, id, new_parent),
-        Ok,
-    )
-    .await
-}
-/// Deletes a subtree.
-pub async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
-    let span = op_span!(
-        "tree.delete_subtree",
-        "delete_subtree",
+    ops::move_to(
         store,
-        spec.collection
-    );
-    operation(span, nothing(), write::delete_subtree(store, spec, id), Ok).await
+        spec,
+        nothing(),
+        Ok(id.clone()),
+        Ok(new_parent.cloned()),
+    )
+    .await
 }
-/// Deletes one node.
+/// Deletes a subtree ([`super::delete_subtree`]).
+pub async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
+    ops::delete_subtree(store, spec, nothing(), Ok(id.clone())).await
+}
+/// Deletes one node ([`super::delete_node`]).
 pub async fn delete_node<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
-    let span = op_span!("tree.delete_node", "delete_node", store, spec.collection);
-    operation(span, nothing(), write::delete_node(store, spec, id), Ok).await
+    ops::delete_node(store, spec, nothing(), Ok(id.clone())).await
 }
-/// The roots' documents.
+/// The roots' documents ([`super::roots`]).
 pub async fn roots<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Document>> {
-    let span = op_span!("tree.roots", "roots", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::roots(store, spec),
-        Ok,
-    )
-    .await
+    ops::roots(store, spec, Ok).await
 }
-/// Every node in pre-order with its depth.
+/// Every node in pre-order with its depth ([`super::walk`]).
 pub async fn walk<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<(u32, Document)>> {
-    let span = op_span!("tree.walk", "walk", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        read::walk(store, spec),
-        |all| Ok(all.into_iter().map(|(d, depth)| (depth, d)).collect()),
-    )
-    .await
+    ops::walk(store, spec, ops::depth_first).await
 }
-/// Every defect, with the nodes read.
+/// Every defect, with the nodes read ([`super::verify`]).
 pub async fn verify<S: Store>(store: &S, spec: &TreeSpec) -> Result<Verified> {
-    let span = op_span!("tree.verify", "verify", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        check::verify(store, spec),
-        Ok,
-    )
-    .await
+    ops::verify(store, spec).await
 }
-/// Rebuilds what the parent links determine.
+/// Rebuilds what the parent links determine ([`super::repair`]).
 pub async fn repair<S: Store>(store: &S, spec: &TreeSpec) -> Result<Repair> {
-    let span = op_span!("tree.repair", "repair", store, spec.collection);
-    operation(
-        span,
-        model::ensure_indexes(store, spec),
-        check::repair(store, spec),
-        Ok,
-    )
-    .await
+    ops::repair(store, spec, nothing()).await
 }

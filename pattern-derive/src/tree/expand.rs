@@ -78,8 +78,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
     let option = || quote!(::core::option::Option<Self>);
     [
         Method {
-            doc: "Creates the model's indexes now rather than on first use (once per store and process): one \
-                  command per index (two for ancestors and nested sets, else one).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "ensure_indexes".into(),
             func: "ensure_indexes".into(),
             receiver: false,
@@ -90,9 +89,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Installs the model's `$jsonSchema` validator on the tree's collection (`collMod`, level \
-                  \"moderate\"): the server then refuses any write of a node whose model fields have the \
-                  wrong types, with `Error::SchemaViolation`.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "ensure_validator".into(),
             func: "ensure_validator".into(),
             receiver: false,
@@ -103,8 +100,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Inserts this node as a new root. `DuplicateKey` when its id exists.\n\nOne insert; in nested \
-                  sets a transaction (the root is numbered after every node).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "insert_root".into(),
             func: "insert_root".into(),
             receiver: true,
@@ -115,11 +111,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Inserts this node as the last child of `parent`. `UnknownNode` when `parent` does not \
-                  exist, `DuplicateKey` when this node's id does, `TooDeep` past `max_depth`.\n\nOne \
-                  transaction of a few commands whatever the tree's size: the parent's read, the insert \
-                  (child references also push to the parent's array, nested sets renumber in one update); \
-                  `max_depth` adds a query in the parent/child references and nested sets.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "insert_child".into(),
             func: "insert_child".into(),
             receiver: true,
@@ -130,10 +122,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Writes this node's own data (`$set` of each field the struct serializes), keeping its \
-                  place in the tree; a field it no longer writes keeps its stored value. `UnknownNode` when \
-                  it does not exist.\n\nOne update in every model; the model's fields are \
-                  not touched.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "save".into(),
             func: "save".into(),
             receiver: true,
@@ -144,7 +133,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The node `id`, or `None`.\n\nOne query in every model.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "get".into(),
             func: "get".into(),
             receiver: false,
@@ -155,8 +144,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The parent of node `id`; `None` for a root. `UnknownNode` when `id` does not exist.\n\nOne \
-                  query (a `$graphLookup`), two for materialized paths (the node, then its parent).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "parent".into(),
             func: "parent".into(),
             receiver: false,
@@ -167,9 +155,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The children of node `id`, in the model's order: the array's (child references), `left` \
-                  (nested sets), the id (the others).\n\nOne query, two for materialized paths (the \
-                  node's path first).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "children".into(),
             func: "children".into(),
             receiver: false,
@@ -180,9 +166,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The other children of node `id`'s parent (the other roots, for a root), in the order of \
-                  `children`.\n\nThe queries of `parent`, then those of `children` (or of `roots`): two, \
-                  up to four for materialized paths.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "siblings".into(),
             func: "siblings".into(),
             receiver: false,
@@ -193,8 +177,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The ancestors of node `id`, from the root down to its parent.\n\nOne query, two for \
-                  materialized paths.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "ancestors".into(),
             func: "ancestors".into(),
             receiver: false,
@@ -205,10 +188,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The descendants of node `id` in pre-order (each node before its children), down to \
-                  `max_depth` levels below it (`Some(1)`: the children), or all of them.\n\nOne query in \
-                  the parent and child references (a `$graphLookup`) and ancestors, two in materialized \
-                  paths and nested sets (the node first).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "descendants".into(),
             func: "descendants".into(),
             receiver: false,
@@ -219,7 +199,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The depth of node `id`: 0 for a root.\n\nOne query in every model.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "depth".into(),
             func: "depth".into(),
             receiver: false,
@@ -230,8 +210,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Whether node `id` is a descendant of node `of` (a node is not its own).\n\nOne query in \
-                  every model.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "is_descendant".into(),
             func: "is_descendant".into(),
             receiver: false,
@@ -242,11 +221,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Moves node `id` and its subtree under `new_parent` (as its last child), or makes it a \
-                  root (`None`). `Cycle` when `new_parent` is the node or one of its descendants, \
-                  `TooDeep` when the subtree would go past `max_depth`.\n\nOne transaction of a few \
-                  commands whatever the subtree's size (ancestors, materialized paths and nested sets \
-                  rewrite the subtree with one update); `max_depth` adds a read of the subtree.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "move_to".into(),
             func: "move_to".into(),
             receiver: false,
@@ -257,8 +232,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Deletes node `id` and all its descendants; returns how many nodes.\n\nOne transaction of \
-                  a few commands whatever the subtree's size.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "delete_subtree".into(),
             func: "delete_subtree".into(),
             receiver: false,
@@ -269,8 +243,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Deletes node `id` alone; its children move up to its parent (or become roots).\n\nOne \
-                  transaction of a few commands; child references rewrite the array that lists the node.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "delete_node".into(),
             func: "delete_node".into(),
             receiver: false,
@@ -281,8 +254,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Every root, in the order of `children`.\n\nOne query (child references read every node: \
-                  a root is a node no array lists).".into(),
+            doc_macro: Some("__tree_doc"),
             name: "roots".into(),
             func: "roots".into(),
             receiver: false,
@@ -293,8 +265,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "The whole tree in pre-order, each node with its depth.\n\nOne read of every node, ordered \
-                  in memory.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "walk".into(),
             func: "walk".into(),
             receiver: false,
@@ -305,8 +276,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Every defect of the stored tree, as data, with the nodes read (`is_clean()` when the \
-                  tree is sound).\n\nOne read of every node.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "verify".into(),
             func: "verify".into(),
             receiver: false,
@@ -317,9 +287,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Rebuilds the model's fields from the parent links the nodes hold; reports what it \
-                  changed and what it could not repair.\n\nOne transaction: one read of every node, one \
-                  update per node it fixes.".into(),
+            doc_macro: Some("__tree_doc"),
             name: "repair".into(),
             func: "repair".into(),
             receiver: false,
