@@ -9,5 +9,6 @@ fn ui() {
     t.compile_fail("bucket/*.rs");
     t.compile_fail("outlier/*.rs");
     t.compile_fail("tree/*.rs");
+    t.compile_fail("common/*.rs");
     t.compile_fail("document/*.rs");
 }
