@@ -22,9 +22,9 @@ fn layer_of(path: &[String]) -> &'static str {
         ["adopt", ..] => "adoption",
         ["follow", ..] => "follower",
         ["bucket" | "outlier" | "tree" | "document" | "layout" | "testing" | "validator", ..]
-        | ["Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical", ..] => {
-            "patterns"
-        }
+        | ["Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical", ..]
+        // A pattern's documentation macro, exported at the root (`tree/docs.rs`).
+        | ["__tree_doc", ..] => "patterns",
         ["pass", ..] => "passes",
         ["series", ..] => "series",
         ["store", "query", ..] => "query",
