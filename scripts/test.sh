@@ -19,6 +19,13 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 log "cargo test --workspace $*"
 cargo test --workspace "$@"
 
+# The observability example over OTLP (the feature `otlp`: an HTTP client and protobuf code
+# that the default build leaves out) is built with the full runs only.
+if [[ "${PATTERN_FULL:-}" == "1" ]]; then
+  log "cargo build -p examples --features otlp"
+  cargo build -p examples --features otlp --bin observe
+fi
+
 log "cargo doc (broken intra-doc links are errors)"
 RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
   cargo doc --no-deps --all-features -p pattern-core -p pattern-derive \

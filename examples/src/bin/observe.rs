@@ -7,11 +7,13 @@
 //! reads a week of them, inserts a customer and inserts it again (a duplicate key: that span
 //! carries `error.type`).
 //!
-//! The collector is `OTEL_EXPORTER_OTLP_ENDPOINT` (`http://localhost:4318` by default: an
-//! OpenTelemetry Collector, Jaeger or Grafana Tempo with OTLP/HTTP on). With none listening, the
-//! spans are dropped and the program still succeeds. In memory by default; on MongoDB (database
-//! `pattern_examples`) when `MONGODB_URI` is set:
+//! With the feature `otlp`, the spans go to `OTEL_EXPORTER_OTLP_ENDPOINT`
+//! (`http://localhost:4318` by default: an OpenTelemetry Collector, Jaeger or Grafana Tempo with
+//! OTLP/HTTP on). With none listening, the spans are dropped and the program still succeeds.
+//! Without the feature, they are kept in memory and printed. The store is in memory by default;
+//! on MongoDB (database `pattern_examples`) when `MONGODB_URI` is set:
 //!
+//!     cargo run -p examples --bin observe --features otlp
 //!     cargo run -p examples --bin observe
 
 use bson::DateTime;
@@ -116,11 +118,18 @@ async fn workload(store: &AnyStore) -> pattern_core::Result<String> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Reads OTEL_EXPORTER_OTLP_ENDPOINT (http://localhost:4318 when unset).
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .build()?;
-    let provider = tracer_provider(exporter);
+    // With the feature `otlp`: OTLP over HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT
+    // (http://localhost:4318 when unset). Without it: kept in memory, printed at the end.
+    #[cfg(feature = "otlp")]
+    let provider = tracer_provider(
+        opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()?,
+    );
+    #[cfg(not(feature = "otlp"))]
+    let kept = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    #[cfg(not(feature = "otlp"))]
+    let provider = tracer_provider(kept.clone());
     let _guard = tracing::subscriber::set_default(subscriber(&provider));
 
     let store = AnyStore::from_env("pattern_examples").await?;
@@ -129,6 +138,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Sends what the batch holds before the program exits. With no collector listening the
     // export fails: the spans are lost, the program's work is not.
+    if let Err(e) = provider.force_flush() {
+        println!("spans not sent: {e}");
+    }
+    #[cfg(not(feature = "otlp"))]
+    for span in kept.get_finished_spans()? {
+        let attributes: Vec<String> = span
+            .attributes
+            .iter()
+            .map(|kv| format!("{}={}", kv.key, kv.value))
+            .collect();
+        println!("span {}: {}", span.name, attributes.join(" "));
+    }
     if let Err(e) = provider.shutdown() {
         println!("spans not sent: {e}");
     }
