@@ -29,6 +29,14 @@ pub const ERROR_TYPE: &str = "error.type";
 /// convention, which other subscribers see as a plain field).
 pub const OTEL_STATUS_CODE: &str = "otel.status_code";
 
+/// Records on `span` that its operation failed with `e`: the error's kind, and the error status
+/// `tracing-opentelemetry` gives the span.
+#[cfg(feature = "tracing")]
+fn failed(span: &tracing::Span, e: &crate::Error) {
+    span.record(ERROR_TYPE, e.kind_name());
+    span.record(OTEL_STATUS_CODE, "ERROR");
+}
+
 /// A count as a signed integer: the type OpenTelemetry's attributes carry (`tracing-opentelemetry`
 /// records an unsigned value as text).
 #[cfg(feature = "tracing")]
@@ -107,8 +115,7 @@ mod on {
         span.record(COMMANDS, as_i64(commands));
         span.record(DOCUMENTS, as_i64(documents));
         if let Err(e) = &out {
-            span.record(ERROR_TYPE, e.kind_name());
-            span.record(OTEL_STATUS_CODE, "ERROR");
+            failed(&span, e);
         }
         if let Some(outer) = outer {
             outer.commands.fetch_add(commands, Ordering::Relaxed);
@@ -172,10 +179,7 @@ mod on {
                 COUNTS.sync_scope(this.counts.clone(), || inner.poll_next(cx))
             };
             match &polled {
-                std::task::Poll::Ready(Some(Err(e))) if !this.recorded => {
-                    this.span.record(ERROR_TYPE, e.kind_name());
-                    this.span.record(OTEL_STATUS_CODE, "ERROR");
-                }
+                std::task::Poll::Ready(Some(Err(e))) if !this.recorded => failed(&this.span, e),
                 std::task::Poll::Ready(None) => this.record(),
                 _ => {}
             }
