@@ -2,6 +2,7 @@
 //! [`Failure`]: `error: <message>` on stderr (and with `--json` the JSON error report on
 //! stdout) and its exit code. The codes are listed in the crate's documentation.
 
+use pattern_core::store;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -37,7 +38,9 @@ impl Failure {
             4
         } else if matches!(
             e,
-            Error::InvalidInput(_) | Error::SettingsChanged { .. } | Error::SourceNotFound { .. }
+            Error::Store(store::Error::InvalidInput(_))
+                | Error::SettingsChanged { .. }
+                | Error::SourceNotFound { .. }
         ) {
             2
         } else {
@@ -78,7 +81,7 @@ impl Failure {
                 code: 6,
                 message: e.to_string(),
             },
-            e if e.is_unavailable() || matches!(e, Error::InvalidInput(_)) => {
+            e if e.is_unavailable() || matches!(e, Error::Store(store::Error::InvalidInput(_))) => {
                 Failure::from_core(e, 5)
             }
             e => Failure {

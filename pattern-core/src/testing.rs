@@ -6,7 +6,6 @@ use bson::Document;
 
 use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
-use crate::Result;
 
 /// The `comment` of [`Fixtures::documents`]' read: a collection-wide one
 /// ([`SCATTER`](crate::store::query::SCATTER)).
@@ -17,13 +16,13 @@ const DOCUMENTS: &str = "pattern scatter: documents";
 pub trait Fixtures: Store {
     /// Inserts `docs` into `coll` as they are, in order, as another tool would (no pattern
     /// involved; a validator installed on the collection still applies). Stops at the first
-    /// that fails ([`Error::DuplicateKey`](crate::Error::DuplicateKey) for an `_id` there
+    /// that fails ([`store::Error::DuplicateKey`](crate::store::Error::DuplicateKey) for an `_id` there
     /// already): those before it are stored.
     fn seed(
         &self,
         coll: &str,
         docs: impl IntoIterator<Item = Document>,
-    ) -> impl Future<Output = Result<()>> + Send {
+    ) -> impl Future<Output = pattern_store::Result<()>> + Send {
         let docs: Vec<Document> = docs.into_iter().collect();
         async move {
             if docs.is_empty() {
@@ -35,7 +34,10 @@ pub trait Fixtures: Store {
 
     /// Every document of `coll`, in `_id` order, as stored: every BSON type kept (an Int32
     /// stays an Int32, a Decimal128 a Decimal128). Empty when the collection does not exist.
-    fn documents(&self, coll: &str) -> impl Future<Output = Result<Vec<Document>>> + Send {
+    fn documents(
+        &self,
+        coll: &str,
+    ) -> impl Future<Output = pattern_store::Result<Vec<Document>>> + Send {
         async move {
             let opts = FindOptions {
                 sort: vec![("_id".into(), 1)],
@@ -47,7 +49,7 @@ pub trait Fixtures: Store {
     }
 
     /// Deletes every document of `coll` (its indexes and validator stay); how many.
-    fn clear(&self, coll: &str) -> impl Future<Output = Result<u64>> + Send {
+    fn clear(&self, coll: &str) -> impl Future<Output = pattern_store::Result<u64>> + Send {
         async move { self.delete_many(coll, &Filter::everything()).await }
     }
 }

@@ -1,11 +1,15 @@
-//! The one error type of the library.
+//! What a store can say went wrong: [`Error`]. It knows no pattern. pattern-core's own `Error`
+//! adds the patterns' meanings and wraps this one; [`FromStore`] is what the transaction helpers
+//! and an operation's span need of such a wrapping error.
 
 use std::fmt;
 
 /// A boxed error from a lower layer (the driver, BSON), kept as the `source()`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// Every error the library returns. Match on the variant; the messages are for people.
+/// Every error a store returns: what the server, the in-memory store or the codec can say
+/// (unreachable, a duplicate key, a write conflict, a validator's refusal, a document too
+/// large...). Match on the variant; the messages are for people.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -49,15 +53,6 @@ pub enum Error {
         message: String,
     },
 
-    /// The parent document of an outlier push does not exist.
-    #[error("no document with _id {id} in collection `{collection}`")]
-    NotFound {
-        /// The collection.
-        collection: String,
-        /// The `_id` asked for, as relaxed Extended JSON.
-        id: String,
-    },
-
     /// A unique index rejected a write. The patterns retry these internally; callers see it only
     /// from their own writes (e.g. inserting a parent that already exists).
     #[error("duplicate key in collection `{collection}`: {message}")]
@@ -91,21 +86,9 @@ pub enum Error {
         what: String,
     },
 
-    /// A lease another process holds: what this call needs to run alone (a follower of the same
-    /// name) runs elsewhere, or this process lost it to another. Nothing of the call was kept.
-    /// Not a conflict to retry at once: the holder keeps it while it runs and gives it up when
-    /// it stops; one that dies holds it until `until` (its last renewal plus its lease).
-    #[error("{what}")]
-    LeaseHeld {
-        /// Whose lease, who holds it and what to do.
-        what: String,
-        /// When the holder's lease ends without a renewal, when known.
-        until: Option<bson::DateTime>,
-    },
-
     /// A transaction was aborted by a conflict with another writer (MongoDB's
     /// `TransientTransactionError`: a write conflict, or a transaction the server gave up).
-    /// Nothing it wrote is kept; running it again may succeed. [`transaction`](crate::transaction)
+    /// Nothing it wrote is kept; running it again may succeed. [`run_transaction`](crate::run_transaction)
     /// retries these itself.
     #[error("transaction aborted by a conflict, retry it: {message}")]
     WriteConflict {
@@ -114,39 +97,6 @@ pub enum Error {
         #[source]
         /// The driver's error.
         source: Option<BoxError>,
-    },
-
-    /// A tree operation named a node that does not exist.
-    #[error("no node with _id {id} in tree collection `{collection}`")]
-    UnknownNode {
-        /// The tree's collection.
-        collection: String,
-        /// The node's id, as relaxed Extended JSON.
-        id: String,
-    },
-
-    /// A move would put a node under itself or under one of its own descendants.
-    #[error("moving {node} under {under} in `{collection}` would make a cycle: {under} is {node} or one of its descendants")]
-    Cycle {
-        /// The tree's collection.
-        collection: String,
-        /// The node moved.
-        node: String,
-        /// The new parent asked for.
-        under: String,
-    },
-
-    /// A write would put a node deeper than the tree's `max_depth` (a root has depth 0).
-    #[error(
-        "a node of `{collection}` would be at depth {depth}, deeper than max_depth = {max_depth}"
-    )]
-    TooDeep {
-        /// The tree's collection.
-        collection: String,
-        /// The depth a node would get.
-        depth: u64,
-        /// The tree's limit.
-        max_depth: u32,
     },
 
     /// A summary's sum would overflow its integer type (an Int64 past 2^63-1): the write that
@@ -161,99 +111,6 @@ pub enum Error {
         message: String,
     },
 
-    /// `pattern_core::bucket::ingest` stopped on an error: the items at `unwritten`
-    /// (indexes into its input, in order) were not written, every other one was, once.
-    /// Ingesting exactly those again completes the load.
-    #[error("ingest wrote {written} items and stopped, {} not written: {source}", unwritten.len())]
-    Ingest {
-        /// Items written (each once).
-        written: u64,
-        /// Indexes into the input of the items not written, in order.
-        unwritten: Vec<usize>,
-        #[source]
-        /// The error that stopped it.
-        source: Box<Error>,
-    },
-
-    /// A push to a `#[bucket(rollup)]` series wrote its items, but the key's roll-up (the
-    /// summary of its whole history) could not be updated: do not push the items again. The
-    /// roll-up is marked stale when that could be written, and reads then count the key's
-    /// buckets instead; `pattern_core::bucket::backfill` recomputes it.
-    #[error("the items were written to `{collection}`, but the roll-up of key {key} was not updated: {source}")]
-    RollupBehind {
-        /// The buckets' collection.
-        collection: String,
-        /// The key, as extended JSON.
-        key: String,
-        #[source]
-        /// Why the roll-up's update failed.
-        source: Box<Error>,
-    },
-
-    /// A resumable operation (a migration, a money conversion, an archive) was asked to run
-    /// with other settings than those its checkpoint was written with: resuming would mix what
-    /// both settings do (two layouts in one collection, two cut-offs in one archive pass), and a
-    /// finished migration is in the checkpoint's layout, not the one asked for.
-    /// Nothing was written. `stored` and `given` hold the settings that differ, by name.
-    #[error("{}", settings_changed(checkpoint, *finished, stored, given, restart))]
-    SettingsChanged {
-        /// The checkpoint's `_id` in `pattern_core::adopt::CHECKPOINTS`.
-        checkpoint: String,
-        /// The operation had finished (else it is part-way).
-        finished: bool,
-        /// The checkpoint's values of the settings that differ.
-        stored: Box<bson::Document>,
-        /// This run's values of the same settings.
-        given: Box<bson::Document>,
-        /// How to start over with the new settings (the checkpoint to delete first).
-        restart: String,
-    },
-
-    /// A migration or conversion was pointed at data that is not there (a typo in a
-    /// collection or field name): refused before anything was written.
-    #[error("{}", source_not_found(collection, missing, found))]
-    SourceNotFound {
-        /// The collection named.
-        collection: String,
-        /// What is missing (boxed: errors stay small).
-        missing: Box<Missing>,
-        /// What was found instead: the database's collections when the collection is
-        /// missing, else the top-level fields of (a sample of) its documents.
-        found: Vec<String>,
-    },
-
-    /// A stored document is of a schema version newer than this program knows
-    /// (`#[document(version = ...)]`): written by a newer build during a rolling deploy. It was
-    /// not decoded (its shape is not one this build knows), and a write refused with this left
-    /// it as it was: an older build never writes an older shape over a newer document.
-    #[error("document {id} in collection `{collection}` is at schema version {found}, newer than the {known} this program knows: read and write it with a build that knows version {found}")]
-    NewerVersion {
-        /// The collection.
-        collection: String,
-        /// The `_id` of the document, as relaxed Extended JSON.
-        id: String,
-        /// The version stored in the document.
-        found: u32,
-        /// The newest version this program declares.
-        known: u32,
-    },
-
-    /// A write conditioned on the revision the caller read (`save_if`, `update_if`,
-    /// `delete_if` of a type with `#[document(history = ...)]`) found another revision: the
-    /// document changed since it was read (`found`: its revision now; `None`: it was deleted).
-    /// Nothing was written; read it again and redo the change.
-    #[error("document {id} in collection `{collection}` is at revision {}, not the {expected} the write expected: it changed since it was read", found.map_or_else(|| "none (deleted)".to_owned(), |f| f.to_string()))]
-    Conflict {
-        /// The collection.
-        collection: String,
-        /// The `_id` of the document, as relaxed Extended JSON.
-        id: String,
-        /// The revision the write was conditioned on.
-        expected: u64,
-        /// The revision stored now; `None` when there is no such document.
-        found: Option<u64>,
-    },
-
     /// An update's required condition ([`Update::require`](crate::query::Update::require)) did
     /// not hold on the document it matched, or no document matched and the update upserts:
     /// nothing was written. The caller learns the document as it is and decides again (an
@@ -262,48 +119,6 @@ pub enum Error {
     Unmet {
         /// The collection.
         collection: String,
-    },
-
-    /// A delete of a document that other documents hold a required copy of (an extended
-    /// reference, `#[document(reference)]` of a type that is not an `Option`): deleting it would
-    /// leave copies of nothing. Nothing was deleted; delete or repoint the referencing
-    /// documents first, or make the reference optional (then the copies become `null`).
-    #[error("document {id} in collection `{collection}` is still referenced by `{}` (e.g. document {}): delete or repoint those first, or make the reference an Option", by.field, by.example)]
-    StillReferenced {
-        /// The source's collection.
-        collection: String,
-        /// The source's `_id`, as relaxed Extended JSON.
-        id: String,
-        /// Who holds a copy (boxed: errors stay small).
-        by: Box<ReferencedBy>,
-    },
-
-    /// A stored document of a polymorphic collection (`#[derive(Document)]` on an enum) whose
-    /// discriminator is missing or names no variant this program knows: written by another
-    /// tool or a newer build. It was not decoded (never as a wrong variant); a find can skip
-    /// such documents instead (`Find::skip_unknown_variants`), and `verify_variants` lists
-    /// them.
-    #[error("document {id} in collection `{collection}` has {}: not one of this program's variants", match &variant.value { Some(v) => format!("`{}: {v}`", variant.field), None => format!("no `{}`", variant.field) })]
-    UnknownVariant {
-        /// The collection.
-        collection: String,
-        /// The `_id` of the document, as relaxed Extended JSON.
-        id: String,
-        /// The discriminator field and the value found (boxed: errors stay small).
-        variant: Box<StoredVariant>,
-    },
-
-    /// A write of one variant over a stored document of another (the same `_id`): a save of
-    /// a polymorphic type never changes a document's variant by accident. Nothing was
-    /// written; change it explicitly (the enum's `change_variant`).
-    #[error("document {id} in collection `{collection}` is {}, not the `{}` written: change its variant explicitly (`change_variant`)", variant.stored.as_ref().map_or_else(|| "of no variant (no discriminator)".to_owned(), |v| format!("a `{v}`")), variant.written)]
-    OtherVariant {
-        /// The collection.
-        collection: String,
-        /// The `_id` of the document, as relaxed Extended JSON.
-        id: String,
-        /// The variant stored and the one written (boxed: errors stay small).
-        variant: Box<VariantChange>,
     },
 
     /// The store cannot do what was asked, by its nature: the in-memory store has no change
@@ -351,8 +166,28 @@ fn errors_stay_small() {
 /// MongoDB's maximum document size, which both stores enforce.
 pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 
-/// `Result` with the library's [`Error`].
+/// `Result` with the store's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error type that wraps the store's [`Error`] (pattern-core's does): what the transaction
+/// helper ([`run_transaction`](crate::run_transaction)) and an operation's span
+/// ([`observe::traced_in`](crate::observe::traced_in)) need of the errors the work they run
+/// returns.
+pub trait FromStore: From<Error> + Send + 'static {
+    /// The store's error this one holds, when it is one.
+    fn store_error(&self) -> Option<&Error>;
+    /// A low-cardinality kind for logs and metrics: the variant's name.
+    fn kind_name(&self) -> &'static str;
+}
+
+impl FromStore for Error {
+    fn store_error(&self) -> Option<&Error> {
+        Some(self)
+    }
+    fn kind_name(&self) -> &'static str {
+        Error::kind_name(self)
+    }
+}
 
 impl Error {
     /// The variant's name (`"DuplicateKey"`, `"WriteConflict"`...): a low-cardinality kind
@@ -364,26 +199,12 @@ impl Error {
             Error::Decode { .. } => "Decode",
             Error::InvalidInput(_) => "InvalidInput",
             Error::TooLarge { .. } => "TooLarge",
-            Error::NotFound { .. } => "NotFound",
             Error::DuplicateKey { .. } => "DuplicateKey",
             Error::SchemaViolation { .. } => "SchemaViolation",
             Error::Contention { .. } => "Contention",
-            Error::LeaseHeld { .. } => "LeaseHeld",
             Error::WriteConflict { .. } => "WriteConflict",
-            Error::UnknownNode { .. } => "UnknownNode",
-            Error::Cycle { .. } => "Cycle",
-            Error::TooDeep { .. } => "TooDeep",
             Error::Overflow { .. } => "Overflow",
-            Error::Ingest { .. } => "Ingest",
-            Error::RollupBehind { .. } => "RollupBehind",
-            Error::SettingsChanged { .. } => "SettingsChanged",
-            Error::SourceNotFound { .. } => "SourceNotFound",
-            Error::NewerVersion { .. } => "NewerVersion",
-            Error::Conflict { .. } => "Conflict",
             Error::Unmet { .. } => "Unmet",
-            Error::StillReferenced { .. } => "StillReferenced",
-            Error::UnknownVariant { .. } => "UnknownVariant",
-            Error::OtherVariant { .. } => "OtherVariant",
             Error::Unsupported { .. } => "Unsupported",
             Error::HistoryLost { .. } => "HistoryLost",
             Error::Server { .. } => "Server",
@@ -414,94 +235,6 @@ impl Error {
     /// True when the server could not be reached or timed out.
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Error::Unavailable { .. })
-    }
-}
-
-/// Who holds a copy of a document [`Error::StillReferenced`] refused to delete.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReferencedBy {
-    /// The referencing collection and field (`films.director`).
-    pub field: String,
-    /// The `_id` of one referencing document, as relaxed Extended JSON.
-    pub example: String,
-}
-
-/// The discriminator [`Error::UnknownVariant`] found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredVariant {
-    /// The discriminator field (`kind`).
-    pub field: String,
-    /// Its value, as relaxed Extended JSON for a value that is not a string; `None`: the
-    /// document has no such field.
-    pub value: Option<String>,
-}
-
-/// The variants of [`Error::OtherVariant`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VariantChange {
-    /// The stored document's discriminator value (`None`: it has none, or not a string).
-    pub stored: Option<String>,
-    /// The written document's.
-    pub written: String,
-}
-
-/// What [`Error::SourceNotFound`] did not find.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Missing {
-    /// The collection does not exist.
-    Collection,
-    /// No document of the collection has this field (with the type the operation needs).
-    Field {
-        /// The field's name.
-        field: String,
-        /// What it should hold: "an array", "a key", "a time"...
-        holding: String,
-    },
-}
-
-fn settings_changed(
-    checkpoint: &str,
-    finished: bool,
-    stored: &bson::Document,
-    given: &bson::Document,
-    restart: &str,
-) -> String {
-    let diff: Vec<String> = stored
-        .iter()
-        .map(|(k, v)| {
-            let g = given.get(k).map_or("(none)".to_owned(), display_bson);
-            format!("{k} {} in the checkpoint, {g} given", display_bson(v))
-        })
-        .collect();
-    let diff = diff.join("; ");
-    if finished {
-        format!(
-            "`{checkpoint}` finished with other settings ({diff}): the data is in the checkpoint's layout, not in \
-             the one asked for. To redo it with the new settings, {restart}"
-        )
-    } else {
-        format!(
-            "`{checkpoint}` is part-way with other settings ({diff}): resuming would mix what both settings do (two \
-             layouts, two cut-offs). Run it again \
-             with the checkpoint's settings to finish it; or, to start over with the new ones, {restart}"
-        )
-    }
-}
-
-fn source_not_found(collection: &str, missing: &Missing, found: &[String]) -> String {
-    let found = if found.is_empty() {
-        "none".to_owned()
-    } else {
-        found.join(", ")
-    };
-    match missing {
-        Missing::Collection => format!(
-            "no collection `{collection}` in this database (its collections: {found}); nothing was written"
-        ),
-        Missing::Field { field, holding } => format!(
-            "no document of `{collection}` has `{field}` holding {holding} (fields found: {found}); nothing was written"
-        ),
     }
 }
 

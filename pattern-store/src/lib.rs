@@ -33,12 +33,10 @@ pub mod query;
 mod txn;
 pub mod watch;
 
-pub use error::{BoxError, Error, Missing, ReferencedBy, Result, StoredVariant, VariantChange};
+pub use error::{BoxError, Error, FromStore, Result};
 pub use extensions::{Extension, ExtensionKey, Extensions};
 pub use push::{push_open_upsert, push_then_apart, KeptOps, OpenPush, Window};
-pub use txn::{
-    transaction, transaction_tries, transaction_with, BoxFuture, Transaction, TRANSACTION_ATTEMPTS,
-};
+pub use txn::{run_transaction, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
 pub use watch::{Change, ChangeFeed, ChangeOp, Watch};
 
 /// What an `update_one` did.
@@ -566,11 +564,11 @@ pub trait Store: Send + Sync + Sized {
     /// all ([`Transaction`]).
     type Txn: Transaction;
 
-    /// Starts a snapshot transaction. Most callers want [`transaction`], which retries
+    /// Starts a snapshot transaction. Most callers want [`run_transaction`], which retries
     /// conflicts and commits.
     fn start_transaction(&self) -> impl Future<Output = Result<Self::Txn>> + Send;
 
-    /// `Some(self)` when this handle is a transaction already (then [`transaction`] runs its
+    /// `Some(self)` when this handle is a transaction already (then [`run_transaction`] runs its
     /// work inside it instead of starting another).
     fn current_transaction(&self) -> Option<&Self::Txn> {
         None

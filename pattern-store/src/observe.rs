@@ -8,7 +8,7 @@
 
 use std::future::Future;
 
-use crate::Result;
+use crate::{FromStore, Result};
 
 /// OpenTelemetry's `db.system.name`.
 pub const DB_SYSTEM_NAME: &str = "db.system.name";
@@ -32,7 +32,7 @@ pub const OTEL_STATUS_CODE: &str = "otel.status_code";
 /// Records on `span` that its operation failed with `e`: the error's kind, and the error status
 /// `tracing-opentelemetry` gives the span.
 #[cfg(feature = "tracing")]
-fn failed(span: &tracing::Span, e: &crate::Error) {
+fn failed<E: FromStore>(span: &tracing::Span, e: &E) {
     span.record(ERROR_TYPE, e.kind_name());
     span.record(OTEL_STATUS_CODE, "ERROR");
 }
@@ -98,10 +98,10 @@ mod on {
 
     /// Runs `op` in `span` (unless no subscriber wants it), then records what it sent and how
     /// it ended; an operation run inside another adds its counts to the outer one's.
-    pub async fn traced_in<T>(
+    pub async fn traced_in<T, E: FromStore>(
         span: tracing::Span,
-        op: impl Future<Output = Result<T>>,
-    ) -> Result<T> {
+        op: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
         if span.is_disabled() {
             return op.await;
         }
@@ -162,16 +162,16 @@ mod on {
         }
     }
 
-    impl<St, T> futures::Stream for TracedStream<St>
+    impl<St, T, E: FromStore> futures::Stream for TracedStream<St>
     where
-        St: futures::Stream<Item = Result<T>>,
+        St: futures::Stream<Item = Result<T, E>>,
     {
-        type Item = Result<T>;
+        type Item = Result<T, E>;
 
         fn poll_next(
             mut self: std::pin::Pin<&mut Self>,
             cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<Option<Result<T>>> {
+        ) -> std::task::Poll<Option<Result<T, E>>> {
             let this = &mut *self;
             let polled = {
                 let _entered = this.span.enter();
@@ -214,10 +214,10 @@ pub use on::{command, progress, traced_in, Counts, TracedStream};
 /// `stream` run in `span`, as [`traced_in`] runs a future: as it is when no subscriber wants
 /// the span.
 #[cfg(feature = "tracing")]
-pub fn traced_stream<'a, T>(
+pub fn traced_stream<'a, T, E: FromStore>(
     span: tracing::Span,
-    stream: impl futures::Stream<Item = Result<T>> + Send + 'a,
-) -> impl futures::Stream<Item = Result<T>> + Send + 'a {
+    stream: impl futures::Stream<Item = Result<T, E>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<T, E>> + Send + 'a {
     use futures::future::Either;
     if span.is_disabled() {
         Either::Left(stream)
@@ -228,16 +228,19 @@ pub fn traced_stream<'a, T>(
 
 /// Without the `tracing` feature: the stream as it is.
 #[cfg(not(feature = "tracing"))]
-pub fn traced_stream<'a, T>(
+pub fn traced_stream<'a, T, E: FromStore>(
     _span: (),
-    stream: impl futures::Stream<Item = Result<T>> + Send + 'a,
-) -> impl futures::Stream<Item = Result<T>> + Send + 'a {
+    stream: impl futures::Stream<Item = Result<T, E>> + Send + 'a,
+) -> impl futures::Stream<Item = Result<T, E>> + Send + 'a {
     stream
 }
 
 /// Without the `tracing` feature: the operation as it is.
 #[cfg(not(feature = "tracing"))]
-pub async fn traced_in<T>(_span: (), op: impl Future<Output = Result<T>>) -> Result<T> {
+pub async fn traced_in<T, E: FromStore>(
+    _span: (),
+    op: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
     op.await
 }
 

@@ -1,17 +1,18 @@
-//! Transactions: the contract's [`Transaction`] and the retrying [`transaction`] helper.
+//! Transactions: the contract's [`Transaction`] and the retrying [`run_transaction`].
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 use crate::Store;
-use crate::{Error, Result};
+use crate::{Error, FromStore, Result};
 
-/// A boxed, sendable future: what the closure given to [`transaction`] returns
+/// A boxed, sendable future: what the closure given to [`run_transaction`] returns
 /// (`Box::pin(async move { ... })`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// How many times [`transaction`] runs its work before it returns [`Error::Contention`]: with
+/// How many times a transaction's work runs before it returns [`Error::Contention`] (the
+/// `attempts` pattern-core's `store::transaction` gives [`run_transaction`]): with
 /// the backoff, about 5 s of conflicts. (The MongoDB driver's `withTransaction` keeps trying
 /// for 120 s; 50 attempts, about 2.5 s, gave up under load on a 2-core machine, 16 tasks
 /// inserting under one tree node.)
@@ -44,96 +45,27 @@ pub trait Transaction: Store<Txn = Self> + Sized {
 
 /// Runs `work` in a transaction on `store` and commits it; retries the whole of it when it
 /// conflicts with another writer ([`Error::WriteConflict`]), with a randomized backoff, at
-/// most [`TRANSACTION_ATTEMPTS`] times, then returns [`Error::Contention`]. Any other error
-/// aborts the transaction and is returned as it is. When `store` is a transaction already,
-/// `work` runs once inside it (the outer transaction commits and retries).
+/// most `attempts` times, then returns [`Error::Contention`] (with `attempts` in it). Any other
+/// error aborts the transaction and is returned as it is. When `store` is a transaction
+/// already, `work` runs once inside it (the outer transaction commits and retries).
 ///
-/// `work` may run more than once: it should only read and write through the transaction it
-/// is given, and keep no other effects.
-///
-/// ```
-/// use pattern_core::{MemoryStore, store::Store};
-/// use pattern_core::store::transaction;
-/// use pattern_core::store::query::{Filter, Update};
-/// # tokio_test_run(async {
-/// let store = MemoryStore::new();
-/// store.insert_one("accounts", bson::doc! {"_id": "a", "balance": 10}).await?;
-/// store.insert_one("accounts", bson::doc! {"_id": "b", "balance": 0}).await?;
-/// // Both updates commit together, or neither does.
-/// transaction(&store, |tx| {
-///     Box::pin(async move {
-///         let mut take = Update { inc: vec![("balance".into(), -5)], ..Update::default() };
-///         tx.update_one("accounts", &Filter::eq("_id", "a"), &mut take, false).await?;
-///         let mut give = Update { inc: vec![("balance".into(), 5)], ..Update::default() };
-///         tx.update_one("accounts", &Filter::eq("_id", "b"), &mut give, false).await?;
-///         Ok(())
-///     })
-/// })
-/// .await?;
-/// # Ok::<(), pattern_core::Error>(())
-/// # });
-/// # fn tokio_test_run<F: std::future::Future<Output = pattern_core::Result<()>>>(f: F) {
-/// #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f).unwrap()
-/// # }
-/// ```
-pub async fn transaction<S, T, F>(store: &S, mut work: F) -> Result<T>
-where
-    S: Store,
-    F: for<'t> FnMut(&'t S::Txn) -> BoxFuture<'t, Result<T>> + Send,
-    T: Send,
-{
-    transaction_with(store, &mut (), |tx, _| work(tx)).await
-}
-
-/// [`transaction`] with a context the work borrows: `work(tx, context)` may hold on to
-/// references into `context` (which [`transaction`]'s `'static` closure cannot), e.g. a slice of
-/// items to write or a `&mut` counter, as the mongodb driver's `and_run` does.
-///
-/// ```
-/// use pattern_core::{MemoryStore, store::Store};
-/// use pattern_core::store::transaction_with;
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let store = MemoryStore::new();
-/// let orders = vec![bson::doc! {"_id": 1}, bson::doc! {"_id": 2}];
-/// let mut attempts = 0;
-/// transaction_with(&store, &mut (&orders, &mut attempts), |tx, (orders, attempts)| {
-///     Box::pin(async move {
-///         **attempts += 1;
-///         for o in orders.iter() {
-///             tx.insert_one("orders", o.clone()).await?;
-///         }
-///         Ok(())
-///     })
-/// })
-/// .await?;
-/// assert_eq!(attempts, 1);
-/// # Ok::<(), pattern_core::Error>(())
-/// # }).unwrap();
-/// ```
-pub async fn transaction_with<S, C, T, F>(store: &S, context: &mut C, work: F) -> Result<T>
-where
-    S: Store,
-    C: Send + ?Sized,
-    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
-    T: Send,
-{
-    transaction_tries(store, TRANSACTION_ATTEMPTS, context, work).await
-}
-
-/// [`transaction_with`] that gives up after `attempts` conflicts ([`Error::Contention`], with
-/// `attempts` in it), for a caller that has something better to do than wait: a batch of
-/// independent writes that conflicts again and again can be split and each part retried.
-pub async fn transaction_tries<S, C, T, F>(
+/// `work(tx, context)` may hold on to references into `context`, e.g. a slice of items to
+/// write or a `&mut` counter, as the mongodb driver's `and_run` does. It may run more than
+/// once: it should only read and write through the transaction it is given, and keep no other
+/// effects. Its error is any [`FromStore`] type: the store's [`Error`], or pattern-core's,
+/// whose `store::transaction` and `transaction_with` call this one.
+pub async fn run_transaction<S, C, T, E, F>(
     store: &S,
     attempts: u32,
     context: &mut C,
     mut work: F,
-) -> Result<T>
+) -> Result<T, E>
 where
     S: Store,
     C: Send + ?Sized,
-    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T>> + Send,
+    F: for<'t> FnMut(&'t S::Txn, &'t mut C) -> BoxFuture<'t, Result<T, E>> + Send,
     T: Send,
+    E: FromStore,
 {
     if let Some(tx) = store.current_transaction() {
         return work(tx, context).await;
@@ -145,7 +77,7 @@ where
         }
         let tx = store.start_transaction().await?;
         let result = match work(&tx, &mut *context).await {
-            Ok(value) => tx.commit().await.map(|()| value),
+            Ok(value) => tx.commit().await.map(|()| value).map_err(E::from),
             Err(e) => {
                 // The error that ended the work is the one to report; an abort that fails
                 // (the server already dropped the transaction) changes nothing.
@@ -154,14 +86,18 @@ where
             }
         };
         match result {
-            Err(Error::WriteConflict { message, .. }) => last = message,
+            Err(e) => match e.store_error() {
+                Some(Error::WriteConflict { message, .. }) => last = message.clone(),
+                _ => return Err(e),
+            },
             done => return done,
         }
     }
     Err(Error::Contention {
         attempts: attempts.max(1),
         what: format!("a transaction kept conflicting with other writers (last: {last})"),
-    })
+    }
+    .into())
 }
 
 /// Full jitter over an exponential ceiling: 1 ms after the first conflict, doubling to 100 ms.

@@ -19,6 +19,7 @@
 //! `secantusd-rs` (from `scripts/test.sh`, or `$SECANTUS_BIN`) even when `MONGODB_URI` points
 //! elsewhere.
 
+use pattern_core::store;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -246,7 +247,11 @@ async fn kill_and_restart_while_pushing() {
                             Ok(()) => o.acked_log.push(mark),
                             Err(ref e) => {
                                 assert!(
-                                    matches!(e, Error::Unavailable { .. } | Error::Server { .. }),
+                                    matches!(
+                                        e,
+                                        Error::Store(store::Error::Unavailable { .. })
+                                            | Error::Store(store::Error::Server { .. })
+                                    ),
                                     "untyped failure: {e:?}"
                                 );
                                 let kind = format!("{e:?}")

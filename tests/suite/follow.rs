@@ -7,6 +7,7 @@
 //! random points or SIGKILLed and restarted leaves everything exact, and the
 //! in-memory store says it has no feed.
 
+use pattern_core::store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -793,7 +794,7 @@ async fn the_in_memory_store_has_nothing_to_follow() {
     let store = pattern_core::MemoryStore::new();
     let f = Follower::new(store, "films").follow::<Film>();
     match f.catch_up().await {
-        Err(Error::Unsupported { store, reason }) => {
+        Err(Error::Store(store::Error::Unsupported { store, reason })) => {
             assert_eq!(store, "memory");
             assert!(reason.contains("only this process writes"), "{reason}");
         }
@@ -814,7 +815,7 @@ async fn follower_child() {
     let f = follower(&store).lease(Duration::from_secs(1)).batch(3);
     loop {
         match f.run(futures::future::pending()).await {
-            Err(Error::LeaseHeld { .. } | Error::Contention { .. }) => {
+            Err(Error::LeaseHeld { .. } | Error::Store(store::Error::Contention { .. })) => {
                 tokio::time::sleep(Duration::from_millis(100)).await
             }
             other => panic!("{other:?}"),
@@ -901,7 +902,7 @@ async fn a_follower_killed_with_sigkill_resumes_exactly() {
     loop {
         match f.catch_up().await {
             Ok(()) => break,
-            Err(Error::LeaseHeld { .. } | Error::Contention { .. }) => {
+            Err(Error::LeaseHeld { .. } | Error::Store(store::Error::Contention { .. })) => {
                 tokio::time::sleep(Duration::from_millis(200)).await
             }
             Err(e) => panic!("{e:?}"),

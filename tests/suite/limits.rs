@@ -1,9 +1,10 @@
 //! MongoDB's 16 MiB document limit, enforced the same way by both stores: an item too large by
 //! itself is refused before anything is sent; an item that does not fit in the document it
-//! would go to is refused by the write; either way `Error::TooLarge`, and nothing is lost.
+//! would go to is refused by the write; either way `store::Error::TooLarge`, and nothing is lost.
 
 use futures::TryStreamExt;
 use pattern_core::bucket::Counts;
+use pattern_core::store;
 use pattern_core::store::AnyStore;
 use pattern_core::{Bucket, Error, Outlier};
 use pattern_tests::{counted_mongo_store, documents, on_both_stores};
@@ -45,7 +46,7 @@ fn blob(n: u32, mib: usize) -> Blob {
 }
 
 fn too_large(r: pattern_core::Result<()>) -> bool {
-    matches!(r, Err(Error::TooLarge { .. }))
+    matches!(r, Err(Error::Store(store::Error::TooLarge { .. })))
 }
 
 async fn oversized_item_is_refused(store: AnyStore) {
@@ -130,7 +131,7 @@ async fn item_that_does_not_fit_loses_nothing(store: AnyStore) {
 }
 
 /// Specs written by hand (not by the derives, which check these numbers at compile time) with
-/// numbers out of range: every call is `Error::InvalidInput`, nothing is sent or written, and
+/// numbers out of range: every call is `store::Error::InvalidInput`, nothing is sent or written, and
 /// nothing panics (a threshold of 0 once underflowed).
 mod hand_written {
     use super::*;
@@ -185,7 +186,10 @@ mod hand_written {
     }
 
     fn invalid<T: std::fmt::Debug>(r: pattern_core::Result<T>) {
-        assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+        assert!(
+            matches!(r, Err(Error::Store(store::Error::InvalidInput(_)))),
+            "{r:?}"
+        );
     }
 
     pub(super) async fn out_of_range_numbers(store: AnyStore) {

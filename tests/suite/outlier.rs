@@ -1,6 +1,7 @@
 //! The outlier pattern, on both stores: the seed's layout, chunked overflow, atomic pushes under
 //! concurrency, reads, threshold changes, errors, indexes.
 
+use pattern_core::store;
 use std::collections::{BTreeMap, HashSet};
 
 use bson::{doc, Bson, Document};
@@ -489,7 +490,7 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
         )
         .await
         .unwrap();
-    let decode = |e: &Error, coll: &str, id: &str| matches!(e, Error::Decode { collection, id: got, .. } if collection == coll && got.contains(id));
+    let decode = |e: &Error, coll: &str, id: &str| matches!(e, Error::Store(store::Error::Decode { collection, id: got, .. }) if collection == coll && got.contains(id));
     let e = Book::typical(&store, &7).await.unwrap_err();
     assert!(decode(&e, "sales", "7"), "{e:?}");
     let e = Book::all_items(&store, &7).await.unwrap_err();

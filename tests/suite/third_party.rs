@@ -265,7 +265,12 @@ async fn a_lost_reply_in_a_batch_of_buckets_keeps_the_roll_up_exact() {
     let trades: Vec<Trade> = (1..=9).map(|qty| Trade { qty }).collect();
     let e = Rolled::push_many(&third, &1, &trades).await;
     assert!(
-        matches!(e, Err(pattern_store::Error::Unavailable { .. })),
+        matches!(
+            e,
+            Err(pattern_core::Error::Store(
+                pattern_store::Error::Unavailable { .. }
+            ))
+        ),
         "{e:?}"
     );
     assert_eq!(Rolled::all_items(&third, &1).await.unwrap(), trades[..6]);

@@ -5,6 +5,7 @@
 //!
 //! `PATTERN_TREE_CASES` (default 4) and `PATTERN_TREE_SEED` widen or replay the oracle run.
 
+use pattern_core::store;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bson::{doc, Bson, Document};
@@ -88,7 +89,7 @@ fn outcome<T>(r: &Result<T, Error>) -> &'static str {
         Ok(_) => "ok",
         Err(Error::UnknownNode { .. }) => "unknown",
         Err(Error::Cycle { .. }) => "cycle",
-        Err(Error::DuplicateKey { .. }) => "duplicate",
+        Err(Error::Store(store::Error::DuplicateKey { .. })) => "duplicate",
         Err(e) => panic!("unexpected error: {e}"),
     }
 }
@@ -406,7 +407,8 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
                             inserted.push(id.clone());
                             mine.push(id);
                         }
-                        Err(Error::UnknownNode { .. }) | Err(Error::Contention { .. }) => {}
+                        Err(Error::UnknownNode { .. })
+                        | Err(Error::Store(store::Error::Contention { .. })) => {}
                         Err(e) => panic!("{model:?} insert: {e}"),
                     }
                     let (x, to) = (rng.pick(&mine).clone(), rng.pick(&mine).clone());
@@ -414,7 +416,7 @@ async fn concurrent_inserts_and_moves(store: AnyStore) {
                         Ok(())
                         | Err(Error::Cycle { .. })
                         | Err(Error::UnknownNode { .. })
-                        | Err(Error::Contention { .. }) => {}
+                        | Err(Error::Store(store::Error::Contention { .. })) => {}
                         Err(e) => panic!("{model:?} move: {e}"),
                     }
                 }

@@ -52,7 +52,7 @@ async fn show(store: &AnyStore, coll: &str) -> Result<(), Box<dyn std::error::Er
 
 async fn fresh(store: &AnyStore, coll: &str, docs: Vec<Document>) -> pattern_core::Result<()> {
     store.drop_collection(coll).await?;
-    store.insert_many(coll, docs).await
+    Ok(store.insert_many(coll, docs).await?)
 }
 
 #[tokio::main]

@@ -41,7 +41,7 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
     };
     let store = MongoStore::connect(&uri, &db)
         .await
-        .map_err(Failure::reading)?;
+        .map_err(|e| Failure::reading(e.into()))?;
     let bars = Bars::new(!cli.quiet && !cli.json);
     let on_progress = |p: &Progress<'_>| bars.update(p);
     let progress: Option<adopt::OnProgress<'_>> = if bars.enabled {

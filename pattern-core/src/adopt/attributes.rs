@@ -105,7 +105,7 @@ impl AttributeMigration<'_> {
 ///
 /// A collection that does not exist, or none of whose documents holds a field or the array,
 /// is refused ([`Error::SourceNotFound`]); empty or dotted names, `_id`, or the array among the
-/// fields are [`Error::InvalidInput`].
+/// fields are [`store::Error::InvalidInput`](crate::store::Error::InvalidInput).
 pub async fn migrate_attributes<S: Store>(
     store: &S,
     m: &AttributeMigration<'_>,

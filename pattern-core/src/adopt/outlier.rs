@@ -2,6 +2,7 @@
 //! ([`migrate_outlier`]), and the typed forms of the adoption functions that
 //! `#[derive(Outlier)]`'s `analyze` and `migrate` call ([`analyze`], [`migrate`]).
 
+use crate::store::Error as StoreError;
 use std::collections::{HashMap, VecDeque};
 
 use bson::oid::ObjectId;
@@ -19,7 +20,7 @@ use crate::series::Kept;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Main documents read per transaction at most.
 const DOCS_PER_BATCH: usize = 100;
@@ -69,12 +70,12 @@ async fn preflight<S: Store>(store: &S, spec: &OutlierSpec<'_>) -> Result<()> {
 /// resumes after the last committed batch. A second run finds nothing over the threshold and
 /// writes nothing.
 ///
-/// Refused before anything is written ([`Error::SettingsChanged`]): a run whose settings
+/// Refused before anything is written ([`Error::SettingsChanged`](crate::Error::SettingsChanged)): a run whose settings
 /// (array, threshold, flag, overflow collection, reference, extra array, chunk size, count and
 /// sequence fields) differ from those of the checkpoint of an earlier run, part-way or
 /// finished. A first run refuses a collection that does not exist or where no document has
 /// the array, and an overflow collection with documents of which none has the reference
-/// ([`Error::SourceNotFound`]). The overflow collection's indexes are created (and the
+/// ([`Error::SourceNotFound`](crate::Error::SourceNotFound)). The overflow collection's indexes are created (and the
 /// library's stale ones for another reference dropped) only when a document is to be
 /// rewritten: a run that moves nothing creates nothing.
 pub async fn migrate_outlier<S: Store>(
@@ -323,10 +324,10 @@ async fn migrate_batch<T: Store>(
     tx.insert_many(ov.collection, chunks)
         .await
         .map_err(|e| match e {
-            Error::DuplicateKey {
+            StoreError::DuplicateKey {
                 collection,
                 message,
-            } => Error::DuplicateKey {
+            } => StoreError::DuplicateKey {
                 collection,
                 message: format!("{message} (an overflow chunk written during the migration?)"),
             },

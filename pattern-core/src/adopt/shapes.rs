@@ -124,7 +124,7 @@ struct Attrs {
 /// and every attribute array with the keys in use.
 ///
 /// Writes nothing. A collection that does not exist is refused ([`Error::SourceNotFound`]);
-/// an empty `field` is [`Error::InvalidInput`]. Memory: per string field up to
+/// an empty `field` is [`store::Error::InvalidInput`](crate::store::Error::InvalidInput). Memory: per string field up to
 /// [`SHAPES_MAX_VALUES`] values with their field counts, per attribute array up to
 /// [`SHAPES_MAX_KEYS`] keys.
 pub async fn analyze_shapes<S: Store>(

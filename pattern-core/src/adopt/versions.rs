@@ -59,7 +59,7 @@ pub struct VersionsAnalysis {
 /// [`not_numbers`](VersionsAnalysis::not_numbers), with the first `_id`s as examples.
 ///
 /// Writes nothing. A collection that does not exist is refused ([`Error::SourceNotFound`]);
-/// an empty `field` is [`Error::InvalidInput`]. Memory: one counter per distinct version.
+/// an empty `field` is [`store::Error::InvalidInput`](crate::store::Error::InvalidInput). Memory: one counter per distinct version.
 pub async fn analyze_versions<S: Store>(
     store: &S,
     collection: &str,

@@ -299,7 +299,7 @@ pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a st
 /// collection if need be ([`Store::set_validator`]: level "moderate", so documents that fail
 /// it already can still be repaired). From then on a write of a bucket that breaks the layout
 /// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
-/// [`Error::SchemaViolation`](crate::Error::SchemaViolation), whoever sends it.
+/// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     let span = crate::observe::op_span!(
         "bucket.ensure_validator",

@@ -225,7 +225,7 @@ pub(super) async fn recompute_all<S: Store, A: Store>(
 
 /// One collection's buckets in key order, as [`recompute_all`] merges them.
 struct Side<'a> {
-    docs: BoxStream<'a, Result<RawDocumentBuf>>,
+    docs: BoxStream<'a, pattern_store::Result<RawDocumentBuf>>,
     collection: &'a str,
     /// The next bucket, not yet counted.
     head: Option<Head>,
@@ -240,7 +240,10 @@ struct Head {
 }
 
 impl<'a> Side<'a> {
-    fn new(docs: BoxStream<'a, Result<RawDocumentBuf>>, collection: &'a str) -> Self {
+    fn new(
+        docs: BoxStream<'a, pattern_store::Result<RawDocumentBuf>>,
+        collection: &'a str,
+    ) -> Self {
         Side {
             docs,
             collection,

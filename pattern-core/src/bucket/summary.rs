@@ -4,6 +4,7 @@
 //! of a time range, and those without a complete summary, from their items. [`backfill`]
 //! completes the buckets written before the attribute (or time bounds) existed.
 
+use crate::store::Error as StoreError;
 use std::borrow::Borrow;
 use std::ops::RangeBounds;
 
@@ -24,7 +25,7 @@ use crate::{Error, Result};
 /// The summary of `key`'s items whose time is in `range` (`..` for all of them): buckets
 /// wholly inside the range with a complete summary count by their kept values (their items
 /// are not read); the others (the range's edges, buckets written before the summary existed)
-/// by their items. Exact: sums never wrap ([`Error::Overflow`]), Decimal128 sums exactly.
+/// by their items. Exact: sums never wrap ([`store::Error::Overflow`](crate::store::Error::Overflow)), Decimal128 sums exactly.
 ///
 /// With `#[bucket(rollup)]`, the whole history (`..`) is the key's roll-up: one find of one
 /// document (while the collection's roll-ups are trusted and the key's is not stale).
@@ -209,7 +210,7 @@ fn add_items<B: Bucket + ?Sized>(
 /// archived items too: the archives on the same store (which the collection's mark records)
 /// have their buckets completed the same way and counted in every key's roll-up, and no
 /// archive run may go on meanwhile either. An archive on another store cannot be read from
-/// here: then nothing is written and the call is refused ([`Error::InvalidInput`]);
+/// here: then nothing is written and the call is refused ([`store::Error::InvalidInput`](crate::store::Error::InvalidInput));
 /// [`History::backfill`](super::History::backfill) reads it.
 pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
     let span = crate::observe::op_span!("bucket.backfill", "backfill", store, B::SPEC.collection);
@@ -407,8 +408,8 @@ async fn complete_one<B: Bucket + ?Sized, S: Store>(
             None => return Ok(false),
         }
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: 1_000,
         what: "completing a bucket's summary".into(),
-    })
+    }))
 }

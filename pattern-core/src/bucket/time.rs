@@ -224,7 +224,7 @@ fn head_of<'f>(
 /// without complete bounds, which may hold anything). Two finds sent together, each one
 /// round trip per batch of the driver's cursor; items without a time are left out.
 ///
-/// Needs `#[bucket(time = "...")]` (otherwise [`Error::InvalidInput`]).
+/// Needs `#[bucket(time = "...")]` (otherwise [`store::Error::InvalidInput`](crate::store::Error::InvalidInput)).
 pub fn range<'a, B, S, Q>(
     store: &'a S,
     key: &Q,

@@ -144,7 +144,7 @@ fn old(age: &str, pin: Option<&str>, before: DateTime) -> Filter {
 /// after each batch (phase `"archive"`). A run after one killed part-way resumes after its
 /// last recorded batch; refused before anything is written ([`Error::SettingsChanged`]):
 /// another cut-off (or `age`, `pin` fields) while a run is part-way. Two runs of one archive
-/// at once stop the second ([`Error::Contention`]).
+/// at once stop the second ([`store::Error::Contention`](crate::store::Error::Contention)).
 ///
 /// Each move is a delete through the type's write pipeline (its stages around the delete, in
 /// the move's transaction): with `history`, the state moved is recorded as a delete records

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 
 /// The id as BSON (what `_id` holds).
 pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
-    crate::codec::raw::id_bson(id, "a document id")
+    Ok(crate::codec::raw::id_bson(id, "a document id")?)
 }
 
 /// The document as stored: serialized, with an `_id` (first, as a store keeps it), its

@@ -134,7 +134,7 @@ impl<D: Document> Find<D> {
     /// The matching documents, each decoded as `P` (the projected fields, or any type the
     /// documents decode as). On a versioned type, `P` is read from documents of the current
     /// schema version only (a projection has not the whole document to upgrade): one of an
-    /// older version is an [`Error::Decode`](crate::Error::Decode) saying so (read it whole
+    /// older version is an [`store::Error::Decode`](crate::store::Error::Decode) saying so (read it whole
     /// with [`Find::all`], or sweep), one of a newer version
     /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Vec<P>> {
@@ -173,7 +173,7 @@ impl<D: Document> Find<D> {
             Ok((filter, opts)) => store
                 .scan(D::COLLECTION, filter, opts, STREAM_BATCH)
                 .filter_map(move |raw| {
-                    let doc = raw.and_then(|raw| {
+                    let doc = raw.map_err(crate::Error::from).and_then(|raw| {
                         raw.to_document().map_err(|e| {
                             crate::Error::decode(D::COLLECTION, None, format!("not BSON: {e}"))
                         })

@@ -318,7 +318,7 @@ where
                     ..FindOptions::default()
                 };
                 match store.find(history, &filter, &opts).await {
-                    Err(e) => Some((vec![Err(e)], (id, Next::Done))),
+                    Err(e) => Some((vec![Err(e.into())], (id, Next::Done))),
                     Ok(found) if found.is_empty() => None,
                     Ok(found) => {
                         let last = found.last().map(revision_of);

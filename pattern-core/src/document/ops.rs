@@ -18,7 +18,7 @@ use crate::Result;
 
 /// Inserts the document (one `insert`; with history, a `find` of its last recorded revision
 /// first, so that a document deleted and inserted again continues its revisions).
-/// [`Error::DuplicateKey`](crate::Error::DuplicateKey) when its `_id` exists.
+/// [`store::Error::DuplicateKey`](crate::store::Error::DuplicateKey) when its `_id` exists.
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let span = op_span!("document.insert", "insert", store, D::COLLECTION);
     let op = async {
@@ -94,7 +94,7 @@ where
 /// `filter` `{_id, available: {$gt: 0}}`, `update` `$inc: {available: -1}`, `$push: {checkout:
 /// {...}}`: `false` means no copy was available, and nothing was written. Refuses, before
 /// sending anything, a filter or update whose values did not serialize, and an update that
-/// does nothing ([`Error::InvalidInput`](crate::Error::InvalidInput)).
+/// does nothing ([`store::Error::InvalidInput`](crate::store::Error::InvalidInput)).
 ///
 /// On a versioned type the update applies to a document at this build's version only (its
 /// paths are this version's): when none matched, a `find` looks for a match at another

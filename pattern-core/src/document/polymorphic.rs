@@ -16,6 +16,7 @@
 //! - an index declared on a variant type is partial on its variant; the enum's `$jsonSchema`
 //!   checks each variant's fields by discriminator (`oneOf`).
 
+use crate::store::Error as StoreError;
 use bson::{Bson, Document as BsonDocument};
 
 use super::related::computed::Computed;
@@ -269,8 +270,8 @@ pub(crate) fn save_filter(id: &Bson, variant: Option<&(&'static str, String)>) -
 
 /// Whether `e` is a duplicate `_id` (the store names the index `_id_`), not a duplicate on
 /// another unique index.
-pub(crate) fn on_id(e: &Error) -> bool {
-    matches!(e, Error::DuplicateKey { message, .. }
+pub(crate) fn on_id(e: &StoreError) -> bool {
+    matches!(e, StoreError::DuplicateKey { message, .. }
         if message.split("index: ").nth(1).is_some_and(|rest| rest.starts_with("_id_")
             && rest[4..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_')))
 }

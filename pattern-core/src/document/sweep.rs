@@ -5,7 +5,7 @@
 //! Exactly once: inside its transaction a batch reads its documents again and upgrades each from
 //! what it holds then, only if it is still at an older version; a live write to one of them
 //! makes the transaction conflict and retry; two sweeps at once conflict on the checkpoint (the
-//! second stops with [`Error::Contention`], its batch undone). The scan walks `_id` upwards
+//! second stops with [`store::Error::Contention`](crate::store::Error::Contention), its batch undone). The scan walks `_id` upwards
 //! from the last batch; when it runs out it looks once more from the start, so a document an
 //! older build wrote behind it (or an `_id` of another BSON type) is swept too.
 

@@ -35,7 +35,7 @@ pub struct Versioning {
 
 impl Versioning {
     /// The version `doc` stores: its field, or [`Versioning::unversioned`] without one. A field
-    /// that holds no positive integer is an [`Error::Decode`].
+    /// that holds no positive integer is an [`store::Error::Decode`](crate::store::Error::Decode).
     pub fn of(&self, coll: &str, doc: &BsonDocument) -> Result<u32> {
         let value = match doc.get(self.field) {
             None => return Ok(self.unversioned),

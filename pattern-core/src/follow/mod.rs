@@ -39,9 +39,10 @@
 //! Changes made during the pass are applied again after it (in line by then: skipped).
 //!
 //! It needs a change stream: MongoDB as a replica set or a sharded cluster. On the in-memory
-//! store [`Follower::run`] is [`Error::Unsupported`]: only its own process writes there,
+//! store [`Follower::run`] is [`store::Error::Unsupported`](crate::store::Error::Unsupported): only its own process writes there,
 //! through the library.
 
+use crate::store::Error as StoreError;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -226,7 +227,7 @@ impl<S: Store> Follower<S> {
     /// The follower `name` as the application's last run of it recorded it in `pattern_follow`
     /// (its rules as data), without the types: what the `pattern follow` command runs. The
     /// rules that need their type (schema versions) are not among them.
-    /// [`Error::InvalidInput`] when no follower of that name ever ran there.
+    /// [`store::Error::InvalidInput`](crate::store::Error::InvalidInput) when no follower of that name ever ran there.
     pub async fn from_stored(store: S, name: impl Into<String>) -> Result<Self> {
         let mut follower = Follower::new(store, name);
         let by_id = crate::store::query::Filter::Eq(
@@ -303,9 +304,9 @@ impl<S: Store> Follower<S> {
 
     /// Follows the changes until `stop` resolves (checked between batches), then gives up its
     /// lease. [`Error::LeaseHeld`] when another follower of the same name holds the lease, or
-    /// takes it over; [`Error::Contention`] when a single change's derived writes kept
+    /// takes it over; [`store::Error::Contention`](crate::store::Error::Contention) when a single change's derived writes kept
     /// conflicting with other writers past every retry (a batch that conflicts is first split,
-    /// see the guide's chapter); [`Error::Unsupported`] on a store without a change feed.
+    /// see the guide's chapter); [`store::Error::Unsupported`](crate::store::Error::Unsupported) on a store without a change feed.
     pub async fn run(&self, stop: impl Future<Output = ()> + Send) -> Result<()> {
         self.follow_until(stop, false).await
     }
@@ -340,7 +341,7 @@ impl<S: Store> Follower<S> {
             s.clear();
         }
         self.set(|s| s.running = true);
-        let out = async {
+        let out: Result<()> = async {
             let rules = self.rules.iter().filter_map(|r| r.stored()).collect();
             self.lease.describe(&self.store, rules).await?;
             for (coll, before) in self.watched() {
@@ -355,8 +356,10 @@ impl<S: Store> Follower<S> {
                     watch.resume_after = Some(token);
                     match self.store.watch(&watch).await {
                         Ok(feed) => feed,
-                        Err(Error::HistoryLost { message }) => self.fresh(&message, None).await?,
-                        Err(e) => return Err(e),
+                        Err(StoreError::HistoryLost { message }) => {
+                            self.fresh(&message, None).await?
+                        }
+                        Err(e) => return Err(e.into()),
                     }
                 }
             };
@@ -394,7 +397,7 @@ impl<S: Store> Follower<S> {
             }
             let (batch, behind) = match self.gather(feed.as_mut(), limit).await {
                 Ok(gathered) => gathered,
-                Err(Error::HistoryLost { message }) => {
+                Err(Error::Store(StoreError::HistoryLost { message })) => {
                     feed = self.fresh(&message, None).await?;
                     continue;
                 }
@@ -516,10 +519,10 @@ impl<S: Store> Follower<S> {
             }
             tries += 1;
             if tries > 100 {
-                return Err(Error::Server {
+                return Err(Error::Store(StoreError::Server {
                     message: "a new change stream gave no position to resume from".into(),
                     source: None,
-                });
+                }));
             }
             let _ = feed.next_change().await?;
         };
@@ -572,7 +575,7 @@ impl<S: Store> Follower<S> {
     /// writes to the same parents land while it runs), split in two halves, each applied and
     /// its position recorded on its own, so that a batch never waits on a conflict a smaller
     /// one avoids; one change is tried as any transaction is ([`TRANSACTION_ATTEMPTS`], then
-    /// [`Error::Contention`]).
+    /// [`store::Error::Contention`](crate::store::Error::Contention)).
     fn commit<'a>(
         &'a self,
         changes: &'a [Change],
@@ -589,7 +592,7 @@ impl<S: Store> Follower<S> {
                 .commit_once(changes, &plan, &token, passes, attempts)
                 .await
             {
-                Err(Error::Contention { .. }) if changes.len() > 1 => {
+                Err(Error::Store(StoreError::Contention { .. })) if changes.len() > 1 => {
                     let (first, rest) = changes.split_at(changes.len() / 2);
                     let mid = first[first.len() - 1].token.clone();
                     let (first_plan, rest_plan) = (self.plan(first).0, self.plan(rest).0);

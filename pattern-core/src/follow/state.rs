@@ -2,6 +2,7 @@
 //! last change whose derived writes committed, written in the same transaction as them) and
 //! who holds it (a lease, renewed by every commit).
 
+use crate::store::Error as StoreError;
 use std::time::Duration;
 
 use bson::{Bson, DateTime, Document, Timestamp};
@@ -84,7 +85,7 @@ impl Lease {
         match store.update_one(FOLLOW, &free, &mut take, true).await {
             Ok(_) => {}
             // The document exists and its lease is another's (the upsert's insert refused).
-            Err(Error::DuplicateKey { .. }) => {
+            Err(StoreError::DuplicateKey { .. }) => {
                 let held = (store
                     .find(FOLLOW, &self.by_id(), &FindOptions::default())
                     .await?)
@@ -105,7 +106,7 @@ impl Lease {
                     until,
                 });
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         let found = store
             .find(FOLLOW, &self.by_id(), &FindOptions::default())

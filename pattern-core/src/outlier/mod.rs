@@ -244,7 +244,7 @@ pub fn schemas_of<'a>(spec: &OutlierSpec<'a>, id_types: &[BsonType]) -> [(&'a st
 /// creating them if need be ([`Store::set_validator`]: level "moderate", so documents that fail
 /// them already can still be repaired). From then on a write that breaks the layout (an array
 /// past the threshold, a flag that is no boolean, a chunk past `chunk`...) fails with
-/// [`Error::SchemaViolation`], whoever sends it.
+/// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
     let span = crate::observe::op_span!(
         "outlier.ensure_validator",

@@ -1,6 +1,7 @@
 //! Reads of the outlier pattern: the typical document alone, every item (main + overflow, one
 //! reply for the overflow), a stream chunk by chunk, the count.
 
+use crate::store::Error as StoreError;
 use std::borrow::Borrow;
 use std::pin::Pin;
 
@@ -61,7 +62,7 @@ fn in_transition(spec: &OutlierSpec<'_>, main: &RawDocument) -> bool {
 /// The main document of `id` and, when it is flagged, its overflow documents in order, as one
 /// consistent picture: when the main document is [`in_transition`], it is read again after the
 /// overflow and the whole read is taken again if it changed (at most [`CONSISTENT_READS`]
-/// times, then [`Error::Contention`]).
+/// times, then [`store::Error::Contention`](crate::store::Error::Contention)).
 async fn main_and_overflow<S: Store>(
     store: &S,
     spec: &OutlierSpec<'_>,
@@ -84,14 +85,14 @@ async fn main_and_overflow<S: Store>(
             _ => continue,
         }
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: CONSISTENT_READS,
         what: format!(
             "`{}` {} kept changing while it was read (being migrated?)",
             spec.collection,
             crate::error::display_bson(id)
         ),
-    })
+    }))
 }
 
 /// The document with every item of its array (main + overflow, in push order): two finds
@@ -336,13 +337,13 @@ where
                 pages: 1 + chunks,
             });
         }
-        Err(Error::Contention {
+        Err(Error::Store(StoreError::Contention {
             attempts: CONSISTENT_READS,
             what: format!(
                 "`{}` kept changing while its items were counted",
                 spec.collection
             ),
-        })
+        }))
     })
 }
 
@@ -441,11 +442,11 @@ mod tests {
     fn raw_items_report_the_item_that_does_not_decode() {
         let d = raw(doc! {"_id": "c1", "v_extra": ["a", 5, "c"]});
         let e = series::decode_raw_items::<String>("extra", "v_extra", &d).unwrap_err();
-        let Error::Decode {
+        let Error::Store(StoreError::Decode {
             collection,
             id,
             reason,
-        } = e
+        }) = e
         else {
             panic!("{e:?}")
         };

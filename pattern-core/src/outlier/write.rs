@@ -137,9 +137,14 @@ where
             Ok(outcome) => outcome,
             Err(e) => {
                 let coll = spec.collection;
-                return Err(
-                    series::name_foreign(store, coll, &by_id(&id), spec.items_field, e).await,
-                );
+                return Err(series::name_foreign(
+                    store,
+                    coll,
+                    &by_id(&id),
+                    spec.items_field,
+                    e.into(),
+                )
+                .await);
             }
         };
         if pushed.matched {
@@ -200,7 +205,14 @@ where
                 Ok(outcome) => outcome,
                 Err(e) => {
                     let coll = spec.collection;
-                    return Err(series::name_foreign(store, coll, &cas, spec.items_field, e).await);
+                    return Err(series::name_foreign(
+                        store,
+                        coll,
+                        &cas,
+                        spec.items_field,
+                        e.into(),
+                    )
+                    .await);
                 }
             };
             if pushed.matched {

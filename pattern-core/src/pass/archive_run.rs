@@ -13,7 +13,7 @@
 //! their own: a batch done again moves only what is still live), two a batch: before its
 //! moves, the `_id`s it is about to move (`moving`); after them, its last `_id` and the
 //! counters. So two runs at once of the same archive stop the second
-//! ([`Error::Contention`](crate::Error::Contention)), and a run that finds `moving` knows which
+//! ([`store::Error::Contention`](crate::store::Error::Contention)), and a run that finds `moving` knows which
 //! `_id`s the run killed part-way may have moved in the batch it died in: its caller counts
 //! those now in the archive and no longer live ([`ArchiveRun::moving`],
 //! [`ArchiveRun::counted`]), so that the pass's counters include the moves no checkpoint

@@ -2,6 +2,7 @@
 //! transaction (compare-and-set on its `version`, so two runs of one migration at once cannot
 //! both advance it), and the list of server sessions its runs used.
 
+use crate::store::Error as StoreError;
 use bson::{doc, Bson, Document};
 
 use crate::store::query::{Filter, FindOptions, Update};
@@ -160,7 +161,7 @@ impl Checkpoint {
 
     /// Runs one batch: `work` in a transaction that also sets `position` (and `state`) in the
     /// checkpoint, committed together. Retries conflicts (returned as the second value: how
-    /// many); a checkpoint another run advanced meanwhile is [`Error::Contention`].
+    /// many); a checkpoint another run advanced meanwhile is [`store::Error::Contention`](crate::store::Error::Contention).
     pub(crate) async fn batch<S, C, T, F>(
         &mut self,
         store: &S,
@@ -216,7 +217,7 @@ impl Checkpoint {
     /// Sets `fields` (and the settings pinned) by one compare-and-set update outside any
     /// transaction, as [`batch`](Self::batch) does inside one: for an operation whose own
     /// writes are not in the checkpoint's transaction (the archives), so the checkpoint moves
-    /// after them. Another run that moved the checkpoint since is [`Error::Contention`].
+    /// after them. Another run that moved the checkpoint since is [`store::Error::Contention`](crate::store::Error::Contention).
     pub(crate) async fn record<S: Store>(&mut self, store: &S, mut set: Document) -> Result<()> {
         if let Some(settings) = &self.settings {
             set.insert(SETTINGS, settings.clone());
@@ -264,18 +265,18 @@ async fn advance<T: Store>(tx: &T, name: &str, version: i64, set: Document) -> R
         .update_one(CHECKPOINTS, &filter, &mut update, version == 0)
         .await;
     let another = || {
-        Error::Contention {
+        Error::Store(StoreError::Contention {
         attempts: 1,
         what: format!(
             "another run of migration `{name}` moved its checkpoint (in `{CHECKPOINTS}`) since this run read it: \
              run one migration at a time"
         ),
-    }
+    })
     };
     match moved {
         Ok(o) if o.matched || o.upserted => Ok(()),
         Ok(_) => Err(another()),
-        Err(Error::DuplicateKey { .. }) => Err(another()),
-        Err(e) => Err(e),
+        Err(StoreError::DuplicateKey { .. }) => Err(another()),
+        Err(e) => Err(e.into()),
     }
 }

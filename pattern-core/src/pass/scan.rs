@@ -38,7 +38,7 @@ pub(crate) async fn count<S: Store>(
     filter: &Filter,
     what: &'static str,
 ) -> Result<u64> {
-    store.count_matching(coll, filter, what).await
+    Ok(store.count_matching(coll, filter, what).await?)
 }
 
 /// Calls `each` on every document matching `filter`, in `find`'s order (and projection), reporting progress as
@@ -78,7 +78,7 @@ where
 /// A raw document's field as BSON (`None` when missing).
 pub(crate) fn field(coll: &str, doc: &RawDocumentBuf, name: &str) -> Result<Option<Bson>> {
     match doc.get(name) {
-        Ok(Some(v)) => crate::codec::raw::raw_value(coll, v).map(Some),
+        Ok(Some(v)) => Ok(Some(crate::codec::raw::raw_value(coll, v)?)),
         Ok(None) => Ok(None),
         Err(e) => Err(Error::decode(coll, None, e)),
     }

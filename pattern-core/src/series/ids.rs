@@ -1,6 +1,7 @@
 //! The `_id`s of the documents a push opens: time-named for buckets (`<key>_<seconds>`, with a
 //! suffix for a second already taken), ObjectIds for overflow chunks.
 
+use crate::store::Error as StoreError;
 use bson::oid::ObjectId;
 use bson::Bson;
 
@@ -10,14 +11,14 @@ use crate::series::bucket_id;
 use crate::spec::{SeriesOrder, SeriesSpec};
 use crate::store::query::{Filter, FindOptions};
 use crate::store::Store;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Whether a write was refused because its `_id` is taken (rather than by another unique
 /// index). Both stores name the index in the message, as MongoDB does:
 /// `E11000 duplicate key error collection: db.trades index: _id_ dup key: { _id: ... }`.
-pub(super) fn is_id_taken(e: &Error) -> bool {
+pub(super) fn is_id_taken(e: &StoreError) -> bool {
     match e {
-        Error::DuplicateKey { message, .. } => message
+        StoreError::DuplicateKey { message, .. } => message
             .split_once("index: ")
             .is_some_and(|(_, rest)| rest.split_whitespace().next() == Some("_id_")),
         _ => false,
@@ -263,7 +264,7 @@ async fn next_suffix<S: Store>(
 mod tests {
     use super::{is_id_taken, parse_bucket_id, TimeId};
     use crate::series::bucket_id;
-    use crate::Error;
+    use crate::store::Error as StoreError;
 
     /// Every `_id` [`bucket_id`] writes parses back to its parts; other strings do not parse.
     #[test]
@@ -303,7 +304,7 @@ mod tests {
     /// after a "caused by" prefix) and the in-memory store's.
     #[test]
     fn id_refusals_are_recognized() {
-        let dup = |message: &str| Error::DuplicateKey {
+        let dup = |message: &str| StoreError::DuplicateKey {
             collection: "c".into(),
             message: message.into(),
         };
@@ -323,6 +324,8 @@ mod tests {
         for m in other {
             assert!(!is_id_taken(&dup(m)), "{m}");
         }
-        assert!(!is_id_taken(&Error::InvalidInput("index: _id_".into())));
+        assert!(!is_id_taken(&StoreError::InvalidInput(
+            "index: _id_".into()
+        )));
     }
 }

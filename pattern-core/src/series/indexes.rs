@@ -1,6 +1,7 @@
 //! The series' indexes, created once per store and collection: the library's indexes of
 //! another size or key dropped first.
 
+use crate::store::Error as StoreError;
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 
@@ -63,7 +64,7 @@ impl SeriesSpec<'_> {
                 memo(store).insert(self);
                 Ok(())
             }
-            Err(Error::DuplicateKey { message, .. }) => Err(Error::invalid(format!(
+            Err(Error::Store(StoreError::DuplicateKey { message, .. })) => Err(Error::invalid(format!(
                 "cannot create the indexes of `{}`: two of its documents have the same key and sequence number \
                  (written by another tool?): {message}",
                 self.collection
@@ -210,9 +211,9 @@ pub(crate) struct ArchiveRecord {
 pub(crate) async fn read_marks<S: Store>(store: &S, colls: &[&str]) -> Result<Vec<Document>> {
     let ids = colls.iter().map(|c| Bson::String((*c).into())).collect();
     let filter = Filter::In("_id".into(), ids);
-    store
+    Ok(store
         .find(BOUNDED_COLLECTIONS, &filter, &FindOptions::default())
-        .await
+        .await?)
 }
 
 /// The archives a collection's mark records: none when it was never archived from; one with

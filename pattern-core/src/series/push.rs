@@ -2,6 +2,7 @@
 //! compare-and-set on the open document, then the new documents in one ordered batch), and the
 //! `_id`s of the documents a push opens.
 
+use crate::store::Error as StoreError;
 use bson::{Bson, Document};
 
 use super::ids::{is_id_taken, IdPrefix, NewIds};
@@ -17,15 +18,15 @@ use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
-/// Attempts before a retry loop reports [`Error::Contention`]. Every retry follows a write of
+/// Attempts before a retry loop reports [`store::Error::Contention`](crate::store::Error::Contention). Every retry follows a write of
 /// another writer that did apply, so the loop only spins under that much concurrent traffic.
 const MAX_ATTEMPTS: u32 = 10_000;
 
 fn contention(what: &str) -> Error {
-    Error::Contention {
+    Error::Store(StoreError::Contention {
         attempts: MAX_ATTEMPTS,
         what: what.to_owned(),
-    }
+    })
 }
 
 /// Appends `items` to the series of `key`, in order. `times[i]` is item i's epoch milliseconds
@@ -167,7 +168,7 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                 Err(e) if is_id_taken(&e) => ids.id_taken(),
                 // Document `seq` exists (another writer opened it: the next attempt pushes
                 // into it), or the store did not say which index refused: find out below.
-                Err(Error::DuplicateKey { .. }) => {
+                Err(StoreError::DuplicateKey { .. }) => {
                     ids.collided(seq);
                     memo(store).take_next_number(coll, key);
                     next = None;
@@ -175,9 +176,14 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                 }
                 Err(e) => {
                     let open = spec.open(key);
-                    return Err(
-                        Box::pin(name_foreign(store, coll, &open, spec.items_field, e)).await,
-                    );
+                    return Err(Box::pin(name_foreign(
+                        store,
+                        coll,
+                        &open,
+                        spec.items_field,
+                        e.into(),
+                    ))
+                    .await);
                 }
             }
             if next.is_some() {
@@ -201,12 +207,16 @@ pub(crate) fn seconds(millis: i64) -> i64 {
 }
 
 /// A write that the store refused because a summary's `$inc` would overflow (both stores
-/// say "Failed to apply $inc"), as [`Error::Overflow`] naming the sums it added to (the
+/// say "Failed to apply $inc"), as [`store::Error::Overflow`](crate::store::Error::Overflow) naming the sums it added to (the
 /// field named in the message when there; MongoDB names only the document); anything else
 /// as it is.
-pub(crate) fn overflowed<T>(spec: &SeriesSpec<'_>, kept: &Kept, r: Result<T>) -> Result<T> {
+pub(crate) fn overflowed<T>(
+    spec: &SeriesSpec<'_>,
+    kept: &Kept,
+    r: pattern_store::Result<T>,
+) -> pattern_store::Result<T> {
     match r {
-        Err(Error::Server { message, .. })
+        Err(StoreError::Server { message, .. })
             if !spec.keeps.summary.is_empty() && message.contains("Failed to apply $inc") =>
         {
             let sums = (spec.keeps.summary.iter().zip(&kept.summary))
@@ -216,7 +226,7 @@ pub(crate) fn overflowed<T>(spec: &SeriesSpec<'_>, kept: &Kept, r: Result<T>) ->
             if named.is_empty() {
                 named = sums.collect();
             }
-            Err(Error::Overflow {
+            Err(StoreError::Overflow {
                 collection: spec.collection.to_owned(),
                 field: named.join(", "),
                 message: format!("the bucket's sum would overflow: {message}"),
@@ -284,7 +294,7 @@ fn remember<S: Store>(
 
 /// A write to a document matching `filter` failed on the server's side. When a document
 /// matching it has an `field` that is not an array (written by another tool, which the write
-/// cannot push to), the error names it as a read of it does: [`Error::Decode`] with the
+/// cannot push to), the error names it as a read of it does: [`store::Error::Decode`](crate::store::Error::Decode) with the
 /// collection and `_id`. Any other error is returned as it is. One read, only after a failure.
 pub(crate) async fn name_foreign<S: Store>(
     store: &S,
@@ -293,7 +303,7 @@ pub(crate) async fn name_foreign<S: Store>(
     field: &str,
     e: Error,
 ) -> Error {
-    if !matches!(e, Error::Server { .. }) {
+    if !matches!(e, Error::Store(StoreError::Server { .. })) {
         return e;
     }
     let mut all = match filter {
@@ -432,7 +442,9 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                     let pushed = match overflowed(spec, &values, pushed) {
                         Ok(outcome) => outcome,
                         Err(e) => {
-                            return Err(name_foreign(store, coll, &cas, spec.items_field, e).await)
+                            return Err(
+                                name_foreign(store, coll, &cas, spec.items_field, e.into()).await
+                            )
                         }
                     };
                     if pushed.matched {
@@ -519,7 +531,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
         };
         let applied = match &outcome.error {
             // Unknown how far it got (the connection broke): the documents read back.
-            Some(Error::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
+            Some(StoreError::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
                 .await
                 .unwrap_or(outcome.applied),
             _ => outcome.applied,
@@ -547,12 +559,12 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 ids.id_taken();
                 known_next = Some(refused.number);
             }
-            Error::DuplicateKey { .. } => {
+            StoreError::DuplicateKey { .. } => {
                 number_held_by_foreign(store, spec, key, refused.number).await?;
                 failures += 1;
                 ids.collided(refused.number);
             }
-            e => return Err(e),
+            e => return Err(e.into()),
         }
     }
     Ok(())
@@ -701,8 +713,8 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
                     ids.id_taken();
                     return Ok(Some(Some(1)));
                 }
-                if !matches!(e, Error::DuplicateKey { .. }) {
-                    return Err(name_foreign(store, coll, &open, spec.items_field, e).await);
+                if !matches!(e, StoreError::DuplicateKey { .. }) {
+                    return Err(name_foreign(store, coll, &open, spec.items_field, e.into()).await);
                 }
                 // Document 1 exists and none was open: open the one after the newest.
                 ids.collided(1);
@@ -723,7 +735,7 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
         .await;
     let pushed = match overflowed(spec, kept, pushed) {
         Ok(pushed) => pushed,
-        Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e).await),
+        Err(e) => return Err(name_foreign(store, coll, &open, spec.items_field, e.into()).await),
     };
     if let Some(before) = pushed {
         return pushed_into(store, spec, key, kept, ids, &before).await;
@@ -801,11 +813,11 @@ async fn open_next<S: Store, P: IdPrefix + Sync + ?Sized>(
             ids.id_taken();
             Ok(Some(Some(seq)))
         }
-        Err(Error::DuplicateKey { .. }) => {
+        Err(StoreError::DuplicateKey { .. }) => {
             number_held_by_foreign(store, spec, key, seq).await?;
             ids.collided(seq);
             Ok(Some(None))
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }

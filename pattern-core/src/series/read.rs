@@ -226,7 +226,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
             let key = key.clone();
             async move {
                 let Some(Next { after, carried }) = next else {
-                    return Ok(None);
+                    return Ok::<_, Error>(None);
                 };
                 let mut filter = vec![spec.by_key(&key), spec.in_series()];
                 let sort = match &after {
@@ -271,7 +271,7 @@ pub(crate) fn doc_stream<'a, S: Store>(
                 let value = |f: &str| -> Result<Option<Bson>> {
                     match last.get(f) {
                         Ok(None) | Ok(Some(RawBsonRef::Null)) => Ok(None),
-                        Ok(Some(v)) => raw_value(spec.collection, v).map(Some),
+                        Ok(Some(v)) => Ok(Some(raw_value(spec.collection, v)?)),
                         Err(e) => Err(Error::decode(spec.collection, None, e)),
                     }
                 };

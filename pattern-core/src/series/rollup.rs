@@ -15,6 +15,7 @@
 //! counts the key's whole history, and an archive's move leaves it as it is); cleared by a
 //! writer that keeps none or others. A roll-up a write could not update is marked stale.
 
+use crate::store::Error as StoreError;
 use bson::Bson;
 
 use crate::series::Kept;
@@ -99,7 +100,7 @@ pub(crate) async fn roll_up<S: Store>(
     key: &Bson,
     kept: &Kept,
     items: u64,
-    sent: Option<Result<()>>,
+    sent: Option<pattern_store::Result<()>>,
 ) -> Result<()> {
     if !spec.keeps.rollup || items == 0 {
         return Ok(());
@@ -118,7 +119,7 @@ async fn roll_up_sent<S: Store>(
     key: &Bson,
     kept: &Kept,
     items: u64,
-    sent: Option<Result<()>>,
+    sent: Option<pattern_store::Result<()>>,
 ) -> Result<()> {
     let (coll, filter) = (spec.collection, spec.rollup_of(key));
     let update = || spec.rollup_update(kept, items);
@@ -128,7 +129,7 @@ async fn roll_up_sent<S: Store>(
     };
     // Refused on the unique `{key, order}`: another writer created it meanwhile.
     let outcome = match outcome {
-        Err(Error::DuplicateKey { .. }) => {
+        Err(StoreError::DuplicateKey { .. }) => {
             (store.update_one(coll, &filter, &mut update(), false).await).map(|_| ())
         }
         other => other,
@@ -140,7 +141,7 @@ async fn roll_up_sent<S: Store>(
             Err(Error::RollupBehind {
                 collection: coll.to_owned(),
                 key: crate::error::display_bson(key),
-                source: Box::new(e),
+                source: Box::new(e.into()),
             })
         }
     }

@@ -5,6 +5,7 @@
 //! add (time bounds, a summary), the update's operators that keep them, and how two values
 //! combine.
 
+use crate::store::Error as StoreError;
 use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
@@ -460,7 +461,7 @@ impl<'a> SeriesSpec<'a> {
 
 /// `acc` combined with `v` by the aggregate's op (`None`: `v` alone): what a document keeps
 /// when it adds an item's value, and what a summary read adds a bucket's value to. Refuses a
-/// `v` that is not a number, and a sum that overflows ([`Error::Overflow`] naming the bucket
+/// `v` that is not a number, and a sum that overflows ([`store::Error::Overflow`](crate::store::Error::Overflow) naming the bucket
 /// field).
 pub(crate) fn combine(
     coll: &str,
@@ -476,11 +477,11 @@ pub(crate) fn combine(
     };
     match agg.op {
         SummaryOp::Sum => number::add(&acc, v).map_err(|e| match e {
-            NumberError::Overflow => Error::Overflow {
+            NumberError::Overflow => Error::Store(StoreError::Overflow {
                 collection: coll.to_owned(),
                 field: agg.field.to_owned(),
                 message: format!("the sum of `{}` overflows", agg.item_field),
-            },
+            }),
             NumberError::NotANumber(_) => not_a_number(coll, agg, v),
         }),
         SummaryOp::Min | SummaryOp::Max => {

@@ -2,11 +2,11 @@
 
 use super::any_txn::AnyTxn;
 use super::Store;
-use crate::Result;
 #[cfg(feature = "memory")]
 use pattern_memory::MemoryStore;
 #[cfg(feature = "mongodb")]
 use pattern_mongo::MongoStore;
+use pattern_store::Result;
 
 /// Either store, chosen at run time (e.g. MongoDB when `MONGODB_URI` is set).
 #[derive(Clone, Debug)]
@@ -22,7 +22,7 @@ pub enum AnyStore {
 impl AnyStore {
     /// MongoDB database `db` at `$MONGODB_URI` when that variable is set (and the `mongodb`
     /// feature is on), else a new in-memory store (feature `memory`; without it,
-    /// [`Error::InvalidInput`](crate::Error::InvalidInput) saying so).
+    /// [`Error::InvalidInput`](crate::store::Error::InvalidInput) saying so).
     pub async fn from_env(db: &str) -> Result<Self> {
         #[cfg(feature = "mongodb")]
         if let Ok(uri) = std::env::var("MONGODB_URI") {
@@ -32,7 +32,7 @@ impl AnyStore {
         #[cfg(feature = "memory")]
         return Ok(AnyStore::Memory(MemoryStore::new()));
         #[cfg(not(feature = "memory"))]
-        Err(crate::Error::invalid(
+        Err(pattern_store::Error::invalid(
             "MONGODB_URI is not set, and pattern-core was built without the in-memory store \
              (feature `memory`)",
         ))

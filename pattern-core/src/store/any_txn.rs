@@ -3,7 +3,7 @@
 use bson::Document;
 
 use crate::store::{Store, Transaction};
-use crate::Result;
+use pattern_store::Result;
 
 /// A transaction on an [`AnyStore`](crate::store::AnyStore), of the same kind as the store.
 #[derive(Debug)]

@@ -18,10 +18,10 @@ macro_rules! delegate {
 /// Every `Store` method that `$any` passes on as it is.
 macro_rules! delegated {
     ($any:ident) => {
-        async fn insert_one(&self, coll: &str, doc: bson::Document) -> $crate::Result<()> {
+        async fn insert_one(&self, coll: &str, doc: bson::Document) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.insert_one(coll, doc).await)
         }
-        async fn insert_many(&self, coll: &str, docs: Vec<bson::Document>) -> $crate::Result<()> {
+        async fn insert_many(&self, coll: &str, docs: Vec<bson::Document>) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.insert_many(coll, docs).await)
         }
         fn scan<'a>(
@@ -30,7 +30,7 @@ macro_rules! delegated {
             filter: &'a $crate::store::query::Filter,
             opts: &'a $crate::store::query::FindOptions,
             batch: u32,
-        ) -> futures::stream::BoxStream<'a, $crate::Result<bson::RawDocumentBuf>> {
+        ) -> futures::stream::BoxStream<'a, ::pattern_store::Result<bson::RawDocumentBuf>> {
             delegate!($any, self, s => s.scan(coll, filter, opts, batch))
         }
         fn sample<'a>(
@@ -39,10 +39,10 @@ macro_rules! delegated {
             size: u32,
             batch: u32,
             comment: &'static str,
-        ) -> futures::stream::BoxStream<'a, $crate::Result<bson::RawDocumentBuf>> {
+        ) -> futures::stream::BoxStream<'a, ::pattern_store::Result<bson::RawDocumentBuf>> {
             delegate!($any, self, s => s.sample(coll, size, batch, comment))
         }
-        async fn kill_sessions(&self, ids: &[bson::Document]) -> $crate::Result<()> {
+        async fn kill_sessions(&self, ids: &[bson::Document]) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.kill_sessions(ids).await)
         }
         async fn write_batch(
@@ -58,7 +58,7 @@ macro_rules! delegated {
             filter: &$crate::store::query::Filter,
             update: &mut $crate::store::query::Update,
             upsert: bool,
-        ) -> $crate::Result<$crate::store::UpdateOutcome> {
+        ) -> ::pattern_store::Result<$crate::store::UpdateOutcome> {
             delegate!($any, self, s => s.update_one(coll, filter, update, upsert).await)
         }
         async fn update_returning(
@@ -67,14 +67,14 @@ macro_rules! delegated {
             filter: &$crate::store::query::Filter,
             update: &mut $crate::store::query::Update,
             fields: &[&str],
-        ) -> $crate::Result<Option<bson::Document>> {
+        ) -> ::pattern_store::Result<Option<bson::Document>> {
             delegate!($any, self, s => s.update_returning(coll, filter, update, fields).await)
         }
         async fn write_across(
             &self,
             writes: Vec<(&str, $crate::store::WriteOp)>,
             comment: Option<&str>,
-        ) -> $crate::Result<Vec<u64>> {
+        ) -> ::pattern_store::Result<Vec<u64>> {
             delegate!($any, self, s => s.write_across(writes, comment).await)
         }
         async fn update_first(
@@ -86,7 +86,7 @@ macro_rules! delegated {
             update: &mut $crate::store::query::Update,
             upsert: bool,
             fields: &[&str],
-        ) -> $crate::Result<Option<bson::Document>> {
+        ) -> ::pattern_store::Result<Option<bson::Document>> {
             delegate!($any, self, s => {
                 s.update_first(coll, filter, sort, hint, update, upsert, fields).await
             })
@@ -95,7 +95,7 @@ macro_rules! delegated {
             &self,
             push: &$crate::store::OpenPush<'_>,
             items: &mut Vec<bson::Bson>,
-        ) -> $crate::Result<bool> {
+        ) -> ::pattern_store::Result<bool> {
             delegate!($any, self, s => s.push_open(push, items).await)
         }
         async fn push_open_then(
@@ -104,7 +104,7 @@ macro_rules! delegated {
             items: &mut Vec<bson::Bson>,
             then_filter: &$crate::store::query::Filter,
             then: &mut $crate::store::query::Update,
-        ) -> $crate::Result<(bool, $crate::Result<()>)> {
+        ) -> ::pattern_store::Result<(bool, ::pattern_store::Result<()>)> {
             delegate!($any, self, s => s.push_open_then(push, items, then_filter, then).await)
         }
         async fn replace_one(
@@ -113,7 +113,7 @@ macro_rules! delegated {
             filter: &$crate::store::query::Filter,
             doc: bson::Document,
             upsert: bool,
-        ) -> $crate::Result<$crate::store::UpdateOutcome> {
+        ) -> ::pattern_store::Result<$crate::store::UpdateOutcome> {
             delegate!($any, self, s => s.replace_one(coll, filter, doc, upsert).await)
         }
         async fn find(
@@ -121,7 +121,7 @@ macro_rules! delegated {
             coll: &str,
             filter: &$crate::store::query::Filter,
             opts: &$crate::store::query::FindOptions,
-        ) -> $crate::Result<Vec<bson::Document>> {
+        ) -> ::pattern_store::Result<Vec<bson::Document>> {
             delegate!($any, self, s => s.find(coll, filter, opts).await)
         }
         async fn find_raw(
@@ -129,7 +129,7 @@ macro_rules! delegated {
             coll: &str,
             filter: &$crate::store::query::Filter,
             opts: &$crate::store::query::FindOptions,
-        ) -> $crate::Result<Vec<bson::RawDocumentBuf>> {
+        ) -> ::pattern_store::Result<Vec<bson::RawDocumentBuf>> {
             delegate!($any, self, s => s.find_raw(coll, filter, opts).await)
         }
         async fn array_stats(
@@ -137,7 +137,7 @@ macro_rules! delegated {
             coll: &str,
             filter: &$crate::store::query::Filter,
             array_field: &str,
-        ) -> $crate::Result<$crate::store::ArrayStats> {
+        ) -> ::pattern_store::Result<$crate::store::ArrayStats> {
             delegate!($any, self, s => s.array_stats(coll, filter, array_field).await)
         }
         async fn first_per(
@@ -147,7 +147,7 @@ macro_rules! delegated {
             by: &str,
             sort: &[($crate::store::query::Path, i32)],
             projection: &[$crate::store::query::Path],
-        ) -> $crate::Result<Vec<bson::Document>> {
+        ) -> ::pattern_store::Result<Vec<bson::Document>> {
             delegate!($any, self, s => s.first_per(coll, filter, by, sort, projection).await)
         }
         async fn count_matching(
@@ -155,7 +155,7 @@ macro_rules! delegated {
             coll: &str,
             filter: &$crate::store::query::Filter,
             comment: &'static str,
-        ) -> $crate::Result<u64> {
+        ) -> ::pattern_store::Result<u64> {
             delegate!($any, self, s => s.count_matching(coll, filter, comment).await)
         }
         async fn update_many(
@@ -163,53 +163,53 @@ macro_rules! delegated {
             coll: &str,
             filter: &$crate::store::query::Filter,
             update: &$crate::store::query::Update,
-        ) -> $crate::Result<u64> {
+        ) -> ::pattern_store::Result<u64> {
             delegate!($any, self, s => s.update_many(coll, filter, update).await)
         }
         async fn graph_lookup(
             &self,
             coll: &str,
             q: &$crate::store::query::GraphLookup,
-        ) -> $crate::Result<Option<$crate::store::query::Graph>> {
+        ) -> ::pattern_store::Result<Option<$crate::store::query::Graph>> {
             delegate!($any, self, s => s.graph_lookup(coll, q).await)
         }
         async fn delete_many(
             &self,
             coll: &str,
             filter: &$crate::store::query::Filter,
-        ) -> $crate::Result<u64> {
+        ) -> ::pattern_store::Result<u64> {
             delegate!($any, self, s => s.delete_many(coll, filter).await)
         }
         async fn create_index(
             &self,
             coll: &str,
             index: &$crate::store::query::IndexSpec,
-        ) -> $crate::Result<()> {
+        ) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.create_index(coll, index).await)
         }
-        async fn index_names(&self, coll: &str) -> $crate::Result<Vec<String>> {
+        async fn index_names(&self, coll: &str) -> ::pattern_store::Result<Vec<String>> {
             delegate!($any, self, s => s.index_names(coll).await)
         }
-        async fn drop_index(&self, coll: &str, name: &str) -> $crate::Result<()> {
+        async fn drop_index(&self, coll: &str, name: &str) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.drop_index(coll, name).await)
         }
-        async fn collection_names(&self) -> $crate::Result<Vec<String>> {
+        async fn collection_names(&self) -> ::pattern_store::Result<Vec<String>> {
             delegate!($any, self, s => s.collection_names().await)
         }
         async fn set_validator(
             &self,
             coll: &str,
             schema: &$crate::store::query::Schema,
-        ) -> $crate::Result<()> {
+        ) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.set_validator(coll, schema).await)
         }
         async fn watch(
             &self,
             watch: &$crate::store::Watch,
-        ) -> $crate::Result<Box<dyn $crate::store::ChangeFeed>> {
+        ) -> ::pattern_store::Result<Box<dyn $crate::store::ChangeFeed>> {
             delegate!($any, self, s => s.watch(watch).await)
         }
-        async fn keep_before_images(&self, coll: &str) -> $crate::Result<()> {
+        async fn keep_before_images(&self, coll: &str) -> ::pattern_store::Result<()> {
             delegate!($any, self, s => s.keep_before_images(coll).await)
         }
         fn system_name(&self) -> &'static str {
@@ -218,7 +218,7 @@ macro_rules! delegated {
         fn database_name(&self) -> Option<&str> {
             delegate!($any, self, s => s.database_name())
         }
-        async fn routes_by_shard_key(&self) -> $crate::Result<bool> {
+        async fn routes_by_shard_key(&self) -> ::pattern_store::Result<bool> {
             delegate!($any, self, s => s.routes_by_shard_key().await)
         }
         fn extensions(&self) -> &$crate::store::Extensions {

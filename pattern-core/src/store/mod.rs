@@ -2,7 +2,8 @@
 //!
 //! The contract is its own crate, `pattern-store`, re-exported here: the few primitive
 //! operations the patterns are written against ([`Store`], [`Transaction`]), the query
-//! language ([`query`]), the prepared series push ([`push`]). A store written against it
+//! language ([`query`]), the prepared series push ([`push`]), and what a store can say went
+//! wrong ([`Error`], which the library's [`crate::Error`] wraps as `Error::Store`). A store written against it
 //! alone runs every pattern (the conformance suite has one: `tests/suite/third_party.rs`).
 //!
 //! The stores are crates too, each behind a feature: [`MemoryStore`] (`pattern-memory`,
@@ -12,11 +13,13 @@
 //! both. [`AnyStore`] is either, chosen at run time.
 
 pub use pattern_store::{
-    push, push_open_upsert, push_then_apart, query, transaction, transaction_tries,
-    transaction_with, ArrayStats, BatchOutcome, BoxError, BoxFuture, Change, ChangeFeed, ChangeOp,
-    Extension, ExtensionKey, Extensions, KeptOps, OpenPush, Store, Transaction, UpdateOutcome,
-    Watch, Window, WriteOp, TRANSACTION_ATTEMPTS,
+    push, push_open_upsert, push_then_apart, query, ArrayStats, BatchOutcome, BoxError, BoxFuture,
+    Change, ChangeFeed, ChangeOp, Error, Extension, ExtensionKey, Extensions, FromStore, KeptOps,
+    OpenPush, Store, Transaction, UpdateOutcome, Watch, Window, WriteOp, TRANSACTION_ATTEMPTS,
 };
+
+mod transaction;
+pub use transaction::{transaction, transaction_tries, transaction_with};
 
 mod archive_at;
 pub use archive_at::ArchiveAt;

@@ -62,7 +62,7 @@ pub trait Tree: Serialize + DeserializeOwned + Send + Sync + Sized {
 
 /// The id as BSON (what `_id` holds).
 pub(crate) fn id_bson<Q: Serialize + ?Sized>(id: &Q) -> Result<Bson> {
-    crate::codec::raw::id_bson(id, "a node id")
+    Ok(crate::codec::raw::id_bson(id, "a node id")?)
 }
 
 /// The node's own fields as a document (the operation checks them: `_id` present, no field

@@ -435,9 +435,9 @@ pub(crate) async fn all<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<Docu
         comment: Some("pattern scatter: tree, every node"),
         ..FindOptions::default()
     };
-    store
+    Ok(store
         .find(spec.collection, &Filter::And(vec![]), &every)
-        .await
+        .await?)
 }
 
 /// `{_id: {$in: ids}}`.

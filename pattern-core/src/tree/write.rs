@@ -31,7 +31,7 @@ pub(crate) async fn insert<S: Store>(
         // One new document that nothing refers to yet: no transaction needed.
         let mut doc = doc;
         root_fields(&spec, &mut doc);
-        return store.insert_one(spec.collection, doc).await;
+        return Ok(store.insert_one(spec.collection, doc).await?);
     }
     transaction(store, |tx| {
         let (doc, parent) = (doc.clone(), parent.clone());
@@ -78,7 +78,7 @@ async fn insert_in<S: Store>(
         root_fields(spec, &mut doc);
         doc.insert(f.left, Bson::Int64(max + 1));
         doc.insert(f.right, Bson::Int64(max + 2));
-        return tx.insert_one(coll, doc).await;
+        return Ok(tx.insert_one(coll, doc).await?);
     };
     let pdoc = must_get(tx, spec, &p).await?;
     if let Some(max) = spec.max_depth {
@@ -121,7 +121,7 @@ async fn insert_in<S: Store>(
             doc.insert(f.right, Bson::Int64(r + 1));
         }
     }
-    tx.insert_one(coll, doc).await
+    Ok(tx.insert_one(coll, doc).await?)
 }
 
 /// The depth of a node whose document is `doc`.
@@ -170,7 +170,7 @@ async fn shift<S: Store>(tx: &S, spec: &TreeSpec, pieces: Vec<Shift>) -> Result<
         ],
         ..Update::default()
     };
-    tx.update_many(spec.collection, &filter, &update).await
+    Ok(tx.update_many(spec.collection, &filter, &update).await?)
 }
 
 /// The largest `right` (0 in an empty tree), with its document's id.
@@ -382,7 +382,7 @@ async fn pull_everywhere<S: Store>(
         ..Update::default()
     };
     let holders = Filter::eq(field, id.clone());
-    tx.update_many(spec.collection, &holders, &pull).await
+    Ok(tx.update_many(spec.collection, &holders, &pull).await?)
 }
 
 /// Deletes a node and its subtree; returns how many nodes.

@@ -534,7 +534,7 @@ impl Store for MemoryTxn {
 
     type Txn = MemoryTxn;
 
-    /// Refused: a transaction does not nest ([`transaction`](pattern_store::transaction) runs nested
+    /// Refused: a transaction does not nest ([`transaction`](pattern_store::run_transaction) runs nested
     /// work in the transaction it is given).
     async fn start_transaction(&self) -> Result<MemoryTxn> {
         Err(Error::invalid(

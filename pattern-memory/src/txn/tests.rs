@@ -10,7 +10,17 @@ use bson::{doc, Bson, Document};
 
 use crate::*;
 use pattern_store::Error;
-use pattern_store::{transaction, Transaction};
+use pattern_store::{run_transaction, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
+
+/// `work` in a transaction of `store`, retried on conflicts, with the store's error.
+async fn transaction<S, T, F>(store: &S, mut work: F) -> Result<T>
+where
+    S: Store,
+    F: for<'t> FnMut(&'t S::Txn) -> BoxFuture<'t, Result<T>> + Send,
+    T: Send,
+{
+    run_transaction(store, TRANSACTION_ATTEMPTS, &mut (), |tx, _| work(tx)).await
+}
 
 fn by_id(id: impl Into<Bson>) -> Filter {
     Filter::Eq("_id".into(), id.into())

@@ -3,6 +3,7 @@
 //! every injected defect, the index report, and two runs at once.
 
 use super::*;
+use pattern_core::store;
 
 async fn bucket_migration_keeps_each_keys_order(store: AnyStore) {
     let expected = seed_trades(&store, 12, 40, 7).await;
@@ -561,7 +562,7 @@ async fn two_runs_at_once_stay_exact(store: AnyStore) {
         .iter()
         .filter(|r| match r {
             Ok(_) => false,
-            Err(pattern_core::Error::Contention { what, .. }) => {
+            Err(pattern_core::Error::Store(store::Error::Contention { what, .. })) => {
                 assert!(what.contains("another run"), "{what}");
                 true
             }

@@ -8,6 +8,7 @@ use pattern_core::adopt::{
     migrate_attributes, verify_attributes, AttributeMigration, LayoutDefect, Options,
 };
 use pattern_core::document::{Attributes, Filter};
+use pattern_core::store;
 use pattern_core::store::AnyStore;
 use pattern_core::store::Store;
 use pattern_core::{Document, Error};
@@ -214,7 +215,10 @@ async fn documents_it_cannot_rewrite_are_left_and_listed(store: AnyStore) {
         let e = migrate_attributes(&store, &bad, &Options::default())
             .await
             .unwrap_err();
-        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        assert!(
+            matches!(e, Error::Store(store::Error::InvalidInput(_))),
+            "{e}"
+        );
     }
     let e = migrate_attributes(
         &store,

@@ -7,6 +7,7 @@
 //! (`mongodb_sample.rs`); and one run over every seed on both stores at once, which must give
 //! the same advice.
 
+use pattern_core::store;
 use std::path::PathBuf;
 
 use pattern_core::adopt::advise::{
@@ -451,7 +452,10 @@ async fn refusals_and_the_library_s_collections(store: AnyStore) {
         let e = advise(&store, &[], bad, &Options::default())
             .await
             .unwrap_err();
-        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        assert!(
+            matches!(e, Error::Store(store::Error::InvalidInput(_))),
+            "{e}"
+        );
     }
     store
         .insert_one(pattern_core::adopt::CHECKPOINTS, bson::doc! {"_id": "x"})

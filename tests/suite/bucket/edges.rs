@@ -2,6 +2,7 @@
 //! numbers at the edges.
 
 use super::*;
+use pattern_core::store;
 
 /// A document of the wrong shape gives a decode error naming the collection and `_id`.
 async fn foreign_documents_give_decode_errors(store: AnyStore) {
@@ -26,7 +27,7 @@ async fn foreign_documents_give_decode_errors(store: AnyStore) {
         )
         .await
         .unwrap();
-    let is_decode = |r: &Error, id: &str| matches!(r, Error::Decode { collection, id: got, .. } if collection == "trades" && got.contains(id));
+    let is_decode = |r: &Error, id: &str| matches!(r, Error::Store(store::Error::Decode { collection, id: got, .. }) if collection == "trades" && got.contains(id));
     let e = TradeHistory::page(&store, &9, 1).await.unwrap_err();
     assert!(is_decode(&e, "9_1"), "{e:?}");
     let e = TradeHistory::items(&store, &9)
@@ -226,7 +227,10 @@ async fn page_numbers_past_the_largest(store: AnyStore) {
         assert_eq!(Ticks::page(&store, "h", n).await.unwrap(), None, "page {n}");
     }
     let e = Ticks::page(&store, "h", 0).await.unwrap_err();
-    assert!(matches!(e, Error::InvalidInput(_)), "{e:?}");
+    assert!(
+        matches!(e, Error::Store(store::Error::InvalidInput(_))),
+        "{e:?}"
+    );
 }
 
 /// A key's buckets as stored: each bucket's number (`None`: none) and its items, in `_id` order.

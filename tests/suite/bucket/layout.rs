@@ -2,6 +2,7 @@
 //! ObjectId keys.
 
 use super::*;
+use pattern_core::store;
 
 /// The seed's three trades, then its MSFT trade: the documents at each step are the seed's
 /// (ids from the UTC dates: 1698335223, not the page's 1698349623, see patterns.md).
@@ -136,7 +137,7 @@ async fn full_bucket_opens_a_new_one(store: AnyStore) {
     assert!(Ticks::page(&store, "k", 10).await.unwrap().is_none());
     assert!(matches!(
         Ticks::page(&store, "k", 0).await,
-        Err(Error::InvalidInput(_))
+        Err(Error::Store(store::Error::InvalidInput(_)))
     ));
     assert_eq!(
         Ticks::counts(&store, "k").await.unwrap(),

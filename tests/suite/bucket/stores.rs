@@ -2,6 +2,7 @@
 //! unreachable server, the in-memory store's dump.
 
 use super::*;
+use pattern_core::store;
 
 /// On MongoDB a push is one round trip, two when it opens a bucket; a page read is one, however
 /// deep.
@@ -319,7 +320,7 @@ async fn mongo_two_processes_push_in_turn() {
     let _ = a.database().drop().await;
 }
 
-/// An unreachable server gives `Error::Unavailable` within the configured time, not a hang.
+/// An unreachable server gives `store::Error::Unavailable` within the configured time, not a hang.
 #[tokio::test]
 async fn unreachable_server_is_a_typed_error() {
     let store = MongoStore::connect(
@@ -332,7 +333,10 @@ async fn unreachable_server_is_a_typed_error() {
     let err = Ticks::push(&store, "k", tick(0, 0, 0)).await.unwrap_err();
     assert!(err.is_unavailable(), "{err:?}");
     let err = Ticks::page(&store, "k", 1).await.unwrap_err();
-    assert!(matches!(err, Error::Unavailable { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Store(store::Error::Unavailable { .. })),
+        "{err:?}"
+    );
     assert!(
         start.elapsed() < Duration::from_secs(10),
         "took {:?}",

@@ -9,6 +9,7 @@
 
 use pattern_core::adopt::{LayoutDefect, Options};
 use pattern_core::document::{archive, get_with_archive, verify_archive, ArchiveAt};
+use pattern_core::store;
 use pattern_core::MemoryStore;
 use pattern_tests::{checkpoint, checkpoint_refuses_moved_past, dying};
 
@@ -126,13 +127,19 @@ async fn moves_once(store: &AnyStore, archived_in: &AnyStore) {
     );
     // A type without an archive, or an archive that is the live collection, is refused.
     let e = archive::<Note, _, _>(store, to, before, &Options::default()).await;
-    assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{e:?}"
+    );
     let itself = ArchiveAt {
         store,
         collection: "orders",
     };
     let e = archive::<Order, _, _>(store, itself, before, &Options::default()).await;
-    assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{e:?}"
+    );
 }
 
 /// On another store, a move killed between its copy and its delete leaves the document in
@@ -218,7 +225,10 @@ async fn kept_beside_updates(store: &AnyStore, archived_in: &AnyStore) {
                     }
                     Ok(false) => {}
                     // A write conflict with the move's transaction: not applied.
-                    Err(Error::WriteConflict { .. } | Error::Contention { .. }) => {}
+                    Err(
+                        Error::Store(store::Error::WriteConflict { .. })
+                        | Error::Store(store::Error::Contention { .. }),
+                    ) => {}
                     Err(e) => panic!("{e}"),
                 }
                 tokio::task::yield_now().await;

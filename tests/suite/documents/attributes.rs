@@ -5,6 +5,7 @@
 //! and queries against a plain model; a document another tool wrote with a name twice is a
 //! typed error; `explain` shows the compound index used, on MongoDB and in memory.
 
+use pattern_core::store;
 use std::collections::BTreeMap;
 
 use pattern_core::document::Attributes;
@@ -102,7 +103,8 @@ async fn stored_as_pairs_and_queried_within_one_element(store: AnyStore) {
     store.insert_one("parts", twice).await.unwrap();
     let err = Part::get(&store, &3).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Decode { .. }) && err.to_string().contains("appears twice"),
+        matches!(&err, Error::Store(store::Error::Decode { .. }))
+            && err.to_string().contains("appears twice"),
         "{err}"
     );
 }

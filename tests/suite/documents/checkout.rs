@@ -1,6 +1,7 @@
 //! The article's atomic checkout on the seed's book, and 16 concurrent checkouts of 3 copies.
 
 use super::*;
+use pattern_core::store;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Checkout {
@@ -120,10 +121,13 @@ async fn checkout_recipe(store: AnyStore) {
     edited.save(&store).await.unwrap();
     assert_eq!(Book::get(&store, &123456789).await.unwrap(), Some(edited));
     let again = seed_book().insert(&store).await.unwrap_err();
-    assert!(matches!(again, Error::DuplicateKey { .. }), "{again:?}");
+    assert!(
+        matches!(again, Error::Store(store::Error::DuplicateKey { .. })),
+        "{again:?}"
+    );
     let nothing = Book::update_one(&store, Filter::id(&123456789), Update::new()).await;
     assert!(
-        matches!(nothing, Err(Error::InvalidInput(_))),
+        matches!(nothing, Err(Error::Store(store::Error::InvalidInput(_)))),
         "{nothing:?}"
     );
 }

@@ -5,6 +5,7 @@
 //! `recompute` after a write by another tool.
 
 use super::*;
+use pattern_core::store;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Document)]
 #[document(collection = "films")]
@@ -291,7 +292,10 @@ async fn aggregates_match_a_model_of_random_writes(store: AnyStore) {
                 let done = review(id, f, r).insert(&store).await;
                 match model.entry(id) {
                     std::collections::btree_map::Entry::Occupied(_) => {
-                        assert!(matches!(done, Err(Error::DuplicateKey { .. })));
+                        assert!(matches!(
+                            done,
+                            Err(Error::Store(store::Error::DuplicateKey { .. }))
+                        ));
                     }
                     std::collections::btree_map::Entry::Vacant(v) => {
                         done.unwrap();

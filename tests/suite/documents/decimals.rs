@@ -1,6 +1,7 @@
 //! Money fields of a plain document, stored and queried exactly.
 
 use super::*;
+use pattern_core::store;
 
 /// `Decimal` fields stored as Decimal128 (and the other money forms): `$inc` adds exactly
 /// (0.1 three times is 0.3), comparisons and sorting are exact where `f64` cannot tell the
@@ -86,7 +87,7 @@ async fn money_fields_are_exact(store: AnyStore) {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, Error::InvalidInput(m) if m.contains("cost")),
+        matches!(&e, Error::Store(store::Error::InvalidInput(m)) if m.contains("cost")),
         "{e:?}"
     );
     let text = Update::new().inc(Product::LABEL, dec("1"));
@@ -94,7 +95,7 @@ async fn money_fields_are_exact(store: AnyStore) {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, Error::InvalidInput(m) if m.contains("as text")),
+        matches!(&e, Error::Store(store::Error::InvalidInput(m)) if m.contains("as text")),
         "{e:?}"
     );
     assert_eq!(documents(&store, "products").await, before);

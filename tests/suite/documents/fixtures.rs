@@ -2,6 +2,7 @@
 //! targeting check.
 
 use super::*;
+use pattern_core::store;
 
 /// The in-memory store as a test double (the same calls on MongoDB): fixtures seeded as
 /// another tool wrote them, read back in `_id` order with every BSON type, cleared.
@@ -34,7 +35,10 @@ async fn fixtures_keep_every_bson_type(store: AnyStore) {
         (dec("1.10"), dec("1.10"), None)
     );
     let again = store.seed("fixtures", [doc! {"_id": 1}]).await.unwrap_err();
-    assert!(matches!(again, Error::DuplicateKey { .. }), "{again:?}");
+    assert!(
+        matches!(again, store::Error::DuplicateKey { .. }),
+        "{again:?}"
+    );
     let all = pattern_core::store::query::Filter::everything();
     let n = store
         .find("fixtures", &all, &Default::default())

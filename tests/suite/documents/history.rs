@@ -6,6 +6,7 @@
 use futures::{StreamExt, TryStreamExt};
 use pattern_core::adopt::Options;
 use pattern_core::document::Revision;
+use pattern_core::store;
 
 use super::*;
 
@@ -286,8 +287,11 @@ async fn validators_cover_the_version_and_the_revision(store: AnyStore) {
         .await
         .unwrap());
     assert!(Note::delete(&store, &1).await.unwrap());
-    let refused = |r: pattern_core::Result<()>| {
-        assert!(matches!(r, Err(Error::SchemaViolation { .. })), "{r:?}");
+    let refused = |r: Result<(), store::Error>| {
+        assert!(
+            matches!(r, Err(store::Error::SchemaViolation { .. })),
+            "{r:?}"
+        );
     };
     let without_version = doc! {"_id": 2_i64, "text": "x", "likes": 0_i64, "revision": 1_i64};
     refused(store.insert_one("notes", without_version).await);
@@ -359,7 +363,10 @@ async fn history_matches_a_model_of_random_writes(store: AnyStore) {
             0 => {
                 let r = note(id, &text, 0).insert(&store).await;
                 if current.is_some() {
-                    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+                    assert!(
+                        matches!(r, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+                        "{r:?}"
+                    );
                 } else {
                     r.unwrap();
                     *current = Some(note(id, &text, 0));

@@ -10,6 +10,7 @@
 //! variant; the validator checks each variant's fields by discriminator.
 
 use pattern_core::document::{Attributes, Variant};
+use pattern_core::store;
 use pattern_core::store::query;
 
 use super::*;
@@ -289,7 +290,10 @@ async fn indexes_and_validator_per_variant(store: AnyStore) {
     ];
     for d in refused {
         let e = store.insert_one("products", d.clone()).await.unwrap_err();
-        assert!(matches!(e, Error::SchemaViolation { .. }), "{d}: {e:?}");
+        assert!(
+            matches!(e, store::Error::SchemaViolation { .. }),
+            "{d}: {e:?}"
+        );
     }
     // A shirt with a book's field passes: each variant checks its own fields.
     let ok =

@@ -2,6 +2,7 @@
 //! typed error.
 
 use super::*;
+use pattern_core::store;
 
 /// Any BSON value of the kinds other tools write, nested a little.
 fn any_bson() -> impl Strategy<Value = Bson> {
@@ -116,11 +117,11 @@ fn typed<T>(r: Result<T, Error>) {
         assert!(
             matches!(
                 e,
-                Error::Decode { .. }
-                    | Error::Server { .. }
-                    | Error::InvalidInput(_)
+                Error::Store(store::Error::Decode { .. })
+                    | Error::Store(store::Error::Server { .. })
+                    | Error::Store(store::Error::InvalidInput(_))
                     | Error::NotFound { .. }
-                    | Error::DuplicateKey { .. }
+                    | Error::Store(store::Error::DuplicateKey { .. })
             ),
             "unexpected error: {e:?}"
         );
@@ -206,7 +207,7 @@ async fn chunk_number_at_its_maximum_is_a_decode_error() {
         .unwrap();
     let e = Book::push(&store, &5, "e".into()).await.unwrap_err();
     assert!(
-        matches!(e, Error::Decode { ref collection, ref id, .. } if collection == "extra_sales" && id.contains("max")),
+        matches!(e, Error::Store(store::Error::Decode { ref collection, ref id, .. }) if collection == "extra_sales" && id.contains("max")),
         "{e:?}"
     );
     assert_eq!(Book::counts(&store, &5).await.map(|c| c.items).unwrap(), 4);

@@ -1,6 +1,7 @@
 //! Foreign documents the library tolerates, with the behaviour RELIABILITY.md documents.
 
 use super::*;
+use pattern_core::store;
 
 fn t(n: i64) -> Trade {
     Trade {
@@ -146,7 +147,7 @@ async fn main_array_over_threshold(store: AnyStore) {
 
 /// Two overflow chunks of one parent with the same number (inserted by another tool before our
 /// unique index existed): the index that keeps chunk numbers unique cannot be built, so every
-/// read of the items and every push returns `Error::InvalidInput` saying so, until the
+/// read of the items and every push returns `store::Error::InvalidInput` saying so, until the
 /// duplicates are merged or renumbered; nothing is written meanwhile. The typical read (main
 /// document only) and the count (an aggregation, which counts both) still work.
 async fn duplicate_overflow_chunks(store: AnyStore) {
@@ -172,7 +173,9 @@ async fn duplicate_overflow_chunks(store: AnyStore) {
     }
     let before = pattern_tests::documents(&store, "extra_sales").await;
     let refused = |r: Result<(), Error>| match r {
-        Err(Error::InvalidInput(m)) => assert!(m.contains("same key and sequence number"), "{m}"),
+        Err(Error::Store(store::Error::InvalidInput(m))) => {
+            assert!(m.contains("same key and sequence number"), "{m}")
+        }
         other => panic!("expected InvalidInput, got {other:?}"),
     };
     refused(Book::all_items(&store, &3).await.map(drop));
@@ -364,20 +367,20 @@ async fn number_field_holding_numbers(store: AnyStore) {
     store.insert_one("trades", d.clone()).await.unwrap();
     let e = TradeHistory::push(&store, &2, t(1)).await.unwrap_err();
     assert!(
-        matches!(&e, Error::Decode { collection, id, reason }
+        matches!(&e, Error::Store(store::Error::Decode { collection, id, reason })
             if collection == "trades" && id.contains("2_f") && reason.contains("holds number 1")),
         "{e:?}"
     );
 }
 
 /// A push into a document whose array field is not an array (written by another tool) is
-/// `Error::Decode` naming the collection and the document, as a read of it is; nothing is
+/// `store::Error::Decode` naming the collection and the document, as a read of it is; nothing is
 /// written.
 async fn pushes_into_a_non_array_name_the_document(store: AnyStore) {
     let bucket = bson::doc! {"_id": "3_1", "customerId": 3_i64, "count": 1, "history": "text"};
     store.insert_one("trades", bucket.clone()).await.unwrap();
     let is_decode = |e: &Error, coll: &str, id: &str| {
-        matches!(e, Error::Decode { collection, id: got, reason }
+        matches!(e, Error::Store(store::Error::Decode { collection, id: got, reason })
             if collection == coll && got.contains(id) && reason.contains("not an array"))
     };
     // The first push of this store to the key (`findAndModify`)...

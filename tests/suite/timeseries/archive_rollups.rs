@@ -8,6 +8,7 @@
 //! writing nothing, and `History::backfill` reads it.
 
 use super::*;
+use pattern_core::store;
 
 use pattern_core::adopt::{Options, Source};
 use pattern_core::bucket::{ArchiveAt, History};
@@ -360,7 +361,7 @@ async fn an_archive_on_another_store(live: AnyStore, cold: AnyStore) {
     let before = documents(&live, LIVE).await;
     let e = QtyTrades::backfill(&live).await;
     assert!(
-        matches!(&e, Err(Error::InvalidInput(m)) if m.contains("on another store")),
+        matches!(&e, Err(Error::Store(store::Error::InvalidInput(m))) if m.contains("on another store")),
         "{e:?}"
     );
     assert_eq!(documents(&live, LIVE).await, before, "nothing written");
@@ -381,7 +382,7 @@ async fn an_archive_on_another_store(live: AnyStore, cold: AnyStore) {
         .unwrap();
     let e = QtyTrades::backfill(&live).await;
     assert!(
-        matches!(&e, Err(Error::InvalidInput(m)) if m.contains("no mark recorded")),
+        matches!(&e, Err(Error::Store(store::Error::InvalidInput(m))) if m.contains("no mark recorded")),
         "{e:?}"
     );
     history.backfill::<QtyTrades>().await.unwrap();
@@ -391,7 +392,10 @@ async fn an_archive_on_another_store(live: AnyStore, cold: AnyStore) {
         .await
         .unwrap();
     let e = QtyTrades::backfill(&live).await;
-    assert!(matches!(&e, Err(Error::InvalidInput(_))), "{e:?}");
+    assert!(
+        matches!(&e, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{e:?}"
+    );
     history.backfill::<QtyTrades>().await.unwrap();
     verify_clean(&live, &to).await;
 }

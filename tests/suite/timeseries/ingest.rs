@@ -2,6 +2,7 @@
 //! written.
 
 use super::*;
+use pattern_core::store;
 
 /// Ingest across keys: each key's items in order, every invariant of a push, nothing lost or
 /// written twice, into keys with history (open legacy buckets too) and fresh ones; twice in
@@ -162,7 +163,10 @@ async fn ingest_reports_exactly_the_unwritten(store: AnyStore) {
     else {
         panic!("expected Error::Ingest, got {e:?}");
     };
-    assert!(matches!(*source, Error::Decode { .. }), "{source:?}");
+    assert!(
+        matches!(*source, Error::Store(store::Error::Decode { .. })),
+        "{source:?}"
+    );
     let docs = documents(&store, "trades").await;
     let stored: HashSet<i64> = docs
         .iter()

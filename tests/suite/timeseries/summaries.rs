@@ -2,6 +2,7 @@
 //! Decimal128 sums, Int64 overflow, `latest`, reads without their attributes.
 
 use super::*;
+use pattern_core::store;
 
 /// Pushes one at a time and several at a time keep the bounds of out-of-order items, and
 /// the summary, in the same update (and the new buckets are born with them).
@@ -197,11 +198,14 @@ async fn integer_sums_never_wrap(store: AnyStore) {
         .unwrap();
     let e = bucket::push::<Trades, _, _>(&store, &1, &big(1, 5)).await;
     assert!(
-        matches!(e, Err(Error::Overflow { ref field, .. }) if field == "qty_sum"),
+        matches!(e, Err(Error::Store(store::Error::Overflow { ref field, .. })) if field == "qty_sum"),
         "{e:?}"
     );
     let e = bucket::push_many::<Trades, _, _>(&store, &3, &[big(2, i64::MAX), big(3, 1)]).await;
-    assert!(matches!(e, Err(Error::Overflow { .. })), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::Store(store::Error::Overflow { .. }))),
+        "{e:?}"
+    );
     let docs = documents(&store, "trades").await;
     assert_eq!(docs.len(), 1, "nothing written for key 3");
     assert_eq!(as_int(docs[0].get("count").unwrap()), Some(1));
@@ -213,7 +217,7 @@ async fn integer_sums_never_wrap(store: AnyStore) {
         .unwrap();
     let e = bucket::ingest::<Trades, _>(&store, &[(6, big(31, 5))]).await;
     assert!(
-        matches!(&e, Err(Error::Ingest { source, written: 0, .. }) if matches!(**source, Error::Overflow { .. })),
+        matches!(&e, Err(Error::Ingest { source, written: 0, .. }) if matches!(**source, Error::Store(store::Error::Overflow { .. }))),
         "{e:?}"
     );
     let six = documents(&store, "trades").await;
@@ -237,7 +241,10 @@ async fn integer_sums_never_wrap(store: AnyStore) {
         .await
         .unwrap();
     let e = bucket::summary::<Trades, _, _>(&store, &4, ..).await;
-    assert!(matches!(e, Err(Error::Overflow { .. })), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::Store(store::Error::Overflow { .. }))),
+        "{e:?}"
+    );
 }
 
 /// `latest(n)` is the tail of the items, for every n around the bucket boundaries.
@@ -257,12 +264,12 @@ async fn reads_need_their_attributes(store: AnyStore) {
         .try_collect::<Vec<_>>()
         .await;
     assert!(
-        matches!(r, Err(Error::InvalidInput(ref m)) if m.contains("time")),
+        matches!(r, Err(Error::Store(store::Error::InvalidInput(ref m))) if m.contains("time")),
         "{r:?}"
     );
     let s = bucket::summary::<Legacy, _, _>(&store, &1, ..).await;
     assert!(
-        matches!(s, Err(Error::InvalidInput(ref m)) if m.contains("summary")),
+        matches!(s, Err(Error::Store(store::Error::InvalidInput(ref m))) if m.contains("summary")),
         "{s:?}"
     );
 }

@@ -5,6 +5,7 @@
 //! (writes to one collection in order) refuses an update the contract refuses where it stands.
 
 use super::*;
+use pattern_core::store;
 use pattern_core::store::WriteOp;
 
 const OTHER: &str = "others";
@@ -102,7 +103,7 @@ async fn writes_across_collections(store: AnyStore) {
     ];
     let refused = tx.write_across(writes, None).await;
     match refused {
-        Err(Error::DuplicateKey { collection, .. }) => assert_eq!(collection, OTHER),
+        Err(store::Error::DuplicateKey { collection, .. }) => assert_eq!(collection, OTHER),
         other => panic!("{other:?}"),
     }
     let _ = tx.abort().await;
@@ -134,7 +135,7 @@ async fn a_batch_refuses_an_invalid_update_where_it_stands(store: AnyStore) {
     let done = store.write_batch(C, batch).await;
     assert_eq!(done.applied, 1, "{:?}", done.error);
     assert!(
-        matches!(done.error, Some(Error::InvalidInput(_))),
+        matches!(done.error, Some(store::Error::InvalidInput(_))),
         "{:?}",
         done.error
     );

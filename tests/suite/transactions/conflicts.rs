@@ -2,9 +2,10 @@
 //! its context, and write skew and its cure.
 
 use super::*;
+use pattern_core::store;
 
 /// Goes off call and bumps the shift's version, in `t`.
-async fn off(t: &AnyTxn, who: &str) -> pattern_core::Result<()> {
+async fn off(t: &AnyTxn, who: &str) -> Result<(), store::Error> {
     t.update_one(
         C,
         &Filter::eq("_id", who),
@@ -22,8 +23,8 @@ async fn off(t: &AnyTxn, who: &str) -> pattern_core::Result<()> {
     .map(drop)
 }
 
-fn is_conflict<T: std::fmt::Debug>(r: &pattern_core::Result<T>) -> bool {
-    matches!(r, Err(e) if e.is_transient() && matches!(e, Error::WriteConflict { .. }))
+fn is_conflict<T: std::fmt::Debug>(r: &Result<T, store::Error>) -> bool {
+    matches!(r, Err(e) if e.is_transient() && matches!(e, store::Error::WriteConflict { .. }))
 }
 
 async fn first_writer_wins(store: AnyStore) {
@@ -88,7 +89,7 @@ async fn first_writer_wins(store: AnyStore) {
 
 /// A document held by an open transaction that never finishes: every attempt of another
 /// transaction writing it conflicts at once, and the helper gives up after
-/// `TRANSACTION_ATTEMPTS` attempts with `Error::Contention`, keeping nothing.
+/// `TRANSACTION_ATTEMPTS` attempts with `store::Error::Contention`, keeping nothing.
 async fn transaction_gives_up_with_contention(store: AnyStore) {
     insert_all(&store, vec![doc! {"_id": "a", "n": 1}]).await;
     let holder = store.start_transaction().await.unwrap();
@@ -109,7 +110,7 @@ async fn transaction_gives_up_with_contention(store: AnyStore) {
     })
     .await;
     assert!(
-        matches!(r, Err(Error::Contention { attempts: n, .. }) if n == pattern_core::store::TRANSACTION_ATTEMPTS),
+        matches!(r, Err(Error::Store(store::Error::Contention { attempts: n, .. })) if n == pattern_core::store::TRANSACTION_ATTEMPTS),
         "{r:?}"
     );
     assert_eq!(
@@ -210,13 +211,13 @@ async fn transaction_retries_conflicts(store: AnyStore) {
     // Inside a transaction already, the helper runs the work in it, once; nesting is refused.
     let tx = store.start_transaction().await.unwrap();
     transaction(&tx, |inner: &AnyTxn| {
-        Box::pin(async move { inner.insert_one(C, doc! {"_id": "inner"}).await })
+        Box::pin(async move { Ok(inner.insert_one(C, doc! {"_id": "inner"}).await?) })
     })
     .await
     .unwrap();
     assert!(matches!(
         tx.start_transaction().await,
-        Err(Error::InvalidInput(_))
+        Err(store::Error::InvalidInput(_))
     ));
     assert!(get(&store, "inner").await.is_none());
     tx.commit().await.unwrap();

@@ -6,6 +6,7 @@
 //! order).
 
 use super::*;
+use pattern_core::store;
 use pattern_core::store::query::Expr;
 
 fn f(name: &str) -> Box<Expr> {
@@ -261,7 +262,7 @@ async fn rewrites_under_a_condition(store: AnyStore) {
     };
     let refused = store.update_one(C, &one, &mut update, false).await;
     assert!(
-        matches!(refused, Err(pattern_core::Error::InvalidInput { .. })),
+        matches!(refused, Err(store::Error::InvalidInput { .. })),
         "{refused:?}"
     );
 }
@@ -324,7 +325,7 @@ async fn expressions_of_required_updates(store: AnyStore) {
 /// An update under a required condition (`Update::require`, an ingest's fill): where the
 /// condition holds, the operators' values as the pipeline computes them (a null field as
 /// missing, an Int64 sum past its range a Double); where it does not, or the update would
-/// upsert a document on which it does not, `Error::Unmet` and nothing written; in a batch,
+/// upsert a document on which it does not, `store::Error::Unmet` and nothing written; in a batch,
 /// the batch stops there; beside `$setOnInsert`, refused before anything is sent.
 async fn required_updates(store: AnyStore) {
     let date = |ms: i64| Bson::DateTime(bson::DateTime::from_millis(ms));
@@ -369,7 +370,10 @@ async fn required_updates(store: AnyStore) {
     assert_same_documents(&[read(1).await.unwrap()], std::slice::from_ref(&want));
     // Does not hold (the count moved on): refused, nothing written.
     let refused = (store.update_one(C, &Filter::eq("_id", 1), &mut fill(3), false)).await;
-    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(store::Error::Unmet { .. })),
+        "{refused:?}"
+    );
     assert_same_documents(&[read(1).await.unwrap()], &[want]);
     // Null fields taken as missing (6: where the operators would not refuse); missing fields
     // made.
@@ -393,10 +397,16 @@ async fn required_updates(store: AnyStore) {
         Expr::Lte(Box::new(Expr::Abs(f("qty"))), lit(i64::MAX - 4)),
     ]));
     let refused = (store.update_one(C, &Filter::eq("_id", 4), &mut bounded, false)).await;
-    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(store::Error::Unmet { .. })),
+        "{refused:?}"
+    );
     // An upsert: the condition is tested on the document it would insert.
     let refused = (store.update_one(C, &Filter::eq("_id", 5), &mut fill(0), true)).await;
-    assert!(matches!(refused, Err(Error::Unmet { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(store::Error::Unmet { .. })),
+        "{refused:?}"
+    );
     assert_eq!(read(5).await, None);
     let mut new = fill(0);
     new.require = Some(Expr::OfType {
@@ -421,7 +431,7 @@ async fn required_updates(store: AnyStore) {
     let done = store.write_batch(C, batch).await;
     assert_eq!(done.applied, 1, "{:?}", done.error);
     assert!(
-        matches!(done.error, Some(Error::Unmet { .. })),
+        matches!(done.error, Some(store::Error::Unmet { .. })),
         "{:?}",
         done.error
     );
@@ -432,7 +442,7 @@ async fn required_updates(store: AnyStore) {
     update.set_on_insert = vec![("k".into(), Bson::Int32(1))];
     let refused = (store.update_one(C, &Filter::eq("_id", 2), &mut update, false)).await;
     assert!(
-        matches!(refused, Err(Error::InvalidInput(_))),
+        matches!(refused, Err(store::Error::InvalidInput(_))),
         "{refused:?}"
     );
 }

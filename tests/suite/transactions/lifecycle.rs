@@ -2,6 +2,7 @@
 //! transactions; on MongoDB, an operation after a failure and the commands sent.
 
 use super::*;
+use pattern_core::store;
 
 async fn commit_makes_all_visible(store: AnyStore) {
     insert_all(
@@ -64,7 +65,7 @@ async fn commit_makes_all_visible(store: AnyStore) {
     let v = transaction(&store, |tx| {
         Box::pin(async move {
             tx.insert_one(C, doc! {"_id": "d"}).await?;
-            tx.update_many(C, &all(), &set("done", true)).await
+            Ok(tx.update_many(C, &all(), &set("done", true)).await?)
         })
     })
     .await
@@ -90,11 +91,15 @@ async fn abort_and_errors_discard_all(store: AnyStore) {
         Box::pin(async move {
             tx.insert_one(C, doc! {"_id": "c"}).await?;
             tx.update_many(C, &all(), &inc("n", 5)).await?;
-            Err(Error::InvalidInput("changed my mind".into()))
+            Err(Error::Store(store::Error::InvalidInput(
+                "changed my mind".into(),
+            )))
         })
     })
     .await;
-    assert!(matches!(r, Err(Error::InvalidInput(m)) if m == "changed my mind"));
+    assert!(
+        matches!(r, Err(Error::Store(store::Error::InvalidInput(m))) if m == "changed my mind")
+    );
     assert_eq!(documents(&store, C).await, before);
 
     // A store error inside (a duplicate key) aborts it too, and is returned as it is.
@@ -109,7 +114,10 @@ async fn abort_and_errors_discard_all(store: AnyStore) {
         })
     })
     .await;
-    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+        "{r:?}"
+    );
     assert_eq!(attempts.load(Ordering::SeqCst), 1, "not retried");
     assert_eq!(documents(&store, C).await, before);
 
@@ -136,7 +144,7 @@ async fn abort_and_errors_discard_all(store: AnyStore) {
                 false,
             )
             .await?;
-            tx.update_many(C, &all(), &rewrite).await
+            Ok(tx.update_many(C, &all(), &rewrite).await?)
         })
     })
     .await;
@@ -187,7 +195,7 @@ async fn indexes_inside_a_transaction(store: AnyStore) {
             tx.create_index("fresh", &index).await?;
             assert!(tx.index_names(C).await?.contains(&"k_1".to_string()));
             tx.insert_one(C, doc! {"_id": "b", "k": 2}).await?;
-            tx.insert_one("fresh", doc! {"_id": 1, "k": 1}).await
+            Ok(tx.insert_one("fresh", doc! {"_id": 1, "k": 1}).await?)
         })
     })
     .await
@@ -201,10 +209,13 @@ async fn indexes_inside_a_transaction(store: AnyStore) {
     assert_eq!(find_ids(&store, &all()).await, ids(&["a", "b"]));
     // The unique index holds inside transactions.
     let r = transaction(&store, |tx| {
-        Box::pin(async move { tx.insert_one(C, doc! {"_id": "c", "k": 1}).await })
+        Box::pin(async move { Ok(tx.insert_one(C, doc! {"_id": "c", "k": 1}).await?) })
     })
     .await;
-    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+        "{r:?}"
+    );
 }
 
 async fn finished_transactions_refuse_work(store: AnyStore) {
@@ -213,7 +224,7 @@ async fn finished_transactions_refuse_work(store: AnyStore) {
     tx.commit().await.unwrap();
     assert!(matches!(
         tx.insert_one(C, doc! {"_id": "b"}).await,
-        Err(Error::InvalidInput(_))
+        Err(store::Error::InvalidInput(_))
     ));
     assert!(tx.abort().await.is_err());
     let tx = store.start_transaction().await.unwrap();
@@ -221,9 +232,9 @@ async fn finished_transactions_refuse_work(store: AnyStore) {
     tx.abort().await.unwrap();
     // Using an aborted transaction is a mistake on both stores.
     let r = tx.find(C, &all(), &FindOptions::default()).await;
-    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+    assert!(matches!(r, Err(store::Error::InvalidInput(_))), "{r:?}");
     let r = tx.commit().await;
-    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+    assert!(matches!(r, Err(store::Error::InvalidInput(_))), "{r:?}");
     tx.abort().await.unwrap();
     assert_eq!(find_ids(&store, &all()).await, ids(&["a"]));
 }
@@ -238,16 +249,16 @@ async fn mongo_operation_after_a_failure_in_the_transaction() {
     insert_all(&store, vec![doc! {"_id": "a"}]).await;
     let tx = store.start_transaction().await.unwrap();
     let r = tx.insert_one(C, doc! {"_id": "a"}).await;
-    assert!(matches!(r, Err(Error::DuplicateKey { .. })), "{r:?}");
+    assert!(matches!(r, Err(store::Error::DuplicateKey { .. })), "{r:?}");
     let r = tx.insert_one(C, doc! {"_id": "b"}).await;
     match &r {
-        Err(Error::Server { message, .. }) => {
+        Err(store::Error::Server { message, .. }) => {
             assert!(message.contains("duplicate key"), "{message}")
         }
         other => panic!("{other:?}"),
     }
     let r = tx.commit().await;
-    assert!(matches!(r, Err(Error::Server { .. })), "{r:?}");
+    assert!(matches!(r, Err(store::Error::Server { .. })), "{r:?}");
     let _ = tx.abort().await;
     assert_eq!(find_ids(&store, &all()).await, ids(&["a"]));
     // A work that swallows the error: the commit fails, without retries.
@@ -261,7 +272,10 @@ async fn mongo_operation_after_a_failure_in_the_transaction() {
         })
     })
     .await;
-    assert!(matches!(r, Err(Error::Server { .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Store(store::Error::Server { .. }))),
+        "{r:?}"
+    );
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
     pattern_tests::drop_db(&store).await;
 }

@@ -3,6 +3,7 @@
 //! the document as it was, and an aborted transaction that leaves nothing.
 
 use super::*;
+use pattern_core::store;
 use pattern_core::store::query::PushSort;
 
 /// The sorted push of `items` into `top`, newest first by `t` then `_id`, keeping `keep`.
@@ -108,7 +109,7 @@ async fn a_sort_without_its_push_is_refused(store: AnyStore) {
         .update_one(C, &Filter::eq("_id", "p"), &mut u, false)
         .await;
     assert!(
-        matches!(refused, Err(Error::InvalidInput(_))),
+        matches!(refused, Err(store::Error::InvalidInput(_))),
         "{refused:?}"
     );
     assert_eq!(top_of(&store, "p").await, Some(bson::bson!([])));

@@ -2,6 +2,7 @@
 //! filters and sorts on dotted paths and arrays.
 
 use super::*;
+use pattern_core::store;
 
 async fn update_many_plain_and_pull(store: AnyStore) {
     insert_all(
@@ -110,7 +111,7 @@ async fn update_many_array_prefix(store: AnyStore) {
     let before = documents(&store, C).await;
     assert!(matches!(
         store.update_many(C, &all(), &bad).await,
-        Err(Error::InvalidInput(_))
+        Err(store::Error::InvalidInput(_))
     ));
     assert_eq!(documents(&store, C).await, before);
     // A document whose field is not an array refuses the update.

@@ -1,6 +1,7 @@
 //! `#[derive(Tree)]` with integer ids.
 
 use super::*;
+use pattern_core::store;
 
 /// Through `#[derive(Tree)]`: integer ids, renamed fields, own data beside the model's fields,
 /// `max_depth` from the attribute; the nested-set model refuses the id 0 (the seed's "no
@@ -34,7 +35,10 @@ async fn derived_integer_ids(store: AnyStore) {
         "{e:?}"
     );
     let e = unit(0, "zero").insert_root(&store).await;
-    assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+    assert!(
+        matches!(e, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{e:?}"
+    );
     unit(5, "it").insert_child(&store, &1).await.unwrap();
     Unit::move_to(&store, &3, Some(&5)).await.unwrap();
     let below: Vec<i64> = Unit::descendants(&store, &1, None)

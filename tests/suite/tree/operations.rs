@@ -1,6 +1,7 @@
 //! Each operation and its errors, hostile ids, the depth limit, `save`, a user's transaction.
 
 use super::*;
+use pattern_core::store;
 
 /// Moves, deletes and their errors, in every model.
 async fn operations(store: AnyStore) {
@@ -53,9 +54,15 @@ async fn operations(store: AnyStore) {
             .is_none());
         // Duplicate ids, as a root and as a child.
         let e = tree::insert_root(store, &T::named("dbm")).await;
-        assert!(matches!(e, Err(Error::DuplicateKey { .. })), "{m:?} {e:?}");
+        assert!(
+            matches!(e, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+            "{m:?} {e:?}"
+        );
         let e = tree::insert_child(store, &s("Books"), &T::named("dbm")).await;
-        assert!(matches!(e, Err(Error::DuplicateKey { .. })), "{m:?} {e:?}");
+        assert!(
+            matches!(e, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+            "{m:?} {e:?}"
+        );
         assert_eq!(
             tree::verify::<T, _>(store).await.unwrap().defects,
             vec![],
@@ -187,7 +194,10 @@ async fn hostile_ids(store: AnyStore) {
         if m == TreeModel::MaterializedPath {
             for bad in ["a,b", ""] {
                 let e = tree::insert_root(store, &T::named(bad)).await;
-                assert!(matches!(e, Err(Error::InvalidInput(_))), "{bad:?}: {e:?}");
+                assert!(
+                    matches!(e, Err(Error::Store(store::Error::InvalidInput(_)))),
+                    "{bad:?}: {e:?}"
+                );
             }
         }
         assert_eq!(
@@ -315,11 +325,16 @@ async fn user_transaction(store: AnyStore) {
             tx.insert_one("audit", doc! {"_id": 1, "moved": "Databases"})
                 .await?;
             tree::move_to::<ParentRefs, _, _>(tx, "Databases", Some("Books")).await?;
-            Err(Error::InvalidInput("changed my mind".into()))
+            Err(Error::Store(store::Error::InvalidInput(
+                "changed my mind".into(),
+            )))
         })
     })
     .await;
-    assert!(matches!(failed, Err(Error::InvalidInput(_))), "{failed:?}");
+    assert!(
+        matches!(failed, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{failed:?}"
+    );
     assert_eq!(
         tree::depth::<ParentRefs, _, _>(&store, "MongoDB")
             .await

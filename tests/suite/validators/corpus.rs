@@ -1,6 +1,7 @@
 //! The differential corpus: both stores decide alike on every write under the same validators.
 
 use super::*;
+use pattern_core::store;
 
 /// A deterministic generator (xorshift64*), so that a run's corpus is the next run's.
 struct Rng(u64);
@@ -266,10 +267,10 @@ async fn is_secantus(store: &AnyStore) -> bool {
 
 /// Whether a store accepted a write: `Ok(true)`, refused by the validator: `Ok(false)`; any
 /// other error is the corpus's mistake.
-fn decision(r: pattern_core::Result<()>, doc: &Document) -> bool {
+fn decision(r: Result<(), store::Error>, doc: &Document) -> bool {
     match r {
         Ok(()) => true,
-        Err(Error::SchemaViolation { .. }) => false,
+        Err(store::Error::SchemaViolation { .. }) => false,
         Err(e) => panic!("{e} for {doc}"),
     }
 }

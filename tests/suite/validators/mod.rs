@@ -1,5 +1,5 @@
 //! The layouts' validators (`ensure_validator`, `#[...(validate)]`), on both stores: writes that
-//! break a layout are refused with `Error::SchemaViolation` (code 121 on MongoDB, from a raw
+//! break a layout are refused with `store::Error::SchemaViolation` (code 121 on MongoDB, from a raw
 //! driver write too), the library's own writes all pass, "moderate" lets a foreign document
 //! that fails the schema be repaired, and a refusal inside a transaction or a batch is reported
 //! as the store reports its other per-document errors. Last, the differential corpus: both
@@ -7,6 +7,7 @@
 
 use bson::{doc, Bson, Document};
 use pattern_core::adopt::{Options, Source};
+use pattern_core::store;
 use pattern_core::store::query::{Filter, Update};
 use pattern_core::store::{transaction, AnyStore};
 use pattern_core::tree::{self, Tree};
@@ -171,16 +172,17 @@ async fn update(
     filter: &Filter,
     mut update: Update,
     upsert: bool,
-) -> pattern_core::Result<bool> {
+) -> Result<bool, store::Error> {
     let done = store.update_one(coll, filter, &mut update, upsert).await;
     done.map(|o| o.matched)
 }
 
 /// The refusal is the typed error for `coll`.
 #[track_caller]
-fn assert_refused<T: std::fmt::Debug>(r: pattern_core::Result<T>, coll: &str) {
-    match r {
-        Err(Error::SchemaViolation { collection, .. }) if collection == coll => {}
+fn assert_refused<T: std::fmt::Debug>(r: Result<T, impl Into<Error>>, coll: &str) {
+    match r.map_err(Into::into) {
+        Err(Error::Store(store::Error::SchemaViolation { collection, .. }))
+            if collection == coll => {}
         other => panic!("expected a SchemaViolation on `{coll}`, got {other:?}"),
     }
 }

@@ -1,6 +1,7 @@
 //! Validation level `moderate`, refusals inside transactions and batches, installing again.
 
 use super::*;
+use pattern_core::store;
 
 /// "Moderate": a bucket written over the layout before the validator existed can still be
 /// updated or replaced (and so repaired); once repaired it is checked again. An insert (an
@@ -109,7 +110,7 @@ async fn refusals_in_transactions_and_batches(store: AnyStore) {
             source, unwritten, ..
         }) => {
             assert!(
-                matches!(*source, Error::SchemaViolation { .. }),
+                matches!(*source, Error::Store(store::Error::SchemaViolation { .. })),
                 "{source:?}"
             );
             assert_eq!(unwritten, (0..20).collect::<Vec<_>>());

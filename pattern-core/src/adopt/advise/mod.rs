@@ -247,7 +247,7 @@ impl Finding {
 ///
 /// Writes nothing. A named collection that does not exist is refused
 /// ([`Error::SourceNotFound`]); a `sample` of 0 or over [`MAX_SAMPLE`] is
-/// [`Error::InvalidInput`].
+/// [`store::Error::InvalidInput`](crate::store::Error::InvalidInput).
 pub async fn advise<S: Store>(
     store: &S,
     collections: &[&str],

@@ -34,6 +34,7 @@
 //! finished, a run with any cut-off starts from the start. A killed run leaves no transaction
 //! open (it runs none): the next run goes on at once.
 
+use crate::store::Error as StoreError;
 use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::ops::RangeBounds;
@@ -86,7 +87,7 @@ pub struct ArchiveReport {
 
 /// Buckets read per batch at most (fewer when [`Options::batch_items`] says so).
 const BATCH: usize = 1_000;
-/// Copies of one bucket before [`Error::Contention`] (each after a push to it).
+/// Copies of one bucket before [`store::Error::Contention`](crate::store::Error::Contention) (each after a push to it).
 const ATTEMPTS: u32 = 100;
 
 fn archive_spec<'a>(spec: &SeriesSpec<'a>, collection: &'a str) -> SeriesSpec<'a> {
@@ -103,7 +104,7 @@ fn archive_spec<'a>(spec: &SeriesSpec<'a>, collection: &'a str) -> SeriesSpec<'a
 /// called after each batch (phase `"archive"`). Run again after a kill: it resumes after the
 /// last batch recorded and completes the moves in flight (see the module's documentation).
 /// Refused before anything is written ([`Error::SettingsChanged`]): another cut-off while a
-/// run is part-way; two runs of one archive at once stop the second ([`Error::Contention`]).
+/// run is part-way; two runs of one archive at once stop the second ([`store::Error::Contention`](crate::store::Error::Contention)).
 ///
 /// Buckets without complete time bounds are not moved (run [`backfill`](super::backfill)
 /// first). The live collection is marked archived from: from then on a whole-history
@@ -391,10 +392,10 @@ async fn move_one<S: Store, A: Store>(
             None => return Ok(None),
         }
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: ATTEMPTS,
         what: "moving a bucket to its archive".into(),
-    })
+    }))
 }
 
 /// A key's history across the live collection and its archive: what [`archive`] moved is

@@ -13,6 +13,7 @@
 //! read back only when the command is refused, to say why. The fast paths send what a
 //! hand-written write sends (BENCHMARKS.md, section 1).
 
+use crate::store::Error as StoreError;
 use bson::{Bson, Document as BsonDocument};
 
 use super::history::Stamp;
@@ -33,7 +34,7 @@ const fn plan<D: Document>() -> Plan {
 }
 
 /// How many times a versioned update upgrades a document it found at an older version and
-/// tries again before giving up ([`Error::Contention`]).
+/// tries again before giving up ([`store::Error::Contention`](crate::store::Error::Contention)).
 const UPGRADE_ATTEMPTS: u32 = 8;
 
 /// A write of a document of `D`, after stage 1 (encode).
@@ -173,7 +174,7 @@ where
     let mut attempt = 0;
     loop {
         match transaction_with(store, ctx, &mut work).await {
-            Err(Error::DuplicateKey { collection, .. })
+            Err(Error::Store(StoreError::DuplicateKey { collection, .. }))
                 if collection == REFERENCES && attempt + 1 < ENTRY_RACES =>
             {
                 attempt += 1;
@@ -345,13 +346,13 @@ async fn from_after<D: Document, T: Store>(
         }
         reference::after::Followed::PastFanOut => {
             *past_fan_out = PastFanOut::Abandoned;
-            Err(Error::Contention {
+            Err(Error::Store(StoreError::Contention {
                 attempts: 1,
                 what: format!(
                     "an update of `{}` found more stale copies than its fan-out",
                     D::COLLECTION
                 ),
-            })
+            }))
         }
     }
 }
@@ -468,10 +469,10 @@ async fn read_current<D: Document, T: Store>(
         };
         upgraded::<D, T>(tx, found).await?;
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: UPGRADE_ATTEMPTS,
         what: format!("an update of `{}` kept upgrading documents", D::COLLECTION),
-    })
+    }))
 }
 
 /// The one-command form of a write without a transaction (no stage reads what it replaces):
@@ -506,7 +507,7 @@ async fn one_command<D: Document, S: Store>(store: &S, write: Write) -> Result<b
 }
 
 /// How many times a save whose upsert lost to a concurrent change of variant or delete runs
-/// again before giving up ([`Error::Contention`]).
+/// again before giving up ([`store::Error::Contention`](crate::store::Error::Contention)).
 const SAVE_ATTEMPTS: u32 = 16;
 
 /// A save in one command: a replacement with `upsert` whose filter holds the guards (the
@@ -532,7 +533,7 @@ async fn guarded_save<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Re
             Err(e) => e,
         };
         if !polymorphic::on_id(&e) {
-            return Err(e);
+            return Err(e.into());
         }
         let Some(stored) = find_by_id(store, D::COLLECTION, &id).await? else {
             continue;
@@ -540,13 +541,13 @@ async fn guarded_save<D: Document, S: Store>(store: &S, doc: BsonDocument) -> Re
         versions::classify::<D>(&stored)?;
         polymorphic::same_variant::<D>(&id, &stored, &doc)?;
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: SAVE_ATTEMPTS,
         what: format!(
             "a save of `{}` kept losing to changes of the document's variant or version",
             D::COLLECTION
         ),
-    })
+    }))
 }
 
 /// `update_one` in one command. On a versioned type the update applies to a document at this
@@ -593,13 +594,13 @@ async fn guarded_update<D: Document, S: Store>(
             }
         }
     }
-    Err(Error::Contention {
+    Err(Error::Store(StoreError::Contention {
         attempts: UPGRADE_ATTEMPTS,
         what: format!(
             "an update of `{}` kept finding its document rewritten at an older version",
             D::COLLECTION
         ),
-    })
+    }))
 }
 
 fn id_of(doc: &BsonDocument) -> Bson {

@@ -5,6 +5,7 @@
 //! the batch there; the keys from there on go through the ordinary push, which learns the
 //! truth. So nothing is lost, nothing is written twice, and each key's items keep their order.
 
+use crate::store::Error as StoreError;
 use std::collections::HashMap;
 
 use bson::{Bson, Document};
@@ -49,7 +50,7 @@ pub(crate) async fn ingest<S: Store>(
     for e in &entries {
         match crate::codec::size::check_item_size(spec.collection, &e.item) {
             Ok(n) => sizes.push(n),
-            Err(err) => return Err(unwritten_all(&entries, err, 0)),
+            Err(err) => return Err(unwritten_all(&entries, err.into(), 0)),
         }
     }
     if let Err(e) = spec.ensure_indexes(store).await {
@@ -147,7 +148,7 @@ async fn ingest_batch<S: Store>(
     }
     let routed = match store.routes_by_shard_key().await {
         Ok(routed) => routed,
-        Err(e) => return Err((0, all_indexes(&groups), e)),
+        Err(e) => return Err((0, all_indexes(&groups), e.into())),
     };
     if let Err(e) = learn(store, spec, &mut groups).await {
         return Err((0, all_indexes(&groups), e));
@@ -196,13 +197,15 @@ async fn ingest_batch<S: Store>(
     let (applied, unknown) = match outcome.error {
         None => (planned.len(), None),
         // Unknown how far it got (the connection broke): read the documents back.
-        Some(Error::Unavailable { .. }) => match verify(store, spec, &groups, &planned).await {
-            Ok(n) => (n, Some(n)),
-            Err(_) => {
-                let e = outcome.error.expect("an error");
-                return Err((0, all_indexes(&groups), e));
+        Some(StoreError::Unavailable { .. }) => {
+            match verify(store, spec, &groups, &planned).await {
+                Ok(n) => (n, Some(n)),
+                Err(_) => {
+                    let e = outcome.error.expect("an error");
+                    return Err((0, all_indexes(&groups), e.into()));
+                }
             }
-        },
+        }
         Some(_) => (outcome.applied.min(planned.len()), None),
     };
     let settled = rollups::settle(

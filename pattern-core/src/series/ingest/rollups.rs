@@ -7,8 +7,9 @@ use super::{Group, Planned};
 use crate::series::rollup::{mark_stale, roll_up};
 use crate::series::Kept;
 use crate::spec::SeriesSpec;
+use crate::store::Error as StoreError;
 use crate::store::{Store, WriteOp};
-use crate::{Error, Result};
+use crate::Result;
 
 /// One key's roll-up write: its group, and what the batch's first `upto` writes add for it.
 pub(super) struct Roll {
@@ -72,7 +73,7 @@ pub(super) async fn settle<S: Store>(
     planned: &[Planned],
     rolls: &[Roll],
     applied: usize,
-    error: Option<&Error>,
+    error: Option<&StoreError>,
     unknown: Option<usize>,
 ) -> Result<()> {
     if rolls.is_empty() || error.is_none() {
@@ -119,19 +120,19 @@ async fn add_written<S: Store>(
 
 /// The batch's error as `roll_up` reads it: a refusal on a unique index is retried without
 /// the upsert; anything else marks the roll-up stale.
-fn clone_refusal(error: Option<&Error>) -> Error {
+fn clone_refusal(error: Option<&StoreError>) -> StoreError {
     match error {
-        Some(Error::DuplicateKey {
+        Some(StoreError::DuplicateKey {
             collection,
             message,
-        }) => Error::DuplicateKey {
+        }) => StoreError::DuplicateKey {
             collection: collection.clone(),
             message: message.clone(),
         },
-        Some(e) => Error::Server {
+        Some(e) => StoreError::Server {
             message: e.to_string(),
             source: None,
         },
-        None => Error::invalid("no error"),
+        None => StoreError::invalid("no error"),
     }
 }

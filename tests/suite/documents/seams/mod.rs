@@ -36,6 +36,7 @@ mod related;
 mod schema;
 mod simple;
 
+use pattern_core::store;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
@@ -108,12 +109,17 @@ pub(super) async fn empty(store: &AnyStore, colls: &[&str]) {
 
 /// Asserts the transaction aborted by [`abort`] was.
 pub(super) fn aborted<T: std::fmt::Debug>(r: pattern_core::Result<T>) {
-    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+    assert!(
+        matches!(r, Err(Error::Store(store::Error::InvalidInput(_)))),
+        "{r:?}"
+    );
 }
 
 /// What a cell's transaction returns to abort.
 pub(super) fn abort<T>() -> pattern_core::Result<T> {
-    Err(Error::InvalidInput("the test aborts it".into()))
+    Err(Error::Store(store::Error::InvalidInput(
+        "the test aborts it".into(),
+    )))
 }
 
 async fn every_feature_on_every_write_path(store: AnyStore) {

@@ -15,6 +15,7 @@
 use bson::Document as BsonDocument;
 use pattern_core::adopt::Options;
 use pattern_core::document::{self, Filter, Update, Variant};
+use pattern_core::store;
 use pattern_core::store::transaction;
 use pattern_core::store::Store;
 use pattern_core::Error;
@@ -77,7 +78,9 @@ async fn simple_step<T: Simple, S: Store + 'static>(
         0 if !(in_txn && exists) => {
             let r = document::insert(store, &T::make(id, name, 1)).await;
             if exists {
-                expect_err(r, |e| matches!(e, Error::DuplicateKey { .. }));
+                expect_err(r, |e| {
+                    matches!(e, Error::Store(store::Error::DuplicateKey { .. }))
+                });
             } else {
                 r.unwrap();
                 m.write(&T::make(id, name, 1));
@@ -290,7 +293,9 @@ async fn computed_step<S: Store>(store: &S, m: &mut Boards, next: &mut Rng, in_t
         0 => {
             let r = score(id, board, x).insert(store).await;
             if before.is_some() {
-                expect_err(r, |e| matches!(e, Error::DuplicateKey { .. }));
+                expect_err(r, |e| {
+                    matches!(e, Error::Store(store::Error::DuplicateKey { .. }))
+                });
             } else if attaches(m, board) {
                 expect_err(r, missing);
             } else {
@@ -548,14 +553,16 @@ macro_rules! step {
                         if commit {
                             Ok(copy)
                         } else {
-                            Err(Error::InvalidInput("the oracle aborts it".into()))
+                            Err(Error::Store(store::Error::InvalidInput(
+                                "the oracle aborts it".into(),
+                            )))
                         }
                     })
                 })
                 .await;
                 match done {
                     Ok(copy) => $model = copy,
-                    Err(Error::InvalidInput(_)) => {}
+                    Err(Error::Store(store::Error::InvalidInput(_))) => {}
                     Err(e) => panic!("{e:?}"),
                 }
             }

@@ -2,6 +2,7 @@
 //! through the enum (`Item`): every variant's features (keywords, an index, attributes) held
 //! by both, against a model of the collection.
 
+use pattern_core::store;
 use std::collections::BTreeMap;
 
 use bson::Document as BsonDocument;
@@ -143,7 +144,10 @@ async fn rows(store: &AnyStore, cells: &mut Cells, through_enum: bool) {
         } else {
             shirt(id, "Tee", 2).insert(store).await
         };
-        assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+        assert!(
+            matches!(dup, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+            "{dup:?}"
+        );
     });
     let id = fresh();
     cell!("save (new, existing, over another variant)", async {

@@ -3,6 +3,7 @@
 //! entries), an extended reference's source (people, copied into films with a fan-out of 1)
 //! and holder (films). Each row runs its write paths against a model of both collections.
 
+use pattern_core::store;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bson::{doc, Bson, Document as BsonDocument};
@@ -566,7 +567,10 @@ async fn reference(store: &AnyStore, cells: &mut Cells, holder: bool) {
         cell!("insert", async {
             cast(store, &mut m, p).await;
             let dup = person(p, "Other").insert(store).await;
-            assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+            assert!(
+                matches!(dup, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+                "{dup:?}"
+            );
         });
         let p = fresh();
         cell!("save (new and existing)", async {

@@ -3,6 +3,7 @@
 //! its validator alone): one generic runner over every write path each supports, against a
 //! model of the stored documents, the history records and the archive.
 
+use pattern_core::store;
 use std::collections::BTreeMap;
 
 use bson::{doc, Bson, DateTime, Document as BsonDocument};
@@ -430,7 +431,10 @@ pub(super) async fn row<T: Simple>(store: &AnyStore, cells: &mut Cells) {
             .unwrap();
         m.write(&T::make(id, "Ann Lee", 1));
         let dup = document::insert(store, &T::make(id, "Other", 2)).await;
-        assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
+        assert!(
+            matches!(dup, Err(Error::Store(store::Error::DuplicateKey { .. }))),
+            "{dup:?}"
+        );
     });
     let id = fresh();
     cell!("save (new)", async {
@@ -525,12 +529,14 @@ pub(super) async fn row<T: Simple>(store: &AnyStore, cells: &mut Cells) {
                 let inc = document::Update::new().inc(T::N, 1);
                 document::update_one::<T, _>(tx, Filter::id(&id), inc).await?;
                 document::delete::<T, _, _>(tx, &id).await?;
-                Err::<(), _>(Error::InvalidInput("the test aborts it".into()))
+                Err::<(), _>(Error::Store(store::Error::InvalidInput(
+                    "the test aborts it".into(),
+                )))
             })
         })
         .await;
         assert!(
-            matches!(aborted, Err(Error::InvalidInput(_))),
+            matches!(aborted, Err(Error::Store(store::Error::InvalidInput(_)))),
             "{aborted:?}"
         );
     });

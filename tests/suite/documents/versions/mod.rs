@@ -6,6 +6,7 @@
 
 mod sweep;
 
+use pattern_core::store;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -185,7 +186,9 @@ async fn reads_upgrade_every_version(store: AnyStore) {
         .await
         .unwrap();
     match Person3::get(&store, &4).await {
-        Err(Error::Decode { reason, .. }) => assert!(reason.contains("schema_version"), "{reason}"),
+        Err(Error::Store(store::Error::Decode { reason, .. })) => {
+            assert!(reason.contains("schema_version"), "{reason}")
+        }
         other => panic!("expected Decode, got {other:?}"),
     }
     // A projection reads the current version only, and says so for an older one.
@@ -194,7 +197,9 @@ async fn reads_upgrade_every_version(store: AnyStore) {
         .all_as::<bson::Document, _>(&store)
         .await;
     match names {
-        Err(Error::Decode { reason, .. }) => assert!(reason.contains("older"), "{reason}"),
+        Err(Error::Store(store::Error::Decode { reason, .. })) => {
+            assert!(reason.contains("older"), "{reason}")
+        }
         other => panic!("expected Decode, got {other:?}"),
     }
 }
@@ -532,7 +537,8 @@ async fn a_projection_reads_the_current_version(store: AnyStore) {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, Error::Decode { .. }) && e.to_string().contains("schema version 2"),
+        matches!(e, Error::Store(store::Error::Decode { .. }))
+            && e.to_string().contains("schema version 2"),
         "{e}"
     );
 }

@@ -2,6 +2,7 @@
 //! once, and live readers and writers of both builds beside it.
 
 use super::*;
+use pattern_core::store;
 
 async fn the_sweep_upgrades_each_document_once(store: AnyStore) {
     older_docs(&store, 40).await;
@@ -95,7 +96,7 @@ async fn two_sweeps_at_once_stay_exact(store: AnyStore) {
     );
     let done = |r: &pattern_core::Result<Sweep>| match r {
         Ok(s) => s.upgraded,
-        Err(Error::Contention { .. }) => 0,
+        Err(Error::Store(store::Error::Contention { .. })) => 0,
         Err(e) => panic!("unexpected error: {e}"),
     };
     let (na, nb) = (done(&a), done(&b));

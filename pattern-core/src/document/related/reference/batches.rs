@@ -72,9 +72,9 @@ async fn entries<D: Document, S: Store>(
     if let Some(id) = only {
         filter.push(Filter::Eq("_id".into(), entry_id(D::COLLECTION, id)));
     }
-    store
+    Ok(store
         .find(REFERENCES, &Filter::And(filter), &FindOptions::default())
-        .await
+        .await?)
 }
 
 /// What [`propagate`] did.
