@@ -37,11 +37,20 @@ pub use pattern_store::observe::{
 
 use crate::Result;
 
-/// The span of operation `$op` of a pattern (`$name`: `"bucket.push"`, a literal) on
-/// collection `$coll` of `$store`.
+/// The span of operation `$op` of a pattern on collection `$coll` of `$store`: written
+/// `op_span!(bucket.push, store, coll)` (named `"bucket.push"`, operation `"push"`), or with
+/// the name and the operation apart as literals when they differ. A span's name is a constant.
 #[cfg(feature = "tracing")]
 macro_rules! op_span {
-    ($name:literal, $op:literal, $store:expr, $coll:expr) => {{
+    ($pattern:ident . $op:ident, $store:expr, $coll:expr) => {
+        $crate::observe::op_span!(
+            concat!(stringify!($pattern), ".", stringify!($op)),
+            stringify!($op),
+            $store,
+            $coll
+        )
+    };
+    ($name:expr, $op:expr, $store:expr, $coll:expr) => {{
         let store = $store;
         tracing::info_span!(
             $name,
@@ -59,7 +68,10 @@ macro_rules! op_span {
 
 #[cfg(not(feature = "tracing"))]
 macro_rules! op_span {
-    ($name:literal, $op:literal, $store:expr, $coll:expr) => {{
+    ($pattern:ident . $op:ident, $store:expr, $coll:expr) => {{
+        let _ = (&$store, &$coll);
+    }};
+    ($name:expr, $op:expr, $store:expr, $coll:expr) => {{
         let _ = (&$store, &$coll);
     }};
 }
@@ -90,7 +102,18 @@ macro_rules! traced {
     }};
 }
 
-pub(crate) use {op_span, traced};
+/// `$op.await` as operation `$pattern.$name` on collection `$coll` of `$store`, in its span:
+/// [`op_span!`] then [`traced!`], the shape of most operations.
+macro_rules! traced_op {
+    ($pattern:ident . $op:ident, $store:expr, $coll:expr, $body:expr) => {
+        $crate::observe::traced!(
+            $crate::observe::op_span!($pattern.$op, $store, $coll),
+            $body
+        )
+    };
+}
+
+pub(crate) use {op_span, traced, traced_op};
 
 /// The one shape of a typed operation over a raw one: in the operation's `span` (named where
 /// the operation is, [`op_span!`]: a span's name is a literal), `first` (what the operation

@@ -54,8 +54,7 @@ pub async fn analyze_outlier<S: Store>(
     spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<OutlierAnalysis> {
-    let span = crate::observe::op_span!("outlier.analyze", "analyze", store, spec.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.analyze, store, spec.collection, async {
         let ov = &spec.overflow;
         // Items in the overflow per parent (only parents that have some: the outliers).
         let mut extra: HashMap<Vec<u8>, u64> = HashMap::new();
@@ -214,8 +213,7 @@ pub async fn analyze_bucket<S: Store>(
     from: Option<&Source<'_>>,
     opts: &Options<'_>,
 ) -> Result<BucketAnalysis> {
-    let span = crate::observe::op_span!("bucket.analyze", "analyze", store, spec.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.analyze, store, spec.collection, async {
         let (coll, key_field) = match from {
             Some(s) => (s.collection, s.key_field),
             None => (spec.collection, spec.key_field),

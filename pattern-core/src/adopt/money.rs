@@ -322,8 +322,7 @@ pub async fn verify_money<S: Store>(
     conv: &MoneyConversion<'_>,
     opts: &Options<'_>,
 ) -> Result<MoneyVerified> {
-    let span = crate::observe::op_span!("money.verify", "verify", store, conv.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(money.verify, store, conv.collection, async {
         conv.check()?;
         let mut v = MoneyVerified::default();
         v.documents = scan(
@@ -433,8 +432,7 @@ pub async fn convert_money<S: Store>(
     conv: &MoneyConversion<'_>,
     opts: &Options<'_>,
 ) -> Result<MoneyReport> {
-    let span = crate::observe::op_span!("money.convert", "convert", store, conv.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(money.convert, store, conv.collection, async {
         conv.check()?;
         let mut report = MoneyReport {
             collection: conv.collection.to_owned(),

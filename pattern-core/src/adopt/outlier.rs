@@ -83,8 +83,12 @@ pub async fn migrate_outlier<S: Store>(
     spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<MigrateReport> {
-    let span = crate::observe::op_span!("outlier.migrate", "migrate", store, spec.collection);
-    crate::observe::traced!(span, migrate_outlier_in::<S>(store, spec, opts))
+    crate::observe::traced_op!(
+        outlier.migrate,
+        store,
+        spec.collection,
+        migrate_outlier_in::<S>(store, spec, opts)
+    )
 }
 
 async fn migrate_outlier_in<S: Store>(

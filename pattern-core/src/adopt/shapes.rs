@@ -133,13 +133,7 @@ pub async fn analyze_shapes<S: Store>(
     field: Option<&str>,
     options: &Options<'_>,
 ) -> Result<ShapesAnalysis> {
-    let span = crate::observe::op_span!(
-        "document.analyze_shapes",
-        "analyze_shapes",
-        store,
-        collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.analyze_shapes, store, collection, async {
         if field == Some("") {
             return Err(Error::invalid("the discriminator field's name is empty"));
         }

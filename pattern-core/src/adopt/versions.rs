@@ -66,13 +66,7 @@ pub async fn analyze_versions<S: Store>(
     field: &str,
     options: &Options<'_>,
 ) -> Result<VersionsAnalysis> {
-    let span = crate::observe::op_span!(
-        "document.analyze_versions",
-        "analyze_versions",
-        store,
-        collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.analyze_versions, store, collection, async {
         if field.is_empty() {
             return Err(Error::invalid("the version field's name is empty"));
         }

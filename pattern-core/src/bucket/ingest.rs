@@ -26,8 +26,12 @@ where
     B::Key: Sized,
     S: Store,
 {
-    let span = crate::observe::op_span!("bucket.ingest", "ingest", store, B::SPEC.collection);
-    crate::observe::traced!(span, ingest_in::<B, S>(store, items))
+    crate::observe::traced_op!(
+        bucket.ingest,
+        store,
+        B::SPEC.collection,
+        ingest_in::<B, S>(store, items)
+    )
 }
 
 async fn ingest_in<B, S>(store: &S, items: &[(B::Key, B::Item)]) -> Result<u64>

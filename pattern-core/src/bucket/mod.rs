@@ -114,8 +114,12 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.push", "push", store, B::SPEC.collection);
-    crate::observe::traced!(span, push_item::<B, S, Q>(store, key, item))
+    crate::observe::traced_op!(
+        bucket.push,
+        store,
+        B::SPEC.collection,
+        push_item::<B, S, Q>(store, key, item)
+    )
 }
 
 async fn push_item<B, S, Q>(store: &S, key: &Q, item: &B::Item) -> Result<()>
@@ -137,8 +141,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.push_many", "push_many", store, B::SPEC.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.push_many, store, B::SPEC.collection, async {
         let values = items
             .iter()
             .map(crate::codec::ser::item)
@@ -186,8 +189,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.page", "page", store, B::SPEC.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.page, store, B::SPEC.collection, async {
         let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
         doc.map(|raw| raw_page::<B>(&raw)).transpose()
     })
@@ -204,7 +206,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.pages", "pages", store, B::SPEC.collection);
+    let span = op_span!(bucket.pages, store, B::SPEC.collection);
     crate::observe::traced_stream(span, pages_of::<B, S>(store, key.to_key_bson()))
 }
 
@@ -229,7 +231,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.items", "items", store, B::SPEC.collection);
+    let span = op_span!(bucket.items, store, B::SPEC.collection);
     let items = pages_of::<B, S>(store, key.to_key_bson())
         .map_ok(|p| futures::stream::iter(p.items.into_iter().map(Ok)))
         .try_flatten();
@@ -255,8 +257,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = op_span!("bucket.counts", "counts", store, B::SPEC.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.counts, store, B::SPEC.collection, async {
         let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
         Ok(Counts {
             items: s.items,
@@ -268,13 +269,7 @@ where
 /// Creates the collection's indexes now rather than on first use (and installs the
 /// validator, with `#[bucket(validate)]`).
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "bucket.ensure_indexes",
-        "ensure_indexes",
-        store,
-        B::SPEC.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.ensure_indexes, store, B::SPEC.collection, async {
         validated::<B, S>(store).await?;
         B::SPEC.series().ensure_indexes(store).await
     })
@@ -301,13 +296,7 @@ pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a st
 /// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
 /// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "bucket.ensure_validator",
-        "ensure_validator",
-        store,
-        B::SPEC.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.ensure_validator, store, B::SPEC.collection, async {
         let [(coll, schema)] = schemas::<B>();
         validator::install(store, coll, &schema).await
     })

@@ -45,7 +45,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
-    let op = crate::observe::op_span!("bucket.summary", "summary", store, spec.collection);
+    let op = crate::observe::op_span!(bucket.summary, store, spec.collection);
     let totals = crate::observe::traced!(op, async {
         totals_in::<B, S>(store, &spec, &key, span, Rollup::LiveOnly).await
     })?;
@@ -213,8 +213,12 @@ fn add_items<B: Bucket + ?Sized>(
 /// here: then nothing is written and the call is refused ([`store::Error::InvalidInput`](crate::store::Error::InvalidInput));
 /// [`History::backfill`](super::History::backfill) reads it.
 pub async fn backfill<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<u64> {
-    let span = crate::observe::op_span!("bucket.backfill", "backfill", store, B::SPEC.collection);
-    crate::observe::traced!(span, backfill_with::<B, S, S>(store, None))
+    crate::observe::traced_op!(
+        bucket.backfill,
+        store,
+        B::SPEC.collection,
+        backfill_with::<B, S, S>(store, None)
+    )
 }
 
 /// [`backfill`], and with `other` (the archive a [`History`](super::History) reads, on its

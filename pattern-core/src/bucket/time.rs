@@ -238,7 +238,7 @@ where
     Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
-    let op = crate::observe::op_span!("bucket.range", "range", store, spec.collection);
+    let op = crate::observe::op_span!(bucket.range, store, spec.collection);
     stream::once(crate::observe::traced_in(op, async move {
         if span.is_empty() {
             return Ok(Vec::new());
@@ -297,8 +297,12 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("bucket.latest", "latest", store, B::SPEC.collection);
-    crate::observe::traced!(span, latest_in::<B, S>(store, key.to_key_bson(), n))
+    crate::observe::traced_op!(
+        bucket.latest,
+        store,
+        B::SPEC.collection,
+        latest_in::<B, S>(store, key.to_key_bson(), n)
+    )
 }
 
 async fn latest_in<B, S>(store: &S, key: Bson, n: usize) -> Result<Vec<B::Item>>

@@ -88,8 +88,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.increment", "increment", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.increment, store, D::COLLECTION, async {
         let a = declared::<D>(field)?;
         let id = id_bson(id)?;
         let (coll, variant) = owner::<D>();
@@ -150,8 +149,7 @@ async fn write<D: Document, S: Store>(store: &S, field: &str, id: &Bson, n: u64)
 /// whose write fails keep their count (the first error is returned after the others are
 /// tried).
 pub async fn flush<D: Document, S: Store>(store: &S) -> Result<u64> {
-    let span = crate::observe::op_span!("document.flush", "flush", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.flush, store, D::COLLECTION, async {
         let pending = &store.extensions().get(&PENDING).0;
         let taken: Vec<(Key, (Bson, u64))> = {
             let mut map = lock(pending);
@@ -220,8 +218,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.estimate", "estimate", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.estimate, store, D::COLLECTION, async {
         let waiting = pending::<D, S, Q>(store, field, id)?;
         let Some(doc): Option<BsonDocument> =
             super::find_by_id(store, D::COLLECTION, &id_bson(id)?).await?

@@ -159,7 +159,7 @@ pub async fn archive<D: Document, S: Store, A: Store>(
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
     let a = spec_of::<D>()?;
-    let span = crate::observe::op_span!("document.archive", "archive", live, D::COLLECTION);
+    let span = crate::observe::op_span!(document.archive, live, D::COLLECTION);
     let mover = Typed::<D>(PhantomData);
     let inner = archive_layout_in::<S, A, _>(
         live,
@@ -273,7 +273,7 @@ pub async fn archive_layout<S: Store, A: Store>(
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
-    let span = crate::observe::op_span!("document.archive", "archive", live, coll);
+    let span = crate::observe::op_span!(document.archive, live, coll);
     let mover = AsData(coll);
     let inner = archive_layout_in::<S, A, _>(live, coll, (age, pin), to, before, opts, &mover);
     crate::observe::traced!(span, inner)
@@ -554,13 +554,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!(
-        "document.get_with_archive",
-        "get_with_archive",
-        live,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.get_with_archive, live, D::COLLECTION, async {
         if let Some(d) = super::get::<D, S, Q>(live, id).await? {
             return Ok(Some(d));
         }
@@ -593,8 +587,7 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     coll: &str,
     to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
-    let span = crate::observe::op_span!("document.verify_archive", "verify_archive", live, coll);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.verify_archive, live, coll, async {
         let ids_only = FindOptions {
             sort: vec![("_id".into(), 1)],
             projection: vec![Path::from("_id")],

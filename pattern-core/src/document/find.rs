@@ -84,8 +84,7 @@ impl<D: Document> Find<D> {
     /// (written back with `write_back`); a newer version than this build knows is
     /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all<S: Store>(self, store: &S) -> Result<Vec<D>> {
-        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
-        crate::observe::traced!(span, async {
+        crate::observe::traced_op!(document.find, store, D::COLLECTION, async {
             if self.decodes_raw() {
                 return self.all_raw(store).await;
             }
@@ -138,8 +137,7 @@ impl<D: Document> Find<D> {
     /// with [`Find::all`], or sweep), one of a newer version
     /// [`Error::NewerVersion`](crate::Error::NewerVersion).
     pub async fn all_as<P: DeserializeOwned, S: Store>(self, store: &S) -> Result<Vec<P>> {
-        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
-        crate::observe::traced!(span, async {
+        crate::observe::traced_op!(document.find, store, D::COLLECTION, async {
             let docs = self.documents(store).await?;
             docs.into_iter().map(decode_current::<D, P>).collect()
         })
@@ -162,7 +160,7 @@ impl<D: Document> Find<D> {
                 .map(|f| (super::polymorphic::scope::<D>(f), self.options()))
                 .map_err(|e| e.to_string())
         });
-        let span = crate::observe::op_span!("document.find", "find", store, D::COLLECTION);
+        let span = crate::observe::op_span!(document.find, store, D::COLLECTION);
         let found = stream::once(async move {
             let (filter, opts) = sent.as_ref().map_err(crate::Error::invalid)?;
             indexes_ready::<D, S>(store).await?;

@@ -209,13 +209,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!(
-        "document.get_revision",
-        "get_revision",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.get_revision, store, D::COLLECTION, async {
         history_of::<D>()?;
         let Some(cur) = current::<D, S>(store, &id_bson(id)?).await? else {
             return Ok(None);
@@ -280,7 +274,7 @@ where
         Done,
     }
     let start = history_of::<D>().and(id_bson(id));
-    let span = crate::observe::op_span!("document.history", "history", store, D::COLLECTION);
+    let span = crate::observe::op_span!(document.history, store, D::COLLECTION);
     let revisions = stream::unfold((start, Next::Current), move |(id, next)| async move {
         let id_value = match &id {
             Ok(v) => v.clone(),
@@ -348,9 +342,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span =
-        crate::observe::op_span!("document.at_revision", "at_revision", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.at_revision, store, D::COLLECTION, async {
         let history = history_of::<D>()?;
         let id = id_bson(id)?;
         if let Some(cur) = current::<D, S>(store, &id).await? {
@@ -380,8 +372,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.as_of", "as_of", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.as_of, store, D::COLLECTION, async {
         let history = history_of::<D>()?;
         let id = id_bson(id)?;
         if let Some(cur) = current::<D, S>(store, &id).await? {

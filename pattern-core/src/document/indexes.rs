@@ -127,13 +127,7 @@ pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
 /// document stored before may still be updated, so a document without a version or a
 /// revision is adopted by its next write).
 pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "document.ensure_validator",
-        "ensure_validator",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.ensure_validator, store, D::COLLECTION, async {
         for (coll, schema) in schemas::<D>() {
             crate::validator::install(store, coll, &schema).await?;
         }
@@ -143,13 +137,12 @@ pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
 
 /// Creates [`indexes`] (once per store and process; the other functions call it).
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "document.ensure_indexes",
-        "ensure_indexes",
+    crate::observe::traced_op!(
+        document.ensure_indexes,
         store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, indexes_ready::<D, S>(store))
+        D::COLLECTION,
+        indexes_ready::<D, S>(store)
+    )
 }
 
 /// [`ensure_indexes`] inside the operations (no span of its own: once the indexes exist, a

@@ -20,7 +20,7 @@ use crate::Result;
 /// first, so that a document deleted and inserted again continues its revisions).
 /// [`store::Error::DuplicateKey`](crate::store::Error::DuplicateKey) when its `_id` exists.
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let span = op_span!("document.insert", "insert", store, D::COLLECTION);
+    let span = op_span!(document.insert, store, D::COLLECTION);
     let op = async {
         let doc = to_document(doc)?;
         write::run::<D, S>(store, Write::Insert(doc))
@@ -38,7 +38,7 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
 /// a newer one is left as it is ([`Error::NewerVersion`](crate::Error::NewerVersion)). With history, one transaction
 /// records the state it replaces.
 pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
-    let span = op_span!("document.save", "save", store, D::COLLECTION);
+    let span = op_span!(document.save, store, D::COLLECTION);
     let op = async {
         let doc = to_document(doc)?;
         let save = Write::Save {
@@ -75,8 +75,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = crate::observe::op_span!("document.get", "get", store, D::COLLECTION);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(document.get, store, D::COLLECTION, async move {
         let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
         let one = FindOptions {
             limit: Some(1),
@@ -106,7 +105,7 @@ pub async fn update_one<D: Document, S: Store>(
     filter: Filter<D>,
     update: Update<D>,
 ) -> Result<bool> {
-    let span = op_span!("document.update_one", "update_one", store, D::COLLECTION);
+    let span = op_span!(document.update_one, store, D::COLLECTION);
     let op = async {
         let filter = polymorphic::scope::<D>(filter.to_query()?);
         let update = update.into_query()?;
@@ -129,7 +128,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = op_span!("document.delete", "delete", store, D::COLLECTION);
+    let span = op_span!(document.delete, store, D::COLLECTION);
     let op = async {
         let id = id_bson(id)?;
         write::run::<D, S>(store, Write::Delete { id, expected: None }).await
@@ -142,7 +141,7 @@ where
 /// revision found (`None`: deleted), nothing written. One transaction: a read, the history
 /// record, the replacement.
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
-    let span = op_span!("document.save_if", "save_if", store, D::COLLECTION);
+    let span = op_span!(document.save_if, store, D::COLLECTION);
     // A type without history is refused before anything is sent.
     let first = async {
         history::history_of::<D>()?;
@@ -170,7 +169,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = op_span!("document.update_if", "update_if", store, D::COLLECTION);
+    let span = op_span!(document.update_if, store, D::COLLECTION);
     // A type without history is refused before anything is sent.
     let first = async {
         history::history_of::<D>()?;
@@ -197,7 +196,7 @@ where
     Q: Serialize + ?Sized,
     D::Id: Borrow<Q>,
 {
-    let span = op_span!("document.delete_if", "delete_if", store, D::COLLECTION);
+    let span = op_span!(document.delete_if, store, D::COLLECTION);
     // A type without history is refused before anything is sent.
     let first = async {
         history::history_of::<D>()?;
@@ -218,12 +217,7 @@ where
 /// explicit change of a document's variant (a `save` refuses it). Whether a document was
 /// there (none: nothing written; insert it). One `update` with a replacement.
 pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result<bool> {
-    let span = op_span!(
-        "document.change_variant",
-        "change_variant",
-        store,
-        D::COLLECTION
-    );
+    let span = op_span!(document.change_variant, store, D::COLLECTION);
     let op = async {
         let doc = to_document(doc)?;
         let change = Write::Save {

@@ -358,13 +358,7 @@ pub const VARIANTS_VERIFY: &str = "pattern scatter: variants verify";
 /// discriminator, a variant's document missing a field...): one scan, in batches. Nothing is
 /// written.
 pub async fn verify_variants<D: Document, S: Store>(store: &S) -> Result<Vec<Undecodable>> {
-    let span = crate::observe::op_span!(
-        "document.verify_variants",
-        "verify_variants",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.verify_variants, store, D::COLLECTION, async {
         use futures::StreamExt;
         let field = match D::POLYMORPHIC {
             Some(Polymorphic::Enum { field, .. } | Polymorphic::Variant { field, .. }) => {

@@ -98,8 +98,7 @@ fn versioning<D: Document>() -> Result<Versioning> {
 /// history each upgrade is a revision. A run after a finished one writes nothing unless an
 /// older document appeared since.
 pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) -> Result<Sweep> {
-    let span = crate::observe::op_span!("document.migrate", "migrate", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.migrate, store, D::COLLECTION, async {
         let v = versioning::<D>()?;
         let mut report = Sweep {
             collection: D::COLLECTION.to_owned(),

@@ -76,13 +76,7 @@ pub async fn index_report_bucket<S: Store>(
     store: &S,
     spec: &BucketSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
-    let span = crate::observe::op_span!(
-        "bucket.index_report",
-        "index_report",
-        store,
-        spec.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.index_report, store, spec.collection, async {
         let series = spec.series();
         Ok(vec![
             report(store, series.collection, &series.indexes(), &series_index).await?,
@@ -96,13 +90,7 @@ pub async fn index_report_outlier<S: Store>(
     store: &S,
     spec: &OutlierSpec<'_>,
 ) -> Result<Vec<IndexReport>> {
-    let span = crate::observe::op_span!(
-        "outlier.index_report",
-        "index_report",
-        store,
-        spec.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.index_report, store, spec.collection, async {
         let ov = &spec.overflow;
         Ok(vec![
             report(store, spec.collection, &[], &|_| false).await?,
@@ -114,9 +102,7 @@ pub async fn index_report_outlier<S: Store>(
 /// The tree collection's indexes: the model's (named as the seed's, `parent_1`...). An index
 /// of another model's field is reported as the user's (the library cannot tell it made it).
 pub async fn index_report_tree<S: Store>(store: &S, spec: &TreeSpec) -> Result<Vec<IndexReport>> {
-    let span =
-        crate::observe::op_span!("tree.index_report", "index_report", store, spec.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(tree.index_report, store, spec.collection, async {
         let needed = crate::tree::model_indexes(spec);
         Ok(vec![
             report(store, spec.collection, &needed, &|_| false).await?,

@@ -260,8 +260,7 @@ pub async fn verify_bucket<S: Store>(
     spec: &BucketSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
-    let span = crate::observe::op_span!("bucket.verify", "verify", store, spec.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.verify, store, spec.collection, async {
         let series = spec.series();
         let (documents, check) = check_series(store, &series, opts, "verify").await?;
         Ok(Verified {
@@ -281,8 +280,7 @@ pub async fn verify_outlier<S: Store>(
     spec: &OutlierSpec<'_>,
     opts: &Options<'_>,
 ) -> Result<Verified> {
-    let span = crate::observe::op_span!("outlier.verify", "verify", store, spec.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.verify, store, spec.collection, async {
         let ov = &spec.overflow;
         let (chunks, check) = check_series(store, ov, opts, "verify overflow").await?;
         let mut defects = check.defects;

@@ -181,8 +181,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("outlier.delete", "delete", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.delete, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();
         let n = store.delete_many(spec.collection, &by_id(&id)).await?;
@@ -198,13 +197,7 @@ where
 /// Creates the overflow collection's indexes now rather than on first use (and installs the
 /// validators, with `#[outlier(validate)]`).
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "outlier.ensure_indexes",
-        "ensure_indexes",
-        store,
-        T::SPEC.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.ensure_indexes, store, T::SPEC.collection, async {
         validated::<T, S>(store).await?;
         T::SPEC.overflow.ensure_indexes(store).await
     })
@@ -246,13 +239,7 @@ pub fn schemas_of<'a>(spec: &OutlierSpec<'a>, id_types: &[BsonType]) -> [(&'a st
 /// past the threshold, a flag that is no boolean, a chunk past `chunk`...) fails with
 /// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
 pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
-    let span = crate::observe::op_span!(
-        "outlier.ensure_validator",
-        "ensure_validator",
-        store,
-        T::SPEC.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.ensure_validator, store, T::SPEC.collection, async {
         for (coll, schema) in schemas::<T>() {
             validator::install(store, coll, &schema).await?;
         }

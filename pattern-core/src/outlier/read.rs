@@ -28,8 +28,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("outlier.typical", "typical", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.typical, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
             return Ok(None);
@@ -105,8 +104,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("outlier.full", "full", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.full, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();
         let Some((main, chunks)) = main_and_overflow(store, &spec, &id).await? else {
@@ -218,9 +216,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span =
-        crate::observe::op_span!("outlier.all_items", "all_items", store, T::SPEC.collection);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.all_items, store, T::SPEC.collection, async {
         all_items_of::<T, S>(store, &id.to_key_bson()).await
     })
 }
@@ -265,7 +261,7 @@ where
     type Boxed<'a, I> = Pin<Box<dyn Stream<Item = Result<I>> + Send + 'a>>;
     let spec = T::SPEC;
     let id = id.to_key_bson();
-    let span = crate::observe::op_span!("outlier.items", "items", store, spec.collection);
+    let span = crate::observe::op_span!(outlier.items, store, spec.collection);
     let items = stream::once(async move {
         let main = read_main(store, &spec, &id).await?;
         let Some(mut doc) = main else {
@@ -310,8 +306,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("outlier.counts", "counts", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.counts, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();
         for _ in 0..CONSISTENT_READS {
@@ -356,13 +351,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!(
-        "outlier.is_outlier",
-        "is_outlier",
-        store,
-        T::SPEC.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(outlier.is_outlier, store, T::SPEC.collection, async {
         let spec = T::SPEC;
         let id = id.to_key_bson();
         let mut doc = existing_main(store, &spec, &id).await?;

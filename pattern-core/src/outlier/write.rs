@@ -18,8 +18,7 @@ use crate::{Error, Result};
 /// overflow is deleted first. Not atomic as a whole: pushes to the same parent while it is
 /// being replaced may be lost with the overflow it replaces.
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
-    let span = crate::observe::op_span!("outlier.save", "save", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.save, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         spec.check()?;
         validated::<T, S>(store).await?;
@@ -109,8 +108,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span = crate::observe::op_span!("outlier.push", "push", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.push, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         spec.check()?;
         let id = id.to_key_bson();
@@ -166,9 +164,7 @@ where
     S: Store,
     Q: KeyPart + ?Sized,
 {
-    let span =
-        crate::observe::op_span!("outlier.push_many", "push_many", store, T::SPEC.collection);
-    crate::observe::traced!(span, async move {
+    crate::observe::traced_op!(outlier.push_many, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         spec.check()?;
         let id = id.to_key_bson();

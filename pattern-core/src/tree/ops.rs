@@ -33,12 +33,7 @@ pub(super) async fn ensure_indexes<S: Store>(
     spec: &TreeSpec,
     first: impl Future<Output = Result<()>>,
 ) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_indexes",
-        "ensure_indexes",
-        store,
-        spec.collection
-    );
+    let span = op_span!(tree.ensure_indexes, store, spec.collection);
     operation(span, first, model::ensure_indexes(store, spec), Ok).await
 }
 
@@ -47,12 +42,7 @@ pub(super) async fn ensure_validator<S: Store>(
     spec: &TreeSpec,
     id_types: &[BsonType],
 ) -> Result<()> {
-    let span = op_span!(
-        "tree.ensure_validator",
-        "ensure_validator",
-        store,
-        spec.collection
-    );
+    let span = op_span!(tree.ensure_validator, store, spec.collection);
     let schema = model::schema(spec, id_types);
     let install = validator::install(store, spec.collection, &schema);
     operation(span, crate::observe::nothing(), install, Ok).await
@@ -64,7 +54,7 @@ pub(super) async fn insert_root<S: Store>(
     first: impl Future<Output = Result<()>>,
     node: Result<Document>,
 ) -> Result<()> {
-    let span = op_span!("tree.insert_root", "insert_root", store, spec.collection);
+    let span = op_span!(tree.insert_root, store, spec.collection);
     let op = async {
         let node = node?;
         model::check_node(spec, &node)?;
@@ -80,7 +70,7 @@ pub(super) async fn insert_child<S: Store>(
     node: Result<Document>,
     parent: Result<Bson>,
 ) -> Result<()> {
-    let span = op_span!("tree.insert_child", "insert_child", store, spec.collection);
+    let span = op_span!(tree.insert_child, store, spec.collection);
     let op = async {
         let (node, parent) = (node?, parent?);
         model::check_node(spec, &node)?;
@@ -95,7 +85,7 @@ pub(super) async fn save<S: Store>(
     first: impl Future<Output = Result<()>>,
     node: Result<Document>,
 ) -> Result<()> {
-    let span = op_span!("tree.save", "save", store, spec.collection);
+    let span = op_span!(tree.save, store, spec.collection);
     let op = async {
         let node = node?;
         model::check_node(spec, &node)?;
@@ -110,7 +100,7 @@ pub(super) async fn get<S: Store, U>(
     id: Result<Bson>,
     out: impl FnOnce(Option<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.get", "get", store, spec.collection);
+    let span = op_span!(tree.get, store, spec.collection);
     let op = async { model::get(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, out).await
 }
@@ -121,7 +111,7 @@ pub(super) async fn parent<S: Store, U>(
     id: Result<Bson>,
     out: impl FnOnce(Option<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.parent", "parent", store, spec.collection);
+    let span = op_span!(tree.parent, store, spec.collection);
     let op = async { read::parent(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, out).await
 }
@@ -132,7 +122,7 @@ pub(super) async fn children<S: Store, U>(
     id: Result<Bson>,
     out: impl FnOnce(Vec<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.children", "children", store, spec.collection);
+    let span = op_span!(tree.children, store, spec.collection);
     let op = async { read::children(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, out).await
 }
@@ -143,7 +133,7 @@ pub(super) async fn siblings<S: Store, U>(
     id: Result<Bson>,
     out: impl FnOnce(Vec<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.siblings", "siblings", store, spec.collection);
+    let span = op_span!(tree.siblings, store, spec.collection);
     let op = async { read::siblings(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, out).await
 }
@@ -154,7 +144,7 @@ pub(super) async fn ancestors<S: Store, U>(
     id: Result<Bson>,
     out: impl FnOnce(Vec<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.ancestors", "ancestors", store, spec.collection);
+    let span = op_span!(tree.ancestors, store, spec.collection);
     let op = async { read::ancestors(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, out).await
 }
@@ -166,13 +156,13 @@ pub(super) async fn descendants<S: Store, U>(
     max_depth: Option<u32>,
     out: impl FnOnce(Vec<(Document, u32)>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.descendants", "descendants", store, spec.collection);
+    let span = op_span!(tree.descendants, store, spec.collection);
     let op = async { read::descendants(store, spec, &id?, max_depth).await };
     operation(span, indexes(store, spec), op, out).await
 }
 
 pub(super) async fn depth<S: Store>(store: &S, spec: &TreeSpec, id: Result<Bson>) -> Result<u32> {
-    let span = op_span!("tree.depth", "depth", store, spec.collection);
+    let span = op_span!(tree.depth, store, spec.collection);
     let op = async { read::depth(store, spec, &id?).await };
     operation(span, indexes(store, spec), op, Ok).await
 }
@@ -183,12 +173,7 @@ pub(super) async fn is_descendant<S: Store>(
     id: Result<Bson>,
     of: Result<Bson>,
 ) -> Result<bool> {
-    let span = op_span!(
-        "tree.is_descendant",
-        "is_descendant",
-        store,
-        spec.collection
-    );
+    let span = op_span!(tree.is_descendant, store, spec.collection);
     let op = async { read::is_descendant(store, spec, &id?, &of?).await };
     operation(span, indexes(store, spec), op, Ok).await
 }
@@ -200,7 +185,7 @@ pub(super) async fn move_to<S: Store>(
     id: Result<Bson>,
     new_parent: Result<Option<Bson>>,
 ) -> Result<()> {
-    let span = op_span!("tree.move_to", "move_to", store, spec.collection);
+    let span = op_span!(tree.move_to, store, spec.collection);
     let op = async { write::move_to(store, spec, &id?, new_parent?.as_ref()).await };
     operation(span, first, op, Ok).await
 }
@@ -211,12 +196,7 @@ pub(super) async fn delete_subtree<S: Store>(
     first: impl Future<Output = Result<()>>,
     id: Result<Bson>,
 ) -> Result<u64> {
-    let span = op_span!(
-        "tree.delete_subtree",
-        "delete_subtree",
-        store,
-        spec.collection
-    );
+    let span = op_span!(tree.delete_subtree, store, spec.collection);
     let op = async { write::delete_subtree(store, spec, &id?).await };
     operation(span, first, op, Ok).await
 }
@@ -227,7 +207,7 @@ pub(super) async fn delete_node<S: Store>(
     first: impl Future<Output = Result<()>>,
     id: Result<Bson>,
 ) -> Result<()> {
-    let span = op_span!("tree.delete_node", "delete_node", store, spec.collection);
+    let span = op_span!(tree.delete_node, store, spec.collection);
     let op = async { write::delete_node(store, spec, &id?).await };
     operation(span, first, op, Ok).await
 }
@@ -237,7 +217,7 @@ pub(super) async fn roots<S: Store, U>(
     spec: &TreeSpec,
     out: impl FnOnce(Vec<Document>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.roots", "roots", store, spec.collection);
+    let span = op_span!(tree.roots, store, spec.collection);
     operation(span, indexes(store, spec), read::roots(store, spec), out).await
 }
 
@@ -246,12 +226,12 @@ pub(super) async fn walk<S: Store, U>(
     spec: &TreeSpec,
     out: impl FnOnce(Vec<(Document, u32)>) -> Result<U>,
 ) -> Result<U> {
-    let span = op_span!("tree.walk", "walk", store, spec.collection);
+    let span = op_span!(tree.walk, store, spec.collection);
     operation(span, indexes(store, spec), read::walk(store, spec), out).await
 }
 
 pub(super) async fn verify<S: Store>(store: &S, spec: &TreeSpec) -> Result<Verified> {
-    let span = op_span!("tree.verify", "verify", store, spec.collection);
+    let span = op_span!(tree.verify, store, spec.collection);
     operation(span, indexes(store, spec), check::verify(store, spec), Ok).await
 }
 
@@ -260,7 +240,7 @@ pub(super) async fn repair<S: Store>(
     spec: &TreeSpec,
     first: impl Future<Output = Result<()>>,
 ) -> Result<Repair> {
-    let span = op_span!("tree.repair", "repair", store, spec.collection);
+    let span = op_span!(tree.repair, store, spec.collection);
     let first = async {
         model::ensure_indexes(store, spec).await?;
         first.await

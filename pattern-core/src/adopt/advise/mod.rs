@@ -254,8 +254,7 @@ pub async fn advise<S: Store>(
     sample: u32,
     options: &Options<'_>,
 ) -> Result<Advice> {
-    let span = crate::observe::op_span!("adopt.advise", "advise", store, "*");
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(adopt.advise, store, "*", async {
         if sample == 0 || sample > MAX_SAMPLE {
             return Err(Error::invalid(format!(
                 "the sample must be from 1 to {MAX_SAMPLE} documents, got {sample}"

@@ -154,8 +154,12 @@ pub async fn migrate_bucket<S: Store>(
     from: &Source<'_>,
     opts: &Options<'_>,
 ) -> Result<MigrateReport> {
-    let span = crate::observe::op_span!("bucket.migrate", "migrate", store, spec.collection);
-    crate::observe::traced!(span, migrate_bucket_in::<S>(store, spec, from, opts))
+    crate::observe::traced_op!(
+        bucket.migrate,
+        store,
+        spec.collection,
+        migrate_bucket_in::<S>(store, spec, from, opts)
+    )
 }
 
 async fn migrate_bucket_in<S: Store>(

@@ -137,9 +137,10 @@ pub async fn archive_layout<S: Store, A: Store>(
     before: DateTime,
     opts: &Options<'_>,
 ) -> Result<ArchiveReport> {
-    let span = crate::observe::op_span!("bucket.archive", "archive", live, spec.collection);
-    crate::observe::traced!(
-        span,
+    crate::observe::traced_op!(
+        bucket.archive,
+        live,
+        spec.collection,
         archive_layout_in::<S, A>(live, spec, &to, before, opts)
     )
 }
@@ -436,7 +437,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
     {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
         let (live, archive) = (self.live, self.archive);
-        let op = crate::observe::op_span!("bucket.range", "range", live, spec.collection);
+        let op = crate::observe::op_span!(bucket.range, live, spec.collection);
         stream::once(crate::observe::traced_in(op, async move {
             if span.is_empty() {
                 return Ok(Vec::new());
@@ -460,7 +461,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         Q: KeyPart + ?Sized,
     {
         let (spec, key) = (B::SPEC.series(), key.to_key_bson());
-        let op = crate::observe::op_span!("bucket.items", "items", self.live, spec.collection);
+        let op = crate::observe::op_span!(bucket.items, self.live, spec.collection);
         crate::observe::traced!(op, self.items_of::<B>(spec, key))
     }
 
@@ -494,8 +495,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
     /// completed, on both sides. Run it with writers and archive runs stopped (see `backfill`).
     pub async fn backfill<B: Bucket + ?Sized>(&self) -> Result<u64> {
         let spec = B::SPEC.series();
-        let op =
-            crate::observe::op_span!("bucket.backfill", "backfill", self.live, spec.collection);
+        let op = crate::observe::op_span!(bucket.backfill, self.live, spec.collection);
         let other = Some((self.archive.store, self.archive.collection));
         crate::observe::traced!(
             op,
@@ -516,7 +516,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         Q: KeyPart + ?Sized,
     {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
-        let op = crate::observe::op_span!("bucket.summary", "summary", self.live, spec.collection);
+        let op = crate::observe::op_span!(bucket.summary, self.live, spec.collection);
         crate::observe::traced!(op, self.summary_of::<B>(spec, key, span))
     }
 

@@ -35,13 +35,7 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     spec: &BucketSpec<'_>,
     to: ArchiveAt<'_, A>,
 ) -> Result<Vec<LayoutDefect>> {
-    let span = crate::observe::op_span!(
-        "bucket.verify_archive",
-        "verify_archive",
-        live,
-        spec.collection
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(bucket.verify_archive, live, spec.collection, async {
         let spec = spec.series();
         let target = archive_spec(&spec, to.collection);
         // Per key (by value: an Int32 5 and an Int64 5 are one key): its pages and items, and

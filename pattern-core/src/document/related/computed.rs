@@ -574,8 +574,7 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let span = crate::observe::op_span!("document.recompute", "recompute", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.recompute, store, D::COLLECTION, async {
         let c = computed_of::<D>()?;
         let id = id_bson(id)?;
         let mut ctx = id;
@@ -701,13 +700,7 @@ pub struct Drift {
 /// list per parent is kept). Numbers compare by value (an Int32 3 equals an Int64 3; averages
 /// within 1e-9 relative).
 pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
-    let span = crate::observe::op_span!(
-        "document.verify_computed",
-        "verify_computed",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.verify_computed, store, D::COLLECTION, async {
         let c = computed_of::<D>()?;
         Ok(drifts(store, D::COLLECTION, &c)
             .await?

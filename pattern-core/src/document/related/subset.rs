@@ -215,8 +215,7 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let span = crate::observe::op_span!("document.resubset", "resubset", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.resubset, store, D::COLLECTION, async {
         let s = subset_of::<D>()?;
         let mut ctx = id_bson(id)?;
         transaction_with(store, &mut ctx, |tx, id| {
@@ -230,13 +229,7 @@ where
 /// parents' `_id`s, relaxed Extended JSON): one scan of the parents, one read of each one's
 /// first children.
 pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<String>> {
-    let span = crate::observe::op_span!(
-        "document.verify_subsets",
-        "verify_subsets",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.verify_subsets, store, D::COLLECTION, async {
         let s = subset_of::<D>()?;
         Ok((drifted(store, D::COLLECTION, &s).await?.iter())
             .map(display_bson)
@@ -364,8 +357,7 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let span = crate::observe::op_span!("document.subset", "subset", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.subset, store, D::COLLECTION, async {
         let s = subset_of::<D>()?;
         let Some(parent) = find_by_id(store, s.parent, &id_bson(id)?).await? else {
             return Ok(None);

@@ -26,13 +26,7 @@ pub struct Pending {
 
 /// The propagations of `D`'s writes recorded and not finished (one `find` of [`REFERENCES`]).
 pub async fn pending_propagations<D: Document, S: Store>(store: &S) -> Result<Vec<Pending>> {
-    let span = crate::observe::op_span!(
-        "document.pending_propagations",
-        "pending_propagations",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.pending_propagations, store, D::COLLECTION, async {
         let mut out = Vec::new();
         for entry in entries::<D, S>(store, None).await? {
             let source = entry
@@ -98,8 +92,7 @@ pub async fn propagate<D: Document, S: Store>(
     only: Option<&Bson>,
     opts: &Options<'_>,
 ) -> Result<Propagated> {
-    let span = crate::observe::op_span!("document.propagate", "propagate", store, D::COLLECTION);
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.propagate, store, D::COLLECTION, async {
         // The copies of `D`, or on an enum of each variant that is a source.
         let parts = parts::<D>();
         let sources = (parts.iter()).filter(|p| !p.referenced_by.is_empty());

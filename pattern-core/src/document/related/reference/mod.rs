@@ -285,25 +285,24 @@ where
     S: Store,
     Q: Serialize + ?Sized,
 {
-    let span = crate::observe::op_span!(
-        "document.load_copy",
-        "load_copy",
+    crate::observe::traced_op!(
+        document.load_copy,
         store,
-        <R::Source as Document>::COLLECTION
-    );
-    crate::observe::traced!(span, async {
-        let coll = <R::Source as Document>::COLLECTION;
-        let opts = FindOptions {
-            limit: Some(1),
-            projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
-            ..FindOptions::default()
-        };
-        let by_id = Scope::narrow_to::<R::Source>(Filter::Eq("_id".into(), id_bson(id)?));
-        match store.find(coll, &by_id, &opts).await?.pop() {
-            Some(d) => decode_copy::<R>(&d).map(Some),
-            None => Ok(None),
+        <R::Source as Document>::COLLECTION,
+        async {
+            let coll = <R::Source as Document>::COLLECTION;
+            let opts = FindOptions {
+                limit: Some(1),
+                projection: R::FIELDS.iter().map(|f| f.from.into()).collect(),
+                ..FindOptions::default()
+            };
+            let by_id = Scope::narrow_to::<R::Source>(Filter::Eq("_id".into(), id_bson(id)?));
+            match store.find(coll, &by_id, &opts).await?.pop() {
+                Some(d) => decode_copy::<R>(&d).map(Some),
+                None => Ok(None),
+            }
         }
-    })
+    )
 }
 
 /// The index of a referencing collection serving the reads and updates of a source's copies,

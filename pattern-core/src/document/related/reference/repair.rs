@@ -33,13 +33,7 @@ pub struct StaleCopy {
 /// Every copy in `D`'s documents that differs from its source, or whose source is gone: one
 /// scan of `D`'s collection, one `find` of the sources per 1,000 documents.
 pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<StaleCopy>> {
-    let span = crate::observe::op_span!(
-        "document.verify_copies",
-        "verify_copies",
-        store,
-        D::COLLECTION
-    );
-    crate::observe::traced!(span, async {
+    crate::observe::traced_op!(document.verify_copies, store, D::COLLECTION, async {
         Ok(stale_copies::<D, S>(store)
             .await?
             .into_iter()
@@ -176,12 +170,7 @@ pub async fn repair_copies<D: Document, S: Store>(
     store: &S,
     opts: &Options<'_>,
 ) -> Result<Repaired> {
-    let span = crate::observe::op_span!(
-        "document.repair_copies",
-        "repair_copies",
-        store,
-        D::COLLECTION
-    );
+    let span = crate::observe::op_span!(document.repair_copies, store, D::COLLECTION);
     let refs: Vec<&'static ReferenceField> = D::REFERENCES.iter().collect();
     crate::observe::traced!(span, repair_copies_of(store, D::COLLECTION, &refs, opts))
 }
