@@ -17,7 +17,7 @@
 //!
 //! Beside them, the article's other recipes as typed values: [`money`] (`Decimal` stored
 //! exactly as Decimal128, the older scaled and string forms read exactly, and their
-//! conversion, [`adopt::convert_money`]) and [`LocalTime`](document::LocalTime) (a UTC date with the client's
+//! conversion, [`adopt::money::convert_money`]) and [`LocalTime`](document::LocalTime) (a UTC date with the client's
 //! offset beside it).
 //!
 //! Each derive's documentation is its pattern's reference; the [`guide`] lists every chapter,

@@ -1,7 +1,7 @@
 //! Replays the money section of the data-modeling article on its `clothes`: the prices stored
 //! as scaled longs (`NumberLong(1999)` for 19.99) and as display strings (`"24.95"`) converted
 //! to Decimal128 the article's way (a new `priceDec` field, verified, then optionally moved
-//! into `price`) with `adopt::convert_money`, then read into `rust_decimal::Decimal` fields
+//! into `price`) with `adopt::money::convert_money`, then read into `rust_decimal::Decimal` fields
 //! and summed exactly. A value that would need rounding is refused, never rounded.
 //!
 //! In memory by default; on MongoDB (database `pattern_money`) when `MONGODB_URI` is set:
@@ -9,7 +9,11 @@
 //!     cargo run -p examples --bin money
 
 use bson::{doc, Bson, Document};
-use pattern_core::adopt::{self, convert_money, Finish, MoneyConversion, Options};
+use pattern_core::adopt::{
+    self,
+    money::{convert_money, Finish, MoneyConversion},
+    Options,
+};
 use pattern_core::money::{self, Decimal, Form};
 use pattern_core::store::AnyStore;
 use pattern_core::store::Store;

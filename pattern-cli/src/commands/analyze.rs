@@ -18,9 +18,14 @@ pub(super) async fn run(cmd: Analyze, cx: &Context<'_>) -> Result<Outcome, Failu
         Analyze::Bucket(a) => bucket(&a, cx).await,
         Analyze::Versions(a) => versions(&a.collection, &a.field, cx).await,
         Analyze::Shapes(a) => {
-            let r = adopt::analyze_shapes(cx.store, &a.collection, a.field.as_deref(), &cx.base)
-                .await
-                .map_err(Failure::reading)?;
+            let r = adopt::shapes::analyze_shapes(
+                cx.store,
+                &a.collection,
+                a.field.as_deref(),
+                &cx.base,
+            )
+            .await
+            .map_err(Failure::reading)?;
             outcome(&r, render_shapes_analysis(&r), false)
         }
     }
@@ -62,7 +67,7 @@ async fn bucket(a: &AnalyzeBucket, cx: &Context<'_>) -> Result<Outcome, Failure>
 }
 
 async fn versions(collection: &str, field: &str, cx: &Context<'_>) -> Result<Outcome, Failure> {
-    let r = adopt::analyze_versions(cx.store, collection, field, &cx.base)
+    let r = adopt::versions::analyze_versions(cx.store, collection, field, &cx.base)
         .await
         .map_err(Failure::reading)?;
     outcome(&r, render_versions_analysis(&r), false)

@@ -1,7 +1,7 @@
 //! `pattern migrate attributes`: sparse fields into an attribute array, one conditional
 //! update per document, then verifies.
 
-use pattern_core::adopt::{self, AttributeMigration};
+use pattern_core::adopt::{self, attributes::AttributeMigration};
 
 use super::{run_options, Context};
 use crate::args::MigrateAttributes;
@@ -16,7 +16,7 @@ pub(super) async fn run(a: &MigrateAttributes, cx: &Context<'_>) -> Result<Outco
         into: &a.into,
     };
     let opts = run_options(&a.run, cx.base, false);
-    let r = adopt::migrate_attributes(cx.store, &m, &opts)
+    let r = adopt::attributes::migrate_attributes(cx.store, &m, &opts)
         .await
         .map_err(Failure::stopped)?;
     cx.bars.finish();

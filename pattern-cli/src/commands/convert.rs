@@ -22,7 +22,7 @@ async fn money(a: &ConvertMoney, cx: &Context<'_>) -> Result<Outcome, Failure> {
         batch_items: a.batch,
         ..cx.base
     };
-    let r = adopt::convert_money(cx.store, &conv, &opts)
+    let r = adopt::money::convert_money(cx.store, &conv, &opts)
         .await
         .map_err(Failure::stopped)?;
     cx.bars.finish();

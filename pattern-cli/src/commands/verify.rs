@@ -43,7 +43,7 @@ async fn bucket(a: &VerifyBucket, cx: &Context<'_>) -> Result<Outcome, Failure> 
 
 async fn money(a: &MoneyFields, cx: &Context<'_>) -> Result<Outcome, Failure> {
     let conv = money_conversion(a, FinishArg::KeepBoth);
-    let r = adopt::verify_money(cx.store, &conv, &cx.base)
+    let r = adopt::money::verify_money(cx.store, &conv, &cx.base)
         .await
         .map_err(Failure::reading)?;
     cx.bars.finish();

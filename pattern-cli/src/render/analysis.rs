@@ -2,7 +2,9 @@
 //! suggestion; `analyze versions`: the documents per schema version.
 
 use pattern_core::adopt::{
-    BucketAnalysis, OutlierAnalysis, ShapesAnalysis, ValueShape, VersionsAnalysis,
+    shapes::{ShapesAnalysis, ValueShape},
+    versions::VersionsAnalysis,
+    BucketAnalysis, OutlierAnalysis,
 };
 
 use super::{distribution, largest, n};

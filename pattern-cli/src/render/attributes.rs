@@ -1,6 +1,6 @@
 //! `migrate attributes`: the counters, the documents refused, then the final verification.
 
-use pattern_core::adopt::AttributesReport;
+use pattern_core::adopt::attributes::AttributesReport;
 
 use super::defects::describe;
 use super::{counters, final_verification, push_defects};

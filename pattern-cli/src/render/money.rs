@@ -1,6 +1,6 @@
 //! `convert money` and `verify money`: the counters, the refused values, the defects.
 
-use pattern_core::adopt::{MoneyDefect, MoneyReport, MoneyVerified};
+use pattern_core::adopt::money::{MoneyDefect, MoneyReport, MoneyVerified};
 
 use super::{n, push_defects, MAX_DEFECTS_SHOWN};
 

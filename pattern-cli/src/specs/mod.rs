@@ -7,7 +7,7 @@
 mod bucket;
 mod outlier;
 
-use pattern_core::adopt::{Finish, MoneyConversion};
+use pattern_core::adopt::money::{Finish, MoneyConversion};
 use pattern_core::money::Form;
 
 use crate::args::{FinishArg, MoneyFields};

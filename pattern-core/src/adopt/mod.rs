@@ -20,22 +20,27 @@
 //!   order after the migrated ones; a push that races a batch makes the batch retry.
 //! - `dry_run` reads everything and writes nothing, reporting what would change.
 //!
-//! The same machinery converts a money field to Decimal128 ([`convert_money`], checked by
-//! [`verify_money`]): the article's "add a decimal field, verify, then drop the old one".
+//! The same machinery converts a money field to Decimal128 ([`money::convert_money`], checked by
+//! [`money::verify_money`]): the article's "add a decimal field, verify, then drop the old one".
+//!
+//! The layouts' steps are here, by pattern ([`bucket`], [`outlier`]). Each other adoption is a
+//! module of its own: [`money`] (a money field to Decimal128), [`attributes`] (sparse fields into
+//! an attribute array), [`shapes`] and [`versions`] (what a collection holds, for a polymorphic
+//! or versioned type), and [`advise`](mod@advise) (which pattern a collection needs).
 
 use bson::Bson;
 use serde::Serialize;
 
 pub mod advise;
 mod analyze;
-mod attributes;
+pub mod attributes;
 pub mod bucket;
 pub mod histogram;
-mod money;
+pub mod money;
 pub mod outlier;
 mod preflight;
-mod shapes;
-mod versions;
+pub mod shapes;
+pub mod versions;
 
 pub use crate::error::Missing;
 pub use crate::layout::{
@@ -45,18 +50,9 @@ pub use crate::layout::{
 pub use crate::pass::{OnProgress, Options, Progress, CHECKPOINTS, DEFAULT_BATCH_ITEMS};
 pub use advise::{advise, Advice, CollectionAdvice, Confidence, Evidence, Finding, Pattern};
 pub use analyze::{analyze_bucket, analyze_outlier};
-pub use attributes::{migrate_attributes, verify_attributes, AttributeMigration, AttributesReport};
 pub use bucket::migrate_bucket;
 pub use histogram::{Bar, Distribution, Histogram};
-pub use money::{
-    convert_money, verify_money, Finish, MoneyConversion, MoneyDefect, MoneyReport, MoneyVerified,
-};
 pub use outlier::migrate_outlier;
-pub use shapes::{
-    analyze_shapes, AttributeArray, Discriminator, ShapesAnalysis, ValueShape, SHAPES_MAX_KEYS,
-    SHAPES_MAX_VALUES, SHAPES_SCAN,
-};
-pub use versions::{analyze_versions, VersionsAnalysis, VERSIONS_EXAMPLES, VERSIONS_SCAN};
 
 /// A flat source collection: one document per item (the bucket page's "before" layout,
 /// `{_id, ticker, customerId, type, qty, date}`). An item is the document without its `_id`

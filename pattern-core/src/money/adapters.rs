@@ -218,7 +218,7 @@ pub struct Scaled<const N: u32>(pub Decimal);
 
 /// A `Decimal` read from any of the three forms (a Decimal128, a display string, an integer
 /// at scale `N`) and written as a Decimal128: the type of a field whose collection is being
-/// converted ([`adopt::convert_money`](crate::adopt::convert_money)).
+/// converted ([`adopt::money::convert_money`](crate::adopt::money::convert_money)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AnyForm<const N: u32>(pub Decimal);
 

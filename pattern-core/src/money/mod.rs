@@ -9,7 +9,7 @@
 //!   type may change: [`Scaled<N>`](Scaled), [`AnyForm<N>`](AnyForm).
 //! - The conversions behind them, as plain functions: [`to_decimal128`], [`from_decimal128`],
 //!   [`from_scaled`], [`to_scaled`], [`parse_text`], and [`Form`] (one form's reader and
-//!   writer, what [`adopt::convert_money`](crate::adopt::convert_money) converts from).
+//!   writer, what [`adopt::money::convert_money`](crate::adopt::money::convert_money) converts from).
 //!
 //! Every conversion is exact or refused ([`MoneyError`]): nothing is rounded and no value goes
 //! through `f64`. A Decimal128 always holds a `Decimal` (at most 29 digits, 28 places); the

@@ -11,8 +11,9 @@ use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use futures::TryStreamExt;
 use pattern_core::adopt::Missing;
 use pattern_core::adopt::{
-    self, analyze_bucket, analyze_outlier, convert_money, migrate_bucket, migrate_outlier,
-    verify_bucket, verify_outlier, Finish, LayoutDefect, MoneyConversion, Options, Source,
+    self, analyze_bucket, analyze_outlier, migrate_bucket, migrate_outlier,
+    money::{convert_money, Finish, MoneyConversion},
+    verify_bucket, verify_outlier, LayoutDefect, Options, Source,
 };
 use pattern_core::bucket;
 use pattern_core::bucket::Totals;

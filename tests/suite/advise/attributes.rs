@@ -1,11 +1,12 @@
-//! `adopt::migrate_attributes`, the attribute finding's command, on both stores: the dry run,
+//! `adopt::attributes::migrate_attributes`, the attribute finding's command, on both stores: the dry run,
 //! the migration (every pair moved, sorted by name, the typed `Attributes` reading it and its
 //! `$elemMatch` query finding what the fields held), a second run with nothing to do, a run
 //! killed part-way and run again, the documents it refuses, and the arguments it refuses.
 
 use bson::{doc, Bson};
 use pattern_core::adopt::{
-    migrate_attributes, verify_attributes, AttributeMigration, LayoutDefect, Options,
+    attributes::{migrate_attributes, verify_attributes, AttributeMigration},
+    LayoutDefect, Options,
 };
 use pattern_core::document::{Attributes, Filter};
 use pattern_core::store;

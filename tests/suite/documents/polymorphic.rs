@@ -354,7 +354,7 @@ async fn indexes_and_validator_per_variant(store: AnyStore) {
 async fn shapes_analyzed_without_types(store: AnyStore) {
     catalogue(&store).await;
     let opts = pattern_core::adopt::Options::default();
-    let r = pattern_core::adopt::analyze_shapes(&store, "products", None, &opts)
+    let r = pattern_core::adopt::shapes::analyze_shapes(&store, "products", None, &opts)
         .await
         .unwrap();
     let d = r.discriminator.unwrap();

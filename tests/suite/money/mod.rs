@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bson::{doc, Bson, Decimal128, Document};
 use pattern_core::adopt::{
-    self, convert_money, verify_money, Finish, MoneyConversion, MoneyDefect, Options,
+    self,
+    money::{convert_money, verify_money, Finish, MoneyConversion, MoneyDefect},
+    Options,
 };
 use pattern_core::money::{self, Decimal, Form, Scaled};
 use pattern_core::store::query::{Filter, Update};

@@ -4,7 +4,7 @@
 //! Rust code to paste (the struct with its derive and attributes, its field types read off the
 //! sample) and the `pattern` commands that check and move the data, a dry run first.
 //!
-//! The rules and their thresholds are this module's constants; the chapter
+//! The rules' thresholds are the constants of [`thresholds`]; the chapter
 //! [`guide::advise`](crate::guide::advise) says what each finding means and shows a run.
 //! Writes nothing.
 
@@ -29,20 +29,28 @@ mod rust;
 mod tree;
 mod versioning;
 
-pub use attribute::{
-    AttributeEvidence, SparseField, ATTRIBUTE_MAX_SHARE, ATTRIBUTE_MIN_COVER, ATTRIBUTE_MIN_FIELDS,
-};
-pub use bucket::{BucketEvidence, BUCKET_MIN_PER_KEY, BUCKET_MIN_SHARE, COUNTED_KEYS};
-pub use limits::{IndexEvidence, SizeEvidence, LARGE_DOCUMENT, TOO_MANY_INDEXES};
-pub use outlier::{
-    LongArrays, OutlierEvidence, NEAR_LIMIT, OUTLIER_MIN_ITEMS, OUTLIER_TAIL, PROBED_ARRAYS,
-};
-pub use polymorphic::{PolymorphicEvidence, POLYMORPHIC_MAX_VALUES, POLYMORPHIC_MIN_APART};
-pub use tree::{TreeEvidence, TreeField, LOOKED_UP, TREE_MIN_RESOLVED, TREE_MIN_SHARE};
-pub use versioning::{
-    SchemaChange, VersionShape, VersioningEvidence, CHANGE_AGREEMENT, CHANGE_MIN_SIDE,
-    VERSIONS_MAX_DISTINCT, VERSIONS_MIN_DISTINCT, VERSION_MAX,
-};
+pub use attribute::{AttributeEvidence, SparseField};
+pub use bucket::BucketEvidence;
+pub use limits::{IndexEvidence, SizeEvidence};
+pub use outlier::{LongArrays, OutlierEvidence};
+pub use polymorphic::PolymorphicEvidence;
+pub use tree::{TreeEvidence, TreeField};
+pub use versioning::{SchemaChange, VersionShape, VersioningEvidence};
+
+/// The rules' thresholds: what a sample must show for each finding. The chapter
+/// [`guide::advise`](crate::guide::advise) gives them in its table of rules.
+pub mod thresholds {
+    pub use super::attribute::{ATTRIBUTE_MAX_SHARE, ATTRIBUTE_MIN_COVER, ATTRIBUTE_MIN_FIELDS};
+    pub use super::bucket::{BUCKET_MIN_PER_KEY, BUCKET_MIN_SHARE, COUNTED_KEYS};
+    pub use super::limits::{LARGE_DOCUMENT, TOO_MANY_INDEXES};
+    pub use super::outlier::{NEAR_LIMIT, OUTLIER_MIN_ITEMS, OUTLIER_TAIL, PROBED_ARRAYS};
+    pub use super::polymorphic::{POLYMORPHIC_MAX_VALUES, POLYMORPHIC_MIN_APART};
+    pub use super::tree::{LOOKED_UP, TREE_MIN_RESOLVED, TREE_MIN_SHARE};
+    pub use super::versioning::{
+        CHANGE_AGREEMENT, CHANGE_MIN_SIDE, VERSIONS_MAX_DISTINCT, VERSIONS_MIN_DISTINCT,
+        VERSION_MAX,
+    };
+}
 
 use profile::Profile;
 
@@ -239,10 +247,10 @@ impl Finding {
 /// its documents, its indexes, the sample ([`Store::sample`]: one `aggregate` with `$sample`
 /// on MongoDB; the in-memory store reads the whole collection to pick it); when the sample is
 /// not the whole collection, one count of the documents whose array reaches the tail for up
-/// to [`PROBED_ARRAYS`] arrays (the rare outlier a sample misses); for a bucket
+/// to [`PROBED_ARRAYS`](thresholds::PROBED_ARRAYS) arrays (the rare outlier a sample misses); for a bucket
 /// candidate whose sample is not the whole collection, one count of the documents of up to
-/// [`COUNTED_KEYS`] sampled keys (for up to three candidate key fields); for a tree, one `find`
-/// of up to [`LOOKED_UP`] referenced `_id`s. Every figure comes from the sample, and is exact
+/// [`COUNTED_KEYS`](thresholds::COUNTED_KEYS) sampled keys (for up to three candidate key fields); for a tree, one `find`
+/// of up to [`LOOKED_UP`](thresholds::LOOKED_UP) referenced `_id`s. Every figure comes from the sample, and is exact
 /// when the sample is the whole collection (the two stores then give the same advice).
 ///
 /// Writes nothing. A named collection that does not exist is refused
