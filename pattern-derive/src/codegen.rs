@@ -1,5 +1,5 @@
-//! Generated code both derives share: the typed wrappers and the fallback emitted beside
-//! errors (an impl and the wrappers' stubs).
+//! Generated code the derives share: the typed wrappers (the method table [`Method`]) and the
+//! fallback emitted beside errors (an impl and the wrappers' stubs).
 //!
 //! Every path is absolute (`::pattern_core::...`, `::core::...`), so the code compiles in a
 //! module that imports nothing and beside a user's own `Result`.

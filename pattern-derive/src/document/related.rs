@@ -5,14 +5,14 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::Type;
 
-use crate::document::{ComputedAttr, Doc, SubsetAttr};
-use crate::serde_names::unraw;
+use crate::attr::document::{const_name as konst, ComputedAttr, SubsetAttr, Within};
+use crate::attr::serde::unraw;
 
-/// The typed-path constant of a field (`RATING` for `rating`), at the field name's span.
-fn konst(i: &Ident) -> Ident {
-    Ident::new(&unraw(i).to_uppercase(), i.span())
-}
+/// A `#[document(reference)]` field: its typed path's constant, its type, the key's span, and
+/// where the copy is when not the field itself.
+pub(super) type ReferenceField<'a> = (Ident, &'a Type, Span, Option<Within>);
 
 /// The parent's path with every token at `span` (a field's name), so that an error about the
 /// parent's field shows there alone.
@@ -99,32 +99,34 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
 /// `const REFERENCES`, `REFERENCED_BY` and `PROPAGATION`; and, outside the impl, the check that
 /// each reference field's source lists it in its `referenced_by` (a const assertion at the
 /// field's `reference` key).
-pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
+pub(super) fn references(
+    ident: &Ident,
+    references: &[ReferenceField],
+    referenced_by: &[(syn::Path, Ident, Option<Ident>)],
+    propagation: Option<(u32, bool)>,
+    counters: bool,
+) -> (TokenStream, TokenStream) {
     let module = quote!(::pattern_core::document);
-    let ident = d.ident;
-    let fields = d
-        .references
-        .iter()
-        .map(|(k, _, span, within)| match within {
-            None => quote_spanned!(*span=> #module::reference_field(Self::#k)),
-            Some(w) => {
-                let (f, name) = (&w.field, unraw(&w.field));
-                let place = if w.each {
-                    quote_spanned!(f.span()=> reference_each)
-                } else {
-                    quote_spanned!(f.span()=> reference_in)
-                };
-                quote_spanned!(*span=> #module::#place(Self::#k, #name, |m| m.#f))
-            }
-        });
+    let fields = references.iter().map(|(k, _, span, within)| match within {
+        None => quote_spanned!(*span=> #module::reference_field(Self::#k)),
+        Some(w) => {
+            let (f, name) = (&w.field, unraw(&w.field));
+            let place = if w.each {
+                quote_spanned!(f.span()=> reference_each)
+            } else {
+                quote_spanned!(f.span()=> reference_in)
+            };
+            quote_spanned!(*span=> #module::#place(Self::#k, #name, |m| m.#f))
+        }
+    });
     let mut items = TokenStream::new();
-    if !d.references.is_empty() {
+    if !references.is_empty() {
         items.extend(quote! {
             const REFERENCES: &'static [#module::ReferenceField] = &[#(#fields),*];
         });
     }
-    if !d.referenced_by.is_empty() {
-        let by = d.referenced_by.iter().map(|(ty, field, within)| {
+    if !referenced_by.is_empty() {
+        let by = referenced_by.iter().map(|(ty, field, within)| {
             let k = konst(field);
             let t = parent_at(ty, field.span());
             match within {
@@ -135,7 +137,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
                 }
             }
         });
-        let (fan_out, deferred) = d.propagation.unwrap_or((1_000, false));
+        let (fan_out, deferred) = propagation.unwrap_or((1_000, false));
         items.extend(quote! {
             const REFERENCED_BY: &'static [#module::Referrer] = &[#(#by),*];
             const PROPAGATION: #module::Propagation = #module::Propagation {
@@ -144,7 +146,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             };
         });
     }
-    let checks = d.references.iter().map(|(k, ty, span, within)| {
+    let checks = references.iter().map(|(k, ty, span, within)| {
         let mut field = k.to_string().to_lowercase();
         if let Some(w) = within {
             field = format!("{field}.{}", unraw(&w.field));
@@ -177,7 +179,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             const _: () = ::core::assert!(#listed, #message);
         }
     });
-    let counters = (!d.referenced_by.is_empty() && !d.approximate.is_empty()).then(|| {
+    let counters = (!referenced_by.is_empty() && counters).then(|| {
         let message = format!(
             "a copy of `{ident}` (referenced_by) holds one of its approximate counters, which \
              its increments would leave stale: copy another field, or count in another type"
@@ -196,7 +198,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
 }
 
 /// `increment_<field>` per approximate counter, and `flush` when there is one.
-pub(super) fn counters(fields: &[(&Ident, String, u32)], id_ty: &TokenStream) -> Vec<TokenStream> {
+pub(super) fn counters(fields: &[(&Ident, &String, u32)], id_ty: &TokenStream) -> Vec<TokenStream> {
     let mut out: Vec<TokenStream> = fields
         .iter()
         .map(|(field_ident, field, every)| {
