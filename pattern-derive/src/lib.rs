@@ -13,7 +13,8 @@
 //!   - `ctxt`: every mistake collected with its span, reported together.
 //! - The back ends (`bucket`, `outlier`, `tree`, `document`, `reference`) expand the checked
 //!   model alone, or beside errors emit a fallback of the same names. They share `codegen` (the
-//!   method table, `Method`), `names` (the stored names and MongoDB's rules) and `bson_type`.
+//!   method table, `Method`), `series` (the methods of the bucket and the outlier), `names` (the
+//!   stored names and MongoDB's rules) and `bson_type`.
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
@@ -31,6 +32,7 @@ mod document;
 mod names;
 mod outlier;
 mod reference;
+mod series;
 mod tree;
 
 /// `#[derive(Bucket)]`: the bucket pattern. Use it as `pattern_core::Bucket`; the attribute

@@ -5,23 +5,13 @@
 //! source's typed path (`Director::NAME`), so a field the source lacks, or of another type, is
 //! an error at its name.
 
-use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::attr::document::const_name;
 use crate::attr::reference::Reference;
-
-/// The source's path with every token at `span`: an error about the source's field shows
-/// there.
-fn source_at(source: &syn::Path, span: Span) -> TokenStream {
-    (source.to_token_stream().into_iter())
-        .map(|mut t| {
-            t.set_span(span);
-            t
-        })
-        .collect()
-}
+use crate::codegen::respan;
 
 /// The model of a struct deriving `Reference`.
 type Container<'a> = crate::ast::Container<'a, Reference>;
@@ -51,11 +41,11 @@ pub(crate) fn expand(m: &Container) -> TokenStream {
     let copied = copied.map(|f| {
         let (ty, name, konst) = (f.ty, &f.bson.value, const_name(f.ident));
         // The source's path at the field's name: an error about the source's field shows there.
-        let s = source_at(source, f.ident.span());
+        let s = respan(source, f.ident.span());
         quote_spanned!(f.ident.span()=> #module::copied_field::<#s, #ty>(#s::#konst, #name))
     });
     let (id_ident, id_ty) = (id.ident, id.ty);
-    let s = source_at(source, id_ty.span());
+    let s = respan(source, id_ty.span());
     let id_check = quote_spanned! {id_ty.span()=>
         fn __pattern_source_id(copy: &#ident) -> &<#s as #module::Document>::Id {
             &copy.#id_ident

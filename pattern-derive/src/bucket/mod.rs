@@ -5,14 +5,15 @@
 mod tests;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Visibility;
 
 use crate::ast::vec_arg;
 use crate::attr::bucket::{Aggregate, Bucket, Op, ITEMS, KEY};
 use crate::attr::serde::{unraw, unraw_member};
-use crate::codegen::{self, Bodies, KeyBound, Method, StubItem, Wrappers};
+use crate::codegen::{self, Method, StubItem, Wrappers};
+use crate::series::{self, Series};
 
 /// The model of a struct deriving `Bucket`.
 type Container<'a> = crate::ast::Container<'a, Bucket>;
@@ -58,14 +59,7 @@ pub(crate) fn expand(b: &Container) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let rollup = a.rollup.value().is_some();
-    let w = Wrappers {
-        bodies: Bodies::Calls {
-            key_ty: key_ty.to_token_stream(),
-        },
-        key: "key",
-        module: "bucket",
-        key_bound: KeyBound::KeyPart,
-    };
+    let w = series::wrappers("key", "bucket", Some(key_ty));
     let (summary_ty, summary_struct) = if summary.is_empty() {
         (quote!(::pattern_core::bucket::Totals), None)
     } else {
@@ -90,11 +84,7 @@ pub(crate) fn expand(b: &Container) -> TokenStream {
             }
         }
     });
-    let validate = a.validate.value().is_some().then(|| {
-        quote!(
-            const VALIDATE: bool = true;
-        )
-    });
+    let validate = codegen::validate(a.validate.value().is_some());
     let (item, key) = (quote!(#item_ty), quote!(#key_ty));
     let methods = methods(
         &w,
@@ -243,186 +233,136 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
         key_param,
         summary,
     } = t;
+    let series = Series {
+        w,
+        item_param,
+        item_ret,
+        adopt: "adopt::bucket",
+    };
     let date_range =
         quote!(impl ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>);
     let mut methods = vec![
+        series.push(
+            "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
+        ),
+        series.push_many(
+            "Appends `items` to `key`'s series in order: one write for the open bucket, one for all the new ones.",
+        ),
         w.keyed(Method {
-            doc: "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.".into(),
-            name: "push".into(),
-            params: quote!(item: #item_param,),
-            ret: quote!(()),
-            func: "push".into(),
-            args: quote!(&item,),
-            ..Method::default()
-        }),
-        w.keyed(Method {
-            doc: "Appends `items` to `key`'s series in order: one write for the open bucket, one for all the new ones.".into(),
-            name: "push_many".into(),
-            params: quote!(items: &[#item_param],),
-            ret: quote!(()),
-            func: "push_many".into(),
-            args: quote!(items,),
-            ..Method::default()
-        }),
-        w.keyed(Method {
-            doc: "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.".into(),
-            name: "page".into(),
             params: quote!(n: u64,),
             ret: quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>),
-            func: "page".into(),
             args: quote!(n,),
-            ..Method::default()
+            ..Method::named(
+                "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
+                "page",
+            )
         }),
         w.stream(
             "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
             "pages",
             quote!(::pattern_core::bucket::Page<#item_ret>),
         ),
-        w.stream("Every item of `key`'s series, in push order.", "items", quote!(#item_ret),),
-        w.keyed(Method {
-            doc: "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).".into(),
-            name: "all_items".into(),
-            params: quote!(),
-            ret: quote!(::std::vec::Vec<#item_ret>),
-            func: "all_items".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
+        series.items("Every item of `key`'s series, in push order."),
+        series.all_items(
+            "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).",
+            quote!(::std::vec::Vec<#item_ret>),
+        ),
     ];
     if time {
         methods.push(w.time_range_stream(Method {
-            doc: "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
-                  whose time bounds overlap it (and those without complete bounds): two finds sent together.".into(),
-            name: "range".into(),
-            params: quote!(),
             ret: quote!(#item_ret),
-            func: "range".into(),
-            args: quote!(),
-            ..Method::default()
+            ..Method::named(
+                "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
+                 whose time bounds overlap it (and those without complete bounds): two finds sent together.",
+                "range",
+            )
         }));
     }
     methods.extend([
         w.keyed(Method {
-            doc: "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
-                  newest bucket, two otherwise.".into(),
-            name: "latest".into(),
             params: quote!(n: usize,),
             ret: quote!(::std::vec::Vec<#item_ret>),
-            func: "latest".into(),
             args: quote!(n,),
-            ..Method::default()
+            ..Method::named(
+                "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
+                 newest bucket, two otherwise.",
+                "latest",
+            )
         }),
-        w.keyed(Method {
-            doc: "How many items and pages `key`'s series holds (one aggregation).".into(),
-            name: "counts".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::bucket::Counts),
-            func: "counts".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
+        series.counts("How many items and pages `key`'s series holds (one aggregation)."),
     ]);
     if let Some(summary) = summary {
         methods.push(w.keyed(Method {
-            doc: "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
-                  summaries, the edges from their items. One round trip for the summaries, one more for \
-                  the items of the buckets not wholly counted, when there are any.".into(),
-            name: "summary".into(),
             params: quote!(range: #date_range,),
             ret: quote!(#summary),
-            func: "summary".into(),
             args: quote!(range,),
-            ..Method::default()
+            ..Method::named(
+                "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
+                 summaries, the edges from their items. One round trip for the summaries, one more for \
+                 the items of the buckets not wholly counted, when there are any.",
+                "summary",
+            )
         }));
     }
     methods.extend([
         w.render(Method {
-            doc: "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
-                  buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
-                  written. Returns how many items it wrote.".into(),
-            name: "ingest".into(),
             params: quote!(items: &[(#key_param, #item_param)],),
             ret: quote!(u64),
-            func: "ingest".into(),
             args: quote!(items,),
-            ..Method::default()
+            ..Method::named(
+                "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
+                 buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
+                 written. Returns how many items it wrote.",
+                "ingest",
+            )
         }),
         w.render(Method {
-            doc: "Fills in the time bounds and summaries of buckets written before they were kept, one \
-                  write per bucket completed, reading the collection a batch at a time; returns how many \
-                  buckets it completed.".into(),
-            name: "backfill".into(),
-            params: quote!(),
             ret: quote!(u64),
-            func: "backfill".into(),
-            args: quote!(),
-            ..Method::default()
+            ..Method::named(
+                "Fills in the time bounds and summaries of buckets written before they were kept, one \
+                 write per bucket completed, reading the collection a batch at a time; returns how many \
+                 buckets it completed.",
+                "backfill",
+            )
         }),
+        series.analyze(
+            "Reads the collection once and reports its items per key, item and bucket sizes, and a \
+             suggested `size`, with why.",
+            quote!(::pattern_core::adopt::BucketAnalysis),
+        ),
         w.render(Method {
             module: Some("adopt::bucket"),
-            doc: "Reads the collection once and reports its items per key, item and bucket sizes, and a \
-                  suggested `size`, with why.".into(),
-            name: "analyze".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::adopt::BucketAnalysis),
-            func: "analyze".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.render(Method {
-            module: Some("adopt::bucket"),
-            doc: "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
-                  reports its items per key and sizes, with a suggested `size` for this layout.".into(),
-            name: "analyze_source".into(),
             params: quote!(from: &::pattern_core::adopt::Source<'_>,),
             ret: quote!(::pattern_core::adopt::BucketAnalysis),
-            func: "analyze_source".into(),
             args: quote!(from,),
-            ..Method::default()
+            ..Method::named(
+                "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
+                 reports its items per key and sizes, with a suggested `size` for this layout.",
+                "analyze_source",
+            )
         }),
-        w.render(Method {
-            doc: "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
-                  open bucket per key, pages numbered densely); returns the defects as data.".into(),
-            name: "verify".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::adopt::Verified),
-            func: "verify".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.render(Method {
-            module: Some("adopt::bucket"),
-            doc: "Moves the items of a flat collection (one document per item) into this layout, each key's \
-                  in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
-                  live pushes, `dry_run` writes nothing. Ends with `verify`.".into(),
-            name: "migrate".into(),
-            params: quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
-            ret: quote!(::pattern_core::adopt::MigrateReport),
-            func: "migrate".into(),
-            args: quote!(from, opts,),
-            ..Method::default()
-        }),
-        w.render(Method {
-            doc: "Reports the collection's indexes against those the layout needs: present, missing, the \
-                  library's stale ones, and the user's own (which the library never drops).".into(),
-            name: "index_report".into(),
-            params: quote!(),
-            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            func: "index_report".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.store_only(
-            "ensure_indexes",
-            "Creates the collection's indexes now rather than on first use.",
+        series.verify(
+            "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
+             open bucket per key, pages numbered densely); returns the defects as data.",
         ),
-        w.store_only(
-            "ensure_validator",
-            "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
-             \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
-             `Error::SchemaViolation`.",
+        series.migrate(
+            "Moves the items of a flat collection (one document per item) into this layout, each key's \
+             in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
+             live pushes, `dry_run` writes nothing. Ends with `verify`.",
+            quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
+            quote!(from, opts,),
+        ),
+        series.index_report(
+            "Reports the collection's indexes against those the layout needs: present, missing, the \
+             library's stale ones, and the user's own (which the library never drops).",
         ),
     ]);
+    methods.extend(series.ensure(
+        "Creates the collection's indexes now rather than on first use.",
+        "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
+         \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
+         `Error::SchemaViolation`.",
+    ));
     methods
 }
 
@@ -464,12 +404,7 @@ pub(crate) fn fallback(b: &Container) -> TokenStream {
             ::core::option::Option::None
         }
     };
-    let w = Wrappers {
-        bodies: Bodies::Stubs,
-        key: "key",
-        module: "bucket",
-        key_bound: KeyBound::KeyPart,
-    };
+    let w = series::wrappers("key", "bucket", None);
     let item = StubItem::new(b.marked(ITEMS).and_then(|f| vec_arg(f.ty)));
     let key = StubItem::new(b.marked(KEY).map(|f| f.ty));
     let types = Types {

@@ -1,33 +1,24 @@
 //! The items of the patterns that relate a child type to its parent (`COMPUTED`, `SUBSET`) and
 //! the methods of approximate counters. A parent's field is named through its typed-path
 //! constant (`Film::RATING_SUM`) passed to a `const fn` of `pattern_core::document` that takes
-//! only the right `Field` type: a field missing or of another type is an error at its name.
+//! only the right `Field` type: a field missing or of another type is an error at its name
+//! alone (the parent's path is respanned there).
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 use syn::Type;
 
 use crate::attr::document::{const_name as konst, ComputedAttr, SubsetAttr, Within};
 use crate::attr::serde::unraw;
+use crate::codegen::respan;
 
 /// A `#[document(reference)]` field: its typed path's constant, its type, the key's span, and
 /// where the copy is when not the field itself.
 pub(super) type ReferenceField<'a> = (Ident, &'a Type, Span, Option<Within>);
 
-/// The parent's path with every token at `span` (a field's name), so that an error about the
-/// parent's field shows there alone.
-fn parent_at(parent: &syn::Path, span: Span) -> TokenStream {
-    (parent.to_token_stream().into_iter())
-        .map(|mut t| {
-            t.set_span(span);
-            t
-        })
-        .collect()
-}
-
 /// `key_field::<Self, Parent>(Self::KEY)`: the child's key, of the parent's id type.
 fn key_field(parent: &syn::Path, key: &Ident) -> TokenStream {
-    let (k, p) = (konst(key), parent_at(parent, key.span()));
+    let (k, p) = (konst(key), respan(parent, key.span()));
     let module = quote!(::pattern_core::document);
     quote_spanned!(key.span()=> #module::key_field::<Self, #p>(Self::#k))
 }
@@ -39,14 +30,14 @@ pub(super) fn computed(c: &ComputedAttr) -> TokenStream {
     let key = key_field(parent, &c.key);
     let count = match &c.count {
         Some(f) => {
-            let (k, p) = (konst(f), parent_at(parent, f.span()));
+            let (k, p) = (konst(f), respan(parent, f.span()));
             quote_spanned!(f.span()=> ::core::option::Option::Some(#module::count_field::<#p>(#p::#k)))
         }
         None => quote!(::core::option::Option::None),
     };
     let aggregates = c.aggregates.iter().map(|(op, child, into)| {
         let (ck, pk) = (konst(child), konst(into));
-        let p = parent_at(parent, into.span());
+        let p = respan(parent, into.span());
         let check = match *op {
             "Sum" => quote_spanned!(into.span()=> #module::sum_field(Self::#ck, #p::#pk)),
             "Avg" => quote_spanned!(into.span()=> #module::avg_field(Self::#ck, #p::#pk)),
@@ -79,7 +70,7 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
     let parent = &sb.parent;
     let key = key_field(parent, &sb.key);
     let (into, order) = (konst(&sb.into), konst(&sb.order));
-    let p = parent_at(parent, sb.into.span());
+    let p = respan(parent, sb.into.span());
     let into = quote_spanned!(sb.into.span()=> #module::subset_field::<Self, #p>(#p::#into));
     let order = quote_spanned!(sb.order.span()=> #module::order_field(Self::#order));
     let keep = sb.keep;
@@ -128,7 +119,7 @@ pub(super) fn references(
     if !referenced_by.is_empty() {
         let by = referenced_by.iter().map(|(ty, field, within)| {
             let k = konst(field);
-            let t = parent_at(ty, field.span());
+            let t = respan(ty, field.span());
             match within {
                 None => quote_spanned!(field.span()=> #module::referrer::<Self, #t, _>(#t::#k)),
                 Some(w) => {

@@ -5,11 +5,12 @@
 mod tests;
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
+use quote::quote;
 
 use crate::ast::vec_arg;
 use crate::attr::outlier::{Outlier, ID, ITEMS};
-use crate::codegen::{self, Bodies, KeyBound, Method, StubItem, Wrappers};
+use crate::codegen::{self, Method, StubItem, Wrappers};
+use crate::series::{self, Series};
 
 /// The model of a struct deriving `Outlier`.
 type Container<'a> = crate::ast::Container<'a, Outlier>;
@@ -37,21 +38,10 @@ pub(crate) fn expand(o: &Container) -> TokenStream {
         Some(n) => quote!(#n),
         None => quote!(::pattern_core::outlier::DEFAULT_CHUNK),
     };
-    let w = Wrappers {
-        bodies: Bodies::Calls {
-            key_ty: id_ty.to_token_stream(),
-        },
-        key: "id",
-        module: "outlier",
-        key_bound: KeyBound::KeyPart,
-    };
+    let w = series::wrappers("id", "outlier", Some(id_ty));
     let item = quote!(#item_ty);
     let methods = methods(&w, &item, &item);
-    let validate = a.validate.value().is_some().then(|| {
-        quote!(
-            const VALIDATE: bool = true;
-        )
-    });
+    let validate = codegen::validate(a.validate.value().is_some());
     quote! {
         #[automatically_derived]
         impl ::pattern_core::Outlier for #ident {
@@ -85,159 +75,91 @@ pub(crate) fn expand(o: &Container) -> TokenStream {
 /// The wrappers, `item_param` the item type in their parameters and `item_ret` in what they
 /// return.
 fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Vec<TokenStream> {
-    let mut methods = vec![w.render(Method {
-        receiver: true,
-        ret: quote!(()),
-        args: quote!(self,),
-        ..Method::named(
-            "Inserts this document, or replaces the stored one with the same `_id`: the first \
-             `threshold` items go to the main document, the rest to new overflow chunks.",
-            "save",
-        )
-    })];
-    methods.extend([
-        w.keyed(Method {
-            doc: "Appends `item` to the array of parent `id`: to the main document while it is below the \
-                  threshold (one write), else to the overflow. `NotFound` when the parent does not exist.".into(),
-            name: "push".into(),
-            params: quote!(item: #item_param,),
+    let series = Series {
+        w,
+        item_param,
+        item_ret,
+        adopt: "adopt::outlier",
+    };
+    let mut methods = vec![
+        w.render(Method {
+            receiver: true,
             ret: quote!(()),
-            func: "push".into(),
-            args: quote!(&item,),
-            ..Method::default()
+            args: quote!(self,),
+            ..Method::named(
+                "Inserts this document, or replaces the stored one with the same `_id`: the first \
+                 `threshold` items go to the main document, the rest to new overflow chunks.",
+                "save",
+            )
         }),
-        w.keyed(Method {
-            doc: "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
-                  the rest to the overflow.".into(),
-            name: "push_many".into(),
-            params: quote!(items: &[#item_param],),
-            ret: quote!(()),
-            func: "push_many".into(),
-            args: quote!(items,),
-            ..Method::default()
-        }),
-    ]);
-    methods.extend([
-        w.keyed(Method {
-            doc: "The typical document: the main document alone (the overflow is not read), its array cut at \
-                  the threshold. `None` when there is no such document.".into(),
-            name: "typical".into(),
-            params: quote!(),
-            ret: quote!(::core::option::Option<::pattern_core::outlier::Typical<Self>>),
-            func: "typical".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.keyed(Method {
-            doc: "The document with every item of its array, main document and overflow, in push order.".into(),
-            name: "full".into(),
-            params: quote!(),
-            ret: quote!(::core::option::Option<Self>),
-            func: "full".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-    ]);
-    methods.extend([
-        w.stream(
+        series.push(
+            "Appends `item` to the array of parent `id`: to the main document while it is below the \
+             threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
+        ),
+        series.push_many(
+            "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
+             the rest to the overflow.",
+        ),
+        series.keyed(
+            "The typical document: the main document alone (the overflow is not read), its array cut at \
+             the threshold. `None` when there is no such document.",
+            "typical",
+            quote!(::core::option::Option<::pattern_core::outlier::Typical<Self>>),
+        ),
+        series.keyed(
+            "The document with every item of its array, main document and overflow, in push order.",
+            "full",
+            quote!(::core::option::Option<Self>),
+        ),
+        series.items(
             "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
-            "items",
-            quote!(#item_ret),
         ),
-        w.keyed(Method {
-            doc: "Every item of parent `id`'s array, main document and overflow, in push order.".into(),
-            name: "all_items".into(),
-            params: quote!(),
-            ret: quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
-            func: "all_items".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.keyed(Method {
-            doc: "How many items parent `id`'s array holds, main document and overflow, and in how many \
-                  documents.".into(),
-            name: "counts".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::bucket::Counts),
-            func: "counts".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-    ]);
-    methods.extend([
-        w.keyed(Method {
-            doc: "Whether parent `id` overflowed its threshold.".into(),
-            name: "is_outlier".into(),
-            params: quote!(),
-            ret: quote!(bool),
-            func: "is_outlier".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.keyed(Method {
-            doc: "Deletes parent `id` and its overflow; whether the parent existed.".into(),
-            name: "delete".into(),
-            params: quote!(),
-            ret: quote!(bool),
-            func: "delete".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.render(Method {
-            module: Some("adopt::outlier"),
-            doc: "Reads the collection (and its overflow) once and reports the items per document, the \
-                  document sizes, how many exceed the threshold, and a suggested threshold, with why.".into(),
-            name: "analyze".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::adopt::OutlierAnalysis),
-            func: "analyze".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.render(Method {
-            doc: "Checks every promise of the layout over the collection and its overflow (arrays within \
-                  the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
-                  orphans); returns the defects as data.".into(),
-            name: "verify".into(),
-            params: quote!(),
-            ret: quote!(::pattern_core::adopt::Verified),
-            func: "verify".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.render(Method {
-            module: Some("adopt::outlier"),
-            doc: "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
-                  transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
-                  `dry_run` writes nothing. Ends with `verify`.".into(),
-            name: "migrate".into(),
-            params: quote!(opts: &::pattern_core::adopt::Options<'_>,),
-            ret: quote!(::pattern_core::adopt::MigrateReport),
-            func: "migrate".into(),
-            args: quote!(opts,),
-            ..Method::default()
-        }),
-        w.render(Method {
-            doc: "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
-                  library's stale ones, and the user's own (which the library never drops).".into(),
-            name: "index_report".into(),
-            params: quote!(),
-            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            func: "index_report".into(),
-            args: quote!(),
-            ..Method::default()
-        }),
-        w.store_only(
-            "ensure_indexes",
-            "Creates the overflow collection's indexes now rather than on first use.",
+        series.all_items(
+            "Every item of parent `id`'s array, main document and overflow, in push order.",
+            quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
         ),
-        w.store_only(
-            "ensure_validator",
-            "Installs the layout's `$jsonSchema` validators on the main and overflow collections \
-             (`collMod`, level \"moderate\"): the server then refuses any write that breaks the layout, \
-             with `Error::SchemaViolation`.",
+        series.counts(
+            "How many items parent `id`'s array holds, main document and overflow, and in how many \
+             documents.",
         ),
-    ]);
+        series.keyed(
+            "Whether parent `id` overflowed its threshold.",
+            "is_outlier",
+            quote!(bool),
+        ),
+        series.keyed(
+            "Deletes parent `id` and its overflow; whether the parent existed.",
+            "delete",
+            quote!(bool),
+        ),
+        series.analyze(
+            "Reads the collection (and its overflow) once and reports the items per document, the \
+             document sizes, how many exceed the threshold, and a suggested threshold, with why.",
+            quote!(::pattern_core::adopt::OutlierAnalysis),
+        ),
+        series.verify(
+            "Checks every promise of the layout over the collection and its overflow (arrays within \
+             the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
+             orphans); returns the defects as data.",
+        ),
+        series.migrate(
+            "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
+             transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
+             `dry_run` writes nothing. Ends with `verify`.",
+            quote!(opts: &::pattern_core::adopt::Options<'_>,),
+            quote!(opts,),
+        ),
+        series.index_report(
+            "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
+             library's stale ones, and the user's own (which the library never drops).",
+        ),
+    ];
+    methods.extend(series.ensure(
+        "Creates the overflow collection's indexes now rather than on first use.",
+        "Installs the layout's `$jsonSchema` validators on the main and overflow collections \
+         (`collMod`, level \"moderate\"): the server then refuses any write that breaks the layout, \
+         with `Error::SchemaViolation`.",
+    ));
     methods
 }
 
@@ -263,12 +185,7 @@ pub(crate) fn fallback(o: &Container) -> TokenStream {
             },
         };
     };
-    let w = Wrappers {
-        bodies: Bodies::Stubs,
-        key: "id",
-        module: "outlier",
-        key_bound: KeyBound::KeyPart,
-    };
+    let w = series::wrappers("id", "outlier", None);
     let item = StubItem::new(o.marked(ITEMS).and_then(|f| vec_arg(f.ty)));
     let stubs = methods(&w, &item.param, &item.ret);
     codegen::fallback(o.input, quote!(::pattern_core::Outlier), body, &stubs)

@@ -41,11 +41,7 @@ pub(crate) fn expand(t: &Container) -> TokenStream {
         let types = id_types.iter().map(|v| Ident::new(v, Span::call_site()));
         quote!(const ID_TYPES: &'static [::pattern_core::spec::BsonType] = &[#(::pattern_core::spec::BsonType::#types),*];)
     });
-    let validate = a.validate.value().is_some().then(|| {
-        quote!(
-            const VALIDATE: bool = true;
-        )
-    });
+    let validate = codegen::validate(a.validate.value().is_some());
     quote! {
         #[automatically_derived]
         impl ::pattern_core::tree::Tree for #ident {
