@@ -1,5 +1,5 @@
-//! Generated code both derives share: the typed wrappers and the fallback emitted beside
-//! errors (an impl and the wrappers' stubs).
+//! Generated code the derives share: the typed wrappers (the method table [`Method`]) and the
+//! fallback emitted beside errors (an impl and the wrappers' stubs).
 //!
 //! Every path is absolute (`::pattern_core::...`, `::core::...`), so the code compiles in a
 //! module that imports nothing and beside a user's own `Result`.
@@ -307,6 +307,17 @@ impl StubItem {
     }
 }
 
+/// `tokens` with every token at `span`: a path respanned at a field's name, so that an error
+/// about that field of the path's type shows there alone.
+pub(crate) fn respan(tokens: &impl ToTokens, span: Span) -> TokenStream {
+    (tokens.to_token_stream().into_iter())
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
@@ -349,6 +360,15 @@ pub(crate) fn or_fallback(
             tokens
         }
     }
+}
+
+/// `const VALIDATE: bool = true;` when the layout's writes install its validator (`validate`).
+pub(crate) fn validate(on: bool) -> Option<TokenStream> {
+    on.then(|| {
+        quote!(
+            const VALIDATE: bool = true;
+        )
+    })
 }
 
 /// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_keys`):

@@ -1,122 +1,420 @@
-//! `#[derive(Bucket)]`: [`parse`] reads the struct and its attributes into a [`Bucket`]
-//! model (reporting every mistake at once), [`expand`] writes the code from the model alone.
+//! `#[derive(Bucket)]`'s back end: the `Bucket` impl, `<Name>Summary` and the typed methods,
+//! from the checked model alone; beside errors, a fallback of the same names.
 
-mod expand;
-mod parse;
 #[cfg(test)]
 mod tests;
 
-use proc_macro2::{Ident, TokenStream};
-use syn::{DeriveInput, Member, Type, Visibility};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::Visibility;
 
-use crate::names::Name;
+use crate::ast::vec_arg;
+use crate::attr::bucket::{Aggregate, Bucket, Op, ITEMS, KEY};
+use crate::attr::serde::{unraw, unraw_member};
+use crate::codegen::{self, Method, StubItem, Wrappers};
+use crate::series::{self, Series};
 
-/// What `#[derive(Bucket)]` generates code from.
-pub(crate) struct Bucket<'a> {
-    pub ident: &'a Ident,
-    /// The struct's visibility, which `<Name>Summary` shares.
-    pub vis: &'a Visibility,
-    pub collection: String,
-    pub size: u32,
-    /// The item's field named by `time = "..."`, spanned at that literal (so that rustc's
-    /// "no field" error points there).
-    pub time: Option<Member>,
-    /// `span = "1d"` or `granularity = "..."`, in milliseconds (only with `time`).
-    pub span: Option<i64>,
-    pub key_field: String,
-    pub items_field: String,
-    pub count_field: String,
-    pub page_field: String,
-    pub key_ty: &'a Type,
-    pub item_ty: &'a Type,
-    /// `summary(...)`'s aggregates in the attribute's order; empty without it.
-    pub summary: Vec<Aggregate>,
-    /// `rollup`: one document per key keeps the summary of its whole history (needs `summary`).
-    pub rollup: bool,
-    /// `validate`: the writes install the layout's validator.
-    pub validate: bool,
-}
+/// The model of a struct deriving `Bucket`.
+type Container<'a> = crate::ast::Container<'a, Bucket>;
 
-/// What an aggregate of `summary(...)` computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Sum,
-    Min,
-    Max,
-}
+pub(crate) fn expand(b: &Container) -> TokenStream {
+    let (ident, a) = (b.ident, &b.attrs);
+    let collection = &a.collection.value().expect("checked").value;
+    let size = *a.size.value().expect("checked");
+    let (key, items) = (
+        b.marked(KEY).expect("checked"),
+        b.marked(ITEMS).expect("checked"),
+    );
+    let (key_field, items_field) = (&key.bson.value, &items.bson.value);
+    let count_field = a.count.name_or("count").value;
+    let page_field = a.page.name_or("page").value;
+    let (key_ty, item_ty) = (key.ty, vec_arg(items.ty).expect("checked"));
+    let (time, summary) = (a.time.value(), a.summary());
+    let item_time = match time {
+        Some(member) => {
+            let time = quote_spanned!(member.span()=> ::pattern_core::__private::__epoch_millis(&(*__pattern_item).#member));
+            quote! {
+                fn item_millis(__pattern_item: &#item_ty) -> ::core::option::Option<i64> {
+                    #time
+                }
+            }
+        }
+        None => quote! {
+            fn item_millis(_: &#item_ty) -> ::core::option::Option<i64> {
+                ::core::option::Option::None
+            }
+        },
+    };
+    let bounds = match time {
+        Some(member) => {
+            let name = unraw_member(member);
+            let (min, max) = (format!("{name}_min"), format!("{name}_max"));
+            quote!(::core::option::Option::Some((#min, #max)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let span = match a.span_ms() {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    let rollup = a.rollup.value().is_some();
+    let w = series::wrappers("key", "bucket", Some(key_ty));
+    let (summary_ty, summary_struct) = if summary.is_empty() {
+        (quote!(::pattern_core::bucket::Totals), None)
+    } else {
+        let (ty, code) = summary_struct(ident, b.vis, summary);
+        (ty, Some(code))
+    };
+    let aggregates = summary.iter().map(|a| {
+        let op = Ident::new(
+            match a.op {
+                Op::Sum => "Sum",
+                Op::Min => "Min",
+                Op::Max => "Max",
+            },
+            Span::call_site(),
+        );
+        let (item_field, field) = (&a.item_field.value, &a.field);
+        quote! {
+            ::pattern_core::spec::SummaryField {
+                op: ::pattern_core::spec::SummaryOp::#op,
+                item_field: #item_field,
+                field: #field,
+            }
+        }
+    });
+    let validate = codegen::validate(a.validate.value().is_some());
+    let (item, key) = (quote!(#item_ty), quote!(#key_ty));
+    let methods = methods(
+        &w,
+        Types {
+            item_param: &item,
+            item_ret: &item,
+            key_param: &key,
+            summary: (!summary.is_empty()).then_some(&summary_ty),
+        },
+        time.is_some(),
+    );
+    quote! {
+        #[automatically_derived]
+        impl ::pattern_core::Bucket for #ident {
+            type Key = #key_ty;
+            type Item = #item_ty;
+            type Summary = #summary_ty;
+            const SPEC: ::pattern_core::spec::BucketSpec<'static> = ::pattern_core::spec::BucketSpec {
+                collection: #collection,
+                key_field: #key_field,
+                items_field: #items_field,
+                count_field: #count_field,
+                page_field: #page_field,
+                size: #size,
+                keeps: ::pattern_core::spec::Keeps {
+                    bounds: #bounds,
+                    summary: &[#(#aggregates),*],
+                    span: #span,
+                    rollup: #rollup,
+                },
+            };
+            #validate
+            #item_time
+        }
 
-impl Op {
-    pub(crate) const ALL: [Op; 3] = [Op::Sum, Op::Min, Op::Max];
+        #summary_struct
 
-    /// The key in `summary(...)`, and the suffix of the bucket field (`qty_sum`).
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Op::Sum => "sum",
-            Op::Min => "min",
-            Op::Max => "max",
+        #[automatically_derived]
+        impl #ident {
+            #(#methods)*
         }
     }
 }
 
-/// One aggregate of `summary(...)`: `sum = "qty"`.
-#[derive(Clone, Debug)]
-pub(crate) struct Aggregate {
-    pub op: Op,
-    /// The item field's BSON name, spanned at its literal.
-    pub item_field: Name,
-    /// The bucket field keeping it: `<item_field>_<op>` (`qty_sum`).
-    pub field: String,
-    /// Its field in `<Name>Summary`: `field` when that is a Rust identifier, else `field`
-    /// with every character but ASCII letters, digits and `_` replaced by `_` (and a `_`
-    /// before a leading digit).
-    pub rust_field: String,
-}
-
-impl Aggregate {
-    pub(crate) fn new(op: Op, item_field: Name) -> Self {
-        let field = format!("{}_{}", item_field.value, op.name());
-        let rust_field = rust_ident(&field);
-        Aggregate {
-            op,
-            item_field,
-            field,
-            rust_field,
+/// `<Name>Summary`, what the `summary` method returns, and its `From<Totals>`; its path
+/// first.
+fn summary_struct(
+    ident: &Ident,
+    vis: &Visibility,
+    aggs: &[Aggregate],
+) -> (TokenStream, TokenStream) {
+    let name = format_ident!("{}Summary", ident, span = ident.span());
+    let number = quote!(::pattern_core::bucket::Number);
+    let mut doc = vec![
+        format!(
+            " What `{}::summary` returns: the aggregates of `#[bucket(summary(...))]` over a key's",
+            unraw(ident)
+        ),
+        " items in a time range (`..` for all), each as MongoDB's `$inc`, `$min` and `$max` compute it."
+            .to_owned(),
+        String::new(),
+        " - `items`: how many items it covers;".to_owned(),
+    ];
+    let (mut fields, mut values) = (Vec::new(), Vec::new());
+    let next = quote! {
+        ::core::option::Option::flatten(::core::iter::Iterator::next(&mut __pattern_values))
+    };
+    for (i, a) in aggs.iter().enumerate() {
+        let field = Ident::new(&a.rust_field, Span::call_site());
+        let item = &a.item_field.value;
+        let what = match a.op {
+            Op::Sum => format!("the sum of the items' `{item}` (`Number::Int32(0)` when none holds a number there)"),
+            Op::Min => format!("the least of the items' `{item}` (`None` when none holds a number there)"),
+            Op::Max => format!("the greatest of the items' `{item}` (`None` when none holds a number there)"),
+        };
+        let end = if i + 1 == aggs.len() { "." } else { ";" };
+        doc.push(format!(" - `{}`: {what}{end}", a.rust_field));
+        let field_doc = format!(
+            " {}{}, kept in each bucket as `{}`.",
+            &what[..1].to_uppercase(),
+            &what[1..],
+            a.field
+        );
+        let (ty, value) = match a.op {
+            Op::Sum => (
+                number.clone(),
+                quote!(::core::option::Option::unwrap_or(#next, #number::Int32(0))),
+            ),
+            Op::Min | Op::Max => (quote!(::core::option::Option<#number>), next.clone()),
+        };
+        fields.push(quote! {
+            #[doc = #field_doc]
+            pub #field: #ty,
+        });
+        values.push(quote!(#field: #value,));
+    }
+    let values_iter = (!aggs.is_empty()).then(|| {
+        quote! {
+            let mut __pattern_values =
+                ::core::iter::IntoIterator::into_iter(__pattern_totals.values);
         }
-    }
+    });
+    let code = quote! {
+        #(#[doc = #doc])*
+        #[derive(::core::clone::Clone, ::core::fmt::Debug, ::core::cmp::PartialEq)]
+        // Fields named after BSON names (`unitPrice_min`), which a private struct's user
+        // need not all read.
+        #[allow(dead_code, non_snake_case)]
+        #vis struct #name {
+            /// How many items it covers.
+            pub items: u64,
+            #(#fields)*
+        }
+
+        #[automatically_derived]
+        impl ::core::convert::From<::pattern_core::bucket::Totals> for #name {
+            /// Reads the values in the attribute's order; a missing one is `None` (a sum: zero).
+            fn from(__pattern_totals: ::pattern_core::bucket::Totals) -> Self {
+                #values_iter
+                #name {
+                    items: __pattern_totals.items,
+                    #(#values)*
+                }
+            }
+        }
+    };
+    (quote!(#name), code)
 }
 
-/// `name` if it is an identifier Rust accepts as a field name, else made one.
-fn rust_ident(name: &str) -> String {
-    if !name.starts_with("r#") && syn::parse_str::<Ident>(name).is_ok() {
-        return name.to_owned();
-    }
-    let mut ident: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if ident.starts_with(|c: char| c.is_ascii_digit()) {
-        ident.insert(0, '_');
-    }
-    ident
+/// The types in the wrappers' signatures.
+struct Types<'a> {
+    /// The item type in parameters (`item: <param>`) and in what they return (`Page<<ret>>`).
+    item_param: &'a TokenStream,
+    item_ret: &'a TokenStream,
+    /// The key type in `ingest`'s pairs.
+    key_param: &'a TokenStream,
+    /// What `summary` returns; `None`: no `summary` method.
+    summary: Option<&'a TokenStream>,
 }
 
-/// What the fallback emitted beside errors is generated from: what could still be read of
-/// the struct.
-pub(crate) struct Stubs<'a> {
-    pub input: &'a DeriveInput,
-    /// The key field's type, when that field could be read.
-    pub key_ty: Option<&'a Type>,
-    /// `T` of the items field's `Vec<T>`, when that field and its type could be read.
-    pub item_ty: Option<&'a Type>,
-    /// The valid aggregates of `summary(...)` (their fields distinct), when it was given.
-    pub summary: Option<Vec<Aggregate>>,
+/// The wrappers; `range` only when `time`.
+fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
+    let Types {
+        item_param,
+        item_ret,
+        key_param,
+        summary,
+    } = t;
+    let series = Series {
+        w,
+        item_param,
+        item_ret,
+        adopt: "adopt::bucket",
+    };
+    let date_range =
+        quote!(impl ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>);
+    let mut methods = vec![
+        series.push(
+            "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
+        ),
+        series.push_many(
+            "Appends `items` to `key`'s series in order: one write for the open bucket, one for all the new ones.",
+        ),
+        w.keyed(Method {
+            params: quote!(n: u64,),
+            ret: quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>),
+            args: quote!(n,),
+            ..Method::named(
+                "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
+                "page",
+            )
+        }),
+        w.stream(
+            "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
+            "pages",
+            quote!(::pattern_core::bucket::Page<#item_ret>),
+        ),
+        series.items("Every item of `key`'s series, in push order."),
+        series.all_items(
+            "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).",
+            quote!(::std::vec::Vec<#item_ret>),
+        ),
+    ];
+    if time {
+        methods.push(w.time_range_stream(Method {
+            ret: quote!(#item_ret),
+            ..Method::named(
+                "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
+                 whose time bounds overlap it (and those without complete bounds): two finds sent together.",
+                "range",
+            )
+        }));
+    }
+    methods.extend([
+        w.keyed(Method {
+            params: quote!(n: usize,),
+            ret: quote!(::std::vec::Vec<#item_ret>),
+            args: quote!(n,),
+            ..Method::named(
+                "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
+                 newest bucket, two otherwise.",
+                "latest",
+            )
+        }),
+        series.counts("How many items and pages `key`'s series holds (one aggregation)."),
+    ]);
+    if let Some(summary) = summary {
+        methods.push(w.keyed(Method {
+            params: quote!(range: #date_range,),
+            ret: quote!(#summary),
+            args: quote!(range,),
+            ..Method::named(
+                "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
+                 summaries, the edges from their items. One round trip for the summaries, one more for \
+                 the items of the buckets not wholly counted, when there are any.",
+                "summary",
+            )
+        }));
+    }
+    methods.extend([
+        w.render(Method {
+            params: quote!(items: &[(#key_param, #item_param)],),
+            ret: quote!(u64),
+            args: quote!(items,),
+            ..Method::named(
+                "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
+                 buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
+                 written. Returns how many items it wrote.",
+                "ingest",
+            )
+        }),
+        w.render(Method {
+            ret: quote!(u64),
+            ..Method::named(
+                "Fills in the time bounds and summaries of buckets written before they were kept, one \
+                 write per bucket completed, reading the collection a batch at a time; returns how many \
+                 buckets it completed.",
+                "backfill",
+            )
+        }),
+        series.analyze(
+            "Reads the collection once and reports its items per key, item and bucket sizes, and a \
+             suggested `size`, with why.",
+            quote!(::pattern_core::adopt::BucketAnalysis),
+        ),
+        w.render(Method {
+            module: Some("adopt::bucket"),
+            params: quote!(from: &::pattern_core::adopt::Source<'_>,),
+            ret: quote!(::pattern_core::adopt::BucketAnalysis),
+            args: quote!(from,),
+            ..Method::named(
+                "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
+                 reports its items per key and sizes, with a suggested `size` for this layout.",
+                "analyze_source",
+            )
+        }),
+        series.verify(
+            "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
+             open bucket per key, pages numbered densely); returns the defects as data.",
+        ),
+        series.migrate(
+            "Moves the items of a flat collection (one document per item) into this layout, each key's \
+             in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
+             live pushes, `dry_run` writes nothing. Ends with `verify`.",
+            quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
+            quote!(from, opts,),
+        ),
+        series.index_report(
+            "Reports the collection's indexes against those the layout needs: present, missing, the \
+             library's stale ones, and the user's own (which the library never drops).",
+        ),
+    ]);
+    methods.extend(series.ensure(
+        "Creates the collection's indexes now rather than on first use.",
+        "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
+         \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
+         `Error::SchemaViolation`.",
+    ));
+    methods
 }
 
-/// The derive's output: the impls, or the errors and a fallback (an impl and stubs of the
-/// methods).
-pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
-    crate::codegen::or_fallback(
-        parse::parse(input).map(|model| expand::expand(&model)),
-        || expand::fallback(&parse::stubs(input)),
-    )
+/// The code emitted beside errors: an impl of `Bucket` with placeholder types, `<Name>Summary`
+/// when `summary(...)` could be read (its fields distinct), and stubs of every method, typed
+/// as far as the key and items fields could be read.
+pub(crate) fn fallback(b: &Container) -> TokenStream {
+    let summary = b.attrs.summary.value().map(|aggs| {
+        let mut seen = Vec::new();
+        let mut aggs = aggs.clone();
+        aggs.retain(|a| {
+            let new = !seen.contains(&a.rust_field);
+            seen.push(a.rust_field.clone());
+            new
+        });
+        aggs
+    });
+    let (summary_ty, summary_struct) = match &summary {
+        Some(aggs) => {
+            let (ty, code) = summary_struct(b.ident, b.vis, aggs);
+            (ty, Some(code))
+        }
+        None => (quote!(::pattern_core::bucket::Totals), None),
+    };
+    let body = quote! {
+        type Key = str;
+        type Item = ();
+        type Summary = #summary_ty;
+        const SPEC: ::pattern_core::spec::BucketSpec<'static> = ::pattern_core::spec::BucketSpec {
+            collection: "",
+            key_field: "",
+            items_field: "",
+            count_field: "",
+            page_field: "",
+            size: 1,
+            keeps: ::pattern_core::spec::Keeps::NONE,
+        };
+        fn item_millis(_: &()) -> ::core::option::Option<i64> {
+            ::core::option::Option::None
+        }
+    };
+    let w = series::wrappers("key", "bucket", None);
+    let item = StubItem::new(b.marked(ITEMS).and_then(|f| vec_arg(f.ty)));
+    let key = StubItem::new(b.marked(KEY).map(|f| f.ty));
+    let types = Types {
+        item_param: &item.param,
+        item_ret: &item.ret,
+        key_param: &key.param,
+        summary: Some(&summary_ty),
+    };
+    let stubs = methods(&w, types, true);
+    let mut code = codegen::fallback(b.input, quote!(::pattern_core::Bucket), body, &stubs);
+    code.extend(summary_struct);
+    code
 }

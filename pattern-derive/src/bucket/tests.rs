@@ -2,13 +2,24 @@
 
 use syn::{parse_quote, DeriveInput};
 
-use super::expand::{expand, fallback};
-use super::parse::{parse, stubs};
-use super::Op;
-use crate::ctxt::messages;
+use super::{expand, fallback, Container};
+use crate::ast::vec_arg;
+use crate::attr::bucket::{Op, ITEMS, KEY};
+use crate::check::bucket as check;
+use crate::{checked as parse, read};
 
 fn errors(input: DeriveInput) -> Vec<String> {
-    messages(parse(&input))
+    crate::errors(&input, check)
+}
+
+/// The model's stored names: the key, items, count and page fields'.
+fn names(b: &Container) -> [String; 4] {
+    [
+        b.marked(KEY).unwrap().bson.value.clone(),
+        b.marked(ITEMS).unwrap().bson.value.clone(),
+        b.attrs.count.name_or("count").value,
+        b.attrs.page.name_or("page").value,
+    ]
 }
 
 #[test]
@@ -23,17 +34,14 @@ fn reads_the_model() {
             history: Vec<Trade>,
         }
     };
-    let b = parse(&input).unwrap();
-    assert_eq!((b.collection.as_str(), b.size), ("trades", 10));
+    let b = parse(&input, check);
+    let collection = &b.attrs.collection.value().unwrap().value;
     assert_eq!(
-        (
-            b.key_field.as_str(),
-            b.items_field.as_str(),
-            b.count_field.as_str()
-        ),
-        ("customerId", "history", "count")
+        (collection.as_str(), b.attrs.size.value()),
+        ("trades", Some(&10))
     );
-    assert!(b.time.is_some());
+    assert_eq!(names(&b)[..3], ["customerId", "history", "count"]);
+    assert!(b.attrs.time.value().is_some());
     let code = expand(&b).to_string();
     for part in [
         "impl :: pattern_core :: Bucket for TradeHistory",
@@ -62,13 +70,9 @@ fn rename_all_and_count() {
             r#all_values: ::std::vec::Vec<f64>,
         }
     };
-    let b = parse(&input).unwrap();
-    assert_eq!(
-        (b.key_field.as_str(), b.items_field.as_str()),
-        ("SENSOR-NAME", "ALL-VALUES")
-    );
-    assert_eq!((b.count_field.as_str(), b.page_field.as_str()), ("n", "p"));
-    assert!(b.time.is_none());
+    let b = parse(&input, check);
+    assert_eq!(names(&b), ["SENSOR-NAME", "ALL-VALUES", "n", "p"]);
+    assert!(b.attrs.time.value().is_none());
 }
 
 #[test]
@@ -197,7 +201,7 @@ fn fallback_stubs_every_method() {
         }
     };
     assert_eq!(errors(input.clone()), ["size must be at least 1"]);
-    let code = fallback(&stubs(&input)).to_string();
+    let code = fallback(&read(&input, check).0).to_string();
     for part in [
         "impl :: pattern_core :: Bucket for TradeHistory",
         "type Item = ()",
@@ -251,8 +255,8 @@ fn fallback_stubs_take_any_item_when_it_cannot_be_read() {
         ),
     ];
     for input in cases {
-        let s = stubs(&input);
-        assert!(s.item_ty.is_none());
+        let (s, _) = read(&input, check);
+        assert!(s.marked(ITEMS).and_then(|f| vec_arg(f.ty)).is_none());
         let code = fallback(&s).to_string();
         for part in [
             "item : impl :: core :: marker :: Sized ,",
@@ -277,10 +281,8 @@ fn reads_the_summary() {
             history: Vec<Trade>,
         }
     };
-    let b = parse(&input).unwrap();
-    let got: Vec<_> = b
-        .summary
-        .iter()
+    let b = parse(&input, check);
+    let got: Vec<_> = (b.attrs.summary().iter())
         .map(|a| {
             (
                 a.op,
@@ -352,8 +354,8 @@ fn no_summary_no_time() {
             values: Vec<f64>,
         }
     };
-    let b = parse(&input).unwrap();
-    assert!(b.summary.is_empty());
+    let b = parse(&input, check);
+    assert!(b.attrs.summary().is_empty());
     let code = expand(&b).to_string();
     for part in [
         "type Summary = :: pattern_core :: bucket :: Totals ;",
@@ -440,8 +442,10 @@ fn min_and_max_of_another_field_than_the_time() {
             v: Vec<u8>,
         }
     };
-    let b = parse(&input).unwrap();
-    let fields: Vec<_> = b.summary.iter().map(|a| a.field.as_str()).collect();
+    let b = parse(&input, check);
+    let fields: Vec<_> = (b.attrs.summary().iter())
+        .map(|a| a.field.as_str())
+        .collect();
     assert_eq!(fields, ["d_min", "d_max", "date_sum"]);
 }
 
@@ -494,7 +498,7 @@ fn fallback_keeps_the_summary_type() {
         }
     };
     assert_eq!(errors(input.clone()).len(), 3);
-    let code = fallback(&stubs(&input)).to_string();
+    let code = fallback(&read(&input, check).0).to_string();
     for part in [
         "type Summary = TradeHistorySummary ;",
         "pub struct TradeHistorySummary {",
@@ -519,8 +523,8 @@ fn validate_sets_the_trait_constant() {
             history: Vec<Trade>,
         }
     };
-    let b = parse(&input).unwrap();
-    assert!(b.validate);
+    let b = parse(&input, check);
+    assert!(b.attrs.validate.value().is_some());
     let code = expand(&b).to_string();
     assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
     assert!(code.contains(
@@ -535,7 +539,7 @@ fn validate_sets_the_trait_constant() {
             history: Vec<Trade>,
         }
     };
-    let code = expand(&parse(&plain).unwrap()).to_string();
+    let code = expand(&parse(&plain, check)).to_string();
     assert!(!code.contains("VALIDATE"), "{code}");
     assert!(code.contains("pub async fn ensure_validator"));
 }

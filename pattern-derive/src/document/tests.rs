@@ -1,11 +1,19 @@
+//! Parser tests: `parse_quote!` input in, the model or every error message out.
+
 use syn::{parse_quote, DeriveInput};
 
-use super::parse::parse;
-use super::Normalize;
-use crate::ctxt::messages;
+use super::{Container, Field};
+use crate::attr::document::{const_name, Normalize};
+use crate::check::document as check;
+use crate::checked as parse;
 
 fn errors(input: DeriveInput) -> Vec<String> {
-    messages(parse(&input))
+    crate::errors(&input, check)
+}
+
+/// The fields serde stores.
+fn stored<'s, 'a>(d: &'s Container<'a>) -> impl Iterator<Item = &'s Field<'a>> {
+    d.fields().unwrap().iter().filter(|f| f.serde.stored)
 }
 
 #[test]
@@ -26,11 +34,12 @@ fn reads_names_ids_and_keywords() {
             cache: u8,
         }
     };
-    let d = parse(&input).unwrap();
-    assert_eq!(d.collection, "volumes");
-    assert_eq!(d.id_field, "id");
-    let names: Vec<(String, String)> = (d.fields.iter())
-        .map(|f| (f.konst.to_string(), f.bson.clone()))
+    let d = parse(&input, check);
+    assert_eq!(d.attrs.collection.value().unwrap().value, "volumes");
+    let id = stored(&d).find(|f| f.bson.value == "_id").unwrap();
+    assert_eq!(id.ident, "id");
+    let names: Vec<(String, String)> = stored(&d)
+        .map(|f| (const_name(f.ident).to_string(), f.bson.value.clone()))
         .collect();
     let want = [
         ("ID", "_id"),
@@ -44,8 +53,11 @@ fn reads_names_ids_and_keywords() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
     assert_eq!(names, want);
+    let keywords: Vec<(String, Normalize)> = (d.fields().unwrap().iter())
+        .filter_map(|f| Some((f.bson.value.clone(), f.attrs.keywords?)))
+        .collect();
     assert_eq!(
-        d.keywords,
+        keywords,
         [
             ("topics".to_owned(), Normalize::Lowercase),
             ("tags".to_owned(), Normalize::AsIs)
@@ -115,8 +127,8 @@ fn an_id_is_required_and_keywords_not_on_it() {
 
 #[test]
 fn money_adapters_are_read_from_their_paths() {
-    use super::parse::money_form;
-    use super::Money::*;
+    use crate::attr::document::money_form;
+    use crate::attr::document::Money::*;
     let cases = [
         (
             "pattern_core::money::decimal128",
@@ -168,8 +180,8 @@ fn reads_versions_and_history() {
             id: i64,
         }
     };
-    let d = parse(&input).unwrap();
-    let v = d.versioning.unwrap();
+    let d = parse(&input, check);
+    let v = d.attrs.versioning().unwrap();
     assert_eq!(
         (v.current, v.field.as_str(), v.unversioned, v.write_back),
         (3, "v", 1, true)
@@ -178,7 +190,8 @@ fn reads_versions_and_history() {
         .map(|(n, p)| (*n, quote::quote!(#p).to_string().replace(' ', "")))
         .collect();
     assert_eq!(previous, [(1, "P1".to_owned()), (2, "old::P2".to_owned())]);
-    assert_eq!(d.history.as_deref(), Some("people_history"));
+    let history = d.attrs.history.value().map(|h| h.value.as_str());
+    assert_eq!(history, Some("people_history"));
 }
 
 #[test]
@@ -270,11 +283,9 @@ fn approximate_counters_and_their_mistakes() {
             views: i64,
         }
     };
-    let d = parse(&ok).unwrap();
-    let counters: Vec<(String, u32)> = d
-        .approximate
-        .iter()
-        .map(|(_, f, n)| (f.clone(), *n))
+    let d = parse(&ok, check);
+    let counters: Vec<(String, u32)> = stored(&d)
+        .filter_map(|f| Some((f.bson.value.clone(), f.attrs.approximate?.0)))
         .collect();
     assert_eq!(counters, [("views".to_owned(), 100)]);
     let bad: DeriveInput = parse_quote! {

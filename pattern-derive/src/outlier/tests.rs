@@ -2,12 +2,28 @@
 
 use syn::{parse_quote, DeriveInput};
 
-use super::expand::{expand, fallback};
-use super::parse::{parse, stubs};
-use crate::ctxt::messages;
+use super::{expand, fallback, Container};
+use crate::ast::vec_arg;
+use crate::attr::outlier::ITEMS;
+use crate::check::outlier as check;
+use crate::{checked as parse, read};
 
 fn errors(input: DeriveInput) -> Vec<String> {
-    messages(parse(&input))
+    crate::errors(&input, check)
+}
+
+/// The model's stored names: the flag, owner, extra, count and seq fields' and the items
+/// field's.
+fn names(o: &Container) -> [String; 6] {
+    let (a, items) = (&o.attrs, o.marked(ITEMS).unwrap());
+    [
+        a.flag.name_or("has_extras").value,
+        a.owner(o.ident).value,
+        a.extra(Some(items)).unwrap().value,
+        a.count.name_or("count").value,
+        a.seq.name_or("seq").value,
+        items.bson.value.clone(),
+    ]
 }
 
 #[test]
@@ -23,25 +39,19 @@ fn reads_the_model_with_defaults() {
             customers_purchased: Vec<String>,
         }
     };
-    let o = parse(&input).unwrap();
+    let o = parse(&input, check);
+    let a = &o.attrs;
     assert_eq!(
         (
-            o.collection.as_str(),
-            o.overflow.as_str(),
-            o.threshold,
-            o.chunk
+            a.collection.value().unwrap().value.as_str(),
+            a.overflow.value().unwrap().value.as_str(),
+            a.threshold.value(),
+            a.chunk.value()
         ),
-        ("sales", "extra_sales", 50, None)
+        ("sales", "extra_sales", Some(&50), None)
     );
     assert_eq!(
-        [
-            &o.flag,
-            &o.owner,
-            &o.extra,
-            &o.count,
-            &o.seq,
-            &o.items_field
-        ],
+        names(&o),
         [
             "has_extras",
             "book_id",
@@ -83,13 +93,9 @@ fn every_key() {
             all_trades: Vec<u8>,
         }
     };
-    let o = parse(&input).unwrap();
-    assert_eq!(o.chunk, Some(7));
-    assert_eq!(
-        [&o.flag, &o.owner, &o.extra, &o.count, &o.seq],
-        ["f", "r", "e", "n", "s"]
-    );
-    assert_eq!(o.items_field.as_str(), "allTrades");
+    let o = parse(&input, check);
+    assert_eq!(o.attrs.chunk.value(), Some(&7));
+    assert_eq!(names(&o), ["f", "r", "e", "n", "s", "allTrades"]);
 }
 
 #[test]
@@ -104,7 +110,7 @@ fn default_owner_is_the_snake_case_name() {
             trades: Vec<u8>,
         }
     };
-    assert_eq!(parse(&input).unwrap().owner, "trade_history_id");
+    assert_eq!(names(&parse(&input, check))[1], "trade_history_id");
 }
 
 #[test]
@@ -223,8 +229,7 @@ fn fallback_stubs_every_method() {
         }
     };
     assert_eq!(errors(input.clone()), ["threshold must be at least 1"]);
-    let s = stubs(&input);
-    let code = fallback(&s).to_string();
+    let code = fallback(&read(&input, check).0).to_string();
     for part in [
         "impl :: pattern_core :: Outlier for Book",
         "impl Book",
@@ -266,8 +271,8 @@ fn fallback_stubs_without_the_items_field_take_any_item() {
             customers: Vec<String>,
         }
     };
-    let s = stubs(&input);
-    assert!(s.item_ty.is_none());
+    let (s, _) = read(&input, check);
+    assert!(s.marked(ITEMS).and_then(|f| vec_arg(f.ty)).is_none());
     let code = fallback(&s).to_string();
     for part in [
         "pub async fn save",
@@ -289,7 +294,7 @@ fn fallback_stubs_without_the_items_field_take_any_item() {
             customers: std::collections::HashSet<String>,
         }
     };
-    let code = fallback(&stubs(&input)).to_string();
+    let code = fallback(&read(&input, check).0).to_string();
     for part in [
         "pub async fn push <",
         "item : impl :: core :: marker :: Sized ,",
@@ -311,8 +316,8 @@ fn validate_sets_the_trait_constant() {
             customers_purchased: Vec<String>,
         }
     };
-    let o = parse(&input).unwrap();
-    assert!(o.validate);
+    let o = parse(&input, check);
+    assert!(o.attrs.validate.value().is_some());
     let code = expand(&o).to_string();
     assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
     assert!(code.contains(

@@ -1,104 +1,376 @@
-//! `#[derive(Tree)]`: [`parse`] reads the struct and its attributes into a [`Tree`] model
-//! (reporting every mistake at once), [`expand`] writes the code from the model alone.
+//! `#[derive(Tree)]`'s back end: the `Tree` impl and the typed methods, from the checked model
+//! alone; beside errors, a fallback of the same names.
+//!
+//! The methods wrap `::pattern_core::tree`'s functions, typed for the struct: ids by
+//! reference to the id field's type, the store any `S: Store`.
 
-mod expand;
-mod parse;
 #[cfg(test)]
 mod tests;
 
-use proc_macro2::{Ident, TokenStream};
-use syn::{DeriveInput, Type};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::{parse_quote, Type, WherePredicate};
 
-/// What `#[derive(Tree)]` generates code from.
-pub(crate) struct Tree<'a> {
-    pub ident: &'a Ident,
-    pub collection: String,
-    pub model: Model,
-    /// The names of `pattern_core::spec::TreeFields`, in the order of [`FIELDS`]: the user's
-    /// renames, else the seed's names.
-    pub fields: [String; 6],
-    pub max_depth: Option<u32>,
-    /// The field stored as `_id`, and its type (the trait's `Id`).
-    pub id_field: &'a Ident,
-    pub id_ty: &'a Type,
-    /// The `pattern_core::spec::BsonType` variants the ids are stored as (see
-    /// [`crate::bson_type::bson_types`]); empty when the id type does not say.
-    pub id_types: &'static [&'static str],
-    /// `validate`: the writes install the model's validator.
-    pub validate: bool,
-}
+use crate::ast::Field;
+use crate::attr::tree::{Tree, FIELDS};
+use crate::codegen::{self, Bodies, KeyBound, Method, Wrappers, Q};
 
-/// What the fallback emitted beside errors is generated from: what could still be read of
-/// the struct.
-pub(crate) struct Stubs<'a> {
-    pub input: &'a DeriveInput,
-    /// The id field's type, when a field is marked `#[tree(id)]` or stored as `_id`: the
-    /// stubs take ids of that type (else of any type).
-    pub id_ty: Option<&'a Type>,
-}
+/// The model of a struct deriving `Tree`.
+type Container<'a> = crate::ast::Container<'a, Tree>;
 
-/// The five models of `pattern_core::spec::TreeModel`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Model {
-    ParentRefs,
-    ChildRefs,
-    Ancestors,
-    MaterializedPath,
-    NestedSet,
-}
-
-/// The keys renaming a model's fields, in the order of `pattern_core::spec::TreeFields` (whose
-/// seed names they also are).
-pub(crate) const FIELDS: [&str; 6] = ["parent", "children", "ancestors", "path", "left", "right"];
-
-impl Model {
-    pub(crate) const ALL: [Model; 5] = [
-        Model::ParentRefs,
-        Model::ChildRefs,
-        Model::Ancestors,
-        Model::MaterializedPath,
-        Model::NestedSet,
-    ];
-
-    /// The attribute's spelling, `TreeModel::name`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Model::ParentRefs => "parent_refs",
-            Model::ChildRefs => "child_refs",
-            Model::Ancestors => "ancestors",
-            Model::MaterializedPath => "materialized_path",
-            Model::NestedSet => "nested_set",
+pub(crate) fn expand(t: &Container) -> TokenStream {
+    let (ident, a) = (t.ident, &t.attrs);
+    let collection = &a.collection.value().expect("checked").value;
+    let model = a.model.value().expect("checked");
+    // The node's id: the field stored as `_id` (exactly one).
+    let id = id_field(t).expect("checked");
+    let (id_field, id_ty) = (id.ident, id.ty);
+    let id_types = crate::bson_type::bson_types(id.ty, id.serde.as_is);
+    let model = Ident::new(model.variant(), Span::call_site());
+    let fields = FIELDS.map(|f| Ident::new(f, Span::call_site()));
+    let names = a.names().map(|n| n.value);
+    let max_depth = match a.max_depth.value() {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let calls = Bodies::Calls {
+        key_ty: id_ty.to_token_stream(),
+    };
+    let methods = methods(calls, true, &quote!(__PatternQ));
+    let id_types = (!id_types.is_empty()).then(|| {
+        let types = id_types.iter().map(|v| Ident::new(v, Span::call_site()));
+        quote!(const ID_TYPES: &'static [::pattern_core::spec::BsonType] = &[#(::pattern_core::spec::BsonType::#types),*];)
+    });
+    let validate = codegen::validate(a.validate.value().is_some());
+    quote! {
+        #[automatically_derived]
+        impl ::pattern_core::tree::Tree for #ident {
+            const SPEC: ::pattern_core::spec::TreeSpec = ::pattern_core::spec::TreeSpec {
+                collection: #collection,
+                model: ::pattern_core::spec::TreeModel::#model,
+                fields: ::pattern_core::spec::TreeFields {
+                    #(#fields: #names,)*
+                },
+                max_depth: #max_depth,
+            };
+            type Id = #id_ty;
+            fn id(&self) -> &Self::Id {
+                &self.#id_field
+            }
+            #id_types
+            #validate
         }
-    }
 
-    /// The `TreeModel` variant.
-    pub(crate) fn variant(self) -> &'static str {
-        match self {
-            Model::ParentRefs => "ParentRefs",
-            Model::ChildRefs => "ChildRefs",
-            Model::Ancestors => "Ancestors",
-            Model::MaterializedPath => "MaterializedPath",
-            Model::NestedSet => "NestedSet",
-        }
-    }
-
-    /// The fields it keeps in every node, as indexes into [`FIELDS`] (`TreeFields`' doc).
-    pub(crate) fn uses(self) -> &'static [usize] {
-        match self {
-            Model::ParentRefs => &[0],
-            Model::ChildRefs => &[1],
-            Model::Ancestors => &[2, 0],
-            Model::MaterializedPath => &[3],
-            Model::NestedSet => &[0, 4, 5],
+        #[automatically_derived]
+        impl #ident {
+            #(#methods)*
         }
     }
 }
 
-/// The derive's output: the impls, or the errors and a fallback (an impl and stubs of the
-/// methods).
-pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
-    crate::codegen::or_fallback(
-        parse::parse(input).map(|model| expand::expand(&model)),
-        || expand::fallback(&parse::stubs(input)),
-    )
+/// The methods, `id` the id type in their parameters (`generic_id`: `__PatternQ`).
+fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStream> {
+    let w = Wrappers {
+        bodies,
+        key: "id",
+        module: "tree",
+        key_bound: KeyBound::Serialize,
+    };
+    let none = || quote!();
+    let by_id = || quote!(id: &#id,);
+    let vec = || quote!(::std::vec::Vec<Self>);
+    let option = || quote!(::core::option::Option<Self>);
+    [
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "ensure_indexes".into(),
+            func: "ensure_indexes".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(()),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "ensure_validator".into(),
+            func: "ensure_validator".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(()),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "insert_root".into(),
+            func: "insert_root".into(),
+            receiver: true,
+            params: none(),
+            q: Q::No,
+            ret: quote!(()),
+            args: quote!(self,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "insert_child".into(),
+            func: "insert_child".into(),
+            receiver: true,
+            params: quote!(parent: &#id,),
+            q: Q::Own,
+            ret: quote!(()),
+            args: quote!(parent, self,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "save".into(),
+            func: "save".into(),
+            receiver: true,
+            params: none(),
+            q: Q::No,
+            ret: quote!(()),
+            args: quote!(self,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "get".into(),
+            func: "get".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: option(),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "parent".into(),
+            func: "parent".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: option(),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "children".into(),
+            func: "children".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: vec(),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "siblings".into(),
+            func: "siblings".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: vec(),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "ancestors".into(),
+            func: "ancestors".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: vec(),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "descendants".into(),
+            func: "descendants".into(),
+            receiver: false,
+            params: quote!(id: &#id, max_depth: ::core::option::Option<u32>,),
+            q: Q::Own,
+            ret: vec(),
+            args: quote!(id, max_depth,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "depth".into(),
+            func: "depth".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: quote!(u32),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "is_descendant".into(),
+            func: "is_descendant".into(),
+            receiver: false,
+            params: quote!(id: &#id, of: &#id,),
+            q: Q::Own,
+            ret: quote!(bool),
+            args: quote!(id, of,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "move_to".into(),
+            func: "move_to".into(),
+            receiver: false,
+            params: quote!(id: &#id, new_parent: ::core::option::Option<&#id>,),
+            q: Q::Own,
+            ret: quote!(()),
+            args: quote!(id, new_parent,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "delete_subtree".into(),
+            func: "delete_subtree".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: quote!(u64),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "delete_node".into(),
+            func: "delete_node".into(),
+            receiver: false,
+            params: by_id(),
+            q: Q::Own,
+            ret: quote!(()),
+            args: quote!(id,),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "roots".into(),
+            func: "roots".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: vec(),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "walk".into(),
+            func: "walk".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(::std::vec::Vec<(u32, Self)>),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "verify".into(),
+            func: "verify".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(::pattern_core::tree::Verified),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc_macro: Some("__tree_doc"),
+            name: "repair".into(),
+            func: "repair".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(::pattern_core::tree::Repair),
+            args: none(),
+            ..Method::default()
+        },
+        Method {
+            doc: "Reports the collection's indexes against those the model needs: present, missing, and the \
+                  user's own (which the library never drops).\n\nOne `listIndexes`.".into(),
+            name: "index_report".into(),
+            func: "index_report".into(),
+            receiver: false,
+            params: none(),
+            q: Q::No,
+            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
+            args: none(),
+            ..Method::default()
+        },
+    ]
+    .into_iter()
+    .map(|m| {
+        w.render(Method {
+            q: if generic_id { m.q } else { Q::No },
+            ..m
+        })
+    })
+    .collect()
+}
+
+/// The node's id: the first field stored as `_id` (the check pass makes it the only one).
+pub(super) fn id_field<'s, 'a>(t: &'s Container<'a>) -> Option<&'s Field<'a, [bool; 1]>> {
+    t.fields()?.iter().find(|f| f.bson.value == "_id")
+}
+
+/// The id type of the stubs beside errors, when one could be read: the field marked
+/// `#[tree(id)]`, else the one stored as `_id`.
+pub(super) fn stub_id_ty<'a>(t: &Container<'a>) -> Option<&'a Type> {
+    let marked = t
+        .fields()
+        .and_then(|fields| fields.iter().find(|f| f.attrs[0]));
+    marked.or(id_field(t)).map(|f| f.ty)
+}
+
+/// The code emitted beside errors: an impl of `Tree` with a placeholder id, and stubs of the
+/// methods, taking ids of the id field's type when one could be read (the field marked
+/// `#[tree(id)]`, else the one stored as `_id`).
+pub(crate) fn fallback(t: &Container) -> TokenStream {
+    let body = quote! {
+        const SPEC: ::pattern_core::spec::TreeSpec = ::pattern_core::spec::TreeSpec::new(
+            "",
+            ::pattern_core::spec::TreeModel::ParentRefs,
+        );
+        type Id = ();
+        fn id(&self) -> &() {
+            &()
+        }
+    };
+    // Ids of the id field's type when it could be read, else of any type `Q`.
+    let (generic_id, id) = match stub_id_ty(t) {
+        Some(ty) => (false, ty.to_token_stream()),
+        None => (true, quote!(__PatternQ)),
+    };
+    let stubs = methods(Bodies::Stubs, generic_id, &id);
+    // A generic struct (an error already) implements the trait only where the trait's
+    // bounds hold, so that the impl adds no "`T` cannot be sent..." errors of its own.
+    let mut input = t.input.clone();
+    if !input.generics.params.is_empty() {
+        let ident = &input.ident;
+        let (_, ty_generics, _) = input.generics.split_for_impl();
+        let bound: WherePredicate = parse_quote! {
+            #ident #ty_generics: ::pattern_core::__private::serde::Serialize
+                + ::pattern_core::__private::serde::de::DeserializeOwned
+                + ::core::marker::Send
+                + ::core::marker::Sync
+        };
+        input.generics.make_where_clause().predicates.push(bound);
+    }
+    codegen::fallback(&input, quote!(::pattern_core::tree::Tree), body, &stubs)
 }

@@ -3,13 +3,44 @@
 use quote::ToTokens;
 use syn::{parse_quote, DeriveInput};
 
-use super::expand::{expand, fallback};
-use super::parse::{parse, stubs};
-use super::{Model, FIELDS};
-use crate::ctxt::messages;
+use super::{expand, fallback, id_field, stub_id_ty, Container};
+use crate::attr::tree::{Model, FIELDS};
+use crate::check::tree as check;
+
+/// The model of `input`, and what reading and checking it found.
+fn read(input: &DeriveInput) -> (Container<'_>, syn::Result<()>) {
+    crate::read(input, check)
+}
+
+/// The checked model of `input`, or its errors.
+fn parse(input: &DeriveInput) -> syn::Result<Container<'_>> {
+    let (t, checked) = read(input);
+    checked.map(|()| t)
+}
 
 fn errors(input: DeriveInput) -> Vec<String> {
-    messages(parse(&input))
+    crate::errors(&input, check)
+}
+
+/// The model's collection, model and `max_depth`.
+fn keys(t: &Container) -> (String, Model, Option<u32>) {
+    let a = &t.attrs;
+    let collection = a.collection.value().unwrap().value.clone();
+    (
+        collection,
+        *a.model.value().unwrap(),
+        a.max_depth.value().copied(),
+    )
+}
+
+/// The names of the model's fields.
+fn names(t: &Container) -> [String; 6] {
+    t.attrs.names().map(|n| n.value)
+}
+
+/// The id field's ident.
+fn id(t: &Container) -> String {
+    id_field(t).unwrap().ident.to_string()
 }
 
 const METHODS: [&str; 21] = [
@@ -47,12 +78,9 @@ fn reads_the_model_with_defaults() {
         }
     };
     let t = parse(&input).unwrap();
-    assert_eq!(
-        (t.collection.as_str(), t.model, t.max_depth),
-        ("categories", Model::ParentRefs, None)
-    );
-    assert_eq!(t.fields, FIELDS.map(String::from));
-    assert_eq!(t.id_field.to_string(), "name");
+    assert_eq!(keys(&t), ("categories".to_owned(), Model::ParentRefs, None));
+    assert_eq!(names(&t), FIELDS.map(String::from));
+    assert_eq!(id(&t), "name");
     let code = expand(&t).to_string();
     for part in [
         "impl :: pattern_core :: tree :: Tree for Category",
@@ -110,9 +138,9 @@ fn every_key() {
         }
     };
     let t = parse(&input).unwrap();
-    assert_eq!((t.model, t.max_depth), (Model::NestedSet, Some(7)));
+    assert_eq!((keys(&t).1, keys(&t).2), (Model::NestedSet, Some(7)));
     assert_eq!(
-        t.fields,
+        names(&t),
         ["up", "children", "ancestors", "path", "lft", "rgt"].map(String::from)
     );
     let code = expand(&t).to_string();
@@ -157,9 +185,9 @@ fn every_model_and_its_renames() {
             }
         };
         let t = parse(&input).unwrap_or_else(|e| panic!("{model} {key}: {e}"));
-        assert_eq!(t.model.name(), model);
+        assert_eq!(keys(&t).1.name(), model);
         let i = FIELDS.iter().position(|f| *f == key).unwrap();
-        assert_eq!(t.fields[i], "renamed");
+        assert_eq!(names(&t)[i], "renamed");
     }
 }
 
@@ -173,9 +201,9 @@ fn the_id_is_the_field_stored_as_id() {
         }
     };
     let t = parse(&input).unwrap();
-    assert_eq!(t.id_field.to_string(), "_id");
+    assert_eq!(id(&t), "_id");
     assert_eq!(
-        t.id_ty.to_token_stream().to_string(),
+        id_field(&t).unwrap().ty.to_token_stream().to_string(),
         "bson :: oid :: ObjectId"
     );
     // As serde does, camelCase makes `_id` "id": only a rename stores it as `_id` then.
@@ -188,7 +216,7 @@ fn the_id_is_the_field_stored_as_id() {
             node_id: u32,
         }
     };
-    assert_eq!(parse(&input).unwrap().id_field.to_string(), "node_id");
+    assert_eq!(id(&parse(&input).unwrap()), "node_id");
 }
 
 #[test]
@@ -430,7 +458,7 @@ fn fallback_stubs_every_method() {
         }
     };
     assert_eq!(errors(input.clone()), ["max_depth must be at least 1"]);
-    let code = fallback(&stubs(&input)).to_string();
+    let code = fallback(&read(&input).0).to_string();
     for part in [
         "impl :: pattern_core :: tree :: Tree for Category",
         "type Id = () ;",
@@ -467,15 +495,15 @@ fn fallback_stubs_take_the_marked_id_else_any() {
             other: String,
         }
     };
-    let s = stubs(&marked);
-    assert_eq!(s.id_ty.unwrap().to_token_stream().to_string(), "u64");
+    let (s, _) = read(&marked);
+    assert_eq!(stub_id_ty(&s).unwrap().to_token_stream().to_string(), "u64");
     let none: DeriveInput = parse_quote! {
         #[tree(collection = "c", model = "ancestors")]
         struct Node {
             key: u64,
         }
     };
-    let code = fallback(&stubs(&none)).to_string();
+    let code = fallback(&read(&none).0).to_string();
     for part in [
         "pub async fn get < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,)",
         "where __PatternS : ? :: core :: marker :: Sized , __PatternQ : ? :: core :: marker :: Sized ,",
@@ -489,7 +517,7 @@ fn fallback_stubs_take_the_marked_id_else_any() {
     let on_enum: DeriveInput = parse_quote! {
         enum Node { A }
     };
-    assert!(stubs(&on_enum).id_ty.is_none());
+    assert!(stub_id_ty(&read(&on_enum).0).is_none());
 }
 
 #[test]
@@ -502,7 +530,7 @@ fn fallback_of_a_generic_struct_holds_where_the_trait_bounds_do() {
             data: T,
         }
     };
-    let code = fallback(&stubs(&input)).to_string();
+    let code = fallback(&read(&input).0).to_string();
     let bound = "where Node < T > : :: pattern_core :: __private :: serde :: Serialize + :: pattern_core :: \
                  __private :: serde :: de :: DeserializeOwned + :: core :: marker :: Send + :: core :: marker :: Sync";
     assert!(
@@ -514,7 +542,7 @@ fn fallback_of_a_generic_struct_holds_where_the_trait_bounds_do() {
     let input: DeriveInput = parse_quote! {
         struct Node {}
     };
-    assert!(!fallback(&stubs(&input)).to_string().contains("where Node"));
+    assert!(!fallback(&read(&input).0).to_string().contains("where Node"));
 }
 
 #[test]
@@ -537,10 +565,11 @@ fn id_types_from_the_id_field_and_validate() {
             },
         };
         let t = parse(&input).unwrap();
-        assert!(t.validate);
+        assert!(t.attrs.validate.value().is_some());
         let code = expand(&t).to_string();
         assert!(code.contains("const VALIDATE : bool = true ;"), "{code}");
-        t.id_types
+        let id = id_field(&t).unwrap();
+        crate::bson_type::bson_types(id.ty, id.serde.as_is)
     };
     assert_eq!(id_types(parse_quote!(i64), false), ["Int", "Long"]);
     assert_eq!(

@@ -1,8 +1,20 @@
-//! Parsing the keys of `#[bucket(...)]` and `#[outlier(...)]`: the pieces both derives share.
+//! The attributes, read key by key into each derive's attribute structs (serde_derive's
+//! `internals/attr.rs`): here the pieces every derive's keys share; in the children, each
+//! derive's keys (`bucket`, `outlier`, `tree`, `document`, `reference`) and serde's (`serde`).
+//!
+//! A parser reads one key: its syntax and its own values. What a combination of keys means is
+//! the check pass's (`crate::check`).
 //!
 //! No function here gives up on a bad key or value: the mistake goes to the [`Ctxt`] and the
 //! tokens up to the next comma are skipped, so that the keys after it are still read. Only a
 //! mistake that leaves the token stream unreadable ends the attribute, and it is reported too.
+
+pub(crate) mod bucket;
+pub(crate) mod document;
+pub(crate) mod outlier;
+pub(crate) mod reference;
+pub(crate) mod serde;
+pub(crate) mod tree;
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -52,13 +64,25 @@ impl<T> Slot<T> {
         self.value
     }
 
+    /// The value, when the key was given with a valid one (the first time it was given).
+    pub(crate) fn value(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+
     /// The value of a key that must be given: its absence is an error at `at` (the struct's
     /// name) that shows the syntax (`#[bucket(size = ...)]`).
-    pub(crate) fn required(self, cx: &Ctxt, at: &Ident, syntax: &str) -> Option<T> {
+    pub(crate) fn required(&self, cx: &Ctxt, at: &Ident, syntax: &str) -> Option<&T> {
         if !self.seen {
             cx.error_spanned_by(at, format!("missing {syntax}"));
         }
-        self.value
+        self.value.as_ref()
+    }
+}
+
+impl Slot<Name> {
+    /// The name given, else the default `name`.
+    pub(crate) fn name_or(&self, name: impl Into<String>) -> Name {
+        self.value().cloned().unwrap_or_else(|| Name::default(name))
     }
 }
 

@@ -1,33 +1,24 @@
 //! The items of the patterns that relate a child type to its parent (`COMPUTED`, `SUBSET`) and
 //! the methods of approximate counters. A parent's field is named through its typed-path
 //! constant (`Film::RATING_SUM`) passed to a `const fn` of `pattern_core::document` that takes
-//! only the right `Field` type: a field missing or of another type is an error at its name.
+//! only the right `Field` type: a field missing or of another type is an error at its name
+//! alone (the parent's path is respanned there).
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
 
-use crate::document::{ComputedAttr, Doc, SubsetAttr};
-use crate::serde_names::unraw;
+use crate::attr::document::{const_name as konst, ComputedAttr, SubsetAttr, Within};
+use crate::attr::serde::unraw;
+use crate::codegen::respan;
 
-/// The typed-path constant of a field (`RATING` for `rating`), at the field name's span.
-fn konst(i: &Ident) -> Ident {
-    Ident::new(&unraw(i).to_uppercase(), i.span())
-}
-
-/// The parent's path with every token at `span` (a field's name), so that an error about the
-/// parent's field shows there alone.
-fn parent_at(parent: &syn::Path, span: Span) -> TokenStream {
-    (parent.to_token_stream().into_iter())
-        .map(|mut t| {
-            t.set_span(span);
-            t
-        })
-        .collect()
-}
+/// A `#[document(reference)]` field: its typed path's constant, its type, the key's span, and
+/// where the copy is when not the field itself.
+pub(super) type ReferenceField<'a> = (Ident, &'a Type, Span, Option<Within>);
 
 /// `key_field::<Self, Parent>(Self::KEY)`: the child's key, of the parent's id type.
 fn key_field(parent: &syn::Path, key: &Ident) -> TokenStream {
-    let (k, p) = (konst(key), parent_at(parent, key.span()));
+    let (k, p) = (konst(key), respan(parent, key.span()));
     let module = quote!(::pattern_core::document);
     quote_spanned!(key.span()=> #module::key_field::<Self, #p>(Self::#k))
 }
@@ -39,14 +30,14 @@ pub(super) fn computed(c: &ComputedAttr) -> TokenStream {
     let key = key_field(parent, &c.key);
     let count = match &c.count {
         Some(f) => {
-            let (k, p) = (konst(f), parent_at(parent, f.span()));
+            let (k, p) = (konst(f), respan(parent, f.span()));
             quote_spanned!(f.span()=> ::core::option::Option::Some(#module::count_field::<#p>(#p::#k)))
         }
         None => quote!(::core::option::Option::None),
     };
     let aggregates = c.aggregates.iter().map(|(op, child, into)| {
         let (ck, pk) = (konst(child), konst(into));
-        let p = parent_at(parent, into.span());
+        let p = respan(parent, into.span());
         let check = match *op {
             "Sum" => quote_spanned!(into.span()=> #module::sum_field(Self::#ck, #p::#pk)),
             "Avg" => quote_spanned!(into.span()=> #module::avg_field(Self::#ck, #p::#pk)),
@@ -79,7 +70,7 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
     let parent = &sb.parent;
     let key = key_field(parent, &sb.key);
     let (into, order) = (konst(&sb.into), konst(&sb.order));
-    let p = parent_at(parent, sb.into.span());
+    let p = respan(parent, sb.into.span());
     let into = quote_spanned!(sb.into.span()=> #module::subset_field::<Self, #p>(#p::#into));
     let order = quote_spanned!(sb.order.span()=> #module::order_field(Self::#order));
     let keep = sb.keep;
@@ -99,34 +90,36 @@ pub(super) fn subset(sb: &SubsetAttr) -> TokenStream {
 /// `const REFERENCES`, `REFERENCED_BY` and `PROPAGATION`; and, outside the impl, the check that
 /// each reference field's source lists it in its `referenced_by` (a const assertion at the
 /// field's `reference` key).
-pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
+pub(super) fn references(
+    ident: &Ident,
+    references: &[ReferenceField],
+    referenced_by: &[(syn::Path, Ident, Option<Ident>)],
+    propagation: Option<(u32, bool)>,
+    counters: bool,
+) -> (TokenStream, TokenStream) {
     let module = quote!(::pattern_core::document);
-    let ident = d.ident;
-    let fields = d
-        .references
-        .iter()
-        .map(|(k, _, span, within)| match within {
-            None => quote_spanned!(*span=> #module::reference_field(Self::#k)),
-            Some(w) => {
-                let (f, name) = (&w.field, unraw(&w.field));
-                let place = if w.each {
-                    quote_spanned!(f.span()=> reference_each)
-                } else {
-                    quote_spanned!(f.span()=> reference_in)
-                };
-                quote_spanned!(*span=> #module::#place(Self::#k, #name, |m| m.#f))
-            }
-        });
+    let fields = references.iter().map(|(k, _, span, within)| match within {
+        None => quote_spanned!(*span=> #module::reference_field(Self::#k)),
+        Some(w) => {
+            let (f, name) = (&w.field, unraw(&w.field));
+            let place = if w.each {
+                quote_spanned!(f.span()=> reference_each)
+            } else {
+                quote_spanned!(f.span()=> reference_in)
+            };
+            quote_spanned!(*span=> #module::#place(Self::#k, #name, |m| m.#f))
+        }
+    });
     let mut items = TokenStream::new();
-    if !d.references.is_empty() {
+    if !references.is_empty() {
         items.extend(quote! {
             const REFERENCES: &'static [#module::ReferenceField] = &[#(#fields),*];
         });
     }
-    if !d.referenced_by.is_empty() {
-        let by = d.referenced_by.iter().map(|(ty, field, within)| {
+    if !referenced_by.is_empty() {
+        let by = referenced_by.iter().map(|(ty, field, within)| {
             let k = konst(field);
-            let t = parent_at(ty, field.span());
+            let t = respan(ty, field.span());
             match within {
                 None => quote_spanned!(field.span()=> #module::referrer::<Self, #t, _>(#t::#k)),
                 Some(w) => {
@@ -135,7 +128,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
                 }
             }
         });
-        let (fan_out, deferred) = d.propagation.unwrap_or((1_000, false));
+        let (fan_out, deferred) = propagation.unwrap_or((1_000, false));
         items.extend(quote! {
             const REFERENCED_BY: &'static [#module::Referrer] = &[#(#by),*];
             const PROPAGATION: #module::Propagation = #module::Propagation {
@@ -144,7 +137,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             };
         });
     }
-    let checks = d.references.iter().map(|(k, ty, span, within)| {
+    let checks = references.iter().map(|(k, ty, span, within)| {
         let mut field = k.to_string().to_lowercase();
         if let Some(w) = within {
             field = format!("{field}.{}", unraw(&w.field));
@@ -177,7 +170,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
             const _: () = ::core::assert!(#listed, #message);
         }
     });
-    let counters = (!d.referenced_by.is_empty() && !d.approximate.is_empty()).then(|| {
+    let counters = (!referenced_by.is_empty() && counters).then(|| {
         let message = format!(
             "a copy of `{ident}` (referenced_by) holds one of its approximate counters, which \
              its increments would leave stale: copy another field, or count in another type"
@@ -196,7 +189,7 @@ pub(super) fn references(d: &Doc) -> (TokenStream, TokenStream) {
 }
 
 /// `increment_<field>` per approximate counter, and `flush` when there is one.
-pub(super) fn counters(fields: &[(&Ident, String, u32)], id_ty: &TokenStream) -> Vec<TokenStream> {
+pub(super) fn counters(fields: &[(&Ident, &String, u32)], id_ty: &TokenStream) -> Vec<TokenStream> {
     let mut out: Vec<TokenStream> = fields
         .iter()
         .map(|(field_ident, field, every)| {

@@ -1,20 +1,30 @@
-//! The keys of extended references: a field's `reference`, a source's `referenced_by(Film =
-//! director)`, `fan_out = N` and `deferred`.
+//! The keys of extended references on a source type: `referenced_by(Film = director)`,
+//! `fan_out = N` and `deferred` (a field's `reference` is read with the field's keys).
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::Ident;
 
-use super::Read;
-use crate::attr::{self, Slot};
+use super::Document;
+use crate::attr;
 use crate::ctxt::Ctxt;
 
 /// The fan-out used when `fan_out` is not given (`pattern_core::document::DEFAULT_FAN_OUT`).
 const DEFAULT_FAN_OUT: u32 = 1_000;
 
+impl Document {
+    /// How this type's writes reach the copies of its fields: `fan_out` (by default
+    /// `DEFAULT_FAN_OUT`) and `deferred`; `None` without `referenced_by`.
+    pub(crate) fn propagation(&self) -> Option<(u32, bool)> {
+        self.referenced_by.value()?;
+        let fan_out = self.fan_out.value().map_or(DEFAULT_FAN_OUT, |f| f.0);
+        Some((fan_out, self.deferred.value().is_some()))
+    }
+}
+
 /// The referencing types, their fields (with the embedded field holding the copy, for
 /// `Film = meta.director`), and the key's span.
-pub(super) type ReferencedBy = (Vec<(syn::Path, Ident, Option<Ident>)>, Span);
+pub(crate) type ReferencedBy = (Vec<(syn::Path, Ident, Option<Ident>)>, Span);
 
 /// `referenced_by(Film = director, Screening = director)`: each referencing type and the Rust
 /// name of its field holding the copy.
@@ -63,55 +73,4 @@ pub(super) fn referenced_by(
         return Ok(None);
     }
     Ok(Some((out, span)))
-}
-
-/// `fan_out` and `deferred`, which only a type with `referenced_by` takes.
-pub(super) fn propagation(
-    cx: &Ctxt,
-    referenced_by: Option<&ReferencedBy>,
-    fan_out: Slot<(u32, Span)>,
-    deferred: Slot<Span>,
-) -> Option<(u32, bool)> {
-    let (fan_out, deferred) = (fan_out.get(), deferred.get());
-    if referenced_by.is_none() {
-        for (key, span) in [
-            fan_out.map(|f| ("fan_out", f.1)),
-            deferred.map(|d| ("deferred", d)),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            cx.error_at(
-                span,
-                format!(
-                    "`{key}` says how this type's writes reach the copies of its fields: it \
-                     needs `referenced_by(...)`"
-                ),
-            );
-        }
-        return None;
-    }
-    Some((fan_out.map_or(DEFAULT_FAN_OUT, |f| f.0), deferred.is_some()))
-}
-
-/// A reference field is stored and is not the `_id`.
-pub(super) fn field_checks(cx: &Ctxt, fields: &[Read]) {
-    for r in fields {
-        let Some((span, _)) = r.reference else {
-            continue;
-        };
-        if r.typed.bson == "_id" {
-            cx.error_at(
-                span,
-                "the `_id` cannot be a reference: store the copy in its own field",
-            );
-        } else if !r.stored {
-            cx.error_at(
-                span,
-                "a reference field must be stored: remove #[serde(skip)]",
-            );
-        } else if r.typed.bson.contains('.') {
-            cx.error_at(span, "a reference field's stored name cannot contain a `.`");
-        }
-    }
 }

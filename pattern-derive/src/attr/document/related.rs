@@ -1,15 +1,34 @@
 //! The keys of the patterns that relate a child type to its parent (`computed(...)`,
-//! `subset(...)`) and of approximate counters (`approximate(every = N)`).
+//! `subset(...)`), of archiving (`archive(...)`) and of approximate counters
+//! (`approximate(every = N)`).
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Ident, Type};
+use syn::Ident;
 
-use super::Read;
 use crate::attr::{self, Slot};
 use crate::ctxt::Ctxt;
-use crate::document::{ComputedAttr, SubsetAttr};
+
+/// What `#[document(subset(parent = Film, key = film_id, into = recent, keep = 10, order =
+/// date))]` declares (Rust field names: the child's `key` and `order`, the parent's `into`).
+pub(crate) struct SubsetAttr {
+    pub parent: syn::Path,
+    pub key: Ident,
+    pub into: Ident,
+    pub keep: u32,
+    pub order: Ident,
+}
+
+/// What `#[document(computed(parent = Film, key = film_id, count = reviews, sum(rating =
+/// rating_sum), ...))]` declares: the parent type, the child's key field, the parent's count
+/// field, and each aggregate (`Sum`, `Min`, `Max`, `Avg`) of a child field into a parent field.
+pub(crate) struct ComputedAttr {
+    pub parent: syn::Path,
+    pub key: Ident,
+    pub count: Option<Ident>,
+    pub aggregates: Vec<(&'static str, Ident, Ident)>,
+}
 
 /// `approximate(every = N)`.
 pub(super) fn approximate_options(
@@ -48,27 +67,6 @@ pub(super) fn approximate_options(
             );
             Ok(None)
         }
-    }
-}
-
-/// An approximate counter is a stored integer field other than `_id`.
-pub(super) fn approximate_checks(cx: &Ctxt, r: &Read, span: Span) {
-    let f = &r.typed;
-    let integer = matches!(f.ty, Type::Path(p) if p.qself.is_none()
-        && p.path.segments.last().is_some_and(|s| s.ident == "i64" || s.ident == "i32"));
-    if !integer {
-        cx.error_spanned_by(
-            f.ty,
-            "an approximate counter must be an `i64` or `i32` field (it is written with `$inc`)",
-        );
-    }
-    if f.bson == "_id" {
-        cx.error_at(span, "the `_id` cannot be an approximate counter");
-    } else if !r.stored {
-        cx.error_at(
-            span,
-            "an approximate counter must be stored: remove #[serde(skip)]",
-        );
     }
 }
 
@@ -219,7 +217,7 @@ pub(super) fn subset_attr(
 }
 
 /// What `archive(...)` names: the age field and the pin flag (Rust names), and the key's span.
-pub(super) type ArchiveAttr = ((Ident, Option<Ident>), Span);
+pub(crate) type ArchiveAttr = ((Ident, Option<Ident>), Span);
 
 /// `archive(age = created, pin = pinned)`: the age field and the optional flag that pins a
 /// document live, by their Rust names.

@@ -1,14 +1,43 @@
-//! The BSON name serde gives a field: `#[serde(rename = "...")]` on the field, else the
-//! container's `#[serde(rename_all = "...")]` applied to its ident, else the ident.
+//! serde's attributes, as the derives read them (a pattern stores what serde writes): the
+//! container's ([`Container`]) and a field's ([`Field`]). A field's BSON name is
+//! `#[serde(rename = "...")]` on the field, else the container's `#[serde(rename_all = "...")]`
+//! applied to its ident, else the ident.
 //!
 //! Other serde keys are skipped without a look: serde validates its own attributes.
 
 use syn::meta::ParseNestedMeta;
-use syn::{Attribute, Ident, LitStr, Token};
+use syn::{Attribute, DeriveInput, Ident, LitStr, Token};
 
-use crate::attr::{each_key, skip_value};
+use super::{each_key, skip_value};
 use crate::ctxt::Ctxt;
 use crate::names::Name;
+
+/// What serde's attributes on the container say beside the names they give (the fields' and
+/// the variants' names carry those).
+pub(crate) struct Container {
+    /// An enum's `tag = "..."`: the field each document stores its variant in.
+    pub tag: Option<String>,
+}
+
+/// What serde's attributes on a field say, beside its name.
+pub(crate) struct Field {
+    /// serde writes it as its type does (see [`serialized_as_is`]).
+    pub as_is: bool,
+    /// serde stores it: no `skip` nor `skip_serializing`.
+    pub stored: bool,
+    /// serde may leave it out of a document or fill it in: `default`, `skip_serializing_if`.
+    pub defaulted: bool,
+}
+
+impl Field {
+    pub(crate) fn from_ast(attrs: &[Attribute]) -> Self {
+        Field {
+            as_is: serialized_as_is(attrs),
+            stored: serde_keys(attrs, &["skip", "skip_serializing"]).is_empty(),
+            defaulted: !serde_keys(attrs, &["default", "skip_serializing_if"]).is_empty(),
+        }
+    }
+}
 
 /// A case convention of `#[serde(rename_all = "...")]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +267,71 @@ pub(crate) fn serde_key_values(
     });
     drop(quiet.check());
     found
+}
+
+/// serde's name for a variant, the discriminator its documents store: `#[serde(rename =
+/// "...")]`, else the enum's `rename_all` applied to its ident, else its ident.
+pub(crate) fn variant_name(ident: &Ident, attrs: &[Attribute], rule: Option<RenameRule>) -> String {
+    let default = match rule {
+        Some(RenameRule::Lower) => unraw(ident).to_lowercase(),
+        Some(RenameRule::Upper) => unraw(ident).to_uppercase(),
+        Some(r) => r.apply_to_field(&snake_case(&unraw(ident))),
+        None => unraw(ident),
+    };
+    match serde_key_values(attrs, &["rename"]).pop() {
+        Some((_, Some(lit))) => lit.value(),
+        _ => default,
+    }
+}
+
+/// An enum's `#[serde(tag = "...")]`; an error for any other representation (the enum derive
+/// of `Document` stores internally tagged enums alone).
+pub(crate) fn tag(cx: &Ctxt, input: &DeriveInput) -> Option<String> {
+    let supported = "#[derive(Document)] on an enum stores it internally tagged: \
+                     #[serde(tag = \"kind\")], each variant a newtype of a struct or \
+                     struct-like";
+    let other = serde_key_values(&input.attrs, &["content", "untagged"]);
+    let untagged = other.iter().any(|(k, _)| k.is_ident("untagged"));
+    for (key, _) in other {
+        let what = if key.is_ident("content") {
+            "adjacently tagged (`content`)"
+        } else {
+            "untagged"
+        };
+        cx.error_spanned_by(&key, format!("{what} enums are not supported: {supported}"));
+    }
+    match serde_key_values(&input.attrs, &["tag"]).pop() {
+        Some((_, Some(lit))) => {
+            let tag = lit.value();
+            if tag == "_id" || tag.is_empty() || tag.starts_with('$') || tag.contains('.') {
+                cx.error_at(
+                    lit.span(),
+                    "the discriminator must be a plain field name other than `_id`",
+                );
+            }
+            Some(tag)
+        }
+        Some((key, None)) => {
+            cx.error_spanned_by(&key, supported);
+            None
+        }
+        None if untagged => None,
+        None => {
+            cx.error_spanned_by(
+                input.ident.clone(),
+                format!("externally tagged enums are not supported: {supported}"),
+            );
+            None
+        }
+    }
+}
+
+/// An enum's `#[serde(rename_all_fields = "...")]`: its struct-like variants' field names.
+pub(crate) fn rename_all_fields(cx: &Ctxt, attrs: &[Attribute]) -> Option<RenameRule> {
+    let (_, lit) = serde_key_values(attrs, &["rename_all_fields"]).pop()?;
+    let lit = lit?;
+    let synthetic: syn::Attribute = syn::parse_quote!(#[serde(rename_all = #lit)]);
+    rename_all(cx, &[synthetic])
 }
 
 /// A member's name as written, `r#` dropped (`date`, or `0` for a tuple field).

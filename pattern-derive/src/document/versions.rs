@@ -5,7 +5,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
-use crate::document::Versioning;
+use crate::attr::document::Versioning;
 
 /// `const VERSIONING` and `fn upgrade` for the struct `ident`.
 pub(super) fn items(ident: &Ident, v: &Versioning) -> TokenStream {

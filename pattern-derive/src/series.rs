@@ -1,0 +1,127 @@
+//! What the bucket's and the outlier's back ends share: the methods both series patterns'
+//! types get, each calling the function of its name in the pattern's module, and their
+//! wrappers' shape (a key `Q` the series key borrows as, every method keyed or stubbed).
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+use syn::Type;
+
+use crate::codegen::{Bodies, KeyBound, Method, Wrappers};
+
+/// The wrappers of a series pattern's methods: calling `pattern_core::<module>`'s functions
+/// with the key first (`key`, `id`), borrowed from `key_ty`; stubs without it (beside errors).
+pub(crate) fn wrappers(key: &'static str, module: &'static str, key_ty: Option<&Type>) -> Wrappers {
+    Wrappers {
+        bodies: match key_ty {
+            Some(ty) => Bodies::Calls {
+                key_ty: ty.to_token_stream(),
+            },
+            None => Bodies::Stubs,
+        },
+        key,
+        module,
+        key_bound: KeyBound::KeyPart,
+    }
+}
+
+/// The methods a series pattern's type gets, with its own documentation for each.
+pub(crate) struct Series<'a> {
+    pub w: &'a Wrappers,
+    /// The item type in parameters (`item: <param>`) and in what the methods return.
+    pub item_param: &'a TokenStream,
+    pub item_ret: &'a TokenStream,
+    /// The module of the adoption functions: `adopt::bucket`, `adopt::outlier`.
+    pub adopt: &'static str,
+}
+
+impl Series<'_> {
+    /// `push(key, item)`.
+    pub(crate) fn push(&self, doc: &str) -> TokenStream {
+        let item = self.item_param;
+        self.w.keyed(Method {
+            params: quote!(item: #item,),
+            ret: quote!(()),
+            args: quote!(&item,),
+            ..Method::named(doc, "push")
+        })
+    }
+
+    /// `push_many(key, items)`.
+    pub(crate) fn push_many(&self, doc: &str) -> TokenStream {
+        let item = self.item_param;
+        self.w.keyed(Method {
+            params: quote!(items: &[#item],),
+            ret: quote!(()),
+            args: quote!(items,),
+            ..Method::named(doc, "push_many")
+        })
+    }
+
+    /// `items(key)`, a stream of the key's items.
+    pub(crate) fn items(&self, doc: &str) -> TokenStream {
+        let item = self.item_ret;
+        self.w.stream(doc, "items", quote!(#item))
+    }
+
+    /// `all_items(key)`, returning `ret`.
+    pub(crate) fn all_items(&self, doc: &str, ret: TokenStream) -> TokenStream {
+        self.keyed(doc, "all_items", ret)
+    }
+
+    /// `counts(key)`.
+    pub(crate) fn counts(&self, doc: &str) -> TokenStream {
+        self.keyed(doc, "counts", quote!(::pattern_core::bucket::Counts))
+    }
+
+    /// A method of the key alone, returning `ret`.
+    pub(crate) fn keyed(&self, doc: &str, name: &str, ret: TokenStream) -> TokenStream {
+        self.w.keyed(Method {
+            ret,
+            ..Method::named(doc, name)
+        })
+    }
+
+    /// `analyze(store)`, of the adoption module, returning `ret`.
+    pub(crate) fn analyze(&self, doc: &str, ret: TokenStream) -> TokenStream {
+        self.w.render(Method {
+            module: Some(self.adopt),
+            ret,
+            ..Method::named(doc, "analyze")
+        })
+    }
+
+    /// `migrate(store, params)`, of the adoption module.
+    pub(crate) fn migrate(&self, doc: &str, params: TokenStream, args: TokenStream) -> TokenStream {
+        self.w.render(Method {
+            module: Some(self.adopt),
+            params,
+            ret: quote!(::pattern_core::adopt::MigrateReport),
+            args,
+            ..Method::named(doc, "migrate")
+        })
+    }
+
+    /// `verify(store)`.
+    pub(crate) fn verify(&self, doc: &str) -> TokenStream {
+        self.w.render(Method {
+            ret: quote!(::pattern_core::adopt::Verified),
+            ..Method::named(doc, "verify")
+        })
+    }
+
+    /// `index_report(store)`.
+    pub(crate) fn index_report(&self, doc: &str) -> TokenStream {
+        self.w.render(Method {
+            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
+            ..Method::named(doc, "index_report")
+        })
+    }
+
+    /// `ensure_indexes(store)` and `ensure_validator(store)`.
+    pub(crate) fn ensure(&self, indexes: &str, validator: &str) -> [TokenStream; 2] {
+        [
+            self.w.store_only("ensure_indexes", indexes),
+            self.w.store_only("ensure_validator", validator),
+        ]
+    }
+}
