@@ -21,6 +21,9 @@ pub(crate) struct Wrappers {
     pub module: &'static str,
     /// What a key `Q` must be: a series key, or any serializable id.
     pub key_bound: KeyBound,
+    /// The macro of `pattern_core` holding every method's documentation (`__bucket_doc`), when
+    /// the pattern has such a table; a method's own `doc_macro` or `doc` otherwise.
+    pub docs: Option<&'static str>,
 }
 
 /// What the wrappers do.
@@ -103,6 +106,12 @@ pub(crate) struct Method {
 }
 
 impl Method {
+    /// A method called `name` that calls the function of the same name, documented by the
+    /// pattern's table ([`Wrappers::docs`]).
+    pub(crate) fn op(name: &str) -> Self {
+        Method::named("", name)
+    }
+
     /// A method called `name` that calls the function of the same name.
     pub(crate) fn named(doc: &str, name: &str) -> Self {
         Method {
@@ -124,7 +133,7 @@ impl Wrappers {
     pub(crate) fn render(&self, m: Method) -> TokenStream {
         let stub = matches!(self.bodies, Bodies::Stubs);
         let attrs = match stub {
-            false => match m.doc_macro {
+            false => match m.doc_macro.or(self.docs) {
                 Some(mac) => {
                     let (mac, func) = (ident(mac), ident(&m.func));
                     quote!(#[doc = ::pattern_core::#mac!(#func)])
@@ -253,11 +262,11 @@ impl Wrappers {
 
     /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> +
     /// Send + 'a`.
-    pub(crate) fn stream(&self, doc: &str, name: &str, item: TokenStream) -> TokenStream {
+    pub(crate) fn stream(&self, name: &str, item: TokenStream) -> TokenStream {
         let m = Method {
             shape: Shape::Stream,
             ret: item,
-            ..Method::named(doc, name)
+            ..Method::op(name)
         };
         self.render(self.with_key(m))
     }
@@ -274,10 +283,10 @@ impl Wrappers {
 
     /// `pub async fn <name><S>(store: &S) -> Result<()>` calling the function of that name with
     /// the store alone (`ensure_indexes`, `ensure_validator`).
-    pub(crate) fn store_only(&self, name: &str, doc: &str) -> TokenStream {
+    pub(crate) fn store_only(&self, name: &str) -> TokenStream {
         self.render(Method {
             ret: quote!(()),
-            ..Method::named(doc, name)
+            ..Method::op(name)
         })
     }
 }

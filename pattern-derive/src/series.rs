@@ -10,7 +10,14 @@ use crate::codegen::{Bodies, KeyBound, Method, Wrappers};
 
 /// The wrappers of a series pattern's methods: calling `pattern_core::<module>`'s functions
 /// with the key first (`key`, `id`), borrowed from `key_ty`; stubs without it (beside errors).
-pub(crate) fn wrappers(key: &'static str, module: &'static str, key_ty: Option<&Type>) -> Wrappers {
+/// Each method's documentation is the pattern's table in `pattern_core` (`docs`:
+/// `__bucket_doc`, `__outlier_doc`), written once for the function and the method.
+pub(crate) fn wrappers(
+    key: &'static str,
+    module: &'static str,
+    docs: &'static str,
+    key_ty: Option<&Type>,
+) -> Wrappers {
     Wrappers {
         bodies: match key_ty {
             Some(ty) => Bodies::Calls {
@@ -21,10 +28,11 @@ pub(crate) fn wrappers(key: &'static str, module: &'static str, key_ty: Option<&
         key,
         module,
         key_bound: KeyBound::KeyPart,
+        docs: Some(docs),
     }
 }
 
-/// The methods a series pattern's type gets, with its own documentation for each.
+/// The methods a series pattern's type gets.
 pub(crate) struct Series<'a> {
     pub w: &'a Wrappers,
     /// The item type in parameters (`item: <param>`) and in what the methods return.
@@ -36,92 +44,92 @@ pub(crate) struct Series<'a> {
 
 impl Series<'_> {
     /// `push(key, item)`.
-    pub(crate) fn push(&self, doc: &str) -> TokenStream {
+    pub(crate) fn push(&self) -> TokenStream {
         let item = self.item_param;
         self.w.keyed(Method {
             params: quote!(item: #item,),
             ret: quote!(()),
             args: quote!(&item,),
-            ..Method::named(doc, "push")
+            ..Method::op("push")
         })
     }
 
     /// `push_many(key, items)`.
-    pub(crate) fn push_many(&self, doc: &str) -> TokenStream {
+    pub(crate) fn push_many(&self) -> TokenStream {
         let item = self.item_param;
         self.w.keyed(Method {
             params: quote!(items: &[#item],),
             ret: quote!(()),
             args: quote!(items,),
-            ..Method::named(doc, "push_many")
+            ..Method::op("push_many")
         })
     }
 
     /// `items(key)`, a stream of the key's items.
-    pub(crate) fn items(&self, doc: &str) -> TokenStream {
+    pub(crate) fn items(&self) -> TokenStream {
         let item = self.item_ret;
-        self.w.stream(doc, "items", quote!(#item))
+        self.w.stream("items", quote!(#item))
     }
 
     /// `all_items(key)`, returning `ret`.
-    pub(crate) fn all_items(&self, doc: &str, ret: TokenStream) -> TokenStream {
-        self.keyed(doc, "all_items", ret)
+    pub(crate) fn all_items(&self, ret: TokenStream) -> TokenStream {
+        self.keyed("all_items", ret)
     }
 
     /// `counts(key)`.
-    pub(crate) fn counts(&self, doc: &str) -> TokenStream {
-        self.keyed(doc, "counts", quote!(::pattern_core::bucket::Counts))
+    pub(crate) fn counts(&self) -> TokenStream {
+        self.keyed("counts", quote!(::pattern_core::bucket::Counts))
     }
 
     /// A method of the key alone, returning `ret`.
-    pub(crate) fn keyed(&self, doc: &str, name: &str, ret: TokenStream) -> TokenStream {
+    pub(crate) fn keyed(&self, name: &str, ret: TokenStream) -> TokenStream {
         self.w.keyed(Method {
             ret,
-            ..Method::named(doc, name)
+            ..Method::op(name)
         })
     }
 
     /// `analyze(store)`, of the adoption module, returning `ret`.
-    pub(crate) fn analyze(&self, doc: &str, ret: TokenStream) -> TokenStream {
+    pub(crate) fn analyze(&self, ret: TokenStream) -> TokenStream {
         self.w.render(Method {
             module: Some(self.adopt),
             ret,
-            ..Method::named(doc, "analyze")
+            ..Method::op("analyze")
         })
     }
 
     /// `migrate(store, params)`, of the adoption module.
-    pub(crate) fn migrate(&self, doc: &str, params: TokenStream, args: TokenStream) -> TokenStream {
+    pub(crate) fn migrate(&self, params: TokenStream, args: TokenStream) -> TokenStream {
         self.w.render(Method {
             module: Some(self.adopt),
             params,
             ret: quote!(::pattern_core::adopt::MigrateReport),
             args,
-            ..Method::named(doc, "migrate")
+            ..Method::op("migrate")
         })
     }
 
     /// `verify(store)`.
-    pub(crate) fn verify(&self, doc: &str) -> TokenStream {
+    pub(crate) fn verify(&self) -> TokenStream {
         self.w.render(Method {
             ret: quote!(::pattern_core::adopt::Verified),
-            ..Method::named(doc, "verify")
+            ..Method::op("verify")
         })
     }
 
     /// `index_report(store)`.
-    pub(crate) fn index_report(&self, doc: &str) -> TokenStream {
+    pub(crate) fn index_report(&self) -> TokenStream {
         self.w.render(Method {
             ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            ..Method::named(doc, "index_report")
+            ..Method::op("index_report")
         })
     }
 
     /// `ensure_indexes(store)` and `ensure_validator(store)`.
-    pub(crate) fn ensure(&self, indexes: &str, validator: &str) -> [TokenStream; 2] {
+    pub(crate) fn ensure(&self) -> [TokenStream; 2] {
         [
-            self.w.store_only("ensure_indexes", indexes),
-            self.w.store_only("ensure_validator", validator),
+            self.w.store_only("ensure_indexes"),
+            self.w.store_only("ensure_validator"),
         ]
     }
 }

@@ -340,15 +340,16 @@ async fn migrate_batch<T: Store>(
     Ok(out)
 }
 
-/// Reads the collection (and its overflow) once and reports the items per document, the
-/// document sizes, how many exceed the threshold, and a suggested threshold
-/// ([`adopt::analyze_outlier`](crate::adopt::analyze_outlier)).
+#[doc = crate::__outlier_doc!(analyze)]
+///
+/// The analysis: [`adopt::analyze_outlier`](crate::adopt::analyze_outlier).
 pub async fn analyze<T: Outlier, S: Store>(store: &S) -> Result<super::OutlierAnalysis> {
     super::analyze_outlier(store, &T::SPEC, &Options::default()).await
 }
 
-/// Brings the collection's documents over the threshold into the layout in place, resumably
-/// ([`adopt::migrate_outlier`](crate::adopt::migrate_outlier)).
+#[doc = crate::__outlier_doc!(migrate)]
+///
+/// The migration: [`adopt::migrate_outlier`](crate::adopt::migrate_outlier).
 pub async fn migrate<T: Outlier, S: Store>(store: &S, opts: &Options<'_>) -> Result<MigrateReport> {
     crate::outlier::validated::<T, S>(store).await?;
     migrate_outlier(store, &T::SPEC, opts).await

@@ -9,17 +9,12 @@ use crate::{Error, Result};
 /// Items per batch of [`ingest`] (one bulk write each), at most; fewer when they pass 8 MiB.
 pub const INGEST_BATCH: usize = 10_000;
 
-/// Writes `(key, item)` pairs for many keys, each key's items in the order given, in batches
-/// of [`INGEST_BATCH`] items: one `bulkWrite` command per batch once each key's newest bucket
-/// is known to this process (per key, a compare-and-set push that fills its open bucket, then
-/// inserts of whole new buckets); learning the keys first seen costs one find of their open
-/// buckets, and one more per key that has none open.
+#[doc = crate::__bucket_doc!(ingest)]
 ///
-/// Returns how many items were written. On an error, [`Error::Ingest`] lists the indexes (into
-/// `items`) of exactly those that were not written: every other one was, once, so ingesting
-/// those again completes the load without duplicates. Concurrent pushes and ingests to the
-/// same keys keep every invariant of a push: a write the batch could not apply (another writer
-/// pushed first) stops the batch there, and the rest goes through the ordinary push.
+/// A batch is [`INGEST_BATCH`] items; per key, a compare-and-set push fills its open bucket, then
+/// whole new buckets are inserted. Concurrent pushes and ingests to the same keys keep every
+/// invariant of a push: a write the batch could not apply (another writer pushed first) stops the
+/// batch there, and the rest goes through the ordinary push ([`Error::Ingest`]).
 pub async fn ingest<B, S>(store: &S, items: &[(B::Key, B::Item)]) -> Result<u64>
 where
     B: Bucket + ?Sized,

@@ -48,6 +48,7 @@ use crate::validator;
 use crate::Result;
 
 mod archive;
+mod docs;
 mod ingest;
 mod rollup;
 mod summary;
@@ -106,7 +107,7 @@ fn time_of<B: Bucket + ?Sized>(item: &B::Item) -> i64 {
     B::item_millis(item).unwrap_or_else(crate::key::now_millis)
 }
 
-/// Appends `item` to `key`'s series.
+#[doc = crate::__bucket_doc!(push)]
 pub async fn push<B, S, Q>(store: &S, key: &Q, item: &B::Item) -> Result<()>
 where
     B: Bucket + ?Sized,
@@ -132,8 +133,7 @@ where
     push_values::<B, S, Q>(store, key, vec![bson], &[time_of::<B>(item)]).await
 }
 
-/// Appends `items` to `key`'s series, in order, filling the open bucket and then whole new
-/// buckets (one write for the open bucket, one for all the new ones).
+#[doc = crate::__bucket_doc!(push_many)]
 pub async fn push_many<B, S, Q>(store: &S, key: &Q, items: &[B::Item]) -> Result<()>
 where
     B: Bucket + ?Sized,
@@ -180,8 +180,7 @@ fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>
     Ok(Page { id, items })
 }
 
-/// Page `n` (1-based) of `key`, pages in push order; `None` past the last page. One indexed
-/// lookup of the page number, however deep.
+#[doc = crate::__bucket_doc!(page)]
 pub async fn page<B, S, Q>(store: &S, key: &Q, n: u64) -> Result<Option<Page<B::Item>>>
 where
     B: Bucket + ?Sized,
@@ -195,7 +194,9 @@ where
     })
 }
 
-/// Every page of `key`, in order, fetched [`STREAM_BATCH`] buckets per round trip.
+#[doc = crate::__bucket_doc!(pages)]
+///
+/// A batch is [`STREAM_BATCH`] buckets.
 pub fn pages<'a, B, S, Q>(
     store: &'a S,
     key: &Q,
@@ -222,7 +223,7 @@ where
         .map(|d| d.and_then(|raw| raw_page::<B>(&raw)))
 }
 
-/// Every item of `key`, in order.
+#[doc = crate::__bucket_doc!(items)]
 pub fn items<'a, B, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<B::Item>> + Send + 'a
 where
     B: Bucket + ?Sized,
@@ -238,7 +239,7 @@ where
     crate::observe::traced_stream(span, items)
 }
 
-/// Every item of `key`, in order, collected ([`items`] into a `Vec`).
+#[doc = crate::__bucket_doc!(all_items)]
 pub async fn all_items<B, S, Q>(store: &S, key: &Q) -> Result<Vec<B::Item>>
 where
     B: Bucket + ?Sized,
@@ -249,7 +250,7 @@ where
     items::<B, S, Q>(store, key).try_collect().await
 }
 
-/// How many items and pages `key` has (one aggregation).
+#[doc = crate::__bucket_doc!(counts)]
 pub async fn counts<B, S, Q>(store: &S, key: &Q) -> Result<Counts>
 where
     B: Bucket + ?Sized,
@@ -266,8 +267,7 @@ where
     })
 }
 
-/// Creates the collection's indexes now rather than on first use (and installs the
-/// validator, with `#[bucket(validate)]`).
+#[doc = crate::__bucket_doc!(ensure_indexes)]
 pub async fn ensure_indexes<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(bucket.ensure_indexes, store, B::SPEC.collection, async {
         validated::<B, S>(store).await?;
@@ -290,11 +290,9 @@ pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a st
     [(spec.collection, spec.series().schema(key_types))]
 }
 
-/// Installs the layout's validator ([`schemas`]) on the bucket collection, creating the
-/// collection if need be ([`Store::set_validator`]: level "moderate", so documents that fail
-/// it already can still be repaired). From then on a write of a bucket that breaks the layout
-/// (`count` past `size`, an array longer than `size`, a key of another type...) fails with
-/// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
+#[doc = crate::__bucket_doc!(ensure_validator)]
+///
+/// The schema is [`schemas`]; [`Store::set_validator`] installs it.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(bucket.ensure_validator, store, B::SPEC.collection, async {
         let [(coll, schema)] = schemas::<B>();
@@ -312,14 +310,16 @@ pub(crate) async fn validated<B: Bucket + ?Sized, S: Store>(store: &S) -> Result
     Ok(())
 }
 
-/// Checks every promise of the layout over the whole collection
-/// ([`adopt::verify_bucket`](crate::adopt::verify_bucket)).
+#[doc = crate::__bucket_doc!(verify)]
+///
+/// The checks: [`adopt::verify_bucket`](crate::adopt::verify_bucket).
 pub async fn verify<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<crate::layout::Verified> {
     crate::layout::verify_bucket(store, &B::SPEC, &crate::pass::Options::default()).await
 }
 
-/// The collection's indexes against those the layout needs: present, missing, the library's
-/// stale ones, the user's ([`adopt::index_report_bucket`](crate::adopt::index_report_bucket)).
+#[doc = crate::__bucket_doc!(index_report)]
+///
+/// The report: [`adopt::index_report_bucket`](crate::adopt::index_report_bucket).
 pub async fn index_report<B: Bucket + ?Sized, S: Store>(
     store: &S,
 ) -> Result<Vec<crate::layout::IndexReport>> {

@@ -22,17 +22,7 @@ use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// The summary of `key`'s items whose time is in `range` (`..` for all of them): buckets
-/// wholly inside the range with a complete summary count by their kept values (their items
-/// are not read); the others (the range's edges, buckets written before the summary existed)
-/// by their items. Exact: sums never wrap ([`store::Error::Overflow`](crate::store::Error::Overflow)), Decimal128 sums exactly.
-///
-/// With `#[bucket(rollup)]`, the whole history (`..`) is the key's roll-up: one find of one
-/// document (while the collection's roll-ups are trusted and the key's is not stale).
-///
-/// Round trips: one find of the overlapping buckets' summaries (with the bounds, a second
-/// one sent beside it for buckets without bounds), then one of the items of the buckets not
-/// wholly summarized, when there are any.
+#[doc = crate::__bucket_doc!(summary)]
 pub async fn summary<B, S, Q>(
     store: &S,
     key: &Q,
@@ -195,16 +185,10 @@ fn add_items<B: Bucket + ?Sized>(
     Ok(())
 }
 
-/// Completes the buckets of `B`'s collection that lack complete time bounds or a complete
-/// summary (written before `time = "..."` or `summary(...)` was set, by an older version, or
-/// by other tools): computes them from the bucket's items and sets them with the marks, one
-/// write per bucket, conditional on its count (a bucket pushed to meanwhile is read again).
-/// Returns how many buckets it completed. Reads the whole collection, a batch at a time.
+#[doc = crate::__bucket_doc!(backfill)]
 ///
-/// With `#[bucket(rollup)]`, it then recomputes every key's roll-up from its buckets and
-/// marks the collection's roll-ups trusted (a whole-history `summary` reads them from then on).
-/// That step is exact only with no push to the collection meanwhile: run it with the writers
-/// stopped (after adopting a collection, or after [`Error::RollupBehind`](crate::Error::RollupBehind)).
+/// The roll-ups' step is exact only with no push meanwhile (after adopting a collection, or after
+/// [`Error::RollupBehind`](crate::Error::RollupBehind)).
 ///
 /// Once buckets were moved to an archive ([`archive`](super::archive)), a roll-up counts the
 /// archived items too: the archives on the same store (which the collection's mark records)

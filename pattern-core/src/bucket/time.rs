@@ -219,12 +219,7 @@ fn head_of<'f>(
     Ok(head)
 }
 
-/// Every item of `key` whose time is in `range` (`from..to`, `from..=to`, `from..`, `..to`),
-/// in push order, reading only the buckets whose time bounds overlap the range (and buckets
-/// without complete bounds, which may hold anything). Two finds sent together, each one
-/// round trip per batch of the driver's cursor; items without a time are left out.
-///
-/// Needs `#[bucket(time = "...")]` (otherwise [`store::Error::InvalidInput`](crate::store::Error::InvalidInput)).
+#[doc = crate::__bucket_doc!(range)]
 pub fn range<'a, B, S, Q>(
     store: &'a S,
     key: &Q,
@@ -284,12 +279,10 @@ pub(crate) fn in_push_order(
     Ok(all.into_iter().map(|(_, raw)| raw).collect())
 }
 
-/// The last `n` items pushed to `key`, in push order: one find of the newest bucket, and one
-/// more of the buckets before it when it holds fewer than `n` (more only when older buckets
-/// hold fewer than `size` items). When this process wrote to the key, the finds are bounded by
-/// the bucket numbers they want. The live collection alone: after an
-/// [`archive`](super::archive), at most the items of the key's live buckets (its newest is
-/// never archived); [`History::range`](super::History::range) reads across both.
+#[doc = crate::__bucket_doc!(latest)]
+///
+/// When this process wrote to the key, the finds are bounded by the bucket numbers they want.
+/// [`History::range`](super::History::range) reads across the live collection and its archive.
 pub async fn latest<B, S, Q>(store: &S, key: &Q, n: usize) -> Result<Vec<B::Item>>
 where
     B: Bucket + ?Sized,

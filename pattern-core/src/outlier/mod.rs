@@ -48,6 +48,7 @@ use crate::store::Store;
 use crate::validator;
 use crate::{Error, Result};
 
+mod docs;
 mod read;
 mod write;
 
@@ -173,7 +174,7 @@ pub(super) fn not_found(spec: &OutlierSpec<'_>, id: &Bson) -> Error {
     }
 }
 
-/// Deletes parent `id` and its overflow; returns whether the parent existed.
+#[doc = crate::__outlier_doc!(delete)]
 pub async fn delete<T, S, Q>(store: &S, id: &Q) -> Result<bool>
 where
     T: Outlier,
@@ -194,8 +195,7 @@ where
     })
 }
 
-/// Creates the overflow collection's indexes now rather than on first use (and installs the
-/// validators, with `#[outlier(validate)]`).
+#[doc = crate::__outlier_doc!(ensure_indexes)]
 pub async fn ensure_indexes<T: Outlier, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(outlier.ensure_indexes, store, T::SPEC.collection, async {
         validated::<T, S>(store).await?;
@@ -233,11 +233,9 @@ pub fn schemas_of<'a>(spec: &OutlierSpec<'a>, id_types: &[BsonType]) -> [(&'a st
     ]
 }
 
-/// Installs the layout's validators ([`schemas`]) on the main and overflow collections,
-/// creating them if need be ([`Store::set_validator`]: level "moderate", so documents that fail
-/// them already can still be repaired). From then on a write that breaks the layout (an array
-/// past the threshold, a flag that is no boolean, a chunk past `chunk`...) fails with
-/// [`store::Error::SchemaViolation`](crate::store::Error::SchemaViolation), whoever sends it.
+#[doc = crate::__outlier_doc!(ensure_validator)]
+///
+/// The schemas are [`schemas`]; [`Store::set_validator`] installs them.
 pub async fn ensure_validator<T: Outlier, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(outlier.ensure_validator, store, T::SPEC.collection, async {
         for (coll, schema) in schemas::<T>() {
@@ -256,14 +254,16 @@ pub(crate) async fn validated<T: Outlier, S: Store>(store: &S) -> Result<()> {
     Ok(())
 }
 
-/// Checks every promise of the layout over the collection and its overflow
-/// ([`adopt::verify_outlier`](crate::adopt::verify_outlier)).
+#[doc = crate::__outlier_doc!(verify)]
+///
+/// The checks: [`adopt::verify_outlier`](crate::adopt::verify_outlier).
 pub async fn verify<T: Outlier, S: Store>(store: &S) -> Result<crate::layout::Verified> {
     crate::layout::verify_outlier(store, &T::SPEC, &crate::pass::Options::default()).await
 }
 
-/// The main and overflow collections' indexes against those the layout needs
-/// ([`adopt::index_report_outlier`](crate::adopt::index_report_outlier)).
+#[doc = crate::__outlier_doc!(index_report)]
+///
+/// The report: [`adopt::index_report_outlier`](crate::adopt::index_report_outlier).
 pub async fn index_report<T: Outlier, S: Store>(
     store: &S,
 ) -> Result<Vec<crate::layout::IndexReport>> {

@@ -19,8 +19,7 @@ use crate::spec::OutlierSpec;
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// The typical document: the main document alone (the overflow is not read), its array cut
-/// at the threshold. `None` when there is no such document.
+#[doc = crate::__outlier_doc!(typical)]
 pub async fn typical<T, S, Q>(store: &S, id: &Q) -> Result<Option<Typical<T>>>
 where
     T: Outlier,
@@ -94,9 +93,10 @@ async fn main_and_overflow<S: Store>(
     }))
 }
 
-/// The document with every item of its array (main + overflow, in push order): two finds
-/// for an outlier, one for a typical document. `T` is decoded once, straight from the bytes
-/// the store returned, the overflow's items joined to the main array as bytes.
+#[doc = crate::__outlier_doc!(full)]
+///
+/// `T` is decoded once, straight from the bytes the store returned, the overflow's items joined to
+/// the main array as bytes.
 pub async fn full<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
 where
     T: Outlier,
@@ -207,8 +207,7 @@ fn joined(
     Some(bytes)
 }
 
-/// Every item of parent `id`'s array, in push order (see [`full`]), decoded straight from the
-/// bytes the store returned.
+#[doc = crate::__outlier_doc!(all_items)]
 pub async fn all_items<T, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<T::Item>>>
 where
     T: Outlier,
@@ -248,9 +247,7 @@ async fn all_items_of<T: Outlier, S: Store>(
     Ok(Some(items))
 }
 
-/// Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a
-/// time: for paging through a large outlier without holding it whole. Empty when there is no
-/// such document.
+#[doc = crate::__outlier_doc!(items)]
 pub fn items<'a, T, S, Q>(store: &'a S, id: &Q) -> impl Stream<Item = Result<T::Item>> + Send + 'a
 where
     T: Outlier + 'a,
@@ -296,9 +293,7 @@ where
     crate::observe::traced_stream(span, items)
 }
 
-/// How many items parent `id`'s array holds, main + overflow, and in how many documents
-/// (`pages`: the main document and its overflow chunks). `NotFound` when there is no such
-/// document.
+#[doc = crate::__outlier_doc!(counts)]
 pub async fn counts<T, S, Q>(store: &S, id: &Q) -> Result<Counts>
 where
     T: Outlier,
@@ -342,8 +337,7 @@ where
     })
 }
 
-/// Whether parent `id` overflowed (its main document has the flag). `NotFound` when there is
-/// no such document.
+#[doc = crate::__outlier_doc!(is_outlier)]
 pub async fn is_outlier<T, S, Q>(store: &S, id: &Q) -> Result<bool>
 where
     T: Outlier,

@@ -13,10 +13,7 @@ use crate::store::query::{Filter, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// Inserts `value`, or replaces the stored document with the same `_id`: the first `threshold`
-/// items go to the main document, the rest to new overflow chunks, and the parent's previous
-/// overflow is deleted first. Not atomic as a whole: pushes to the same parent while it is
-/// being replaced may be lost with the overflow it replaces.
+#[doc = crate::__outlier_doc!(save)]
 pub async fn save<T: Outlier, S: Store>(store: &S, value: &T) -> Result<()> {
     crate::observe::traced_op!(outlier.save, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
@@ -99,8 +96,7 @@ fn main_has_len(spec: &OutlierSpec<'_>, id: &Bson, len: usize) -> Filter {
     Filter::And(conds)
 }
 
-/// Appends `item` to the array of parent `id`: to the main document while it is below the
-/// threshold (one round trip), else to the overflow. `NotFound` when the parent does not exist.
+#[doc = crate::__outlier_doc!(push)]
 pub async fn push<T, S, Q>(store: &S, id: &Q, item: &T::Item) -> Result<()>
 where
     T: Outlier,
@@ -155,8 +151,7 @@ where
     })
 }
 
-/// Appends `items` in order: as many as fit to the main document (one conditional update), the
-/// rest to the overflow (one write per chunk touched).
+#[doc = crate::__outlier_doc!(push_many)]
 pub async fn push_many<T, S, Q>(store: &S, id: &Q, items: &[T::Item]) -> Result<()>
 where
     T: Outlier,

@@ -19,7 +19,7 @@ macro_rules! __tree_doc {
          need be (`collMod`, level \"moderate\": nodes that fail it already can still be \
          repaired). From then on the server refuses a write of a node whose model fields have \
          the wrong types (a parent that is not an id, `children` that is no array of ids, a \
-         nested set without its numbers...) with `Error::Store(StoreError::SchemaViolation)`, whoever sends it."
+         nested set without its numbers...) with `store::Error::SchemaViolation`, whoever sends it."
     };
     (insert_root) => {
         "Inserts the node as a new root. `DuplicateKey` when its id exists.\n\n\

@@ -59,7 +59,7 @@ pub(crate) fn expand(b: &Container) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let rollup = a.rollup.value().is_some();
-    let w = series::wrappers("key", "bucket", Some(key_ty));
+    let w = series::wrappers("key", "bucket", "__bucket_doc", Some(key_ty));
     let (summary_ty, summary_struct) = if summary.is_empty() {
         (quote!(::pattern_core::bucket::Totals), None)
     } else {
@@ -242,40 +242,22 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
     let date_range =
         quote!(impl ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>);
     let mut methods = vec![
-        series.push(
-            "Appends `item` to `key`'s series: one write in the common case, also when it opens a bucket.",
-        ),
-        series.push_many(
-            "Appends `items` to `key`'s series in order: one write for the open bucket, one for all the new ones.",
-        ),
+        series.push(),
+        series.push_many(),
         w.keyed(Method {
             params: quote!(n: u64,),
             ret: quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>),
             args: quote!(n,),
-            ..Method::named(
-                "Page `n` (from 1) of `key`'s series, pages in time order; `None` past the last page.",
-                "page",
-            )
+            ..Method::op("page")
         }),
-        w.stream(
-            "Every page of `key`'s series, in order, fetched a batch of buckets per round trip.",
-            "pages",
-            quote!(::pattern_core::bucket::Page<#item_ret>),
-        ),
-        series.items("Every item of `key`'s series, in push order."),
-        series.all_items(
-            "Every item of `key`'s series, in push order, collected (`items` into a `Vec`).",
-            quote!(::std::vec::Vec<#item_ret>),
-        ),
+        w.stream("pages", quote!(::pattern_core::bucket::Page<#item_ret>)),
+        series.items(),
+        series.all_items(quote!(::std::vec::Vec<#item_ret>)),
     ];
     if time {
         methods.push(w.time_range_stream(Method {
             ret: quote!(#item_ret),
-            ..Method::named(
-                "Every item of `key` whose time is in `range`, in push order, reading only the buckets \
-                 whose time bounds overlap it (and those without complete bounds): two finds sent together.",
-                "range",
-            )
+            ..Method::op("range")
         }));
     }
     methods.extend([
@@ -283,25 +265,16 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             params: quote!(n: usize,),
             ret: quote!(::std::vec::Vec<#item_ret>),
             args: quote!(n,),
-            ..Method::named(
-                "The last `n` items pushed to `key`, in push order: one round trip when they fit in the \
-                 newest bucket, two otherwise.",
-                "latest",
-            )
+            ..Method::op("latest")
         }),
-        series.counts("How many items and pages `key`'s series holds (one aggregation)."),
+        series.counts(),
     ]);
     if let Some(summary) = summary {
         methods.push(w.keyed(Method {
             params: quote!(range: #date_range,),
             ret: quote!(#summary),
             args: quote!(range,),
-            ..Method::named(
-                "Sum/min/max of `key`'s items in `range` (`..` for all): whole buckets from their kept \
-                 summaries, the edges from their items. One round trip for the summaries, one more for \
-                 the items of the buckets not wholly counted, when there are any.",
-                "summary",
-            )
+            ..Method::op("summary")
         }));
     }
     methods.extend([
@@ -309,25 +282,13 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             params: quote!(items: &[(#key_param, #item_param)],),
             ret: quote!(u64),
             args: quote!(items,),
-            ..Method::named(
-                "Writes many keys' items in batches, one bulk write per batch (and one find of the open \
-                 buckets of keys not seen before); on an error, `Error::Ingest` lists exactly the items not \
-                 written. Returns how many items it wrote.",
-                "ingest",
-            )
+            ..Method::op("ingest")
         }),
         w.render(Method {
             ret: quote!(u64),
-            ..Method::named(
-                "Fills in the time bounds and summaries of buckets written before they were kept, one \
-                 write per bucket completed, reading the collection a batch at a time; returns how many \
-                 buckets it completed.",
-                "backfill",
-            )
+            ..Method::op("backfill")
         }),
         series.analyze(
-            "Reads the collection once and reports its items per key, item and bucket sizes, and a \
-             suggested `size`, with why.",
             quote!(::pattern_core::adopt::BucketAnalysis),
         ),
         w.render(Method {
@@ -335,34 +296,18 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
             params: quote!(from: &::pattern_core::adopt::Source<'_>,),
             ret: quote!(::pattern_core::adopt::BucketAnalysis),
             args: quote!(from,),
-            ..Method::named(
-                "Reads a flat collection (one document per item, keyed by `from.key_field`) once and \
-                 reports its items per key and sizes, with a suggested `size` for this layout.",
-                "analyze_source",
-            )
+            ..Method::op("analyze_source")
         }),
         series.verify(
-            "Checks every promise of the layout over the whole collection (counts, sizes, at most one \
-             open bucket per key, pages numbered densely); returns the defects as data.",
         ),
         series.migrate(
-            "Moves the items of a flat collection (one document per item) into this layout, each key's \
-             in time order: resumable (a checkpoint per batch, in one transaction with it), exact beside \
-             live pushes, `dry_run` writes nothing. Ends with `verify`.",
             quote!(from: &::pattern_core::adopt::Source<'_>, opts: &::pattern_core::adopt::Options<'_>,),
             quote!(from, opts,),
         ),
         series.index_report(
-            "Reports the collection's indexes against those the layout needs: present, missing, the \
-             library's stale ones, and the user's own (which the library never drops).",
         ),
     ]);
-    methods.extend(series.ensure(
-        "Creates the collection's indexes now rather than on first use.",
-        "Installs the layout's `$jsonSchema` validator on the collection (`collMod`, level \
-         \"moderate\"): the server then refuses any write of a bucket that breaks the layout, with \
-         `Error::SchemaViolation`.",
-    ));
+    methods.extend(series.ensure());
     methods
 }
 
@@ -404,7 +349,7 @@ pub(crate) fn fallback(b: &Container) -> TokenStream {
             ::core::option::Option::None
         }
     };
-    let w = series::wrappers("key", "bucket", None);
+    let w = series::wrappers("key", "bucket", "__bucket_doc", None);
     let item = StubItem::new(b.marked(ITEMS).and_then(|f| vec_arg(f.ty)));
     let key = StubItem::new(b.marked(KEY).map(|f| f.ty));
     let types = Types {

@@ -327,6 +327,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
         key: "id",
         module: "document",
         key_bound: KeyBound::Serialize,
+        docs: None,
     };
     let mut writes = Vec::new();
     let methods = (list.into_iter())

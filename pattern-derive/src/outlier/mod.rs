@@ -38,7 +38,7 @@ pub(crate) fn expand(o: &Container) -> TokenStream {
         Some(n) => quote!(#n),
         None => quote!(::pattern_core::outlier::DEFAULT_CHUNK),
     };
-    let w = series::wrappers("id", "outlier", Some(id_ty));
+    let w = series::wrappers("id", "outlier", "__outlier_doc", Some(id_ty));
     let item = quote!(#item_ty);
     let methods = methods(&w, &item, &item);
     let validate = codegen::validate(a.validate.value().is_some());
@@ -86,80 +86,29 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
             receiver: true,
             ret: quote!(()),
             args: quote!(self,),
-            ..Method::named(
-                "Inserts this document, or replaces the stored one with the same `_id`: the first \
-                 `threshold` items go to the main document, the rest to new overflow chunks.",
-                "save",
-            )
+            ..Method::op("save")
         }),
-        series.push(
-            "Appends `item` to the array of parent `id`: to the main document while it is below the \
-             threshold (one write), else to the overflow. `NotFound` when the parent does not exist.",
-        ),
-        series.push_many(
-            "Appends `items` to the array of parent `id`, in order: as many as fit to the main document, \
-             the rest to the overflow.",
-        ),
+        series.push(),
+        series.push_many(),
         series.keyed(
-            "The typical document: the main document alone (the overflow is not read), its array cut at \
-             the threshold. `None` when there is no such document.",
             "typical",
             quote!(::core::option::Option<::pattern_core::outlier::Typical<Self>>),
         ),
-        series.keyed(
-            "The document with every item of its array, main document and overflow, in push order.",
-            "full",
-            quote!(::core::option::Option<Self>),
-        ),
-        series.items(
-            "Every item of parent `id`'s array in push order, the overflow read a batch of chunks at a time.",
-        ),
-        series.all_items(
-            "Every item of parent `id`'s array, main document and overflow, in push order.",
-            quote!(::core::option::Option<::std::vec::Vec<#item_ret>>),
-        ),
-        series.counts(
-            "How many items parent `id`'s array holds, main document and overflow, and in how many \
-             documents.",
-        ),
-        series.keyed(
-            "Whether parent `id` overflowed its threshold.",
-            "is_outlier",
-            quote!(bool),
-        ),
-        series.keyed(
-            "Deletes parent `id` and its overflow; whether the parent existed.",
-            "delete",
-            quote!(bool),
-        ),
-        series.analyze(
-            "Reads the collection (and its overflow) once and reports the items per document, the \
-             document sizes, how many exceed the threshold, and a suggested threshold, with why.",
-            quote!(::pattern_core::adopt::OutlierAnalysis),
-        ),
-        series.verify(
-            "Checks every promise of the layout over the collection and its overflow (arrays within \
-             the threshold, the flag exactly where overflow exists, chunks full and numbered densely, no \
-             orphans); returns the defects as data.",
-        ),
+        series.keyed("full", quote!(::core::option::Option<Self>)),
+        series.items(),
+        series.all_items(quote!(::core::option::Option<::std::vec::Vec<#item_ret>>)),
+        series.counts(),
+        series.keyed("is_outlier", quote!(bool)),
+        series.keyed("delete", quote!(bool)),
+        series.analyze(quote!(::pattern_core::adopt::OutlierAnalysis)),
+        series.verify(),
         series.migrate(
-            "Brings the documents whose arrays exceed the threshold into the layout in place, each in a \
-             transaction: resumable (a checkpoint per batch), exact beside live pushes and reads, \
-             `dry_run` writes nothing. Ends with `verify`.",
             quote!(opts: &::pattern_core::adopt::Options<'_>,),
             quote!(opts,),
         ),
-        series.index_report(
-            "Reports the main and overflow collections' indexes against those the layout needs: present, missing, the \
-             library's stale ones, and the user's own (which the library never drops).",
-        ),
+        series.index_report(),
     ];
-    methods.extend(series.ensure(
-        "Creates the overflow collection's indexes now rather than on first use.",
-        "Installs the layout's `$jsonSchema` validators on the main and overflow collections \
-         (`collMod`, level \"moderate\"): the server then refuses any write that breaks the layout, \
-         with `Error::SchemaViolation`.",
-    ));
+    methods.extend(series.ensure());
     methods
 }
 
@@ -185,7 +134,7 @@ pub(crate) fn fallback(o: &Container) -> TokenStream {
             },
         };
     };
-    let w = series::wrappers("id", "outlier", None);
+    let w = series::wrappers("id", "outlier", "__outlier_doc", None);
     let item = StubItem::new(o.marked(ITEMS).and_then(|f| vec_arg(f.ty)));
     let stubs = methods(&w, &item.param, &item.ret);
     codegen::fallback(o.input, quote!(::pattern_core::Outlier), body, &stubs)

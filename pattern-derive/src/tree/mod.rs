@@ -75,6 +75,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
         key: "id",
         module: "tree",
         key_bound: KeyBound::Serialize,
+        docs: None,
     };
     let none = || quote!();
     let by_id = || quote!(id: &#id,);

@@ -449,14 +449,16 @@ async fn write_batch<'s, S: Store>(
     Ok(last_full)
 }
 
-/// Reads the bucket collection once and reports its items per key, item and bucket sizes, and
-/// a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+#[doc = crate::__bucket_doc!(analyze)]
+///
+/// The analysis: [`adopt::analyze_bucket`](crate::adopt::analyze_bucket).
 pub async fn analyze<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<super::BucketAnalysis> {
     super::analyze_bucket(store, &B::SPEC, None, &Options::default()).await
 }
 
-/// Reads a flat collection (one document per item) once and reports what it would become in
-/// this layout, with a suggested `size` ([`adopt::analyze_bucket`](crate::adopt::analyze_bucket)).
+#[doc = crate::__bucket_doc!(analyze_source)]
+///
+/// The analysis: [`adopt::analyze_bucket`](crate::adopt::analyze_bucket).
 pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
     store: &S,
     from: &Source<'_>,
@@ -464,8 +466,9 @@ pub async fn analyze_source<B: Bucket + ?Sized, S: Store>(
     super::analyze_bucket(store, &B::SPEC, Some(from), &Options::default()).await
 }
 
-/// Moves a flat collection's items into this layout, resumably
-/// ([`adopt::migrate_bucket`](crate::adopt::migrate_bucket)).
+#[doc = crate::__bucket_doc!(migrate)]
+///
+/// The migration: [`adopt::migrate_bucket`](crate::adopt::migrate_bucket).
 pub async fn migrate<B: Bucket + ?Sized, S: Store>(
     store: &S,
     from: &Source<'_>,
