@@ -21,8 +21,9 @@ pub(crate) struct Wrappers {
     pub module: &'static str,
     /// What a key `Q` must be: a series key, or any serializable id.
     pub key_bound: KeyBound,
-    /// The macro of `pattern_core` holding every method's documentation (`__bucket_doc`), when
-    /// the pattern has such a table; a method's own `doc_macro` or `doc` otherwise.
+    /// The macro of `pattern_core` holding every method's documentation, written once for the
+    /// function and the method (`__tree_doc`: `#[doc = ::pattern_core::__tree_doc!(get)]`),
+    /// when the pattern has such a table; each method's own `doc` otherwise.
     pub docs: Option<&'static str>,
 }
 
@@ -79,10 +80,6 @@ pub(crate) enum Q {
 #[derive(Default)]
 pub(crate) struct Method {
     pub doc: String,
-    /// The macro of `pattern_core` that holds the function's documentation, written once for
-    /// the function and this method (`__tree_doc`: `#[doc = ::pattern_core::__tree_doc!(get)]`);
-    /// `doc` is then unused.
-    pub doc_macro: Option<&'static str>,
     /// `push`, `push_history`.
     pub name: String,
     pub shape: Shape,
@@ -133,7 +130,7 @@ impl Wrappers {
     pub(crate) fn render(&self, m: Method) -> TokenStream {
         let stub = matches!(self.bodies, Bodies::Stubs);
         let attrs = match stub {
-            false => match m.doc_macro.or(self.docs) {
+            false => match self.docs {
                 Some(mac) => {
                     let (mac, func) = (ident(mac), ident(&m.func));
                     quote!(#[doc = ::pattern_core::#mac!(#func)])

@@ -112,4 +112,9 @@ macro_rules! __tree_doc {
          changed and what it could not repair.\n\n\
          One transaction: one read of every node, one update per node it fixes."
     };
+    (index_report) => {
+        "Reports the collection's indexes against those the model needs: present, missing, and \
+         the user's own (which the library never drops).\n\n\
+         One `listIndexes`."
+    };
 }

@@ -284,8 +284,9 @@ pub async fn verify<T: Tree, S: Store>(store: &S) -> Result<Verified> {
     ops::verify(store, &T::SPEC).await
 }
 
-/// The collection's indexes against those the model needs: present, missing, the user's
-/// ([`adopt::index_report_tree`](crate::adopt::index_report_tree)).
+#[doc = crate::__tree_doc!(index_report)]
+///
+/// The report: [`adopt::index_report_tree`](crate::adopt::index_report_tree).
 pub async fn index_report<T: Tree, S: Store>(store: &S) -> Result<Vec<crate::layout::IndexReport>> {
     crate::layout::index_report_tree(store, &T::SPEC).await
 }

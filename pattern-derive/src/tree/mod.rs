@@ -75,7 +75,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
         key: "id",
         module: "tree",
         key_bound: KeyBound::Serialize,
-        docs: None,
+        docs: Some("__tree_doc"),
     };
     let none = || quote!();
     let by_id = || quote!(id: &#id,);
@@ -83,7 +83,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
     let option = || quote!(::core::option::Option<Self>);
     [
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "ensure_indexes".into(),
             func: "ensure_indexes".into(),
             receiver: false,
@@ -94,7 +93,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "ensure_validator".into(),
             func: "ensure_validator".into(),
             receiver: false,
@@ -105,7 +103,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "insert_root".into(),
             func: "insert_root".into(),
             receiver: true,
@@ -116,7 +113,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "insert_child".into(),
             func: "insert_child".into(),
             receiver: true,
@@ -127,7 +123,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "save".into(),
             func: "save".into(),
             receiver: true,
@@ -138,7 +133,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "get".into(),
             func: "get".into(),
             receiver: false,
@@ -149,7 +143,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "parent".into(),
             func: "parent".into(),
             receiver: false,
@@ -160,7 +153,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "children".into(),
             func: "children".into(),
             receiver: false,
@@ -171,7 +163,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "siblings".into(),
             func: "siblings".into(),
             receiver: false,
@@ -182,7 +173,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "ancestors".into(),
             func: "ancestors".into(),
             receiver: false,
@@ -193,7 +183,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "descendants".into(),
             func: "descendants".into(),
             receiver: false,
@@ -204,7 +193,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "depth".into(),
             func: "depth".into(),
             receiver: false,
@@ -215,7 +203,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "is_descendant".into(),
             func: "is_descendant".into(),
             receiver: false,
@@ -226,7 +213,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "move_to".into(),
             func: "move_to".into(),
             receiver: false,
@@ -237,7 +223,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "delete_subtree".into(),
             func: "delete_subtree".into(),
             receiver: false,
@@ -248,7 +233,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "delete_node".into(),
             func: "delete_node".into(),
             receiver: false,
@@ -259,7 +243,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "roots".into(),
             func: "roots".into(),
             receiver: false,
@@ -270,7 +253,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "walk".into(),
             func: "walk".into(),
             receiver: false,
@@ -281,7 +263,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "verify".into(),
             func: "verify".into(),
             receiver: false,
@@ -292,7 +273,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc_macro: Some("__tree_doc"),
             name: "repair".into(),
             func: "repair".into(),
             receiver: false,
@@ -303,8 +283,6 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
             ..Method::default()
         },
         Method {
-            doc: "Reports the collection's indexes against those the model needs: present, missing, and the \
-                  user's own (which the library never drops).\n\nOne `listIndexes`.".into(),
             name: "index_report".into(),
             func: "index_report".into(),
             receiver: false,
