@@ -118,25 +118,24 @@ impl EpochSeconds for bson::DateTime {
 
 impl EpochSeconds for std::time::SystemTime {
     fn epoch_seconds(&self) -> Option<i64> {
-        Some(match self.duration_since(std::time::UNIX_EPOCH) {
-            // Saturating: seconds past 2^63-1 do not fit in an `_id`'s i64.
-            Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-            Err(e) => {
-                let d = e.duration();
-                let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
-                -secs - i64::from(d.subsec_nanos() > 0)
-            }
-        })
+        // Saturating: seconds past 2^63-1 do not fit in an `_id`'s i64.
+        Some(since_epoch(self, 1_000_000_000))
     }
     fn epoch_millis(&self) -> Option<i64> {
-        Some(match self.duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            Err(e) => {
-                let d = e.duration();
-                let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-                -ms - i64::from(d.subsec_nanos() % 1_000_000 > 0)
-            }
-        })
+        Some(since_epoch(self, 1_000_000))
+    }
+}
+
+/// `t` in whole units of `unit` nanoseconds since the Unix epoch, rounded down (a time before
+/// it counts the unit it falls in), saturating at the ends of `i64`.
+fn since_epoch(t: &std::time::SystemTime, unit: u128) -> i64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos() / unit).unwrap_or(i64::MAX),
+        Err(e) => {
+            let nanos = e.duration().as_nanos();
+            let whole = i64::try_from(nanos / unit).unwrap_or(i64::MAX);
+            -whole - i64::from(nanos % unit > 0)
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use bson::Bson;
+use bson::{Bson, RawDocumentBuf};
 
 use super::histogram::Histogram;
 use super::{BucketAnalysis, Largest, OutlierAnalysis, Source, Suggestion};
@@ -23,20 +23,26 @@ const BUCKET_BUDGET: u64 = 256 * 1024;
 /// The sizes [`analyze_bucket`] picks from.
 const NICE_SIZES: [u32; 10] = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
-/// Tracks the largest document.
+/// The documents' sizes, and the largest document.
 #[derive(Default)]
-struct Biggest(Option<(Bson, u64)>);
+struct Sizes {
+    all: Histogram,
+    largest: Option<(Bson, u64)>,
+}
 
-impl Biggest {
-    fn see(&mut self, id: impl FnOnce() -> Result<Bson>, bytes: u64) -> Result<()> {
-        if self.0.as_ref().is_none_or(|(_, b)| bytes > *b) {
-            self.0 = Some((id()?, bytes));
+impl Sizes {
+    /// `doc` (of `coll`) counted; its size in bytes.
+    fn see(&mut self, coll: &str, doc: &RawDocumentBuf) -> Result<u64> {
+        let bytes = doc.as_bytes().len() as u64;
+        self.all.record(bytes);
+        if self.largest.as_ref().is_none_or(|(_, b)| bytes > *b) {
+            self.largest = Some((id(coll, doc)?, bytes));
         }
-        Ok(())
+        Ok(bytes)
     }
 
     fn largest(self) -> Option<Largest> {
-        self.0.map(|(id, bytes)| Largest {
+        self.largest.map(|(id, bytes)| Largest {
             id,
             bytes,
             share_of_limit: bytes as f64 / MAX_DOCUMENT_BYTES as f64,
@@ -82,10 +88,9 @@ pub async fn analyze_outlier<S: Store>(
         )
         .await?;
         let coll = spec.collection;
-        let (mut lengths, mut sizes, mut item_bytes) =
-            (Histogram::new(), Histogram::new(), Histogram::new());
+        let (mut lengths, mut item_bytes) = (Histogram::new(), Histogram::new());
         let (mut flagged, mut without_array) = (0u64, 0u64);
-        let mut biggest = Biggest::default();
+        let mut sizes = Sizes::default();
         let documents = scan(
             store,
             coll,
@@ -94,9 +99,7 @@ pub async fn analyze_outlier<S: Store>(
             opts,
             "analyze",
             |doc| {
-                let bytes = doc.as_bytes().len() as u64;
-                sizes.record(bytes);
-                biggest.see(|| id(coll, &doc), bytes)?;
+                sizes.see(coll, &doc)?;
                 let Some((n, array_bytes)) = array_len(&doc, spec.items_field) else {
                     without_array += 1;
                     return Ok(());
@@ -129,8 +132,8 @@ pub async fn analyze_outlier<S: Store>(
             array: spec.items_field.to_owned(),
             documents,
             lengths: lengths.distribution(),
-            sizes: sizes.distribution(),
-            largest: biggest.largest(),
+            sizes: sizes.all.distribution(),
+            largest: sizes.largest(),
             threshold: spec.threshold,
             over_threshold,
             flagged,
@@ -219,8 +222,8 @@ pub async fn analyze_bucket<S: Store>(
             None => (spec.collection, spec.key_field),
         };
         let mut per_key: HashMap<Vec<u8>, u64> = HashMap::new();
-        let (mut item_sizes, mut sizes) = (Histogram::new(), Histogram::new());
-        let mut biggest = Biggest::default();
+        let mut item_sizes = Histogram::new();
+        let mut sizes = Sizes::default();
         let mut without_key = 0u64;
         let all = Filter::and([]);
         let documents = scan(
@@ -231,9 +234,7 @@ pub async fn analyze_bucket<S: Store>(
             opts,
             "analyze",
             |doc| {
-                let bytes = doc.as_bytes().len() as u64;
-                sizes.record(bytes);
-                biggest.see(|| id(coll, &doc), bytes)?;
+                let bytes = sizes.see(coll, &doc)?;
                 let Some(key) = field(coll, &doc, key_field)?.filter(|k| !matches!(k, Bson::Null))
                 else {
                     without_key += 1;
@@ -276,8 +277,8 @@ pub async fn analyze_bucket<S: Store>(
             items,
             per_key: keys.distribution(),
             item_sizes: item_sizes.distribution(),
-            sizes: sizes.distribution(),
-            largest: biggest.largest(),
+            sizes: sizes.all.distribution(),
+            largest: sizes.largest(),
             size: spec.size,
             buckets_at_size,
             without_key,

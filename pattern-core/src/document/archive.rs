@@ -409,52 +409,73 @@ async fn move_batch<S: Store, M: Mover>(
 ) -> Result<(u64, u64)> {
     let (mut moved, mut copied) = (0, 0);
     for id in ids {
-        let mut ctx = (
-            (
-                still_old(id, (layout, mover)),
-                layout.0.to_owned(),
-                to.to_owned(),
-            ),
-            (store, &mut *run, mover),
-        );
-        let one = transaction_with(
-            store,
-            &mut ctx,
-            |tx,
-             ((filter, coll, to), (store, run, mover))|
-             -> BoxFuture<'_, Result<Option<Left>>> {
-                Box::pin(async move {
-                    run.record_session(*store, tx).await?;
-                    let opts = FindOptions {
-                        limit: Some(1),
-                        comment: Some(ARCHIVE_MOVE),
-                        ..FindOptions::default()
-                    };
-                    let Some(doc) = tx.find(coll, filter, &opts).await?.pop() else {
-                        return Ok(None);
-                    };
-                    let left = mover.leave(tx, &doc).await?;
-                    if let Left::Gone(_) = left {
-                        let by_id = Filter::Eq("_id".into(), id_of(&doc));
-                        // Over an archived document with its `_id` (archived, then a new one
-                        // inserted with it): the newer, as the move to another store does.
-                        tx.replace_one(to, &by_id, doc, true).await?;
-                    }
-                    Ok(Some(left))
-                })
-            },
-        )
-        .await?;
-        match one {
-            Some(Left::Gone(propagate)) => {
-                mover.left(store, id, propagate.as_ref()).await?;
-                moved += 1;
-            }
+        let filter = still_old(id, (layout, mover));
+        let how = Move::Within(to);
+        match move_one(store, run, (layout.0, mover), (id, filter), how).await? {
+            Some(Left::Gone(_)) => moved += 1,
             Some(Left::Copied) => copied += 1,
             None => {}
         }
     }
     Ok((moved, copied))
+}
+
+/// Where a move's transaction finds the archived document.
+enum Move<'a> {
+    /// Nowhere yet: the transaction inserts it into this collection of the same store.
+    Within(&'a str),
+    /// Copied to another store already, as this document: the transaction deletes the live
+    /// one only when it is still the same.
+    Copied(&'a BsonDocument),
+}
+
+/// One move's transaction of `live` (its session recorded in `run`'s checkpoint before its
+/// first write): the document `filter` matches in `coll` read (document `id`), then deleted
+/// (the mover's stages around the delete) as `how` says; after the commit, the mover's work
+/// of a document gone. `None`: nothing to move (no such document, or not the one copied).
+async fn move_one<S: Store, M: Mover>(
+    live: &S,
+    run: &mut ArchiveRun<1>,
+    (coll, mover): (&str, &M),
+    (id, filter): (&Bson, Filter),
+    how: Move<'_>,
+) -> Result<Option<Left>> {
+    let mut ctx = ((filter, coll.to_owned(), how), (live, &mut *run, mover));
+    let left = transaction_with(
+        live,
+        &mut ctx,
+        |tx, ((filter, coll, how), (live, run, mover))| -> BoxFuture<'_, Result<Option<Left>>> {
+            Box::pin(async move {
+                run.record_session(*live, tx).await?;
+                let opts = FindOptions {
+                    limit: Some(1),
+                    comment: matches!(how, Move::Within(_)).then_some(ARCHIVE_MOVE),
+                    ..FindOptions::default()
+                };
+                let Some(doc) = tx.find(coll, filter, &opts).await?.pop() else {
+                    return Ok(None);
+                };
+                if let Move::Copied(copy) = how {
+                    if doc != **copy {
+                        return Ok(None);
+                    }
+                }
+                let left = mover.leave(tx, &doc).await?;
+                if let (Left::Gone(_), Move::Within(to)) = (&left, how) {
+                    let by_id = Filter::Eq("_id".into(), id_of(&doc));
+                    // Over an archived document with its `_id` (archived, then a new one
+                    // inserted with it): the newer, as the move to another store does.
+                    tx.replace_one(to, &by_id, doc, true).await?;
+                }
+                Ok(Some(left))
+            })
+        },
+    )
+    .await?;
+    if let Some(Left::Gone(propagate)) = &left {
+        mover.left(live, id, propagate.as_ref()).await?;
+    }
+    Ok(left)
 }
 
 fn id_of(doc: &BsonDocument) -> Bson {
@@ -498,33 +519,9 @@ async fn copy_batch<S: Store, A: Store, M: Mover>(
                 .replace_one(to.collection, &by_id, doc.clone(), true))
             .await?;
             written = true;
-            let mut ctx = (
-                (by_id.clone(), coll.to_owned(), doc),
-                (live, &mut *run, mover),
-            );
-            let left = transaction_with(
-                live,
-                &mut ctx,
-                |tx,
-                 ((by_id, coll, copy), (live, run, mover))|
-                 -> BoxFuture<'_, Result<Option<Left>>> {
-                    Box::pin(async move {
-                        run.record_session(*live, tx).await?;
-                        let opts = FindOptions {
-                            limit: Some(1),
-                            ..FindOptions::default()
-                        };
-                        match tx.find(coll, by_id, &opts).await?.pop() {
-                            Some(now) if now == *copy => mover.leave(tx, &now).await.map(Some),
-                            _ => Ok(None),
-                        }
-                    })
-                },
-            )
-            .await?;
-            match left {
-                Some(Left::Gone(propagate)) => {
-                    mover.left(live, id, propagate.as_ref()).await?;
+            let how = Move::Copied(&doc);
+            match move_one(live, run, (coll, mover), (id, by_id.clone()), how).await? {
+                Some(Left::Gone(_)) => {
                     moved += 1;
                     break;
                 }

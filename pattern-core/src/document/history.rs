@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::{decode_stored, id_bson, polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
-use crate::store::query::{Filter, FindOptions};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -343,22 +343,10 @@ where
     D::Id: Borrow<Q>,
 {
     crate::observe::traced_op!(document.at_revision, store, D::COLLECTION, async {
-        let history = history_of::<D>()?;
-        let id = id_bson(id)?;
-        if let Some(cur) = current::<D, S>(store, &id).await? {
-            if revision_of(&cur) == n {
-                return Ok(Some(decode_stored::<D>(cur)?.0));
-            }
-        }
-        let filter = records_of::<D>(id, vec![Filter::Eq(REVISION.into(), Bson::Int64(n as i64))]);
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        match store.find(history, &filter, &one).await?.pop() {
-            Some(entry) => Ok(Some(recorded::<D>(entry)?.document)),
-            None => Ok(None),
-        }
+        let is_current = |cur: &BsonDocument| revision_of(cur) == n;
+        let revision = Filter::Eq(REVISION.into(), Bson::Int64(n as i64));
+        let past = (revision, vec![]);
+        state_at::<D, S>(store, id_bson(id), is_current, past, |_| true).await
     })
 }
 
@@ -373,31 +361,44 @@ where
     D::Id: Borrow<Q>,
 {
     crate::observe::traced_op!(document.as_of, store, D::COLLECTION, async {
-        let history = history_of::<D>()?;
-        let id = id_bson(id)?;
-        if let Some(cur) = current::<D, S>(store, &id).await? {
-            if revised_at(&cur).is_none_or(|since| since <= time) {
-                return Ok(Some(decode_stored::<D>(cur)?.0));
-            }
-        }
+        let is_current = |cur: &BsonDocument| revised_at(cur).is_none_or(|since| since <= time);
         // The earliest revision still current after `time`: the one current at `time` if it had
         // begun by then.
-        let filter = records_of::<D>(id, vec![Filter::Gt("until".into(), Bson::DateTime(time))]);
-        let opts = FindOptions {
-            sort: vec![(REVISION.into(), 1)],
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        let Some(entry) = store.find(history, &filter, &opts).await?.pop() else {
-            return Ok(None);
-        };
-        let began = match entry.get("since") {
+        let after = Filter::Gt("until".into(), Bson::DateTime(time));
+        let began = |entry: &BsonDocument| match entry.get("since") {
             Some(Bson::DateTime(since)) => *since <= time,
             _ => true,
         };
-        if !began {
-            return Ok(None);
-        }
-        Ok(Some(recorded::<D>(entry)?.document))
+        let past = (after, vec![(REVISION.into(), 1)]);
+        state_at::<D, S>(store, id_bson(id), is_current, past, began).await
     })
+}
+
+/// The document `id` in a state a reader asks for: as stored when `is_current` accepts it (one
+/// `find`), else as the first history record matching `past` (a filter and a sort) recorded
+/// it, when `began` accepts that record (one more); `None` otherwise.
+async fn state_at<D: Document, S: Store>(
+    store: &S,
+    id: Result<Bson>,
+    is_current: impl FnOnce(&BsonDocument) -> bool,
+    (past, sort): (Filter, Vec<(Path, i32)>),
+    began: impl FnOnce(&BsonDocument) -> bool,
+) -> Result<Option<D>> {
+    let history = history_of::<D>()?;
+    let id = id?;
+    if let Some(cur) = current::<D, S>(store, &id).await? {
+        if is_current(&cur) {
+            return Ok(Some(decode_stored::<D>(cur)?.0));
+        }
+    }
+    let filter = records_of::<D>(id, vec![past]);
+    let opts = FindOptions {
+        sort,
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    match store.find(history, &filter, &opts).await?.pop() {
+        Some(entry) if began(&entry) => Ok(Some(recorded::<D>(entry)?.document)),
+        _ => Ok(None),
+    }
 }

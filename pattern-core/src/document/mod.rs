@@ -58,7 +58,7 @@ pub use polymorphic::{
     verify_variants, Part, Polymorphic, StoredField, Undecodable, Variant, VariantShape,
     VARIANTS_VERIFY,
 };
-pub(crate) use related::computed::{parents_in_line, repair_parents};
+pub(crate) use related::computed::{drifted as drifted_parents, parents_in_line};
 pub use related::computed::{
     recompute, verify, Computed, ComputedField, ComputedOp, Drift, COMPUTED_EXTREME,
     COMPUTED_RECOMPUTE, COMPUTED_SUM, COMPUTED_VERIFY,
@@ -71,7 +71,7 @@ pub use related::reference::{
     REFERENCE_SOURCE, REFERENCE_VERIFY,
 };
 pub(crate) use related::set_each;
-pub(crate) use related::subset::{repair_subsets, subsets_in_line};
+pub(crate) use related::subset::{drifted as drifted_subsets, subsets_in_line};
 pub use related::subset::{resubset, subset, verify_subsets, Subset, SUBSET_READ, SUBSET_VERIFY};
 pub use scope::Scope;
 pub(crate) use sweep::older_in_line;

@@ -2,6 +2,7 @@
 //! pipeline (`write/`) or one read: what the derive's generated methods call.
 
 use std::borrow::Borrow;
+use std::future::Future;
 
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
@@ -11,7 +12,7 @@ use super::{
     history, id_bson, indexes_ready, polymorphic, read_stored, to_document, Document, Filter, Find,
     Update,
 };
-use crate::observe::{op_span, operation};
+use crate::observe::{op_span, operation, OpSpan};
 use crate::store::query::{self, FindOptions};
 use crate::store::Store;
 use crate::Result;
@@ -142,21 +143,14 @@ where
 /// record, the replacement.
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
     let span = op_span!(document.save_if, store, D::COLLECTION);
-    // A type without history is refused before anything is sent.
-    let first = async {
-        history::history_of::<D>()?;
-        indexes_ready::<D, S>(store).await
-    };
-    let op = async {
-        let doc = to_document(doc)?;
-        let save = Write::Save {
-            doc,
+    let save = async {
+        Ok(Write::Save {
+            doc: to_document(doc)?,
             expected: Some(expected),
             any_variant: false,
-        };
-        write::run::<D, S>(store, save).await.map(|_| ())
+        })
     };
-    operation(span, first, op, Ok).await
+    write_if::<D, S>(store, span, save).await
 }
 
 /// Applies `update` to the document `id` if it is still at revision `expected`; else
@@ -170,22 +164,16 @@ where
     D::Id: Borrow<Q>,
 {
     let span = op_span!(document.update_if, store, D::COLLECTION);
-    // A type without history is refused before anything is sent.
-    let first = async {
-        history::history_of::<D>()?;
-        indexes_ready::<D, S>(store).await
-    };
-    let op = async {
+    let update = async {
         let update = update.into_query()?;
         let id = id_bson(id)?;
-        let update = Write::Update {
+        Ok(Write::Update {
             filter: polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id.clone())),
             update,
             expected: Some((id, expected)),
-        };
-        write::run::<D, S>(store, update).await.map(|_| ())
+        })
     };
-    operation(span, first, op, Ok).await
+    write_if::<D, S>(store, span, update).await
 }
 
 /// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`](crate::Error::Conflict).
@@ -197,20 +185,30 @@ where
     D::Id: Borrow<Q>,
 {
     let span = op_span!(document.delete_if, store, D::COLLECTION);
-    // A type without history is refused before anything is sent.
+    let delete = async {
+        Ok(Write::Delete {
+            id: id_bson(id)?,
+            expected: Some(expected),
+        })
+    };
+    write_if::<D, S>(store, span, delete).await
+}
+
+/// A write conditional on the revision the caller read ([`save_if`], [`update_if`],
+/// [`delete_if`]), in its operation's `span`: a type without history is refused before
+/// anything is sent; then `write` is built and goes through the write pipeline.
+/// The operation's future itself, not a future around it: no deeper than the other writes'.
+fn write_if<'a, D: Document, S: Store>(
+    store: &'a S,
+    span: OpSpan,
+    write: impl Future<Output = Result<Write>> + 'a,
+) -> impl Future<Output = Result<()>> + 'a {
     let first = async {
         history::history_of::<D>()?;
         indexes_ready::<D, S>(store).await
     };
-    let op = async {
-        let id = id_bson(id)?;
-        let delete = Write::Delete {
-            id,
-            expected: Some(expected),
-        };
-        write::run::<D, S>(store, delete).await.map(|_| ())
-    };
-    operation(span, first, op, Ok).await
+    let op = async move { write::run::<D, S>(store, write.await?).await.map(|_| ()) };
+    operation(span, first, op, Ok)
 }
 
 /// Writes `doc` over the stored document with its `_id`, whatever variant that one is: the

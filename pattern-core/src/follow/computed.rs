@@ -1,11 +1,13 @@
 //! Computed parents: a parent's aggregates over its children rebuilt when a child is inserted,
 //! deleted, changed or moved to another parent, or when the parent itself is written.
 
+use std::slice;
+
 use bson::{doc, Bson};
 
 use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
-use super::rule::{wrote_each, Applied, Keys, Rule};
-use crate::document::{parents_in_line, repair_parents, Computed, ComputedField, ComputedOp};
+use super::rule::{repair_each, wrote_each, Applied, Keys, Rule};
+use crate::document::{drifted_parents, parents_in_line, Computed, ComputedField, ComputedOp};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
@@ -53,8 +55,19 @@ impl<S: Store> Rule<S> for Aggregates {
         })
     }
 
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let wrote =
+                parents_in_line(tx, self.children, &self.computed, slice::from_ref(key)).await?;
+            Ok(Applied::wrote(wrote[0]))
+        })
+    }
+
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(repair_parents(store, self.children, &self.computed))
+        Box::pin(async move {
+            let drifted = drifted_parents(store, self.children, &self.computed).await?;
+            repair_each(self, store, drifted).await
+        })
     }
 
     fn stored(&self) -> Option<bson::Document> {

@@ -4,7 +4,7 @@
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, one_by_one, scope_from, scope_name, scope_stored, text};
+use super::rule::{bad, leak, scope_from, scope_name, scope_stored, text};
 use super::rule::{Applied, Keys, Rule};
 use crate::document::{repair_copies_of, source_in_line, Copied, ReferenceField};
 use crate::pass::Options;
@@ -42,15 +42,11 @@ impl<S: Store> Rule<S> for Copies {
         Keys::Some(keys)
     }
 
-    fn apply<'t>(
-        &'t self,
-        tx: &'t S::Txn,
-        keys: &'t [Bson],
-    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
-        Box::pin(one_by_one(keys, move |key| async move {
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
             let n = source_in_line(tx, self.collection, self.field, key).await?;
             Ok(Applied::wrote(n > 0))
-        }))
+        })
     }
 
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {

@@ -5,9 +5,9 @@ use std::marker::PhantomData;
 
 use bson::Bson;
 
-use super::rule::{one_by_one, value_at, Applied, Keys, Rule};
+use super::rule::{repair_each, value_at, Applied, Keys, Rule};
 use crate::bucket::{rollup_in_line, rollup_keys, Bucket};
-use crate::store::{transaction_with, BoxFuture, Change, Store};
+use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
 /// The roll-ups of `B`'s collection.
@@ -43,32 +43,19 @@ impl<B: Bucket + ?Sized, S: Store> Rule<S> for Rollups<B> {
         Keys::Some(keys)
     }
 
-    fn apply<'t>(
-        &'t self,
-        tx: &'t S::Txn,
-        keys: &'t [Bson],
-    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
-        Box::pin(one_by_one(keys, move |key| async move {
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
             let wrote = rollup_in_line(tx, &B::SPEC.series(), key).await?;
             Ok(Applied::wrote(wrote))
-        }))
+        })
     }
 
     /// Every key's roll-up, each in its own transaction (exact beside pushes, unlike
     /// `backfill`, which also completes the buckets).
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
         Box::pin(async move {
-            let spec = B::SPEC.series();
-            let mut written = 0;
-            for key in rollup_keys(store, &spec).await? {
-                let mut ctx = key;
-                let wrote = transaction_with(store, &mut ctx, |tx, key| {
-                    Box::pin(async move { rollup_in_line(tx, &B::SPEC.series(), key).await })
-                })
-                .await?;
-                written += u64::from(wrote);
-            }
-            Ok(written)
+            let keys = rollup_keys(store, &B::SPEC.series()).await?;
+            repair_each(self, store, keys).await
         })
     }
 }

@@ -5,7 +5,7 @@ use bson::Bson;
 
 use crate::document::Scope;
 
-use crate::store::{BoxFuture, Change, ChangeOp, Store};
+use crate::store::{transaction_with, BoxFuture, Change, ChangeOp, Store};
 use crate::Result;
 
 /// The keys a change affects in one rule.
@@ -33,10 +33,19 @@ pub(crate) trait Rule<S: Store>: Send + Sync {
 
     /// In the follower's transaction: the derived data of each of `keys` (each once, by value)
     /// brought in line with the data it derives from, as the transaction sees it; what that
-    /// took, per key. A rule whose reads and writes can cover many keys at once makes them so
-    /// (a batch's round trips do not grow with its keys); the others go [`one_by_one`].
-    fn apply<'t>(&'t self, tx: &'t S::Txn, keys: &'t [Bson])
-        -> BoxFuture<'t, Result<Vec<Applied>>>;
+    /// took, per key. By default [`Rule::apply_key`] of one key after another; a rule whose
+    /// reads and writes can cover many keys at once overrides it (a batch's round trips do not
+    /// grow with its keys).
+    fn apply<'t>(
+        &'t self,
+        tx: &'t S::Txn,
+        keys: &'t [Bson],
+    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
+        one_by_one(self, tx, keys)
+    }
+
+    /// [`Rule::apply`] of one key.
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>>;
 
     /// The whole data set checked and brought in line (when history is lost, or keys are
     /// unknown); how many derived values were written.
@@ -66,17 +75,41 @@ impl Applied {
     }
 }
 
-/// `apply` of a rule that brings one key in line at a time: `each` for every key, in order.
-pub(crate) async fn one_by_one<'t, F, Fut>(keys: &'t [Bson], mut each: F) -> Result<Vec<Applied>>
+/// [`Rule::apply`] of a rule that brings one key in line at a time: [`Rule::apply_key`] of
+/// every key, in order.
+fn one_by_one<'t, S, R>(
+    rule: &'t R,
+    tx: &'t S::Txn,
+    keys: &'t [Bson],
+) -> BoxFuture<'t, Result<Vec<Applied>>>
 where
-    F: FnMut(&'t Bson) -> Fut,
-    Fut: std::future::Future<Output = Result<Applied>>,
+    S: Store,
+    R: Rule<S> + ?Sized,
 {
-    let mut out = Vec::with_capacity(keys.len());
+    Box::pin(async move {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            out.push(rule.apply_key(tx, key).await?);
+        }
+        Ok(out)
+    })
+}
+
+/// [`Rule::repair`] of a rule that knows the keys out of line: each of `keys` brought in line
+/// ([`Rule::apply_key`]) in its own transaction; how many were written.
+pub(crate) async fn repair_each<S, R>(rule: &R, store: &S, keys: Vec<Bson>) -> Result<u64>
+where
+    S: Store,
+    R: Rule<S> + ?Sized,
+{
+    let mut written = 0;
     for key in keys {
-        out.push(each(key).await?);
+        let mut ctx = (rule, key);
+        let applied =
+            transaction_with(store, &mut ctx, |tx, (rule, key)| rule.apply_key(tx, key)).await?;
+        written += u64::from(applied.wrote);
     }
-    Ok(out)
+    Ok(written)
 }
 
 /// Per key, whether a batched write wrote it: `wrote` as the rule's [`Applied`]s.

@@ -1,11 +1,13 @@
 //! Subsets: a parent's first children by the declared order rewritten when a child is
 //! inserted, deleted, changed or moved, or when the parent itself is written.
 
+use std::slice;
+
 use bson::{doc, Bson};
 
 use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
-use super::rule::{wrote_each, Applied, Keys, Rule};
-use crate::document::{repair_subsets, subsets_in_line, Subset};
+use super::rule::{repair_each, wrote_each, Applied, Keys, Rule};
+use crate::document::{drifted_subsets, subsets_in_line, Subset};
 use crate::store::{BoxFuture, Change, Store};
 use crate::Result;
 
@@ -43,8 +45,19 @@ impl<S: Store> Rule<S> for Subsets {
         })
     }
 
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
+            let wrote =
+                subsets_in_line(tx, self.children, &self.subset, slice::from_ref(key)).await?;
+            Ok(Applied::wrote(wrote[0]))
+        })
+    }
+
     fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(repair_subsets(store, self.children, &self.subset))
+        Box::pin(async move {
+            let drifted = drifted_subsets(store, self.children, &self.subset).await?;
+            repair_each(self, store, drifted).await
+        })
     }
 
     fn stored(&self) -> Option<bson::Document> {

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use bson::Bson;
 
-use super::rule::{one_by_one, Applied, Keys, Rule};
+use super::rule::{Applied, Keys, Rule};
 use crate::document::{migrate, older_in_line, Document};
 use crate::pass::Options;
 use crate::store::{BoxFuture, Change, ChangeOp, Store};
@@ -40,19 +40,15 @@ impl<D: Document, S: Store> Rule<S> for Versions<D> {
         }
     }
 
-    fn apply<'t>(
-        &'t self,
-        tx: &'t S::Txn,
-        keys: &'t [Bson],
-    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
-        Box::pin(one_by_one(keys, move |key| async move {
+    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
+        Box::pin(async move {
             let write_back = D::VERSIONING.is_some_and(|v| v.write_back);
             let older = older_in_line::<D, _>(tx, key, write_back).await?.is_some();
             Ok(Applied {
                 wrote: older && write_back,
                 older,
             })
-        }))
+        })
     }
 
     /// With `write_back`, the sweep; without, nothing to write.

@@ -19,9 +19,9 @@ use crate::store::Error as StoreError;
 use bson::Bson;
 
 use crate::series::Kept;
-use crate::spec::{SeriesSpec, SummaryOp};
+use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, Path, Update};
-use crate::store::Store;
+use crate::store::{KeptOps, Store};
 use crate::{Error, Result};
 
 /// The roll-up's order field value.
@@ -47,15 +47,11 @@ impl SeriesSpec<'_> {
         let mut update = Update::default();
         let n = i64::try_from(items).unwrap_or(i64::MAX);
         update.sum.push((Path::from(ROLLUP_ITEMS), Bson::Int64(n)));
-        for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
-            let Some(v) = v else { continue };
-            let ops = match agg.op {
-                SummaryOp::Sum => &mut update.sum,
-                SummaryOp::Min => &mut update.min,
-                SummaryOp::Max => &mut update.max,
-            };
-            ops.push((Path::from(agg.field), v.clone()));
-        }
+        let mut summary = KeptOps::default();
+        self.summary_ops(kept, &mut summary);
+        update.sum.extend(summary.sum);
+        update.min.extend(summary.min);
+        update.max.extend(summary.max);
         update.set_on_insert = vec![(Path::from(ROLLUP_SUMMARIZED), self.rollup_fields())];
         update
     }
@@ -108,43 +104,35 @@ pub(crate) async fn roll_up<S: Store>(
     if let Some(Ok(())) = sent {
         return Ok(()); // sent with the push, and applied
     }
-    // Boxed: rarer, and every push's future would carry it.
-    Box::pin(roll_up_sent(store, spec, key, kept, items, sent)).await
-}
-
-/// [`roll_up`] of a push whose roll-up was not sent with it, or was refused.
-async fn roll_up_sent<S: Store>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    kept: &Kept,
-    items: u64,
-    sent: Option<pattern_store::Result<()>>,
-) -> Result<()> {
-    let (coll, filter) = (spec.collection, spec.rollup_of(key));
-    let update = || spec.rollup_update(kept, items);
-    let outcome = match sent {
-        Some(outcome) => outcome,
-        None => (store.update_one(coll, &filter, &mut update(), true).await).map(|_| ()),
-    };
-    // Refused on the unique `{key, order}`: another writer created it meanwhile.
-    let outcome = match outcome {
-        Err(StoreError::DuplicateKey { .. }) => {
-            (store.update_one(coll, &filter, &mut update(), false).await).map(|_| ())
+    // Boxed: rarer, and every push's future would carry it. A roll-up not sent with the push,
+    // or refused.
+    Box::pin(async move {
+        let (coll, filter) = (spec.collection, spec.rollup_of(key));
+        let update = || spec.rollup_update(kept, items);
+        let outcome = match sent {
+            Some(outcome) => outcome,
+            None => (store.update_one(coll, &filter, &mut update(), true).await).map(|_| ()),
+        };
+        // Refused on the unique `{key, order}`: another writer created it meanwhile.
+        let outcome = match outcome {
+            Err(StoreError::DuplicateKey { .. }) => {
+                (store.update_one(coll, &filter, &mut update(), false).await).map(|_| ())
+            }
+            other => other,
+        };
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = mark_stale(store, spec, key).await;
+                Err(Error::RollupBehind {
+                    collection: coll.to_owned(),
+                    key: crate::error::display_bson(key),
+                    source: Box::new(e.into()),
+                })
+            }
         }
-        other => other,
-    };
-    match outcome {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = mark_stale(store, spec, key).await;
-            Err(Error::RollupBehind {
-                collection: coll.to_owned(),
-                key: crate::error::display_bson(key),
-                source: Box::new(e.into()),
-            })
-        }
-    }
+    })
+    .await
 }
 
 /// Marks the key's roll-up stale: reads count the key's buckets until `backfill` recomputes

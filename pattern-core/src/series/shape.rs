@@ -369,16 +369,22 @@ impl<'a> SeriesSpec<'a> {
             vals.min.push((Path::from(fmin), date(min)));
             vals.max.push((Path::from(fmax), date(max)));
         }
+        self.summary_ops(kept, &mut vals);
+        vals
+    }
+
+    /// The summary's values of `kept` added to `ops`: each to the `$inc`, `$min` or `$max` its
+    /// aggregate says (none for an aggregate the items have no value of).
+    pub(crate) fn summary_ops(&self, kept: &Kept, ops: &mut KeptOps) {
         for (agg, v) in self.keeps.summary.iter().zip(&kept.summary) {
             let Some(v) = v else { continue };
-            let ops = match agg.op {
-                SummaryOp::Sum => &mut vals.sum,
-                SummaryOp::Min => &mut vals.min,
-                SummaryOp::Max => &mut vals.max,
+            let list = match agg.op {
+                SummaryOp::Sum => &mut ops.sum,
+                SummaryOp::Min => &mut ops.min,
+                SummaryOp::Max => &mut ops.max,
             };
-            ops.push((Path::from(agg.field), v.clone()));
+            list.push((Path::from(agg.field), v.clone()));
         }
-        vals
     }
 
     /// The push of items with values `kept` to `key`'s open document, or opening document

@@ -12,7 +12,7 @@ use super::read;
 use crate::error::display_bson;
 use crate::spec::{TreeModel, TreeSpec};
 use crate::store::query::{Filter, FindOptions, Rewrite, Shift, Update};
-use crate::store::{transaction, Store};
+use crate::store::{transaction, transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
 
 /// Inserts a node (a root when `parent` is `None`).
@@ -222,13 +222,24 @@ pub(crate) async fn move_to<S: Store>(
     id: &Bson,
     new_parent: Option<&Bson>,
 ) -> Result<()> {
-    ensure_indexes(store, spec).await?;
-    let spec = *spec;
-    transaction(store, |tx| {
-        let (id, np) = (id.clone(), new_parent.cloned());
-        Box::pin(async move { move_in(tx, &spec, &id, np.as_ref()).await })
+    reshape(store, spec, id, |tx, spec, id| {
+        let np = new_parent.cloned();
+        Box::pin(async move { move_in(tx, spec, id, np.as_ref()).await })
     })
     .await
+}
+
+/// A change of node `id` that reshapes the tree: the indexes ensured, then `change` in a
+/// transaction.
+async fn reshape<S, T, F>(store: &S, spec: &TreeSpec, id: &Bson, change: F) -> Result<T>
+where
+    S: Store,
+    T: Send,
+    F: for<'t> Fn(&'t S::Txn, &'t TreeSpec, &'t Bson) -> BoxFuture<'t, Result<T>> + Send + Sync,
+{
+    ensure_indexes(store, spec).await?;
+    let mut node = (*spec, id.clone());
+    transaction_with(store, &mut node, |tx, (spec, id)| change(tx, spec, id)).await
 }
 
 fn cycle(spec: &TreeSpec, id: &Bson, under: &Bson) -> Error {
@@ -279,13 +290,7 @@ async fn move_in<S: Store>(
     let parent_value = target.as_ref().map_or(Bson::Null, |t| t.0.clone());
     match spec.model {
         TreeModel::ParentRefs => {
-            tx.update_one(
-                coll,
-                &by_id(id),
-                &mut set(vec![(f.parent, parent_value)]),
-                false,
-            )
-            .await?;
+            set_parent(tx, spec, id, parent_value).await?;
         }
         TreeModel::ChildRefs => {
             pull_everywhere(tx, spec, f.children, id).await?;
@@ -358,15 +363,17 @@ async fn move_in<S: Store>(
                 vec![piece(a, b, t - a), piece(t, a - 1, w)]
             };
             shift(tx, spec, pieces).await?;
-            tx.update_one(
-                coll,
-                &by_id(id),
-                &mut set(vec![(f.parent, parent_value)]),
-                false,
-            )
-            .await?;
+            set_parent(tx, spec, id, parent_value).await?;
         }
     }
+    Ok(())
+}
+
+/// The node's `parent` field set to `parent`: one command.
+async fn set_parent<S: Store>(tx: &S, spec: &TreeSpec, id: &Bson, parent: Bson) -> Result<()> {
+    let mut update = set(vec![(spec.fields.parent, parent)]);
+    tx.update_one(spec.collection, &by_id(id), &mut update, false)
+        .await?;
     Ok(())
 }
 
@@ -387,11 +394,8 @@ async fn pull_everywhere<S: Store>(
 
 /// Deletes a node and its subtree; returns how many nodes.
 pub(crate) async fn delete_subtree<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<u64> {
-    ensure_indexes(store, spec).await?;
-    let spec = *spec;
-    transaction(store, |tx| {
-        let id = id.clone();
-        Box::pin(async move { delete_subtree_in(tx, &spec, &id).await })
+    reshape(store, spec, id, |tx, spec, id| {
+        Box::pin(delete_subtree_in(tx, spec, id))
     })
     .await
 }
@@ -436,11 +440,8 @@ async fn delete_subtree_in<S: Store>(tx: &S, spec: &TreeSpec, id: &Bson) -> Resu
 
 /// Deletes one node; its children move up to its parent.
 pub(crate) async fn delete_node<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<()> {
-    ensure_indexes(store, spec).await?;
-    let spec = *spec;
-    transaction(store, |tx| {
-        let id = id.clone();
-        Box::pin(async move { delete_node_in(tx, &spec, &id).await })
+    reshape(store, spec, id, |tx, spec, id| {
+        Box::pin(delete_node_in(tx, spec, id))
     })
     .await
 }

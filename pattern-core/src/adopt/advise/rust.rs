@@ -215,25 +215,24 @@ impl Code {
 impl Item {
     /// `struct Name { ... }` with its docs, derives and attributes.
     pub(super) fn render_struct(&self) -> String {
-        let mut out = String::new();
-        self.head(&mut out, "");
-        out.push_str(&format!("struct {} {{\n", self.name));
-        for f in &self.fields {
-            f.render(&mut out, "    ");
-        }
-        out.push_str("}\n");
-        out
+        self.render("", "struct ", "}\n")
     }
 
     /// The item as an enum's struct-like variant, indented.
     pub(super) fn render_variant(&self) -> String {
+        self.render("    ", "", "},\n")
+    }
+
+    /// The item at `indent`: its head, `{keyword}Name {`, its fields one level in, and `close`.
+    fn render(&self, indent: &str, keyword: &str, close: &str) -> String {
         let mut out = String::new();
-        self.head(&mut out, "    ");
-        out.push_str(&format!("    {} {{\n", self.name));
+        self.head(&mut out, indent);
+        out.push_str(&format!("{indent}{keyword}{} {{\n", self.name));
+        let inner = format!("{indent}    ");
         for f in &self.fields {
-            f.render(&mut out, "        ");
+            f.render(&mut out, &inner);
         }
-        out.push_str("    },\n");
+        out.push_str(&format!("{indent}{close}"));
         out
     }
 

@@ -659,29 +659,6 @@ pub(crate) async fn parents_in_line<T: Store>(
     set_each(tx, c.parent, sets, keys).await
 }
 
-/// Every parent of `c` whose aggregates differ from its children in `children` rebuilt, each
-/// in its own transaction ([`parents_in_line`]); how many were written.
-pub(crate) async fn repair_parents<S: Store>(
-    store: &S,
-    children: &'static str,
-    c: &Computed,
-) -> Result<u64> {
-    let mut written = 0;
-    for id in drifted(store, children, c).await? {
-        let mut ctx = id;
-        let c = *c;
-        let wrote = transaction_with(store, &mut ctx, move |tx, id| {
-            Box::pin(async move {
-                let wrote = parents_in_line(tx, children, &c, std::slice::from_ref(id)).await?;
-                Ok(wrote[0])
-            })
-        })
-        .await?;
-        written += u64::from(wrote);
-    }
-    Ok(written)
-}
-
 /// A parent whose stored aggregate differs from its children's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Drift {
@@ -711,7 +688,11 @@ pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
 }
 
 /// The `_id`s of the parents [`verify`] lists, each once.
-async fn drifted<S: Store>(store: &S, children: &str, c: &Computed) -> Result<Vec<Bson>> {
+pub(crate) async fn drifted<S: Store>(
+    store: &S,
+    children: &str,
+    c: &Computed,
+) -> Result<Vec<Bson>> {
     let mut ids: Vec<Bson> = Vec::new();
     for (_, id) in drifts(store, children, c).await? {
         if !ids.last().is_some_and(|last| values_equal(last, &id)) {

@@ -238,7 +238,7 @@ pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<Stri
 }
 
 /// [`verify_subsets`] over `children`: the parents' `_id`s as stored.
-async fn drifted<S: Store>(store: &S, children: &str, s: &Subset) -> Result<Vec<Bson>> {
+pub(crate) async fn drifted<S: Store>(store: &S, children: &str, s: &Subset) -> Result<Vec<Bson>> {
     let opts = FindOptions {
         comment: Some(SUBSET_VERIFY),
         ..FindOptions::default()
@@ -324,29 +324,6 @@ pub(crate) async fn subsets_in_line<T: Store>(
         }
     }
     set_each(tx, s.parent, sets, keys).await
-}
-
-/// Every parent whose subset is not its first children rewritten, each in its own
-/// transaction ([`subsets_in_line`]); how many were written.
-pub(crate) async fn repair_subsets<S: Store>(
-    store: &S,
-    children: &'static str,
-    s: &Subset,
-) -> Result<u64> {
-    let mut written = 0;
-    for id in drifted(store, children, s).await? {
-        let mut ctx = id;
-        let s = *s;
-        let wrote = transaction_with(store, &mut ctx, move |tx, id| {
-            Box::pin(async move {
-                let wrote = subsets_in_line(tx, children, &s, std::slice::from_ref(id)).await?;
-                Ok(wrote[0])
-            })
-        })
-        .await?;
-        written += u64::from(wrote);
-    }
-    Ok(written)
 }
 
 /// The parent's subset as stored (one `find`), as the child type: what a read of the parent

@@ -324,11 +324,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
     if unknown.is_empty() {
         return Ok(());
     }
-    let open = Filter::and([
-        keys_in(spec, groups, &unknown),
-        spec.open_partial(),
-        spec.in_series(),
-    ]);
+    let open = Filter::and(open_of(spec, groups, &unknown));
     let opts = FindOptions {
         projection: [spec.key_field, spec.count_field, spec.order.field()]
             .map(Path::from)
@@ -423,15 +419,10 @@ async fn learn_spanned<S: Store>(
     if known.is_empty() {
         return Ok(());
     }
-    let open = Filter::and([
-        keys_in(spec, groups, &known),
-        spec.open_partial(),
-        spec.in_series(),
-        Filter::Gte(
-            Path::from(min),
-            Bson::DateTime(bson::DateTime::from_millis(from)),
-        ),
-    ]);
+    let mut open = open_of(spec, groups, &known);
+    let since = Bson::DateTime(bson::DateTime::from_millis(from));
+    open.push(Filter::Gte(Path::from(min), since));
+    let open = Filter::and(open);
     let docs = store.find(spec.collection, &open, &opts).await?;
     for g in known {
         let (key, prefix) = (groups[g].key, groups[g].prefix);
@@ -465,6 +456,15 @@ async fn learn_spanned<S: Store>(
 fn keys_in(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Filter {
     let keys = of.iter().map(|g| groups[*g].key.clone()).collect();
     Filter::In(Path::from(spec.key_field), keys)
+}
+
+/// The open documents of the keys of groups `of`: the conditions, to add more to.
+fn open_of(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Vec<Filter> {
+    vec![
+        keys_in(spec, groups, of),
+        spec.open_partial(),
+        spec.in_series(),
+    ]
 }
 
 /// Whether `doc` is of `key`'s series (its key equal as `$eq` compares).
