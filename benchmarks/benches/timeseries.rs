@@ -4,7 +4,8 @@
 //! (`ingest`, time bounds and a summary of `qty` kept). Prints, per layout: ingest
 //! throughput (the layouts' batches interleaved, each timed), the last 10 trades of a
 //! customer, a one-day range of a customer, the total quantity of a customer over all
-//! history, and storage (documents, bytes, indexes).
+//! history, and storage (documents, bytes, indexes); and the floor of any read from this
+//! process (a find of an absent `_id`), against which a target's ratio can be judged.
 //!
 //!     cargo bench -p pattern-bench --bench timeseries
 //!
@@ -140,7 +141,14 @@ async fn run() {
     let names = ["flat", "time-series", "buckets", "buckets by day"];
     type Timed = (Vec<Duration>, [Vec<Duration>; 3], Vec<Duration>);
     let mut timed: Vec<Timed> = vec![Timed::default(); names.len()];
+    // The floor of any read from this process: a find of an `_id` no document has (one round
+    // trip, one index lookup, nothing returned).
+    let mut floor = Vec::new();
     for (i, &c) in picks.iter().enumerate() {
+        let t = Instant::now();
+        let none = flat.find_one(doc! {"_id": "absent"}).await.unwrap();
+        floor.push(t.elapsed());
+        assert!(none.is_none());
         for (l, name) in names.into_iter().enumerate() {
             let (last10, windows, total) = &mut timed[l];
             // The last 10 trades, newest first in the flat layouts, push order in ours.
@@ -298,6 +306,11 @@ async fn run() {
         "| buckets, `$unwind` + `$group` of the items | | | | | | {:.3} | |",
         ms(unwound)
     );
+    let floor = median(floor);
+    println!(
+        "a find of an absent `_id` from this process (the floor of a read): {:.3} ms (median)",
+        ms(floor)
+    );
     let [f, t, b, d] = [&layouts[0], &layouts[1], &layouts[2], &layouts[3]];
     let aggregate_items = f.total.min(t.total).min(unwound);
     let ratio = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
@@ -334,6 +347,8 @@ async fn run() {
         ));
         let by_day = format!("by day, {window}: time-series / ours >= 1.5");
         targets.push((by_day, ratio(tw, dw), 1.5));
+        let floor_ratio = format!("{window}: time-series / the floor of a read");
+        println!("{floor_ratio}: {:.2}", ratio(tw, floor));
     }
     let flat_day = ratio(f.windows[1], d.windows[1]);
     targets.push(("by day, one day: flat / ours >= 1".into(), flat_day, 1.0));

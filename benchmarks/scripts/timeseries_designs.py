@@ -1,0 +1,186 @@
+"""Designs for issue 70 measured on the server alone (no library code), the `timeseries`
+benchmark's data (1,000,000 trades over 1,000 customers, one every 6 s, 10 a bucket).
+Cited in BENCHMARKS.md, section 8 ("Designs measured").
+
+Part 1, range reads without a span: the same 100,000 buckets in copies that differ only in
+what a read can bound its scan by, and a time-series collection of the same trades; one hour,
+one day and one month from the middle of the history, 25 customers x 3 rounds, each query in
+turn, medians; keys and documents examined from `explain`. Also the bucket inserts' time per
+copy (what keeping the field costs an ingest).
+
+Part 2, ingest with roll-ups: 40 batches of 10,000 trades, each layout's batch built before it
+is timed, the layouts' order rotating every batch: the time-series collection's `insert_many`;
+1,000 bucket inserts; the same inserts with 1,000 roll-up upserts in one `bulkWrite` (the
+layout today); the inserts carrying each key's running totals (one document a key a batch).
+
+Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/timeseries_designs.py [reads|ingest]
+(needs pymongo; both parts by default; about 6 and 2 minutes on the test server).
+"""
+import datetime
+import os
+import statistics
+import sys
+import time
+
+import pymongo
+from pymongo import InsertOne, UpdateOne
+
+T0, STEP, KEYS = 1_700_000_000_000, 6_000, 1_000
+H, D = 3_600_000, 86_400_000
+
+
+def dt(ms):
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+
+
+def trade(i):
+    return {"type": "sell" if i % 3 == 0 else "buy", "ticker": ["MDB", "MSFT", "GOOG", "AAPL"][i % 4],
+            "qty": 1 + (i * 7919) % 500, "price": 100.0 + (i % 1000) / 8.0, "date": dt(T0 + i * STEP)}
+
+
+# The library's bucket indexes for a series with `time` (the open, read and bounds indexes).
+BASE = [[("customerId", 1), ("page", -1), ("_id", -1)], [("customerId", 1), ("page", 1), ("_id", 1)],
+        [("customerId", 1), ("bounded", 1), ("date_max", 1), ("date_min", 1)]]
+
+
+def bucket(k, page, items):
+    ms = [int(x["date"].timestamp() * 1000) for x in items]
+    return {"_id": f"{k}_{ms[0] // 1000}", "customerId": k, "bounded": True, "count": len(items),
+            "date_max": dt(max(ms)), "date_min": dt(min(ms)), "history": items, "page": page,
+            "qty_sum": sum(x["qty"] for x in items), "summarized": ["qty_sum"]}, ms
+
+
+def batches(n, size):
+    for b in range(0, n, size):
+        groups = {}
+        for i in range(b, b + size):
+            groups.setdefault(i % KEYS, []).append(trade(i))
+        yield b // size, groups
+
+
+def reads(client):
+    db = client["designs_reads"]
+    client.drop_database("designs_reads")
+    n = 1_000_000
+    db.create_collection("ts", timeseries={"timeField": "date", "metaField": "customerId", "granularity": "hours"})
+    # plain: the layout today. cells_h / cells_d: each bucket also lists "<key>_<hour>" (or day)
+    # of its items, one multikey index on it alone. cells_num: the hours as numbers, indexed
+    # after the key.
+    copies = {"plain": None, "cells_h": H, "cells_d": D, "cells_num": -H}
+    for name, g in copies.items():
+        for ix in BASE:
+            db[name].create_index(ix)
+        if g and g > 0:
+            db[name].create_index([("cells", 1)])
+        if g and g < 0:
+            db[name].create_index([("customerId", 1), ("cells", 1)])
+    took = {name: 0.0 for name in copies}
+    for page, groups in batches(n, 10_000):
+        db.ts.insert_many([dict(t, customerId=k) for k, items in groups.items() for t in items])
+        for name, g in copies.items():
+            docs = []
+            for k, items in groups.items():
+                d, ms = bucket(k, page + 1, items)
+                if g and g > 0:
+                    d["cells"] = sorted({f"{k}_{m // g}" for m in ms})
+                if g and g < 0:
+                    d["cells"] = sorted({m // -g for m in ms})
+                docs.append(d)
+            s = time.perf_counter()
+            db[name].insert_many(docs)
+            took[name] += time.perf_counter() - s
+    print("bucket inserts, s:", {k: round(v, 2) for k, v in took.items()})
+    width = max((d["date_max"] - d["date_min"]).total_seconds() * 1000
+                for d in db.plain.find({}, {"date_max": 1, "date_min": 1}))
+    print(f"widest bucket: {width / H:.1f} h")
+    mid = T0 + (n // 2) * STEP
+
+    def cells(c, f, t, g):
+        return [f"{c}_{x}" for x in range(f // g, (t - 1) // g + 1)]
+
+    w = int(width)
+    queries = {
+        "today (bounds index, one side)": lambda c, f, t: db.plain.find(
+            {"customerId": c, "bounded": True, "date_max": {"$gte": dt(f)}, "date_min": {"$lt": dt(t)}}),
+        "widest width, bounds index": lambda c, f, t: db.plain.find(
+            {"customerId": c, "bounded": True, "date_max": {"$gte": dt(f), "$lt": dt(t + w)},
+             "date_min": {"$lt": dt(t)}}),
+        "widest width, _id range": lambda c, f, t: db.plain.find(
+            {"_id": {"$gte": f"{c}_{(f - w) // 1000}", "$lt": f"{c}_{(t + w) // 1000}"}}),
+        "hour cells, numbers after key": lambda c, f, t: db.cells_num.find(
+            {"customerId": c, "cells": {"$elemMatch": {"$gte": f // H, "$lte": (t - 1) // H}}}),
+        "hour cells, $in": lambda c, f, t: db.cells_h.find({"cells": {"$in": cells(c, f, t, H)}}),
+        "hour cells, range": lambda c, f, t: db.cells_h.find(
+            {"cells": {"$elemMatch": {"$gte": f"{c}_{f // H}", "$lte": f"{c}_{(t - 1) // H}"}}}),
+        "day cells, $in": lambda c, f, t: db.cells_d.find({"cells": {"$in": cells(c, f, t, D)}}),
+        "time-series collection": lambda c, f, t: db.ts.find(
+            {"customerId": c, "date": {"$gte": dt(f), "$lt": dt(t)}}).sort("date", 1),
+        "a find of an absent _id": lambda c, f, t: db.plain.find({"_id": "absent"}),
+    }
+    picks = [(i * 7919 + 13) % KEYS for i in range(25)]
+    for window, length in [("one hour", H), ("one day", D), ("one month", 30 * D)]:
+        times = {k: [] for k in queries}
+        for _ in range(3):
+            for c in picks:
+                for k, q in queries.items():
+                    s = time.perf_counter()
+                    list(q(c, mid, mid + length))
+                    times[k].append(time.perf_counter() - s)
+        print(f"\n{window}: | query | ms | keys / documents examined, returned |")
+        for k, q in queries.items():
+            ex = q(picks[0], mid, mid + length).explain()["executionStats"]
+            print(f"| {k} | {statistics.median(times[k]) * 1000:.3f} | "
+                  f"{ex['totalKeysExamined']} / {ex['totalDocsExamined']}, {ex['nReturned']} |")
+    for name in copies:
+        s = db.command("collStats", name)
+        print(name, "indexes", round(s["totalIndexSize"] / 1e6, 1), "MB")
+    client.drop_database("designs_reads")
+
+
+def ingest(client):
+    db = client["designs_ingest"]
+    client.drop_database("designs_ingest")
+    db.create_collection("ts", timeseries={"timeField": "date", "metaField": "customerId", "granularity": "hours"})
+    for name in ["inserts", "rollups", "totals"]:
+        for ix in BASE:
+            db[name].create_index(ix)
+    db.rollups.create_index([("customerId", 1), ("page", 1)])
+    times = {k: [] for k in ["time-series insert_many", "bucket inserts", "inserts + roll-up upserts",
+                             "inserts carrying running totals"]}
+    totals = {}
+    for b, groups in batches(400_000, 10_000):
+        ts = [dict(t, customerId=k) for k, items in groups.items() for t in items]
+        inserts = [bucket(k, b + 1, items)[0] for k, items in groups.items()]
+        rollups = [InsertOne(d) for d in inserts] + [
+            UpdateOne({"customerId": k, "page": "rollup"},
+                      {"$inc": {"qty_sum": sum(x["qty"] for x in items), "count": len(items)},
+                       "$min": {"date_min": items[0]["date"]}, "$max": {"date_max": items[-1]["date"]}},
+                      upsert=True) for k, items in groups.items()]
+        carried = []
+        for d in inserts:
+            k = d["customerId"]
+            q, c = totals.get(k, (0, 0))
+            totals[k] = (q + d["qty_sum"], c + d["count"])
+            carried.append(dict(d, total_qty_sum=totals[k][0], total_count=totals[k][1]))
+        order = [("time-series insert_many", lambda: db.ts.insert_many(ts)),
+                 ("bucket inserts", lambda: db.inserts.insert_many([dict(d) for d in inserts])),
+                 ("inserts + roll-up upserts", lambda: db.rollups.bulk_write(rollups)),
+                 ("inserts carrying running totals", lambda: db.totals.insert_many(carried))]
+        r = b % len(order)
+        for name, f in order[r:] + order[:r]:
+            s = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - s)
+    print("\n| layout | a batch of 10,000 trades (median of 40) | items/s |")
+    for k, v in times.items():
+        print(f"| {k} | {statistics.median(v) * 1000:.1f} ms | {len(v) * 10_000 / sum(v):,.0f} |")
+    client.drop_database("designs_ingest")
+
+
+if __name__ == "__main__":
+    client = pymongo.MongoClient(os.environ["MONGODB_URI"])
+    parts = sys.argv[1:] or ["reads", "ingest"]
+    if "reads" in parts:
+        reads(client)
+    if "ingest" in parts:
+        ingest(client)
