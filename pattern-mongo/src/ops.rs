@@ -10,6 +10,23 @@ use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update
 use pattern_store::{ArrayStats, UpdateOutcome};
 use pattern_store::{Error, Result};
 
+/// Every document of a find or an aggregation's cursor (`$action`), in `$session` when there is
+/// one: the driver's two cursor types read alike.
+macro_rules! collect {
+    ($action:expr, $session:expr) => {
+        match $session {
+            None => match $action.await {
+                Ok(cursor) => cursor.try_collect().await,
+                Err(e) => Err(e),
+            },
+            Some(s) => match $action.session(&mut *s).await {
+                Ok(mut cursor) => cursor.stream(s).try_collect().await,
+                Err(e) => Err(e),
+            },
+        }
+    };
+}
+
 impl MongoStore {
     pub(crate) async fn insert_one_in(
         &self,
@@ -213,16 +230,7 @@ impl MongoStore {
             }
             _ => action = action.batch_size(READ_ALL_BATCH),
         }
-        let read = match session {
-            None => match action.await {
-                Ok(cursor) => cursor.try_collect().await,
-                Err(e) => Err(e),
-            },
-            Some(s) => match action.session(&mut *s).await {
-                Ok(mut cursor) => cursor.stream(s).try_collect().await,
-                Err(e) => Err(e),
-            },
-        };
+        let read = collect!(action, session);
         let docs: Vec<T> = read.map_err(|e| map_err(coll, e))?;
         pattern_store::observe::command(docs.len() as u64);
         Ok(docs)
@@ -238,16 +246,7 @@ impl MongoStore {
     ) -> Result<Vec<Document>> {
         let collection = self.coll(coll);
         let action = collection.aggregate(pipeline).batch_size(READ_ALL_BATCH);
-        let read = match session {
-            None => match action.await {
-                Ok(cursor) => cursor.try_collect().await,
-                Err(e) => Err(e),
-            },
-            Some(s) => match action.session(&mut *s).await {
-                Ok(mut cursor) => cursor.stream(s).try_collect().await,
-                Err(e) => Err(e),
-            },
-        };
+        let read = collect!(action, session);
         let docs: Vec<Document> = read.map_err(|e| map_err(coll, e))?;
         pattern_store::observe::command(docs.len() as u64);
         Ok(docs)
