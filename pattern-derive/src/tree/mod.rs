@@ -78,220 +78,105 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
         docs: Some("__tree_doc"),
     };
     let none = || quote!();
+    let unit = || quote!(());
     let by_id = || quote!(id: &#id,);
     let vec = || quote!(::std::vec::Vec<Self>);
     let option = || quote!(::core::option::Option<Self>);
+    // One row a method: name (and function), `&self`, parameters, `Q`, what it returns, the
+    // call's arguments.
+    let m = |name: &str, receiver, params, q, ret, args| Method {
+        receiver,
+        params,
+        q,
+        ret,
+        args,
+        ..Method::op(name)
+    };
     [
-        Method {
-            name: "ensure_indexes".into(),
-            func: "ensure_indexes".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(()),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "ensure_validator".into(),
-            func: "ensure_validator".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(()),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "insert_root".into(),
-            func: "insert_root".into(),
-            receiver: true,
-            params: none(),
-            q: Q::No,
-            ret: quote!(()),
-            args: quote!(self,),
-            ..Method::default()
-        },
-        Method {
-            name: "insert_child".into(),
-            func: "insert_child".into(),
-            receiver: true,
-            params: quote!(parent: &#id,),
-            q: Q::Own,
-            ret: quote!(()),
-            args: quote!(parent, self,),
-            ..Method::default()
-        },
-        Method {
-            name: "save".into(),
-            func: "save".into(),
-            receiver: true,
-            params: none(),
-            q: Q::No,
-            ret: quote!(()),
-            args: quote!(self,),
-            ..Method::default()
-        },
-        Method {
-            name: "get".into(),
-            func: "get".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: option(),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "parent".into(),
-            func: "parent".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: option(),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "children".into(),
-            func: "children".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: vec(),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "siblings".into(),
-            func: "siblings".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: vec(),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "ancestors".into(),
-            func: "ancestors".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: vec(),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "descendants".into(),
-            func: "descendants".into(),
-            receiver: false,
-            params: quote!(id: &#id, max_depth: ::core::option::Option<u32>,),
-            q: Q::Own,
-            ret: vec(),
-            args: quote!(id, max_depth,),
-            ..Method::default()
-        },
-        Method {
-            name: "depth".into(),
-            func: "depth".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: quote!(u32),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "is_descendant".into(),
-            func: "is_descendant".into(),
-            receiver: false,
-            params: quote!(id: &#id, of: &#id,),
-            q: Q::Own,
-            ret: quote!(bool),
-            args: quote!(id, of,),
-            ..Method::default()
-        },
-        Method {
-            name: "move_to".into(),
-            func: "move_to".into(),
-            receiver: false,
-            params: quote!(id: &#id, new_parent: ::core::option::Option<&#id>,),
-            q: Q::Own,
-            ret: quote!(()),
-            args: quote!(id, new_parent,),
-            ..Method::default()
-        },
-        Method {
-            name: "delete_subtree".into(),
-            func: "delete_subtree".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: quote!(u64),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "delete_node".into(),
-            func: "delete_node".into(),
-            receiver: false,
-            params: by_id(),
-            q: Q::Own,
-            ret: quote!(()),
-            args: quote!(id,),
-            ..Method::default()
-        },
-        Method {
-            name: "roots".into(),
-            func: "roots".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: vec(),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "walk".into(),
-            func: "walk".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(::std::vec::Vec<(u32, Self)>),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "verify".into(),
-            func: "verify".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(::pattern_core::tree::Verified),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "repair".into(),
-            func: "repair".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(::pattern_core::tree::Repair),
-            args: none(),
-            ..Method::default()
-        },
-        Method {
-            name: "index_report".into(),
-            func: "index_report".into(),
-            receiver: false,
-            params: none(),
-            q: Q::No,
-            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            args: none(),
-            ..Method::default()
-        },
+        m("ensure_indexes", false, none(), Q::No, unit(), none()),
+        m("ensure_validator", false, none(), Q::No, unit(), none()),
+        m("insert_root", true, none(), Q::No, unit(), quote!(self,)),
+        m(
+            "insert_child",
+            true,
+            quote!(parent: &#id,),
+            Q::Own,
+            unit(),
+            quote!(parent, self,),
+        ),
+        m("save", true, none(), Q::No, unit(), quote!(self,)),
+        m("get", false, by_id(), Q::Own, option(), quote!(id,)),
+        m("parent", false, by_id(), Q::Own, option(), quote!(id,)),
+        m("children", false, by_id(), Q::Own, vec(), quote!(id,)),
+        m("siblings", false, by_id(), Q::Own, vec(), quote!(id,)),
+        m("ancestors", false, by_id(), Q::Own, vec(), quote!(id,)),
+        m(
+            "descendants",
+            false,
+            quote!(id: &#id, max_depth: ::core::option::Option<u32>,),
+            Q::Own,
+            vec(),
+            quote!(id, max_depth,),
+        ),
+        m("depth", false, by_id(), Q::Own, quote!(u32), quote!(id,)),
+        m(
+            "is_descendant",
+            false,
+            quote!(id: &#id, of: &#id,),
+            Q::Own,
+            quote!(bool),
+            quote!(id, of,),
+        ),
+        m(
+            "move_to",
+            false,
+            quote!(id: &#id, new_parent: ::core::option::Option<&#id>,),
+            Q::Own,
+            unit(),
+            quote!(id, new_parent,),
+        ),
+        m(
+            "delete_subtree",
+            false,
+            by_id(),
+            Q::Own,
+            quote!(u64),
+            quote!(id,),
+        ),
+        m("delete_node", false, by_id(), Q::Own, unit(), quote!(id,)),
+        m("roots", false, none(), Q::No, vec(), none()),
+        m(
+            "walk",
+            false,
+            none(),
+            Q::No,
+            quote!(::std::vec::Vec<(u32, Self)>),
+            none(),
+        ),
+        m(
+            "verify",
+            false,
+            none(),
+            Q::No,
+            quote!(::pattern_core::tree::Verified),
+            none(),
+        ),
+        m(
+            "repair",
+            false,
+            none(),
+            Q::No,
+            quote!(::pattern_core::tree::Repair),
+            none(),
+        ),
+        m(
+            "index_report",
+            false,
+            none(),
+            Q::No,
+            quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
+            none(),
+        ),
     ]
     .into_iter()
     .map(|m| {
