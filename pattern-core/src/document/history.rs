@@ -199,9 +199,7 @@ pub(super) fn history_of<D: Document>() -> Result<&'static str> {
     })
 }
 
-/// The document `id` with its revision (for [`save_if`](super::save_if) / [`update_if`](super::update_if)), or `None` (one
-/// `find`). Upgraded to the current schema version, never written back (the revision is the
-/// one read).
+#[doc = crate::__document_doc!(get_revision)]
 pub async fn get_revision<D, S, Q>(store: &S, id: &Q) -> Result<Option<Revision<D>>>
 where
     D: Document,
@@ -255,9 +253,7 @@ fn recorded<D: Document>(entry: BsonDocument) -> Result<Revision<D>> {
 /// History records read per `find`.
 const HISTORY_PAGE: i64 = 100;
 
-/// The revisions of the document `id`, newest first: the current one (unless deleted), then
-/// each recorded one, read 100 per `find` (by revision, from the index `{id: 1, revision:
-/// -1}`), each upgraded to the current schema version.
+#[doc = crate::__document_doc!(history)]
 pub fn history<'a, D, S, Q>(
     store: &'a S,
     id: &Q,
@@ -333,8 +329,7 @@ where
     crate::observe::traced_stream(span, revisions)
 }
 
-/// The document `id` as it was at revision `n`, or `None` when it never had that revision
-/// (one `find`, two when `n` is not the current revision).
+#[doc = crate::__document_doc!(at_revision)]
 pub async fn at_revision<D, S, Q>(store: &S, id: &Q, n: u64) -> Result<Option<D>>
 where
     D: Document,
@@ -350,9 +345,7 @@ where
     })
 }
 
-/// The document `id` as it was at `time` (by the writers' clocks), or `None` when it did not
-/// exist then (not yet inserted, or deleted). A revision written before history was turned on
-/// counts from the beginning of time. One `find`, two for a past state.
+#[doc = crate::__document_doc!(as_of)]
 pub async fn as_of<D, S, Q>(store: &S, id: &Q, time: DateTime) -> Result<Option<D>>
 where
     D: Document,

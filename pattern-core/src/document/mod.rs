@@ -16,6 +16,7 @@ mod approximate;
 mod archive;
 mod attributes;
 mod codec;
+mod docs;
 mod find;
 mod history;
 mod indexes;

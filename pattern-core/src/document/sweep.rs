@@ -91,12 +91,7 @@ fn versioning<D: Document>() -> Result<Versioning> {
     })
 }
 
-/// Upgrades every document of `D` stored at an older schema version to the current one (the
-/// sweep), in batches of [`Options::batch_items`] (at most [`SWEEP_BATCH_MAX`]), resumable
-/// after a kill, beside live readers and writers of any version; with `dry_run`, reads and
-/// counts only. A document a conversion refuses is left as it is and reported. On a type with
-/// history each upgrade is a revision. A run after a finished one writes nothing unless an
-/// older document appeared since.
+#[doc = crate::__document_doc!(migrate)]
 pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) -> Result<Sweep> {
     crate::observe::traced_op!(document.migrate, store, D::COLLECTION, async {
         let v = versioning::<D>()?;

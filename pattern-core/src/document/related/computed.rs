@@ -566,8 +566,7 @@ fn computed_of<D: Document>() -> Result<Computed> {
     })
 }
 
-/// Rebuilds the aggregates of the parent `id` from its children, in one transaction (a `find`
-/// of the children, an `update` of the parent): after writes by other tools.
+#[doc = crate::__document_doc!(recompute)]
 pub async fn recompute<D, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     D: Document,
@@ -672,10 +671,7 @@ pub struct Drift {
     pub computed: String,
 }
 
-/// Compares every parent's aggregates with its children's (one scan of the children, one of
-/// the parents; memory: the children of one parent at a time is not needed, one accumulator
-/// list per parent is kept). Numbers compare by value (an Int32 3 equals an Int64 3; averages
-/// within 1e-9 relative).
+#[doc = crate::__document_doc!(verify)]
 pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
     crate::observe::traced_op!(document.verify_computed, store, D::COLLECTION, async {
         let c = computed_of::<D>()?;

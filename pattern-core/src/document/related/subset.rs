@@ -207,8 +207,7 @@ fn subset_of<D: Document>() -> Result<Subset> {
     })
 }
 
-/// Rewrites the subset of the parent `id` from its children, in one transaction (after
-/// writes by other tools, or a change of `keep` or `order`).
+#[doc = crate::__document_doc!(resubset)]
 pub async fn resubset<D, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     D: Document,
@@ -225,9 +224,7 @@ where
     })
 }
 
-/// Every parent whose subset differs from its children's first `keep` by the order (the
-/// parents' `_id`s, relaxed Extended JSON): one scan of the parents, one read of each one's
-/// first children.
+#[doc = crate::__document_doc!(verify_subsets)]
 pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<String>> {
     crate::observe::traced_op!(document.verify_subsets, store, D::COLLECTION, async {
         let s = subset_of::<D>()?;
@@ -326,8 +323,7 @@ pub(crate) async fn subsets_in_line<T: Store>(
     set_each(tx, s.parent, sets, keys).await
 }
 
-/// The parent's subset as stored (one `find`), as the child type: what a read of the parent
-/// gives without a lookup.
+#[doc = crate::__document_doc!(subset)]
 pub async fn subset<D, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<D>>>
 where
     D: Document,

@@ -24,7 +24,7 @@ pub struct Pending {
     pub since_ms: i64,
 }
 
-/// The propagations of `D`'s writes recorded and not finished (one `find` of [`REFERENCES`]).
+#[doc = crate::__document_doc!(pending_propagations)]
 pub async fn pending_propagations<D: Document, S: Store>(store: &S) -> Result<Vec<Pending>> {
     crate::observe::traced_op!(document.pending_propagations, store, D::COLLECTION, async {
         let mut out = Vec::new();
@@ -83,10 +83,9 @@ pub struct Propagated {
     pub batches: u64,
 }
 
-/// Finishes every recorded propagation of `D`'s writes (or of the document `only`): in batches
-/// of `opts.batch_items` copies (the type's `fan_out` by default), each a transaction that reads
-/// the source as it is then and sets the copies listed as differing from it; the last one
-/// removes the job. `opts.progress` is called after each batch with the copies set so far.
+#[doc = crate::__document_doc!(propagate)]
+///
+/// `only`: the document whose propagations alone to finish; `None`: every one.
 pub async fn propagate<D: Document, S: Store>(
     store: &S,
     only: Option<&Bson>,

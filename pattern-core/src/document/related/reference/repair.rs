@@ -30,8 +30,7 @@ pub struct StaleCopy {
     pub source_missing: bool,
 }
 
-/// Every copy in `D`'s documents that differs from its source, or whose source is gone: one
-/// scan of `D`'s collection, one `find` of the sources per 1,000 documents.
+#[doc = crate::__document_doc!(verify_copies)]
 pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<StaleCopy>> {
     crate::observe::traced_op!(document.verify_copies, store, D::COLLECTION, async {
         Ok(stale_copies::<D, S>(store)
@@ -163,9 +162,7 @@ pub struct Repaired {
     pub orphans: Vec<StaleCopy>,
 }
 
-/// Brings every copy [`verify_copies`] lists in line with its source, source by source, in
-/// batches of `opts.batch_items` (1,000 by default), each a transaction that reads the source
-/// as it is then. Killed, it is run again: it finds what is left.
+#[doc = crate::__document_doc!(repair_copies)]
 pub async fn repair_copies<D: Document, S: Store>(
     store: &S,
     opts: &Options<'_>,
