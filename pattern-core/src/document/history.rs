@@ -18,7 +18,7 @@ use super::{decode_stored, id_bson, polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::Store;
+use crate::store::{find_one, Store};
 use crate::{Error, Result};
 
 /// The field of a document with history holding its revision: an Int64, 1 for a document
@@ -171,11 +171,7 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
 /// The document `id` as stored, of `D` (on a variant's type: while it is that variant).
 async fn current<D: Document, S: Store>(store: &S, id: &Bson) -> Result<Option<BsonDocument>> {
     let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store.find(D::COLLECTION, &by_id, &one).await?.pop())
+    Ok(find_one(store, D::COLLECTION, &by_id).await?)
 }
 
 /// The history records of `id` matching `more`, of `D`'s states (on a variant's type, those

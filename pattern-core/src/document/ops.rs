@@ -13,8 +13,8 @@ use super::{
     Update,
 };
 use crate::observe::{op_span, operation, OpSpan};
-use crate::store::query::{self, FindOptions};
-use crate::store::Store;
+use crate::store::query;
+use crate::store::{find_one, Store};
 use crate::Result;
 
 #[doc = crate::__document_doc!(insert)]
@@ -51,11 +51,7 @@ pub(crate) async fn find_by_id<S: Store>(
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
     let by_id = query::Filter::Eq("_id".into(), id.clone());
-    let opts = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store.find(coll, &by_id, &opts).await?.pop())
+    Ok(find_one(store, coll, &by_id).await?)
 }
 
 #[doc = crate::__document_doc!(get)]
@@ -68,11 +64,7 @@ where
 {
     crate::observe::traced_op!(document.get, store, D::COLLECTION, async move {
         let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
+        match find_one(store, D::COLLECTION, &by_id).await? {
             Some(d) => read_stored::<D, S>(store, d).await.map(Some),
             None => Ok(None),
         }

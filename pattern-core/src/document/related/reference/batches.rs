@@ -9,7 +9,7 @@ use crate::document::{find_by_id, parts, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Update};
-use crate::store::{transaction_with, Store};
+use crate::store::{find_one, transaction_with, Store};
 use crate::{Error, Result};
 
 /// The propagations recorded for `D`'s documents and not finished.
@@ -156,11 +156,7 @@ async fn source_of<D: Document, T: Store>(
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
     let by_id = Scope::narrow_to::<D>(Filter::Eq("_id".into(), id.clone()));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let source = t.find(D::COLLECTION, &by_id, &one).await?.pop();
+    let source = find_one(t, D::COLLECTION, &by_id).await?;
     let source = source.map(|s| r.field.current(s)).transpose()?;
     if source.is_none() && !r.field.follows_delete() {
         return Err(Error::invalid(format!(

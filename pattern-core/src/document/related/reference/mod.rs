@@ -47,7 +47,7 @@ use crate::codec::order::same_value;
 use crate::document::{find_by_id, id_bson, Document, Scope, Subset};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{Store, WriteOp};
+use crate::store::{find_one, Store, WriteOp};
 use crate::{Error, Result};
 
 /// The collection of the library's entries per referenced source document (`_id`:
@@ -181,14 +181,7 @@ impl ReferenceField {
         tx: &T,
         id: &Bson,
     ) -> Result<Option<BsonDocument>> {
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        Ok(tx
-            .find(self.source, &self.source_by_id(id), &one)
-            .await?
-            .pop())
+        Ok(find_one(tx, self.source, &self.source_by_id(id)).await?)
     }
 }
 
