@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::versions::Versioning;
 use super::write;
-use super::{decode_stored, indexes_ready, polymorphic, to_document, Document, Scope};
+use super::{declares, decode_stored, indexes_ready, polymorphic, to_document, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::checkpoint::Checkpoint;
 use crate::pass::Options;
@@ -83,12 +83,8 @@ fn older<D: Document>(v: &Versioning) -> Filter {
 }
 
 fn versioning<D: Document>() -> Result<Versioning> {
-    D::VERSIONING.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no schema version: #[document(version = N, previous(...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute = "#[document(version = N, previous(...))]";
+    declares::<D, _>(D::VERSIONING, "schema version", attribute)
 }
 
 #[doc = crate::__document_doc!(migrate)]

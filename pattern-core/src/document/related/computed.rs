@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::codec::number;
 use crate::codec::order::{same_value, value_key, values_equal};
 use crate::document::scope::Scope;
-use crate::document::{find_by_id, id_bson, set_each, Document, Field, Numeric};
+use crate::document::{declares, find_by_id, id_bson, set_each, Document, Field, Numeric};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{transaction_with, Store};
@@ -558,12 +558,8 @@ fn rounding(values: &[&Bson]) -> f64 {
 }
 
 fn computed_of<D: Document>() -> Result<Computed> {
-    D::COMPUTED.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no computed parent: #[document(computed(parent = ..., key = ...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute = "#[document(computed(parent = ..., key = ...))]";
+    declares::<D, _>(D::COMPUTED, "computed parent", attribute)
 }
 
 #[doc = crate::__document_doc!(recompute)]

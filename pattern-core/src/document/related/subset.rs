@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::codec::order::{value_key, values_equal};
 use crate::document::scope::Scope;
-use crate::document::{find_by_id, id_bson, set_each, Document, Field};
+use crate::document::{declares, find_by_id, id_bson, set_each, Document, Field};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -199,12 +199,9 @@ async fn rewrite<D: Document, T: Store>(
 }
 
 fn subset_of<D: Document>() -> Result<Subset> {
-    D::SUBSET.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no subset: #[document(subset(parent = ..., key = ..., into = ..., keep = N, order = ...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute =
+        "#[document(subset(parent = ..., key = ..., into = ..., keep = N, order = ...))]";
+    declares::<D, _>(D::SUBSET, "subset", attribute)
 }
 
 #[doc = crate::__document_doc!(resubset)]
