@@ -4,7 +4,7 @@
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{entry_id, is_job, jobs_of, set_copies, stale, Referrer, REFERENCES};
+use super::{entry_id, is_job, jobs_of, set_copies, stale, CopiesOf, Referrer, REFERENCES};
 use crate::document::{find_by_id, parts, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
@@ -208,7 +208,13 @@ async fn batch_of<D: Document, S: Store>(
         Box::pin(async move {
             let (r, id) = (&*r, &*id);
             let source = source_of::<D, _>(tx, r, id).await?;
-            set_copies(tx, r.collection, &r.field, id, source.as_ref(), ids.clone()).await
+            let copies = CopiesOf {
+                coll: r.collection,
+                r: &r.field,
+                id,
+                source: source.as_ref(),
+            };
+            set_copies(tx, copies, ids.clone()).await
         })
     })
     .await

@@ -5,7 +5,7 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
+use super::{bring_in_line, CopiesOf, ReferenceField, REFERENCE_VERIFY};
 use crate::codec::order::{value_key as id_key, values_equal};
 use crate::document::{Document, Scope};
 use crate::error::display_bson;
@@ -198,7 +198,18 @@ pub(crate) async fn repair_copies_of<S: Store>(
                 Box::pin(async move {
                     let source = r.read_source(tx, &id).await?;
                     let source = source.map(|s| r.current(s)).transpose()?;
-                    bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
+                    let source = source.as_ref();
+                    bring_in_line(
+                        tx,
+                        CopiesOf {
+                            coll,
+                            r,
+                            id: &id,
+                            source,
+                        },
+                        batch,
+                    )
+                    .await
                 })
             })
             .await?;
@@ -231,7 +242,18 @@ pub(crate) async fn source_in_line<T: Store>(
     }
     let mut written = 0;
     loop {
-        let (n, more) = bring_in_line(tx, coll, r, id, source.as_ref(), 1_000).await?;
+        let source = source.as_ref();
+        let (n, more) = bring_in_line(
+            tx,
+            CopiesOf {
+                coll,
+                r,
+                id,
+                source,
+            },
+            1_000,
+        )
+        .await?;
         if n > 0 && written == 0 {
             super::touch(tx, r.source, id).await?;
         }
