@@ -24,7 +24,7 @@ fn layer_of(path: &[String]) -> &'static str {
         ["bucket" | "outlier" | "tree" | "document" | "layout" | "testing" | "validator", ..]
         | ["Bucket" | "Outlier" | "Tree" | "Document" | "Page" | "Counts" | "Typical", ..]
         // A pattern's documentation macro, exported at the root (`tree/docs.rs`, `bucket/docs.rs`...).
-        | ["__tree_doc" | "__bucket_doc" | "__outlier_doc", ..] => "patterns",
+        | ["__tree_doc" | "__bucket_doc" | "__outlier_doc" | "__document_doc", ..] => "patterns",
         ["pass", ..] => "passes",
         ["series", ..] => "series",
         ["store", "query", ..] => "query",

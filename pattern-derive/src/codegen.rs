@@ -22,9 +22,9 @@ pub(crate) struct Wrappers {
     /// What a key `Q` must be: a series key, or any serializable id.
     pub key_bound: KeyBound,
     /// The macro of `pattern_core` holding every method's documentation, written once for the
-    /// function and the method (`__tree_doc`: `#[doc = ::pattern_core::__tree_doc!(get)]`),
-    /// when the pattern has such a table; each method's own `doc` otherwise.
-    pub docs: Option<&'static str>,
+    /// function and the method (`__tree_doc`: `#[doc = ::pattern_core::__tree_doc!(get)]`,
+    /// keyed by the function called). A function the table lacks fails the build.
+    pub docs: &'static str,
 }
 
 /// What the wrappers do.
@@ -79,7 +79,6 @@ pub(crate) enum Q {
 /// [`Wrappers::render`] turns into code.
 #[derive(Default)]
 pub(crate) struct Method {
-    pub doc: String,
     /// `push`, `push_history`.
     pub name: String,
     pub shape: Shape,
@@ -106,13 +105,7 @@ impl Method {
     /// A method called `name` that calls the function of the same name, documented by the
     /// pattern's table ([`Wrappers::docs`]).
     pub(crate) fn op(name: &str) -> Self {
-        Method::named("", name)
-    }
-
-    /// A method called `name` that calls the function of the same name.
-    pub(crate) fn named(doc: &str, name: &str) -> Self {
         Method {
-            doc: doc.to_owned(),
             name: name.to_owned(),
             func: name.to_owned(),
             ..Method::default()
@@ -130,16 +123,10 @@ impl Wrappers {
     pub(crate) fn render(&self, m: Method) -> TokenStream {
         let stub = matches!(self.bodies, Bodies::Stubs);
         let attrs = match stub {
-            false => match self.docs {
-                Some(mac) => {
-                    let (mac, func) = (ident(mac), ident(&m.func));
-                    quote!(#[doc = ::pattern_core::#mac!(#func)])
-                }
-                None => {
-                    let doc = &m.doc;
-                    quote!(#[doc = #doc])
-                }
-            },
+            false => {
+                let (mac, func) = (ident(self.docs), ident(&m.func));
+                quote!(#[doc = ::pattern_core::#mac!(#func)])
+            }
             true => quote! {
                 #[doc(hidden)]
                 #[allow(unused_variables)]

@@ -28,7 +28,7 @@ pub(crate) fn wrappers(
         key,
         module,
         key_bound: KeyBound::KeyPart,
-        docs: Some(docs),
+        docs,
     }
 }
 

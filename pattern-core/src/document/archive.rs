@@ -48,7 +48,7 @@ use crate::pass::archive_run::{ArchiveRun, IdScan};
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Path};
 pub use crate::store::ArchiveAt;
-use crate::store::{transaction_with, BoxFuture, Store};
+use crate::store::{find_one, transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
 
 /// What `#[document(archive(age = created, pin = pinned))]` declares: the field holding a
@@ -496,19 +496,13 @@ async fn copy_batch<S: Store, A: Store, M: Mover>(
     ids: &[Bson],
 ) -> Result<(u64, u64)> {
     let coll = layout.0;
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
     let (mut moved, mut copied) = (0, 0);
     for id in ids {
         let by_id = Filter::Eq("_id".into(), id.clone());
         let mut written = false;
         loop {
-            let found = live
-                .find(coll, &still_old(id, (layout, mover)), &one)
-                .await?;
-            let Some(doc) = found.into_iter().next() else {
+            let found = find_one(live, coll, &still_old(id, (layout, mover))).await?;
+            let Some(doc) = found else {
                 // Gone, younger or kept now: no copy of it stays in the archive.
                 if written {
                     to.store.delete_many(to.collection, &by_id).await?;
@@ -555,12 +549,8 @@ where
         if let Some(d) = super::get::<D, S, Q>(live, id).await? {
             return Ok(Some(d));
         }
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
         let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id_bson(id)?));
-        match to.store.find(to.collection, &by_id, &one).await?.pop() {
+        match find_one(to.store, to.collection, &by_id).await? {
             Some(d) => read_stored::<D, S>(live, d).await.map(Some),
             None => Ok(None),
         }

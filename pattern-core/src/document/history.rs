@@ -18,7 +18,7 @@ use super::{decode_stored, id_bson, polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
 use crate::spec::ShardKey;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::Store;
+use crate::store::{find_one, Store};
 use crate::{Error, Result};
 
 /// The field of a document with history holding its revision: an Int64, 1 for a document
@@ -171,11 +171,7 @@ async fn last_recorded<S: Store>(store: &S, history: &str, id: &Bson) -> Result<
 /// The document `id` as stored, of `D` (on a variant's type: while it is that variant).
 async fn current<D: Document, S: Store>(store: &S, id: &Bson) -> Result<Option<BsonDocument>> {
     let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store.find(D::COLLECTION, &by_id, &one).await?.pop())
+    Ok(find_one(store, D::COLLECTION, &by_id).await?)
 }
 
 /// The history records of `id` matching `more`, of `D`'s states (on a variant's type, those
@@ -199,9 +195,7 @@ pub(super) fn history_of<D: Document>() -> Result<&'static str> {
     })
 }
 
-/// The document `id` with its revision (for [`save_if`](super::save_if) / [`update_if`](super::update_if)), or `None` (one
-/// `find`). Upgraded to the current schema version, never written back (the revision is the
-/// one read).
+#[doc = crate::__document_doc!(get_revision)]
 pub async fn get_revision<D, S, Q>(store: &S, id: &Q) -> Result<Option<Revision<D>>>
 where
     D: Document,
@@ -255,9 +249,7 @@ fn recorded<D: Document>(entry: BsonDocument) -> Result<Revision<D>> {
 /// History records read per `find`.
 const HISTORY_PAGE: i64 = 100;
 
-/// The revisions of the document `id`, newest first: the current one (unless deleted), then
-/// each recorded one, read 100 per `find` (by revision, from the index `{id: 1, revision:
-/// -1}`), each upgraded to the current schema version.
+#[doc = crate::__document_doc!(history)]
 pub fn history<'a, D, S, Q>(
     store: &'a S,
     id: &Q,
@@ -333,8 +325,7 @@ where
     crate::observe::traced_stream(span, revisions)
 }
 
-/// The document `id` as it was at revision `n`, or `None` when it never had that revision
-/// (one `find`, two when `n` is not the current revision).
+#[doc = crate::__document_doc!(at_revision)]
 pub async fn at_revision<D, S, Q>(store: &S, id: &Q, n: u64) -> Result<Option<D>>
 where
     D: Document,
@@ -350,9 +341,7 @@ where
     })
 }
 
-/// The document `id` as it was at `time` (by the writers' clocks), or `None` when it did not
-/// exist then (not yet inserted, or deleted). A revision written before history was turned on
-/// counts from the beginning of time. One `find`, two for a past state.
+#[doc = crate::__document_doc!(as_of)]
 pub async fn as_of<D, S, Q>(store: &S, id: &Q, time: DateTime) -> Result<Option<D>>
 where
     D: Document,

@@ -123,9 +123,9 @@ pub fn schemas<D: Document>() -> Vec<(&'static str, query::Schema)> {
     out
 }
 
-/// Installs [`schemas`] as the collections' validators (MongoDB: `collMod`, "moderate": a
-/// document stored before may still be updated, so a document without a version or a
-/// revision is adopted by its next write).
+#[doc = crate::__document_doc!(ensure_validator)]
+///
+/// The validators: [`schemas`].
 pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(document.ensure_validator, store, D::COLLECTION, async {
         for (coll, schema) in schemas::<D>() {
@@ -135,7 +135,9 @@ pub async fn ensure_validator<D: Document, S: Store>(store: &S) -> Result<()> {
     })
 }
 
-/// Creates [`indexes`] (once per store and process; the other functions call it).
+#[doc = crate::__document_doc!(ensure_indexes)]
+///
+/// The indexes: [`indexes`], [`history_indexes`].
 pub async fn ensure_indexes<D: Document, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(
         document.ensure_indexes,

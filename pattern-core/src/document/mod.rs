@@ -16,6 +16,7 @@ mod approximate;
 mod archive;
 mod attributes;
 mod codec;
+mod docs;
 mod find;
 mod history;
 mod indexes;
@@ -48,6 +49,7 @@ pub use indexes::{
     ensure_indexes, ensure_validator, gathered_indexes, history_indexes, indexes, own_indexes,
     schemas,
 };
+pub(crate) use model::declares;
 pub use model::Document;
 pub(crate) use ops::find_by_id;
 pub use ops::{

@@ -91,3 +91,14 @@ pub trait Document: Serialize + DeserializeOwned + Send + Sync + Sized {
         Vec::new()
     }
 }
+
+/// What `D` declares (`part`: `D::COMPUTED`, `D::SUBSET`...), or the refusal of an operation
+/// that needs it: "`<collection>` declares no <what>: <attribute>".
+pub(crate) fn declares<D: Document, T>(part: Option<T>, what: &str, attribute: &str) -> Result<T> {
+    part.ok_or_else(|| {
+        crate::Error::invalid(format!(
+            "`{}` declares no {what}: {attribute}",
+            D::COLLECTION
+        ))
+    })
+}

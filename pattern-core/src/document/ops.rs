@@ -13,13 +13,11 @@ use super::{
     Update,
 };
 use crate::observe::{op_span, operation, OpSpan};
-use crate::store::query::{self, FindOptions};
-use crate::store::Store;
+use crate::store::query;
+use crate::store::{find_one, Store};
 use crate::Result;
 
-/// Inserts the document (one `insert`; with history, a `find` of its last recorded revision
-/// first, so that a document deleted and inserted again continues its revisions).
-/// [`store::Error::DuplicateKey`](crate::store::Error::DuplicateKey) when its `_id` exists.
+#[doc = crate::__document_doc!(insert)]
 pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let span = op_span!(document.insert, store, D::COLLECTION);
     let op = async {
@@ -31,13 +29,7 @@ pub async fn insert<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
-/// Writes the whole document over the one with its `_id`, or inserts it (one `update` with
-/// a replacement document and `upsert`). Last writer wins: for fields that change together
-/// under a condition, [`update_one`]; with history, [`save_if`].
-///
-/// On a versioned type the stored document must be at this build's version or an older one:
-/// a newer one is left as it is ([`Error::NewerVersion`](crate::Error::NewerVersion)). With history, one transaction
-/// records the state it replaces.
+#[doc = crate::__document_doc!(save)]
 pub async fn save<D: Document, S: Store>(store: &S, doc: &D) -> Result<()> {
     let span = op_span!(document.save, store, D::COLLECTION);
     let op = async {
@@ -59,16 +51,10 @@ pub(crate) async fn find_by_id<S: Store>(
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
     let by_id = query::Filter::Eq("_id".into(), id.clone());
-    let opts = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store.find(coll, &by_id, &opts).await?.pop())
+    Ok(find_one(store, coll, &by_id).await?)
 }
 
-/// The document with this `_id`, or `None` (one `find` by `_id`). A document of an older
-/// schema version is upgraded (and written back with `write_back`); one of a newer version is
-/// [`Error::NewerVersion`](crate::Error::NewerVersion).
+#[doc = crate::__document_doc!(get)]
 pub async fn get<D, S, Q>(store: &S, id: &Q) -> Result<Option<D>>
 where
     D: Document,
@@ -78,29 +64,14 @@ where
 {
     crate::observe::traced_op!(document.get, store, D::COLLECTION, async move {
         let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        match store.find(D::COLLECTION, &by_id, &one).await?.pop() {
+        match find_one(store, D::COLLECTION, &by_id).await? {
             Some(d) => read_stored::<D, S>(store, d).await.map(Some),
             None => Ok(None),
         }
     })
 }
 
-/// Applies `update` to the first document matching `filter`, atomically, in one `update`
-/// command; whether a document matched (and was updated). The article's checkout:
-/// `filter` `{_id, available: {$gt: 0}}`, `update` `$inc: {available: -1}`, `$push: {checkout:
-/// {...}}`: `false` means no copy was available, and nothing was written. Refuses, before
-/// sending anything, a filter or update whose values did not serialize, and an update that
-/// does nothing ([`store::Error::InvalidInput`](crate::store::Error::InvalidInput)).
-///
-/// On a versioned type the update applies to a document at this build's version only (its
-/// paths are this version's): when none matched, a `find` looks for a match at another
-/// version: an older one is upgraded (written back, compare-and-set) and the update tried
-/// again; a newer one is [`Error::NewerVersion`](crate::Error::NewerVersion), nothing written. With history, the update
-/// runs in a transaction that records the state it replaces.
+#[doc = crate::__document_doc!(update_one)]
 pub async fn update_one<D: Document, S: Store>(
     store: &S,
     filter: Filter<D>,
@@ -120,8 +91,7 @@ pub async fn update_one<D: Document, S: Store>(
     operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
-/// Deletes the document with this `_id`; whether there was one (one `delete`). With history,
-/// a transaction that records its last state (its history stays: [`history`], [`as_of`](super::as_of)).
+#[doc = crate::__document_doc!(delete)]
 pub async fn delete<D, S, Q>(store: &S, id: &Q) -> Result<bool>
 where
     D: Document,
@@ -137,10 +107,7 @@ where
     operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
-/// Writes the whole document over the stored one if that is still at revision `expected`
-/// (the revision the caller read, [`get_revision`](super::get_revision)); else [`Error::Conflict`](crate::Error::Conflict) with the
-/// revision found (`None`: deleted), nothing written. One transaction: a read, the history
-/// record, the replacement.
+#[doc = crate::__document_doc!(save_if)]
 pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -> Result<()> {
     let span = op_span!(document.save_if, store, D::COLLECTION);
     let save = async {
@@ -153,9 +120,7 @@ pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -
     write_if::<D, S>(store, span, save).await
 }
 
-/// Applies `update` to the document `id` if it is still at revision `expected`; else
-/// [`Error::Conflict`](crate::Error::Conflict), nothing written. A document at an older schema version is upgraded
-/// first, in the same transaction (a revision of its own).
+#[doc = crate::__document_doc!(update_if)]
 pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
 where
     D: Document,
@@ -176,7 +141,7 @@ where
     write_if::<D, S>(store, span, update).await
 }
 
-/// Deletes the document `id` if it is still at revision `expected`; else [`Error::Conflict`](crate::Error::Conflict).
+#[doc = crate::__document_doc!(delete_if)]
 pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
 where
     D: Document,
@@ -228,7 +193,9 @@ pub async fn change_variant<D: Document, S: Store>(store: &S, doc: &D) -> Result
     operation(span, indexes_ready::<D, S>(store), op, Ok).await
 }
 
-/// A find of the documents matching `filter` (see [`Find`]: a projection, a sort, a limit).
+#[doc = crate::__document_doc!(find)]
+///
+/// See [`Find`].
 pub fn find<D: Document>(filter: Filter<D>) -> Find<D> {
     Find::new(filter)
 }

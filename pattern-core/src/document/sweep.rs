@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::versions::Versioning;
 use super::write;
-use super::{decode_stored, indexes_ready, polymorphic, to_document, Document, Scope};
+use super::{declares, decode_stored, indexes_ready, polymorphic, to_document, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::checkpoint::Checkpoint;
 use crate::pass::Options;
@@ -83,20 +83,11 @@ fn older<D: Document>(v: &Versioning) -> Filter {
 }
 
 fn versioning<D: Document>() -> Result<Versioning> {
-    D::VERSIONING.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no schema version: #[document(version = N, previous(...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute = "#[document(version = N, previous(...))]";
+    declares::<D, _>(D::VERSIONING, "schema version", attribute)
 }
 
-/// Upgrades every document of `D` stored at an older schema version to the current one (the
-/// sweep), in batches of [`Options::batch_items`] (at most [`SWEEP_BATCH_MAX`]), resumable
-/// after a kill, beside live readers and writers of any version; with `dry_run`, reads and
-/// counts only. A document a conversion refuses is left as it is and reported. On a type with
-/// history each upgrade is a revision. A run after a finished one writes nothing unless an
-/// older document appeared since.
+#[doc = crate::__document_doc!(migrate)]
 pub async fn migrate<D: Document, S: Store>(store: &S, options: &Options<'_>) -> Result<Sweep> {
     crate::observe::traced_op!(document.migrate, store, D::COLLECTION, async {
         let v = versioning::<D>()?;

@@ -1,77 +1,57 @@
 //! Computed parents: a parent's aggregates over its children rebuilt when a child is inserted,
 //! deleted, changed or moved to another parent, or when the parent itself is written.
 
-use std::slice;
+use std::future::Future;
 
 use bson::{doc, Bson};
 
-use super::rule::{bad, leak, parents_of, scope_from, scope_name, scope_stored, text};
-use super::rule::{repair_each, wrote_each, Applied, Keys, Rule};
+use super::parents::{Kept, Parents};
+use super::rule::{bad, leak, scope_from, scope_name, scope_stored, text};
 use crate::document::{drifted_parents, parents_in_line, Computed, ComputedField, ComputedOp};
-use crate::store::{BoxFuture, Change, Store};
+use crate::store::Store;
 use crate::Result;
 
-/// The aggregates `computed` keeps in its parents over `children`.
-pub(crate) struct Aggregates {
-    pub children: &'static str,
-    pub computed: Computed,
-}
+/// The aggregates a computed parent keeps over its children.
+pub(crate) type Aggregates = Parents<Computed>;
 
-impl<S: Store> Rule<S> for Aggregates {
-    fn name(&self) -> String {
-        let (c, children) = (&self.computed, self.children);
+impl Kept for Computed {
+    fn parent(&self) -> &'static str {
+        self.parent
+    }
+
+    fn key(&self) -> &'static str {
+        self.key
+    }
+
+    fn name(&self, children: &str) -> String {
         format!(
             "computed {} over {children}{}",
-            c.parent,
-            scope_name(c.children)
-        )
-    }
-
-    fn watches(&self) -> Vec<(&'static str, bool)> {
-        vec![(self.children, true), (self.computed.parent, false)]
-    }
-
-    /// A child's parent before and after the change (a delete's, or an update's before it,
-    /// from the before-image: without it, unknown); a parent's own `_id`.
-    fn keys(&self, change: &Change) -> Keys {
-        parents_of(
-            change,
-            self.children,
-            self.computed.parent,
-            self.computed.key,
+            self.parent,
+            scope_name(self.children)
         )
     }
 
     /// The parents of every key at once: one read of their children, one of them, one batch of
     /// updates.
-    fn apply<'t>(
+    fn in_line<'t, T: Store>(
         &'t self,
-        tx: &'t S::Txn,
+        tx: &'t T,
+        children: &'t str,
         keys: &'t [Bson],
-    ) -> BoxFuture<'t, Result<Vec<Applied>>> {
-        Box::pin(async move {
-            let wrote = parents_in_line(tx, self.children, &self.computed, keys).await?;
-            Ok(wrote_each(wrote))
-        })
+    ) -> impl Future<Output = Result<Vec<bool>>> + Send + 't {
+        parents_in_line(tx, children, self, keys)
     }
 
-    fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
-        Box::pin(async move {
-            let wrote =
-                parents_in_line(tx, self.children, &self.computed, slice::from_ref(key)).await?;
-            Ok(Applied::wrote(wrote[0]))
-        })
+    fn drifted<'a, S: Store>(
+        &'a self,
+        store: &'a S,
+        children: &'a str,
+    ) -> impl Future<Output = Result<Vec<Bson>>> + Send + 'a {
+        drifted_parents(store, children, self)
     }
 
-    fn repair<'a>(&'a self, store: &'a S) -> BoxFuture<'a, Result<u64>> {
-        Box::pin(async move {
-            let drifted = drifted_parents(store, self.children, &self.computed).await?;
-            repair_each(self, store, drifted).await
-        })
-    }
-
-    fn stored(&self) -> Option<bson::Document> {
-        let c = &self.computed;
+    fn stored(&self, children: &str) -> bson::Document {
+        let c = self;
         let aggregates: Vec<Bson> = (c.aggregates.iter())
             .map(|g| {
                 let op = match g.op {
@@ -83,11 +63,11 @@ impl<S: Store> Rule<S> for Aggregates {
                 Bson::Document(doc! {"of": g.of, "op": op, "into": g.into})
             })
             .collect();
-        Some(doc! {
-            "rule": "computed", "children": self.children, "parent": c.parent, "key": c.key,
+        doc! {
+            "rule": "computed", "children": children, "parent": c.parent, "key": c.key,
             "count": c.count.map_or(Bson::Null, |c| Bson::String(c.into())),
             "aggregates": aggregates, "variant": scope_stored(c.children),
-        })
+        }
     }
 }
 
@@ -112,7 +92,7 @@ impl Aggregates {
         }
         Ok(Aggregates {
             children: leak(text(r, "children")?),
-            computed: Computed {
+            kept: Computed {
                 parent: leak(text(r, "parent")?),
                 key: leak(text(r, "key")?),
                 count: r.get_str("count").ok().map(leak),

@@ -59,6 +59,7 @@ use crate::{Error, Result};
 
 mod computed;
 mod copies;
+mod parents;
 mod rollups;
 mod rule;
 mod state;
@@ -208,13 +209,13 @@ impl<S: Store> Follower<S> {
             if let Some(c) = part.computed {
                 self.add(Box::new(computed::Aggregates {
                     children: D::COLLECTION,
-                    computed: c,
+                    kept: c,
                 }));
             }
             if let Some(s) = part.subset {
                 self.add(Box::new(subset::Subsets {
                     children: D::COLLECTION,
-                    subset: s,
+                    kept: s,
                 }));
             }
         }

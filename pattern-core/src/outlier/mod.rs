@@ -44,7 +44,7 @@ use crate::key::KeyPart;
 use crate::series;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, FindOptions, Schema};
-use crate::store::Store;
+use crate::store::{find_one, Store};
 use crate::validator;
 use crate::{Error, Result};
 
@@ -118,15 +118,7 @@ pub(super) async fn read_main<S: Store>(
     spec: &OutlierSpec<'_>,
     id: &Bson,
 ) -> Result<Option<Document>> {
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store
-        .find(spec.collection, &by_id(id), &one)
-        .await?
-        .into_iter()
-        .next())
+    Ok(find_one(store, spec.collection, &by_id(id)).await?)
 }
 
 /// The main document's array (taken out of it, not copied) and flag.

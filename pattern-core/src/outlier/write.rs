@@ -120,32 +120,9 @@ where
             ),
             Filter::Ne(spec.flag_field.into(), Bson::Boolean(true)),
         ]);
-        let mut update = Update {
-            push: vec![(spec.items_field.into(), vec![x])],
-            ..Update::default()
-        };
-        let pushed = match store
-            .update_one(spec.collection, &room, &mut update, false)
-            .await
-        {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                let coll = spec.collection;
-                return Err(series::name_foreign(
-                    store,
-                    coll,
-                    &by_id(&id),
-                    spec.items_field,
-                    e.into(),
-                )
-                .await);
-            }
-        };
-        if pushed.matched {
+        let Some(x) = push_where(store, &spec, &room, &by_id(&id), vec![x]).await? else {
             return Ok(());
-        }
-        // Not applied: the update still holds the item.
-        let x = std::mem::take(&mut update.push[0].1);
+        };
         flag(store, &spec, &id).await?;
         series::push(store, &spec.overflow, &id, "", x, &[]).await
     })
@@ -184,29 +161,9 @@ where
                 break;
             }
             let take = (t - main.len()).min(xs.len() - done);
-            let mut update = Update {
-                push: vec![(spec.items_field.into(), xs[done..done + take].to_vec())],
-                ..Update::default()
-            };
             let cas = main_has_len(&spec, &id, main.len());
-            let pushed = match store
-                .update_one(spec.collection, &cas, &mut update, false)
-                .await
-            {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    let coll = spec.collection;
-                    return Err(series::name_foreign(
-                        store,
-                        coll,
-                        &cas,
-                        spec.items_field,
-                        e.into(),
-                    )
-                    .await);
-                }
-            };
-            if pushed.matched {
+            let these = xs[done..done + take].to_vec();
+            if push_where(store, &spec, &cas, &cas, these).await?.is_none() {
                 done += take;
                 if done == xs.len() {
                     return Ok(());
@@ -216,4 +173,29 @@ where
         flag(store, &spec, &id).await?;
         series::push(store, &spec.overflow, &id, "", xs.split_off(done), &[]).await
     })
+}
+
+/// `items` pushed to the main document's array where `filter` matches (one `update`): `None`
+/// when it matched, else `items` back. A refusal of the server is named by
+/// [`series::name_foreign`], which reads the document `named` by.
+async fn push_where<S: Store>(
+    store: &S,
+    spec: &OutlierSpec<'_>,
+    filter: &Filter,
+    named: &Filter,
+    items: Vec<Bson>,
+) -> Result<Option<Vec<Bson>>> {
+    let mut update = Update {
+        push: vec![(spec.items_field.into(), items)],
+        ..Update::default()
+    };
+    match (store.update_one(spec.collection, filter, &mut update, false)).await {
+        Ok(outcome) if outcome.matched => Ok(None),
+        // Not applied: the update still holds the items.
+        Ok(_) => Ok(Some(std::mem::take(&mut update.push[0].1))),
+        Err(e) => {
+            let (coll, field) = (spec.collection, spec.items_field);
+            Err(series::name_foreign(store, coll, named, field, e.into()).await)
+        }
+    }
 }

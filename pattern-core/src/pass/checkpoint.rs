@@ -5,8 +5,8 @@
 use crate::store::Error as StoreError;
 use bson::{doc, Bson, Document};
 
-use crate::store::query::{Filter, FindOptions, Update};
-use crate::store::{transaction_with, BoxFuture, Store, Transaction};
+use crate::store::query::{Filter, Update};
+use crate::store::{find_one, transaction_with, BoxFuture, Store, Transaction};
 use crate::{Error, Result};
 
 /// The collection of migration checkpoints: `{_id: "<kind>:<collection>", version, state:
@@ -33,14 +33,7 @@ const SETTINGS: &str = "spec";
 impl Checkpoint {
     /// Reads the checkpoint `name`.
     pub(crate) async fn load<S: Store>(store: &S, name: String) -> Result<Self> {
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        let doc = store
-            .find(CHECKPOINTS, &Filter::eq("_id", name.as_str()), &one)
-            .await?
-            .pop();
+        let doc = find_one(store, CHECKPOINTS, &Filter::eq("_id", name.as_str())).await?;
         let version = doc
             .as_ref()
             .and_then(|d| crate::codec::as_int(d.get("version")?))
@@ -113,16 +106,8 @@ impl Checkpoint {
     /// Ends the sessions an earlier run recorded (its transaction, if it died in one, would
     /// hold its documents until it expires). Returns how many.
     pub(crate) async fn end_earlier_sessions<S: Store>(&self, store: &S) -> Result<u64> {
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
         let id = self.sessions_id();
-        let Some(doc) = store
-            .find(CHECKPOINTS, &Filter::eq("_id", id.as_str()), &one)
-            .await?
-            .pop()
-        else {
+        let Some(doc) = find_one(store, CHECKPOINTS, &Filter::eq("_id", id.as_str())).await? else {
             return Ok(0);
         };
         let ids: Vec<Document> = match doc.get("ids") {

@@ -24,6 +24,9 @@ pub use transaction::{transaction, transaction_tries, transaction_with};
 mod archive_at;
 pub use archive_at::ArchiveAt;
 
+mod one;
+pub(crate) use one::find_one;
+
 #[cfg(any(feature = "memory", feature = "mongodb"))]
 #[macro_use]
 mod delegate;

@@ -10,8 +10,8 @@ use crate::codec::order::compare_values;
 use crate::codec::{as_int, BsonType};
 use crate::error::display_bson;
 use crate::spec::{TreeModel, TreeSpec};
-use crate::store::query::{Filter, FindOptions, IndexSpec, Schema, Update};
-use crate::store::{Extension, ExtensionKey, Store};
+use crate::store::query::{Filter, IndexSpec, Schema, Update};
+use crate::store::{find_one, Extension, ExtensionKey, Store};
 use crate::{Error, Result};
 
 /// The separator of materialized paths (the seed's).
@@ -337,11 +337,7 @@ pub(crate) async fn get<S: Store>(
     spec: &TreeSpec,
     id: &Bson,
 ) -> Result<Option<Document>> {
-    let opts = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    Ok(store.find(spec.collection, &by_id(id), &opts).await?.pop())
+    Ok(find_one(store, spec.collection, &by_id(id)).await?)
 }
 
 /// The node, or [`Error::UnknownNode`].

@@ -1,6 +1,7 @@
 //! The generated methods: one list of [`Method`]s (the table every derive fills), each with
-//! its documentation, parameters and the function of `::pattern_core::document` it calls;
-//! which types get it; whether it writes.
+//! its parameters and the function of `::pattern_core::document` it calls (whose
+//! documentation, `pattern_core`'s `__document_doc!`, is the method's); which types get it;
+//! whether it writes.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -39,28 +40,14 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
             On::Every,
             Method {
                 ret: quote!(()),
-                ..Method::named("Creates the multikey index of each keyword array (and the history collection's \
-                      index) now rather than on first use (once per store and process).", "ensure_indexes")
+                ..Method::op("ensure_indexes")
             },
         ),
         (
             On::Every,
             Method {
                 ret: quote!(()),
-                ..Method::named("Installs the `$jsonSchema` validators of the collections (the schema version \
-                      and the revision fields, the history records): `document::schemas`.", "ensure_validator")
-            },
-        ),
-        (
-            On::Every,
-            Method {
-                receiver: true,
-                ret: quote!(()),
-                args: quote!(self,),
-                writes: true,
-                ..Method::named("Inserts this document (one `insert`), keywords normalised, its schema version \
-                      stamped. `DuplicateKey` when its `_id` exists. With history: revision 1 (or the \
-                      next after a deleted one's).", "insert")
+                ..Method::op("ensure_validator")
             },
         ),
         (
@@ -70,10 +57,17 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(self,),
                 writes: true,
-                ..Method::named("Writes this whole document over the one with its `_id`, or inserts it (one \
-                      `update` with a replacement and `upsert`). For fields that change together \
-                      under a condition, `update_one`. Never over a document of a newer schema \
-                      version (`NewerVersion`). With history, a revision (one transaction).", "save")
+                ..Method::op("insert")
+            },
+        ),
+        (
+            On::Every,
+            Method {
+                receiver: true,
+                ret: quote!(()),
+                args: quote!(self,),
+                writes: true,
+                ..Method::op("save")
             },
         ),
         (
@@ -83,8 +77,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Own,
                 ret: quote!(::core::option::Option<Self>),
                 args: quote!(id,),
-                ..Method::named("The document with this `_id`, or `None` (one `find`), upgraded from its stored \
-                      schema version; `NewerVersion` for a version this build does not know.", "get")
+                ..Method::op("get")
             },
         ),
         (
@@ -94,11 +87,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(bool),
                 args: quote!(filter, update,),
                 writes: true,
-                ..Method::named("Applies `update` to the first document matching `filter`, atomically, in one \
-                      `update` command; whether one matched (and was updated). The article's \
-                      checkout: `Book::ID.eq(id).and(Book::AVAILABLE.gt(0))`, \
-                      `Update::new().inc(Book::AVAILABLE, -1).push(Book::CHECKOUT, item)`. \
-                      With history, a revision (one transaction).", "update_one")
+                ..Method::op("update_one")
             },
         ),
         (
@@ -109,8 +98,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(bool),
                 args: quote!(id,),
                 writes: true,
-                ..Method::named("Deletes the document with this `_id`; whether there was one. With history, its \
-                      last state is recorded in the same transaction.", "delete")
+                ..Method::op("delete")
             },
         ),
         (
@@ -120,8 +108,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 params: quote!(filter: #module::Filter<Self>,),
                 ret: quote!(#module::Find<Self>),
                 args: quote!(filter,),
-                ..Method::named("A find of the documents matching `filter`: add a projection, a sort, a limit, \
-                      then read them with `all`, `all_as`, `one`, `one_as` or `stream`.", "find")
+                ..Method::op("find")
             },
         ),
         (
@@ -131,9 +118,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(#module::Sweep),
                 args: quote!(options,),
                 writes: true,
-                ..Method::named("The sweep: upgrades every stored document of an older schema version to this \
-                      one, in batches, resumable after a kill, exactly once, beside live readers and \
-                      writers; `dry_run` counts only.", "migrate")
+                ..Method::op("migrate")
             },
         ),
         (
@@ -144,16 +129,14 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(id,),
                 writes: true,
-                ..Method::named("Rebuilds the aggregates of the parent `id` from its children, in one \
-                      transaction (after writes by other tools).", "recompute")
+                ..Method::op("recompute")
             },
         ),
         (
             On::Computed,
             Method {
                 ret: quote!(::std::vec::Vec<#module::Drift>),
-                ..Method::named("The parents whose stored aggregates differ from their children's (one scan \
-                      of each collection).", "verify")
+                ..Method::op("verify")
             },
         ),
         (
@@ -164,16 +147,14 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(id,),
                 writes: true,
-                ..Method::named("Rewrites the subset of the parent `id` from its children, in one transaction \
-                      (after writes by other tools, or a change of `keep` or `order`).", "resubset")
+                ..Method::op("resubset")
             },
         ),
         (
             On::Subset,
             Method {
                 ret: quote!(::std::vec::Vec<::std::string::String>),
-                ..Method::named("The parents whose subset differs from their children's first `keep` (their \
-                      `_id`s): run `resubset` on them.", "verify_subsets")
+                ..Method::op("verify_subsets")
             },
         ),
         (
@@ -183,16 +164,14 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Any,
                 ret: quote!(::core::option::Option<::std::vec::Vec<Self>>),
                 args: quote!(id,),
-                ..Method::named("The subset the parent `id` embeds, as this type (one `find` of the parent);                   `None` without the parent. Every child: `find` by the key, with a sort.", "subset")
+                ..Method::op("subset")
             },
         ),
         (
             On::References,
             Method {
                 ret: quote!(::std::vec::Vec<#module::StaleCopy>),
-                ..Method::named("The copies this type's documents hold (`#[document(reference)]` fields) that \
-                      differ from their source, or whose source is gone (after writes by other \
-                      tools): one scan, one `find` of the sources per 1,000 documents.", "verify_copies")
+                ..Method::op("verify_copies")
             },
         ),
         (
@@ -202,10 +181,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(#module::Repaired),
                 args: quote!(opts,),
                 writes: true,
-                ..Method::named("Brings every copy `verify_copies` lists in line with its source, in batches \
-                      of `opts.batch_items` (1,000 at most), each a transaction; run it again after \
-                      a kill. Copies of a deleted source behind a required reference are listed, \
-                      left as they are.", "repair_copies")
+                ..Method::op("repair_copies")
             },
         ),
         (
@@ -215,17 +191,14 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(#module::Propagated),
                 args: quote!(::core::option::Option::None, opts,),
                 writes: true,
-                ..Method::named("Finishes the propagations of this type's writes past its `fan_out` that are \
-                      recorded and not finished (a `deferred` type's, or a killed one's), in \
-                      batches of `fan_out` copies (or `opts.batch_items`), each a transaction.", "propagate")
+                ..Method::op("propagate")
             },
         ),
         (
             On::Referenced,
             Method {
                 ret: quote!(::std::vec::Vec<#module::Pending>),
-                ..Method::named("The propagations of this type's writes recorded and not finished, each with \
-                      the time since which its copies not yet reached are stale.", "pending_propagations")
+                ..Method::op("pending_propagations")
             },
         ),
         (
@@ -235,8 +208,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Own,
                 ret: quote!(::core::option::Option<#module::Revision<Self>>),
                 args: quote!(id,),
-                ..Method::named("The document with this `_id` and its revision (for `save_if`, `update_if`, \
-                      `delete_if`), or `None` (one `find`).", "get_revision")
+                ..Method::op("get_revision")
             },
         ),
         (
@@ -247,8 +219,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(self, expected,),
                 writes: true,
-                ..Method::named("Writes this whole document if the stored one is still at revision `expected`; \
-                      else `Conflict` (expected, found), nothing written.", "save_if")
+                ..Method::op("save_if")
             },
         ),
         (
@@ -259,8 +230,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(id, expected, update,),
                 writes: true,
-                ..Method::named("Applies `update` to the document `id` if it is still at revision `expected`; \
-                      else `Conflict`, nothing written.", "update_if")
+                ..Method::op("update_if")
             },
         ),
         (
@@ -271,8 +241,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 ret: quote!(()),
                 args: quote!(id, expected,),
                 writes: true,
-                ..Method::named("Deletes the document `id` if it is still at revision `expected`; else \
-                      `Conflict`.", "delete_if")
+                ..Method::op("delete_if")
             },
         ),
         (
@@ -283,8 +252,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Own,
                 ret: quote!(#module::Revision<Self>),
                 args: quote!(id,),
-                ..Method::named("The revisions of the document `id`, newest first: the current one, then each \
-                      recorded one (a stream, 100 records per `find`).", "history")
+                ..Method::op("history")
             },
         ),
         (
@@ -294,7 +262,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Own,
                 ret: quote!(::core::option::Option<Self>),
                 args: quote!(id, n,),
-                ..Method::named("The document `id` as it was at revision `n`, or `None`.", "at_revision")
+                ..Method::op("at_revision")
             },
         ),
         (
@@ -304,7 +272,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
                 q: Q::Own,
                 ret: quote!(::core::option::Option<Self>),
                 args: quote!(id, time,),
-                ..Method::named("The document `id` as it was at `time`, or `None` when it did not exist then.", "as_of")
+                ..Method::op("as_of")
             },
         ),
     ];
@@ -327,7 +295,7 @@ pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream
         key: "id",
         module: "document",
         key_bound: KeyBound::Serialize,
-        docs: None,
+        docs: "__document_doc",
     };
     let mut writes = Vec::new();
     let methods = (list.into_iter())

@@ -75,7 +75,7 @@ fn methods(bodies: Bodies, generic_id: bool, id: &TokenStream) -> Vec<TokenStrea
         key: "id",
         module: "tree",
         key_bound: KeyBound::Serialize,
-        docs: Some("__tree_doc"),
+        docs: "__tree_doc",
     };
     let none = || quote!();
     let unit = || quote!(());

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::codec::number;
 use crate::codec::order::{same_value, value_key, values_equal};
 use crate::document::scope::Scope;
-use crate::document::{find_by_id, id_bson, set_each, Document, Field, Numeric};
+use crate::document::{declares, find_by_id, id_bson, set_each, Document, Field, Numeric};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
 use crate::store::{transaction_with, Store};
@@ -558,16 +558,11 @@ fn rounding(values: &[&Bson]) -> f64 {
 }
 
 fn computed_of<D: Document>() -> Result<Computed> {
-    D::COMPUTED.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no computed parent: #[document(computed(parent = ..., key = ...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute = "#[document(computed(parent = ..., key = ...))]";
+    declares::<D, _>(D::COMPUTED, "computed parent", attribute)
 }
 
-/// Rebuilds the aggregates of the parent `id` from its children, in one transaction (a `find`
-/// of the children, an `update` of the parent): after writes by other tools.
+#[doc = crate::__document_doc!(recompute)]
 pub async fn recompute<D, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     D: Document,
@@ -672,10 +667,7 @@ pub struct Drift {
     pub computed: String,
 }
 
-/// Compares every parent's aggregates with its children's (one scan of the children, one of
-/// the parents; memory: the children of one parent at a time is not needed, one accumulator
-/// list per parent is kept). Numbers compare by value (an Int32 3 equals an Int64 3; averages
-/// within 1e-9 relative).
+#[doc = crate::__document_doc!(verify)]
 pub async fn verify<D: Document, S: Store>(store: &S) -> Result<Vec<Drift>> {
     crate::observe::traced_op!(document.verify_computed, store, D::COLLECTION, async {
         let c = computed_of::<D>()?;

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::codec::order::{value_key, values_equal};
 use crate::document::scope::Scope;
-use crate::document::{find_by_id, id_bson, set_each, Document, Field};
+use crate::document::{declares, find_by_id, id_bson, set_each, Document, Field};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, PushSort, Update};
 use crate::store::{transaction_with, Store};
@@ -199,16 +199,12 @@ async fn rewrite<D: Document, T: Store>(
 }
 
 fn subset_of<D: Document>() -> Result<Subset> {
-    D::SUBSET.ok_or_else(|| {
-        Error::invalid(format!(
-            "`{}` declares no subset: #[document(subset(parent = ..., key = ..., into = ..., keep = N, order = ...))]",
-            D::COLLECTION
-        ))
-    })
+    let attribute =
+        "#[document(subset(parent = ..., key = ..., into = ..., keep = N, order = ...))]";
+    declares::<D, _>(D::SUBSET, "subset", attribute)
 }
 
-/// Rewrites the subset of the parent `id` from its children, in one transaction (after
-/// writes by other tools, or a change of `keep` or `order`).
+#[doc = crate::__document_doc!(resubset)]
 pub async fn resubset<D, S, Q>(store: &S, id: &Q) -> Result<()>
 where
     D: Document,
@@ -225,9 +221,7 @@ where
     })
 }
 
-/// Every parent whose subset differs from its children's first `keep` by the order (the
-/// parents' `_id`s, relaxed Extended JSON): one scan of the parents, one read of each one's
-/// first children.
+#[doc = crate::__document_doc!(verify_subsets)]
 pub async fn verify_subsets<D: Document, S: Store>(store: &S) -> Result<Vec<String>> {
     crate::observe::traced_op!(document.verify_subsets, store, D::COLLECTION, async {
         let s = subset_of::<D>()?;
@@ -326,8 +320,7 @@ pub(crate) async fn subsets_in_line<T: Store>(
     set_each(tx, s.parent, sets, keys).await
 }
 
-/// The parent's subset as stored (one `find`), as the child type: what a read of the parent
-/// gives without a lookup.
+#[doc = crate::__document_doc!(subset)]
 pub async fn subset<D, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<D>>>
 where
     D: Document,

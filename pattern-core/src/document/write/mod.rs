@@ -21,8 +21,8 @@ use super::polymorphic;
 use super::related::reference::{self, REFERENCES};
 use super::versions::{self, Stored};
 use super::{decode_stored, find_by_id, to_document, Document};
-use crate::store::query::{Filter, FindOptions, Update};
-use crate::store::{transaction_with, BoxFuture, Store};
+use crate::store::query::{Filter, Update};
+use crate::store::{find_one, transaction_with, BoxFuture, Store};
 use crate::{Error, Result};
 use stages::{Guard, Plan};
 
@@ -243,7 +243,7 @@ async fn staged<D: Document, T: Store>(
             let cur = match expected {
                 None => read_current::<D, T>(t, filter).await?,
                 Some((id, e)) => {
-                    let cur = t.find(D::COLLECTION, filter, &one()).await?.pop();
+                    let cur = find_one(t, D::COLLECTION, filter).await?;
                     plan.guard::<D>(&Guard {
                         id,
                         stored: cur.as_ref(),
@@ -283,7 +283,7 @@ async fn staged<D: Document, T: Store>(
         }
         Write::Delete { id, expected } => {
             let by_id = polymorphic::scope::<D>(Filter::Eq("_id".into(), id.clone()));
-            let cur = t.find(D::COLLECTION, &by_id, &one()).await?.pop();
+            let cur = find_one(t, D::COLLECTION, &by_id).await?;
             plan.guard::<D>(&Guard {
                 id,
                 stored: cur.as_ref(),
@@ -456,15 +456,15 @@ async fn read_current<D: Document, T: Store>(
         versions::current_filter::<D>(),
         versions::not_current_filter::<D>(),
     ) else {
-        return Ok(tx.find(D::COLLECTION, filter, &one()).await?.pop());
+        return Ok(find_one(tx, D::COLLECTION, filter).await?);
     };
     let current = Filter::And(vec![filter.clone(), at_current]);
     let other = Filter::And(vec![filter.clone(), not_current]);
     for _ in 0..UPGRADE_ATTEMPTS {
-        if let Some(cur) = tx.find(D::COLLECTION, &current, &one()).await?.pop() {
+        if let Some(cur) = find_one(tx, D::COLLECTION, &current).await? {
             return Ok(Some(cur));
         }
-        let Some(found) = tx.find(D::COLLECTION, &other, &one()).await?.pop() else {
+        let Some(found) = find_one(tx, D::COLLECTION, &other).await? else {
             return Ok(None);
         };
         upgraded::<D, T>(tx, found).await?;
@@ -577,7 +577,7 @@ async fn guarded_update<D: Document, S: Store>(
         }
         // At any version: none is no match; one at the current version was upgraded by
         // another writer since the update (try again).
-        let Some(found) = store.find(D::COLLECTION, &filter, &one()).await?.pop() else {
+        let Some(found) = find_one(store, D::COLLECTION, &filter).await? else {
             return Ok(false);
         };
         match versions::classify::<D>(&found)? {
@@ -605,13 +605,6 @@ async fn guarded_update<D: Document, S: Store>(
 
 fn id_of(doc: &BsonDocument) -> Bson {
     doc.get("_id").cloned().unwrap_or(Bson::Null)
-}
-
-fn one() -> FindOptions {
-    FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    }
 }
 
 impl Stamp {

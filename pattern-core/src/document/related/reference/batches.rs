@@ -4,12 +4,12 @@
 use bson::{Bson, Document as BsonDocument};
 use serde::Serialize;
 
-use super::{entry_id, is_job, jobs_of, set_copies, stale, Referrer, REFERENCES};
+use super::{entry_id, is_job, jobs_of, set_copies, stale, CopiesOf, Referrer, REFERENCES};
 use crate::document::{find_by_id, parts, Document, Scope};
 use crate::error::display_bson;
 use crate::pass::Options;
 use crate::store::query::{Filter, FindOptions, Update};
-use crate::store::{transaction_with, Store};
+use crate::store::{find_one, transaction_with, Store};
 use crate::{Error, Result};
 
 /// The propagations recorded for `D`'s documents and not finished.
@@ -24,7 +24,7 @@ pub struct Pending {
     pub since_ms: i64,
 }
 
-/// The propagations of `D`'s writes recorded and not finished (one `find` of [`REFERENCES`]).
+#[doc = crate::__document_doc!(pending_propagations)]
 pub async fn pending_propagations<D: Document, S: Store>(store: &S) -> Result<Vec<Pending>> {
     crate::observe::traced_op!(document.pending_propagations, store, D::COLLECTION, async {
         let mut out = Vec::new();
@@ -83,10 +83,9 @@ pub struct Propagated {
     pub batches: u64,
 }
 
-/// Finishes every recorded propagation of `D`'s writes (or of the document `only`): in batches
-/// of `opts.batch_items` copies (the type's `fan_out` by default), each a transaction that reads
-/// the source as it is then and sets the copies listed as differing from it; the last one
-/// removes the job. `opts.progress` is called after each batch with the copies set so far.
+#[doc = crate::__document_doc!(propagate)]
+///
+/// `only`: the document whose propagations alone to finish; `None`: every one.
 pub async fn propagate<D: Document, S: Store>(
     store: &S,
     only: Option<&Bson>,
@@ -157,11 +156,7 @@ async fn source_of<D: Document, T: Store>(
     id: &Bson,
 ) -> Result<Option<BsonDocument>> {
     let by_id = Scope::narrow_to::<D>(Filter::Eq("_id".into(), id.clone()));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    let source = t.find(D::COLLECTION, &by_id, &one).await?.pop();
+    let source = find_one(t, D::COLLECTION, &by_id).await?;
     let source = source.map(|s| r.field.current(s)).transpose()?;
     if source.is_none() && !r.field.follows_delete() {
         return Err(Error::invalid(format!(
@@ -213,7 +208,13 @@ async fn batch_of<D: Document, S: Store>(
         Box::pin(async move {
             let (r, id) = (&*r, &*id);
             let source = source_of::<D, _>(tx, r, id).await?;
-            set_copies(tx, r.collection, &r.field, id, source.as_ref(), ids.clone()).await
+            let copies = CopiesOf {
+                coll: r.collection,
+                r: &r.field,
+                id,
+                source: source.as_ref(),
+            };
+            set_copies(tx, copies, ids.clone()).await
         })
     })
     .await

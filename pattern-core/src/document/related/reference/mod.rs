@@ -47,7 +47,7 @@ use crate::codec::order::same_value;
 use crate::document::{find_by_id, id_bson, Document, Scope, Subset};
 use crate::error::display_bson;
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::{Store, WriteOp};
+use crate::store::{find_one, Store, WriteOp};
 use crate::{Error, Result};
 
 /// The collection of the library's entries per referenced source document (`_id`:
@@ -181,14 +181,7 @@ impl ReferenceField {
         tx: &T,
         id: &Bson,
     ) -> Result<Option<BsonDocument>> {
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        Ok(tx
-            .find(self.source, &self.source_by_id(id), &one)
-            .await?
-            .pop())
+        Ok(find_one(tx, self.source, &self.source_by_id(id)).await?)
     }
 }
 
@@ -353,6 +346,17 @@ fn among(ids: Vec<Bson>, routed: bool) -> Filter {
     }
 }
 
+/// The copies of the source `id` in `r`, held in `coll`, and what they are set to: `source`'s
+/// values (`None`: it is gone, they become `null`). What [`set_copies`], [`rewrite_copies`] and
+/// [`bring_in_line`] write.
+#[derive(Clone, Copy)]
+struct CopiesOf<'a> {
+    coll: &'a str,
+    r: &'a ReferenceField,
+    id: &'a Bson,
+    source: Option<&'a BsonDocument>,
+}
+
 /// The copies of the source `id` among `ids` (see [`among`]), found stale by the caller, set to
 /// `source`'s values, in `coll`: one update, marked as the copies' by its comment
 /// ([`REFERENCE_COPIES`]); how many matched.
@@ -364,14 +368,8 @@ fn among(ids: Vec<Bson>, routed: bool) -> Filter {
 /// which MongoDB does not write again. Checking the staleness per copy instead cost a quarter
 /// of the update's time on the test server (BENCHMARKS.md, section 11). Copies elsewhere than
 /// a field of their own: [`rewrite_copies`].
-async fn set_copies<T: Store>(
-    t: &T,
-    coll: &str,
-    r: &ReferenceField,
-    id: &Bson,
-    source: Option<&BsonDocument>,
-    ids: Vec<Bson>,
-) -> Result<u64> {
+async fn set_copies<T: Store>(t: &T, copies: CopiesOf<'_>, ids: Vec<Bson>) -> Result<u64> {
+    let (coll, r, id, source) = (copies.coll, copies.r, copies.id, copies.source);
     let holders = r.subset.map(|_| ids.clone());
     let written = if r.flat() {
         let routed = t.routes_by_shard_key().await?;
@@ -384,7 +382,7 @@ async fn set_copies<T: Store>(
             .await?;
         matched.first().copied().unwrap_or(0)
     } else {
-        rewrite_copies(t, coll, r, id, source, ids).await?
+        rewrite_copies(t, copies, ids).await?
     };
     if let (Some(s), Some(holders)) = (r.subset, holders) {
         if written > 0 {
@@ -419,14 +417,8 @@ async fn subsets_of<T: Store>(t: &T, coll: &str, s: &Subset, ids: Vec<Bson>) -> 
 /// [`set_copies`] of a field whose copies are not the field itself (see [`place`]): the holders
 /// among `ids` read (their `_id` and the field: one `find`), and each whose field changes sent
 /// its new value (one write of them all, each by `_id`); how many were.
-async fn rewrite_copies<T: Store>(
-    t: &T,
-    coll: &str,
-    r: &ReferenceField,
-    id: &Bson,
-    source: Option<&BsonDocument>,
-    ids: Vec<Bson>,
-) -> Result<u64> {
+async fn rewrite_copies<T: Store>(t: &T, copies: CopiesOf<'_>, ids: Vec<Bson>) -> Result<u64> {
+    let (coll, r, id, source) = (copies.coll, copies.r, copies.id, copies.source);
     let opts = FindOptions {
         projection: vec!["_id".into(), r.path.into()],
         comment: Some(REFERENCE_COPIES),
@@ -547,12 +539,10 @@ fn stale(r: &ReferenceField, id: &Bson, source: Option<&BsonDocument>) -> Filter
 /// how many.
 async fn bring_in_line<T: Store>(
     tx: &T,
-    coll: &str,
-    r: &ReferenceField,
-    id: &Bson,
-    source: Option<&BsonDocument>,
+    copies: CopiesOf<'_>,
     limit: usize,
 ) -> Result<(usize, bool)> {
+    let (coll, r, id, source) = (copies.coll, copies.r, copies.id, copies.source);
     let opts = FindOptions {
         limit: Some(limit as i64 + 1),
         sort: vec![("_id".into(), 1)],
@@ -567,7 +557,7 @@ async fn bring_in_line<T: Store>(
         .collect();
     let n = ids.len();
     if n > 0 {
-        set_copies(tx, coll, r, id, source, ids).await?;
+        set_copies(tx, copies, ids).await?;
     }
     Ok((n, more))
 }
@@ -636,7 +626,13 @@ pub(crate) async fn propagate_later<D: Document, T: Store>(
             }
             continue;
         }
-        let (_, more) = bring_in_line(tx, r.collection, &r.field, id, after, fan_out).await?;
+        let copies = CopiesOf {
+            coll: r.collection,
+            r: &r.field,
+            id,
+            source: after,
+        };
+        let (_, more) = bring_in_line(tx, copies, fan_out).await?;
         if more {
             later.push(r);
         }

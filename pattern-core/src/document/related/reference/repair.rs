@@ -5,7 +5,7 @@ use bson::{Bson, Document as BsonDocument};
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::{bring_in_line, ReferenceField, REFERENCE_VERIFY};
+use super::{bring_in_line, CopiesOf, ReferenceField, REFERENCE_VERIFY};
 use crate::codec::order::{value_key as id_key, values_equal};
 use crate::document::{Document, Scope};
 use crate::error::display_bson;
@@ -30,8 +30,7 @@ pub struct StaleCopy {
     pub source_missing: bool,
 }
 
-/// Every copy in `D`'s documents that differs from its source, or whose source is gone: one
-/// scan of `D`'s collection, one `find` of the sources per 1,000 documents.
+#[doc = crate::__document_doc!(verify_copies)]
 pub async fn verify_copies<D: Document, S: Store>(store: &S) -> Result<Vec<StaleCopy>> {
     crate::observe::traced_op!(document.verify_copies, store, D::COLLECTION, async {
         Ok(stale_copies::<D, S>(store)
@@ -163,9 +162,7 @@ pub struct Repaired {
     pub orphans: Vec<StaleCopy>,
 }
 
-/// Brings every copy [`verify_copies`] lists in line with its source, source by source, in
-/// batches of `opts.batch_items` (1,000 by default), each a transaction that reads the source
-/// as it is then. Killed, it is run again: it finds what is left.
+#[doc = crate::__document_doc!(repair_copies)]
 pub async fn repair_copies<D: Document, S: Store>(
     store: &S,
     opts: &Options<'_>,
@@ -201,7 +198,18 @@ pub(crate) async fn repair_copies_of<S: Store>(
                 Box::pin(async move {
                     let source = r.read_source(tx, &id).await?;
                     let source = source.map(|s| r.current(s)).transpose()?;
-                    bring_in_line(tx, coll, r, &id, source.as_ref(), batch).await
+                    let source = source.as_ref();
+                    bring_in_line(
+                        tx,
+                        CopiesOf {
+                            coll,
+                            r,
+                            id: &id,
+                            source,
+                        },
+                        batch,
+                    )
+                    .await
                 })
             })
             .await?;
@@ -234,7 +242,18 @@ pub(crate) async fn source_in_line<T: Store>(
     }
     let mut written = 0;
     loop {
-        let (n, more) = bring_in_line(tx, coll, r, id, source.as_ref(), 1_000).await?;
+        let source = source.as_ref();
+        let (n, more) = bring_in_line(
+            tx,
+            CopiesOf {
+                coll,
+                r,
+                id,
+                source,
+            },
+            1_000,
+        )
+        .await?;
         if n > 0 && written == 0 {
             super::touch(tx, r.source, id).await?;
         }
