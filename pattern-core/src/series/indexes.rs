@@ -10,7 +10,7 @@ use super::memo::BoundsMark;
 use crate::codec::as_int;
 use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
 use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
-use crate::store::Store;
+use crate::store::{find_one, Store};
 use crate::{Error, Result};
 
 impl SeriesSpec<'_> {
@@ -112,13 +112,9 @@ impl SeriesSpec<'_> {
         if let Some(known) = memo(store).bounds_mark(coll) {
             return Ok(known);
         }
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
         let filter = Filter::Eq("_id".into(), Bson::String(coll.into()));
-        let found = store.find(BOUNDED_COLLECTIONS, &filter, &one).await?;
-        let mark = found.first().map_or_else(BoundsMark::default, |m| {
+        let found = find_one(store, BOUNDED_COLLECTIONS, &filter).await?;
+        let mark = found.as_ref().map_or_else(BoundsMark::default, |m| {
             let all_bounded = m.get_bool(BOUNDED_FIELD) == Ok(true);
             let rollup = match m.get_array(ROLLUP_MARK) {
                 Ok(fields) => super::rollup::fingerprint(fields.iter().filter_map(Bson::as_str)),

@@ -15,7 +15,7 @@ use crate::error::display_bson;
 use crate::series::Kept;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::{BatchOutcome, Store, WriteOp};
+use crate::store::{find_one, BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
 /// Attempts before a retry loop reports [`store::Error::Contention`](crate::store::Error::Contention). Every retry follows a write of
@@ -311,17 +311,10 @@ pub(crate) async fn name_foreign<S: Store>(
         one => vec![one.clone()],
     };
     all.push(Filter::NotArray(field.to_owned().into()));
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
     // The error a read of the document gives.
-    match store.find(coll, &Filter::And(all), &one).await {
-        Ok(mut docs) => match docs.pop() {
-            Some(mut doc) => take_array(coll, field, &mut doc).err().unwrap_or(e),
-            None => e,
-        },
-        Err(_) => e,
+    match find_one(store, coll, &Filter::And(all)).await {
+        Ok(Some(mut doc)) => take_array(coll, field, &mut doc).err().unwrap_or(e),
+        Ok(None) | Err(_) => e,
     }
 }
 
@@ -340,11 +333,7 @@ async fn number_held_by_foreign<S: Store>(
         spec.by_key(key),
         Filter::Eq(Path::from(field), Bson::Int64(seq)),
     ]);
-    let one = FindOptions {
-        limit: Some(1),
-        ..FindOptions::default()
-    };
-    match store.find(spec.collection, &holder, &one).await?.first() {
+    match find_one(store, spec.collection, &holder).await?.as_ref() {
         Some(doc) if !spec.in_series().matches(doc) => Err(Error::decode(
             spec.collection,
             doc.get("_id"),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::codec::raw::{from_raw, raw_value};
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, FindOptions, Path};
-use crate::store::{ArrayStats, Store};
+use crate::store::{find_one, ArrayStats, Store};
 use crate::{Error, Result};
 
 /// Documents a stream returns per round trip (its first find fetches one more, which it
@@ -308,14 +308,10 @@ pub(crate) async fn stats<S: Store>(
             key,
             [Filter::NotArray(Path::from(spec.items_field.to_owned()))],
         );
-        let one = FindOptions {
-            limit: Some(1),
-            ..FindOptions::default()
-        };
-        let doc = store.find(spec.collection, &bad, &one).await?;
+        let doc = find_one(store, spec.collection, &bad).await?;
         return Err(Error::decode(
             spec.collection,
-            doc.first().and_then(|d| d.get("_id")),
+            doc.as_ref().and_then(|d| d.get("_id")),
             format!("`{}` is not an array", spec.items_field),
         ));
     }
