@@ -4,9 +4,9 @@
 //! (`ingest`, time bounds and a summary of `qty` kept). Prints, per layout: ingest
 //! throughput (the layouts' batches interleaved, each timed), the last 10 trades of a
 //! customer, a one-day range of a customer, the total quantity of a customer over all
-//! history, and storage (documents, bytes, indexes); and the floor of a read from this
-//! process (a find of an absent `_id`, beside each by-day range read), against which a
-//! target's ratio can be judged.
+//! history, and storage (documents, bytes, indexes); and, beside each by-day range read, the
+//! floor of a read from this process (a find of an absent `_id`) and the same `_id` range sent
+//! by the driver, against which a target's ratio can be judged.
 //!
 //!     cargo bench -p pattern-bench --bench timeseries
 //!
@@ -144,9 +144,11 @@ async fn run() {
     let mut timed: Vec<Timed> = vec![Timed::default(); names.len()];
     // The floor of a read from this process, per window: a find of an `_id` no document has in
     // the by-day buckets (one round trip, one lookup in the index their range reads use, nothing
-    // returned), sent just before the by-day read of the window.
+    // returned), then the `_id` range the by-day read sends, by the driver, both sent just
+    // before the by-day read of the window.
     let daily: Collection<Document> = db.collection("trades_daily");
     let mut floor: [Vec<Duration>; 3] = Default::default();
+    let mut by_driver: [Vec<Duration>; 3] = Default::default();
     for (i, &c) in picks.iter().enumerate() {
         for (l, name) in names.into_iter().enumerate() {
             let (last10, windows, total) = &mut timed[l];
@@ -181,6 +183,19 @@ async fn run() {
                     let none = daily.find_one(doc! {"_id": absent}).await.unwrap();
                     floor[w].push(t.elapsed());
                     assert!(none.is_none());
+                    // The `_id` range the library's read sends, by the driver: its buckets
+                    // decoded as documents, nothing left out.
+                    const DAY: i64 = 86_400_000;
+                    let (f, t_) = (from.timestamp_millis(), to.timestamp_millis());
+                    let end = (t_ - 1).div_euclid(DAY) * DAY + DAY;
+                    let (lo, hi) = (f.div_euclid(DAY) * DAY / 1000, (end - 1) / 1000 + 1);
+                    let ids =
+                        doc! {"_id": {"$gte": format!("{c}_{lo}"), "$lt": format!("{c}_{hi}")}};
+                    let t = Instant::now();
+                    let docs: Vec<Document> =
+                        daily.find(ids).await.unwrap().try_collect().await.unwrap();
+                    by_driver[w].push(t.elapsed());
+                    assert!(!docs.is_empty());
                 }
                 let t = Instant::now();
                 let got: Vec<i64> = match name {
@@ -313,6 +328,14 @@ async fn run() {
         ms(unwound)
     );
     let floor = floor.map(median);
+    let by_driver = by_driver.map(median);
+    println!(
+        "the by-day read's `_id` range by the driver: one hour {:.3} ms, one day {:.3} ms, one \
+         month {:.3} ms (medians)",
+        ms(by_driver[0]),
+        ms(by_driver[1]),
+        ms(by_driver[2])
+    );
     println!(
         "the floor of a read (a find of an absent `_id` of the by-day buckets, before each of \
          their reads): one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms (medians)",
