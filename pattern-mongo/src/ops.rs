@@ -10,6 +10,9 @@ use pattern_store::query::{Filter, FindOptions, Graph, GraphLookup, Path, Update
 use pattern_store::{ArrayStats, UpdateOutcome};
 use pattern_store::{Error, Result};
 
+/// The field [`MongoStore::find_raw_then_in`] wraps the second read's document in.
+const THEN_FIELD: &str = "__pattern_then";
+
 /// Every document of a find or an aggregation's cursor (`$action`), in `$session` when there is
 /// one: the driver's two cursor types read alike.
 macro_rules! collect {
@@ -234,6 +237,70 @@ impl MongoStore {
         let docs: Vec<T> = read.map_err(|e| map_err(coll, e))?;
         pattern_store::observe::command(docs.len() as u64);
         Ok(docs)
+    }
+
+    /// [`Store::find_raw_then`](pattern_store::Store::find_raw_then): one `aggregate`, the
+    /// find as stages (`$match`, `$sort`, `$skip`, `$limit`, `$project`), then `$unionWith`
+    /// the first document of `then_coll` matching `then_filter`, wrapped in a field of its own
+    /// ([`THEN_FIELD`]) so that it is told apart from the find's (which all have an `_id`).
+    pub(crate) async fn find_raw_then_in(
+        &self,
+        session: Session<'_>,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+        then_coll: &str,
+        then_filter: &Filter,
+    ) -> Result<(Vec<bson::RawDocumentBuf>, Option<Document>)> {
+        pattern_store::observe::query(coll, "aggregate", || filter.to_document());
+        opts.check()?;
+        let o = driver_find_options(opts);
+        let mut pipeline = vec![doc! {"$match": filter.to_document()}];
+        if let Some(sort) = o.sort {
+            pipeline.push(doc! {"$sort": sort});
+        }
+        if let Some(skip) = o.skip {
+            pipeline.push(doc! {"$skip": skip as i64});
+        }
+        if let Some(n) = opts.limit.filter(|n| *n != 0) {
+            pipeline.push(doc! {"$limit": n.checked_abs().unwrap_or(i64::MAX)});
+        }
+        if let Some(fields) = o.projection {
+            pipeline.push(doc! {"$project": fields});
+        }
+        pipeline.push(doc! {"$unionWith": {"coll": then_coll, "pipeline": [
+            {"$match": then_filter.to_document()},
+            {"$limit": 1},
+            {"$replaceWith": {THEN_FIELD: "$$ROOT"}},
+        ]}});
+        let collection = self.db.collection::<bson::RawDocumentBuf>(coll);
+        let mut action = collection
+            .aggregate(pipeline)
+            .with_type::<bson::RawDocumentBuf>()
+            .batch_size(READ_ALL_BATCH);
+        if let Some(c) = opts.comment {
+            action = action.comment(c);
+        }
+        let read = collect!(action, session);
+        let mut docs: Vec<bson::RawDocumentBuf> = read.map_err(|e| map_err(coll, e))?;
+        pattern_store::observe::command(docs.len() as u64);
+        let then = match docs.last().map(|d| d.get_document(THEN_FIELD)) {
+            Some(Ok(then))
+                if docs
+                    .last()
+                    .is_some_and(|d| d.get("_id").ok().flatten().is_none()) =>
+            {
+                let then = Document::try_from(then).map_err(|e| Error::Decode {
+                    collection: then_coll.to_owned(),
+                    id: String::new(),
+                    reason: e.to_string(),
+                })?;
+                docs.pop();
+                Some(then)
+            }
+            _ => None,
+        };
+        Ok((docs, then))
     }
 
     /// Every document an aggregation returns: all in the first reply unless they pass 16 MiB

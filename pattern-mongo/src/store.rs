@@ -250,6 +250,19 @@ impl Store for MongoStore {
         self.find_in(None, coll, filter, opts).await
     }
 
+    /// One `aggregate`: the find's stages, then `$unionWith` the other collection's document.
+    async fn find_raw_then(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+        then_coll: &str,
+        then_filter: &Filter,
+    ) -> Result<(Vec<RawDocumentBuf>, Option<Document>)> {
+        self.find_raw_then_in(None, coll, filter, opts, then_coll, then_filter)
+            .await
+    }
+
     /// Both writes in one ordered client `bulkWrite` (MongoDB 8.0; before it, one after the
     /// other).
     async fn push_open_then(

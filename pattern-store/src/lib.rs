@@ -287,6 +287,29 @@ pub trait Store: Send + Sync + Sized {
         }
     }
 
+    /// [`Store::find_raw`], then the first document of `then_coll` matching `then_filter`, read
+    /// after them (a mark that says how far the first read had to look): in one round trip
+    /// where the store can. The default sends the two finds one after the other; the MongoDB
+    /// store sends one `aggregate` whose `$unionWith` reads the second once the first is done.
+    fn find_raw_then(
+        &self,
+        coll: &str,
+        filter: &Filter,
+        opts: &FindOptions,
+        then_coll: &str,
+        then_filter: &Filter,
+    ) -> impl Future<Output = Result<(Vec<RawDocumentBuf>, Option<Document>)>> + Send {
+        async move {
+            let docs = self.find_raw(coll, filter, opts).await?;
+            let one = FindOptions {
+                limit: Some(1),
+                ..FindOptions::default()
+            };
+            let then = self.find(then_coll, then_filter, &one).await?.pop();
+            Ok((docs, then))
+        }
+    }
+
     /// Every document matching `filter`, in `opts.sort` order, as a stream read in batches of
     /// `batch` documents: on MongoDB one cursor (a `find`, then a `getMore` per batch; a sort
     /// no index serves may spill to disk, `allowDiskUse`), so a caller that handles each

@@ -164,13 +164,29 @@ impl CommandLog {
     }
 }
 
-/// A MongoDB store on a fresh database, with a log of every command its client sends.
+/// Whether `command` (its body, as sent) is on the library's collection marks
+/// (`pattern_bounded`): a mark's write is one a test of a method's round trips tells apart,
+/// such as a time-named collection's width growing (`series::width`).
+pub fn on_marks(name: &str, command: &Document) -> bool {
+    command.get_str(name) == Ok(pattern_core::spec::BOUNDED_COLLECTIONS)
+}
+
+/// A MongoDB store on a fresh database, with a log of every command its client sends (a
+/// command on the collection marks logged as `<name> pattern_bounded`, [`on_marks`]).
 pub async fn counted_mongo_store(test: &str) -> (MongoStore, CommandLog) {
     let log = CommandLog::default();
     let sink = log.clone();
     let store = monitored_mongo_store(test, move |ev| {
         if let CommandEvent::Started(s) = ev {
-            sink.0.lock().unwrap().push(s.command_name);
+            let name = match on_marks(&s.command_name, &s.command) {
+                true => format!(
+                    "{} {}",
+                    s.command_name,
+                    pattern_core::spec::BOUNDED_COLLECTIONS
+                ),
+                false => s.command_name,
+            };
+            sink.0.lock().unwrap().push(name);
         }
     })
     .await;

@@ -145,12 +145,13 @@ async fn main() {
     assert_eq!(TradeHistory::page(&store, &1, 1).await.unwrap(), None);
     let first_use = [
         "listIndexes",
+        // A collection this store creates is marked "every bucket bounded", with its width
+        // (`series::width`), before its indexes: another process that finds them finds it.
+        "update pattern_bounded",
         "createIndexes",
         "createIndexes",
         "createIndexes",
         "createIndexes",
-        // A collection this store creates is marked "every bucket bounded".
-        "update",
         "find",
         "find",
     ];
@@ -176,7 +177,7 @@ async fn main() {
             "createIndexes",
             "createIndexes",
             "createIndexes",
-            "find",
+            "find pattern_bounded",
         ],
     ));
 
@@ -206,11 +207,27 @@ async fn main() {
             log.names(),
             Want::AtMost(1.1),
         ));
+        // Beside them, the collection's width grows (`series::width`): an `update` of its
+        // mark, while the first bucket fills, and never after.
+        let (marks, data): (Vec<String>, Vec<String>) =
+            (log.names().into_iter()).partition(|n| n.ends_with("pattern_bounded"));
         rows.push(Row::new(
             "  the same, exactly: the first push (a key never seen: opens bucket 1), then 1 update each",
             pushes,
-            log.names(),
+            data,
             Want::Exactly(want),
+        ));
+        let widened = marks.len();
+        let first_bucket = log.names()[..10 + widened].to_vec();
+        assert!(
+            first_bucket.iter().filter(|n| n.ends_with("pattern_bounded")).count() == widened,
+            "the width grows while the first bucket fills: {first_bucket:?}"
+        );
+        rows.push(Row::new(
+            format!("  beside them, the width growing with the first bucket ({widened})"),
+            widened.max(1),
+            marks,
+            Want::Exactly(repeated(&["update pattern_bounded"], widened)),
         ));
         let opens = pushes / 10 - 1;
         rows.push(Row::new(
@@ -403,10 +420,10 @@ async fn main() {
         .unwrap();
     assert_eq!(in_range.len(), 100);
     rows.push(Row::exactly(
-        "bucket range read (every bucket bounded: the overlap alone)",
+        "bucket range read (the `_id` range the width allows, then the mark: one aggregate)",
         1,
         &log,
-        &["find"],
+        &["aggregate"],
     ));
     log.clear();
     assert_eq!(
@@ -446,7 +463,15 @@ async fn main() {
     log.clear();
     TradeHistory::ingest(&store, &batch(1)).await.unwrap();
     rows.push(Row::exactly(
-        "bucket ingest, 1,000 items over 1,000 keys this store knows",
+        "bucket ingest, 1,000 items over 1,000 keys this store knows (the first fills widen)",
+        1,
+        &log,
+        &["update pattern_bounded", "bulkWrite"],
+    ));
+    log.clear();
+    TradeHistory::ingest(&store, &batch(2)).await.unwrap();
+    rows.push(Row::exactly(
+        "bucket ingest, 1,000 items over 1,000 keys this store knows, the width settled",
         1,
         &log,
         &["bulkWrite"],

@@ -12,7 +12,7 @@ use super::Bucket;
 use crate::key::KeyPart;
 use crate::series;
 use crate::series::bucket_id;
-use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_FIELD};
+use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
 use crate::store::query::eval::compare_by;
 use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::Store;
@@ -91,12 +91,8 @@ impl Span {
     /// window, and a bucket overlapping `[from, to)` lies in a window from `from`'s to that of
     /// `to`'s last millisecond, so its `_id` is at least `<key>_<start of from's window>` and
     /// below `<key>_<end of to's window>`. One index (`_id`'s) serves that range alone.
-    ///
-    /// `_id`s compare as text, which orders the seconds as numbers only when they have the
-    /// same number of digits: `None` when the two ends do not (a range across 2001-09-09, or
-    /// before 1970), for an unbounded side, and for a collection without such a span. The
-    /// range may hold other documents (another key whose text starts the same): the overlap
-    /// filter is checked on what it returns.
+    /// `None` for an unbounded side and for a collection without such a span, and as
+    /// [`Span::ids_between`] says.
     pub(crate) fn window_ids(
         &self,
         spec: &SeriesSpec<'_>,
@@ -107,24 +103,55 @@ impl Span {
         else {
             return Ok(None);
         };
-        if !matches!(spec.order, SeriesOrder::TimeId(_)) {
-            return Ok(None);
-        }
-        let first = from.div_euclid(span).saturating_mul(span).div_euclid(1000);
+        let first = from.div_euclid(span).saturating_mul(span);
         let end = (to.saturating_sub(1).div_euclid(span) * span).saturating_add(span);
-        // Exclusive: one past the last second an item of the last window can start a bucket in.
-        let past = end.saturating_sub(1).div_euclid(1000).saturating_add(1);
-        let digits = |s: i64| s.checked_ilog10().unwrap_or(0);
-        if first < 0 || digits(first) != digits(past) {
-            return Ok(None);
-        }
-        let prefix = crate::key::id_prefix(spec.collection, key)?;
-        let id = |s: i64| Bson::String(bucket_id(&prefix, s, 0));
-        Ok(Some(Filter::And(vec![
-            Filter::Gte("_id".into(), id(first)),
-            Filter::Lt("_id".into(), id(past)),
-        ])))
+        ids_between(spec, key, first, end.saturating_sub(1))
     }
+
+    /// The `_id`s of `key`'s buckets that may overlap the range, in a collection whose buckets
+    /// each span at most `width` milliseconds (`series::width`): a bucket's `_id` names the
+    /// second of its first item, which lies within its bounds (to the second), so a bucket
+    /// overlapping `[from, to)` is named from `from - width` to `to - 1 + width`. `None` for an
+    /// unbounded side, and as [`Span::ids_between`] says.
+    pub(crate) fn width_ids(
+        &self,
+        spec: &SeriesSpec<'_>,
+        width: i64,
+        key: &Bson,
+    ) -> Result<Option<Filter>> {
+        let (Some(from), Some(to)) = (self.from, self.to) else {
+            return Ok(None);
+        };
+        let last = to.saturating_sub(1).saturating_add(width);
+        ids_between(spec, key, from.saturating_sub(width), last)
+    }
+}
+
+/// The `_id` range of `key`'s time-named buckets whose first second is from that of `first` to
+/// that of `last` (epoch milliseconds, both included).
+///
+/// `_id`s compare as text, which orders the seconds as numbers only when they have the same
+/// number of digits: `None` when the two ends do not (a range across 2001-09-09, or before
+/// 1970), and for a series whose `_id`s are not time-named. The range may hold other
+/// documents (another key whose text starts the same): the overlap filter is checked on what
+/// it returns.
+fn ids_between(spec: &SeriesSpec<'_>, key: &Bson, first: i64, last: i64) -> Result<Option<Filter>> {
+    if !matches!(spec.order, SeriesOrder::TimeId(_)) {
+        return Ok(None);
+    }
+    let first = first.div_euclid(1000);
+    // Exclusive: one past the last second.
+    let past = last.div_euclid(1000).saturating_add(1);
+    let digits = |s: i64| s.checked_ilog10().unwrap_or(0);
+    if first < 0 || digits(first) != digits(past) {
+        return Ok(None);
+    }
+    let prefix = crate::key::id_prefix(spec.collection, key)?;
+    let id = |s: i64| Bson::String(bucket_id(&prefix, s, 0));
+    Ok(Some(Filter::And(vec![
+        Filter::Gte("_id".into(), id(first)),
+        Filter::Lt("_id".into(), id(past)),
+    ])))
 }
 
 /// The bound fields of a series that keeps them; an error naming the attribute otherwise.
@@ -161,6 +188,18 @@ pub(crate) async fn overlapping<S: Store>(
     // Every bucket of the collection bounded (its mark): the overlap alone, by the buckets'
     // `_id`s where the collection is cut by span and no router needs the key.
     if mark.all_bounded {
+        // Not cut by span, in a collection that keeps its width: one `_id` range and the
+        // mark after it.
+        if let (None, Some(width)) = (mark.span, mark.width) {
+            if !store.routes_by_shard_key().await? {
+                let read = by_width(store, spec, key, span, &bounded, &opts, width);
+                if let Some(docs) = Box::pin(read).await? {
+                    return Ok((docs, Vec::new()));
+                }
+                // Not an `_id` range, or the width no longer kept: the overlap alone, which
+                // needs no width.
+            }
+        }
         if let Some(ids) = span.window_ids(spec, mark.span, key)? {
             if !store.routes_by_shard_key().await? {
                 let docs = by_window_ids(store, spec, &ids, &bounded, opts).await?;
@@ -179,6 +218,82 @@ pub(crate) async fn overlapping<S: Store>(
     Ok((a?, b?))
 }
 
+/// The key's buckets overlapping `span` in a collection whose buckets span at most `width`
+/// (`series::width`): the `_id` range [`Span::width_ids`] and the collection's mark read after
+/// it, in one command where the store can ([`Store::find_raw_then`]). Should the mark now hold
+/// a wider width, a bucket may have grown past the one scanned by: the range is read again with
+/// it. Every item pushed before this read began was pushed within a width the mark held then,
+/// so the read that ends finds it. `None`: the range cannot be an `_id` range, or the
+/// collection's width is no longer kept.
+async fn by_width<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    span: Span,
+    overlap: &Filter,
+    opts: &FindOptions,
+    mut width: i64,
+) -> Result<Option<Vec<RawDocumentBuf>>> {
+    let coll = spec.collection;
+    let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    loop {
+        let Some(ids) = span.width_ids(spec, width, key)? else {
+            return Ok(None);
+        };
+        let (opts, fields) = with_overlap_fields(spec, opts.clone())?;
+        let (docs, then) =
+            (store.find_raw_then(coll, &ids, &opts, BOUNDED_COLLECTIONS, &mark)).await?;
+        let now = then.as_ref().and_then(series::width::of_mark);
+        let memo = series::memo(store);
+        match now {
+            Some(now) if now <= width => {
+                return Ok(Some(keep_overlapping(coll, docs, overlap, fields)?))
+            }
+            Some(now) => {
+                memo.change_bounds_mark(coll, |m| series::BoundsMark {
+                    width: Some(now),
+                    ..m
+                });
+                width = now;
+            }
+            None => {
+                memo.change_bounds_mark(coll, |m| series::BoundsMark { width: None, ..m });
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// `opts` with the fields an overlap check reads added to its projection (when it has one),
+/// and those fields.
+fn with_overlap_fields<'a>(
+    spec: &SeriesSpec<'a>,
+    mut opts: FindOptions,
+) -> Result<(FindOptions, [&'a str; 5])> {
+    let (min, max) = bounds_of(spec)?;
+    let fields = [spec.key_field, spec.order.field(), BOUNDED_FIELD, min, max];
+    if !opts.projection.is_empty() {
+        opts.projection.extend(fields.map(Path::from));
+    }
+    Ok((opts, fields))
+}
+
+/// The documents of `docs` that pass `overlap`, checked on `fields`.
+fn keep_overlapping(
+    coll: &str,
+    docs: Vec<RawDocumentBuf>,
+    overlap: &Filter,
+    fields: [&str; 5],
+) -> Result<Vec<RawDocumentBuf>> {
+    let mut kept = Vec::with_capacity(docs.len());
+    for raw in docs {
+        if overlap.matches(&head_of(coll, &raw, fields)?) {
+            kept.push(raw);
+        }
+    }
+    Ok(kept)
+}
+
 /// The documents in the `_id` range `ids` ([`Span::window_ids`]) that pass `overlap` (the
 /// key's overlapping buckets), checked here on the fields it names (added to a projection).
 async fn by_window_ids<S: Store>(
@@ -186,21 +301,11 @@ async fn by_window_ids<S: Store>(
     spec: &SeriesSpec<'_>,
     ids: &Filter,
     overlap: &Filter,
-    mut opts: FindOptions,
+    opts: FindOptions,
 ) -> Result<Vec<RawDocumentBuf>> {
-    let (min, max) = bounds_of(spec)?;
-    let fields = [spec.key_field, spec.order.field(), BOUNDED_FIELD, min, max];
-    if !opts.projection.is_empty() {
-        opts.projection.extend(fields.map(Path::from));
-    }
+    let (opts, fields) = with_overlap_fields(spec, opts)?;
     let docs = store.find_raw(spec.collection, ids, &opts).await?;
-    let mut kept = Vec::with_capacity(docs.len());
-    for raw in docs {
-        if overlap.matches(&head_of(spec.collection, &raw, fields)?) {
-            kept.push(raw);
-        }
-    }
-    Ok(kept)
+    keep_overlapping(spec.collection, docs, overlap, fields)
 }
 
 /// The `fields` of a raw document that it has, as a document (what a filter or a sort on them

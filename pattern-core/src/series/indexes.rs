@@ -9,7 +9,7 @@ use super::memo;
 use super::memo::BoundsMark;
 use crate::codec::as_int;
 use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
-use crate::store::query::{Filter, FindOptions, IndexSpec, Update};
+use crate::store::query::{Filter, FindOptions, Update};
 use crate::store::{find_one, Store};
 use crate::{Error, Result};
 
@@ -33,11 +33,21 @@ impl SeriesSpec<'_> {
             )));
         }
         let stale = |name: &str| self.is_stale(name);
-        match ensure_indexes(store, self.collection, &self.indexes(), Some(&stale)).await {
+        let created = async {
+            let existed = drop_stale(store, self.collection, &stale).await?;
+            // A collection this process creates: its mark before its indexes, so that another
+            // process that finds the indexes finds the mark too (and the width its writes keep).
+            if !existed {
+                self.mark_new(store).await?;
+            }
+            for index in &self.indexes() {
+                store.create_index(self.collection, index).await?;
+            }
+            Ok::<_, Error>(existed)
+        };
+        match created.await {
             Ok(existed) => {
-                if !existed {
-                    self.mark_new(store).await?;
-                } else {
+                if existed {
                     // The collection's mark, read once per process (whether its documents are
                     // all numbered and none archived, which a key's first push asks; the bounds,
                     // the roll-ups).
@@ -59,6 +69,13 @@ impl SeriesSpec<'_> {
                         let coll = self.collection;
                         write_mark(store, coll, unset, false, |m| BoundsMark { span: None, ..m })
                             .await?;
+                    }
+                    // Cut by a span wider than the collection's width: the width first takes
+                    // it (a bucket of the span spans less).
+                    if let (Some(width), Some(span)) = (mark.width, self.span_bounds()) {
+                        if width < span.2 && super::width::kept_for(self) {
+                            super::width::raise(store, self.collection, span.2).await?;
+                        }
                     }
                 }
                 memo(store).insert(self);
@@ -87,6 +104,12 @@ impl SeriesSpec<'_> {
         if bounded {
             set_bounded(&mut update, Some(self.keeps.span));
         }
+        // Time-named buckets: the width they keep to, from none (a bucket of one item) or the
+        // span (`$max`: another process may have raised it already).
+        let width = super::width::kept_for(self).then(|| self.keeps.span.unwrap_or(0).max(0));
+        if let Some(w) = width {
+            (update.max).push((super::width::WIDTH_FIELD.into(), Bson::Int64(w)));
+        }
         if self.keeps.rollup {
             set_rollup(&mut update, self, true);
         }
@@ -99,6 +122,7 @@ impl SeriesSpec<'_> {
                 m.rollup
             },
             numbered: true,
+            width: width.map(|w| m.width.map_or(w, |k| k.max(w))),
             ..m
         })
         .await
@@ -126,6 +150,7 @@ impl SeriesSpec<'_> {
                 rollup,
                 archived: m.get_bool(ARCHIVED_FIELD) == Ok(true),
                 numbered: m.get_bool(NUMBERED_FIELD) == Ok(true),
+                width: super::width::of_mark(m).filter(|_| all_bounded),
             }
         });
         memo(store).set_bounds_mark(coll, mark);
@@ -299,13 +324,16 @@ pub(crate) async fn mark_bounded_probed<S: Store>(
     set_bounded(&mut set, span);
     if let Some(token) = probe {
         set.set.push((PROBE_FIELD.into(), Bson::ObjectId(token)));
-        // An archive receives the live collection's buckets as they are, numbered or not.
+        // An archive receives the live collection's buckets as they are, numbered or not,
+        // and of any width.
         set.unset.push(NUMBERED_FIELD.into());
+        set.unset.push(super::width::WIDTH_FIELD.into());
     }
     write_mark(store, coll, set, true, |m| BoundsMark {
         all_bounded: true,
         span: span.unwrap_or(m.span),
         numbered: m.numbered && probe.is_none(),
+        width: m.width.filter(|_| probe.is_none()),
         ..m
     })
     .await
@@ -322,27 +350,19 @@ fn set_bounded(update: &mut Update, span: Option<Option<i64>>) {
     }
 }
 
-/// Creates `indexes` on `coll`, first dropping the indexes `stale` names (an older `size`,
-/// another key). Idempotent. Returns whether the collection existed (had any index) before
-/// (always `true` without `stale`, which is read from the same listing).
-pub(crate) async fn ensure_indexes<S: Store>(
+/// Drops the indexes of `coll` that `stale` names (an older `size`, another key). Returns
+/// whether the collection existed (had any index).
+async fn drop_stale<S: Store>(
     store: &S,
     coll: &str,
-    indexes: &[IndexSpec],
-    stale: Option<&(dyn Fn(&str) -> bool + Sync)>,
+    stale: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<bool> {
-    let mut existed = true;
-    if let Some(stale) = stale {
-        let names = store.index_names(coll).await?;
-        existed = !names.is_empty();
-        for name in names {
-            if stale(&name) {
-                store.drop_index(coll, &name).await?;
-            }
+    let names = store.index_names(coll).await?;
+    let existed = !names.is_empty();
+    for name in names {
+        if stale(&name) {
+            store.drop_index(coll, &name).await?;
         }
-    }
-    for index in indexes {
-        store.create_index(coll, index).await?;
     }
     Ok(existed)
 }

@@ -153,6 +153,11 @@ pub(crate) struct BoundsMark {
     /// The library created the collection: every document of it carries its number (none of
     /// the unnumbered documents of other tools, which a key's next number must count).
     pub(crate) numbered: bool,
+    /// The widest a bucket of the collection may be, in milliseconds from its earliest to its
+    /// latest time (`series::width`): raised before any write makes a bucket wider. `None`:
+    /// not kept (a collection the library did not create, or one a write could not keep it
+    /// for).
+    pub(crate) width: Option<i64>,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).
@@ -205,6 +210,17 @@ impl SeriesMemo {
     /// (`None`: not read yet).
     pub(crate) fn bounds_mark(&self, coll: &str) -> Option<BoundsMark> {
         (lock(&self.bounded).iter()).find_map(|(c, b)| (c == coll).then_some(*b))
+    }
+    /// Changes what is remembered of `coll`'s mark, when anything is.
+    pub(crate) fn change_bounds_mark(
+        &self,
+        coll: &str,
+        change: impl FnOnce(BoundsMark) -> BoundsMark,
+    ) {
+        let mut known = lock(&self.bounded);
+        if let Some(entry) = known.iter_mut().find(|(c, _)| c == coll) {
+            entry.1 = change(entry.1);
+        }
     }
     pub(crate) fn set_bounds_mark(&self, coll: &str, mark: BoundsMark) {
         let mut known = lock(&self.bounded);

@@ -24,13 +24,14 @@ pub(crate) use indexes::{
     archives_in, mark_archived, mark_bounded, mark_bounded_probed, mark_rollup, read_marks,
     ArchiveRecord, PROBE_FIELD,
 };
-pub(crate) use memo::{memo, Next, TimeId};
+pub(crate) use memo::{memo, BoundsMark, Next, TimeId};
 mod ingest;
 mod push;
 mod read;
 mod rollup;
 mod schema;
 mod shape;
+pub(crate) mod width;
 
 pub(crate) use ingest::{ingest, Entry};
 pub(crate) use push::{name_foreign, push, push_fresh};

@@ -8,6 +8,7 @@ use bson::{Bson, Document};
 use super::ids::{is_id_taken, IdPrefix, NewIds};
 use super::read::take_array;
 use super::rollup::roll_up;
+use super::width;
 use super::{memo, Next, TimeId, BATCH_BYTES};
 use crate::codec::as_int;
 use crate::codec::raw::doc_id;
@@ -116,6 +117,9 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
     debug_assert_eq!(items.len(), 1, "push_one pushes one item");
     let coll = spec.collection;
     let spanned = spec.span_bounds().is_some();
+    // Not cut by span, in a collection that keeps its width: the item's time, which the
+    // push's window is built around.
+    let floating = time.filter(|_| !spanned && width::kept_for(spec));
     let time = time.map(seconds);
     let mut ids = NewIds::new(spec, prefix, time);
     // The number the key's next document gets, when this process saw its newest one.
@@ -128,10 +132,31 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
         if let Some(seq) = next {
             // The common case, one round trip: the seed's conditional upsert, into the key's
             // open document, or opening document `seq` when none is open.
+            // Within the collection's width (`series::width`): the push joins an open bucket
+            // only within it of the item, raised first to what the newest bucket needs. Should
+            // the key's open bucket be the newest and not take the item, the upsert must not
+            // open a second one: it opens the newest's number again, which the unique index
+            // refuses, and the push goes through the read below, which raises the width.
+            let mut window = None;
+            let mut seq = seq;
+            if let Some(t) = floating {
+                let need = (ids.newest_start()).map_or(0, |c| width::from_start(c, (t, t)) + 999);
+                window = Box::pin(width::admit(store, spec, need)).await?;
+                let newest = memo(store)
+                    .next_number(coll, key)
+                    .filter(|m| m.number == seq);
+                let full = newest.and_then(|m| m.count).is_some_and(|c| c >= spec.size);
+                if window.is_some() && !full && seq > 1 {
+                    seq -= 1;
+                }
+            }
             ids.prepare(store, seq).await?;
             let new_id = || ids.id();
             let marks = || spec.marks();
-            let push = spec.open_push(key, kept, seq, &new_id, &marks);
+            let mut push = spec.open_push(key, kept, seq, &new_id, &marks);
+            if let (Some(t), Some(w)) = (floating, window) {
+                push.window = width::window(spec, t, w);
+            }
             // With a roll-up, it goes in the same command.
             let (pushed, rolled) = if spec.keeps.rollup {
                 let mut then = spec.rollup_update(kept, 1);
@@ -426,6 +451,12 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                         ),
                     ]);
                     let values = kept(*done..*done + take)?;
+                    // The bucket as it is (the compare-and-set holds it so) with the items:
+                    // the width that needs.
+                    if let Some(b) = values.bounds.filter(|_| width::kept_for(spec)) {
+                        let need = width::spread(width::bounds_of(spec, doc), b);
+                        Box::pin(width::admit(store, spec, need)).await?;
+                    }
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
                     let pushed = store.update_one(coll, &cas, &mut update, false).await;
                     let pushed = match overflowed(spec, &values, pushed) {
@@ -466,6 +497,9 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
             ids.prepare(store, number).await?;
             let before = ids.clone();
             let values = kept(at..at + take)?;
+            if let Some(b) = values.bounds.filter(|_| width::kept_for(spec)) {
+                Box::pin(width::admit(store, spec, width::spread(None, b))).await?;
+            }
             let id = ids.id();
             let doc = spec.new_doc(
                 key,
@@ -750,6 +784,12 @@ async fn pushed_into<S: Store, P: IdPrefix + Sync + ?Sized>(
     if spec.span_bounds().is_none() {
         let seq = before.get(spec.order.field()).and_then(as_int);
         let newest = ids.parse(before.get("_id"));
+        // Pushed with no window, into a bucket named `newest`: the width it needs, raised
+        // before the push returns (a read that began after it finds the item).
+        if let (Some(id), Some(b)) = (newest, kept.bounds.filter(|_| width::kept_for(spec))) {
+            let need = width::from_start(id.seconds.saturating_mul(1000), b);
+            Box::pin(width::admit(store, spec, need)).await?;
+        }
         let count = (before.get(spec.count_field).and_then(as_int))
             .and_then(|c| u32::try_from(c.checked_add(1)?).ok());
         remember(

@@ -132,6 +132,18 @@ macro_rules! delegated {
         ) -> ::pattern_store::Result<Vec<bson::RawDocumentBuf>> {
             delegate!($any, self, s => s.find_raw(coll, filter, opts).await)
         }
+        async fn find_raw_then(
+            &self,
+            coll: &str,
+            filter: &$crate::store::query::Filter,
+            opts: &$crate::store::query::FindOptions,
+            then_coll: &str,
+            then_filter: &$crate::store::query::Filter,
+        ) -> ::pattern_store::Result<(Vec<bson::RawDocumentBuf>, Option<bson::Document>)> {
+            delegate!($any, self, s => {
+                s.find_raw_then(coll, filter, opts, then_coll, then_filter).await
+            })
+        }
         async fn array_stats(
             &self,
             coll: &str,

@@ -70,9 +70,13 @@ impl Collection {
                     _ => None,
                 };
                 let end = w.end;
+                // The open documents ordered by their earliest time (cut by span): none after
+                // this one starts in the window. Otherwise (a window around the item, in a
+                // collection that keeps its buckets' width) another may: the query decides.
+                let by_start = push.open_order[0].0 == w.min_field;
                 match (time(w.min_field)?, time(w.max_field)?) {
-                    (lo, _) if lo < w.start => None,
-                    (lo, hi) if lo < end && hi < end => Some(id),
+                    (lo, _) if lo < w.start && by_start => None,
+                    (lo, hi) if lo >= w.start && lo < end && hi < end => Some(id),
                     _ => return None,
                 }
             }

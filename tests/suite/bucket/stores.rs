@@ -19,11 +19,20 @@ async fn mongo_push_and_page_round_trips() {
             .unwrap();
     }
     // Each push is one `update`, the seed's conditional upsert, also the 100 that open a
-    // bucket (size 3): the store knows the next page number from its earlier pushes.
+    // bucket (size 3): the store knows the next page number from its earlier pushes. Beside
+    // them, the collection's width grows while the first buckets fill, one `update` of its
+    // mark each time (`series::width`), and then no more.
     assert_eq!(log.count("update"), 300, "{:?}", log.names());
+    let raises = log.count("update pattern_bounded");
+    assert!((1..=3).contains(&raises), "{:?}", log.names());
+    assert!(
+        (log.names()[100..]).iter().all(|n| n == "update"),
+        "the width settles with the first buckets: {:?}",
+        log.names()
+    );
     assert_eq!(
         log.len(),
-        300,
+        300 + raises,
         "pushes sent other commands: {:?}",
         log.names()
     );
@@ -57,7 +66,10 @@ async fn mongo_push_and_page_round_trips() {
         .await
         .unwrap();
     let sent = without_index_commands(&log);
-    assert_eq!(sent, ["find", "findAndModify", "find", "insert"]);
+    assert_eq!(
+        sent,
+        ["find pattern_bounded", "findAndModify", "find", "insert"]
+    );
     log.clear();
     Ticks::push(&store, "rt", tick(0, 304, 1_700_000_304))
         .await
@@ -73,7 +85,7 @@ async fn mongo_push_and_page_round_trips() {
             .unwrap();
     }
     let sent = without_index_commands(&log);
-    assert_eq!(sent, ["find", "findAndModify", "update"]);
+    assert_eq!(sent, ["find pattern_bounded", "findAndModify", "update"]);
     let last = Ticks::page(&store, "rt", 102).await.unwrap().unwrap();
     assert_eq!(
         last.items.iter().map(|t| t.n).collect::<Vec<_>>(),
@@ -92,7 +104,7 @@ async fn mongo_push_and_page_round_trips() {
             .unwrap();
     }
     let sent = without_index_commands(&log);
-    assert_eq!(sent, ["find", "findAndModify", "update"]);
+    assert_eq!(sent, ["find pattern_bounded", "findAndModify", "update"]);
     let first = Ticks::page(&store, "new", 1).await.unwrap().unwrap();
     assert_eq!(first.items.iter().map(|t| t.n).collect::<Vec<_>>(), [0, 1]);
     let _ = store.database().drop().await;
@@ -210,7 +222,10 @@ async fn mongo_same_second_burst_round_trips() {
             .await
             .unwrap();
     }
-    assert_eq!(log.names(), vec!["update"; 11]);
+    // The collection's width takes the second once (its mark's `update`, first).
+    let mut want = vec!["update pattern_bounded"];
+    want.extend(["update"; 11]);
+    assert_eq!(log.names(), want);
     store.extensions().forget();
     log.clear();
     Ticks::push(&store, "b", tick(0, 12, 1_700_000_000))
@@ -218,7 +233,7 @@ async fn mongo_same_second_burst_round_trips() {
         .unwrap(); // opens bucket 5 (after the mark's read: a new store)
     assert_eq!(
         without_index_commands(&log),
-        ["find", "findAndModify", "find", "insert"]
+        ["find pattern_bounded", "findAndModify", "find", "insert"]
     );
     // A document of another key holds the `_id` bucket 7 would get.
     store

@@ -28,6 +28,7 @@ mod on_mongo;
 mod rollups;
 mod spans;
 mod summaries;
+mod width;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Trade {

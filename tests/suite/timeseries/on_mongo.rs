@@ -64,6 +64,15 @@ fn commands(log: &std::sync::Mutex<Vec<(String, Document)>>) -> Vec<(String, Doc
     std::mem::take(&mut *log.lock().unwrap())
 }
 
+/// The names of the commands sent, but the writes of the collection's mark (its width
+/// growing, `series::width`, which a collection's first buckets do a few times), and how many
+/// of those there were.
+fn beside_width(log: &std::sync::Mutex<Vec<(String, Document)>>) -> (Vec<String>, usize) {
+    let (marks, rest): (Vec<_>, Vec<_>) =
+        (commands(log).into_iter()).partition(|(n, c)| pattern_tests::on_marks(n, c));
+    (rest.into_iter().map(|(n, _)| n).collect(), marks.len())
+}
+
 /// Key `k`'s ticks, in order.
 async fn ticks_of(store: &pattern_core::store::MongoStore, k: i64) -> Vec<i64> {
     (bucket::items::<Ticks, _, _>(store, &k).map_ok(|t| t.n))
@@ -181,11 +190,11 @@ impl Bucket for DailyTicks {
     }
 }
 
-/// Cut into days, a range read bounds its index scan on both sides: on a long history of a
-/// tick every 100 minutes (about 14 a day, 2 buckets a day, as the benchmark's customers), an
-/// hour, a day and a month from mid-day examine at most one index key and one document more
-/// than the buckets they return (`explain` of the query sent), where the same reads without a
-/// span walk every bucket after `from`. Each push is one command.
+/// A range read bounds its index scan on both sides: on a long history of a tick every 100
+/// minutes (about 14 a day, as the benchmark's customers), an hour, a day and a month from
+/// mid-day examine at most one index key and one document more than the buckets they return
+/// (`explain` of the query sent), cut into days (2 buckets a day) or not (by the collection's
+/// width, which reaches a bucket or so past the range). Each push is one command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_spanned_range_examines_what_it_returns() {
     let (store, log) = recording_mongo_store("ts_span").await;
@@ -240,22 +249,31 @@ async fn a_spanned_range_examines_what_it_returns() {
             println!(
                 "one {what}, spanned {spanned}: {k} keys and {d} documents examined for {returned}"
             );
-            if spanned {
-                // By the buckets' time-named `_id`s alone (no router here): one index serves
-                // it, and it examines only what it returns.
-                let filter = sent[0].1.get_document("filter").unwrap();
-                assert!(
-                    mentions(filter, "_id") && !mentions(filter, "k"),
-                    "{filter}"
-                );
-                assert!(d <= returned, "{what}: {d} documents for {returned}");
-                assert!(k <= returned + 1, "{what}: {k} keys for {returned}");
-            }
+            // By the buckets' time-named `_id`s alone (no router here): one index serves it,
+            // and it examines only what it returns. Without a span, the range reaches the
+            // collection's width (`series::width`) to each side, and the collection's mark
+            // comes after it in the same command (an `aggregate`).
+            let filter = match sent[0].1.get_array("pipeline") {
+                Ok(stages) => {
+                    let first = stages[0].as_document().unwrap();
+                    first.get_document("$match").unwrap().clone()
+                }
+                Err(_) => sent[0].1.get_document("filter").unwrap().clone(),
+            };
+            assert!(
+                mentions(&filter, "_id") && !mentions(&filter, "k"),
+                "{filter}"
+            );
+            assert_eq!(sent[0].0 == "aggregate", !spanned, "{sent:?}");
+            assert!(d <= returned, "{what}: {d} documents for {returned}");
+            assert!(k <= returned + 1, "{what}: {k} keys for {returned}");
             keys.push(k);
         }
+        // The width reaches about one bucket past the range to each side (buckets of 10
+        // ticks, about 17 hours, against the day's two).
         assert!(
-            keys[0] < keys[1],
-            "{what}: the span bounds the scan: {keys:?}"
+            keys[1] <= keys[0] + 4,
+            "{what}: the width bounds the scan: {keys:?}"
         );
     }
     // Whole days (`to` starts a window): nothing but the key that ends the scan.
@@ -331,6 +349,14 @@ async fn explain_keys(store: &pattern_core::store::MongoStore, find: &Document) 
         if let Some(v) = find.get(k) {
             cmd.insert(k, v.clone());
         }
+    }
+    // An `aggregate` (a read followed by the collection's mark): its `$match`, as a find.
+    if let Ok(coll) = find.get_str("aggregate") {
+        let first = find.get_array("pipeline").unwrap()[0]
+            .as_document()
+            .unwrap();
+        cmd.insert("find", coll);
+        cmd.insert("filter", first.get_document("$match").unwrap().clone());
     }
     let out = store
         .database()
@@ -420,8 +446,11 @@ async fn an_ingest_after_pushes_is_one_bulk_write() {
         bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap(),
         10_000
     );
-    let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+    // Its items lie further from their buckets' first items than the pushes' did: the
+    // collection's width grows first (one write of its mark).
+    let (sent, marks) = beside_width(&log);
     assert_eq!(sent, ["bulkWrite"], "an ingest right after pushes");
+    assert!(marks <= 1, "{marks} writes of the mark");
     for k in [0, 42, 77] {
         let got = ticks_of(&store, k).await;
         let mut want: Vec<i64> = Vec::new();
@@ -482,6 +511,7 @@ async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
         ["find", "aggregate", "bulkWrite"],
         "1,000 keys first seen: learned in two reads"
     );
+    let mut widened = Vec::new();
     for round in 1..12 {
         assert_eq!(
             bucket::ingest::<Ticks, _>(&store, &batch(round))
@@ -489,9 +519,15 @@ async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
                 .unwrap(),
             1_000
         );
-        let sent: Vec<String> = commands(&log).into_iter().map(|(n, _)| n).collect();
+        let (sent, marks) = beside_width(&log);
         assert_eq!(sent, ["bulkWrite"], "round {round}");
+        if marks > 0 {
+            widened.push(round);
+        }
     }
+    // The width (`series::width`) grows while the first buckets fill, to twice what they
+    // need each time: rounds 1, 3 and 7 (each key's items 1,000 minutes apart), then never.
+    assert_eq!(widened, [1, 3, 7]);
     for k in [0, 499, 999] {
         let got = ticks_of(&store, k).await;
         assert_eq!(got, (0..12).map(|r| r * 1_000 + k).collect::<Vec<_>>());

@@ -387,6 +387,11 @@ async fn write_batch<'s, S: Store>(
     if series.keeps.rollup && series.bounds_mark(store).await?.rollup != 0 {
         crate::series::mark_rollup(store, series, false).await?;
     }
+    // Buckets cut inside transactions, of any width: the collection's width is no longer
+    // kept (its range reads scan as a collection's that never kept one), before the first.
+    if series.bounds_mark(store).await?.width.is_some() && series.span_bounds().is_none() {
+        crate::series::width::forget(store, series.collection).await?;
+    }
     let (tail_key, tail_last, tail_done, tail_pages) = (
         tail.key.clone(),
         tail.last,

@@ -1,0 +1,177 @@
+//! The collection's width (`series::width`) under concurrent writers: buckets not cut by span,
+//! read by one `_id` range that reaches the width to each side, while the width grows.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::*;
+
+const WRITERS: i64 = 16;
+const KEYS: i64 = 4;
+
+/// A trade `n` of writer `w`, at a time anywhere in 30 days, or (one in 16) up to 90 days off
+/// either way: items far out of order, which widen the buckets they join.
+fn scattered(rng: &mut Lcg, w: i64, n: i64) -> Trade {
+    let at = if rng.below(16) == 0 {
+        T0 - 90 * DAY + rng.below(180 * DAY as u64) as i64
+    } else {
+        T0 + rng.below(30 * DAY as u64) as i64
+    };
+    Trade {
+        id: w * 1_000 + n,
+        date: DateTime::from_millis(at),
+        ..trade(rng, n)
+    }
+}
+
+/// Once its push returned, item `t` lies within the collection's width of the second its
+/// bucket's `_id` names: a read of any range holding it finds its bucket.
+async fn covered(store: &AnyStore, key: i64, t: &Trade) {
+    use pattern_core::store::query::Filter;
+    let of = Filter::and([
+        Filter::Eq("customerId".into(), bson::Bson::Int64(key)),
+        Filter::Eq("history.id".into(), bson::Bson::Int64(t.id)),
+    ]);
+    let opts = Default::default();
+    let bucket = store
+        .find("trades", &of, &opts)
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    let id = bucket.get_str("_id").unwrap();
+    let start = id.split('_').nth(1).unwrap().parse::<i64>().unwrap() * 1_000;
+    let by_name = Filter::Eq("_id".into(), "trades".into());
+    let mark = store
+        .find("pattern_bounded", &by_name, &opts)
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    let width = mark.get("width").and_then(as_int).unwrap();
+    let at = t.date.timestamp_millis();
+    let far = (at - (start + 999)).max(start - at);
+    assert!(
+        far <= width,
+        "item {} at {at}: {far} ms from {id}, width {width}",
+        t.id
+    );
+}
+
+/// 16 writers push out-of-order trades to 4 keys of a collection not cut by span (forgetting
+/// what they learned now and then, as new processes would) while 2 readers read random ranges of an hour, a day and a month: every read returns every item
+/// whose push returned before the read began, and only items of its key and range, however
+/// the width grows meanwhile. Then every item is stored once and the layout is clean (one open
+/// bucket a key, each writer's items in its order).
+async fn every_pushed_item_stays_in_reach(store: AnyStore) {
+    let pushed: Arc<Mutex<Vec<(i64, Trade)>>> = Arc::default();
+    let writing = Arc::new(AtomicBool::new(true));
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let (store, pushed) = (store.clone(), pushed.clone());
+        writers.push(tokio::spawn(async move {
+            let mut rng = Lcg(7_000 + w as u64);
+            for n in 0..24 {
+                // Now and then as a process that starts afresh: the store forgets what it
+                // learned (each key's newest bucket, the width), as another process knows
+                // none of it.
+                if rng.below(6) == 0 {
+                    store.extensions().forget();
+                }
+                let (key, t) = (n % KEYS, scattered(&mut rng, w, n));
+                bucket::push::<Trades, _, _>(&store, &key, &t)
+                    .await
+                    .unwrap();
+                covered(&store, key, &t).await;
+                pushed.lock().unwrap().push((key, t));
+            }
+        }));
+    }
+    let mut readers = Vec::new();
+    for r in 0..2_u64 {
+        let (store, pushed, writing) = (store.clone(), pushed.clone(), writing.clone());
+        readers.push(tokio::spawn(async move {
+            let mut rng = Lcg(9_000 + r);
+            let mut reads = 0;
+            while writing.load(Ordering::SeqCst) || reads < 20 {
+                let before: Vec<(i64, Trade)> = pushed.lock().unwrap().clone();
+                let key = rng.below(KEYS as u64) as i64;
+                let len = [3_600_000, DAY, 30 * DAY][rng.below(3) as usize];
+                let from = T0 - 90 * DAY + rng.below(180 * DAY as u64) as i64;
+                let got: Vec<Trade> =
+                    bucket::range::<Trades, _, _>(&store, &key, date(from)..date(from + len))
+                        .try_collect()
+                        .await
+                        .unwrap();
+                let ids: HashSet<i64> = got.iter().map(|t| t.id).collect();
+                for (k, t) in &before {
+                    let at = t.date.timestamp_millis();
+                    if *k == key && (from..from + len).contains(&at) {
+                        assert!(
+                            ids.contains(&t.id),
+                            "key {key}, {from}..{}: item {} at {at} pushed before the read, \
+                             not returned",
+                            from + len,
+                            t.id
+                        );
+                    }
+                }
+                for t in &got {
+                    let at = t.date.timestamp_millis();
+                    assert!((from..from + len).contains(&at), "{t:?} outside the range");
+                    assert_eq!((t.id % 1_000) % KEYS, key, "{t:?} of another key");
+                }
+                reads += 1;
+                // The in-memory store's reads never wait: let the writers run.
+                tokio::task::yield_now().await;
+            }
+            reads
+        }));
+    }
+    let mut failed = None;
+    for w in writers {
+        if let Err(e) = w.await {
+            failed.get_or_insert(e);
+        }
+    }
+    writing.store(false, Ordering::SeqCst);
+    for r in readers {
+        assert!(r.await.unwrap() >= 20);
+    }
+    if let Some(e) = failed {
+        std::panic::resume_unwind(e.into_panic());
+    }
+    let pushed = pushed.lock().unwrap().clone();
+    for key in 0..KEYS {
+        let got: Vec<Trade> = bucket::items::<Trades, _, _>(&store, &key)
+            .try_collect()
+            .await
+            .unwrap();
+        let mut want: Vec<i64> = (pushed.iter())
+            .filter(|(k, _)| *k == key)
+            .map(|(_, t)| t.id)
+            .collect();
+        let mut ids: Vec<i64> = got.iter().map(|t| t.id).collect();
+        // Each writer's items in its order.
+        for w in 0..WRITERS {
+            let mine: Vec<i64> = ids.iter().copied().filter(|i| i / 1_000 == w).collect();
+            assert!(mine.windows(2).all(|p| p[0] < p[1]), "writer {w}: {mine:?}");
+        }
+        ids.sort();
+        want.sort();
+        assert_eq!(ids, want, "key {key}: every item once");
+        // The whole history by one range.
+        let all: Vec<Trade> =
+            bucket::range::<Trades, _, _>(&store, &key, date(T0 - 91 * DAY)..date(T0 + 91 * DAY))
+                .try_collect()
+                .await
+                .unwrap();
+        assert_eq!(all.len(), want.len(), "key {key}");
+    }
+    let v = pattern_core::adopt::verify_bucket(&store, &Trades::SPEC, &Default::default())
+        .await
+        .unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+on_both_stores!(every_pushed_item_stays_in_reach);
