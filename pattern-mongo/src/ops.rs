@@ -284,21 +284,22 @@ impl MongoStore {
         let read = collect!(action, session);
         let mut docs: Vec<bson::RawDocumentBuf> = read.map_err(|e| map_err(coll, e))?;
         pattern_store::observe::command(docs.len() as u64);
-        let then = match docs.last().map(|d| d.get_document(THEN_FIELD)) {
-            Some(Ok(then))
-                if docs
-                    .last()
-                    .is_some_and(|d| d.get("_id").ok().flatten().is_none()) =>
-            {
-                let then = Document::try_from(then).map_err(|e| Error::Decode {
+        // Last, where a server sends the union's documents after the pipeline's; looked for
+        // anywhere, should one not.
+        let wrapped = |d: &bson::RawDocumentBuf| {
+            d.get("_id").ok().flatten().is_none() && d.get_document(THEN_FIELD).is_ok()
+        };
+        let then = match docs.iter().rposition(wrapped) {
+            Some(at) => {
+                let wrapper = docs.remove(at);
+                let then = wrapper.get_document(THEN_FIELD).expect("checked above");
+                Some(Document::try_from(then).map_err(|e| Error::Decode {
                     collection: then_coll.to_owned(),
                     id: String::new(),
                     reason: e.to_string(),
-                })?;
-                docs.pop();
-                Some(then)
+                })?)
             }
-            _ => None,
+            None => None,
         };
         Ok((docs, then))
     }

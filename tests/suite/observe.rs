@@ -179,13 +179,13 @@ fn one(capture: &Capture, name: &str, store: &AnyStore, coll: &str, op: &str) ->
 async fn a_push_is_one_span(store: AnyStore) {
     // The collection's set-up, and its width (`series::width`) growing with the first
     // bucket's trades (a push that widens it writes the collection's mark too).
-    for i in 0..4 {
+    for i in 0..5 {
         Trades::push(&store, &7, trade(i)).await.unwrap();
     }
     let (capture, _guard) = Capture::install();
     let request = tracing::info_span!("request");
     let _in = request.enter();
-    Trades::push(&store, &7, trade(4)).await.unwrap();
+    Trades::push(&store, &7, trade(5)).await.unwrap();
     let s = one(&capture, "bucket.push", &store, "obs_trades", "push");
     assert_eq!(
         s.fields.get("pattern.commands").map(String::as_str),
@@ -206,7 +206,7 @@ async fn a_push_is_one_span(store: AnyStore) {
     // A page read, and a range read on its own span too.
     capture.clear();
     let page = Trades::page(&store, &7, 1).await.unwrap();
-    assert_eq!(page.map(|p| p.items.len()), Some(5));
+    assert_eq!(page.map(|p| p.items.len()), Some(6));
     let s = one(&capture, "bucket.page", &store, "obs_trades", "page");
     assert_eq!(
         s.fields.get("pattern.documents").map(String::as_str),

@@ -108,22 +108,22 @@ impl Span {
         ids_between(spec, key, first, end.saturating_sub(1))
     }
 
-    /// The `_id`s of `key`'s buckets that may overlap the range, in a collection whose buckets
-    /// each span at most `width` milliseconds (`series::width`): a bucket's `_id` names the
-    /// second of its first item, which lies within its bounds (to the second), so a bucket
-    /// overlapping `[from, to)` is named from `from - width` to `to - 1 + width`. `None` for an
-    /// unbounded side, and as [`Span::ids_between`] says.
+    /// The `_id`s of `key`'s buckets that may hold items of the range, in a collection that
+    /// keeps its width (`series::width`): every item lies at most `width.after` after the
+    /// second its bucket's `_id` names and `width.before` before it, so a bucket holding an item
+    /// of `[from, to)` is named from `from - after` to `to - 1 + before`. `None` for an
+    /// unbounded side, and as [`ids_between`] says.
     pub(crate) fn width_ids(
         &self,
         spec: &SeriesSpec<'_>,
-        width: i64,
+        width: series::width::Width,
         key: &Bson,
     ) -> Result<Option<Filter>> {
         let (Some(from), Some(to)) = (self.from, self.to) else {
             return Ok(None);
         };
-        let last = to.saturating_sub(1).saturating_add(width);
-        ids_between(spec, key, from.saturating_sub(width), last)
+        let last = to.saturating_sub(1).saturating_add(width.before);
+        ids_between(spec, key, from.saturating_sub(width.after), last)
     }
 }
 
@@ -232,7 +232,7 @@ async fn by_width<S: Store>(
     span: Span,
     overlap: &Filter,
     opts: &FindOptions,
-    mut width: i64,
+    mut width: series::width::Width,
 ) -> Result<Option<Vec<RawDocumentBuf>>> {
     let coll = spec.collection;
     let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
@@ -246,20 +246,21 @@ async fn by_width<S: Store>(
         let now = then.as_ref().and_then(series::width::of_mark);
         let memo = series::memo(store);
         match now {
-            Some(now) if now <= width => {
+            Some(now) if width.covers(now) => {
                 return Ok(Some(keep_overlapping(coll, docs, overlap, fields)?))
             }
             Some(now) => {
+                let now = now.max(width);
                 memo.change_bounds_mark(coll, |m| series::BoundsMark {
                     width: Some(now),
                     ..m
                 });
                 width = now;
             }
-            None => {
-                memo.change_bounds_mark(coll, |m| series::BoundsMark { width: None, ..m });
-                return Ok(None);
-            }
+            // The width no longer kept (or the mark not read): the overlap alone. This
+            // process's memory is left as it is: its writers go on keeping the width, which
+            // costs nothing where no read uses it.
+            None => return Ok(None),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Roll-ups: a key's whole-history summary (`#[bucket(rollup)]`) recomputed from its buckets
-//! when another program inserts, changes or deletes one of them, or writes the roll-up itself.
+//! when another program inserts, changes or deletes one of them, or writes the roll-up itself;
+//! and the collection's width (`series::width`) raised to cover the buckets it wrote.
 
 use std::marker::PhantomData;
 
@@ -45,7 +46,10 @@ impl<B: Bucket + ?Sized, S: Store> Rule<S> for Rollups<B> {
 
     fn apply_key<'t>(&'t self, tx: &'t S::Txn, key: &'t Bson) -> BoxFuture<'t, Result<Applied>> {
         Box::pin(async move {
-            let wrote = rollup_in_line(tx, &B::SPEC.series(), key).await?;
+            let series = B::SPEC.series();
+            let wrote = rollup_in_line(tx, &series, key).await?;
+            // The buckets as the other program left them, within the collection's width.
+            crate::series::width::cover_buckets(tx, &series, key).await?;
             Ok(Applied::wrote(wrote))
         })
     }

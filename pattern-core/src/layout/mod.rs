@@ -94,7 +94,9 @@ pub enum LayoutDefect {
         /// The number found there.
         found: i64,
     },
-    /// A bucket marked `bounded` whose time bounds do not cover exactly its items.
+    /// A bucket marked `bounded` whose time bounds do not cover exactly its items, cross a
+    /// window of its span, or lie past the collection's width from the second its `_id` names
+    /// (a writer that does not keep the width: range reads may miss its items).
     WrongBounds {
         /// The collection.
         collection: String,

@@ -34,6 +34,8 @@ struct SeriesCheck<'s> {
     /// Buckets were archived from the collection: its numbers have gaps (`verify_archive`
     /// checks them across both).
     archived: bool,
+    /// The collection's width (`series::width`), when it keeps one.
+    width: Option<crate::series::width::Width>,
 }
 
 impl<'s> SeriesCheck<'s> {
@@ -48,6 +50,7 @@ impl<'s> SeriesCheck<'s> {
             items: 0,
             rollup: None,
             archived: false,
+            width: None,
         }
     }
 
@@ -167,6 +170,9 @@ impl<'s> SeriesCheck<'s> {
             Some((min, max, span)) => self.window(&doc, &id, min, max, span)?,
             None => None,
         };
+        if let Some(width) = self.width {
+            self.within_width(&doc, &id, width)?;
+        }
         if items < u64::from(spec.size) {
             self.open.push((window, number));
         }
@@ -191,6 +197,49 @@ impl<'s> SeriesCheck<'s> {
 }
 
 impl SeriesCheck<'_> {
+    /// In a collection that keeps its width: the bucket's times lie within it of the second
+    /// its `_id` names (otherwise a range read may miss them: a defect).
+    fn within_width(
+        &mut self,
+        doc: &RawDocumentBuf,
+        id: &Bson,
+        width: crate::series::width::Width,
+    ) -> Result<()> {
+        let coll = self.spec.collection;
+        let Some((min_field, max_field)) = self.spec.keeps.bounds else {
+            return Ok(());
+        };
+        let time = |f: &str| -> Result<Option<i64>> {
+            Ok(match field(coll, doc, f)? {
+                Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
+                _ => None,
+            })
+        };
+        let (Some(min), Some(max), Some(key), Bson::String(text)) =
+            (time(min_field)?, time(max_field)?, self.key.clone(), id)
+        else {
+            return Ok(());
+        };
+        let prefix = crate::key::id_prefix(coll, &key)?;
+        let Some(named) = crate::series::parse_bucket_id(&prefix, text) else {
+            return Ok(());
+        };
+        let far = crate::series::width::from_start(named.seconds * 1_000, (min, max));
+        if !width.covers(far) {
+            self.defects.push(LayoutDefect::WrongBounds {
+                collection: coll.to_owned(),
+                id: id.clone(),
+                reason: format!(
+                    "its times lie up to {} ms after and {} ms before the second its `_id` \
+                     names, past the collection's width ({} and {} ms): range reads may miss \
+                     them",
+                    far.after, far.before, width.after, width.before
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Cut by span: the window of a bucket's time bounds, both in one window of `span`
     /// (otherwise a defect; `None` for a bucket without bounds, which no span read trusts).
     fn window(
@@ -238,6 +287,10 @@ async fn check_series<'s, S: Store>(
     let mut check = SeriesCheck::new(spec);
     // Archived from (bounded buckets only move): its gaps are in the archive.
     check.archived = spec.keeps.bounds.is_some() && spec.bounds_mark(store).await?.archived;
+    if crate::series::width::kept_for(spec) {
+        // The mark as it is now (a follower raises it without this process knowing).
+        check.width = crate::series::width::read(store, spec).await?;
+    }
     let n = scan(
         store,
         spec.collection,

@@ -73,8 +73,9 @@ impl SeriesSpec<'_> {
                     // Cut by a span wider than the collection's width: the width first takes
                     // it (a bucket of the span spans less).
                     if let (Some(width), Some(span)) = (mark.width, self.span_bounds()) {
-                        if width < span.2 && super::width::kept_for(self) {
-                            super::width::raise(store, self.collection, span.2).await?;
+                        let span = super::width::Width::both(span.2);
+                        if !width.covers(span) && super::width::kept_for(self) {
+                            super::width::raise(store, self.collection, span).await?;
                         }
                     }
                 }
@@ -106,9 +107,10 @@ impl SeriesSpec<'_> {
         }
         // Time-named buckets: the width they keep to, from none (a bucket of one item) or the
         // span (`$max`: another process may have raised it already).
-        let width = super::width::kept_for(self).then(|| self.keeps.span.unwrap_or(0).max(0));
+        let width = (super::width::kept_for(self))
+            .then(|| super::width::Width::both(self.keeps.span.unwrap_or(0).max(0)));
         if let Some(w) = width {
-            (update.max).push((super::width::WIDTH_FIELD.into(), Bson::Int64(w)));
+            super::width::at_least(&mut update, w);
         }
         if self.keeps.rollup {
             set_rollup(&mut update, self, true);
@@ -327,7 +329,7 @@ pub(crate) async fn mark_bounded_probed<S: Store>(
         // An archive receives the live collection's buckets as they are, numbered or not,
         // and of any width.
         set.unset.push(NUMBERED_FIELD.into());
-        set.unset.push(super::width::WIDTH_FIELD.into());
+        (set.unset).extend(super::width::WIDTH_FIELDS.map(Into::into));
     }
     write_mark(store, coll, set, true, |m| BoundsMark {
         all_bounded: true,

@@ -153,11 +153,18 @@ pub(crate) struct BoundsMark {
     /// The library created the collection: every document of it carries its number (none of
     /// the unnumbered documents of other tools, which a key's next number must count).
     pub(crate) numbered: bool,
-    /// The widest a bucket of the collection may be, in milliseconds from its earliest to its
-    /// latest time (`series::width`): raised before any write makes a bucket wider. `None`:
-    /// not kept (a collection the library did not create, or one a write could not keep it
-    /// for).
-    pub(crate) width: Option<i64>,
+    /// How far from its bucket's `_id` second any item of the collection lies (`series::width`).
+    /// `None`: not kept (a collection the library did not create, or one a write could not
+    /// keep it for).
+    pub(crate) width: Option<Width>,
+}
+
+/// How far a collection's items lie from their bucket's `_id` second, in milliseconds: after
+/// its last millisecond, and before it (`series::width`, which holds what it does).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Width {
+    pub(crate) after: i64,
+    pub(crate) before: i64,
 }
 
 /// The parts of a time-named `_id` (`<prefix>_<seconds>` or `<prefix>_<seconds>_<suffix>`).

@@ -140,7 +140,11 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
             let mut window = None;
             let mut seq = seq;
             if let Some(t) = floating {
-                let need = (ids.newest_start()).map_or(0, |c| width::from_start(c, (t, t)) + 999);
+                // From the newest bucket's first second, as if its first item were the earliest
+                // (the window bounds the bucket's earliest and latest times).
+                let need = (ids.newest_start()).map_or_else(width::Width::default, |c| {
+                    width::to_join((c, c.saturating_add(999)), t)
+                });
                 window = Box::pin(width::admit(store, spec, need)).await?;
                 let newest = memo(store)
                     .next_number(coll, key)
@@ -453,8 +457,11 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                     let values = kept(*done..*done + take)?;
                     // The bucket as it is (the compare-and-set holds it so) with the items:
                     // the width that needs.
-                    if let Some(b) = values.bounds.filter(|_| width::kept_for(spec)) {
-                        let need = width::spread(width::bounds_of(spec, doc), b);
+                    if let (Some(b), Some(c)) = (
+                        values.bounds.filter(|_| width::kept_for(spec)),
+                        ids.parse(doc.get("_id")),
+                    ) {
+                        let need = width::from_start(c.seconds.saturating_mul(1000), b);
                         Box::pin(width::admit(store, spec, need)).await?;
                     }
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
@@ -497,10 +504,14 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
             ids.prepare(store, number).await?;
             let before = ids.clone();
             let values = kept(at..at + take)?;
-            if let Some(b) = values.bounds.filter(|_| width::kept_for(spec)) {
-                Box::pin(width::admit(store, spec, width::spread(None, b))).await?;
-            }
             let id = ids.id();
+            if let (Some(b), Some(c)) = (
+                values.bounds.filter(|_| width::kept_for(spec)),
+                ids.parse(Some(&id)),
+            ) {
+                let need = width::from_start(c.seconds.saturating_mul(1000), b);
+                Box::pin(width::admit(store, spec, need)).await?;
+            }
             let doc = spec.new_doc(
                 key,
                 id.clone(),
@@ -702,7 +713,11 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
 ) -> Result<Option<Option<i64>>> {
     let coll = spec.collection;
     // The open document's `_id` comes back too: the next document's `_id` must differ from it.
-    let fields = [spec.count_field, spec.order.field(), "_id"];
+    let mut fields = vec![spec.count_field, spec.order.field(), "_id"];
+    // Its bounds too where the collection keeps its width: what the next push's window needs.
+    if let Some((min, max)) = spec.keeps.bounds.filter(|_| width::kept_for(spec)) {
+        fields.extend([min, max]);
+    }
     let guessed = std::mem::take(guess) && {
         let mark = spec.bounds_mark(store).await?;
         mark.numbered && !mark.archived
@@ -710,14 +725,27 @@ async fn push_unknown<S: Store, P: IdPrefix + Sync + ?Sized>(
     if guessed {
         ids.prepare(store, 1).await?;
         let id = ids.id();
+        // Within the collection's width, as the common push: a server that, two upserts
+        // racing, applies the one that lost as an update of the other's document (test server,
+        // T28) then applies it only within the width; the bucket it names, which the reply
+        // then does not, holds the item as any the width allows.
+        let window = match kept.bounds.filter(|_| spec.span_bounds().is_none()) {
+            Some((t, _)) => (width::admit(store, spec, width::Width::default()).await?)
+                .and_then(|w| width::window(spec, t, w)),
+            None => None,
+        };
         let (pushed, open, mut update) = {
             let new_id = || id.clone();
             let marks = || spec.marks();
-            let push = spec.open_push(key, kept, 1, &new_id, &marks);
-            let (open, order) = (push.filter(), push.order());
+            let mut push = spec.open_push(key, kept, 1, &new_id, &marks);
+            // The key's open document, whatever the width: when it is there, the next
+            // attempt pushes into it.
+            let open = push.filter();
+            push.window = push.window.or(window);
+            let (within, order) = (push.filter(), push.order());
             let mut update = push.upsert(std::mem::take(items));
             let pushed = store
-                .update_first(coll, &open, &order, "", &mut update, true, &fields)
+                .update_first(coll, &within, &order, "", &mut update, true, &fields)
                 .await;
             (pushed, open, update)
         };
@@ -785,9 +813,15 @@ async fn pushed_into<S: Store, P: IdPrefix + Sync + ?Sized>(
         let seq = before.get(spec.order.field()).and_then(as_int);
         let newest = ids.parse(before.get("_id"));
         // Pushed with no window, into a bucket named `newest`: the width it needs, raised
-        // before the push returns (a read that began after it finds the item).
+        // before the push returns (a read that began after it finds the item); and what a
+        // window of the next push into it needs (its bounds, as they were, with the item).
         if let (Some(id), Some(b)) = (newest, kept.bounds.filter(|_| width::kept_for(spec))) {
-            let need = width::from_start(id.seconds.saturating_mul(1000), b);
+            let mut need = width::from_start(id.seconds.saturating_mul(1000), b);
+            if let Some(was) = width::bounds_of(spec, before) {
+                need = need
+                    .max(width::to_join(was, b.0))
+                    .max(width::to_join(was, b.1));
+            }
             Box::pin(width::admit(store, spec, need)).await?;
         }
         let count = (before.get(spec.count_field).and_then(as_int))

@@ -230,7 +230,7 @@ async fn a_push_with_its_rollup_is_one_command() {
         items.push(t);
     }
     log.lock().unwrap().clear();
-    let mut marks = 0;
+    let (mut marks, mut refused) = (0, 0);
     for i in 12..24 {
         let t = trade(&mut rng, i);
         bucket::push::<Rolled, _, _>(&store, &5, &t).await.unwrap();
@@ -242,9 +242,19 @@ async fn a_push_with_its_rollup_is_one_command() {
             .partition(|(n, c)| pattern_tests::on_marks(n, c));
         marks += mark.len();
         let sent: Vec<String> = sent.into_iter().map(|(n, _)| n).collect();
-        assert_eq!(sent, ["bulkWrite"], "push {i}");
+        // One command; or, for a trade further from the open bucket's bounds than the width
+        // allows (the trades go back in time now and then), the refused one, the push into
+        // the open bucket that returns it, its roll-up, and the width grows.
+        if sent != ["bulkWrite"] {
+            assert_eq!(sent, ["bulkWrite", "findAndModify", "update"], "push {i}");
+            assert_eq!(mark.len(), 1, "push {i}");
+            refused += 1;
+        }
     }
-    assert!(marks <= 2, "the width grew {marks} times");
+    assert!(
+        marks <= 3 && refused <= 2,
+        "{marks} raises, {refused} pushes refused"
+    );
     let got = bucket::summary::<Rolled, _, _>(&store, &5, ..)
         .await
         .unwrap();

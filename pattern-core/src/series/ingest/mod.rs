@@ -180,7 +180,7 @@ async fn ingest_batch<S: Store>(
             Err(e) => return Err((0, all_indexes(&groups), e)),
         }
     }
-    if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned, &mut ops)).await {
+    if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
         return Err((0, all_indexes(&groups), e));
     }
     // Each key's roll-up after the writes, in the same bulk write.
@@ -276,72 +276,31 @@ async fn ingest_batch<S: Store>(
     }
 }
 
-/// In a collection that keeps its buckets' width (not cut by span, whose width the span's
-/// covers): the width the planned writes need raised first, and each fill conditional on its
-/// bucket staying within it (a fill refused for it stops the batch there, as a lost
-/// compare-and-set does). A fill's need is counted from its bucket's first second, so that an
-/// ingest in time order widens the collection rather than having its fills refused.
+/// In a collection that keeps its width (not cut by span, whose width the span's covers): the
+/// width the planned writes need, raised first. Each write names its bucket (a fill by its
+/// `_id`, an insert), so what its items need is known before it is sent.
 async fn keep_width<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     groups: &[Group<'_>],
     planned: &[Planned],
-    ops: &mut [WriteOp],
 ) -> Result<()> {
     if spec.span_bounds().is_some() || !super::width::kept_for(spec) || planned.is_empty() {
         return Ok(());
     }
-    let times = |p: &Planned| {
+    let mut need = super::width::Width::default();
+    for p in planned {
+        let Bson::String(id) = &p.id else { continue };
+        let Some(named) = parse_bucket_id(groups[p.group].prefix, id) else {
+            continue;
+        };
         let ms = groups[p.group].entries[p.items.clone()]
             .iter()
             .map(|e| e.millis);
-        (ms.clone().min().unwrap_or(0), ms.max().unwrap_or(0))
-    };
-    let start = |p: &Planned| match &p.id {
-        Bson::String(id) => parse_bucket_id(groups[p.group].prefix, id).map(|t| t.seconds * 1000),
-        _ => None,
-    };
-    let mut need = 0_i64;
-    for p in planned {
-        let (lo, hi) = times(p);
-        let of = (p.before > 0)
-            .then(|| start(p))
-            .flatten()
-            .map(|c| (c, c + 999));
-        need = need.max(super::width::spread(of, (lo, hi)));
+        let (lo, hi) = (ms.clone().min().unwrap_or(0), ms.max().unwrap_or(0));
+        need = need.max(super::width::from_start(named.seconds * 1000, (lo, hi)));
     }
-    let Some(width) = super::width::admit(store, spec, need).await? else {
-        return Ok(());
-    };
-    let (min, max) = super::width::fields(spec)?;
-    let date = |ms: i64| {
-        Box::new(Expr::Literal(Bson::DateTime(bson::DateTime::from_millis(
-            ms,
-        ))))
-    };
-    for (p, op) in planned.iter().zip(ops.iter_mut()) {
-        let WriteOp::Update { update, .. } = op else {
-            continue;
-        };
-        let (lo, hi) = times(p);
-        let within = [
-            Expr::Gte(
-                Box::new(Expr::Field(min.clone())),
-                date(hi.saturating_sub(width)),
-            ),
-            Expr::Lte(
-                Box::new(Expr::Field(max.clone())),
-                date(lo.saturating_add(width)),
-            ),
-        ];
-        let mut all = match update.require.take() {
-            Some(Expr::And(all)) => all,
-            Some(one) => vec![one],
-            None => Vec::new(),
-        };
-        all.extend(within);
-        update.require = Some(Expr::And(all));
-    }
+    super::width::admit(store, spec, need).await?;
     Ok(())
 }
 
