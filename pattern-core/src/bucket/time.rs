@@ -236,11 +236,11 @@ async fn by_width<S: Store>(
 ) -> Result<Option<Vec<RawDocumentBuf>>> {
     let coll = spec.collection;
     let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
+    let (opts, fields) = with_overlap_fields(spec, opts.clone())?;
     loop {
         let Some(ids) = span.width_ids(spec, width, key)? else {
             return Ok(None);
         };
-        let (opts, fields) = with_overlap_fields(spec, opts.clone())?;
         let (docs, then) =
             (store.find_raw_then(coll, &ids, &opts, BOUNDED_COLLECTIONS, &mark)).await?;
         let now = then.as_ref().and_then(series::width::of_mark);

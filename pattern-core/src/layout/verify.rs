@@ -224,7 +224,7 @@ impl SeriesCheck<'_> {
         let Some(named) = crate::series::parse_bucket_id(&prefix, text) else {
             return Ok(());
         };
-        let far = crate::series::width::from_start(named.seconds * 1_000, (min, max));
+        let far = crate::series::width::from_start(named.start_ms(), (min, max));
         if !width.covers(far) {
             self.defects.push(LayoutDefect::WrongBounds {
                 collection: coll.to_owned(),

@@ -137,7 +137,7 @@ impl<'a, P: IdPrefix + ?Sized> NewIds<'a, P> {
 
     /// The epoch milliseconds of the second the key's newest document is named by, when known.
     pub(super) fn newest_start(&self) -> Option<i64> {
-        self.newest.map(|n| n.seconds.saturating_mul(1000))
+        self.newest.map(|n| n.start_ms())
     }
 
     /// The parts of `id` when it is a time-named `_id` of this key.

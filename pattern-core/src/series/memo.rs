@@ -174,6 +174,13 @@ pub(crate) struct TimeId {
     pub(crate) suffix: u32,
 }
 
+impl TimeId {
+    /// The epoch milliseconds its second starts at.
+    pub(crate) fn start_ms(&self) -> i64 {
+        self.seconds.saturating_mul(1000)
+    }
+}
+
 /// Where a spec lives (see [`EnsuredSpecs::statics`]).
 fn address(spec: &SeriesSpec<'_>) -> usize {
     std::ptr::from_ref(spec) as usize

@@ -461,7 +461,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                         values.bounds.filter(|_| width::kept_for(spec)),
                         ids.parse(doc.get("_id")),
                     ) {
-                        let need = width::from_start(c.seconds.saturating_mul(1000), b);
+                        let need = width::from_start(c.start_ms(), b);
                         Box::pin(width::admit(store, spec, need)).await?;
                     }
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
@@ -509,7 +509,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 values.bounds.filter(|_| width::kept_for(spec)),
                 ids.parse(Some(&id)),
             ) {
-                let need = width::from_start(c.seconds.saturating_mul(1000), b);
+                let need = width::from_start(c.start_ms(), b);
                 Box::pin(width::admit(store, spec, need)).await?;
             }
             let doc = spec.new_doc(
@@ -816,7 +816,7 @@ async fn pushed_into<S: Store, P: IdPrefix + Sync + ?Sized>(
         // before the push returns (a read that began after it finds the item); and what a
         // window of the next push into it needs (its bounds, as they were, with the item).
         if let (Some(id), Some(b)) = (newest, kept.bounds.filter(|_| width::kept_for(spec))) {
-            let mut need = width::from_start(id.seconds.saturating_mul(1000), b);
+            let mut need = width::from_start(id.start_ms(), b);
             if let Some(was) = width::bounds_of(spec, before) {
                 need = need
                     .max(width::to_join(was, b.0))

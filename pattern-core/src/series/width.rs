@@ -189,7 +189,7 @@ pub(crate) async fn cover_buckets<T: Store>(
     spec: &SeriesSpec<'_>,
     key: &Bson,
 ) -> Result<()> {
-    let Some(width) = admit_known(tx, spec).await? else {
+    let Some(width) = known(tx, spec).await? else {
         return Ok(());
     };
     let (min, max) = spec.keeps.bounds.unwrap_or_default();
@@ -208,7 +208,7 @@ pub(crate) async fn cover_buckets<T: Store>(
             _ => None,
         };
         if let (Some(named), Some(b)) = (named, bounds_of(spec, &doc)) {
-            need = need.max(from_start(named.seconds.saturating_mul(1000), b));
+            need = need.max(from_start(named.start_ms(), b));
         }
     }
     if !width.covers(need) {
@@ -230,7 +230,7 @@ pub(crate) async fn read<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<O
 }
 
 /// The width this process knows for the series' collection, when it keeps one.
-async fn admit_known<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Option<Width>> {
+async fn known<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Option<Width>> {
     match kept_for(spec) && spec.span_bounds().is_none() {
         true => Ok(spec.bounds_mark(store).await?.width),
         false => Ok(None),
@@ -264,6 +264,22 @@ mod tests {
         assert_eq!(from_start(s, (s, s + 999)), Width::default());
         assert_eq!(from_start(s, (s + 1_500, s + 1_500)).after, 501);
         assert_eq!(from_start(s, (s - 20, s + 999)).before, 20);
+    }
+
+    /// A mark's width read as MongoDB compares numbers: another program may have written it
+    /// as an Int32 or a whole Double.
+    #[test]
+    fn a_mark_written_in_another_number_type_reads_alike() {
+        let mark = bson::doc! {"width_after": 5_000_i32, "width_before": 2.0};
+        let want = Width {
+            after: 5_000,
+            before: 2,
+        };
+        assert_eq!(super::of_mark(&mark), Some(want));
+        assert_eq!(
+            super::of_mark(&bson::doc! {"width_after": 1.5, "width_before": 0}),
+            None
+        );
     }
 
     /// Only the sides that need it grow, to half as much again.

@@ -298,7 +298,7 @@ async fn keep_width<S: Store>(
             .iter()
             .map(|e| e.millis);
         let (lo, hi) = (ms.clone().min().unwrap_or(0), ms.max().unwrap_or(0));
-        need = need.max(super::width::from_start(named.seconds * 1000, (lo, hi)));
+        need = need.max(super::width::from_start(named.start_ms(), (lo, hi)));
     }
     super::width::admit(store, spec, need).await?;
     Ok(())
@@ -331,7 +331,7 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
                 // Cut by span: the newest document is the open one of its window, and the
                 // only one the items can go to when none is in an earlier window (a newer
                 // window's items open documents of their own).
-                let window = (spec.keeps).window_of(id.seconds.saturating_mul(1000));
+                let window = (spec.keeps).window_of(id.start_ms());
                 let forward =
                     (group.entries.iter()).all(|e| spec.keeps.window_of(e.millis) >= window);
                 let open = match (spanned, count, window) {
