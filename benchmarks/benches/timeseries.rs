@@ -149,6 +149,21 @@ async fn run() {
     let daily: Collection<Document> = db.collection("trades_daily");
     let mut floor: [Vec<Duration>; 3] = Default::default();
     let mut by_driver: [Vec<Duration>; 3] = Default::default();
+    // What no design that returns a bucket can go below: one by-day bucket of the window found
+    // by its exact `_id` (a read that knew which bucket holds the window).
+    let mut one_bucket: [Vec<Duration>; 3] = Default::default();
+    // The buckets without a span: the `_id` range their read scans, by the driver, without the
+    // collection's mark (what the read would cost if it need not learn the width).
+    let unbounded: Collection<Document> = db.collection("trades");
+    let mark = (db.collection::<Document>(pattern_core::spec::BOUNDED_COLLECTIONS))
+        .find_one(doc! {"_id": "trades"})
+        .await
+        .unwrap()
+        .expect("the buckets' collection has its mark");
+    let width = |side: &str| mark.get(side).and_then(pattern_tests::as_int).unwrap_or(0);
+    let (after, before) = (width("width_after"), width("width_before"));
+    println!("the buckets' width: {after} ms after their `_id` second, {before} ms before");
+    let mut range_alone: [Vec<Duration>; 3] = Default::default();
     for (i, &c) in picks.iter().enumerate() {
         for (l, name) in names.into_iter().enumerate() {
             let (last10, windows, total) = &mut timed[l];
@@ -192,9 +207,25 @@ async fn run() {
                     let ids =
                         doc! {"_id": {"$gte": format!("{c}_{lo}"), "$lt": format!("{c}_{hi}")}};
                     let t = Instant::now();
-                    let docs: Vec<Document> =
-                        daily.find(ids).await.unwrap().try_collect().await.unwrap();
+                    let docs = find_all(&daily, ids).await;
                     by_driver[w].push(t.elapsed());
+                    assert!(!docs.is_empty());
+                    let one = doc! {"_id": docs[0].get_str("_id").unwrap()};
+                    let t = Instant::now();
+                    let found = daily.find_one(one).await.unwrap();
+                    one_bucket[w].push(t.elapsed());
+                    assert!(found.is_some());
+                }
+                if name == "buckets" {
+                    let (f, t_) = (from.timestamp_millis(), to.timestamp_millis());
+                    let (lo, hi) = (
+                        (f - after).div_euclid(1000),
+                        (t_ - 1 + before).div_euclid(1000),
+                    );
+                    let ids = doc! {"_id": {"$gte": format!("{c}_{lo}"), "$lt": format!("{c}_{}", hi + 1)}};
+                    let t = Instant::now();
+                    let docs = find_all(&unbounded, ids).await;
+                    range_alone[w].push(t.elapsed());
                     assert!(!docs.is_empty());
                 }
                 let t = Instant::now();
@@ -329,6 +360,22 @@ async fn run() {
     );
     let floor = floor.map(median);
     let by_driver = by_driver.map(median);
+    let one_bucket = one_bucket.map(median);
+    let range_alone = range_alone.map(median);
+    println!(
+        "one by-day bucket of the window by its exact `_id`, by the driver: one hour {:.3} ms, \
+         one day {:.3} ms, one month {:.3} ms (medians)",
+        ms(one_bucket[0]),
+        ms(one_bucket[1]),
+        ms(one_bucket[2])
+    );
+    println!(
+        "the buckets without a span: their read's `_id` range by the driver, the mark not read: \
+         one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms (medians)",
+        ms(range_alone[0]),
+        ms(range_alone[1]),
+        ms(range_alone[2])
+    );
     println!(
         "the by-day read's `_id` range by the driver: one hour {:.3} ms, one day {:.3} ms, one \
          month {:.3} ms (medians)",
@@ -381,6 +428,10 @@ async fn run() {
         targets.push((by_day, ratio(tw, dw), 1.5));
         let floor_ratio = format!("{window}: time-series / the floor of a read");
         println!("{floor_ratio}: {:.2}", ratio(tw, floor[w]));
+        let one = ratio(tw, one_bucket[w]);
+        println!("{window}: time-series / one by-day bucket by its `_id`: {one:.2}");
+        let alone = ratio(tw, range_alone[w]);
+        println!("{window}: time-series / the no-span `_id` range, the mark not read: {alone:.2}");
     }
     let flat_day = ratio(f.windows[1], d.windows[1]);
     targets.push(("by day, one day: flat / ours >= 1".into(), flat_day, 1.0));
@@ -440,6 +491,16 @@ async fn range<B: Bucket<Key = i64, Item = Trade>>(
 ) -> Vec<i64> {
     (pattern_core::bucket::range::<B, _, _>(store, &c, range))
         .map_ok(|t| t.date.timestamp_millis())
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// Every document of `coll` matching `filter`, decoded by the driver.
+async fn find_all(coll: &Collection<Document>, filter: Document) -> Vec<Document> {
+    coll.find(filter)
+        .await
+        .unwrap()
         .try_collect()
         .await
         .unwrap()

@@ -272,13 +272,17 @@ impl SeriesMemo {
         m.len -= 1;
         Some(n)
     }
-    /// Sets the count of `key`'s newest document in `coll` (found `at`), when its next
-    /// number is remembered (one push more into it).
-    pub(crate) fn set_count_at(&self, at: MemoAt, coll: &str, key: &Bson, count: u32) {
+    /// Sets the count of `key`'s newest document in `coll` (found `at`) to `count`, when
+    /// what is remembered of the key is still `was` (one push more into the document `was`
+    /// names). Compare-and-set: another task of this process that learned of a newer document
+    /// meanwhile keeps what it learned; a count set from an older one would call the newer
+    /// full, and a push that the newer does not take would then open a second open document
+    /// beside it.
+    pub(crate) fn set_count_at(&self, at: MemoAt, coll: &str, key: &Bson, was: Next, count: u32) {
         let h = at.0;
         let mut m = lock(&self.next_numbers);
         let found = (m.by_hash.get_mut(&h).into_iter().flatten())
-            .find(|(c, k, _)| c == coll && same_key(k, key));
+            .find(|(c, k, n)| c == coll && *n == was && same_key(k, key));
         if let Some(entry) = found {
             entry.2.count = Some(count);
         }
@@ -454,5 +458,38 @@ mod tests {
         );
         assert_eq!(memo.next_number("trades", &Bson::Int64(5)), None);
         assert_eq!(memo.next_number("trades", &Bson::String("5".into())), None);
+    }
+
+    /// A push counts itself into the newest document it knew only while that is still what
+    /// the process knows: a count set from an older document would call a newer one, which
+    /// another task of the process opened meanwhile, full, and a push that one does not take
+    /// (out of its window) would open a second open document before it.
+    #[test]
+    fn a_count_is_set_only_on_what_was_known() {
+        let memo = SeriesMemo::default();
+        let key = Bson::Int64(0);
+        let old = Next {
+            number: 23,
+            newest: None,
+            count: Some(4),
+        };
+        memo.set_next_number("trades", &key, old);
+        let (at, known) = memo.next_number_at("trades", &key);
+        assert_eq!(known, Some(old));
+        // Another task opens document 23 with one item.
+        let opened = Next {
+            number: 24,
+            count: Some(1),
+            ..old
+        };
+        memo.set_next_number("trades", &key, opened);
+        memo.set_count_at(at, "trades", &key, old, 5);
+        assert_eq!(memo.next_number("trades", &key), Some(opened));
+        // Unchanged meanwhile: counted.
+        memo.set_count_at(at, "trades", &key, opened, 2);
+        assert_eq!(
+            memo.next_number("trades", &key).and_then(|n| n.count),
+            Some(2)
+        );
     }
 }

@@ -183,8 +183,10 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                 Ok(false) => {
                     // Into the newest document, whose count this process knew: one more. (Cut
                     // by span, it may have gone to an older window's document: not counted.)
-                    if let Some(c) = known.and_then(|m| m.count).filter(|_| !spanned) {
-                        memo(store).set_count_at(at, coll, key, c + 1);
+                    if let Some(m) = known.filter(|_| !spanned) {
+                        if let Some(c) = m.count {
+                            memo(store).set_count_at(at, coll, key, m, c + 1);
+                        }
                     }
                     return roll_up(store, spec, key, kept, 1, rolled).await;
                 }
