@@ -3,7 +3,8 @@
 //! time-series collection (`insert_many`, `metaField` = customer) and in our buckets
 //! (`ingest`, time bounds and a summary of `qty` kept). Prints, per layout: ingest
 //! throughput (the layouts' batches interleaved, each timed), the last 10 trades of a
-//! customer, a one-day range of a customer, the total quantity of a customer over all
+//! customer, an hour, a day and a month of a customer from the middle of the history and at its
+//! end, the total quantity of a customer over all
 //! history, and storage (documents, bytes, indexes); and, beside each by-day range read, the
 //! floor of a read from this process (a find of an absent `_id`) and the same `_id` range sent
 //! by the driver, against which a target's ratio can be judged.
@@ -44,19 +45,33 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
 }
 
-/// The time windows read, each from the middle of the history: name and length (ms).
-const WINDOWS: [(&str, i64); 3] = [
-    ("one hour", 3_600_000),
-    ("one day", 86_400_000),
-    ("one month", 30 * 86_400_000),
+/// The time windows read: name, length (ms), and whether the window ends with the history
+/// (its newest trades, in the buckets still filling) rather than starting in its middle.
+const WINDOWS: [(&str, i64, bool); 6] = [
+    ("one hour", 3_600_000, false),
+    ("one day", 86_400_000, false),
+    ("one month", 30 * 86_400_000, false),
+    ("one hour at the end", 3_600_000, true),
+    ("one day at the end", 86_400_000, true),
+    ("one month at the end", 30 * 86_400_000, true),
 ];
+/// How many windows.
+const W: usize = WINDOWS.len();
+
+/// One figure per window, as `a ms, b ms, ...` with the windows' names.
+fn per_window(xs: &[Duration; W]) -> String {
+    (WINDOWS.iter().zip(xs))
+        .map(|((name, _, _), x)| format!("{name} {:.3} ms", ms(*x)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 struct Layout {
     name: &'static str,
     ingest: Duration,
     last10: Duration,
     /// One per [`WINDOWS`].
-    windows: [Duration; 3],
+    windows: [Duration; W],
     total: Duration,
     storage: String,
 }
@@ -135,23 +150,25 @@ async fn run() {
         .map(|i| (i * 7_919 + 13) % customers)
         .collect();
     let day_from = T0 + (n / 2) * step;
+    // Just past the newest trade.
+    let history_end = T0 + n * step;
 
     let mut layouts = Vec::new();
     // Each customer read in every layout in turn, so that whatever else the machine (or the
     // server, after the time-series collection's long `$group`s) is doing falls on all alike.
     let names = ["flat", "time-series", "buckets", "buckets by day"];
-    type Timed = (Vec<Duration>, [Vec<Duration>; 3], Vec<Duration>);
+    type Timed = (Vec<Duration>, [Vec<Duration>; W], Vec<Duration>);
     let mut timed: Vec<Timed> = vec![Timed::default(); names.len()];
     // The floor of a read from this process, per window: a find of an `_id` no document has in
     // the by-day buckets (one round trip, one lookup in the index their range reads use, nothing
     // returned), then the `_id` range the by-day read sends, by the driver, both sent just
     // before the by-day read of the window.
     let daily: Collection<Document> = db.collection("trades_daily");
-    let mut floor: [Vec<Duration>; 3] = Default::default();
-    let mut by_driver: [Vec<Duration>; 3] = Default::default();
+    let mut floor: [Vec<Duration>; W] = Default::default();
+    let mut by_driver: [Vec<Duration>; W] = Default::default();
     // What no design that returns a bucket can go below: one by-day bucket of the window found
     // by its exact `_id` (a read that knew which bucket holds the window).
-    let mut one_bucket: [Vec<Duration>; 3] = Default::default();
+    let mut one_bucket: [Vec<Duration>; W] = Default::default();
     // The buckets without a span: the `_id` range their read scans, by the driver, without the
     // collection's mark (what the read would cost if it need not learn the width).
     let unbounded: Collection<Document> = db.collection("trades");
@@ -163,7 +180,7 @@ async fn run() {
     let width = |side: &str| mark.get(side).and_then(pattern_tests::as_int).unwrap_or(0);
     let (after, before) = (width("width_after"), width("width_before"));
     println!("the buckets' width: {after} ms after their `_id` second, {before} ms before");
-    let mut range_alone: [Vec<Duration>; 3] = Default::default();
+    let mut range_alone: [Vec<Duration>; W] = Default::default();
     for (i, &c) in picks.iter().enumerate() {
         for (l, name) in names.into_iter().enumerate() {
             let (last10, windows, total) = &mut timed[l];
@@ -187,10 +204,11 @@ async fn run() {
             assert_eq!(got, want, "{name}: last 10 of {c}");
 
             // The trades of each window, from the middle of the history.
-            for (w, (window, len)) in WINDOWS.into_iter().enumerate() {
+            for (w, (window, len, at_end)) in WINDOWS.into_iter().enumerate() {
+                let start = if at_end { history_end - len } else { day_from };
                 let (from, to) = (
-                    DateTime::from_millis(day_from),
-                    DateTime::from_millis(day_from + len),
+                    DateTime::from_millis(start),
+                    DateTime::from_millis(start + len),
                 );
                 if name == "buckets by day" {
                     let t = Instant::now();
@@ -242,7 +260,7 @@ async fn run() {
                 let want: Vec<i64> = (c..n)
                     .step_by(customers as usize)
                     .map(|i| T0 + i * step)
-                    .filter(|ms| *ms >= day_from && *ms < day_from + len)
+                    .filter(|ms| *ms >= start && *ms < start + len)
                     .collect();
                 assert_eq!(got, want, "{name}: {window} of {c}");
             }
@@ -282,12 +300,9 @@ async fn run() {
     for (name, (last10, windows, total)) in names.into_iter().zip(timed) {
         let windows = windows.map(median);
         println!(
-            "{name}: last 10 {:.3} ms, one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms, \
-             total {:.3} ms (medians)",
+            "{name}: last 10 {:.3} ms, {}, total {:.3} ms (medians)",
             ms(median(last10.clone())),
-            ms(windows[0]),
-            ms(windows[1]),
-            ms(windows[2]),
+            per_window(&windows),
             ms(median(total.clone()))
         );
         let (ingest, storage) = match name {
@@ -358,37 +373,36 @@ async fn run() {
         "| buckets, `$unwind` + `$group` of the items | | | | | | {:.3} | |",
         ms(unwound)
     );
+    println!(
+        "\nat the history's end (the newest trades): \n| layout | one hour (ms) | one day (ms) | \
+         one month (ms) |\n|---|---|---|---|"
+    );
+    for l in &layouts {
+        let w = &l.windows;
+        let (h, d, m) = (ms(w[3]), ms(w[4]), ms(w[5]));
+        println!("| {} | {h:.3} | {d:.3} | {m:.3} |", l.name);
+    }
     let floor = floor.map(median);
     let by_driver = by_driver.map(median);
     let one_bucket = one_bucket.map(median);
     let range_alone = range_alone.map(median);
     println!(
-        "one by-day bucket of the window by its exact `_id`, by the driver: one hour {:.3} ms, \
-         one day {:.3} ms, one month {:.3} ms (medians)",
-        ms(one_bucket[0]),
-        ms(one_bucket[1]),
-        ms(one_bucket[2])
+        "one by-day bucket of the window by its exact `_id`, by the driver (medians): {}",
+        per_window(&one_bucket)
     );
     println!(
-        "the buckets without a span: their read's `_id` range by the driver, the mark not read: \
-         one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms (medians)",
-        ms(range_alone[0]),
-        ms(range_alone[1]),
-        ms(range_alone[2])
+        "the buckets without a span: their read's `_id` range by the driver, the mark not read \
+         (medians): {}",
+        per_window(&range_alone)
     );
     println!(
-        "the by-day read's `_id` range by the driver: one hour {:.3} ms, one day {:.3} ms, one \
-         month {:.3} ms (medians)",
-        ms(by_driver[0]),
-        ms(by_driver[1]),
-        ms(by_driver[2])
+        "the by-day read's `_id` range by the driver (medians): {}",
+        per_window(&by_driver)
     );
     println!(
         "the floor of a read (a find of an absent `_id` of the by-day buckets, before each of \
-         their reads): one hour {:.3} ms, one day {:.3} ms, one month {:.3} ms (medians)",
-        ms(floor[0]),
-        ms(floor[1]),
-        ms(floor[2])
+         their reads; medians): {}",
+        per_window(&floor)
     );
     let [f, t, b, d] = [&layouts[0], &layouts[1], &layouts[2], &layouts[3]];
     let aggregate_items = f.total.min(t.total).min(unwound);
@@ -417,7 +431,7 @@ async fn run() {
     ]
     .map(|(what, r, want)| (what.to_owned(), r, want))
     .to_vec();
-    for (w, (window, _)) in WINDOWS.into_iter().enumerate() {
+    for (w, (window, _, _)) in WINDOWS.into_iter().enumerate() {
         let (tw, bw, dw) = (t.windows[w], b.windows[w], d.windows[w]);
         targets.push((
             format!("{window}: time-series / ours >= 1"),
