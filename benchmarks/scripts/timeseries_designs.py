@@ -11,7 +11,8 @@ copy (what keeping the field costs an ingest).
 Part 2, ingest with roll-ups: 40 batches of 10,000 trades, each layout's batch built before it
 is timed, the layouts' order rotating every batch: the time-series collection's `insert_many`;
 1,000 bucket inserts; the same inserts with 1,000 roll-up upserts in one `bulkWrite` (the
-layout today); the inserts carrying each key's running totals (one document a key a batch).
+layout today); the same two kinds of write as two `bulkWrite`s sent at once on two connections;
+the inserts carrying each key's running totals (one document a key a batch).
 
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/timeseries_designs.py [reads|ingest]
 (needs pymongo; both parts by default; about 6 and 2 minutes on the test server).
@@ -20,6 +21,7 @@ import datetime
 import os
 import statistics
 import sys
+import threading
 import time
 
 import pymongo
@@ -141,21 +143,32 @@ def ingest(client):
     db = client["designs_ingest"]
     client.drop_database("designs_ingest")
     db.create_collection("ts", timeseries={"timeField": "date", "metaField": "customerId", "granularity": "hours"})
-    for name in ["inserts", "rollups", "totals"]:
+    for name in ["inserts", "rollups", "apart", "totals"]:
         for ix in BASE:
             db[name].create_index(ix)
     db.rollups.create_index([("customerId", 1), ("page", 1)])
+    db.apart.create_index([("customerId", 1), ("page", 1)])
+    # The second connection, for the roll-ups sent beside the inserts.
+    other = pymongo.MongoClient(os.environ["MONGODB_URI"])["designs_ingest"]
     times = {k: [] for k in ["time-series insert_many", "bucket inserts", "inserts + roll-up upserts",
-                             "inserts carrying running totals"]}
+                             "inserts, roll-up upserts beside them", "inserts carrying running totals"]}
     totals = {}
     for b, groups in batches(400_000, 10_000):
         ts = [dict(t, customerId=k) for k, items in groups.items() for t in items]
         inserts = [bucket(k, b + 1, items)[0] for k, items in groups.items()]
-        rollups = [InsertOne(d) for d in inserts] + [
-            UpdateOne({"customerId": k, "page": "rollup"},
-                      {"$inc": {"qty_sum": sum(x["qty"] for x in items), "count": len(items)},
-                       "$min": {"date_min": items[0]["date"]}, "$max": {"date_max": items[-1]["date"]}},
-                      upsert=True) for k, items in groups.items()]
+        def upserts():
+            return [UpdateOne({"customerId": k, "page": "rollup"},
+                              {"$inc": {"qty_sum": sum(x["qty"] for x in items), "count": len(items)},
+                               "$min": {"date_min": items[0]["date"]}, "$max": {"date_max": items[-1]["date"]}},
+                              upsert=True) for k, items in groups.items()]
+        rollups = [InsertOne(d) for d in inserts] + upserts()
+        apart = ([InsertOne(dict(d)) for d in inserts], upserts())
+
+        def beside(apart=apart):
+            t = threading.Thread(target=lambda: other.apart.bulk_write(apart[1], ordered=False))
+            t.start()
+            db.apart.bulk_write(apart[0], ordered=False)
+            t.join()
         carried = []
         for d in inserts:
             k = d["customerId"]
@@ -165,6 +178,7 @@ def ingest(client):
         order = [("time-series insert_many", lambda: db.ts.insert_many(ts)),
                  ("bucket inserts", lambda: db.inserts.insert_many([dict(d) for d in inserts])),
                  ("inserts + roll-up upserts", lambda: db.rollups.bulk_write(rollups)),
+                 ("inserts, roll-up upserts beside them", beside),
                  ("inserts carrying running totals", lambda: db.totals.insert_many(carried))]
         r = b % len(order)
         for name, f in order[r:] + order[:r]:
