@@ -463,7 +463,7 @@ mod tests {
     /// A push counts itself into the newest document it knew only while that is still what
     /// the process knows: a count set from an older document would call a newer one, which
     /// another task of the process opened meanwhile, full, and a push that one does not take
-    /// (out of its window) would open a second open document before it.
+    /// (out of its window) would open a second open document beside it.
     #[test]
     fn a_count_is_set_only_on_what_was_known() {
         let memo = SeriesMemo::default();
