@@ -232,6 +232,25 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
     Err(contention("opening a document"))
 }
 
+/// Where the collection keeps its width: raised to what items with times `bounds` need in the
+/// bucket named `id` (a fill or an insert whose bucket is known before it is sent).
+async fn admit_into<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    id: Option<TimeId>,
+    bounds: Option<(i64, i64)>,
+) -> Result<()> {
+    if let (Some(c), Some(b)) = (id, bounds.filter(|_| width::kept_for(spec))) {
+        Box::pin(width::admit(
+            store,
+            spec,
+            width::from_start(c.start_ms(), b),
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
 /// Whole epoch seconds of epoch milliseconds (floored): what a bucket's `_id` is named by.
 pub(crate) fn seconds(millis: i64) -> i64 {
     millis.div_euclid(1000)
@@ -459,13 +478,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                     let values = kept(*done..*done + take)?;
                     // The bucket as it is (the compare-and-set holds it so) with the items:
                     // the width that needs.
-                    if let (Some(b), Some(c)) = (
-                        values.bounds.filter(|_| width::kept_for(spec)),
-                        ids.parse(doc.get("_id")),
-                    ) {
-                        let need = width::from_start(c.start_ms(), b);
-                        Box::pin(width::admit(store, spec, need)).await?;
-                    }
+                    admit_into(store, spec, ids.parse(doc.get("_id")), values.bounds).await?;
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
                     let pushed = store.update_one(coll, &cas, &mut update, false).await;
                     let pushed = match overflowed(spec, &values, pushed) {
@@ -507,13 +520,7 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
             let before = ids.clone();
             let values = kept(at..at + take)?;
             let id = ids.id();
-            if let (Some(b), Some(c)) = (
-                values.bounds.filter(|_| width::kept_for(spec)),
-                ids.parse(Some(&id)),
-            ) {
-                let need = width::from_start(c.start_ms(), b);
-                Box::pin(width::admit(store, spec, need)).await?;
-            }
+            admit_into(store, spec, ids.parse(Some(&id)), values.bounds).await?;
             let doc = spec.new_doc(
                 key,
                 id.clone(),
