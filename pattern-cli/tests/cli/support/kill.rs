@@ -26,7 +26,25 @@ pub(crate) async fn refused_with_other_settings(
         }
         (all, db.store.collection_names().await.unwrap())
     };
-    let before = snapshot().await;
+    // A killed run's last request (a transaction's commit, a recorded session) reaches the
+    // server before the kill and may still be applied after it: the runs below are judged
+    // against the data once it has stopped moving.
+    let mut before = snapshot().await;
+    let waited = Instant::now();
+    loop {
+        tokio::time::sleep(QUIET).await;
+        let now = snapshot().await;
+        if now == before {
+            break;
+        }
+        assert!(
+            waited.elapsed() < KILL_WAIT,
+            "the data still moves {:?} after the last run",
+            waited.elapsed()
+        );
+        eprintln!("the data moved after the last run: waiting for it to settle");
+        before = now;
+    }
     for (flag, value) in changes {
         let changed = with_arg(args, flag, *value);
         let out = db.run(&changed);
@@ -57,6 +75,10 @@ pub(crate) async fn refused_with_other_settings(
         changes.len()
     );
 }
+/// How long the data must stay unchanged after the last killed run before runs are judged
+/// against it.
+const QUIET: Duration = Duration::from_millis(500);
+
 /// How long a run that has committed no batch yet may go on before it is killed anyway: on a
 /// loaded machine a run's start (connecting, ending the sessions of the killed run, the indexes,
 /// the first reads) takes a while, and a kill there would test nothing of the resume. (A run killed while the server builds an index leaves the build running; on
