@@ -57,7 +57,11 @@ async fn follow_applies_what_other_programs_wrote_with_the_recorded_rules() {
     let all = serde_json::Deserializer::from_str(&stdout).into_iter::<serde_json::Value>();
     let last = all.map(Result::unwrap).last().unwrap();
     assert_eq!(last["name"], "films", "{last:#}");
-    assert!(last["applied"].as_u64().unwrap() >= 2, "{last:#}");
+    // Both reviews seen; at least one write. A change that arrives after the film was
+    // recomputed from both reviews finds it in line: skipped, not applied.
+    let (applied, skipped) = (last["applied"].as_u64(), last["skipped"].as_u64());
+    assert!(applied >= Some(1), "{last:#}");
+    assert!(applied.unwrap() + skipped.unwrap() >= 2, "{last:#}");
     let film = Film::get(&db.store, &1).await.unwrap().unwrap();
     assert_eq!((film.reviews, film.rating_sum), (2, 9));
 }
