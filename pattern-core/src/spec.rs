@@ -100,10 +100,11 @@ pub struct Keeps<'a> {
     /// range read bounds its index scan on both sides (a document ending before `to + span`).
     /// `None`: a document takes items of any time until it is full.
     pub span: Option<i64>,
-    /// `#[bucket(rollup)]`: one more document per key, the roll-up, keeps the summary of the
-    /// key's whole history, updated in the same command as every push (needs `summary`). A
-    /// whole-history [`summary`](crate::bucket::summary) then reads one document.
-    pub rollup: bool,
+    /// `#[bucket(rollup)]`: the collection of the roll-ups (`<collection>.rollups`), where one
+    /// document per key, `_id` the key, keeps the summary of the key's whole history, updated
+    /// in the same command as every push (needs `summary`). A whole-history
+    /// [`summary`](crate::bucket::summary) then reads one document. `None`: no roll-ups.
+    pub rollup: Option<&'a str>,
 }
 
 impl Keeps<'_> {
@@ -112,7 +113,7 @@ impl Keeps<'_> {
         bounds: None,
         summary: &[],
         span: None,
-        rollup: false,
+        rollup: None,
     };
 
     /// Whether anything is kept beside the items.

@@ -1,6 +1,6 @@
 //! [`Store::push_open_then`] for [`MongoStore`]: the push and its second write (a bucket
-//! series' roll-up) in one ordered client `bulkWrite` (MongoDB 8.0), retryable as the driver's
-//! single writes are.
+//! series' roll-up, in the roll-ups' collection) in one ordered client `bulkWrite` (MongoDB
+//! 8.0), retryable as the driver's single writes are.
 
 use std::sync::atomic::Ordering;
 
@@ -20,12 +20,13 @@ impl MongoStore {
         &self,
         push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
+        then_coll: &str,
         then_filter: &Filter,
         then: &mut Update,
     ) -> Result<(bool, Result<()>)> {
         let coll = push.collection;
         if self.bulk_write.load(Ordering::Relaxed) == NO {
-            return push_then_apart(self, push, items, then_filter, then).await;
+            return push_then_apart(self, push, items, then_coll, then_filter, then).await;
         }
         // The push's upsert, as `push_open` sends it (no sort: the open index both filters
         // and orders, see `Store::update_first`).
@@ -33,17 +34,19 @@ impl MongoStore {
         let restore = |items: &mut Vec<Bson>, mut update: Update| {
             *items = std::mem::take(&mut update.push[0].1);
         };
-        let ns = Namespace::new(self.db.name(), coll);
-        let model = |filter: &Filter, update: &Update| -> WriteModel {
+        let model = |coll: &str, filter: &Filter, update: &Update| -> WriteModel {
             UpdateOneModel::builder()
-                .namespace(ns.clone())
+                .namespace(Namespace::new(self.db.name(), coll))
                 .filter(filter.to_document())
                 .update(update.to_document())
                 .upsert(true)
                 .build()
                 .into()
         };
-        let models = vec![model(&open, &update), model(then_filter, then)];
+        let models = vec![
+            model(coll, &open, &update),
+            model(then_coll, then_filter, then),
+        ];
         let sent = self
             .db
             .client()
@@ -68,7 +71,8 @@ impl MongoStore {
                     ErrorKind::IncompatibleServer { .. } => {
                         self.bulk_write.store(NO, Ordering::Relaxed);
                         restore(items, update);
-                        return push_then_apart(self, push, items, then_filter, then).await;
+                        return push_then_apart(self, push, items, then_coll, then_filter, then)
+                            .await;
                     }
                     _ => {
                         restore(items, update);
@@ -76,6 +80,7 @@ impl MongoStore {
                     }
                 };
                 let refused = |i: usize| {
+                    let coll = if i == 0 { coll } else { then_coll };
                     bulk.write_errors.get(&i).map(|w| {
                         refused_write(coll, w.code, &w.message).unwrap_or_else(|| Error::Server {
                             message: format!("{} (code {})", w.message, w.code),

@@ -20,44 +20,48 @@ impl MongoStore {
     /// [`Store::write_batch`] of updates the contract accepts: one `bulkWrite`.
     async fn bulk_write_batch(
         &self,
-        coll: &str,
-        ops: Vec<pattern_store::WriteOp>,
+        colls: &[&str],
+        ops: Vec<(usize, pattern_store::WriteOp)>,
     ) -> pattern_store::BatchOutcome {
         // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
         // the first reply says, the batch is kept to be sent that way.
         let bulk = self.bulk_write.load(Ordering::Relaxed);
         if bulk == NO {
-            return pattern_store::write_one_by_one(self, coll, ops).await;
+            return one_by_one(self, colls, ops).await;
         }
         let total = ops.len();
         let ops_again = (bulk == UNKNOWN).then(|| ops.clone());
+        let ns_of: Vec<usize> = ops.iter().map(|(ns, _)| *ns).collect();
         let ops: Vec<Bson> = ops
             .into_iter()
-            .map(|op| {
+            .map(|(ns, op)| {
                 Bson::Document(match op {
                     pattern_store::WriteOp::Insert(doc) => {
-                        bson::doc! {"insert": 0, "document": doc}
+                        bson::doc! {"insert": ns as i32, "document": doc}
                     }
                     pattern_store::WriteOp::Update {
                         filter,
                         update,
                         upsert,
                     } => {
-                        let mut op = bulk_update(&filter, *update, false);
+                        let mut op = bulk_update(ns, &filter, *update, false);
                         op.insert("upsert", upsert);
                         op
                     }
                     pattern_store::WriteOp::UpdateMany { filter, update } => {
-                        bulk_update(&filter, *update, true)
+                        bulk_update(ns, &filter, *update, true)
                     }
                 })
             })
             .collect();
-        let ns = format!("{}.{}", self.db.name(), coll);
+        let ns_info: Vec<Bson> = (colls.iter())
+            .map(|c| Bson::Document(doc! {"ns": format!("{}.{}", self.db.name(), c)}))
+            .collect();
+        let coll = colls[0];
         let command = bson::doc! {
             "bulkWrite": 1,
             "ops": ops,
-            "nsInfo": [{"ns": ns}],
+            "nsInfo": ns_info,
             "ordered": true,
             "errorsOnly": true,
         };
@@ -69,7 +73,7 @@ impl MongoStore {
             Err(e) if matches!(&*e.kind, ErrorKind::Command(c) if c.code == 59) => {
                 self.bulk_write.store(NO, Ordering::Relaxed);
                 return match ops_again {
-                    Some(ops) => pattern_store::write_one_by_one(self, coll, ops).await,
+                    Some(ops) => one_by_one(self, colls, ops).await,
                     None => pattern_store::BatchOutcome {
                         applied: 0,
                         error: Some(map_err(coll, e)),
@@ -114,6 +118,8 @@ impl MongoStore {
                     .and_then(pattern_store::codec::as_int)
                     .unwrap_or(0);
                 let message = e.get_str("errmsg").unwrap_or("").to_owned();
+                let at = usize::try_from(idx).unwrap_or(0);
+                let coll = ns_of.get(at).map_or(coll, |ns| colls[*ns]);
                 let error = i32::try_from(code)
                     .ok()
                     .and_then(|code| refused_write(coll, code, &message))
@@ -126,6 +132,40 @@ impl MongoStore {
                     error: Some(error),
                 }
             }
+        }
+    }
+
+    /// Ordered writes, each on `colls[n]`: those before the first update the contract refuses
+    /// in one `bulkWrite`, then that refusal.
+    async fn write_batch_in(
+        &self,
+        colls: &[&str],
+        mut ops: Vec<(usize, pattern_store::WriteOp)>,
+    ) -> pattern_store::BatchOutcome {
+        let refused = ops.iter().enumerate().find_map(|(i, (_, op))| match op {
+            pattern_store::WriteOp::Update { update, .. }
+            | pattern_store::WriteOp::UpdateMany { update, .. } => {
+                update.check().err().map(|e| (i, e))
+            }
+            pattern_store::WriteOp::Insert(_) => None,
+        });
+        let Some((at, refusal)) = refused else {
+            return self.bulk_write_batch(colls, ops).await;
+        };
+        ops.truncate(at);
+        let done = match ops.is_empty() {
+            true => pattern_store::BatchOutcome {
+                applied: 0,
+                error: None,
+            },
+            false => self.bulk_write_batch(colls, ops).await,
+        };
+        match done.error {
+            Some(_) => done,
+            None => pattern_store::BatchOutcome {
+                applied: at,
+                error: Some(refusal),
+            },
         }
     }
 
@@ -269,10 +309,11 @@ impl Store for MongoStore {
         &self,
         push: &pattern_store::OpenPush<'_>,
         items: &mut Vec<Bson>,
+        then_coll: &str,
         then_filter: &Filter,
         then: &mut Update,
     ) -> Result<(bool, Result<()>)> {
-        self.push_open_then_bulk(push, items, then_filter, then)
+        self.push_open_then_bulk(push, items, then_coll, then_filter, then)
             .await
     }
 
@@ -283,33 +324,24 @@ impl Store for MongoStore {
     async fn write_batch(
         &self,
         coll: &str,
-        mut ops: Vec<pattern_store::WriteOp>,
+        ops: Vec<pattern_store::WriteOp>,
     ) -> pattern_store::BatchOutcome {
-        let refused = ops.iter().enumerate().find_map(|(i, op)| match op {
-            pattern_store::WriteOp::Update { update, .. }
-            | pattern_store::WriteOp::UpdateMany { update, .. } => {
-                update.check().err().map(|e| (i, e))
-            }
-            pattern_store::WriteOp::Insert(_) => None,
-        });
-        let Some((at, refusal)) = refused else {
-            return self.bulk_write_batch(coll, ops).await;
-        };
-        ops.truncate(at);
-        let done = match ops.is_empty() {
-            true => pattern_store::BatchOutcome {
-                applied: 0,
-                error: None,
-            },
-            false => self.bulk_write_batch(coll, ops).await,
-        };
-        match done.error {
-            Some(_) => done,
-            None => pattern_store::BatchOutcome {
-                applied: at,
-                error: Some(refusal),
-            },
-        }
+        self.write_batch_in(&[coll], ops.into_iter().map(|op| (0, op)).collect())
+            .await
+    }
+
+    /// Both batches in one `bulkWrite` command.
+    async fn write_batch_then(
+        &self,
+        coll: &str,
+        ops: Vec<pattern_store::WriteOp>,
+        then_coll: &str,
+        then: Vec<pattern_store::WriteOp>,
+    ) -> pattern_store::BatchOutcome {
+        let ops = (ops.into_iter().map(|op| (0, op)))
+            .chain(then.into_iter().map(|op| (1, op)))
+            .collect();
+        self.write_batch_in(&[coll, then_coll], ops).await
     }
 
     /// The reply's documents as the driver received them (no `Document` built).
@@ -548,14 +580,43 @@ fn cursor_stream<'a>(
 
 /// An update of a raw `bulkWrite` command's `ops`, on its first namespace (its values moved
 /// into the command).
-fn bulk_update(filter: &Filter, update: Update, multi: bool) -> Document {
+fn bulk_update(ns: usize, filter: &Filter, update: Update, multi: bool) -> Document {
     doc! {
-        "update": 0,
+        "update": ns as i32,
         "filter": filter.to_document(),
         "updateMods": match update.is_pipeline() {
             true => Bson::from(update.into_pipeline().expect("a pipeline")),
             false => Bson::Document(update.into_document()),
         },
         "multi": multi,
+    }
+}
+
+/// Ordered writes, each on `colls[n]`, one at a time: runs of one collection through
+/// [`pattern_store::write_one_by_one`], stopping at the first that fails.
+async fn one_by_one(
+    store: &MongoStore,
+    colls: &[&str],
+    ops: Vec<(usize, pattern_store::WriteOp)>,
+) -> pattern_store::BatchOutcome {
+    let mut applied = 0;
+    let mut ops = ops.into_iter().peekable();
+    while let Some((ns, first)) = ops.next() {
+        let mut run = vec![first];
+        while let Some((_, op)) = ops.next_if(|(n, _)| *n == ns) {
+            run.push(op);
+        }
+        let done = pattern_store::write_one_by_one(store, colls[ns], run).await;
+        applied += done.applied;
+        if done.error.is_some() {
+            return pattern_store::BatchOutcome {
+                applied,
+                error: done.error,
+            };
+        }
+    }
+    pattern_store::BatchOutcome {
+        applied,
+        error: None,
     }
 }

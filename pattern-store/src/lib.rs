@@ -206,9 +206,9 @@ pub trait Store: Send + Sync + Sized {
         push_open_upsert(self, push, items)
     }
 
-    /// [`Store::push_open`], then `then`: an upsert of the document `then_filter` matches, in
-    /// the same collection (a bucket series' roll-up, `#[bucket(rollup)]`), in the same command
-    /// where the store can. `Err`: the push failed and nothing was written (the items are back,
+    /// [`Store::push_open`], then `then`: an upsert of the document `then_filter` matches in
+    /// collection `then_coll` (a bucket series' roll-up, `#[bucket(rollup)]`), in the same
+    /// command where the store can. `Err`: the push failed and nothing was written (the items are back,
     /// as with [`Store::push_open`]). `Ok((opened, outcome))`: the push applied, and `outcome`
     /// says whether `then` did.
     ///
@@ -219,10 +219,11 @@ pub trait Store: Send + Sync + Sized {
         &self,
         push: &OpenPush<'_>,
         items: &mut Vec<Bson>,
+        then_coll: &str,
         then_filter: &Filter,
         then: &mut Update,
     ) -> impl Future<Output = Result<(bool, Result<()>)>> + Send {
-        push_then_apart(self, push, items, then_filter, then)
+        push_then_apart(self, push, items, then_coll, then_filter, then)
     }
 
     /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
@@ -235,6 +236,32 @@ pub trait Store: Send + Sync + Sized {
         ops: Vec<WriteOp>,
     ) -> impl Future<Output = BatchOutcome> + Send {
         write_one_by_one(self, coll, ops)
+    }
+
+    /// [`Store::write_batch`] of `ops` on `coll`, then of `then` on `then_coll`, as one ordered
+    /// batch: `then` runs only once every write of `ops` applied, and
+    /// [`BatchOutcome::applied`] counts across both (`ops` first). The default sends two
+    /// batches; the MongoDB store one `bulkWrite` command over both collections (a bucket
+    /// series' writes and their roll-ups, `#[bucket(rollup)]`).
+    fn write_batch_then(
+        &self,
+        coll: &str,
+        ops: Vec<WriteOp>,
+        then_coll: &str,
+        then: Vec<WriteOp>,
+    ) -> impl Future<Output = BatchOutcome> + Send {
+        async move {
+            let total = ops.len();
+            let first = self.write_batch(coll, ops).await;
+            if first.error.is_some() || then.is_empty() {
+                return first;
+            }
+            let second = self.write_batch(then_coll, then).await;
+            BatchOutcome {
+                applied: total + second.applied,
+                error: second.error,
+            }
+        }
     }
 
     /// Runs `writes` in order, each on its own collection, stopping at the first that fails:

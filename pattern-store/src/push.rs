@@ -227,12 +227,11 @@ pub async fn push_then_apart<S: Store>(
     store: &S,
     push: &OpenPush<'_>,
     items: &mut Vec<Bson>,
+    then_coll: &str,
     then_filter: &Filter,
     then: &mut Update,
 ) -> Result<(bool, Result<()>)> {
     let opened = store.push_open(push, items).await?;
-    let outcome = store
-        .update_one(push.collection, then_filter, then, true)
-        .await;
+    let outcome = store.update_one(then_coll, then_filter, then, true).await;
     Ok((opened, outcome.map(|_| ())))
 }

@@ -1144,10 +1144,11 @@ async fn roll_ups_follow_buckets_other_programs_write() {
         .await
         .unwrap();
     assert_eq!(pushed.matched_count, 1);
-    // Shop 2's roll-up overwritten.
-    sales
+    // Shop 2's roll-up overwritten (in the roll-ups' collection, by the shop as its `_id`).
+    raw.db
+        .collection::<BsonDocument>("sales.rollups")
         .update_one(
-            doc! {"shop": 2_i64, "page": "rollup"},
+            doc! {"_id": 2_i64},
             doc! {"$set": {"rollup_items": 999_i64}},
         )
         .await

@@ -274,10 +274,10 @@ async fn a_lost_reply_in_a_batch_of_buckets_keeps_the_roll_up_exact() {
         "{e:?}"
     );
     assert_eq!(Rolled::all_items(&third, &1).await.unwrap(), trades[..6]);
-    let docs = stored(&third, "tp_rolled").await;
+    let docs = stored(&third, "tp_rolled.rollups").await;
     let rollup = (docs.iter())
         .map(|d| d.to_document().unwrap())
-        .find(|d| d.get_str("page") == Ok("rollup"))
+        .find(|d| d.get_i64("_id") == Ok(1))
         .expect("a roll-up");
     assert_eq!(rollup.get_i64("qty_sum").ok(), Some(21), "{rollup}");
     assert_eq!(rollup.get_i64("rollup_items").ok(), Some(6), "{rollup}");

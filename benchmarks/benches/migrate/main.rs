@@ -75,7 +75,7 @@ const TRADES: BucketSpec = BucketSpec {
         bounds: Some(("date_min", "date_max")),
         summary: &[],
         span: None,
-        rollup: false,
+        rollup: None,
     },
 };
 /// The aggregation's output, as a bucket layout (for `verify_bucket` on it).

@@ -73,8 +73,9 @@ impl Bench {
             .unwrap();
     }
 
-    /// [`Bench::driver_push_kept`] with the total, and the key's roll-up in the same command:
-    /// one ordered client `bulkWrite` of the two updates, as the library sends it.
+    /// [`Bench::driver_push_kept`] with the total, and the key's roll-up (in the roll-ups'
+    /// collection, by the key as its `_id`) in the same command: one ordered client
+    /// `bulkWrite` of the two updates, as the library sends it.
     pub(crate) async fn driver_push_rolled(&self, key: i64, i: i64, t: &Trade) {
         let id = format!("{key}_{}", t.date.timestamp_millis() / 1000);
         let not_a_number = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, -1, 127];
@@ -98,9 +99,10 @@ impl Bench {
             })
             .upsert(true)
             .build();
+        let rollups = format!("{ROLLED_DRIVER}.rollups");
         let rollup = UpdateOneModel::builder()
-            .namespace(ns)
-            .filter(doc! {"customerId": key, "page": "rollup"})
+            .namespace(mongodb::Namespace::new(self.db.name(), &rollups))
+            .filter(doc! {"_id": key})
             .update(doc! {
                 "$inc": {"rollup_items": 1_i64, "qty_sum": t.qty},
                 "$setOnInsert": {"rollup_summarized": ["qty_sum"]},

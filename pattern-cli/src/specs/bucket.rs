@@ -50,7 +50,7 @@ impl<'a> KeptNames<'a> {
                 .map(|(min, max)| (min.as_str(), max.as_str())),
             summary,
             span: self.span,
-            rollup: false,
+            rollup: None,
         }
     }
 }

@@ -219,7 +219,7 @@ pub(super) async fn backfill_with<B: Bucket + ?Sized, S: Store, A: Store>(
     spec.ensure_indexes(store).await?;
     // The archives the roll-ups count, before anything is written (refused when one cannot be
     // read from here).
-    let archives = if spec.keeps.rollup {
+    let archives = if spec.keeps.rollup.is_some() {
         super::rollup::archives_counted(store, &spec, other.map(|(_, c)| c)).await?
     } else {
         Vec::new()
@@ -235,7 +235,7 @@ pub(super) async fn backfill_with<B: Bucket + ?Sized, S: Store, A: Store>(
         )
         .await?;
     }
-    if spec.keeps.rollup {
+    if spec.keeps.rollup.is_some() {
         for coll in &archives {
             done += complete_all::<B, S>(
                 store,

@@ -266,7 +266,7 @@ impl<S: Store> Follower<S> {
     /// left as they were is counted as it says: `verify` reports it). Nothing for a type
     /// without roll-ups.
     pub fn follow_buckets<B: crate::bucket::Bucket + ?Sized + 'static>(mut self) -> Self {
-        if B::SPEC.series().keeps.rollup {
+        if B::SPEC.series().keeps.rollup.is_some() {
             self.add(Box::new(rollups::Rollups::<B>::new()));
         }
         self

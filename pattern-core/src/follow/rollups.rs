@@ -1,5 +1,6 @@
 //! Roll-ups: a key's whole-history summary (`#[bucket(rollup)]`) recomputed from its buckets
-//! when another program inserts, changes or deletes one of them, or writes the roll-up itself;
+//! when another program inserts, changes or deletes one of them, or writes the roll-up itself
+//! (in the roll-ups' collection);
 //! and the collection's width (`series::width`) raised to cover the buckets it wrote.
 
 use std::marker::PhantomData;
@@ -25,13 +26,23 @@ impl<B: Bucket + ?Sized, S: Store> Rule<S> for Rollups<B> {
         format!("roll-ups of {}", B::SPEC.collection)
     }
 
+    /// The buckets (with their before-images, which tell a deleted bucket's key) and the
+    /// roll-ups (a roll-up's `_id` is its key).
     fn watches(&self) -> Vec<(&'static str, bool)> {
-        vec![(B::SPEC.collection, true)]
+        let mut watched = vec![(B::SPEC.collection, true)];
+        watched.extend(B::SPEC.keeps.rollup.map(|rollups| (rollups, false)));
+        watched
     }
 
-    /// The key of the bucket (or roll-up) before and after the change; a delete or an update
-    /// without its before-image: unknown.
+    /// The key of the bucket before and after the change; a delete or an update without its
+    /// before-image: unknown. A roll-up's: its `_id`.
     fn keys(&self, change: &Change) -> Keys {
+        if B::SPEC.keeps.rollup == Some(change.collection.as_str()) {
+            return match &change.id {
+                Some(id) => Keys::Some(vec![id.clone()]),
+                None => Keys::Unknown,
+            };
+        }
         let field = B::SPEC.series().key_field;
         let mut keys = Vec::new();
         if change.op != crate::store::ChangeOp::Insert {

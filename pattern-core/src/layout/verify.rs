@@ -27,10 +27,10 @@ struct SeriesCheck<'s> {
     defects: Vec<LayoutDefect>,
     /// Keys with at least one document (to find parents and orphans).
     keys: HashMap<Vec<u8>, Bson>,
-    /// The key's items in its documents so far, and its roll-up's count (`None`: none, or
-    /// stale).
+    /// The key's items in its documents so far.
     items: u64,
-    rollup: Option<u64>,
+    /// With roll-ups: each key's items in its documents, to compare with its roll-up.
+    items_of: HashMap<Vec<u8>, u64>,
     /// Buckets were archived from the collection: its numbers have gaps (`verify_archive`
     /// checks them across both).
     archived: bool,
@@ -48,7 +48,7 @@ impl<'s> SeriesCheck<'s> {
             defects: Vec::new(),
             keys: HashMap::new(),
             items: 0,
-            rollup: None,
+            items_of: HashMap::new(),
             archived: false,
             width: None,
         }
@@ -60,15 +60,8 @@ impl<'s> SeriesCheck<'s> {
 
     fn end_key(&mut self) {
         if let Some(key) = self.key.take() {
-            // Archived from: the roll-up counts the archive too (`verify_archive` checks it).
-            let rollup = self.rollup.filter(|_| !self.archived);
-            if let Some(rollup) = rollup.filter(|n| *n != self.items) {
-                self.defects.push(LayoutDefect::RollupDrift {
-                    collection: self.coll(),
-                    key: key.clone(),
-                    rollup,
-                    buckets: self.items,
-                });
+            if self.spec.keeps.rollup.is_some() {
+                self.items_of.insert(value_key(&key), self.items);
             }
             // At most one open document per key; cut by span, per window of the key.
             self.open.sort_unstable();
@@ -84,7 +77,7 @@ impl<'s> SeriesCheck<'s> {
         }
         self.open.clear();
         self.expected = 1;
-        (self.items, self.rollup) = (0, None);
+        self.items = 0;
     }
 
     fn see(&mut self, doc: RawDocumentBuf) -> Result<()> {
@@ -108,14 +101,8 @@ impl<'s> SeriesCheck<'s> {
         }
         let number_field = spec.order.field();
         let number = field(coll, &doc, number_field)?;
-        if spec.keeps.rollup && number == Some(Bson::String(crate::series::ROLLUP.into())) {
-            // The key's roll-up: sorted after its buckets (a string after the numbers).
-            let stale =
-                field(coll, &doc, crate::series::ROLLUP_STALE)? == Some(Bson::Boolean(true));
-            let n = field(coll, &doc, crate::series::ROLLUP_ITEMS)?
-                .as_ref()
-                .and_then(as_int);
-            self.rollup = n.filter(|_| !stale).map(|n| u64::try_from(n).unwrap_or(0));
+        if number == Some(Bson::String(crate::series::ROLLUP.into())) {
+            // A roll-up an older version kept among the buckets: not part of the series.
             return Ok(());
         }
         let Some((items, _)) = array_len(&doc, spec.items_field) else {
@@ -291,7 +278,7 @@ async fn check_series<'s, S: Store>(
         // The mark as it is now (a follower raises it without this process knowing).
         check.width = crate::series::width::read(store, spec).await?;
     }
-    let n = scan(
+    let mut n = scan(
         store,
         spec.collection,
         &Filter::and([]),
@@ -302,7 +289,57 @@ async fn check_series<'s, S: Store>(
     )
     .await?;
     check.end_key();
+    // Archived from: the roll-ups count the archive too (`verify_archive` checks them).
+    if let Some(rollups) = spec.keeps.rollup.filter(|_| !check.archived) {
+        n += check_rollups(store, spec, rollups, opts, phase, &mut check).await?;
+    }
     Ok((n, check))
+}
+
+/// Each roll-up against its key's items in the buckets ([`LayoutDefect::RollupDrift`]): one
+/// pass over the roll-ups' collection. A stale roll-up (reads count the buckets) is not
+/// compared; a key without one has nothing to drift.
+async fn check_rollups<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    rollups: &str,
+    opts: &Options<'_>,
+    phase: &str,
+    check: &mut SeriesCheck<'_>,
+) -> Result<u64> {
+    let coll = spec.collection;
+    scan(
+        store,
+        rollups,
+        &Filter::and([]),
+        sorted(VERIFY, vec![("_id".into(), 1)], vec![]),
+        opts,
+        phase,
+        |doc| {
+            let Some(key) = field(rollups, &doc, "_id")? else {
+                return Ok(());
+            };
+            let stale =
+                field(rollups, &doc, crate::series::ROLLUP_STALE)? == Some(Bson::Boolean(true));
+            let n = field(rollups, &doc, crate::series::ROLLUP_ITEMS)?
+                .as_ref()
+                .and_then(as_int);
+            let Some(rollup) = n.filter(|_| !stale).map(|n| u64::try_from(n).unwrap_or(0)) else {
+                return Ok(());
+            };
+            let buckets = check.items_of.get(&value_key(&key)).copied().unwrap_or(0);
+            if rollup != buckets {
+                check.defects.push(LayoutDefect::RollupDrift {
+                    collection: coll.to_owned(),
+                    key,
+                    rollup,
+                    buckets,
+                });
+            }
+            Ok(())
+        },
+    )
+    .await
 }
 
 /// Checks every bucket of `spec`'s collection: its count is the length of its array, it

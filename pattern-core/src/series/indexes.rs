@@ -112,13 +112,13 @@ impl SeriesSpec<'_> {
         if let Some(w) = width {
             super::width::at_least(&mut update, w);
         }
-        if self.keeps.rollup {
+        if self.keeps.rollup.is_some() {
             set_rollup(&mut update, self, true);
         }
         write_mark(store, self.collection, update, true, |m| BoundsMark {
             all_bounded: m.all_bounded || bounded,
             span: if bounded { self.keeps.span } else { m.span },
-            rollup: if self.keeps.rollup {
+            rollup: if self.keeps.rollup.is_some() {
                 self.rollup_print()
             } else {
                 m.rollup
@@ -178,8 +178,12 @@ pub(crate) async fn write_mark<S: Store>(
     Ok(())
 }
 
-/// The mark's field listing the aggregates every roll-up of the collection is exact for.
-pub(crate) const ROLLUP_MARK: &str = "rollup";
+/// The mark's field listing the aggregates every roll-up of the collection is exact for (its
+/// roll-ups in `<collection>.rollups`).
+pub(crate) const ROLLUP_MARK: &str = "rollups";
+/// The field an older version's mark listed them in, its roll-ups kept among the buckets:
+/// not trusted (a `backfill` writes them in their collection), cleared with the new one.
+const OLD_ROLLUP_MARK: &str = "rollup";
 
 /// Sets (`Some`: this spec's aggregates) or clears `coll`'s roll-up mark.
 pub(crate) async fn mark_rollup<S: Store>(
@@ -204,6 +208,7 @@ fn set_rollup(update: &mut Update, spec: &SeriesSpec<'_>, on: bool) {
     } else {
         update.unset.push(ROLLUP_MARK.into());
     }
+    update.unset.push(OLD_ROLLUP_MARK.into());
 }
 
 /// The field of a collection's mark saying buckets were moved from it to an archive.

@@ -95,7 +95,7 @@ impl Ensured {
                 .map(|a| (a.op, a.item_field.into(), a.field.into()))
                 .collect(),
             span: s.keeps.span,
-            rollup: s.keeps.rollup,
+            rollup: s.keeps.rollup.is_some(),
         }
     }
 
@@ -113,7 +113,7 @@ impl Ensured {
                 _ => false,
             }
             && self.span == s.keeps.span
-            && self.rollup == s.keeps.rollup
+            && self.rollup == s.keeps.rollup.is_some()
             && self.summary.len() == s.keeps.summary.len()
             && (self.summary.iter().zip(s.keeps.summary))
                 .all(|((op, i, f), a)| *op == a.op && **i == *a.item_field && **f == *a.field)

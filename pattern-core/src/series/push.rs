@@ -162,12 +162,13 @@ async fn push_one<S: Store, P: IdPrefix + Sync + ?Sized>(
                 push.window = width::window(spec, t, w);
             }
             // With a roll-up, it goes in the same command.
-            let (pushed, rolled) = if spec.keeps.rollup {
+            let (pushed, rolled) = if let Some(rollups) = spec.keeps.rollup {
                 let mut then = spec.rollup_update(kept, 1);
                 // Boxed: every push's future would carry it, roll-ups or not.
                 let both = Box::pin(store.push_open_then(
                     &push,
                     &mut items,
+                    rollups,
                     &spec.rollup_of(key),
                     &mut then,
                 ))
@@ -416,7 +417,7 @@ async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     let mut done = 0usize;
     let pushed = push_many_counting(store, spec, key, prefix, items, times, start, &mut done).await;
     // The items written, whatever stopped it, go into the roll-up: one write.
-    if done > 0 && spec.keeps.rollup {
+    if done > 0 && spec.keeps.rollup.is_some() {
         let kept = spec.kept(&items[..done], times.get(..done).unwrap_or(&[]))?;
         let rolled = roll_up(store, spec, key, &kept, done as u64, None).await;
         pushed?;

@@ -1,12 +1,11 @@
-//! The roll-up of a bucket series (`#[bucket(rollup)]`): one document per key beside its
-//! buckets keeps the summary of the key's whole history,
-//! `{<key>: k, <order>: "rollup", rollup_items: n, rollup_summarized: [...], <aggregate
-//! fields>...}` (the aggregates under the buckets' names; no `count`, so no open-bucket index
-//! holds it). Every
-//! write of items adds them to it: a push in the same command (one round trip,
-//! [`Store::push_open_then`]), an ingest in the same `bulkWrite`. Its order field holds a
-//! string, so no series read or push sees it ([`SeriesSpec::in_series`]), and the unique
-//! index on `{key, order}` admits one per key.
+//! The roll-ups of a bucket series (`#[bucket(rollup)]`): one document per key in a collection
+//! of their own, `<collection>.rollups`, keeps the summary of the key's whole history,
+//! `{_id: <key>, rollup_items: n, rollup_summarized: [...], <aggregate fields>...}` (the
+//! aggregates under the buckets' names). Every write of items adds them to it: a push in the
+//! same command (one round trip, [`Store::push_open_then`]), an ingest in the `bulkWrite`
+//! after its buckets'. Found by `_id` alone, in a collection with no other index: the cheapest
+//! write a server has (an upsert by key and order among the buckets, as an older version
+//! kept them, costs about three times as much on the test server: BENCHMARKS section 8).
 //!
 //! A roll-up is trusted only while the collection's mark in
 //! [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) lists the same aggregates: set by a
@@ -24,7 +23,8 @@ use crate::store::query::{Filter, Path, Update};
 use crate::store::{KeptOps, Store};
 use crate::{Error, Result};
 
-/// The roll-up's order field value.
+/// The order field's value of a roll-up an older version kept among the buckets (not part
+/// of the series; `backfill` deletes it).
 pub(crate) const ROLLUP: &str = "rollup";
 /// Items counted by a roll-up.
 pub(crate) const ROLLUP_ITEMS: &str = "rollup_items";
@@ -33,13 +33,16 @@ pub(crate) const ROLLUP_SUMMARIZED: &str = "rollup_summarized";
 /// Set when a write could not update the roll-up: not to be trusted.
 pub(crate) const ROLLUP_STALE: &str = "rollup_stale";
 
-impl SeriesSpec<'_> {
-    /// The key's roll-up.
+impl<'a> SeriesSpec<'a> {
+    /// The key's roll-up, in [`Keeps::rollup`](crate::spec::Keeps::rollup)'s collection.
     pub(crate) fn rollup_of(&self, key: &Bson) -> Filter {
-        Filter::and([
-            self.by_key(key),
-            Filter::Eq(Path::from(self.order.field()), Bson::String(ROLLUP.into())),
-        ])
+        Filter::Eq(Path::from("_id"), key.clone())
+    }
+
+    /// The roll-ups' collection ([`Keeps::rollup`](crate::spec::Keeps::rollup)); the series'
+    /// own when it keeps none (no roll-up is read or written then).
+    pub(crate) fn rollups(&self) -> &'a str {
+        self.keeps.rollup.unwrap_or(self.collection)
     }
 
     /// What adds `items` items whose kept values are `kept` to a roll-up (creating it).
@@ -67,7 +70,7 @@ impl SeriesSpec<'_> {
 
     /// This spec's roll-up fingerprint (0: it keeps none).
     pub(crate) fn rollup_print(&self) -> u64 {
-        if !self.keeps.rollup {
+        if self.keeps.rollup.is_none() {
             return 0;
         }
         fingerprint(self.keeps.summary.iter().map(|a| a.field))
@@ -98,7 +101,7 @@ pub(crate) async fn roll_up<S: Store>(
     items: u64,
     sent: Option<pattern_store::Result<()>>,
 ) -> Result<()> {
-    if !spec.keeps.rollup || items == 0 {
+    if spec.keeps.rollup.is_none() || items == 0 {
         return Ok(());
     }
     if let Some(Ok(())) = sent {
@@ -107,13 +110,13 @@ pub(crate) async fn roll_up<S: Store>(
     // Boxed: rarer, and every push's future would carry it. A roll-up not sent with the push,
     // or refused.
     Box::pin(async move {
-        let (coll, filter) = (spec.collection, spec.rollup_of(key));
+        let (coll, filter) = (spec.rollups(), spec.rollup_of(key));
         let update = || spec.rollup_update(kept, items);
         let outcome = match sent {
             Some(outcome) => outcome,
             None => (store.update_one(coll, &filter, &mut update(), true).await).map(|_| ()),
         };
-        // Refused on the unique `{key, order}`: another writer created it meanwhile.
+        // Refused on the unique `_id`: another writer created it meanwhile.
         let outcome = match outcome {
             Err(StoreError::DuplicateKey { .. }) => {
                 (store.update_one(coll, &filter, &mut update(), false).await).map(|_| ())
@@ -125,7 +128,7 @@ pub(crate) async fn roll_up<S: Store>(
             Err(e) => {
                 let _ = mark_stale(store, spec, key).await;
                 Err(Error::RollupBehind {
-                    collection: coll.to_owned(),
+                    collection: spec.collection.to_owned(),
                     key: crate::error::display_bson(key),
                     source: Box::new(e.into()),
                 })
@@ -148,7 +151,7 @@ pub(crate) async fn mark_stale<S: Store>(
     };
     let filter = spec.rollup_of(key);
     store
-        .update_one(spec.collection, &filter, &mut stale, true)
+        .update_one(spec.rollups(), &filter, &mut stale, true)
         .await?;
     Ok(())
 }

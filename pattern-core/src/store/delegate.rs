@@ -52,6 +52,15 @@ macro_rules! delegated {
         ) -> $crate::store::BatchOutcome {
             delegate!($any, self, s => s.write_batch(coll, ops).await)
         }
+        async fn write_batch_then(
+            &self,
+            coll: &str,
+            ops: Vec<$crate::store::WriteOp>,
+            then_coll: &str,
+            then: Vec<$crate::store::WriteOp>,
+        ) -> $crate::store::BatchOutcome {
+            delegate!($any, self, s => s.write_batch_then(coll, ops, then_coll, then).await)
+        }
         async fn update_one(
             &self,
             coll: &str,
@@ -102,10 +111,11 @@ macro_rules! delegated {
             &self,
             push: &$crate::store::OpenPush<'_>,
             items: &mut Vec<bson::Bson>,
+            then_coll: &str,
             then_filter: &$crate::store::query::Filter,
             then: &mut $crate::store::query::Update,
         ) -> ::pattern_store::Result<(bool, ::pattern_store::Result<()>)> {
-            delegate!($any, self, s => s.push_open_then(push, items, then_filter, then).await)
+            delegate!($any, self, s => s.push_open_then(push, items, then_coll, then_filter, then).await)
         }
         async fn replace_one(
             &self,

@@ -58,7 +58,13 @@ pub(crate) fn expand(b: &Container) -> TokenStream {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
-    let rollup = a.rollup.value().is_some();
+    let rollup = match a.rollup.value() {
+        Some(_) => {
+            let rollups = format!("{collection}.rollups");
+            quote!(::core::option::Option::Some(#rollups))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let w = series::wrappers("key", "bucket", "__bucket_doc", Some(key_ty));
     let (summary_ty, summary_struct) = if summary.is_empty() {
         (quote!(::pattern_core::bucket::Totals), None)

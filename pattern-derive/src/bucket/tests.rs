@@ -359,7 +359,7 @@ fn no_summary_no_time() {
     let code = expand(&b).to_string();
     for part in [
         "type Summary = :: pattern_core :: bucket :: Totals ;",
-        "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , span : :: core :: option :: Option :: None , rollup : false , }",
+        "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , span : :: core :: option :: Option :: None , rollup : :: core :: option :: Option :: None , }",
         "pub async fn latest <",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(String , f64)] ,)",
         "pub async fn backfill <",

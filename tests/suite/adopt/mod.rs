@@ -94,7 +94,7 @@ impl Bucket for History {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
             span: None,
-            rollup: false,
+            rollup: None,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

@@ -21,7 +21,7 @@ impl Bucket for Live {
     const SPEC: BucketSpec<'static> = BucketSpec {
         collection: "live_trades",
         keeps: Keeps {
-            rollup: true,
+            rollup: Some("live_trades.rollups"),
             ..Trades::SPEC.keeps
         },
         ..Trades::SPEC
@@ -193,9 +193,7 @@ async fn archive_moves_old_buckets_once(store: AnyStore) {
         Filter::Eq("_id".into(), lost.get("_id").unwrap().clone()),
     ]);
     assert_eq!(store.delete_many(OLD, &by_id).await.unwrap(), 1);
-    let rollups: Vec<Document> = (documents(&store, "live_trades").await.into_iter())
-        .filter(|d| d.get_str("page") == Ok("rollup"))
-        .collect();
+    let rollups: Vec<Document> = documents(&store, "live_trades.rollups").await;
     assert_eq!(rollups.len(), 3, "{rollups:?}");
     let defects = bucket::verify_archive::<Live, _, _>(&store, to)
         .await

@@ -59,6 +59,7 @@ struct BoundsOnly {
 }
 
 const LIVE: &str = "qty_trades";
+const ROLLUPS: &str = "qty_trades.rollups";
 const OLD: &str = "qty_trades_old";
 
 /// Trade `i` of a key: six hours apart, in time order, `qty` i + 1.
@@ -93,8 +94,8 @@ async fn whole<A: Store>(live: &AnyStore, to: ArchiveAt<'_, A>, key: i64) -> (u6
 
 /// The key's roll-up document: its items and quantity, and whether it is stale.
 async fn rollup_of(store: &AnyStore, key: i64) -> Option<(i64, i64, bool)> {
-    (documents(store, LIVE).await.into_iter())
-        .find(|d| d.get_str("page") == Ok("rollup") && d.get_i64("customer_id") == Ok(key))
+    (documents(store, ROLLUPS).await.into_iter())
+        .find(|d| d.get_i64("_id") == Ok(key))
         .map(|d| {
             (
                 as_int(d.get("rollup_items").unwrap()).unwrap(),
@@ -219,12 +220,9 @@ async fn rollups_kept_after_the_archive_count_it(store: AnyStore) {
         set: vec![("rollup_stale".into(), bson::Bson::Boolean(true))],
         ..Update::default()
     };
-    let filter = Filter::and([
-        Filter::Eq("customer_id".into(), bson::Bson::Int64(2)),
-        Filter::Eq("page".into(), bson::Bson::String("rollup".into())),
-    ]);
+    let filter = Filter::Eq("_id".into(), bson::Bson::Int64(2));
     store
-        .update_one(LIVE, &filter, &mut stale, false)
+        .update_one(ROLLUPS, &filter, &mut stale, false)
         .await
         .unwrap();
     QtyTrades::backfill(&store).await.unwrap();

@@ -82,7 +82,7 @@ impl Bucket for Trades {
             bounds: Some(("date_min", "date_max")),
             summary: SUMMARY,
             span: None,
-            rollup: false,
+            rollup: None,
         },
     };
     fn item_millis(t: &Trade) -> Option<i64> {

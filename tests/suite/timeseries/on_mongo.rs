@@ -35,7 +35,7 @@ impl Bucket for Ticks {
             bounds: Some(("date_min", "date_max")),
             summary: TICK_SUMMARY,
             span: None,
-            rollup: false,
+            rollup: None,
         },
     };
     fn item_millis(t: &Tick) -> Option<i64> {

@@ -7,6 +7,8 @@
 
 use super::*;
 
+use bson::Bson;
+use pattern_core::store::query::{Filter, Update};
 use pattern_tests::recording_mongo_store;
 
 /// [`Trades`] with roll-ups, in its own collection.
@@ -18,7 +20,7 @@ impl Bucket for Rolled {
     const SPEC: BucketSpec<'static> = BucketSpec {
         collection: "rolled",
         keeps: Keeps {
-            rollup: true,
+            rollup: Some("rolled.rollups"),
             ..Trades::SPEC.keeps
         },
         ..Trades::SPEC
@@ -36,7 +38,7 @@ impl Bucket for Unrolled {
     type Summary = Totals;
     const SPEC: BucketSpec<'static> = BucketSpec {
         keeps: Keeps {
-            rollup: false,
+            rollup: None,
             ..Rolled::SPEC.keeps
         },
         ..Rolled::SPEC
@@ -94,9 +96,8 @@ async fn write_all<B: Bucket<Key = i64, Item = Trade>>(
 
 /// The roll-up documents of the collection, by key.
 async fn rollups(store: &AnyStore) -> BTreeMap<i64, Document> {
-    (documents(store, "rolled").await.into_iter())
-        .filter(|d| d.get_str("page") == Ok("rollup"))
-        .map(|d| (d.get_i64("customerId").unwrap(), d))
+    (documents(store, "rolled.rollups").await.into_iter())
+        .map(|d| (d.get_i64("_id").unwrap(), d))
         .collect()
 }
 
@@ -211,10 +212,62 @@ async fn a_writer_without_rollups_in_the_same_process_untrusts_them(store: AnySt
     assert!(v.is_clean(), "{v:?}");
 }
 
+/// A collection an older version wrote: its roll-ups among the buckets (`page: "rollup"`),
+/// its mark listing their aggregates under `rollup`, none in the roll-ups' collection. This
+/// version does not trust them: a whole-history summary counts the buckets (exact, though the
+/// old roll-ups say 999), `verify` passes over them, and `backfill` writes each key's roll-up
+/// in its collection and deletes the old ones; the summary then reads the new roll-up.
+async fn rollups_an_older_version_kept_are_replaced_by_backfill(store: AnyStore) {
+    let mut rng = Lcg(14);
+    let all = write_all::<Rolled>(&store, &mut rng, 30).await;
+    let fields: Vec<Bson> = ["qty_sum", "price_min", "price_max", "fee_sum"]
+        .into_iter()
+        .map(Bson::from)
+        .collect();
+    for key in 0..3_i64 {
+        let old = bson::doc! {
+            "customerId": key, "page": "rollup", "rollup_items": 999_i64, "qty_sum": 999_i64,
+            "rollup_summarized": fields.clone(),
+        };
+        store.insert_one("rolled", old).await.unwrap();
+    }
+    let ids = Filter::In("_id".into(), (0..3_i64).map(Bson::from).collect());
+    assert_eq!(store.delete_many("rolled.rollups", &ids).await.unwrap(), 3);
+    let mut old_mark = Update {
+        set: vec![("rollup".into(), Bson::Array(fields.clone()))],
+        unset: vec!["rollups".into()],
+        ..Update::default()
+    };
+    let mark = Filter::Eq("_id".into(), Bson::from("rolled"));
+    let marked = store.update_one("pattern_bounded", &mark, &mut old_mark, false);
+    assert!(marked.await.unwrap().matched);
+    // This version's first run over it.
+    store.extensions().forget();
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    let old_ones = Filter::and([
+        Filter::In("customerId".into(), (0..3_i64).map(Bson::from).collect()),
+        Filter::Eq("page".into(), Bson::from("rollup")),
+    ]);
+    let left = store.find("rolled", &old_ones, &Default::default()).await;
+    assert_eq!(left.unwrap(), [], "the old roll-ups deleted");
+    let docs = rollups(&store).await;
+    for (key, items) in &all {
+        let n = docs.get(key).and_then(|d| as_int(d.get("rollup_items")?));
+        assert_eq!(n, Some(items.len() as i64), "key {key}");
+    }
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
 on_both_stores!(
     every_write_keeps_the_rollup,
     backfill_makes_rollups_exact,
     a_writer_without_rollups_in_the_same_process_untrusts_them,
+    rollups_an_older_version_kept_are_replaced_by_backfill,
 );
 
 /// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history

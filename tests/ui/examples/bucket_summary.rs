@@ -108,7 +108,10 @@ pub mod models {
         };
         assert_eq!((fees.account.as_str(), fees.fees.len()), ("a", 0));
         assert_eq!(keeps.span, None);
-        assert!(!keeps.rollup && Fees::SPEC.keeps.rollup);
+        assert_eq!(
+            (keeps.rollup, Fees::SPEC.keeps.rollup),
+            (None, Some("fees.rollups"))
+        );
         assert_eq!(Daily::SPEC.keeps.span, Some(86_400_000));
         assert_eq!(Monthly::SPEC.keeps.span, Some(30 * 86_400_000));
         let s = TradeHistorySummary::from(pattern_core::bucket::Totals {

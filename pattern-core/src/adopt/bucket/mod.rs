@@ -384,7 +384,7 @@ async fn write_batch<'s, S: Store>(
     series.ensure_indexes(store).await?;
     // Buckets written without roll-ups: the collection's are not trusted until `backfill`
     // recomputes them.
-    if series.keeps.rollup && series.bounds_mark(store).await?.rollup != 0 {
+    if series.keeps.rollup.is_some() && series.bounds_mark(store).await?.rollup != 0 {
         crate::series::mark_rollup(store, series, false).await?;
     }
     // Buckets cut inside transactions, of any width: the collection's width is no longer

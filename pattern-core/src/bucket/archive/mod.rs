@@ -527,7 +527,7 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         span: Span,
     ) -> Result<B::Summary> {
         let target = archive_spec(&spec, self.archive.collection);
-        if span.is_all() && spec.keeps.rollup {
+        if span.is_all() && spec.keeps.rollup.is_some() {
             spec.ensure_indexes(self.live).await?;
             if let Some(t) = super::rollup::rolled_up(self.live, &spec, &key, Rollup::Whole).await?
             {

@@ -183,19 +183,22 @@ async fn ingest_batch<S: Store>(
     if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
         return Err((0, all_indexes(&groups), e));
     }
-    // Each key's roll-up after the writes, in the same bulk write.
+    // Each key's roll-up after the writes, in the same bulk write (in the roll-ups'
+    // collection).
     let rolls = match rollups::rolls(spec, &groups, &planned, planned.len()) {
         Ok(rolls) => rolls,
         Err(e) => return Err((0, all_indexes(&groups), e)),
     };
-    ops.extend(rollups::ops(spec, &groups, &rolls));
+    let then = rollups::ops(spec, &groups, &rolls);
     let outcome = if ops.is_empty() {
         BatchOutcome {
             applied: 0,
             error: None,
         }
-    } else {
+    } else if then.is_empty() {
         store.write_batch(spec.collection, ops).await
+    } else {
+        (store.write_batch_then(spec.collection, ops, spec.rollups(), then)).await
     };
     let (applied, unknown) = match outcome.error {
         None => (planned.len(), None),
