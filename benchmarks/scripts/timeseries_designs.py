@@ -14,8 +14,15 @@ is timed, the layouts' order rotating every batch: the time-series collection's 
 layout today); the same two kinds of write as two `bulkWrite`s sent at once on two connections;
 the inserts carrying each key's running totals (one document a key a batch).
 
-Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/timeseries_designs.py [reads|ingest]
-(needs pymongo; both parts by default; about 6 and 2 minutes on the test server).
+Part 3, where a roll-up lives: 30 batches of 1,000 keys, each batch 1,000 bucket inserts then
+1,000 roll-up upserts in one unordered `bulkWrite`, the roll-ups found by `{key, page: "rollup"}`
+among the buckets (an older version's layout), by a string `_id` among the buckets, and by the
+key as `_id` in a collection of their own (the layout now); the three copies in turn, the order
+rotating; the roll-ups' part timed alone, medians.
+
+Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/timeseries_designs.py
+[reads|ingest|rollups] (needs pymongo; every part by default; about 6, 2 and 1 minutes on the
+test server).
 """
 import datetime
 import os
@@ -191,10 +198,52 @@ def ingest(client):
     client.drop_database("designs_ingest")
 
 
+def rollups(client):
+    db = client["designs_rollups"]
+    client.drop_database("designs_rollups")
+    for name in ["by_key", "by_id", "apart"]:
+        for ix in BASE:
+            db[name].create_index(ix)
+        db[name].create_index([("customerId", 1), ("page", -1)], unique=True,
+                              partialFilterExpression={"page": {"$exists": True}})
+    db.create_collection("apart.rollups")
+    inc = lambda items: {"$inc": {"qty_sum": sum(x["qty"] for x in items), "rollup_items": len(items)}}
+    layouts = {
+        "by key and page, among the buckets": ("by_key", "by_key",
+                                               lambda k: {"customerId": k, "page": "rollup"}, {}),
+        "by a string _id, among the buckets": ("by_id", "by_id", lambda k: {"_id": f"{k}_rollup"},
+                                               {"$setOnInsert": None}),
+        "by the key as _id, a collection of their own": ("apart", "apart.rollups",
+                                                         lambda k: {"_id": k}, {}),
+    }
+    times = {name: [] for name in layouts}
+    for b, groups in batches(300_000, 10_000):
+        names = list(layouts)
+        r = b % len(names)
+        for name in names[r:] + names[:r]:
+            buckets, rolled, key_filter, extra = layouts[name]
+            db[buckets].insert_many([bucket(k, b + 1, items)[0] for k, items in groups.items()])
+            ops = []
+            for k, items in groups.items():
+                update = inc(items)
+                if extra:
+                    update["$setOnInsert"] = {"customerId": k, "page": "rollup"}
+                ops.append(UpdateOne(key_filter(k), update, upsert=True))
+            s = time.perf_counter()
+            db[rolled].bulk_write(ops, ordered=False)
+            times[name].append(time.perf_counter() - s)
+    print("\n| where the roll-ups live | 1,000 roll-up upserts (median of 30) |")
+    for k, v in times.items():
+        print(f"| {k} | {statistics.median(v) * 1000:.1f} ms |")
+    client.drop_database("designs_rollups")
+
+
 if __name__ == "__main__":
     client = pymongo.MongoClient(os.environ["MONGODB_URI"])
-    parts = sys.argv[1:] or ["reads", "ingest"]
+    parts = sys.argv[1:] or ["reads", "ingest", "rollups"]
     if "reads" in parts:
         reads(client)
     if "ingest" in parts:
         ingest(client)
+    if "rollups" in parts:
+        rollups(client)
