@@ -263,7 +263,66 @@ async fn rollups_an_older_version_kept_are_replaced_by_backfill(store: AnyStore)
     assert!(v.is_clean(), "{v:?}");
 }
 
+/// Another program broke key 1's roll-up (its `qty_sum` a string): an ingest across keys 0, 1
+/// and 2 writes every item, its write of that roll-up is refused, and it reports so
+/// (`Error::Ingest` with nothing unwritten, from `RollupBehind`); the broken roll-up is marked
+/// stale and the roll-ups after it in the batch still take their items, so every whole-history
+/// summary stays exact; `backfill` then rewrites the broken one.
+async fn a_roll_up_another_program_broke_loses_no_item(store: AnyStore) {
+    let mut rng = Lcg(15);
+    let mut all = write_all::<Rolled>(&store, &mut rng, 30).await;
+    let mut broken = Update {
+        set: vec![("qty_sum".into(), Bson::from("broken"))],
+        ..Update::default()
+    };
+    let key_1 = Filter::Eq("_id".into(), Bson::Int64(1));
+    let done = store.update_one("rolled.rollups", &key_1, &mut broken, false);
+    assert!(done.await.unwrap().matched);
+    let batch: Vec<(i64, Trade)> = (0..30)
+        .map(|i| (i % 3, trade(&mut rng, 20_000 + i)))
+        .collect();
+    match bucket::ingest::<Rolled, _>(&store, &batch).await {
+        Err(pattern_core::Error::Ingest {
+            written,
+            unwritten,
+            source,
+        }) => {
+            assert_eq!((written, unwritten), (30, vec![]));
+            assert!(
+                matches!(*source, pattern_core::Error::RollupBehind { .. }),
+                "{source:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for (k, t) in batch {
+        all.entry(k).or_default().push(t);
+    }
+    let docs = rollups(&store).await;
+    assert_eq!(
+        docs[&1].get_bool("rollup_stale"),
+        Ok(true),
+        "{:?}",
+        docs[&1]
+    );
+    for k in [0, 2] {
+        let n = as_int(docs[&k].get("rollup_items").unwrap());
+        assert_eq!(n, Some(all[&k].len() as i64), "key {k}");
+    }
+    assert_summaries(&store, &all).await;
+    bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    let docs = rollups(&store).await;
+    assert_eq!(
+        docs[&1].get_bool("rollup_stale").ok(),
+        None,
+        "{:?}",
+        docs[&1]
+    );
+    assert_summaries(&store, &all).await;
+}
+
 on_both_stores!(
+    a_roll_up_another_program_broke_loses_no_item,
     every_write_keeps_the_rollup,
     backfill_makes_rollups_exact,
     a_writer_without_rollups_in_the_same_process_untrusts_them,

@@ -86,23 +86,29 @@ pub(super) async fn settle<S: Store>(
         if writes_applied < planned.len() {
             return add_written(store, spec, groups, planned, writes_applied).await;
         }
+        let mut first = Ok(());
         for r in rolls {
-            mark_stale(store, spec, groups[r.group].key).await?;
+            let marked = mark_stale(store, spec, groups[r.group].key).await;
+            first = first.and(marked);
         }
-        return Ok(());
+        return first;
     }
     let writes = planned.len();
     if applied < writes {
         // Stopped at a bucket write: no roll-up was sent. The keys' written items, now.
         return add_written(store, spec, groups, planned, applied).await;
     }
-    // Stopped at roll-up `applied - writes`: that one failed, those after were not sent.
+    // Stopped at roll-up `applied - writes`: that one failed, those after were not sent. Each
+    // is sent, whatever the others' fate (a roll-up left behind and not marked stale would be
+    // trusted); the first error is returned.
+    let mut first = Ok(());
     for (i, r) in rolls.iter().enumerate().skip(applied - writes) {
         let failed = (i == applied - writes).then(|| Err(clone_refusal(error)));
         let key = groups[r.group].key;
-        roll_up(store, spec, key, &r.kept, r.items, failed).await?;
+        let rolled = roll_up(store, spec, key, &r.kept, r.items, failed).await;
+        first = first.and(rolled);
     }
-    Ok(())
+    first
 }
 
 /// Adds to the roll-ups the items of the first `applied` planned writes.
@@ -113,10 +119,12 @@ async fn add_written<S: Store>(
     planned: &[Planned],
     applied: usize,
 ) -> Result<()> {
+    let mut first = Ok(());
     for r in rolls(spec, groups, planned, applied)? {
-        roll_up(store, spec, groups[r.group].key, &r.kept, r.items, None).await?;
+        let rolled = roll_up(store, spec, groups[r.group].key, &r.kept, r.items, None).await;
+        first = first.and(rolled);
     }
-    Ok(())
+    first
 }
 
 /// The batch's error as `roll_up` reads it: a refusal on a unique index is retried without
