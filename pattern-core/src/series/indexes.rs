@@ -52,6 +52,20 @@ impl SeriesSpec<'_> {
                     // all numbered and none archived, which a key's first push asks; the bounds,
                     // the roll-ups).
                     let mark = self.bounds_mark(store).await?;
+                    // An older version's readers trust the roll-ups it keeps among the buckets,
+                    // which this version's writes leave as they are: not from now on (they
+                    // count the buckets; a process that read the mark before keeps it, as
+                    // for every change of the mark).
+                    if mark.old_rollup {
+                        let mut unset = Update::default();
+                        unset.unset.push(OLD_ROLLUP_MARK.into());
+                        let coll = self.collection;
+                        write_mark(store, coll, unset, false, |m| BoundsMark {
+                            old_rollup: false,
+                            ..m
+                        })
+                        .await?;
+                    }
                     // Items written without this spec's roll-ups from now on: those there are
                     // no longer exact for another spec's aggregates.
                     if !self.keeps.is_none() && mark.rollup != 0 && mark.rollup != self.rollup_print()
@@ -152,6 +166,7 @@ impl SeriesSpec<'_> {
                 rollup,
                 archived: m.get_bool(ARCHIVED_FIELD) == Ok(true),
                 numbered: m.get_bool(NUMBERED_FIELD) == Ok(true),
+                old_rollup: m.get(OLD_ROLLUP_MARK).is_some(),
                 width: super::width::of_mark(m).filter(|_| all_bounded),
             }
         });

@@ -148,6 +148,9 @@ pub(crate) struct BoundsMark {
     /// The fingerprint of the aggregates every roll-up of the collection is exact for (0: the
     /// roll-ups are not trusted, or there are none).
     pub(crate) rollup: u64,
+    /// The mark says an older version's roll-ups, kept among the buckets, are exact: this
+    /// version's writes do not update them (`series::indexes`).
+    pub(crate) old_rollup: bool,
     /// Buckets of the collection were moved to an archive (`bucket::archive`).
     pub(crate) archived: bool,
     /// The library created the collection: every document of it carries its number (none of
