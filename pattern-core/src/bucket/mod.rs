@@ -292,9 +292,14 @@ pub fn schemas_of<'a>(spec: &BucketSpec<'a>, key_types: &[BsonType]) -> [(&'a st
 
 #[doc = crate::__bucket_doc!(ensure_validator)]
 ///
-/// The schema is [`schemas`]; [`Store::set_validator`] installs it.
+/// The schema is [`schemas`]; [`Store::set_validator`] installs it. With roll-ups
+/// (`#[bucket(rollup)]`), their collection's too, first.
 pub async fn ensure_validator<B: Bucket + ?Sized, S: Store>(store: &S) -> Result<()> {
     crate::observe::traced_op!(bucket.ensure_validator, store, B::SPEC.collection, async {
+        let key_types = <B::Key as KeyPart>::BSON_TYPES;
+        if let Some((rollups, schema)) = B::SPEC.series().rollup_schema(key_types) {
+            validator::install(store, rollups, &schema).await?;
+        }
         let [(coll, schema)] = schemas::<B>();
         validator::install(store, coll, &schema).await
     })

@@ -142,10 +142,11 @@ async fn library_tree_writes_pass(store: AnyStore) {
 
 // These tests write foreign documents by `_id` on purpose (what other tools do): not checked
 // against the targeting rule; the library's operations they also run are, in their own suites.
-/// Buckets with roll-ups (`rollup`, `validate`): the buckets pass the validator on every path
-/// that writes them beside their roll-ups (pushes, a push of several, an ingest across keys,
-/// backfill), the roll-ups are in their own collection, and a roll-up written among the buckets
-/// (as an older version kept them) is refused.
+/// Buckets with roll-ups (`rollup`, `validate`): the buckets and the roll-ups, in their own
+/// collection with its own validator, pass on every path that writes them (pushes, a push of
+/// several, an ingest across keys, backfill); a roll-up written among the buckets (as an older
+/// version kept them) is refused, and so is one in the roll-ups' collection whose count is not
+/// a number or whose `_id` is not of the key's type.
 async fn library_rollup_writes_pass(store: AnyStore) {
     #[allow(dead_code)] // the derive's layout; never built
     #[derive(Bucket)]
@@ -179,6 +180,16 @@ async fn library_rollup_writes_pass(store: AnyStore) {
         .find("rolled.rollups", &all, &Default::default())
         .await;
     assert_eq!(rollups.unwrap().len(), 5, "a roll-up a key");
+    for bad in [
+        doc! {"_id": "Y", "rollup_items": "many"},
+        doc! {"_id": 5, "rollup_items": 1_i64},
+        doc! {"_id": "Z", "qty_sum": "a lot"},
+    ] {
+        assert_refused(
+            store.insert_one("rolled.rollups", bad).await,
+            "rolled.rollups",
+        );
+    }
     let neither = doc! {"symbol": "X", "page": "rollup", "count": 1, "ticks": trades(1)};
     assert_refused(store.insert_one("rolled", neither).await, "rolled");
 }
