@@ -17,7 +17,8 @@ use pattern_store::{ArrayStats, ChangeFeed, Extensions, Store, UpdateOutcome, Wa
 use pattern_store::{Error, Result};
 
 impl MongoStore {
-    /// [`Store::write_batch`] of updates the contract accepts: one `bulkWrite`.
+    /// [`Store::write_batch`] of updates the contract accepts, each on `colls[n]`: one
+    /// `bulkWrite`.
     async fn bulk_write_batch(
         &self,
         colls: &[&str],

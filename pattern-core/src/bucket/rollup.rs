@@ -426,27 +426,11 @@ pub(crate) async fn rollup_in_line<T: Store>(
 /// Every key of `spec`'s collection that has buckets or a roll-up, each once, in key order
 /// (one scan of the buckets' key field, one of the roll-ups' `_id`s).
 pub(crate) async fn keys<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Vec<Bson>> {
-    let buckets = sorted_keys(store, spec.collection, spec.key_field).await?;
-    let rollups = match spec.keeps.rollup {
-        Some(rollups) => sorted_keys(store, rollups, "_id").await?,
-        None => Vec::new(),
-    };
-    let mut keys: Vec<Bson> = Vec::with_capacity(buckets.len().max(rollups.len()));
-    let (mut a, mut b) = (
-        buckets.into_iter().peekable(),
-        rollups.into_iter().peekable(),
-    );
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if compare_values(x, y) != Ordering::Greater => a.next(),
-            (Some(_), Some(_)) | (None, Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, None) => break,
-        };
-        let key = next.expect("peeked");
-        if !keys.last().is_some_and(|last| values_equal(last, &key)) {
-            keys.push(key);
-        }
+    let mut keys = sorted_keys(store, spec.collection, spec.key_field).await?;
+    if let Some(rollups) = spec.keeps.rollup {
+        keys.extend(sorted_keys(store, rollups, "_id").await?);
+        keys.sort_by(compare_values);
+        keys.dedup_by(|a, b| values_equal(a, b));
     }
     Ok(keys)
 }
