@@ -1,7 +1,10 @@
 //! The types that may key a series or identify a parent, and the types that may time an item.
 
+use std::borrow::Borrow;
+
 use bson::oid::ObjectId;
 use bson::Bson;
+use serde::Serialize;
 
 use crate::codec::BsonType;
 
@@ -21,6 +24,20 @@ pub trait KeyPart: Sync {
     /// constraining its type.
     const BSON_TYPES: &'static [BsonType] = &[];
 }
+
+/// A key of `K`'s series or parent as a call takes it: `K` itself, or what `K` borrows as
+/// (`&str` for a `String` key), as a map's `get` takes one. Every [`KeyPart`] `K` borrows as is
+/// one: nothing to implement.
+pub trait KeyRef<K: ?Sized>: KeyPart {}
+
+impl<K: Borrow<Q> + ?Sized, Q: KeyPart + ?Sized> KeyRef<K> for Q {}
+
+/// A document's or node's `_id` of type `K` as a call takes it: `K` itself, or what `K` borrows
+/// as (`&str` for a `String` `_id`). Every serializable type `K` borrows as is one: nothing to
+/// implement.
+pub trait IdRef<K: ?Sized>: Serialize {}
+
+impl<K: Borrow<Q> + ?Sized, Q: Serialize + ?Sized> IdRef<K> for Q {}
 
 macro_rules! int_key {
     ($($t:ty => $variant:ident as $as:ty),*) => {$(

@@ -92,7 +92,6 @@ pub mod __private {
     pub fn __trees_served<S: crate::store::Store>(store: &S) -> Vec<&'static str> {
         crate::tree::model::served(store)
     }
-    pub use core::borrow::Borrow;
     pub use core::option::Option;
     pub use core::result::Result;
     pub use futures::Stream;

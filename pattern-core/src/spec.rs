@@ -3,7 +3,7 @@
 
 pub use crate::codec::BsonType;
 pub use crate::error::MAX_DOCUMENT_BYTES;
-pub use crate::key::{EpochSeconds, KeyPart};
+pub use crate::key::{EpochSeconds, IdRef, KeyPart, KeyRef};
 
 /// How the documents of one key are numbered and named. Both number them in a field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

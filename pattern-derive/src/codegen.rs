@@ -162,14 +162,16 @@ impl Wrappers {
         let range_arg = ranged.then(|| quote!(range,));
         let bounds = match &self.bodies {
             Bodies::Calls { key_ty } => {
-                let key_bound = match self.key_bound {
-                    KeyBound::KeyPart => quote!(::pattern_core::spec::KeyPart),
-                    KeyBound::Serialize => quote!(::pattern_core::__private::serde::Serialize),
+                // The type's own key or id: what it borrows as; another's: any.
+                let key_bound = match (self.key_bound, m.q == Q::Own) {
+                    (KeyBound::KeyPart, true) => quote!(::pattern_core::spec::KeyRef<#key_ty>),
+                    (KeyBound::Serialize, true) => quote!(::pattern_core::spec::IdRef<#key_ty>),
+                    (KeyBound::KeyPart, false) => quote!(::pattern_core::spec::KeyPart),
+                    (KeyBound::Serialize, false) => {
+                        quote!(::pattern_core::__private::serde::Serialize)
+                    }
                 };
-                let borrow = (m.q == Q::Own)
-                    .then(|| quote!(#key_ty: ::pattern_core::__private::Borrow<__PatternQ>,));
-                let q = takes_q
-                    .then(|| quote!(__PatternQ: #key_bound + ?::core::marker::Sized, #borrow));
+                let q = takes_q.then(|| quote!(__PatternQ: #key_bound + ?::core::marker::Sized,));
                 let r = ranged.then(|| {
                     quote!(__PatternR: ::core::ops::RangeBounds<::pattern_core::__private::bson::DateTime>,)
                 });

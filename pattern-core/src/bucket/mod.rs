@@ -30,15 +30,13 @@
 //! on `{<key>: 1, page: -1}` (partial on `page` existing), which lets only one of two concurrent
 //! writers open bucket `n + 1`: the other pushes into it.
 
-use std::borrow::Borrow;
-
 use bson::Bson;
 use futures::stream::{Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::BsonType;
-use crate::key::KeyPart;
+use crate::key::{KeyPart, KeyRef};
 use crate::observe::op_span;
 use crate::series;
 use crate::spec::BucketSpec;
@@ -108,13 +106,11 @@ fn time_of<B: Bucket + ?Sized>(item: &B::Item) -> i64 {
 }
 
 #[doc = crate::__bucket_doc!(push)]
-pub async fn push<B, S, Q>(store: &S, key: &Q, item: &B::Item) -> Result<()>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn push<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+    item: &B::Item,
+) -> Result<()> {
     crate::observe::traced_op!(
         bucket.push,
         store,
@@ -134,13 +130,11 @@ where
 }
 
 #[doc = crate::__bucket_doc!(push_many)]
-pub async fn push_many<B, S, Q>(store: &S, key: &Q, items: &[B::Item]) -> Result<()>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn push_many<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+    items: &[B::Item],
+) -> Result<()> {
     crate::observe::traced_op!(bucket.push_many, store, B::SPEC.collection, async {
         let values = items
             .iter()
@@ -181,13 +175,11 @@ fn raw_page<B: Bucket + ?Sized>(raw: &bson::RawDocument) -> Result<Page<B::Item>
 }
 
 #[doc = crate::__bucket_doc!(page)]
-pub async fn page<B, S, Q>(store: &S, key: &Q, n: u64) -> Result<Option<Page<B::Item>>>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn page<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+    n: u64,
+) -> Result<Option<Page<B::Item>>> {
     crate::observe::traced_op!(bucket.page, store, B::SPEC.collection, async {
         let doc = series::nth_doc(store, &B::SPEC.series(), &key.to_key_bson(), n).await?;
         doc.map(|raw| raw_page::<B>(&raw)).transpose()
@@ -197,16 +189,10 @@ where
 #[doc = crate::__bucket_doc!(pages)]
 ///
 /// A batch is [`STREAM_BATCH`] buckets.
-pub fn pages<'a, B, S, Q>(
+pub fn pages<'a, B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
     store: &'a S,
     key: &Q,
-) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+) -> impl Stream<Item = Result<Page<B::Item>>> + Send + 'a {
     let span = op_span!(bucket.pages, store, B::SPEC.collection);
     crate::observe::traced_stream(span, pages_of::<B, S>(store, key.to_key_bson()))
 }
@@ -224,13 +210,12 @@ where
 }
 
 #[doc = crate::__bucket_doc!(items)]
-pub fn items<'a, B, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<B::Item>> + Send + 'a
+pub fn items<'a, B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &'a S,
+    key: &Q,
+) -> impl Stream<Item = Result<B::Item>> + Send + 'a
 where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
     B::Item: 'a,
-    S: Store,
-    Q: KeyPart + ?Sized,
 {
     let span = op_span!(bucket.items, store, B::SPEC.collection);
     let items = pages_of::<B, S>(store, key.to_key_bson())
@@ -240,24 +225,18 @@ where
 }
 
 #[doc = crate::__bucket_doc!(all_items)]
-pub async fn all_items<B, S, Q>(store: &S, key: &Q) -> Result<Vec<B::Item>>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn all_items<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+) -> Result<Vec<B::Item>> {
     items::<B, S, Q>(store, key).try_collect().await
 }
 
 #[doc = crate::__bucket_doc!(counts)]
-pub async fn counts<B, S, Q>(store: &S, key: &Q) -> Result<Counts>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn counts<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+) -> Result<Counts> {
     crate::observe::traced_op!(bucket.counts, store, B::SPEC.collection, async {
         let s = series::stats(store, &B::SPEC.series(), &key.to_key_bson()).await?;
         Ok(Counts {

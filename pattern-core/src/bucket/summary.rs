@@ -5,7 +5,6 @@
 //! completes the buckets written before the attribute (or time bounds) existed.
 
 use crate::store::Error as StoreError;
-use std::borrow::Borrow;
 use std::ops::RangeBounds;
 
 use bson::{Bson, DateTime, RawBsonRef, RawDocument, RawDocumentBuf};
@@ -15,7 +14,7 @@ use super::time::{bounds_of, in_push_order, overlapping, Span};
 use super::totals::Totals;
 use super::Bucket;
 use crate::codec::raw::raw_value;
-use crate::key::KeyPart;
+use crate::key::KeyRef;
 use crate::series;
 use crate::spec::{SeriesSpec, BOUNDED_FIELD, SUMMARIZED_FIELD};
 use crate::store::query::{Filter, FindOptions, Path, Update};
@@ -23,17 +22,11 @@ use crate::store::Store;
 use crate::{Error, Result};
 
 #[doc = crate::__bucket_doc!(summary)]
-pub async fn summary<B, S, Q>(
+pub async fn summary<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
     store: &S,
     key: &Q,
     range: impl RangeBounds<DateTime>,
-) -> Result<B::Summary>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+) -> Result<B::Summary> {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
     let op = crate::observe::op_span!(bucket.summary, store, spec.collection);
     let totals = crate::observe::traced!(op, async {

@@ -2,14 +2,13 @@
 //! [`range`] reads only the buckets whose bounds overlap the range, [`latest`] the newest
 //! buckets only.
 
-use std::borrow::Borrow;
 use std::ops::{Bound, RangeBounds};
 
 use bson::{Bson, DateTime, RawDocumentBuf};
 use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use super::Bucket;
-use crate::key::KeyPart;
+use crate::key::KeyRef;
 use crate::series;
 use crate::series::bucket_id;
 use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
@@ -326,17 +325,13 @@ fn head_of<'f>(
 }
 
 #[doc = crate::__bucket_doc!(range)]
-pub fn range<'a, B, S, Q>(
+pub fn range<'a, B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
     store: &'a S,
     key: &Q,
     range: impl RangeBounds<DateTime>,
 ) -> impl Stream<Item = Result<B::Item>> + Send + 'a
 where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
     B::Item: 'a,
-    S: Store,
-    Q: KeyPart + ?Sized,
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
     let op = crate::observe::op_span!(bucket.range, store, spec.collection);
@@ -389,13 +384,11 @@ pub(crate) fn in_push_order(
 ///
 /// When this process wrote to the key, the finds are bounded by the bucket numbers they want.
 /// [`History::range`](super::History::range) reads across the live collection and its archive.
-pub async fn latest<B, S, Q>(store: &S, key: &Q, n: usize) -> Result<Vec<B::Item>>
-where
-    B: Bucket + ?Sized,
-    B::Key: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn latest<B: Bucket + ?Sized, S: Store, Q: KeyRef<B::Key> + ?Sized>(
+    store: &S,
+    key: &Q,
+    n: usize,
+) -> Result<Vec<B::Item>> {
     crate::observe::traced_op!(
         bucket.latest,
         store,

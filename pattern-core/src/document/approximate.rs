@@ -11,15 +11,14 @@
 //! that variant: its write holds the discriminator, and a delete or a change of variant (by
 //! the enum's or the variant's writes) drops the counts not yet written.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use bson::{Bson, Document as BsonDocument};
-use serde::Serialize;
 
 use super::{id_bson, lock, parts, polymorphic, Document, Scope};
 use crate::codec::order::value_key as key_bytes;
+use crate::key::IdRef;
 use crate::store::query::{Filter, Update};
 use crate::store::{Extension, ExtensionKey, Store};
 use crate::{Error, Result};
@@ -81,13 +80,11 @@ fn declared<D: Document>(field: &str) -> Result<Approximate> {
 /// (`$inc` of `every`, one `update`) by the increment that completes a batch of `every`. Whether
 /// this call wrote. A write that fails puts its batch back (and returns the error); a document
 /// that does not exist is [`Error::NotFound`], its batch put back too.
-pub async fn increment<D, S, Q>(store: &S, field: &'static str, id: &Q) -> Result<bool>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn increment<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    field: &'static str,
+    id: &Q,
+) -> Result<bool> {
     crate::observe::traced_op!(document.increment, store, D::COLLECTION, async {
         let a = declared::<D>(field)?;
         let id = id_bson(id)?;
@@ -195,13 +192,11 @@ pub(crate) fn forget<D: Document, S: Store>(store: &S, id: &Bson) {
 
 /// The increments of counter `field` of the document `id` counted in this process and not yet
 /// written (what a crash now would lose).
-pub fn pending<D, S, Q>(store: &S, field: &'static str, id: &Q) -> Result<u64>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub fn pending<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    field: &'static str,
+    id: &Q,
+) -> Result<u64> {
     declared::<D>(field)?;
     let (coll, variant) = owner::<D>();
     let key = (coll, variant, field, key_bytes(&id_bson(id)?));
@@ -211,13 +206,11 @@ where
 
 /// The counter's value as stored plus what this process counted and has not written: the best
 /// estimate this process has (one `find`).
-pub async fn estimate<D, S, Q>(store: &S, field: &'static str, id: &Q) -> Result<Option<i64>>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn estimate<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    field: &'static str,
+    id: &Q,
+) -> Result<Option<i64>> {
     crate::observe::traced_op!(document.estimate, store, D::COLLECTION, async {
         let waiting = pending::<D, S, Q>(store, field, id)?;
         let Some(doc): Option<BsonDocument> =

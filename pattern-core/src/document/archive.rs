@@ -32,7 +32,6 @@
 //! behind the position that became a candidate meanwhile (its flag cleared) waits for the next
 //! pass: once finished, a run with any cut-off starts from the start.
 
-use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::marker::PhantomData;
 
@@ -43,6 +42,7 @@ use super::polymorphic::{self, Polymorphic};
 use super::write::{leave_in, left, Left};
 use super::{id_bson, read_stored, Document, Field};
 use crate::codec::order::value_key;
+use crate::key::IdRef;
 use crate::layout::LayoutDefect;
 use crate::pass::archive_run::{ArchiveRun, IdScan};
 use crate::pass::Options;
@@ -533,18 +533,11 @@ async fn copy_batch<S: Store, A: Store, M: Mover>(
 
 /// The document `id` of `D`, live or archived in `to`: live first (one `find`), then the
 /// archive (one more when it is not live).
-pub async fn get_with_archive<D, S, A, Q>(
+pub async fn get_with_archive<D: Document, S: Store, A: Store, Q: IdRef<D::Id> + ?Sized>(
     live: &S,
     to: ArchiveAt<'_, A>,
     id: &Q,
-) -> Result<Option<D>>
-where
-    D: Document,
-    S: Store,
-    A: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+) -> Result<Option<D>> {
     crate::observe::traced_op!(document.get_with_archive, live, D::COLLECTION, async {
         if let Some(d) = super::get::<D, S, Q>(live, id).await? {
             return Ok(Some(d));

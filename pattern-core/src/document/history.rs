@@ -8,14 +8,12 @@
 //! document `state` (its schema version kept, the revision fields left out) was the current one
 //! from `since` (`null` for a document written before history was turned on) until `until`.
 
-use std::borrow::Borrow;
-
 use bson::{doc, Bson, DateTime, Document as BsonDocument};
 use futures::stream::{self, Stream, StreamExt};
-use serde::Serialize;
 
 use super::{decode_stored, id_bson, polymorphic, Document, Polymorphic};
 use crate::error::display_bson;
+use crate::key::IdRef;
 use crate::spec::ShardKey;
 use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{find_one, Store};
@@ -196,13 +194,10 @@ pub(super) fn history_of<D: Document>() -> Result<&'static str> {
 }
 
 #[doc = crate::__document_doc!(get_revision)]
-pub async fn get_revision<D, S, Q>(store: &S, id: &Q) -> Result<Option<Revision<D>>>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn get_revision<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Option<Revision<D>>> {
     crate::observe::traced_op!(document.get_revision, store, D::COLLECTION, async {
         history_of::<D>()?;
         let Some(cur) = current::<D, S>(store, &id_bson(id)?).await? else {
@@ -250,16 +245,10 @@ fn recorded<D: Document>(entry: BsonDocument) -> Result<Revision<D>> {
 const HISTORY_PAGE: i64 = 100;
 
 #[doc = crate::__document_doc!(history)]
-pub fn history<'a, D, S, Q>(
+pub fn history<'a, D: Document + 'a, S: Store, Q: IdRef<D::Id> + ?Sized>(
     store: &'a S,
     id: &Q,
-) -> impl Stream<Item = Result<Revision<D>>> + Send + 'a
-where
-    D: Document + 'a,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+) -> impl Stream<Item = Result<Revision<D>>> + Send + 'a {
     enum Next {
         Current,
         Before(Option<u64>),
@@ -326,13 +315,11 @@ where
 }
 
 #[doc = crate::__document_doc!(at_revision)]
-pub async fn at_revision<D, S, Q>(store: &S, id: &Q, n: u64) -> Result<Option<D>>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn at_revision<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    n: u64,
+) -> Result<Option<D>> {
     crate::observe::traced_op!(document.at_revision, store, D::COLLECTION, async {
         let is_current = |cur: &BsonDocument| revision_of(cur) == n;
         let revision = Filter::Eq(REVISION.into(), Bson::Int64(n as i64));
@@ -342,13 +329,11 @@ where
 }
 
 #[doc = crate::__document_doc!(as_of)]
-pub async fn as_of<D, S, Q>(store: &S, id: &Q, time: DateTime) -> Result<Option<D>>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn as_of<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    time: DateTime,
+) -> Result<Option<D>> {
     crate::observe::traced_op!(document.as_of, store, D::COLLECTION, async {
         let is_current = |cur: &BsonDocument| revised_at(cur).is_none_or(|since| since <= time);
         // The earliest revision still current after `time`: the one current at `time` if it had

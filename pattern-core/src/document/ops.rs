@@ -1,17 +1,16 @@
 //! The public reads and writes of a document type, each an operation span around the write
 //! pipeline (`write/`) or one read: what the derive's generated methods call.
 
-use std::borrow::Borrow;
 use std::future::Future;
 
 use bson::{Bson, Document as BsonDocument};
-use serde::Serialize;
 
 use super::write::{self, Write};
 use super::{
     history, id_bson, indexes_ready, polymorphic, read_stored, to_document, Document, Filter, Find,
     Update,
 };
+use crate::key::IdRef;
 use crate::observe::{op_span, operation, OpSpan};
 use crate::store::query;
 use crate::store::{find_one, Store};
@@ -55,13 +54,10 @@ pub(crate) async fn find_by_id<S: Store>(
 }
 
 #[doc = crate::__document_doc!(get)]
-pub async fn get<D, S, Q>(store: &S, id: &Q) -> Result<Option<D>>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn get<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Option<D>> {
     crate::observe::traced_op!(document.get, store, D::COLLECTION, async move {
         let by_id = polymorphic::scope::<D>(query::Filter::Eq("_id".into(), id_bson(id)?));
         match find_one(store, D::COLLECTION, &by_id).await? {
@@ -92,13 +88,10 @@ pub async fn update_one<D: Document, S: Store>(
 }
 
 #[doc = crate::__document_doc!(delete)]
-pub async fn delete<D, S, Q>(store: &S, id: &Q) -> Result<bool>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn delete<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<bool> {
     let span = op_span!(document.delete, store, D::COLLECTION);
     let op = async {
         let id = id_bson(id)?;
@@ -121,13 +114,12 @@ pub async fn save_if<D: Document, S: Store>(store: &S, doc: &D, expected: u64) -
 }
 
 #[doc = crate::__document_doc!(update_if)]
-pub async fn update_if<D, S, Q>(store: &S, id: &Q, expected: u64, update: Update<D>) -> Result<()>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn update_if<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    expected: u64,
+    update: Update<D>,
+) -> Result<()> {
     let span = op_span!(document.update_if, store, D::COLLECTION);
     let update = async {
         let update = update.into_query()?;
@@ -142,13 +134,11 @@ where
 }
 
 #[doc = crate::__document_doc!(delete_if)]
-pub async fn delete_if<D, S, Q>(store: &S, id: &Q, expected: u64) -> Result<()>
-where
-    D: Document,
-    S: Store,
-    Q: Serialize + ?Sized,
-    D::Id: Borrow<Q>,
-{
+pub async fn delete_if<D: Document, S: Store, Q: IdRef<D::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    expected: u64,
+) -> Result<()> {
     let span = op_span!(document.delete_if, store, D::COLLECTION);
     let delete = async {
         Ok(Write::Delete {

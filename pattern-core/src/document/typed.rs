@@ -10,6 +10,7 @@ use bson::Bson;
 use serde::Serialize;
 
 use super::Document;
+use crate::key::IdRef;
 use crate::money::{Decimal, Form};
 use crate::spec::Normalize;
 use crate::store::query::{self, Path};
@@ -320,10 +321,7 @@ impl<D: Document> Filter<D> {
     }
 
     /// The document whose `_id` is `id`.
-    pub fn id<Q: Serialize + ?Sized>(id: &Q) -> Self
-    where
-        D::Id: std::borrow::Borrow<Q>,
-    {
+    pub fn id<Q: IdRef<D::Id> + ?Sized>(id: &Q) -> Self {
         let id = super::id_bson(id).map_err(|e| e.to_string());
         Filter::leaf("_id", id.map(|v| query::Filter::Eq("_id".into(), v)))
     }

@@ -33,14 +33,12 @@
 //! `{count: {$lt: chunk}}`, and a unique one on `{<parent ref>: 1, seq: -1}` (one chunk per
 //! number).
 
-use std::borrow::Borrow;
-
 use bson::{Bson, Document, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::BsonType;
-use crate::key::KeyPart;
+use crate::key::{KeyPart, KeyRef};
 use crate::series;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, FindOptions, Schema};
@@ -167,13 +165,10 @@ pub(super) fn not_found(spec: &OutlierSpec<'_>, id: &Bson) -> Error {
 }
 
 #[doc = crate::__outlier_doc!(delete)]
-pub async fn delete<T, S, Q>(store: &S, id: &Q) -> Result<bool>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn delete<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<bool> {
     crate::observe::traced_op!(outlier.delete, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();

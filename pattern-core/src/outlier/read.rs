@@ -2,7 +2,6 @@
 //! reply for the overflow), a stream chunk by chunk, the count.
 
 use crate::store::Error as StoreError;
-use std::borrow::Borrow;
 use std::pin::Pin;
 
 use bson::spec::ElementType;
@@ -13,20 +12,17 @@ use serde::de::DeserializeOwned;
 use super::{decode_doc, existing_main, main_parts, read_main, read_main_raw, Outlier, Typical};
 use crate::bucket::Counts;
 use crate::codec::raw::from_raw;
-use crate::key::KeyPart;
+use crate::key::KeyRef;
 use crate::series;
 use crate::spec::OutlierSpec;
 use crate::store::Store;
 use crate::{Error, Result};
 
 #[doc = crate::__outlier_doc!(typical)]
-pub async fn typical<T, S, Q>(store: &S, id: &Q) -> Result<Option<Typical<T>>>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn typical<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Option<Typical<T>>> {
     crate::observe::traced_op!(outlier.typical, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let Some(mut doc) = read_main(store, &spec, &id.to_key_bson()).await? else {
@@ -97,13 +93,10 @@ async fn main_and_overflow<S: Store>(
 ///
 /// `T` is decoded once, straight from the bytes the store returned, the overflow's items joined to
 /// the main array as bytes.
-pub async fn full<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn full<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Option<T>> {
     crate::observe::traced_op!(outlier.full, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();
@@ -208,13 +201,10 @@ fn joined(
 }
 
 #[doc = crate::__outlier_doc!(all_items)]
-pub async fn all_items<T, S, Q>(store: &S, id: &Q) -> Result<Option<Vec<T::Item>>>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn all_items<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Option<Vec<T::Item>>> {
     crate::observe::traced_op!(outlier.all_items, store, T::SPEC.collection, async {
         all_items_of::<T, S>(store, &id.to_key_bson()).await
     })
@@ -248,13 +238,10 @@ async fn all_items_of<T: Outlier, S: Store>(
 }
 
 #[doc = crate::__outlier_doc!(items)]
-pub fn items<'a, T, S, Q>(store: &'a S, id: &Q) -> impl Stream<Item = Result<T::Item>> + Send + 'a
-where
-    T: Outlier + 'a,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub fn items<'a, T: Outlier + 'a, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &'a S,
+    id: &Q,
+) -> impl Stream<Item = Result<T::Item>> + Send + 'a {
     type Boxed<'a, I> = Pin<Box<dyn Stream<Item = Result<I>> + Send + 'a>>;
     let spec = T::SPEC;
     let id = id.to_key_bson();
@@ -294,13 +281,10 @@ where
 }
 
 #[doc = crate::__outlier_doc!(counts)]
-pub async fn counts<T, S, Q>(store: &S, id: &Q) -> Result<Counts>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn counts<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<Counts> {
     crate::observe::traced_op!(outlier.counts, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         let id = id.to_key_bson();
@@ -338,13 +322,10 @@ where
 }
 
 #[doc = crate::__outlier_doc!(is_outlier)]
-pub async fn is_outlier<T, S, Q>(store: &S, id: &Q) -> Result<bool>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn is_outlier<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<bool> {
     crate::observe::traced_op!(outlier.is_outlier, store, T::SPEC.collection, async {
         let spec = T::SPEC;
         let id = id.to_key_bson();

@@ -1,12 +1,10 @@
 //! Writes of the outlier pattern: the conditional push to the main document, the flag, and the
 //! overflow's chunks through the series engine.
 
-use std::borrow::Borrow;
-
 use bson::Bson;
 
 use super::{by_id, existing_main, main_parts, not_found, validated, Outlier};
-use crate::key::KeyPart;
+use crate::key::KeyRef;
 use crate::series;
 use crate::spec::OutlierSpec;
 use crate::store::query::{Filter, Path, Update};
@@ -97,13 +95,11 @@ fn main_has_len(spec: &OutlierSpec<'_>, id: &Bson, len: usize) -> Filter {
 }
 
 #[doc = crate::__outlier_doc!(push)]
-pub async fn push<T, S, Q>(store: &S, id: &Q, item: &T::Item) -> Result<()>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn push<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    item: &T::Item,
+) -> Result<()> {
     crate::observe::traced_op!(outlier.push, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         spec.check()?;
@@ -129,13 +125,11 @@ where
 }
 
 #[doc = crate::__outlier_doc!(push_many)]
-pub async fn push_many<T, S, Q>(store: &S, id: &Q, items: &[T::Item]) -> Result<()>
-where
-    T: Outlier,
-    T::Id: Borrow<Q>,
-    S: Store,
-    Q: KeyPart + ?Sized,
-{
+pub async fn push_many<T: Outlier, S: Store, Q: KeyRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    items: &[T::Item],
+) -> Result<()> {
     crate::observe::traced_op!(outlier.push_many, store, T::SPEC.collection, async move {
         let spec = T::SPEC;
         spec.check()?;

@@ -17,14 +17,32 @@
 use bson::{Bson, Document};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::borrow::Borrow;
 
 use crate::codec::BsonType;
+use crate::key::IdRef;
 use crate::spec::TreeSpec;
 use crate::store::query::Schema;
 use crate::store::Store;
 use crate::validator;
 use crate::{Error, Result};
+
+/// The reads of one node's relatives, one row each: `ops.rs` makes each row's operation (its
+/// span, the indexes first, the read), this file its typed function (the id serialized, the
+/// documents decoded) and `raw.rs` its raw one (a BSON id, the documents as they are). A row:
+/// the name; what it finds (`Option` of one document or `Vec` of many) and how the typed
+/// function decodes it; the read; the raw function's doc (the typed one's is `docs.rs`'s).
+macro_rules! node_reads {
+    ($make:ident) => {
+        $make! {
+            get(Option, decode_one) = model::get, "The node's document";
+            parent(Option, decode_one) = read::parent, "The parent's document";
+            children(Vec, decode_all) = read::children,
+                "The children's documents, in the model's order";
+            siblings(Vec, decode_all) = read::siblings, "The other children of the node's parent";
+            ancestors(Vec, decode_all) = read::ancestors, "The ancestors' documents, root first";
+        }
+    };
+}
 
 pub(crate) mod model;
 pub(crate) use model::indexes as model_indexes;
@@ -116,13 +134,11 @@ pub async fn insert_root<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
 }
 
 #[doc = crate::__tree_doc!(insert_child)]
-pub async fn insert_child<T, S, Q>(store: &S, parent: &Q, node: &T) -> Result<()>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn insert_child<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    parent: &Q,
+    node: &T,
+) -> Result<()> {
     let (node, parent) = (to_node(node), id_bson(parent));
     ops::insert_child(store, &T::SPEC, validated::<T, S>(store), node, parent).await
 }
@@ -132,69 +148,26 @@ pub async fn save<T: Tree, S: Store>(store: &S, node: &T) -> Result<()> {
     ops::save(store, &T::SPEC, validated::<T, S>(store), to_node(node)).await
 }
 
-#[doc = crate::__tree_doc!(get)]
-pub async fn get<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
-    ops::get(store, &T::SPEC, id_bson(id), decode_one).await
+/// The typed function of each `node_reads` row.
+macro_rules! typed_reads {
+    ($($name:ident($found:ident, $decode:ident) = $read:path, $raw_doc:literal;)*) => {$(
+        #[doc = crate::__tree_doc!($name)]
+        pub async fn $name<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+            store: &S,
+            id: &Q,
+        ) -> Result<$found<T>> {
+            ops::$name(store, &T::SPEC, id_bson(id), $decode).await
+        }
+    )*};
 }
-
-#[doc = crate::__tree_doc!(parent)]
-pub async fn parent<T, S, Q>(store: &S, id: &Q) -> Result<Option<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
-    ops::parent(store, &T::SPEC, id_bson(id), decode_one).await
-}
-
-#[doc = crate::__tree_doc!(children)]
-pub async fn children<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
-    ops::children(store, &T::SPEC, id_bson(id), decode_all).await
-}
-
-#[doc = crate::__tree_doc!(siblings)]
-pub async fn siblings<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
-    ops::siblings(store, &T::SPEC, id_bson(id), decode_all).await
-}
-
-#[doc = crate::__tree_doc!(ancestors)]
-pub async fn ancestors<T, S, Q>(store: &S, id: &Q) -> Result<Vec<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
-    ops::ancestors(store, &T::SPEC, id_bson(id), decode_all).await
-}
+node_reads!(typed_reads);
 
 #[doc = crate::__tree_doc!(descendants)]
-pub async fn descendants<T, S, Q>(store: &S, id: &Q, max_depth: Option<u32>) -> Result<Vec<T>>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn descendants<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    max_depth: Option<u32>,
+) -> Result<Vec<T>> {
     ops::descendants(store, &T::SPEC, id_bson(id), max_depth, |found| {
         decode_all(found.into_iter().map(|(d, _)| d).collect())
     })
@@ -202,35 +175,25 @@ where
 }
 
 #[doc = crate::__tree_doc!(depth)]
-pub async fn depth<T, S, Q>(store: &S, id: &Q) -> Result<u32>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn depth<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(store: &S, id: &Q) -> Result<u32> {
     ops::depth(store, &T::SPEC, id_bson(id)).await
 }
 
 #[doc = crate::__tree_doc!(is_descendant)]
-pub async fn is_descendant<T, S, Q>(store: &S, id: &Q, of: &Q) -> Result<bool>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn is_descendant<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    of: &Q,
+) -> Result<bool> {
     ops::is_descendant(store, &T::SPEC, id_bson(id), id_bson(of)).await
 }
 
 #[doc = crate::__tree_doc!(move_to)]
-pub async fn move_to<T, S, Q>(store: &S, id: &Q, new_parent: Option<&Q>) -> Result<()>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn move_to<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+    new_parent: Option<&Q>,
+) -> Result<()> {
     let new_parent = new_parent.map(id_bson).transpose();
     ops::move_to(
         store,
@@ -243,24 +206,18 @@ where
 }
 
 #[doc = crate::__tree_doc!(delete_subtree)]
-pub async fn delete_subtree<T, S, Q>(store: &S, id: &Q) -> Result<u64>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn delete_subtree<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<u64> {
     ops::delete_subtree(store, &T::SPEC, validated::<T, S>(store), id_bson(id)).await
 }
 
 #[doc = crate::__tree_doc!(delete_node)]
-pub async fn delete_node<T, S, Q>(store: &S, id: &Q) -> Result<()>
-where
-    T: Tree,
-    S: Store,
-    Q: Serialize + ?Sized,
-    T::Id: Borrow<Q>,
-{
+pub async fn delete_node<T: Tree, S: Store, Q: IdRef<T::Id> + ?Sized>(
+    store: &S,
+    id: &Q,
+) -> Result<()> {
     ops::delete_node(store, &T::SPEC, validated::<T, S>(store), id_bson(id)).await
 }
 

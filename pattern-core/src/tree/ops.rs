@@ -94,60 +94,22 @@ pub(super) async fn save<S: Store>(
     operation(span, first, op, Ok).await
 }
 
-pub(super) async fn get<S: Store, U>(
-    store: &S,
-    spec: &TreeSpec,
-    id: Result<Bson>,
-    out: impl FnOnce(Option<Document>) -> Result<U>,
-) -> Result<U> {
-    let span = op_span!(tree.get, store, spec.collection);
-    let op = async { model::get(store, spec, &id?).await };
-    operation(span, indexes(store, spec), op, out).await
+/// The operation of each `node_reads` row: its span, the indexes first, the read.
+macro_rules! ops_of_reads {
+    ($($name:ident($found:ident, $decode:ident) = $read:path, $raw_doc:literal;)*) => {$(
+        pub(super) async fn $name<S: Store, U>(
+            store: &S,
+            spec: &TreeSpec,
+            id: Result<Bson>,
+            out: impl FnOnce($found<Document>) -> Result<U>,
+        ) -> Result<U> {
+            let span = op_span!(tree.$name, store, spec.collection);
+            let op = async { $read(store, spec, &id?).await };
+            operation(span, indexes(store, spec), op, out).await
+        }
+    )*};
 }
-
-pub(super) async fn parent<S: Store, U>(
-    store: &S,
-    spec: &TreeSpec,
-    id: Result<Bson>,
-    out: impl FnOnce(Option<Document>) -> Result<U>,
-) -> Result<U> {
-    let span = op_span!(tree.parent, store, spec.collection);
-    let op = async { read::parent(store, spec, &id?).await };
-    operation(span, indexes(store, spec), op, out).await
-}
-
-pub(super) async fn children<S: Store, U>(
-    store: &S,
-    spec: &TreeSpec,
-    id: Result<Bson>,
-    out: impl FnOnce(Vec<Document>) -> Result<U>,
-) -> Result<U> {
-    let span = op_span!(tree.children, store, spec.collection);
-    let op = async { read::children(store, spec, &id?).await };
-    operation(span, indexes(store, spec), op, out).await
-}
-
-pub(super) async fn siblings<S: Store, U>(
-    store: &S,
-    spec: &TreeSpec,
-    id: Result<Bson>,
-    out: impl FnOnce(Vec<Document>) -> Result<U>,
-) -> Result<U> {
-    let span = op_span!(tree.siblings, store, spec.collection);
-    let op = async { read::siblings(store, spec, &id?).await };
-    operation(span, indexes(store, spec), op, out).await
-}
-
-pub(super) async fn ancestors<S: Store, U>(
-    store: &S,
-    spec: &TreeSpec,
-    id: Result<Bson>,
-    out: impl FnOnce(Vec<Document>) -> Result<U>,
-) -> Result<U> {
-    let span = op_span!(tree.ancestors, store, spec.collection);
-    let op = async { read::ancestors(store, spec, &id?).await };
-    operation(span, indexes(store, spec), op, out).await
-}
+node_reads!(ops_of_reads);
 
 pub(super) async fn descendants<S: Store, U>(
     store: &S,

@@ -52,26 +52,20 @@ pub async fn insert_child<S: Store>(
 pub async fn save<S: Store>(store: &S, spec: &TreeSpec, node: Document) -> Result<()> {
     ops::save(store, spec, nothing(), Ok(node)).await
 }
-/// The node's document ([`super::get`]).
-pub async fn get<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
-    ops::get(store, spec, Ok(id.clone()), Ok).await
+/// The raw function of each `node_reads` row.
+macro_rules! raw_reads {
+    ($($name:ident($found:ident, $decode:ident) = $read:path, $raw_doc:literal;)*) => {$(
+        #[doc = concat!($raw_doc, " ([`super::", stringify!($name), "`]).")]
+        pub async fn $name<S: Store>(
+            store: &S,
+            spec: &TreeSpec,
+            id: &Bson,
+        ) -> Result<$found<Document>> {
+            ops::$name(store, spec, Ok(id.clone()), Ok).await
+        }
+    )*};
 }
-/// The parent's document ([`super::parent`]).
-pub async fn parent<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Option<Document>> {
-    ops::parent(store, spec, Ok(id.clone()), Ok).await
-}
-/// The children's documents, in the model's order ([`super::children`]).
-pub async fn children<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
-    ops::children(store, spec, Ok(id.clone()), Ok).await
-}
-/// The other children of the node's parent ([`super::siblings`]).
-pub async fn siblings<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
-    ops::siblings(store, spec, Ok(id.clone()), Ok).await
-}
-/// The ancestors' documents, root first ([`super::ancestors`]).
-pub async fn ancestors<S: Store>(store: &S, spec: &TreeSpec, id: &Bson) -> Result<Vec<Document>> {
-    ops::ancestors(store, spec, Ok(id.clone()), Ok).await
-}
+node_reads!(raw_reads);
 /// The descendants in pre-order, with their depth below the node ([`super::descendants`]).
 pub async fn descendants<S: Store>(
     store: &S,

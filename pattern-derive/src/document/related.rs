@@ -209,8 +209,7 @@ pub(super) fn counters(fields: &[(&Ident, &String, u32)], id_ty: &TokenStream) -
                 ) -> ::pattern_core::Result<bool>
                 where
                     __PatternS: ::pattern_core::store::Store,
-                    __PatternQ: ::pattern_core::__private::serde::Serialize + ?::core::marker::Sized,
-                    #id_ty: ::pattern_core::__private::Borrow<__PatternQ>,
+                    __PatternQ: ::pattern_core::spec::IdRef<#id_ty> + ?::core::marker::Sized,
                 {
                     ::pattern_core::document::increment::<Self, __PatternS, __PatternQ>(store, #field, id).await
                 }

@@ -97,7 +97,7 @@ fn reads_the_model_with_defaults() {
         "pub async fn insert_child < __PatternS , __PatternQ > (& self , store : & __PatternS , parent : & __PatternQ ,)",
         ":: pattern_core :: tree :: insert_child :: < Self , __PatternS , __PatternQ > (store , parent , self ,)",
         "pub async fn children < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,) -> \
-         :: pattern_core :: Result < :: std :: vec :: Vec < Self > > where __PatternS : :: pattern_core :: store :: Store , __PatternQ : :: pattern_core :: __private :: serde :: Serialize + ? :: core :: marker :: Sized , String : :: pattern_core :: __private :: Borrow < __PatternQ > ,",
+         :: pattern_core :: Result < :: std :: vec :: Vec < Self > > where __PatternS : :: pattern_core :: store :: Store , __PatternQ : :: pattern_core :: spec :: IdRef < String > + ? :: core :: marker :: Sized ,",
         "pub async fn get < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,) -> \
          :: pattern_core :: Result < :: core :: option :: Option < Self > >",
         "id : & __PatternQ , max_depth : :: core :: option :: Option < u32 > ,",

@@ -35,7 +35,6 @@
 //! open (it runs none): the next run goes on at once.
 
 use crate::store::Error as StoreError;
-use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
 use std::ops::RangeBounds;
 
@@ -49,7 +48,7 @@ use super::Bucket;
 use crate::codec::as_int;
 use crate::codec::order::value_key;
 use crate::codec::raw::raw_value;
-use crate::key::KeyPart;
+use crate::key::KeyRef;
 use crate::pass::archive_run::{ArchiveRun, IdScan};
 use crate::pass::Options;
 use crate::series;
@@ -424,16 +423,13 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
 
     /// [`range`](super::range) over both: the items of `key` whose time is in `range`, in push
     /// order (by bucket number). Two finds (one on each side).
-    pub fn range<B, Q>(
+    pub fn range<B: Bucket + ?Sized, Q: KeyRef<B::Key> + ?Sized>(
         &self,
         key: &Q,
         range: impl RangeBounds<DateTime>,
     ) -> impl Stream<Item = Result<B::Item>> + Send + 'a
     where
-        B: Bucket + ?Sized,
-        B::Key: Borrow<Q>,
         B::Item: 'a,
-        Q: KeyPart + ?Sized,
     {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
         let (live, archive) = (self.live, self.archive);
@@ -454,12 +450,10 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
     }
 
     /// Every item of `key`, live and archived, in push order. Two finds.
-    pub async fn items<B, Q>(&self, key: &Q) -> Result<Vec<B::Item>>
-    where
-        B: Bucket + ?Sized,
-        B::Key: Borrow<Q>,
-        Q: KeyPart + ?Sized,
-    {
+    pub async fn items<B: Bucket + ?Sized, Q: KeyRef<B::Key> + ?Sized>(
+        &self,
+        key: &Q,
+    ) -> Result<Vec<B::Item>> {
         let (spec, key) = (B::SPEC.series(), key.to_key_bson());
         let op = crate::observe::op_span!(bucket.items, self.live, spec.collection);
         crate::observe::traced!(op, self.items_of::<B>(spec, key))
@@ -505,16 +499,11 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
 
     /// [`summary`](super::summary) over both. The whole history is the key's roll-up when
     /// it keeps one (`#[bucket(rollup)]`: one find), otherwise both sides' buckets.
-    pub async fn summary<B, Q>(
+    pub async fn summary<B: Bucket + ?Sized, Q: KeyRef<B::Key> + ?Sized>(
         &self,
         key: &Q,
         range: impl RangeBounds<DateTime>,
-    ) -> Result<B::Summary>
-    where
-        B: Bucket + ?Sized,
-        B::Key: Borrow<Q>,
-        Q: KeyPart + ?Sized,
-    {
+    ) -> Result<B::Summary> {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
         let op = crate::observe::op_span!(bucket.summary, self.live, spec.collection);
         crate::observe::traced!(op, self.summary_of::<B>(spec, key, span))
