@@ -2,6 +2,7 @@
 //! [`range`] reads only the buckets whose bounds overlap the range, [`latest`] the newest
 //! buckets only.
 
+use std::future::Future;
 use std::ops::{Bound, RangeBounds};
 
 use bson::{Bson, DateTime, RawDocumentBuf};
@@ -9,6 +10,7 @@ use futures::stream::{self, Stream, StreamExt, TryStreamExt};
 
 use super::Bucket;
 use crate::key::KeyRef;
+use crate::observe::OpSpan;
 use crate::series;
 use crate::series::bucket_id;
 use crate::spec::{SeriesOrder, SeriesSpec, BOUNDED_COLLECTIONS, BOUNDED_FIELD};
@@ -335,13 +337,28 @@ where
 {
     let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
     let op = crate::observe::op_span!(bucket.range, store, spec.collection);
+    items_in::<B>(op, spec, span, async move {
+        let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
+        in_push_order(&spec, bounded, unbounded)
+    })
+}
+
+/// A range read's items, in `op`'s span: the items within `span` of the buckets `read` finds
+/// (in its order), as a stream; nothing read when `span` is empty.
+pub(crate) fn items_in<'a, B: Bucket + ?Sized>(
+    op: OpSpan,
+    spec: SeriesSpec<'static>,
+    span: Span,
+    read: impl Future<Output = Result<Vec<RawDocumentBuf>>> + Send + 'a,
+) -> impl Stream<Item = Result<B::Item>> + Send + 'a
+where
+    B::Item: 'a,
+{
     stream::once(crate::observe::traced_in(op, async move {
         if span.is_empty() {
             return Ok(Vec::new());
         }
-        let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
-        let docs = in_push_order(&spec, bounded, unbounded)?;
-        items_within::<B>(&spec, docs, span)
+        items_within::<B>(&spec, read.await?, span)
     }))
     .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
     .try_flatten()
@@ -349,7 +366,7 @@ where
 }
 
 /// The items of `docs` (in their order) whose time is in `span`.
-pub(crate) fn items_within<B: Bucket + ?Sized>(
+fn items_within<B: Bucket + ?Sized>(
     spec: &SeriesSpec<'_>,
     docs: Vec<RawDocumentBuf>,
     span: Span,

@@ -39,11 +39,11 @@ use std::collections::{HashMap, HashSet};
 use std::ops::RangeBounds;
 
 use bson::{doc, Bson, DateTime, Document, RawDocumentBuf};
-use futures::stream::{self, Stream, StreamExt, TryStreamExt};
+use futures::stream::Stream;
 
 use super::rollup::Rollup;
 use super::summary::totals_in;
-use super::time::{bounds_of, items_within, overlapping, Span};
+use super::time::{bounds_of, items_in, overlapping, Span};
 use super::Bucket;
 use crate::codec::as_int;
 use crate::codec::order::value_key;
@@ -434,19 +434,12 @@ impl<'a, S: Store, A: Store> History<'a, S, A> {
         let (spec, key, span) = (B::SPEC.series(), key.to_key_bson(), Span::of(&range));
         let (live, archive) = (self.live, self.archive);
         let op = crate::observe::op_span!(bucket.range, live, spec.collection);
-        stream::once(crate::observe::traced_in(op, async move {
-            if span.is_empty() {
-                return Ok(Vec::new());
-            }
+        items_in::<B>(op, spec, span, async move {
             let target = archive_spec(&spec, archive.collection);
             let (a, b) = overlapping(live, &spec, &key, span, Vec::new()).await?;
             let (c, d) = overlapping(archive.store, &target, &key, span, Vec::new()).await?;
-            let docs = ordered(&spec, [a, b, c, d].concat())?;
-            items_within::<B>(&spec, docs, span)
-        }))
-        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
-        .try_flatten()
-        .boxed()
+            ordered(&spec, [a, b, c, d].concat())
+        })
     }
 
     /// Every item of `key`, live and archived, in push order. Two finds.
