@@ -7,11 +7,12 @@
 //! it sent (the driver's command monitoring: the round trip, the server's work in it) and the
 //! writes they carried, by kind (the monitoring itself costs the client much). Medians over
 //! the batches after the first `WARM` (the first batches learn each key's open bucket); the
-//! CPU time's mean.
+//! CPU time's mean. A fourth layout, the same buckets without roll-ups (`PlainHistory`), is what
+//! an ingest writing one document a key a batch costs (BENCHMARKS.md, section 8).
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example ingest_batch_probe`
 //! (`INGEST_BATCH_PROBE_TRADES`, default 300,000; `INGEST_BATCH_PROBE_LAYOUTS`, default
-//! `012`: which layouts run).
+//! `0123`: which layouts run).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,6 +20,24 @@ use std::time::{Duration, Instant};
 use bson::{Bson, Document};
 use mongodb::event::command::CommandEvent;
 use pattern_bench::{market_trade, DailyHistory, History, Trade};
+use pattern_core::Bucket;
+
+/// `History` without its roll-ups: the buckets alone (a marker type: only its layout is used).
+#[allow(dead_code)]
+#[derive(Bucket)]
+#[bucket(
+    collection = "trades_plain",
+    size = 10,
+    time = "date",
+    summary(sum = "qty")
+)]
+struct PlainHistory {
+    #[bucket(key)]
+    #[serde(rename = "customerId")]
+    customer_id: i64,
+    #[bucket(items)]
+    history: Vec<Trade>,
+}
 
 const CUSTOMERS: i64 = 1_000;
 const BATCH: usize = 10_000;
@@ -124,6 +143,7 @@ async fn main() {
     let ts = pattern_bench::market_time_series(&db).await;
     History::ensure_indexes(&store).await.unwrap();
     DailyHistory::ensure_indexes(&store).await.unwrap();
+    PlainHistory::ensure_indexes(&store).await.unwrap();
     let trades: Vec<(i64, Trade)> = (0..n)
         .map(|i| (i % CUSTOMERS, market_trade(i, 6_000)))
         .collect();
@@ -131,16 +151,17 @@ async fn main() {
         "time-series insert_many",
         "buckets with roll-ups",
         "buckets by day",
+        "buckets without roll-ups",
     ];
-    // `INGEST_BATCH_PROBE_LAYOUTS=12`: only those layouts (0, 1, 2 as in `names`), to profile
+    // `INGEST_BATCH_PROBE_LAYOUTS=12`: only those layouts (0 to 3 as in `names`), to profile
     // one side's client.
-    let only = std::env::var("INGEST_BATCH_PROBE_LAYOUTS").unwrap_or_else(|_| "012".into());
+    let only = std::env::var("INGEST_BATCH_PROBE_LAYOUTS").unwrap_or_else(|_| "0123".into());
     // Per layout, per batch: wall ms, the client's CPU ms, command ms, commands, inserts,
     // updates, upserts.
-    let mut rows: [Vec<[f64; 7]>; 3] = Default::default();
+    let mut rows: [Vec<[f64; 7]>; 4] = Default::default();
     for (i, chunk) in trades.chunks(BATCH).enumerate() {
-        for turn in 0..3 {
-            let layout = (i + turn) % 3;
+        for turn in 0..4 {
+            let layout = (i + turn) % 4;
             if !only.contains(&layout.to_string()) {
                 continue;
             }
@@ -157,8 +178,11 @@ async fn main() {
                 1 => {
                     History::ingest(&store, chunk).await.unwrap();
                 }
-                _ => {
+                2 => {
                     DailyHistory::ingest(&store, chunk).await.unwrap();
+                }
+                _ => {
+                    PlainHistory::ingest(&store, chunk).await.unwrap();
                 }
             }
             let wall = t.elapsed();

@@ -1,0 +1,120 @@
+//! Where an hour's read of the buckets without a span goes (BENCHMARKS.md, section 8): the
+//! `timeseries` benchmark's trades (one every 6 s overall, 1,000 customers) ingested into
+//! `History`, then for random customers, each read in turn: the library's `range` of one hour
+//! from the middle of the history; the same `_id` range by the driver, one `find` of
+//! `{_id: {$gte, $lt}}` (what the library's filter is sent as), decoded as documents and as raw
+//! bytes; the collection's mark alone; the floor (a find of an absent `_id`). Medians. What
+//! the library's read costs beyond the driver's find of its range is the mark it reads after
+//! the range (`series::width`) and its own work on the client.
+//!
+//! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example range_probe`
+//! (`RANGE_PROBE_TRADES`, default 300,000).
+
+use std::time::{Duration, Instant};
+
+use bson::{doc, DateTime, Document, RawDocumentBuf};
+use futures::TryStreamExt;
+use mongodb::Collection;
+use pattern_bench::{market_trade, History, Trade, MARKET_T0};
+
+const CUSTOMERS: i64 = 1_000;
+const STEP: i64 = 6_000;
+const HOUR: i64 = 3_600_000;
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1e3
+}
+
+#[tokio::main]
+async fn main() {
+    let n: i64 = std::env::var("RANGE_PROBE_TRADES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300_000);
+    let store = pattern_tests::mongo_store("range_probe").await;
+    let db = store.database().clone();
+    let trades: Vec<(i64, Trade)> = (0..n)
+        .map(|i| (i % CUSTOMERS, market_trade(i, STEP)))
+        .collect();
+    for chunk in trades.chunks(10_000) {
+        History::ingest(&store, chunk).await.unwrap();
+    }
+    let coll: Collection<Document> = db.collection("trades");
+    let raw: Collection<RawDocumentBuf> = db.collection("trades");
+    let marks: Collection<Document> = db.collection(pattern_core::spec::BOUNDED_COLLECTIONS);
+    let mark = marks
+        .find_one(doc! {"_id": "trades"})
+        .await
+        .unwrap()
+        .unwrap();
+    let after = mark
+        .get("width_after")
+        .and_then(pattern_tests::as_int)
+        .unwrap_or(0);
+    println!("{n} trades; width after the `_id` second: {after} ms");
+    let from = MARKET_T0 + n * STEP / 2;
+    let (lo, hi) = (
+        (from - after).div_euclid(1000),
+        (from + HOUR - 1).div_euclid(1000) + 1,
+    );
+    let names = [
+        "library range",
+        "driver find {_id: {$gte, $lt}}, documents",
+        "driver find {_id: {$gte, $lt}}, raw",
+        "the mark alone",
+        "the floor (an absent _id)",
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    for round in 0..200 {
+        let c = (round * 7919) % CUSTOMERS;
+        let (a, b) = (format!("{c}_{lo}"), format!("{c}_{hi}"));
+        for turn in 0..names.len() {
+            let k = (round as usize + turn) % names.len();
+            let t = Instant::now();
+            match k {
+                0 => {
+                    let range = DateTime::from_millis(from)..DateTime::from_millis(from + HOUR);
+                    // An hour holds a customer's trade or none (one every 100 minutes).
+                    let got: Vec<Trade> =
+                        (pattern_core::bucket::range::<History, _, _>(&store, &c, range))
+                            .try_collect()
+                            .await
+                            .unwrap();
+                    assert!(got.len() <= 1);
+                }
+                1 => {
+                    let f = doc! {"_id": {"$gte": &a, "$lt": &b}};
+                    let got: Vec<Document> =
+                        coll.find(f).await.unwrap().try_collect().await.unwrap();
+                    assert!(!got.is_empty());
+                }
+                2 => {
+                    let f = doc! {"_id": {"$gte": &a, "$lt": &b}};
+                    let got: Vec<RawDocumentBuf> =
+                        raw.find(f).await.unwrap().try_collect().await.unwrap();
+                    assert!(!got.is_empty());
+                }
+                3 => {
+                    marks
+                        .find_one(doc! {"_id": "trades"})
+                        .await
+                        .unwrap()
+                        .unwrap();
+                }
+                _ => {
+                    let none = coll
+                        .find_one(doc! {"_id": format!("{c}_absent")})
+                        .await
+                        .unwrap();
+                    assert!(none.is_none());
+                }
+            }
+            times[k].push(t.elapsed());
+        }
+    }
+    for (name, t) in names.iter().zip(times) {
+        println!("| {name} | {:.3} ms |", median(t));
+    }
+    db.drop().await.ok();
+}
