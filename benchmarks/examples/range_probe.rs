@@ -15,16 +15,11 @@ use std::time::{Duration, Instant};
 use bson::{doc, DateTime, Document, RawDocumentBuf};
 use futures::TryStreamExt;
 use mongodb::Collection;
-use pattern_bench::{market_trade, History, Trade, MARKET_T0};
+use pattern_bench::{market_trade, median, History, Trade, MARKET_T0};
 
 const CUSTOMERS: i64 = 1_000;
 const STEP: i64 = 6_000;
 const HOUR: i64 = 3_600_000;
-
-fn median(mut v: Vec<Duration>) -> f64 {
-    v.sort();
-    v[v.len() / 2].as_secs_f64() * 1e3
-}
 
 #[tokio::main]
 async fn main() {
@@ -114,7 +109,7 @@ async fn main() {
         }
     }
     for (name, t) in names.iter().zip(times) {
-        println!("| {name} | {:.3} ms |", median(t));
+        println!("| {name} | {:.3} ms |", median(t).as_secs_f64() * 1e3);
     }
     db.drop().await.ok();
 }

@@ -414,191 +414,8 @@ async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     times: &[i64],
     start: Option<i64>,
 ) -> Result<()> {
-    let mut written = 0usize;
-    let done = &mut written; // the items written
-    let pushed = async {
-        let coll = spec.collection;
-        let size = spec.size as usize;
-        let mut failures = 0u32;
-        let mut ids = NewIds::new(spec, prefix, times.first().copied().map(seconds));
-        // The values `items[range]` add to what a document keeps.
-        let kept = |range: std::ops::Range<usize>| {
-            let millis = times.get(range.clone()).unwrap_or(&[]);
-            spec.kept(&items[range], millis)
-        };
-        // The number of the next document, once this call filled the newest one itself (or was
-        // told the key has none): then the next document is opened without reading the newest
-        // first (the new documents in one batch).
-        let mut known_next: Option<i64> = start;
-        while *done < items.len() {
-            if failures >= MAX_ATTEMPTS {
-                return Err(contention("pushing several items"));
-            }
-            let rest = &items[*done..];
-            let seq = if let Some(seq) = known_next.take() {
-                seq
-            } else {
-                let last = newest_doc(store, spec, key).await?;
-                let newest = ids.parse(last.as_ref().and_then(|d| d.get("_id")));
-                ids.after(newest);
-                match &last {
-                    Some(doc) if spec.open(key).matches(doc) => {
-                        let count = read_count(spec, doc)?;
-                        let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
-                        // The key too: on a cluster sharded by it, the update reaches one shard.
-                        let cas = Filter::and([
-                            spec.by_key(key),
-                            Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
-                            Filter::Eq(Path::from(spec.count_field), Bson::Int64(count as i64)),
-                            Filter::Lte(
-                                Path::from(spec.count_field),
-                                Bson::Int64((size - take) as i64),
-                            ),
-                        ]);
-                        let values = kept(*done..*done + take)?;
-                        // The bucket as it is (the compare-and-set holds it so) with the items:
-                        // the width that needs.
-                        admit_into(store, spec, ids.parse(doc.get("_id")), values.bounds).await?;
-                        let mut update = spec.push_update(rest[..take].to_vec(), &values);
-                        let pushed = store.update_one(coll, &cas, &mut update, false).await;
-                        let pushed = match overflowed(spec, &values, pushed) {
-                            Ok(outcome) => outcome,
-                            Err(e) => {
-                                return Err(name_foreign(
-                                    store,
-                                    coll,
-                                    &cas,
-                                    spec.items_field,
-                                    e.into(),
-                                )
-                                .await)
-                            }
-                        };
-                        if pushed.matched {
-                            *done += take;
-                            let seq = doc.get(spec.order.field()).and_then(as_int);
-                            let next = seq.and_then(|n| n.checked_add(1));
-                            let after = u32::try_from(count as usize + take).ok();
-                            remember(store, spec, key, next, newest, after);
-                            if count as usize + take == size {
-                                known_next = next; // filled it: the next one is to open
-                            }
-                        } else {
-                            failures += 1;
-                        }
-                        continue;
-                    }
-                    Some(doc) => next_number(store, spec, key, doc).await?,
-                    None => 1,
-                }
-            };
-            // The rest as whole new documents `seq`, `seq + 1`... in one ordered batch: each
-            // planned as a push of its own would open it (its `_id` from the one before), so a
-            // refusal is met as that push meets it, with the `_id`s as they were at its document.
-            let mut plan: Vec<Opening<'_, P>> = Vec::new();
-            let mut docs = Vec::new();
-            let (mut at, mut number, mut bytes) = (*done, seq, 0_usize);
-            while at < items.len() {
-                let take = size.min(items.len() - at);
-                ids.at(times.get(at).copied().map(seconds));
-                ids.prepare(store, number).await?;
-                let before = ids.clone();
-                let values = kept(at..at + take)?;
-                let id = ids.id();
-                admit_into(store, spec, ids.parse(Some(&id)), values.bounds).await?;
-                let doc = spec.new_doc(
-                    key,
-                    id.clone(),
-                    number,
-                    items[at..at + take].to_vec(),
-                    &values,
-                );
-                // A batch stays well under the 16 MiB of a command: the rest in the next one.
-                let n = crate::codec::size::document_bytes(&doc).unwrap_or(BATCH_BYTES);
-                bytes = bytes.saturating_add(n);
-                if !docs.is_empty() && bytes > BATCH_BYTES {
-                    ids = before;
-                    break;
-                }
-                docs.push(doc);
-                let opened = ids.opened();
-                plan.push(Opening {
-                    number,
-                    id,
-                    first: at,
-                    take,
-                    ids: before,
-                    opened,
-                });
-                at += take;
-                number = match number.checked_add(1) {
-                    Some(n) => n,
-                    None => break,
-                };
-            }
-            // One document: an `insert`, as a push of one would send it.
-            let outcome = match docs.len() {
-                1 => match store
-                    .insert_one(coll, docs.pop().expect("one document"))
-                    .await
-                {
-                    Ok(()) => BatchOutcome {
-                        applied: 1,
-                        error: None,
-                    },
-                    Err(e) => BatchOutcome {
-                        applied: 0,
-                        error: Some(e),
-                    },
-                },
-                _ => {
-                    store
-                        .write_batch(coll, docs.into_iter().map(WriteOp::Insert).collect())
-                        .await
-                }
-            };
-            let applied = match &outcome.error {
-                // Unknown how far it got (the connection broke): the documents read back.
-                Some(StoreError::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
-                    .await
-                    .unwrap_or(outcome.applied),
-                _ => outcome.applied,
-            };
-            for o in &plan[..applied.min(plan.len())] {
-                *done += o.take;
-                let count = u32::try_from(o.take).ok();
-                remember(store, spec, key, o.number.checked_add(1), o.opened, count);
-            }
-            let Some(e) = outcome.error else {
-                if let Some(last) = plan.last().filter(|o| o.take == size) {
-                    known_next = last.number.checked_add(1);
-                }
-                continue;
-            };
-            // Its reply lost, every document read back as opened: done.
-            let Some(refused) = plan.into_iter().nth(applied) else {
-                continue;
-            };
-            ids = refused.ids;
-            match e {
-                e if is_id_taken(&e) => {
-                    // The number is still free: open it under the next free suffix.
-                    failures += 1;
-                    ids.id_taken();
-                    known_next = Some(refused.number);
-                }
-                StoreError::DuplicateKey { .. } => {
-                    number_held_by_foreign(store, spec, key, refused.number).await?;
-                    failures += 1;
-                    ids.collided(refused.number);
-                }
-                e => return Err(e.into()),
-            }
-        }
-        Ok(())
-    }
-    .await;
-    let done = written;
+    let mut done = 0usize;
+    let pushed = push_many_counting(store, spec, key, prefix, items, times, start, &mut done).await;
     // The items written, whatever stopped it, go into the roll-up: one write.
     if done > 0 && spec.keeps.rollup.is_some() {
         let kept = spec.kept(&items[..done], times.get(..done).unwrap_or(&[]))?;
@@ -607,6 +424,194 @@ async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
         return rolled;
     }
     pushed
+}
+
+/// [`push_many`]'s writes; `done` counts the items written.
+#[allow(clippy::too_many_arguments)]
+async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    prefix: &P,
+    items: &[Bson],
+    times: &[i64],
+    start: Option<i64>,
+    done: &mut usize,
+) -> Result<()> {
+    let coll = spec.collection;
+    let size = spec.size as usize;
+    let mut failures = 0u32;
+    let mut ids = NewIds::new(spec, prefix, times.first().copied().map(seconds));
+    // The values `items[range]` add to what a document keeps.
+    let kept = |range: std::ops::Range<usize>| {
+        let millis = times.get(range.clone()).unwrap_or(&[]);
+        spec.kept(&items[range], millis)
+    };
+    // The number of the next document, once this call filled the newest one itself (or was
+    // told the key has none): then the next document is opened without reading the newest
+    // first (the new documents in one batch).
+    let mut known_next: Option<i64> = start;
+    while *done < items.len() {
+        if failures >= MAX_ATTEMPTS {
+            return Err(contention("pushing several items"));
+        }
+        let rest = &items[*done..];
+        let seq = if let Some(seq) = known_next.take() {
+            seq
+        } else {
+            let last = newest_doc(store, spec, key).await?;
+            let newest = ids.parse(last.as_ref().and_then(|d| d.get("_id")));
+            ids.after(newest);
+            match &last {
+                Some(doc) if spec.open(key).matches(doc) => {
+                    let count = read_count(spec, doc)?;
+                    let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
+                    // The key too: on a cluster sharded by it, the update reaches one shard.
+                    let cas = Filter::and([
+                        spec.by_key(key),
+                        Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
+                        Filter::Eq(Path::from(spec.count_field), Bson::Int64(count as i64)),
+                        Filter::Lte(
+                            Path::from(spec.count_field),
+                            Bson::Int64((size - take) as i64),
+                        ),
+                    ]);
+                    let values = kept(*done..*done + take)?;
+                    // The bucket as it is (the compare-and-set holds it so) with the items:
+                    // the width that needs.
+                    admit_into(store, spec, ids.parse(doc.get("_id")), values.bounds).await?;
+                    let mut update = spec.push_update(rest[..take].to_vec(), &values);
+                    let pushed = store.update_one(coll, &cas, &mut update, false).await;
+                    let pushed = match overflowed(spec, &values, pushed) {
+                        Ok(outcome) => outcome,
+                        Err(e) => {
+                            return Err(
+                                name_foreign(store, coll, &cas, spec.items_field, e.into()).await
+                            )
+                        }
+                    };
+                    if pushed.matched {
+                        *done += take;
+                        let seq = doc.get(spec.order.field()).and_then(as_int);
+                        let next = seq.and_then(|n| n.checked_add(1));
+                        let after = u32::try_from(count as usize + take).ok();
+                        remember(store, spec, key, next, newest, after);
+                        if count as usize + take == size {
+                            known_next = next; // filled it: the next one is to open
+                        }
+                    } else {
+                        failures += 1;
+                    }
+                    continue;
+                }
+                Some(doc) => next_number(store, spec, key, doc).await?,
+                None => 1,
+            }
+        };
+        // The rest as whole new documents `seq`, `seq + 1`... in one ordered batch: each
+        // planned as a push of its own would open it (its `_id` from the one before), so a
+        // refusal is met as that push meets it, with the `_id`s as they were at its document.
+        let mut plan: Vec<Opening<'_, P>> = Vec::new();
+        let mut docs = Vec::new();
+        let (mut at, mut number, mut bytes) = (*done, seq, 0_usize);
+        while at < items.len() {
+            let take = size.min(items.len() - at);
+            ids.at(times.get(at).copied().map(seconds));
+            ids.prepare(store, number).await?;
+            let before = ids.clone();
+            let values = kept(at..at + take)?;
+            let id = ids.id();
+            admit_into(store, spec, ids.parse(Some(&id)), values.bounds).await?;
+            let doc = spec.new_doc(
+                key,
+                id.clone(),
+                number,
+                items[at..at + take].to_vec(),
+                &values,
+            );
+            // A batch stays well under the 16 MiB of a command: the rest in the next one.
+            let n = crate::codec::size::document_bytes(&doc).unwrap_or(BATCH_BYTES);
+            bytes = bytes.saturating_add(n);
+            if !docs.is_empty() && bytes > BATCH_BYTES {
+                ids = before;
+                break;
+            }
+            docs.push(doc);
+            let opened = ids.opened();
+            plan.push(Opening {
+                number,
+                id,
+                first: at,
+                take,
+                ids: before,
+                opened,
+            });
+            at += take;
+            number = match number.checked_add(1) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        // One document: an `insert`, as a push of one would send it.
+        let outcome = match docs.len() {
+            1 => match store
+                .insert_one(coll, docs.pop().expect("one document"))
+                .await
+            {
+                Ok(()) => BatchOutcome {
+                    applied: 1,
+                    error: None,
+                },
+                Err(e) => BatchOutcome {
+                    applied: 0,
+                    error: Some(e),
+                },
+            },
+            _ => {
+                store
+                    .write_batch(coll, docs.into_iter().map(WriteOp::Insert).collect())
+                    .await
+            }
+        };
+        let applied = match &outcome.error {
+            // Unknown how far it got (the connection broke): the documents read back.
+            Some(StoreError::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
+                .await
+                .unwrap_or(outcome.applied),
+            _ => outcome.applied,
+        };
+        for o in &plan[..applied.min(plan.len())] {
+            *done += o.take;
+            let count = u32::try_from(o.take).ok();
+            remember(store, spec, key, o.number.checked_add(1), o.opened, count);
+        }
+        let Some(e) = outcome.error else {
+            if let Some(last) = plan.last().filter(|o| o.take == size) {
+                known_next = last.number.checked_add(1);
+            }
+            continue;
+        };
+        // Its reply lost, every document read back as opened: done.
+        let Some(refused) = plan.into_iter().nth(applied) else {
+            continue;
+        };
+        ids = refused.ids;
+        match e {
+            e if is_id_taken(&e) => {
+                // The number is still free: open it under the next free suffix.
+                failures += 1;
+                ids.id_taken();
+                known_next = Some(refused.number);
+            }
+            StoreError::DuplicateKey { .. } => {
+                number_held_by_foreign(store, spec, key, refused.number).await?;
+                failures += 1;
+                ids.collided(refused.number);
+            }
+            e => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// A document [`push_many`] opens in its batch: its number and `_id`, its first item and how
