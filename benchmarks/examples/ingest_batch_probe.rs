@@ -12,7 +12,7 @@
 //!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example ingest_batch_probe`
 //! (`INGEST_BATCH_PROBE_TRADES`, default 300,000; `INGEST_BATCH_PROBE_LAYOUTS`, default
-//! `0123`: which layouts run).
+//! `0123`: which layouts run; `INGEST_BATCH_PROBE_KEEP=1` keeps the database).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -224,5 +224,7 @@ async fn main() {
             col(6)
         );
     }
-    db.drop().await.ok();
+    if std::env::var_os("INGEST_BATCH_PROBE_KEEP").is_none() {
+        db.drop().await.ok();
+    }
 }

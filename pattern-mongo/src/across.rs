@@ -8,7 +8,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::{InsertOneModel, UpdateManyModel, UpdateOneModel, WriteModel};
 use mongodb::Namespace;
 
-use super::errors::refused_write;
+use super::errors::refused_or_server;
 use super::ops::modifications;
 use super::{map_err, MongoStore, Session, NO, YES};
 use pattern_store::{Error, Result, WriteOp};
@@ -102,12 +102,7 @@ impl MongoStore {
                                 source: Some(Box::new(e)),
                             });
                         }
-                        Err(refused_write(coll, w.code, &w.message).unwrap_or_else(|| {
-                            Error::Server {
-                                message: format!("{} (code {})", w.message, w.code),
-                                source: None,
-                            }
-                        }))
+                        Err(refused_or_server(coll, w.code, &w.message))
                     }
                     _ => Err(map_err(first, e)),
                 };

@@ -71,6 +71,15 @@ const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
 /// An update pipeline's `$replaceWith` gave a value that is not a document.
 const REPLACEMENT_NOT_A_DOCUMENT: i32 = 40228;
 
+/// The error of a write the server refused with `code`: [`refused_write`]'s, or the server's
+/// message.
+pub(super) fn refused_or_server(coll: &str, code: i32, message: &str) -> Error {
+    refused_write(coll, code, message).unwrap_or_else(|| Error::Server {
+        message: format!("{message} (code {code})"),
+        source: None,
+    })
+}
+
 /// The typed error of a write the server refused with `code` ([`Error::DuplicateKey`],
 /// [`Error::TooLarge`], [`Error::SchemaViolation`], [`Error::Unmet`]); `None` for any other
 /// code.

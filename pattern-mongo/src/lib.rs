@@ -49,6 +49,7 @@ mod across;
 mod errors;
 mod ops;
 mod push;
+mod runs;
 mod store;
 mod txn;
 mod watch;

@@ -9,7 +9,7 @@ use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateOneModel, WriteModel};
 use mongodb::Namespace;
 
-use super::errors::refused_write;
+use super::errors::refused_or_server;
 use super::{map_err, MongoStore, NO, YES};
 use pattern_store::query::{Filter, Update};
 use pattern_store::{push_then_apart, OpenPush};
@@ -81,12 +81,7 @@ impl MongoStore {
                 };
                 let refused = |i: usize| {
                     let coll = if i == 0 { coll } else { then_coll };
-                    bulk.write_errors.get(&i).map(|w| {
-                        refused_write(coll, w.code, &w.message).unwrap_or_else(|| Error::Server {
-                            message: format!("{} (code {})", w.message, w.code),
-                            source: None,
-                        })
-                    })
+                    (bulk.write_errors.get(&i)).map(|w| refused_or_server(coll, w.code, &w.message))
                 };
                 if let Some(e) = refused(0) {
                     // The push was refused (ordered: the second write was not sent either).

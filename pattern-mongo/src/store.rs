@@ -7,7 +7,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::IndexOptions;
 use mongodb::IndexModel;
 
-use super::errors::refused_write;
+use super::errors::refused_or_server;
 use super::ops::driver_find_options;
 use super::{map_err, server_code, MongoStore, MongoTxn, NO, UNKNOWN, YES};
 use pattern_store::query::{
@@ -26,6 +26,11 @@ impl MongoStore {
     ) -> pattern_store::BatchOutcome {
         // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
         // the first reply says, the batch is kept to be sent that way.
+        // Long runs of one kind: a command each (before any `bulkWrite`, which a server
+        // before 8.0 lacks).
+        if super::runs::as_runs(&ops) {
+            return super::runs::write_runs(self, colls, ops).await;
+        }
         let bulk = self.bulk_write.load(Ordering::Relaxed);
         if bulk == NO {
             return one_by_one(self, colls, ops).await;
@@ -121,13 +126,7 @@ impl MongoStore {
                 let message = e.get_str("errmsg").unwrap_or("").to_owned();
                 let at = usize::try_from(idx).unwrap_or(0);
                 let coll = ns_of.get(at).map_or(coll, |ns| colls[*ns]);
-                let error = i32::try_from(code)
-                    .ok()
-                    .and_then(|code| refused_write(coll, code, &message))
-                    .unwrap_or_else(|| Error::Server {
-                        message: format!("{message} (code {code})"),
-                        source: None,
-                    });
+                let error = refused_or_server(coll, i32::try_from(code).unwrap_or(0), &message);
                 pattern_store::BatchOutcome {
                     applied: usize::try_from(idx).unwrap_or(0),
                     error: Some(error),

@@ -78,8 +78,9 @@ pub enum WriteOp {
 
 /// What a [`Store::write_batch`] did: the first `applied` writes applied, in order; when
 /// `error` is set, the write at index `applied` failed with it and none after it ran. (An
-/// error that leaves it unknown whether the server applied anything, such as a connection
-/// lost mid-command, reports `applied` as 0: the caller reads back to find out.)
+/// error that leaves it unknown whether the server applied a command, such as a connection
+/// lost mid-command, counts none of that command's writes in `applied`: the caller reads back
+/// to find out.)
 #[derive(Debug)]
 pub struct BatchOutcome {
     /// The writes that applied, from the first, in order.
@@ -228,8 +229,9 @@ pub trait Store: Send + Sync + Sized {
 
     /// Runs `ops` in order on one collection, stopping at the first that fails (MongoDB's
     /// ordered bulk write). Each write is atomic by itself, the batch is not. The default runs
-    /// them one by one; the MongoDB store sends them as one `bulkWrite` command (one round
-    /// trip for the whole batch).
+    /// them one by one. The MongoDB store sends one `insert` or `update` command for each run
+    /// of writes of one kind when the batch is one run or its runs are long (8 writes or more
+    /// on average), and one `bulkWrite` command otherwise: callers put like writes together.
     fn write_batch(
         &self,
         coll: &str,
@@ -241,8 +243,9 @@ pub trait Store: Send + Sync + Sized {
     /// [`Store::write_batch`] of `ops` on `coll`, then of `then` on `then_coll`, as one ordered
     /// batch: `then` runs only once every write of `ops` applied, and
     /// [`BatchOutcome::applied`] counts across both (`ops` first). The default sends two
-    /// batches; the MongoDB store one `bulkWrite` command over both collections (a bucket
-    /// series' writes and their roll-ups, `#[bucket(rollup)]`).
+    /// batches; the MongoDB store one ordered batch over both collections, as
+    /// [`Store::write_batch`] sends one (a bucket series' writes and their roll-ups,
+    /// `#[bucket(rollup)]`).
     fn write_batch_then(
         &self,
         coll: &str,

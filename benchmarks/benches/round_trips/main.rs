@@ -332,7 +332,7 @@ async fn main() {
         "bucket push_many of 1,000 onto a key with none (opens 100)",
         1,
         &log,
-        &["find", "bulkWrite"],
+        &["find", "insert"],
     ));
 
     // Page reads at several depths, and past the last page.
@@ -462,7 +462,7 @@ async fn main() {
         "bucket ingest, 1,000 items over 1,000 keys first seen",
         1,
         &log,
-        &["find", "aggregate", "bulkWrite"],
+        &["find", "aggregate", "insert"],
     ));
     log.clear();
     TradeHistory::ingest(&store, &batch(1)).await.unwrap();
@@ -470,7 +470,7 @@ async fn main() {
         "bucket ingest, 1,000 items over 1,000 keys this store knows (the first fills widen)",
         1,
         &log,
-        &["update pattern_bounded", "bulkWrite"],
+        &["update pattern_bounded", "update"],
     ));
     // Rounds 2 and 3 widen it again (each side grows to 1.5x what the fills need); round 4
     // does not.
@@ -482,7 +482,7 @@ async fn main() {
         "bucket ingest, 1,000 items over 1,000 keys this store knows, the width settled (round 4)",
         1,
         &log,
-        &["bulkWrite"],
+        &["update"],
     ));
     // Cut by day: the keys' newest buckets, then their open buckets in the batch's windows;
     // then, for keys this store wrote last and items in their newest bucket's day or later,
@@ -494,7 +494,7 @@ async fn main() {
         "bucket ingest cut by day, 1,000 items over 1,000 keys first seen",
         1,
         &log,
-        &["aggregate", "find", "bulkWrite"],
+        &["aggregate", "find", "insert"],
     ));
     log.clear();
     DailyTrades::ingest(&store, &batch(1)).await.unwrap();
@@ -502,7 +502,7 @@ async fn main() {
         "bucket ingest cut by day, 1,000 items over 1,000 keys this store knows",
         1,
         &log,
-        &["bulkWrite"],
+        &["update"],
     ));
 
     // Outlier: save, pushes below and above the threshold (50), then the reads.

@@ -58,9 +58,10 @@ macro_rules! __bucket_doc {
     };
     (ingest) => {
         "Writes `(key, item)` pairs for many keys, each key's items in the order given, in \
-         batches: one bulk write per batch once each key's newest bucket is known to this process \
-         (and one find of the open buckets of keys not seen before). Returns how many items it \
-         wrote. On an error, `Error::Ingest` lists exactly the items not written: every other one \
+         batches, each sent as one ordered batch of writes once each key's newest bucket is known \
+         to this process (on MongoDB one command per kind of write: the open buckets' fills, the \
+         new buckets, the roll-ups), and one find of the open buckets of keys not seen before. \
+         Returns how many items it wrote. On an error, `Error::Ingest` lists exactly the items not written: every other one \
          was, once, so ingesting those again completes the load without duplicates."
     };
     (backfill) => {

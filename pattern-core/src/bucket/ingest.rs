@@ -6,7 +6,8 @@ use crate::series::{self, Entry};
 use crate::store::Store;
 use crate::{Error, Result};
 
-/// Items per batch of [`ingest`] (one bulk write each), at most; fewer when they pass 8 MiB.
+/// Items per batch of [`ingest`] (one ordered batch of writes each), at most; fewer when they
+/// pass 8 MiB.
 pub const INGEST_BATCH: usize = 10_000;
 
 #[doc = crate::__bucket_doc!(ingest)]

@@ -268,10 +268,10 @@ async fn mongo_same_second_burst_round_trips() {
 
 /// The commands of `log` but the index ones (a store that forgot what it ensured re-checks its
 /// indexes).
-/// On MongoDB `push_many` sends its new buckets in `bulkWrite`s of at most 8 MiB of documents
-/// (a command takes 16 MiB): 200 buckets of 100 KiB onto a key with none are one `find` (the
-/// key's newest bucket) and three `bulkWrite`s of 81, 81 and 38 buckets; every bucket is
-/// stored once, in order.
+/// On MongoDB `push_many` sends its new buckets in batches of at most 8 MiB of documents (a
+/// command takes 16 MiB): 200 buckets of 100 KiB onto a key with none are one `find` (the
+/// key's newest bucket) and three `insert`s of 81, 81 and 38 buckets; every bucket is stored
+/// once, in order.
 #[tokio::test]
 async fn mongo_push_many_splits_its_buckets_at_8_mib() {
     let (store, log) = counted_mongo_store("split_8_mib").await;
@@ -283,7 +283,7 @@ async fn mongo_push_many_splits_its_buckets_at_8_mib() {
     edges::Blobs::push_many(&store, &2, &big).await.unwrap();
     assert_eq!(
         without_index_commands(&log),
-        ["find", "bulkWrite", "bulkWrite", "bulkWrite"]
+        ["find", "insert", "insert", "insert"]
     );
     let pages: Vec<_> = edges::Blobs::pages(&store, &2).try_collect().await.unwrap();
     assert_eq!(pages.len(), 200);

@@ -22,6 +22,7 @@ use pattern_core::{
 use pattern_tests::{assert_same_documents, documents, on_both_stores};
 
 mod across;
+mod batches;
 mod conflicts;
 mod expressions;
 mod graph_lookup;

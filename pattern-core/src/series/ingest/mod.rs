@@ -1,6 +1,8 @@
-//! Bulk ingest across keys: many keys' items written in batches, one command per batch once
-//! each key's newest document is known (the memo): per key, a compare-and-set push filling
-//! its open document, then inserts of whole new documents, all in one ordered bulk write.
+//! Bulk ingest across keys: many keys' items written in batches, one ordered batch of writes
+//! ([`Store::write_batch`]) once each key's newest document is known (the memo): per key, a
+//! compare-and-set push filling its open document, then inserts of whole new documents; the
+//! keys' fills first, so that like writes stand together (on MongoDB one command a kind of
+//! write, or one `bulkWrite`).
 //! Any write the batch could not apply (another writer got there first, an `_id` taken) stops
 //! the batch there; the keys from there on go through the ordinary push, which learns the
 //! truth. So nothing is lost, nothing is written twice, and each key's items keep their order.
@@ -180,10 +182,11 @@ async fn ingest_batch<S: Store>(
             Err(e) => return Err((0, all_indexes(&groups), e)),
         }
     }
+    let (ops, planned) = like_writes_together(ops, planned);
     if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
         return Err((0, all_indexes(&groups), e));
     }
-    // Each key's roll-up after the writes, in the same bulk write (in the roll-ups'
+    // Each key's roll-up after the writes, in the same ordered batch (in the roll-ups'
     // collection).
     let rolls = match rollups::rolls(spec, &groups, &planned, planned.len()) {
         Ok(rolls) => rolls,
@@ -277,6 +280,26 @@ async fn ingest_batch<S: Store>(
         None => Ok(written),
         Some((unwritten, e)) => Err((written, unwritten, e)),
     }
+}
+
+/// The batch's writes reordered so that writes of one kind stand together: every key's
+/// leading fills first, then each key's other writes (mostly inserts), each key's own writes
+/// in their order. A failed write still stops the batch at a prefix of each key's writes (what
+/// the ordinary push then learns), and a store that sends a run of one kind as one command
+/// (the MongoDB store, `insert` and `update`) sends two or three commands a batch, not two a
+/// key.
+fn like_writes_together(ops: Vec<WriteOp>, planned: Vec<Planned>) -> (Vec<WriteOp>, Vec<Planned>) {
+    let mut past_fills = vec![false; planned.iter().map(|p| p.group + 1).max().unwrap_or(0)];
+    let (mut fills, mut rest) = (Vec::new(), Vec::new());
+    for (op, p) in ops.into_iter().zip(planned) {
+        let after = &mut past_fills[p.group];
+        *after |= !matches!(op, WriteOp::Update { .. });
+        match after {
+            false => fills.push((op, p)),
+            true => rest.push((op, p)),
+        }
+    }
+    fills.into_iter().chain(rest).unzip()
 }
 
 /// In a collection that keeps its width (not cut by span, whose width the span's covers): the

@@ -1,5 +1,5 @@
 //! An ingest's roll-ups (`#[bucket(rollup)]`): each key's items of the batch added to its
-//! roll-up by one more write per key at the end of the same `bulkWrite`, in the roll-ups'
+//! roll-up by one more write per key at the end of the same ordered batch, in the roll-ups'
 //! collection ([`Store::write_batch_then`](crate::store::Store::write_batch_then)); when the batch stops
 //! early, the keys' written items are added afterwards, and a roll-up whose fate is unknown is
 //! marked stale (reads then count the key's buckets).

@@ -1,0 +1,79 @@
+"""What the same writes cost the server sent as one client `bulkWrite` or as the `insert` and
+`update` commands (TEST-SERVER.md, T29; `pattern-mongo/src/runs.rs`).
+
+Plain pymongo, no library code. The writes of an ingest batch of the `timeseries` benchmark
+(BENCHMARKS.md, section 8): 1,000 bucket documents of 10 trades each, inserted into a
+collection with a bucket series' five indexes; 1,000 roll-up upserts by `_id` in a collection
+of their own; 1,000 fills of open buckets by `_id` (`$push`, `$inc`). Each kind sent both ways
+in turn, the order alternating, 14 rounds; medians of the rounds after the first two.
+
+Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/bulk_write_cost.py (needs pymongo
+4.9 or later, for `MongoClient.bulk_write`).
+"""
+import datetime, os, random, statistics, time
+from pymongo import MongoClient, InsertOne, UpdateOne
+
+c = MongoClient(os.environ["MONGODB_URI"])
+c.drop_database("bulk_write_cost")
+db = c["bulk_write_cost"]
+T0 = datetime.datetime(2024, 1, 1)
+for v in ("bulk", "cmd"):
+    b = db[v]
+    b.create_index([("customerId", 1), ("page", -1), ("_id", -1)], partialFilterExpression={"count": {"$lt": 10}})
+    b.create_index([("customerId", 1), ("bounded", 1), ("date_max", 1), ("date_min", 1)])
+    b.create_index([("customerId", 1), ("page", -1)], unique=True, partialFilterExpression={"page": {"$exists": True}})
+    b.create_index([("customerId", 1), ("page", 1), ("_id", 1)])
+
+def bucket(k, page, n):
+    items = [{"type": "buy", "ticker": "MDB", "qty": random.randint(1, 999), "price": 250.0,
+              "date": T0 + datetime.timedelta(minutes=page * 100 + i)} for i in range(n)]
+    return {"_id": "%d_%d" % (k, 1_700_000_000 + page * 10_000), "customerId": k, "bounded": True,
+            "count": n, "date_min": items[0]["date"], "date_max": items[-1]["date"], "history": items,
+            "page": page, "qty_sum": sum(i["qty"] for i in items), "summarized": ["qty_sum"]}
+
+def inserts(r):
+    return [bucket(k, 2 * r, 10) for k in range(1000)]
+
+def rollups():
+    return [({"_id": k}, {"$inc": {"rollup_items": 10, "qty_sum": random.randint(1, 999)},
+                          "$setOnInsert": {"rollup_summarized": ["qty_sum"]}}) for k in range(1000)]
+
+def fills(r):
+    return [({"_id": "%d_%d" % (k, 1_700_000_000 + (2 * r + 1) * 10_000)},
+             {"$push": {"history": {"$each": [{"qty": 5, "price": 1.0}]}}, "$inc": {"count": 1, "qty_sum": 5}})
+            for k in range(1000)]
+
+def open_buckets(coll, r):
+    coll.insert_many([bucket(k, 2 * r + 1, 3) for k in range(1000)])
+
+def send(way, coll, kind, ops, upsert=False):
+    if way == "bulkWrite":
+        ns = "bulk_write_cost." + coll.name
+        models = [InsertOne(d, namespace=ns) for d in ops] if kind == "insert" else \
+                 [UpdateOne(f, u, upsert=upsert, namespace=ns) for f, u in ops]
+        c.bulk_write(models, ordered=True)
+    elif kind == "insert":
+        coll.insert_many(ops, ordered=True)
+    else:
+        coll.bulk_write([UpdateOne(f, u, upsert=upsert) for f, u in ops], ordered=True)
+
+times = {}
+for r in range(14):
+    for coll in (db.bulk, db.cmd):
+        open_buckets(coll, r)
+    ways = [("bulkWrite", db.bulk, db["bulk.rollups"]), ("insert/update", db.cmd, db["cmd.rollups"])]
+    for way, coll, rolls in (ways if r % 2 else ways[::-1]):
+        for kind, target, ops, upsert in (("1,000 bucket inserts", coll, inserts(r), False),
+                                          ("1,000 roll-up upserts", rolls, rollups(), True),
+                                          ("1,000 fills by _id", coll, fills(r), False)):
+            k = "insert" if kind.endswith("inserts") else "update"
+            s = time.perf_counter()
+            send(way, target, k, ops, upsert)
+            if r >= 2:
+                times.setdefault((kind, way), []).append((time.perf_counter() - s) * 1000)
+print("| writes | one client bulkWrite | the insert or update command |")
+print("|---|---|---|")
+for kind in ("1,000 bucket inserts", "1,000 roll-up upserts", "1,000 fills by _id"):
+    a, b = (statistics.median(times[(kind, w)]) for w in ("bulkWrite", "insert/update"))
+    print("| %s | %.1f ms | %.1f ms |" % (kind, a, b))
+c.drop_database("bulk_write_cost")
