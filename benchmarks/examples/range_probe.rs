@@ -7,15 +7,20 @@
 //! the library's read costs beyond the driver's find of its range is the mark it reads after
 //! the range (`series::width`) and its own work on the client.
 //!
+//! With `RANGE_PROBE_LAYOUT=day`, the same for the buckets cut by day (`DailyHistory`): the
+//! library's hour against the driver's find of the day's `_id` range the library sends (no
+//! mark read there).
+//!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example range_probe`
-//! (`RANGE_PROBE_TRADES`, default 300,000).
+//! (`RANGE_PROBE_TRADES`, default 300,000; `RANGE_PROBE_ROUNDS`, reads of each kind, default
+//! 200).
 
 use std::time::{Duration, Instant};
 
 use bson::{doc, DateTime, Document, RawDocumentBuf};
 use futures::TryStreamExt;
 use mongodb::Collection;
-use pattern_bench::{market_trade, median, History, Trade, MARKET_T0};
+use pattern_bench::{market_trade, median, DailyHistory, History, Trade, MARKET_T0};
 
 const CUSTOMERS: i64 = 1_000;
 const STEP: i64 = 6_000;
@@ -32,27 +37,37 @@ async fn main() {
     let trades: Vec<(i64, Trade)> = (0..n)
         .map(|i| (i % CUSTOMERS, market_trade(i, STEP)))
         .collect();
+    let by_day = std::env::var("RANGE_PROBE_LAYOUT").is_ok_and(|v| v == "day");
     for chunk in trades.chunks(10_000) {
-        History::ingest(&store, chunk).await.unwrap();
-    }
-    let coll: Collection<Document> = db.collection("trades");
-    let raw: Collection<RawDocumentBuf> = db.collection("trades");
-    let marks: Collection<Document> = db.collection(pattern_core::spec::BOUNDED_COLLECTIONS);
-    let mark = marks
-        .find_one(doc! {"_id": "trades"})
-        .await
-        .unwrap()
+        match by_day {
+            true => DailyHistory::ingest(&store, chunk).await.map(|_| ()),
+            false => History::ingest(&store, chunk).await.map(|_| ()),
+        }
         .unwrap();
+    }
+    let name = if by_day { "trades_daily" } else { "trades" };
+    let coll: Collection<Document> = db.collection(name);
+    let raw: Collection<RawDocumentBuf> = db.collection(name);
+    let marks: Collection<Document> = db.collection(pattern_core::spec::BOUNDED_COLLECTIONS);
+    let mark = marks.find_one(doc! {"_id": name}).await.unwrap().unwrap();
     let after = mark
         .get("width_after")
         .and_then(pattern_tests::as_int)
         .unwrap_or(0);
     println!("{n} trades; width after the `_id` second: {after} ms");
     let from = MARKET_T0 + n * STEP / 2;
-    let (lo, hi) = (
-        (from - after).div_euclid(1000),
-        (from + HOUR - 1).div_euclid(1000) + 1,
-    );
+    const DAY: i64 = 86_400_000;
+    let (lo, hi) = match by_day {
+        // The day's window, as `Span::window_ids` names it.
+        true => (
+            from.div_euclid(DAY) * DAY / 1000,
+            (from + HOUR - 1).div_euclid(DAY) * DAY / 1000 + DAY / 1000,
+        ),
+        false => (
+            (from - after).div_euclid(1000),
+            (from + HOUR - 1).div_euclid(1000) + 1,
+        ),
+    };
     let names = [
         "library range",
         "driver find {_id: {$gte, $lt}}, documents",
@@ -61,7 +76,11 @@ async fn main() {
         "the floor (an absent _id)",
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
-    for round in 0..200 {
+    let rounds: i64 = std::env::var("RANGE_PROBE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    for round in 0..rounds {
         let c = (round * 7919) % CUSTOMERS;
         let (a, b) = (format!("{c}_{lo}"), format!("{c}_{hi}"));
         for turn in 0..names.len() {
@@ -71,11 +90,19 @@ async fn main() {
                 0 => {
                     let range = DateTime::from_millis(from)..DateTime::from_millis(from + HOUR);
                     // An hour holds a customer's trade or none (one every 100 minutes).
-                    let got: Vec<Trade> =
-                        (pattern_core::bucket::range::<History, _, _>(&store, &c, range))
-                            .try_collect()
-                            .await
-                            .unwrap();
+                    let got: Vec<Trade> = match by_day {
+                        true => {
+                            (pattern_core::bucket::range::<DailyHistory, _, _>(&store, &c, range))
+                                .try_collect()
+                                .await
+                        }
+                        false => {
+                            (pattern_core::bucket::range::<History, _, _>(&store, &c, range))
+                                .try_collect()
+                                .await
+                        }
+                    }
+                    .unwrap();
                     assert!(got.len() <= 1);
                 }
                 1 => {
@@ -91,11 +118,7 @@ async fn main() {
                     assert!(!got.is_empty());
                 }
                 3 => {
-                    marks
-                        .find_one(doc! {"_id": "trades"})
-                        .await
-                        .unwrap()
-                        .unwrap();
+                    marks.find_one(doc! {"_id": name}).await.unwrap().unwrap();
                 }
                 _ => {
                     let none = coll
