@@ -73,6 +73,11 @@ impl MongoStore {
         if let Some(c) = comment {
             action = action.comment(c);
         }
+        // The database handle's write concern (the client's bulk write takes the client's);
+        // a transaction's writes take the transaction's.
+        if let (None, Some(w)) = (&session, self.db.write_concern()) {
+            action = action.write_concern(w.clone());
+        }
         let action = action.verbose_results();
         let sent = in_session!(action, session).await;
         let result = match sent {

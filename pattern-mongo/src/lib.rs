@@ -114,6 +114,17 @@ impl MongoStore {
         Ok(Self::new(client.database(db)))
     }
 
+    /// `command` with the database handle's write concern, when it has one: the driver adds it
+    /// to its own write commands, not to one sent with `run_command` (a batch's `insert`,
+    /// `update` or `bulkWrite`).
+    pub(crate) fn with_write_concern(&self, mut command: Document) -> Document {
+        let concern = (self.db.write_concern()).and_then(|w| bson::to_document(w).ok());
+        if let Some(w) = concern.filter(|w| !w.is_empty()) {
+            command.insert("writeConcern", w);
+        }
+        command
+    }
+
     /// The database handle.
     pub fn database(&self) -> &Database {
         &self.db

@@ -47,13 +47,12 @@ impl MongoStore {
             model(coll, &open, &update),
             model(then_coll, then_filter, then),
         ];
-        let sent = self
-            .db
-            .client()
-            .bulk_write(models)
-            .ordered(true)
-            .verbose_results()
-            .await;
+        let mut action = self.db.client().bulk_write(models).ordered(true);
+        // The database handle's write concern (the client's bulk write takes the client's).
+        if let Some(w) = self.db.write_concern() {
+            action = action.write_concern(w.clone());
+        }
+        let sent = action.verbose_results().await;
         let opened_in = |updates: &std::collections::HashMap<
             usize,
             mongodb::results::UpdateResult,

@@ -86,7 +86,8 @@ pub(crate) async fn write_runs(
             run.push(op);
         }
         let (coll, len) = (colls[ns], run.len());
-        let reply = match store.db.run_command(command(coll, run)).await {
+        let command = store.with_write_concern(command(coll, run));
+        let reply = match store.db.run_command(command).await {
             Ok(reply) => reply,
             Err(e) => {
                 return BatchOutcome {

@@ -72,7 +72,7 @@ impl MongoStore {
             "errorsOnly": true,
         };
         let admin = self.db.client().database("admin");
-        let reply = match admin.run_command(command).await {
+        let reply = match admin.run_command(self.with_write_concern(command)).await {
             Ok(reply) => reply,
             // CommandNotFound: a server without client bulk writes (before 8.0). Nothing was
             // written: the same batch one write at a time, and from now on.

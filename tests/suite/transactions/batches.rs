@@ -137,3 +137,29 @@ async fn on_mongo_a_command_per_long_run() {
     assert_eq!(log.names(), ["insert", "update"]);
     let _ = store.database().drop().await;
 }
+
+/// On MongoDB: a batch takes the write concern of the database handle the store was made
+/// with, whichever way it is sent (the driver adds it to its own write commands only). A
+/// handle asking for more nodes than any deployment has: the writes apply, and the batch
+/// reports the write concern's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_mongo_a_batch_takes_the_handles_write_concern() {
+    use mongodb::options::{Acknowledgment, DatabaseOptions, WriteConcern};
+    let (store, _log) = pattern_tests::counted_mongo_store("batch_write_concern").await;
+    let concern = WriteConcern::builder().w(Acknowledgment::Nodes(50)).build();
+    let opts = DatabaseOptions::builder().write_concern(concern).build();
+    let db = store.database();
+    let strict =
+        pattern_core::store::MongoStore::new(db.client().database_with_options(db.name(), opts));
+    let unmet = |o: &store::BatchOutcome| matches!(&o.error, Some(store::Error::Server { message, .. }) if message.contains("write concern"));
+    // One run: one `insert`.
+    let done = strict.write_batch(C, (0..20).map(insert).collect()).await;
+    assert!(unmet(&done), "{:?}", done.error);
+    assert_eq!(done.applied, 20);
+    // Short runs: one `bulkWrite`.
+    let short = vec![insert(100), bump(100), insert(101), bump(101)];
+    let done = strict.write_batch(C, short).await;
+    assert!(unmet(&done), "{:?}", done.error);
+    assert_eq!(done.applied, 4);
+    let _ = db.drop().await;
+}
