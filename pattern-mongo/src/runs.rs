@@ -4,9 +4,15 @@
 //!
 //! [`Store::write_batch`](pattern_store::Store::write_batch) sends a batch this way when it is
 //! one run or its runs are long ([`RUN_LEN`] writes or more on average), and in one client
-//! `bulkWrite` otherwise: each command is a round trip. On the test server a `bulkWrite` inserts about
-//! three times slower than the `insert` command, 1,000 bucket documents in 158 ms against 57 ms
-//! (test server, T29), where a command more costs about 0.25 ms.
+//! `bulkWrite` otherwise: each command is a round trip. On the test server a `bulkWrite`
+//! inserts about three times slower than the `insert` command, 1,000 bucket documents in 158 ms
+//! against 57 ms (test server, T29), where a command more costs about 0.25 ms.
+//!
+//! Never a batch over two collections
+//! ([`Store::write_batch_then`](pattern_store::Store::write_batch_then): a series' writes, then
+//! its roll-ups). In one command the roll-ups apply exactly when the writes did, even should
+//! the process die once it is sent; as runs, a process dying between the commands would leave
+//! the roll-ups behind their items.
 
 use bson::{doc, Bson, Document};
 

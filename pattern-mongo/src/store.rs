@@ -18,7 +18,7 @@ use pattern_store::{Error, Result};
 
 impl MongoStore {
     /// [`Store::write_batch`] of updates the contract accepts, each on `colls[n]`: one
-    /// `bulkWrite`.
+    /// `bulkWrite`; on one collection, as runs when they are long (`runs.rs`).
     async fn bulk_write_batch(
         &self,
         colls: &[&str],
@@ -26,9 +26,9 @@ impl MongoStore {
     ) -> pattern_store::BatchOutcome {
         // A server before MongoDB 8.0 has no `bulkWrite`: one write at a time there. Until
         // the first reply says, the batch is kept to be sent that way.
-        // Long runs of one kind: a command each (before any `bulkWrite`, which a server
-        // before 8.0 lacks).
-        if super::runs::as_runs(&ops) {
+        // One collection's long runs of one kind: a command each (before any `bulkWrite`,
+        // which a server before 8.0 lacks).
+        if colls.len() == 1 && super::runs::as_runs(&ops) {
             return super::runs::write_runs(self, colls, ops).await;
         }
         let bulk = self.bulk_write.load(Ordering::Relaxed);
@@ -330,7 +330,9 @@ impl Store for MongoStore {
             .await
     }
 
-    /// Both batches in one `bulkWrite` command.
+    /// Both batches in one `bulkWrite` command, never as runs: the second batch (a series'
+    /// roll-ups) then applies exactly when the first did, even should this process die once
+    /// the command is sent.
     async fn write_batch_then(
         &self,
         coll: &str,
@@ -338,6 +340,9 @@ impl Store for MongoStore {
         then_coll: &str,
         then: Vec<pattern_store::WriteOp>,
     ) -> pattern_store::BatchOutcome {
+        if then.is_empty() {
+            return self.write_batch(coll, ops).await;
+        }
         let ops = (ops.into_iter().map(|op| (0, op)))
             .chain(then.into_iter().map(|op| (1, op)))
             .collect();

@@ -243,9 +243,9 @@ pub trait Store: Send + Sync + Sized {
     /// [`Store::write_batch`] of `ops` on `coll`, then of `then` on `then_coll`, as one ordered
     /// batch: `then` runs only once every write of `ops` applied, and
     /// [`BatchOutcome::applied`] counts across both (`ops` first). The default sends two
-    /// batches; the MongoDB store one ordered batch over both collections, as
-    /// [`Store::write_batch`] sends one (a bucket series' writes and their roll-ups,
-    /// `#[bucket(rollup)]`).
+    /// batches; the MongoDB store one `bulkWrite` command over both collections (a bucket
+    /// series' writes and their roll-ups, `#[bucket(rollup)]`), so that `then` applies exactly
+    /// when `ops` did even should the caller's process die once it is sent.
     fn write_batch_then(
         &self,
         coll: &str,

@@ -320,7 +320,7 @@ async fn main() {
         "bucket push_many of 25 onto an open bucket holding 3 (fills it, opens 2)",
         1,
         &log,
-        &["find", "update", "bulkWrite"],
+        &["find", "update", "insert"],
     ));
     // A key's whole history at once: 1,000 trades onto a key with none.
     let history: Vec<Trade> = (0..1_000).map(|i| trade(T0, i)).collect();
@@ -521,7 +521,7 @@ async fn main() {
         "outlier save, 1,200 over the threshold (3 chunks of 500)",
         1,
         &log,
-        &["delete", "update", "bulkWrite"],
+        &["delete", "update", "insert"],
     ));
     log.clear();
     for i in 0..50 {

@@ -59,10 +59,11 @@ macro_rules! __bucket_doc {
     (ingest) => {
         "Writes `(key, item)` pairs for many keys, each key's items in the order given, in \
          batches, each sent as one ordered batch of writes once each key's newest bucket is known \
-         to this process (on MongoDB one command per kind of write: the open buckets' fills, the \
-         new buckets, the roll-ups), and one find of the open buckets of keys not seen before. \
-         Returns how many items it wrote. On an error, `Error::Ingest` lists exactly the items not written: every other one \
-         was, once, so ingesting those again completes the load without duplicates."
+         to this process (on MongoDB one command per kind of write, the open buckets' fills then \
+         the new buckets; with roll-ups, one `bulkWrite` ending with them), and one find of the \
+         open buckets of keys not seen before. Returns how many items it wrote. On an error, \
+         `Error::Ingest` lists exactly the items not written: every other one was, once, so \
+         ingesting those again completes the load without duplicates."
     };
     (backfill) => {
         "Fills in the time bounds and summaries of buckets written before they were kept (by an \

@@ -335,8 +335,7 @@ on_both_stores!(
 );
 
 /// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history
-/// summary is one `find` of one document, and an ingest batch sends one command a kind of
-/// write (its fills, its new buckets, its roll-ups).
+/// summary is one `find` of one document, and an ingest batch stays one `bulkWrite`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_push_with_its_rollup_is_one_command() {
     let (store, log) = recording_mongo_store("ts_rollup").await;
@@ -384,23 +383,15 @@ async fn a_push_with_its_rollup_is_one_command() {
         .map(|i| (i % 4 + 5, trade(&mut rng, 100 + i)))
         .collect();
     bucket::ingest::<Rolled, _>(&store, &batch).await.unwrap();
-    // Keys 6 to 8 first seen: learned in two reads. Then one command a kind of write: the
-    // fill of key 5's open bucket, the new buckets, the roll-ups.
+    // Keys 6 to 8 first seen: learned in two reads. Then one command: the fill of key 5's
+    // open bucket, the new buckets and the roll-ups, so that the roll-ups apply exactly when
+    // the buckets' writes did, should this process die once it is sent.
     let sent: Vec<String> = std::mem::take(&mut *log.lock().unwrap())
         .into_iter()
         .filter(|(n, c)| !pattern_tests::on_marks(n, c))
-        .map(|(n, c)| format!("{n} {}", c.get_str(&n).unwrap_or("")))
+        .map(|(n, _)| n)
         .collect();
-    assert_eq!(
-        sent,
-        [
-            "find rolled",
-            "aggregate rolled",
-            "update rolled",
-            "insert rolled",
-            "update rolled.rollups"
-        ]
-    );
+    assert_eq!(sent, ["find", "aggregate", "bulkWrite"]);
     items.extend(
         batch
             .iter()
