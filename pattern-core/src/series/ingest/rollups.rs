@@ -30,9 +30,15 @@ pub(super) fn rolls(
     if spec.keeps.rollup.is_none() {
         return Ok(rolls);
     }
+    // Each group's planned writes, in one pass (not one pass per group: a batch may hold
+    // 10,000 keys).
+    let mut of_group: Vec<Vec<&Planned>> = vec![Vec::new(); groups.len()];
+    for p in &planned[..upto] {
+        of_group[p.group].push(p);
+    }
     for (g, group) in groups.iter().enumerate() {
         let (mut items, mut millis): (Vec<&bson::Bson>, Vec<i64>) = (Vec::new(), Vec::new());
-        for p in planned[..upto].iter().filter(|p| p.group == g) {
+        for p in &of_group[g] {
             for e in &group.entries[p.items.clone()] {
                 items.push(&e.item);
                 millis.push(e.millis);
