@@ -231,7 +231,27 @@ async fn the_outlier_migration_keeps_overflow_named_by_value(store: AnyStore) {
     }
 }
 
+/// An ingest by a process that has not seen the key (what it remembers forgotten) learns the
+/// key's buckets, written in four number forms, as one series: the open bucket's key is a
+/// Decimal128, the batch's an `i64`. Its items continue the series, which stays clean.
+async fn an_ingest_continues_the_series_by_value(store: AnyStore) {
+    mixed_series(&store).await;
+    bucket::push::<Ticks, _, _>(&store, &5, &tick(9))
+        .await
+        .unwrap();
+    let open = Filter::and([Filter::eq("device", 5_i64), Filter::eq("page", 5_i64)]);
+    raw_set(&store, "ticks", open, "device", forms(5)[3].clone()).await;
+    store.extensions().forget();
+    let batch: Vec<(i64, Tick)> = (10..=14).map(|i| (5, tick(i))).collect();
+    assert_eq!(bucket::ingest::<Ticks, _>(&store, &batch).await.unwrap(), 5);
+    let items = bucket::all_items::<Ticks, _, _>(&store, &5).await.unwrap();
+    assert_eq!(items, (1..=14).map(tick).collect::<Vec<_>>());
+    let v = bucket::verify::<Ticks, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
 on_both_stores!(
+    an_ingest_continues_the_series_by_value,
     a_series_verifies_as_one_key,
     backfill_rolls_up_one_key,
     the_archive_sees_one_key,

@@ -389,10 +389,11 @@ async fn learn<S: Store>(store: &S, spec: &SeriesSpec<'_>, groups: &mut [Group<'
         ..FindOptions::default()
     };
     let docs = store.find(spec.collection, &open, &opts).await?;
+    let docs = by_key(spec, &docs);
     let mut still: Vec<usize> = Vec::new();
     for g in unknown {
         // The key's open documents: at most one (the newest) unless written by other tools.
-        let mine = docs.iter().filter(|d| of_key(spec, groups[g].key, d));
+        let mine = of_key(&docs, groups[g].key).iter();
         let newest = mine.max_by_key(|d| d.get(spec.order.field()).and_then(as_int));
         match newest {
             Some(doc) => groups[g].state = state_of(spec, groups[g].prefix, doc),
@@ -426,8 +427,9 @@ async fn learn_newest<S: Store>(
         projection,
     ))
     .await?;
+    let newest = by_key(spec, &newest);
     for g in of {
-        let doc = newest.iter().find(|d| of_key(spec, groups[g].key, d));
+        let doc = of_key(&newest, groups[g].key).first();
         groups[g].state = match doc {
             None => Some(State {
                 next: 1,
@@ -481,10 +483,11 @@ async fn learn_spanned<S: Store>(
     open.push(Filter::Gte(Path::from(min), since));
     let open = Filter::and(open);
     let docs = store.find(spec.collection, &open, &opts).await?;
+    let docs = by_key(spec, &docs);
     for g in known {
         let (key, prefix) = (groups[g].key, groups[g].prefix);
         let mut open = Vec::new();
-        for doc in docs.iter().filter(|d| of_key(spec, key, d)) {
+        for doc in of_key(&docs, key) {
             let time = match doc.get(min) {
                 Some(Bson::DateTime(d)) => Some(d.timestamp_millis()),
                 _ => None,
@@ -525,8 +528,26 @@ fn open_of(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Vec<Fil
 }
 
 /// Whether `doc` is of `key`'s series (its key equal as `$eq` compares).
-fn of_key(spec: &SeriesSpec<'_>, key: &Bson, doc: &Document) -> bool {
-    (doc.get(spec.key_field)).is_some_and(|k| crate::codec::order::values_equal(k, key))
+/// Documents by their key's value (numbers by value: [`value_key`]), in their order: each
+/// key's then found at once, where a search per key would take keys × documents steps.
+///
+/// [`value_key`]: crate::codec::order::value_key
+fn by_key<'d>(spec: &SeriesSpec<'_>, docs: &'d [Document]) -> HashMap<Vec<u8>, Vec<&'d Document>> {
+    let mut by: HashMap<Vec<u8>, Vec<&Document>> = HashMap::new();
+    for doc in docs {
+        if let Some(k) = doc.get(spec.key_field) {
+            by.entry(crate::codec::order::value_key(k))
+                .or_default()
+                .push(doc);
+        }
+    }
+    by
+}
+
+/// The documents of [`by_key`] whose key is `key`.
+fn of_key<'m, 'd>(by: &'m HashMap<Vec<u8>, Vec<&'d Document>>, key: &Bson) -> &'m [&'d Document] {
+    by.get(&crate::codec::order::value_key(key))
+        .map_or(&[], Vec::as_slice)
 }
 
 /// The state a key's newest document gives: `None` when it has no number, or its `_id` is not
@@ -560,10 +581,11 @@ async fn verify<S: Store>(
         Filter::In("_id".into(), ids),
     ]);
     let docs = (store.find(spec.collection, &by_ids, &FindOptions::default())).await?;
+    let by_id: HashMap<Vec<u8>, &Document> = (docs.iter())
+        .filter_map(|d| Some((crate::codec::order::value_key(d.get("_id")?), d)))
+        .collect();
     for (i, p) in planned.iter().enumerate() {
-        let doc = docs
-            .iter()
-            .find(|d| d.get("_id").is_some_and(|id| id == &p.id));
+        let doc = by_id.get(&crate::codec::order::value_key(&p.id)).copied();
         let holds = doc.is_some_and(|d| {
             let mut d = d.clone();
             let Ok(items) = take_array(spec.collection, spec.items_field, &mut d) else {
