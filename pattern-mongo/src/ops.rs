@@ -518,6 +518,15 @@ pub(super) fn driver_find_options(opts: &FindOptions) -> mongodb::options::FindO
     o
 }
 
+/// The update as a raw command carries it (its values moved): an update pipeline when it has
+/// rewrites ([`Update::into_pipeline`]), else the operators' document.
+pub(super) fn modifications_bson(update: Update) -> Bson {
+    match update.is_pipeline() {
+        true => Bson::from(update.into_pipeline().expect("a pipeline")),
+        false => Bson::Document(update.into_document()),
+    }
+}
+
 /// The update as the driver sends it: an update pipeline when it has rewrites
 /// ([`Update::to_pipeline`]), else the operators' document.
 pub(super) fn modifications(update: &Update) -> UpdateModifications {

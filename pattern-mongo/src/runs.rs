@@ -45,10 +45,7 @@ pub(crate) fn as_runs(ops: &[(usize, WriteOp)]) -> bool {
 
 /// One update of an `update` command's `updates`.
 fn update_entry(filter: &Filter, update: Update, upsert: bool, multi: bool) -> Bson {
-    let u = match update.is_pipeline() {
-        true => Bson::from(update.into_pipeline().expect("a pipeline")),
-        false => Bson::Document(update.into_document()),
-    };
+    let u = super::ops::modifications_bson(update);
     Bson::Document(doc! {"q": filter.to_document(), "u": u, "upsert": upsert, "multi": multi})
 }
 

@@ -589,10 +589,7 @@ fn bulk_update(ns: usize, filter: &Filter, update: Update, multi: bool) -> Docum
     doc! {
         "update": ns as i32,
         "filter": filter.to_document(),
-        "updateMods": match update.is_pipeline() {
-            true => Bson::from(update.into_pipeline().expect("a pipeline")),
-            false => Bson::Document(update.into_document()),
-        },
+        "updateMods": super::ops::modifications_bson(update),
         "multi": multi,
     }
 }

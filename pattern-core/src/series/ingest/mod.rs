@@ -292,11 +292,12 @@ fn like_writes_together(ops: Vec<WriteOp>, planned: Vec<Planned>) -> (Vec<WriteO
     let mut past_fills = vec![false; planned.iter().map(|p| p.group + 1).max().unwrap_or(0)];
     let (mut fills, mut rest) = (Vec::new(), Vec::new());
     for (op, p) in ops.into_iter().zip(planned) {
-        let after = &mut past_fills[p.group];
-        *after |= !matches!(op, WriteOp::Update { .. });
-        match after {
-            false => fills.push((op, p)),
-            true => rest.push((op, p)),
+        let past = &mut past_fills[p.group];
+        *past |= !matches!(op, WriteOp::Update { .. });
+        if *past {
+            rest.push((op, p));
+        } else {
+            fills.push((op, p));
         }
     }
     fills.into_iter().chain(rest).unzip()
@@ -527,7 +528,6 @@ fn open_of(spec: &SeriesSpec<'_>, groups: &[Group<'_>], of: &[usize]) -> Vec<Fil
     ]
 }
 
-/// Whether `doc` is of `key`'s series (its key equal as `$eq` compares).
 /// Documents by their key's value (numbers by value: [`value_key`]), in their order: each
 /// key's then found at once, where a search per key would take keys × documents steps.
 ///
