@@ -7,6 +7,12 @@ collection with a bucket series' five indexes; 1,000 roll-up upserts by `_id` in
 of their own; 1,000 fills of open buckets by `_id` (`$push`, `$inc`). Each kind sent both ways
 in turn, the order alternating, 14 rounds; medians of the rounds after the first two.
 
+Then an ingest batch with roll-ups (`Store::write_batch_then`): 1,000 bucket inserts and 1,000
+roll-up upserts as one `bulkWrite` over both collections, as the `insert` and `update` commands
+outside a transaction, and as those commands in one transaction (the design TEST-SERVER.md T30
+rules out here), the three in a random order each round, medians of the rounds after the first
+two.
+
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/bulk_write_cost.py (needs pymongo
 4.9 or later, for `MongoClient.bulk_write`).
 """
@@ -76,4 +82,38 @@ print("|---|---|---|")
 for kind in ("1,000 bucket inserts", "1,000 roll-up upserts", "1,000 fills by _id"):
     a, b = (statistics.median(times[(kind, w)]) for w in ("bulkWrite", "insert/update"))
     print("| %s | %.1f ms | %.1f ms |" % (kind, a, b))
+
+# An ingest batch with roll-ups, three ways.
+ways = ("one bulkWrite", "two commands", "one transaction")
+for w in ways:
+    db["batch " + w].create_index([("customerId", 1), ("page", -1)], unique=True,
+                                  partialFilterExpression={"page": {"$exists": True}})
+    db["batch " + w + ".rollups"].insert_one({"_id": -1})
+batch = {}
+for r in range(14):
+    order = list(ways)
+    random.shuffle(order)
+    for way in order:
+        coll, rolls = db["batch " + way], db["batch " + way + ".rollups"]
+        docs, rolled = inserts(r), rollups()
+        ups = [UpdateOne(f, u, upsert=True) for f, u in rolled]
+        s = time.perf_counter()
+        if way == "one bulkWrite":
+            ns = "bulk_write_cost." + coll.name
+            models = [InsertOne(d, namespace=ns) for d in docs] + \
+                     [UpdateOne(f, u, upsert=True, namespace=ns + ".rollups") for f, u in rolled]
+            c.bulk_write(models, ordered=True)
+        elif way == "two commands":
+            coll.insert_many(docs, ordered=True)
+            rolls.bulk_write(ups, ordered=True)
+        else:
+            with c.start_session() as session, session.start_transaction():
+                coll.insert_many(docs, ordered=True, session=session)
+                rolls.bulk_write(ups, ordered=True, session=session)
+        if r >= 2:
+            batch.setdefault(way, []).append((time.perf_counter() - s) * 1000)
+print()
+print("| 1,000 bucket inserts and 1,000 roll-up upserts | " + " | ".join(ways) + " |")
+print("|---|---|---|---|")
+print("| median | " + " | ".join("%.1f ms" % statistics.median(batch[w]) for w in ways) + " |")
 c.drop_database("bulk_write_cost")

@@ -2,8 +2,8 @@
 //! its whole history, through pushes, `push_many` and ingest; a whole-history `summary` reads
 //! it and agrees with the items; no series read sees it; a collection that held buckets
 //! before is not trusted until `backfill` recomputes every roll-up, and `verify` reports a
-//! roll-up that drifted from its buckets. On MongoDB: a push with its roll-up is one command,
-//! a whole-history summary one `find`.
+//! roll-up that drifted from its buckets; an ingest killed anywhere leaves them exact. On
+//! MongoDB: a push with its roll-up is one command, a whole-history summary one `find`.
 
 use super::*;
 
@@ -326,7 +326,62 @@ async fn a_roll_up_another_program_broke_loses_no_item(store: AnyStore) {
     assert_summaries(&store, &all).await;
 }
 
+/// An ingest killed anywhere (its task dropped at a point that moves from round to round, then
+/// the next batch written by a new process: a store that remembers nothing) leaves every
+/// roll-up exact once the server has done with what was sent: a batch's buckets and their
+/// roll-ups apply together or not at all. What was sent carries on without the client for a
+/// while (a `bulkWrite` the server is still applying), so each round waits for `verify` to
+/// come clean; a roll-up left behind its buckets never would. On MongoDB the batch is one
+/// `bulkWrite` over both collections, which the server applies whole once sent; sent as two
+/// commands (the buckets', then the roll-ups'), a kill between them leaves the roll-ups behind
+/// and this test fails.
+async fn an_ingest_killed_anywhere_leaves_the_rollups_exact(store: AnyStore) {
+    let mut rng = Lcg(16);
+    let mut batch = |round: i64| -> Vec<(i64, Trade)> {
+        (0..400)
+            .map(|i| (i % 8, trade(&mut rng, 30_000 + round * 1_000 + i)))
+            .collect()
+    };
+    // How long a whole batch takes here: the kills fall across it.
+    let started = std::time::Instant::now();
+    bucket::ingest::<Rolled, _>(&store, &batch(0))
+        .await
+        .unwrap();
+    let whole = started.elapsed();
+    for round in 1..=24 {
+        // A new process: on MongoDB a store over the same database that has seen nothing (the
+        // in-memory store is its data: there a kill cannot fall inside a write).
+        let writer = match &store {
+            AnyStore::Mongo(m) => {
+                let routed = m.routes_by_shard_key().await.unwrap();
+                let fresh = pattern_core::store::MongoStore::new(m.database().clone());
+                AnyStore::Mongo(fresh.with_routing(routed))
+            }
+            other => other.clone(),
+        };
+        let items = batch(round);
+        let task = tokio::spawn(async move { bucket::ingest::<Rolled, _>(&writer, &items).await });
+        tokio::time::sleep(whole * round as u32 / 20).await;
+        task.abort();
+        match task.await {
+            Ok(done) => drop(done.unwrap()),
+            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
+        }
+        let waited = std::time::Instant::now();
+        loop {
+            let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+            if v.is_clean() {
+                break;
+            }
+            let late = waited.elapsed() > std::time::Duration::from_secs(10);
+            assert!(!late, "round {round}, 10 s after the kill: {v:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
 on_both_stores!(
+    an_ingest_killed_anywhere_leaves_the_rollups_exact,
     a_roll_up_another_program_broke_loses_no_item,
     every_write_keeps_the_rollup,
     backfill_makes_rollups_exact,
