@@ -9,10 +9,10 @@
 //! against 57 ms (test server, T29), where a command more costs about 0.25 ms.
 //!
 //! Never a batch over two collections
-//! ([`Store::write_batch_then`](pattern_store::Store::write_batch_then): a series' writes, then
-//! its roll-ups). In one command the roll-ups apply exactly when the writes did, even should
-//! the process die once it is sent; as runs, a process dying between the commands would leave
-//! the roll-ups behind their items.
+//! ([`Store::write_batch_over`](pattern_store::Store::write_batch_over): a series' writes, each
+//! key's roll-up after them). In one command the roll-ups apply exactly when the writes did,
+//! even should the process die once it is sent; as runs, a process dying between the commands
+//! would leave the roll-ups behind their items.
 
 use bson::{doc, Bson, Document};
 

@@ -330,23 +330,21 @@ impl Store for MongoStore {
             .await
     }
 
-    /// Both batches in one `bulkWrite` command, never as runs: the second batch (a series'
-    /// roll-ups) then applies exactly when the first did, even should this process die once
-    /// the command is sent.
-    async fn write_batch_then(
+    /// One `bulkWrite` command over the collections, never as runs: a write then applies
+    /// exactly when those before it did (a series' roll-up after its key's writes), even should
+    /// this process die once it is sent.
+    async fn write_batch_over(
         &self,
-        coll: &str,
-        ops: Vec<pattern_store::WriteOp>,
-        then_coll: &str,
-        then: Vec<pattern_store::WriteOp>,
+        colls: &[&str],
+        ops: Vec<(usize, pattern_store::WriteOp)>,
     ) -> pattern_store::BatchOutcome {
-        if then.is_empty() {
-            return self.write_batch(coll, ops).await;
+        match colls {
+            [coll] => {
+                let ops = ops.into_iter().map(|(_, op)| op).collect();
+                self.write_batch(coll, ops).await
+            }
+            _ => self.write_batch_in(colls, ops).await,
         }
-        let ops = (ops.into_iter().map(|op| (0, op)))
-            .chain(then.into_iter().map(|op| (1, op)))
-            .collect();
-        self.write_batch_in(&[coll, then_coll], ops).await
     }
 
     /// The reply's documents as the driver received them (no `Document` built).
@@ -601,24 +599,6 @@ async fn one_by_one(
     colls: &[&str],
     ops: Vec<(usize, pattern_store::WriteOp)>,
 ) -> pattern_store::BatchOutcome {
-    let mut applied = 0;
-    let mut ops = ops.into_iter().peekable();
-    while let Some((ns, first)) = ops.next() {
-        let mut run = vec![first];
-        while let Some((_, op)) = ops.next_if(|(n, _)| *n == ns) {
-            run.push(op);
-        }
-        let done = pattern_store::write_one_by_one(store, colls[ns], run).await;
-        applied += done.applied;
-        if done.error.is_some() {
-            return pattern_store::BatchOutcome {
-                applied,
-                error: done.error,
-            };
-        }
-    }
-    pattern_store::BatchOutcome {
-        applied,
-        error: None,
-    }
+    let one_run = |ns: usize, run| pattern_store::write_one_by_one(store, colls[ns], run);
+    pattern_store::write_runs_with(ops, one_run).await
 }

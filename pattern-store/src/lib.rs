@@ -240,31 +240,20 @@ pub trait Store: Send + Sync + Sized {
         write_one_by_one(self, coll, ops)
     }
 
-    /// [`Store::write_batch`] of `ops` on `coll`, then of `then` on `then_coll`, as one ordered
-    /// batch: `then` runs only once every write of `ops` applied, and
-    /// [`BatchOutcome::applied`] counts across both (`ops` first). The default sends two
-    /// batches; the MongoDB store one `bulkWrite` command over both collections (a bucket
-    /// series' writes and their roll-ups, `#[bucket(rollup)]`), so that `then` applies exactly
-    /// when `ops` did even should the caller's process die once it is sent.
-    fn write_batch_then(
+    /// [`Store::write_batch`] over several collections: runs `ops` in order, each on
+    /// `colls[n]` for its `n`, stopping at the first that fails. A write then applies only once
+    /// every write before it applied (a bucket series' roll-up of a key after the key's writes,
+    /// `#[bucket(rollup)]`), and [`BatchOutcome::applied`] counts across them. The default
+    /// sends each run of one collection as a [`Store::write_batch`]; the MongoDB store sends one
+    /// `bulkWrite` command over them all (MongoDB 8.0; before it, one write at a time), so that
+    /// a write applies exactly when those before it did even should the caller's process die
+    /// once it is sent.
+    fn write_batch_over(
         &self,
-        coll: &str,
-        ops: Vec<WriteOp>,
-        then_coll: &str,
-        then: Vec<WriteOp>,
+        colls: &[&str],
+        ops: Vec<(usize, WriteOp)>,
     ) -> impl Future<Output = BatchOutcome> + Send {
-        async move {
-            let total = ops.len();
-            let first = self.write_batch(coll, ops).await;
-            if first.error.is_some() || then.is_empty() {
-                return first;
-            }
-            let second = self.write_batch(then_coll, then).await;
-            BatchOutcome {
-                applied: total + second.applied,
-                error: second.error,
-            }
-        }
+        write_runs_apart(self, colls, ops)
     }
 
     /// Runs `writes` in order, each on its own collection, stopping at the first that fails:
@@ -642,6 +631,45 @@ fn random_below() -> impl FnMut(u64) -> u64 {
         state ^= state << 25;
         state ^= state >> 27;
         state.wrapping_mul(0x2545_F491_4F6C_DD1D) % below.max(1)
+    }
+}
+
+/// [`Store::write_batch_over`] as one [`Store::write_batch`] per run of one collection, in
+/// order, stopping at the first write that fails.
+pub async fn write_runs_apart<S: Store>(
+    store: &S,
+    colls: &[&str],
+    ops: Vec<(usize, WriteOp)>,
+) -> BatchOutcome {
+    write_runs_with(ops, |ns, run| store.write_batch(colls[ns], run)).await
+}
+
+/// Ordered writes, each on the collection its `n` names, a run of one collection at a time
+/// through `write` (given the run's `n`), stopping at the first write that fails.
+pub async fn write_runs_with<F, Fut>(ops: Vec<(usize, WriteOp)>, write: F) -> BatchOutcome
+where
+    F: Fn(usize, Vec<WriteOp>) -> Fut,
+    Fut: Future<Output = BatchOutcome>,
+{
+    let mut applied = 0;
+    let mut ops = ops.into_iter().peekable();
+    while let Some((ns, first)) = ops.next() {
+        let mut run = vec![first];
+        while let Some((_, op)) = ops.next_if(|(n, _)| *n == ns) {
+            run.push(op);
+        }
+        let done = write(ns, run).await;
+        applied += done.applied;
+        if done.error.is_some() {
+            return BatchOutcome {
+                applied,
+                error: done.error,
+            };
+        }
+    }
+    BatchOutcome {
+        applied,
+        error: None,
     }
 }
 

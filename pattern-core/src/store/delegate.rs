@@ -52,14 +52,12 @@ macro_rules! delegated {
         ) -> $crate::store::BatchOutcome {
             delegate!($any, self, s => s.write_batch(coll, ops).await)
         }
-        async fn write_batch_then(
+        async fn write_batch_over(
             &self,
-            coll: &str,
-            ops: Vec<$crate::store::WriteOp>,
-            then_coll: &str,
-            then: Vec<$crate::store::WriteOp>,
+            colls: &[&str],
+            ops: Vec<(usize, $crate::store::WriteOp)>,
         ) -> $crate::store::BatchOutcome {
-            delegate!($any, self, s => s.write_batch_then(coll, ops, then_coll, then).await)
+            delegate!($any, self, s => s.write_batch_over(colls, ops).await)
         }
         async fn update_one(
             &self,

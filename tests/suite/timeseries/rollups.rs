@@ -459,3 +459,97 @@ async fn a_push_with_its_rollup_is_one_command() {
     assert_eq!(observed(&got), expected(&items.iter().collect::<Vec<_>>()));
     let _ = store.database().drop().await;
 }
+
+/// On MongoDB: an ingest batch with roll-ups holds each key's roll-up right after the key's
+/// writes, in its one `bulkWrite`. Refused at key 2 (another process filled its open bucket),
+/// it leaves keys 0 and 1 whole, roll-ups included, and sends no roll-up for them afterwards
+/// (a process dying after the batch would leave them exact); keys 2 to 4 go through the
+/// ordinary push, with theirs. Every whole-history summary is exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_ingest_batch_leaves_the_keys_before_it_whole() {
+    let (m, log) = recording_mongo_store("ingest_refused_keys_whole").await;
+    let store = AnyStore::Mongo(m.clone());
+    let mut rng = Lcg(17);
+    let mut all: BTreeMap<i64, Vec<Trade>> = BTreeMap::new();
+    let batch = |rng: &mut Lcg, from: i64, n: i64| -> Vec<(i64, Trade)> {
+        (0..n).map(|i| (i % 5, trade(rng, from + i))).collect()
+    };
+    let first = batch(&mut rng, 0, 15);
+    bucket::ingest::<Rolled, _>(&store, &first).await.unwrap();
+    // Another process fills key 2's open bucket: this store's memory of it is stale.
+    let other = AnyStore::Mongo(pattern_core::store::MongoStore::new(m.database().clone()));
+    let mut theirs = Vec::new();
+    for i in 0..3 {
+        let t = trade(&mut rng, 100 + i);
+        bucket::push::<Rolled, _, _>(&other, &2, &t).await.unwrap();
+        theirs.push((2, t));
+    }
+    log.lock().unwrap().clear();
+    let ours = batch(&mut rng, 200, 20);
+    bucket::ingest::<Rolled, _>(&store, &ours).await.unwrap();
+    for (k, t) in first.into_iter().chain(theirs).chain(ours) {
+        all.entry(k).or_default().push(t);
+    }
+    let sent = std::mem::take(&mut *log.lock().unwrap());
+    let at = sent
+        .iter()
+        .position(|(n, _)| n == "bulkWrite")
+        .expect("a bulkWrite");
+    // In the batch: each key's writes, then its roll-up.
+    let ops = sent[at].1.get_array("ops").unwrap();
+    let key_of = |op: &Document| -> (i32, i64) {
+        let ns = op
+            .get_i32("update")
+            .or_else(|_| op.get_i32("insert"))
+            .unwrap();
+        let id = match op.get_document("filter") {
+            Ok(f) => f.get("_id").cloned().unwrap(),
+            Err(_) => op
+                .get_document("document")
+                .unwrap()
+                .get("_id")
+                .cloned()
+                .unwrap(),
+        };
+        let key = match id {
+            Bson::Int64(k) => k,
+            Bson::String(s) => s.split('_').next().unwrap().parse().unwrap(),
+            other => panic!("{other:?}"),
+        };
+        (ns, key)
+    };
+    let places: Vec<(i32, i64)> = (ops.iter())
+        .map(|op| key_of(op.as_document().unwrap()))
+        .collect();
+    for (i, (ns, key)) in places.iter().enumerate() {
+        match ns {
+            1 => assert_eq!(places[i - 1], (0, *key), "{places:?}"),
+            _ if places.get(i + 1).is_none_or(|(n, k)| *n == 0 && k != key) => {
+                panic!("key {key}'s roll-up is not after its writes: {places:?}")
+            }
+            _ => {}
+        }
+    }
+    // After it: roll-ups for keys 2 to 4 only.
+    let mut rolled_after: Vec<i64> = (sent[at + 1..].iter())
+        .filter(|(n, c)| n == "update" && c.get_str("update") == Ok("rolled.rollups"))
+        .flat_map(|(_, c)| c.get_array("updates").unwrap().clone())
+        .map(|u| {
+            as_int(
+                u.as_document()
+                    .unwrap()
+                    .get_document("q")
+                    .unwrap()
+                    .get("_id")
+                    .unwrap(),
+            )
+            .unwrap()
+        })
+        .collect();
+    rolled_after.sort_unstable();
+    assert_eq!(rolled_after, [2, 3, 4]);
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    let _ = m.database().drop().await;
+}

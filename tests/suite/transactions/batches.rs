@@ -1,4 +1,4 @@
-//! `write_batch` and `write_batch_then`: writes in order, stopping at the first refused one,
+//! `write_batch` and `write_batch_over`: writes in order, stopping at the first refused one,
 //! the same on both stores whatever the batch's shape. On MongoDB a batch on one collection
 //! goes as one `insert` or `update` command per run of one kind when it is one run or its runs
 //! are long, and as one `bulkWrite` otherwise (`pattern-mongo/src/runs.rs`, test server T29);
@@ -77,40 +77,43 @@ async fn a_batch_stops_at_its_refused_write(store: AnyStore) {
     assert_eq!(counts(&store, C).await, want);
 }
 
-/// `write_batch_then`: the second batch runs only once the first applied whole, and `applied`
-/// counts across both.
-async fn a_batch_then_another_stops_at_its_refused_write(store: AnyStore) {
-    // Refused in the first batch: nothing of the second.
-    let mut first: Vec<WriteOp> = (0..20).map(insert).collect();
-    first[10] = insert(2);
-    let then: Vec<WriteOp> = (0..20).map(bump).collect();
-    let done = store.write_batch_then(C, first, ROLLS, then).await;
+/// `write_batch_over`: writes over two collections in one order (each key's writes, then its
+/// roll-up, as an ingest sends them), stopping at the first refused one, wherever it stands;
+/// `applied` counts across the collections.
+async fn a_batch_over_two_collections_stops_at_its_refused_write(store: AnyStore) {
+    let colls = [C, ROLLS];
+    // Per key: two inserts, then its upsert in the other collection.
+    let batch = |keys: std::ops::Range<i32>| -> Vec<(usize, WriteOp)> {
+        (keys.flat_map(|k| [(0, insert(2 * k)), (0, insert(2 * k + 1)), (1, bump(k))])).collect()
+    };
+    // Refused at key 3's second insert: keys 0 to 2 whole, key 3's first insert, no more.
+    let mut ops = batch(0..6);
+    ops[10] = (0, insert(0));
+    let done = store.write_batch_over(&colls, ops).await;
     assert_eq!(done.applied, 10, "{:?}", done.error);
     assert!(duplicate(&done), "{:?}", done.error);
-    assert_eq!(counts(&store, ROLLS).await, []);
-    // Refused in the second: the first whole, the second up to its refused write.
-    let first: Vec<WriteOp> = (100..120).map(insert).collect();
-    let mut then: Vec<WriteOp> = (0..20).map(insert).collect();
-    then[12] = insert(2);
-    let done = store.write_batch_then(C, first, ROLLS, then).await;
-    assert_eq!(done.applied, 32, "{:?}", done.error);
+    assert_eq!(counts(&store, C).await.len(), 7);
+    let want: Vec<(i32, i32)> = (0..3).map(|k| (k, 1)).collect();
+    assert_eq!(counts(&store, ROLLS).await, want);
+    // Refused at key 12's upsert (its `_id` taken by an insert): its inserts applied.
+    let mut ops = batch(10..14);
+    ops[8] = (1, insert(0));
+    let done = store.write_batch_over(&colls, ops).await;
+    assert_eq!(done.applied, 8, "{:?}", done.error);
     assert!(duplicate(&done), "{:?}", done.error);
-    assert_eq!(
-        counts(&store, ROLLS).await,
-        (0..12).map(|id| (id, 0)).collect::<Vec<_>>()
-    );
-    assert_eq!(counts(&store, C).await.len(), 30);
+    assert_eq!(counts(&store, C).await.len(), 13);
+    assert_eq!(counts(&store, ROLLS).await.len(), 5);
 }
 
 on_both_stores!(
     untargeted: a_batch_stops_at_its_refused_write,
-    a_batch_then_another_stops_at_its_refused_write,
+    a_batch_over_two_collections_stops_at_its_refused_write,
 );
 
 /// On MongoDB: one command per run when the batch is one run or its runs are long, one
-/// `bulkWrite` when they are short, and for a batch over two collections (`write_batch_then`:
-/// the second part applies exactly when the first did, whatever happens to this process once
-/// it is sent).
+/// `bulkWrite` when they are short, and for a batch over two collections (`write_batch_over`:
+/// a write applies exactly when those before it did, whatever happens to this process once it
+/// is sent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_mongo_a_command_per_long_run() {
     let (store, log) = pattern_tests::counted_mongo_store("batch_commands").await;
@@ -131,16 +134,18 @@ async fn on_mongo_a_command_per_long_run() {
     assert!(store.write_batch(C, one).await.error.is_none());
     assert_eq!(log.names(), ["insert"]);
 
-    let first: Vec<WriteOp> = (500..520).map(insert).collect();
-    let then: Vec<WriteOp> = (0..20).map(bump).collect();
+    // Over two collections, long runs or not: one `bulkWrite`.
+    let mut over: Vec<(usize, WriteOp)> = (500..520).map(|id| (0, insert(id))).collect();
+    over.extend((0..20).map(|id| (1, bump(id))));
     log.clear();
-    let done = store.write_batch_then(C, first, ROLLS, then).await;
+    let done = store.write_batch_over(&[C, ROLLS], over).await;
     assert!(done.error.is_none(), "{:?}", done.error);
     assert_eq!(done.applied, 40);
     assert_eq!(log.names(), ["bulkWrite"]);
-    let alone: Vec<WriteOp> = (600..620).map(insert).collect();
+    // Over one collection: as `write_batch`.
+    let alone: Vec<(usize, WriteOp)> = (600..620).map(|id| (0, insert(id))).collect();
     log.clear();
-    let done = store.write_batch_then(C, alone, ROLLS, Vec::new()).await;
+    let done = store.write_batch_over(&[C], alone).await;
     assert!(done.error.is_none(), "{:?}", done.error);
     assert_eq!(log.names(), ["insert"]);
     let _ = store.database().drop().await;

@@ -182,26 +182,40 @@ async fn ingest_batch<S: Store>(
             Err(e) => return Err((0, all_indexes(&groups), e)),
         }
     }
-    let (ops, planned) = like_writes_together(ops, planned);
-    if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
-        return Err((0, all_indexes(&groups), e));
-    }
-    // Each key's roll-up after the writes, in the same ordered batch (in the roll-ups'
-    // collection).
+    // Each key's roll-up (in the roll-ups' collection), of all its items in the batch.
     let rolls = match rollups::rolls(spec, &groups, &planned, planned.len()) {
         Ok(rolls) => rolls,
         Err(e) => return Err((0, all_indexes(&groups), e)),
     };
-    let then = rollups::ops(spec, &groups, &rolls);
+    // Without roll-ups like writes stand together (on MongoDB a command per kind); with them
+    // each key's writes stay together, its roll-up right after them.
+    let (ops, planned) = match rolls.is_empty() {
+        true => like_writes_together(ops, planned),
+        false => (ops, planned),
+    };
+    if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
+        return Err((0, all_indexes(&groups), e));
+    }
+    let mut slots = Vec::new();
     let outcome = if ops.is_empty() {
         BatchOutcome {
             applied: 0,
             error: None,
         }
-    } else if then.is_empty() {
+    } else if rolls.is_empty() {
         store.write_batch(spec.collection, ops).await
     } else {
-        (store.write_batch_then(spec.collection, ops, spec.rollups(), then)).await
+        let batch;
+        (batch, slots) = rollups::interleave(spec, &groups, &planned, ops, &rolls);
+        let colls = [spec.collection, spec.rollups()];
+        store.write_batch_over(&colls, batch).await
+    };
+    // The planned writes before the batch's stop (a write of the batch, or a roll-up).
+    let writes_before = |stop: usize| match slots.is_empty() {
+        true => stop.min(planned.len()),
+        false => (slots[..stop.min(slots.len())].iter())
+            .filter(|s| matches!(s, rollups::Slot::Write))
+            .count(),
     };
     let (applied, unknown) = match outcome.error {
         None => (planned.len(), None),
@@ -215,7 +229,7 @@ async fn ingest_batch<S: Store>(
                 }
             }
         }
-        Some(_) => (outcome.applied.min(planned.len()), None),
+        Some(_) => (writes_before(outcome.applied), None),
     };
     let settled = rollups::settle(
         store,
@@ -223,6 +237,7 @@ async fn ingest_batch<S: Store>(
         &groups,
         &planned,
         &rolls,
+        &slots,
         outcome.applied,
         outcome.error.as_ref(),
         unknown,
