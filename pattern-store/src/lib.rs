@@ -209,9 +209,9 @@ pub trait Store: Send + Sync + Sized {
 
     /// [`Store::push_open`], then `then`: an upsert of the document `then_filter` matches in
     /// collection `then_coll` (a bucket series' roll-up, `#[bucket(rollup)]`), in the same
-    /// command where the store can. `Err`: the push failed and nothing was written (the items are back,
-    /// as with [`Store::push_open`]). `Ok((opened, outcome))`: the push applied, and `outcome`
-    /// says whether `then` did.
+    /// command where the store can. `Err`: the push failed and nothing was written (the items
+    /// are back, as with [`Store::push_open`]). `Ok((opened, outcome))`: the push applied, and
+    /// `outcome` says whether `then` did.
     ///
     /// The default sends the two writes one after the other ([`push_then_apart`]); the
     /// MongoDB store sends both in one ordered `bulkWrite` (MongoDB 8.0; before it, one after

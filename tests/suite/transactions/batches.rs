@@ -164,7 +164,10 @@ async fn on_mongo_a_batch_takes_the_handles_write_concern() {
     let db = store.database();
     let strict =
         pattern_core::store::MongoStore::new(db.client().database_with_options(db.name(), opts));
-    let unmet = |o: &store::BatchOutcome| matches!(&o.error, Some(store::Error::Server { message, .. }) if message.contains("write concern"));
+    let unmet = |o: &store::BatchOutcome| {
+        let wc = |m: &String| m.contains("write concern");
+        matches!(&o.error, Some(store::Error::Server { message, .. }) if wc(message))
+    };
     // One run: one `insert`.
     let done = strict.write_batch(C, (0..20).map(insert).collect()).await;
     assert!(unmet(&done), "{:?}", done.error);
