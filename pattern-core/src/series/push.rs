@@ -7,7 +7,7 @@ use bson::{Bson, Document};
 
 use super::ids::{is_id_taken, IdPrefix, NewIds};
 use super::read::take_array;
-use super::rollup::roll_up;
+use super::rollup::{mark_stale, roll_up, write_rolled};
 use super::width;
 use super::{memo, Next, TimeId, BATCH_BYTES};
 use crate::codec::as_int;
@@ -404,7 +404,8 @@ async fn number_held_by_foreign<S: Store>(
 /// new documents of up to `size` items each, all in one ordered batch (an `insert` for one):
 /// one write for the fill and one for the new documents, plus one read of the newest document
 /// first (and again only after a write lost a race). Remembers the next number, as a single
-/// push does.
+/// push does. With roll-ups, each of the two writes carries the roll-up of its items after it,
+/// in the same ordered batch ([`write_rolled`]).
 async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
@@ -414,21 +415,21 @@ async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     times: &[i64],
     start: Option<i64>,
 ) -> Result<()> {
-    let mut done = 0usize;
-    let pushed = push_many_counting(store, spec, key, prefix, items, times, start, &mut done).await;
-    // The items written, whatever stopped it, go into the roll-up: one write.
-    if done > 0 && spec.keeps.rollup.is_some() {
-        let kept = spec.kept(&items[..done], times.get(..done).unwrap_or(&[]))?;
-        let rolled = roll_up(store, spec, key, &kept, done as u64, None).await;
-        pushed?;
-        return rolled;
-    }
-    pushed
+    let mut behind = None;
+    push_many_rolling(store, spec, key, prefix, items, times, start, &mut behind).await?;
+    behind.map_or(Ok(()), Err)
 }
 
-/// [`push_many`]'s writes; `done` counts the items written.
+/// Keeps the first error of a roll-up whose items are written: the push goes on.
+fn keep_first(behind: &mut Option<Error>, rolled: Result<()>) {
+    if let Err(e) = rolled {
+        behind.get_or_insert(e);
+    }
+}
+
+/// [`push_many`]'s writes; `behind` keeps the first error of a roll-up whose items are written.
 #[allow(clippy::too_many_arguments)]
-async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
+async fn push_many_rolling<S: Store, P: IdPrefix + Sync + ?Sized>(
     store: &S,
     spec: &SeriesSpec<'_>,
     key: &Bson,
@@ -436,9 +437,14 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
     items: &[Bson],
     times: &[i64],
     start: Option<i64>,
-    done: &mut usize,
+    behind: &mut Option<Error>,
 ) -> Result<()> {
     let coll = spec.collection;
+    let done = &mut 0usize;
+    // A fill with its roll-up refused at this document and count: its next attempt, when it
+    // finds them again, is the plain compare-and-set (the refusal was a sum near Int64's ends,
+    // which that update reports).
+    let mut unmet: Option<(Bson, u64)> = None;
     let size = spec.size as usize;
     let mut failures = 0u32;
     let mut ids = NewIds::new(spec, prefix, times.first().copied().map(seconds));
@@ -466,10 +472,12 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 Some(doc) if spec.open(key).matches(doc) => {
                     let count = read_count(spec, doc)?;
                     let take = (size.saturating_sub(count as usize)).min(rest.len()).max(1);
+                    let id = doc_id(coll, doc)?.clone();
                     // The key too: on a cluster sharded by it, the update reaches one shard.
+                    let by_id =
+                        Filter::and([spec.by_key(key), Filter::Eq("_id".into(), id.clone())]);
                     let cas = Filter::and([
-                        spec.by_key(key),
-                        Filter::Eq("_id".into(), doc_id(coll, doc)?.clone()),
+                        by_id.clone(),
                         Filter::Eq(Path::from(spec.count_field), Bson::Int64(count as i64)),
                         Filter::Lte(
                             Path::from(spec.count_field),
@@ -481,16 +489,55 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                     // the width that needs.
                     admit_into(store, spec, ids.parse(doc.get("_id")), values.bounds).await?;
                     let mut update = spec.push_update(rest[..take].to_vec(), &values);
-                    let pushed = store.update_one(coll, &cas, &mut update, false).await;
-                    let pushed = match overflowed(spec, &values, pushed) {
-                        Ok(outcome) => outcome,
+                    let refused_before = unmet.as_ref() == Some(&(id.clone(), count));
+                    let n = take as u64;
+                    let matched = if spec.keeps.rollup.is_some() && !refused_before {
+                        // The compare-and-set as the update's condition, not the filter's: a
+                        // fill it refuses stops the batch before the roll-up.
+                        update.require = Some(spec.fill_condition(&update, count));
+                        let fill = WriteOp::Update {
+                            filter: by_id,
+                            update: Box::new(update),
+                            upsert: true,
+                        };
+                        let (outcome, rolled) =
+                            write_rolled(store, spec, key, vec![fill], &values, n).await;
+                        match outcome.error {
+                            None => {
+                                if let Some(r @ Err(_)) = rolled {
+                                    let rolled = roll_up(store, spec, key, &values, n, Some(r));
+                                    keep_first(behind, rolled.await);
+                                }
+                                Ok(true)
+                            }
+                            Some(StoreError::Unmet { .. }) => {
+                                unmet = Some((id, count));
+                                Ok(false)
+                            }
+                            Some(e) => {
+                                // Unknown whether the fill applied, or its roll-up.
+                                if matches!(e, StoreError::Unavailable { .. }) {
+                                    let _ = mark_stale(store, spec, key).await;
+                                }
+                                Err(e)
+                            }
+                        }
+                    } else {
+                        let pushed = store.update_one(coll, &cas, &mut update, false).await;
+                        let pushed = overflowed(spec, &values, pushed).map(|p| p.matched);
+                        if let Ok(true) = pushed {
+                            keep_first(behind, roll_up(store, spec, key, &values, n, None).await);
+                        }
+                        pushed
+                    };
+                    let matched = match matched {
+                        Ok(matched) => matched,
                         Err(e) => {
-                            return Err(
-                                name_foreign(store, coll, &cas, spec.items_field, e.into()).await
-                            )
+                            let e = e.into();
+                            return Err(name_foreign(store, coll, &cas, spec.items_field, e).await);
                         }
                     };
-                    if pushed.matched {
+                    if matched {
                         *done += take;
                         let seq = doc.get(spec.order.field()).and_then(as_int);
                         let next = seq.and_then(|n| n.checked_add(1));
@@ -552,34 +599,63 @@ async fn push_many_counting<S: Store, P: IdPrefix + Sync + ?Sized>(
                 None => break,
             };
         }
-        // One document: an `insert`, as a push of one would send it.
-        let outcome = match docs.len() {
-            1 => match store
-                .insert_one(coll, docs.pop().expect("one document"))
-                .await
-            {
-                Ok(()) => BatchOutcome {
-                    applied: 1,
-                    error: None,
-                },
-                Err(e) => BatchOutcome {
-                    applied: 0,
-                    error: Some(e),
-                },
-            },
-            _ => {
-                store
-                    .write_batch(coll, docs.into_iter().map(WriteOp::Insert).collect())
+        let n_items: usize = plan.iter().map(|o| o.take).sum();
+        // With roll-ups: the items' roll-up after the documents, in the same ordered batch.
+        let mut rolled_whole = false;
+        let outcome = if spec.keeps.rollup.is_some() {
+            let values = kept(*done..*done + n_items)?;
+            let (n, inserts) = (
+                n_items as u64,
+                docs.into_iter().map(WriteOp::Insert).collect(),
+            );
+            let (outcome, rolled) = write_rolled(store, spec, key, inserts, &values, n).await;
+            if let Some(r @ Err(_)) = rolled {
+                keep_first(behind, roll_up(store, spec, key, &values, n, Some(r)).await);
+            }
+            rolled_whole = outcome.error.is_none();
+            outcome
+        } else {
+            match docs.len() {
+                // One document: an `insert`, as a push of one would send it.
+                1 => match store
+                    .insert_one(coll, docs.pop().expect("one document"))
                     .await
+                {
+                    Ok(()) => BatchOutcome {
+                        applied: 1,
+                        error: None,
+                    },
+                    Err(e) => BatchOutcome {
+                        applied: 0,
+                        error: Some(e),
+                    },
+                },
+                _ => {
+                    store
+                        .write_batch(coll, docs.into_iter().map(WriteOp::Insert).collect())
+                        .await
+                }
             }
         };
-        let applied = match &outcome.error {
-            // Unknown how far it got (the connection broke): the documents read back.
-            Some(StoreError::Unavailable { .. }) => opened_of(store, spec, key, items, &plan)
-                .await
-                .unwrap_or(outcome.applied),
-            _ => outcome.applied,
+        // Unknown how far it got (the connection broke): the documents read back.
+        let unknown = matches!(outcome.error, Some(StoreError::Unavailable { .. }));
+        let read_back = match unknown {
+            true => opened_of(store, spec, key, items, &plan).await.ok(),
+            false => None,
         };
+        let applied = read_back.unwrap_or(outcome.applied);
+        if spec.keeps.rollup.is_some() && !rolled_whole {
+            if unknown && read_back.is_none_or(|n| n == plan.len()) {
+                // Every document may be written, and the roll-up after them: not to be trusted.
+                let _ = mark_stale(store, spec, key).await;
+            } else if applied > 0 {
+                // The batch stopped before the roll-up: the items of the documents it wrote.
+                let n: usize = plan[..applied].iter().map(|o| o.take).sum();
+                let values = kept(*done..*done + n)?;
+                let rolled = roll_up(store, spec, key, &values, n as u64, None).await;
+                keep_first(behind, rolled);
+            }
+        }
         for o in &plan[..applied.min(plan.len())] {
             *done += o.take;
             let count = u32::try_from(o.take).ok();

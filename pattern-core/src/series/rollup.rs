@@ -2,8 +2,9 @@
 //! of their own, `<collection>.rollups`, keeps the summary of the key's whole history,
 //! `{_id: <key>, rollup_items: n, rollup_summarized: [...], <aggregate fields>...}` (the
 //! aggregates under the buckets' names). Every write of items adds them to it: a push in the
-//! same command (one round trip, [`Store::push_open_then`]), an ingest in the ordered batch
-//! right after the key's writes ([`Store::write_batch_over`]). Found by `_id` alone, in a
+//! same command (one round trip, [`Store::push_open_then`]); an ingest, and each write of a
+//! `push_many`, in the ordered batch right after the key's writes ([`Store::write_batch_over`],
+//! [`write_rolled`]). Found by `_id` alone, in a
 //! collection with no other index: the cheapest write a server has (an upsert by key and order
 //! among the buckets, as an older version kept them, costs about three times as much on the
 //! test server: BENCHMARKS section 8).
@@ -21,7 +22,7 @@ use bson::Bson;
 use crate::series::Kept;
 use crate::spec::SeriesSpec;
 use crate::store::query::{Filter, Path, Update};
-use crate::store::{KeptOps, Store};
+use crate::store::{BatchOutcome, KeptOps, Store, WriteOp};
 use crate::{Error, Result};
 
 /// The order field's value of a roll-up an older version kept among the buckets (not part
@@ -137,6 +138,47 @@ pub(crate) async fn roll_up<S: Store>(
         }
     })
     .await
+}
+
+/// Sends `writes` on the series' collection, then the write adding `items` items (kept values
+/// `kept`) to the key's roll-up, in one ordered batch ([`Store::write_batch_over`]): the roll-up
+/// applies only once every write before it did, even should this process die once the batch is
+/// sent. Returns the writes' outcome (the roll-up not counted), and the roll-up's when the batch
+/// reached it, for [`roll_up`]'s `sent`. A batch stopped before it leaves the roll-up to the
+/// caller: [`roll_up`] of the items of the writes that applied (or, their fate unknown,
+/// [`mark_stale`]).
+pub(crate) async fn write_rolled<S: Store>(
+    store: &S,
+    spec: &SeriesSpec<'_>,
+    key: &Bson,
+    writes: Vec<WriteOp>,
+    kept: &Kept,
+    items: u64,
+) -> (BatchOutcome, Option<pattern_store::Result<()>>) {
+    let n = writes.len();
+    let mut ops: Vec<(usize, WriteOp)> = writes.into_iter().map(|op| (0, op)).collect();
+    ops.push((
+        1,
+        WriteOp::Update {
+            filter: spec.rollup_of(key),
+            update: Box::new(spec.rollup_update(kept, items)),
+            upsert: true,
+        },
+    ));
+    let colls = [spec.collection, spec.rollups()];
+    let outcome = store.write_batch_over(&colls, ops).await;
+    let whole = |error| BatchOutcome { applied: n, error };
+    match outcome.error {
+        None => (whole(None), Some(Ok(()))),
+        Some(e) if outcome.applied == n => (whole(None), Some(Err(e))),
+        error => (
+            BatchOutcome {
+                applied: outcome.applied,
+                error,
+            },
+            None,
+        ),
+    }
 }
 
 /// Marks the key's roll-up stale: reads count the key's buckets until `backfill` recomputes

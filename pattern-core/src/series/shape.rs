@@ -10,7 +10,7 @@ use bson::{Bson, Document};
 
 use crate::codec::number::{self, NumberError};
 use crate::spec::{SeriesSpec, SummaryField, SummaryOp, BOUNDED_FIELD, SUMMARIZED_FIELD};
-use crate::store::query::{Filter, IndexSpec, Path, Update};
+use crate::store::query::{Expr, Filter, IndexSpec, Path, Update};
 use crate::store::{KeptOps, OpenPush, Window};
 use crate::{Error, Result};
 
@@ -358,6 +358,35 @@ impl<'a> SeriesSpec<'a> {
             max: max.into_vec(),
             ..Update::default()
         }
+    }
+
+    /// The condition of a fill ([`Update::require`]) of a document that held `count` items:
+    /// its count is `count`, and each summary sum can take the update's value as the push's
+    /// `$inc` would: a number far enough from Int64's ends that the sum stays in range (`$abs`
+    /// refuses any other type; a null or missing sum passes, the pipeline taking it as
+    /// missing), or the fill is refused, and the caller sends the push that reports the
+    /// overflow.
+    pub(crate) fn fill_condition(&self, update: &Update, count: u64) -> Expr {
+        let field = |f: &Path| Box::new(Expr::Field(f.clone()));
+        let mut all = vec![Expr::Eq(
+            field(&Path::from(self.count_field)),
+            Box::new(Expr::Literal(Bson::Int64(
+                i64::try_from(count).unwrap_or(i64::MAX),
+            ))),
+        )];
+        for (f, v) in &update.sum {
+            // `$abs` refuses a value that is not a number (a date, which `$add` would move).
+            let bound = match v {
+                Bson::Int32(n) => Bson::Int64(i64::MAX - i64::from(*n).abs()),
+                Bson::Int64(n) => Bson::Int64(n.checked_abs().map_or(0, |n| i64::MAX - n)),
+                _ => Bson::Double(f64::INFINITY),
+            };
+            all.push(Expr::Lte(
+                Box::new(Expr::Abs(field(f))),
+                Box::new(Expr::Literal(bound)),
+            ));
+        }
+        Expr::And(all)
     }
 
     /// The kept values' `$inc`/`$min`/`$max`, as [`SeriesSpec::push_update`] and

@@ -192,6 +192,17 @@ fn date(ms: i64) -> DateTime {
     DateTime::from_millis(ms)
 }
 
+/// Trade `i`, of quantity `qty` (sums near Int64's ends), at `T0 + i` ms.
+fn sized(i: i64, qty: i64) -> Trade {
+    Trade {
+        id: i,
+        qty,
+        price: 1.0,
+        fee: None,
+        date: date(T0 + i),
+    }
+}
+
 /// Every bucket keeps exactly the bounds and summary of its own items, and is marked
 /// complete for them.
 fn assert_buckets_complete(docs: &[Document]) {

@@ -2,13 +2,15 @@
 //! its whole history, through pushes, `push_many` and ingest; a whole-history `summary` reads
 //! it and agrees with the items; no series read sees it; a collection that held buckets
 //! before is not trusted until `backfill` recomputes every roll-up, and `verify` reports a
-//! roll-up that drifted from its buckets; an ingest killed anywhere leaves them exact. On
-//! MongoDB: a push with its roll-up is one command, a whole-history summary one `find`.
+//! roll-up that drifted from its buckets; an ingest or a `push_many` killed anywhere leaves them
+//! exact. On MongoDB: a push with its roll-up is one command, a whole-history summary one
+//! `find`.
 
 use super::*;
 
 use bson::Bson;
 use pattern_core::store::query::{Filter, Update};
+use pattern_core::store::Error as StoreError;
 use pattern_tests::recording_mongo_store;
 
 /// [`Trades`] with roll-ups, in its own collection.
@@ -326,6 +328,45 @@ async fn a_roll_up_another_program_broke_loses_no_item(store: AnyStore) {
     assert_summaries(&store, &all).await;
 }
 
+/// A new process's store over the same data: on MongoDB a store over the same database that
+/// has seen nothing (the in-memory store is its data: there a kill cannot fall inside a write).
+async fn new_process(store: &AnyStore) -> AnyStore {
+    match store {
+        AnyStore::Mongo(m) => {
+            let routed = m.routes_by_shard_key().await.unwrap();
+            let fresh = pattern_core::store::MongoStore::new(m.database().clone());
+            AnyStore::Mongo(fresh.with_routing(routed))
+        }
+        other => other.clone(),
+    }
+}
+
+/// Drops `task` after `after`, then waits up to 10 s for `verify` to come clean: what was sent
+/// carries on without the client for a while (a `bulkWrite` the server is still applying).
+async fn killed_then_clean<T: Send + 'static>(
+    store: &AnyStore,
+    task: tokio::task::JoinHandle<pattern_core::Result<T>>,
+    after: std::time::Duration,
+    round: i64,
+) {
+    tokio::time::sleep(after).await;
+    task.abort();
+    match task.await {
+        Ok(done) => drop(done.unwrap()),
+        Err(e) => assert!(e.is_cancelled(), "{e:?}"),
+    }
+    let waited = std::time::Instant::now();
+    loop {
+        let v = bucket::verify::<Rolled, _>(store).await.unwrap();
+        if v.is_clean() {
+            break;
+        }
+        let late = waited.elapsed() > std::time::Duration::from_secs(10);
+        assert!(!late, "round {round}, 10 s after the kill: {v:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// An ingest killed anywhere (its task dropped at a point that moves from round to round, then
 /// the next batch written by a new process: a store that remembers nothing) leaves every
 /// roll-up exact once the server has done with what was sent: a batch's buckets and their
@@ -349,38 +390,89 @@ async fn an_ingest_killed_anywhere_leaves_the_rollups_exact(store: AnyStore) {
         .unwrap();
     let whole = started.elapsed();
     for round in 1..=24 {
-        // A new process: on MongoDB a store over the same database that has seen nothing (the
-        // in-memory store is its data: there a kill cannot fall inside a write).
-        let writer = match &store {
-            AnyStore::Mongo(m) => {
-                let routed = m.routes_by_shard_key().await.unwrap();
-                let fresh = pattern_core::store::MongoStore::new(m.database().clone());
-                AnyStore::Mongo(fresh.with_routing(routed))
-            }
-            other => other.clone(),
-        };
+        let writer = new_process(&store).await;
         let items = batch(round);
         let task = tokio::spawn(async move { bucket::ingest::<Rolled, _>(&writer, &items).await });
-        tokio::time::sleep(whole * round as u32 / 20).await;
-        task.abort();
-        match task.await {
-            Ok(done) => drop(done.unwrap()),
-            Err(e) => assert!(e.is_cancelled(), "{e:?}"),
-        }
-        let waited = std::time::Instant::now();
-        loop {
-            let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
-            if v.is_clean() {
-                break;
-            }
-            let late = waited.elapsed() > std::time::Duration::from_secs(10);
-            assert!(!late, "round {round}, 10 s after the kill: {v:?}");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        killed_then_clean(&store, task, whole * round as u32 / 20, round).await;
     }
 }
 
+/// `push_many` killed anywhere, as the ingest above: four keys' pushes of 53 items each (a
+/// fill of the open bucket, then new buckets in one batch) dropped at a point that moves from
+/// round to round, each round by a new process. Every write of items carries its roll-up in
+/// the same ordered batch, so once the server has done with what was sent, `verify` comes
+/// clean; a roll-up sent after the buckets' writes, as a command of its own, is left behind by
+/// a kill between them and this test fails.
+async fn a_push_many_killed_anywhere_leaves_the_rollups_exact(store: AnyStore) {
+    let mut rng = Lcg(17);
+    let mut pushes = |round: i64| -> Vec<(i64, Vec<Trade>)> {
+        (0..4)
+            .map(|k| {
+                let first = 50_000 + round * 1_000 + k * 100;
+                (k, (first..first + 53).map(|i| trade(&mut rng, i)).collect())
+            })
+            .collect()
+    };
+    let all_at_once = |writer: AnyStore, pushes: Vec<(i64, Vec<Trade>)>| async move {
+        let each = pushes
+            .iter()
+            .map(|(k, items)| bucket::push_many::<Rolled, _, _>(&writer, k, items));
+        futures::future::try_join_all(each).await.map(drop)
+    };
+    let started = std::time::Instant::now();
+    all_at_once(store.clone(), pushes(0)).await.unwrap();
+    let whole = started.elapsed();
+    for round in 1..=24 {
+        let writer = new_process(&store).await;
+        let task = tokio::spawn(all_at_once(writer, pushes(round)));
+        killed_then_clean(&store, task, whole * round as u32 / 20, round).await;
+    }
+}
+
+/// A `push_many` whose fill of the open bucket would take a sum past Int64's range is refused
+/// whole, as without roll-ups (`Overflow`, nothing written): its fill, sent with the roll-up
+/// under the fill's condition, is refused by that condition, and the plain compare-and-set then
+/// reports the overflow. The roll-up keeps the one item; an ordinary `push_many` after it fills
+/// the same bucket with its roll-up, and every summary stays exact.
+async fn a_push_many_that_would_overflow_leaves_the_rollup_as_it_was(store: AnyStore) {
+    let big = sized;
+    let mut all: BTreeMap<i64, Vec<Trade>> = BTreeMap::new();
+    bucket::push::<Rolled, _, _>(&store, &1, &big(0, i64::MAX - 1))
+        .await
+        .unwrap();
+    all.entry(1).or_default().push(big(0, i64::MAX - 1));
+    let e = bucket::push_many::<Rolled, _, _>(&store, &1, &[big(1, 5), big(2, 6)]).await;
+    assert!(
+        matches!(e, Err(Error::Store(StoreError::Overflow { ref field, .. })) if field == "qty_sum"),
+        "{e:?}"
+    );
+    let docs = documents(&store, "rolled").await;
+    assert_eq!(docs.len(), 1, "nothing written");
+    assert_eq!(as_int(docs[0].get("count").unwrap()), Some(1));
+    let rollup = &rollups(&store).await[&1];
+    assert_eq!(as_int(rollup.get("rollup_items").unwrap()), Some(1));
+    assert_eq!(rollup.get("qty_sum"), Some(&Bson::Int64(i64::MAX - 1)));
+    // Key 2: the same fill, in range.
+    bucket::push::<Rolled, _, _>(&store, &2, &big(10, 1))
+        .await
+        .unwrap();
+    let more = [big(11, 5), big(12, 6)];
+    bucket::push_many::<Rolled, _, _>(&store, &2, &more)
+        .await
+        .unwrap();
+    all.entry(2)
+        .or_default()
+        .extend([big(10, 1), big(11, 5), big(12, 6)]);
+    let docs = documents(&store, "rolled").await;
+    assert_eq!(docs.len(), 2, "key 2's items in its one bucket: {docs:?}");
+    assert_summaries(&store, &all).await;
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
 on_both_stores!(
+    a_push_many_that_would_overflow_leaves_the_rollup_as_it_was,
+    a_push_many_killed_anywhere_leaves_the_rollups_exact,
     an_ingest_killed_anywhere_leaves_the_rollups_exact,
     a_roll_up_another_program_broke_loses_no_item,
     every_write_keeps_the_rollup,
@@ -390,7 +482,8 @@ on_both_stores!(
 );
 
 /// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history
-/// summary is one `find` of one document, and an ingest batch stays one `bulkWrite`.
+/// summary is one `find` of one document, an ingest batch stays one `bulkWrite`, and each
+/// write of a `push_many` is one `bulkWrite` with its roll-up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_push_with_its_rollup_is_one_command() {
     let (store, log) = recording_mongo_store("ts_rollup").await;
@@ -453,6 +546,31 @@ async fn a_push_with_its_rollup_is_one_command() {
             .filter(|(k, _)| *k == 5)
             .map(|(_, t)| t.clone()),
     );
+    let got = bucket::summary::<Rolled, _, _>(&store, &5, ..)
+        .await
+        .unwrap();
+    assert_eq!(observed(&got), expected(&items.iter().collect::<Vec<_>>()));
+    // `push_many`: the read of the newest bucket, then the fill of the open bucket and the new
+    // buckets, each one `bulkWrite` with its roll-up as its last write.
+    let more: Vec<Trade> = (0..13).map(|i| trade(&mut rng, 300 + i)).collect();
+    log.lock().unwrap().clear();
+    bucket::push_many::<Rolled, _, _>(&store, &5, &more)
+        .await
+        .unwrap();
+    let sent: Vec<(String, Document)> = std::mem::take(&mut *log.lock().unwrap())
+        .into_iter()
+        .filter(|(n, c)| !pattern_tests::on_marks(n, c))
+        .collect();
+    let names: Vec<&str> = sent.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["find", "bulkWrite", "bulkWrite"], "{sent:?}");
+    for (_, c) in &sent[1..] {
+        let last = c.get_array("ops").unwrap().last().unwrap();
+        let ns = c.get_array("nsInfo").unwrap();
+        let at = last.as_document().unwrap().get_i32("update").unwrap() as usize;
+        let ns = ns[at].as_document().unwrap().get_str("ns").unwrap();
+        assert!(ns.ends_with(".rolled.rollups"), "{c:?}");
+    }
+    items.extend(more);
     let got = bucket::summary::<Rolled, _, _>(&store, &5, ..)
         .await
         .unwrap();
@@ -530,23 +648,34 @@ async fn a_refused_ingest_batch_leaves_the_keys_before_it_whole() {
             _ => {}
         }
     }
-    // After it: roll-ups for keys 2 to 4 only.
-    let mut rolled_after: Vec<i64> = (sent[at + 1..].iter())
-        .filter(|(n, c)| n == "update" && c.get_str("update") == Ok("rolled.rollups"))
-        .flat_map(|(_, c)| c.get_array("updates").unwrap().clone())
-        .map(|u| {
-            as_int(
-                u.as_document()
-                    .unwrap()
-                    .get_document("q")
-                    .unwrap()
-                    .get("_id")
-                    .unwrap(),
-            )
-            .unwrap()
-        })
-        .collect();
+    // After it: roll-ups for keys 2 to 4 only (an `update`, or in a `bulkWrite` after the
+    // push's writes).
+    let rollup_keys = |(name, c): &(String, Document)| -> Vec<i64> {
+        let key = |q: &Document| as_int(q.get("_id").unwrap()).unwrap();
+        match name.as_str() {
+            "update" if c.get_str("update") == Ok("rolled.rollups") => (c.get_array("updates"))
+                .unwrap()
+                .iter()
+                .map(|u| key(u.as_document().unwrap().get_document("q").unwrap()))
+                .collect(),
+            "bulkWrite" => {
+                let ns = c.get_array("nsInfo").unwrap();
+                let rollups = ns.iter().position(|n| {
+                    let n = n.as_document().unwrap().get_str("ns").unwrap();
+                    n.ends_with(".rolled.rollups")
+                });
+                (c.get_array("ops").unwrap().iter())
+                    .map(|op| op.as_document().unwrap())
+                    .filter(|op| op.get_i32("update").ok().map(|n| n as usize) == rollups)
+                    .map(|op| key(op.get_document("filter").unwrap()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    };
+    let mut rolled_after: Vec<i64> = sent[at + 1..].iter().flat_map(rollup_keys).collect();
     rolled_after.sort_unstable();
+    rolled_after.dedup(); // a push's fill and its new buckets each carry one
     assert_eq!(rolled_after, [2, 3, 4]);
     assert_summaries(&store, &all).await;
     let v = bucket::verify::<Rolled, _>(&store).await.unwrap();

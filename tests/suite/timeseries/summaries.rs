@@ -186,13 +186,7 @@ async fn decimal_sums_are_exact(store: AnyStore) {
 /// An Int64 sum that would overflow refuses the push whole (nothing written, nothing
 /// wrapped), on the server's `$inc` as in the batch's own arithmetic.
 async fn integer_sums_never_wrap(store: AnyStore) {
-    let big = |i: i64, qty: i64| Trade {
-        id: i,
-        qty,
-        price: 1.0,
-        fee: None,
-        date: date(T0 + i),
-    };
+    let big = sized;
     bucket::push::<Trades, _, _>(&store, &1, &big(0, i64::MAX - 1))
         .await
         .unwrap();

@@ -22,7 +22,7 @@ use super::{Next, TimeId, BATCH_BYTES};
 use crate::codec::as_int;
 use crate::series::bucket_id;
 use crate::spec::SeriesSpec;
-use crate::store::query::{Expr, Filter, FindOptions, Path, Update};
+use crate::store::query::{Filter, FindOptions, Path};
 use crate::store::{BatchOutcome, Store, WriteOp};
 use crate::{Error, Result};
 
@@ -711,7 +711,7 @@ impl Plan<'_, '_> {
         // tests the document it would insert), the update is refused and the batch stops
         // there. In the update, not in the filter: a condition beside the `_id` in a filter
         // costs a planned query on every write (test server T25).
-        update.require = Some(fill_condition(spec, &update, count));
+        update.require = Some(spec.fill_condition(&update, u64::from(count)));
         let bson_id = Bson::String(bucket_id(self.group.prefix, id.seconds, id.suffix));
         // The key too behind a router: an update on a cluster sharded by it must name it.
         // Elsewhere the `_id` alone: a condition on the key brings the key's indexes in as
@@ -762,30 +762,4 @@ impl Plan<'_, '_> {
         st.next += 1;
         Ok(id)
     }
-}
-
-/// The condition of a fill of a document that held `count` items: its count is `count`, and
-/// each summary sum can take the update's value as the push's `$inc` would: a number far
-/// enough from Int64's ends that the sum stays in range (`$abs` refuses any other type; a null
-/// or missing sum passes, the pipeline taking it as missing), or the fill is refused and the
-/// items take the push, which reports the overflow.
-fn fill_condition(spec: &SeriesSpec<'_>, update: &Update, count: u32) -> Expr {
-    let field = |f: &Path| Box::new(Expr::Field(f.clone()));
-    let mut all = vec![Expr::Eq(
-        field(&Path::from(spec.count_field)),
-        Box::new(Expr::Literal(Bson::Int64(i64::from(count)))),
-    )];
-    for (f, v) in &update.sum {
-        // `$abs` refuses a value that is not a number (a date, which `$add` would move).
-        let bound = match v {
-            Bson::Int32(n) => Bson::Int64(i64::MAX - i64::from(*n).abs()),
-            Bson::Int64(n) => Bson::Int64(n.checked_abs().map_or(0, |n| i64::MAX - n)),
-            _ => Bson::Double(f64::INFINITY),
-        };
-        all.push(Expr::Lte(
-            Box::new(Expr::Abs(field(f))),
-            Box::new(Expr::Literal(bound)),
-        ));
-    }
-    Expr::And(all)
 }
