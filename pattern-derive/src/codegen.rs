@@ -111,6 +111,54 @@ impl Method {
             ..Method::default()
         }
     }
+
+    /// Returns `ret`: what `Result` holds, a stream's item or a builder's type.
+    pub(crate) fn ret(self, ret: TokenStream) -> Self {
+        Method { ret, ..self }
+    }
+
+    /// Takes `params` after those it has, passed on as `args`.
+    pub(crate) fn takes(mut self, params: TokenStream, args: TokenStream) -> Self {
+        self.params.extend(params);
+        self.args.extend(args);
+        self
+    }
+
+    /// Takes an id first, `id: &__PatternQ`, which `q` says what it is.
+    pub(crate) fn by_id(self, q: Q) -> Self {
+        Method { q, ..self }.takes(quote!(id: &__PatternQ,), quote!(id,))
+    }
+
+    /// Takes `&self` first (a write of this node or document), passed on as `self`.
+    pub(crate) fn of_self(self) -> Self {
+        let m = Method {
+            receiver: true,
+            ..self
+        };
+        m.takes(TokenStream::new(), quote!(self,))
+    }
+
+    /// Calls the function of `module` of `pattern_core` (`adopt::bucket`) rather than the
+    /// wrappers' ([`Wrappers::module`]).
+    pub(crate) fn in_module(self, module: &'static str) -> Self {
+        Method {
+            module: Some(module),
+            ..self
+        }
+    }
+
+    /// Returns as `shape` says.
+    pub(crate) fn shaped(self, shape: Shape) -> Self {
+        Method { shape, ..self }
+    }
+
+    /// It writes.
+    pub(crate) fn writes(self) -> Self {
+        Method {
+            writes: true,
+            ..self
+        }
+    }
 }
 
 impl Wrappers {
@@ -249,31 +297,20 @@ impl Wrappers {
     /// `pub fn name<'a, S, Q>(store: &'a S, key: &Q) -> impl Stream<Item = Result<item>> +
     /// Send + 'a`.
     pub(crate) fn stream(&self, name: &str, item: TokenStream) -> TokenStream {
-        let m = Method {
-            shape: Shape::Stream,
-            ret: item,
-            ..Method::op(name)
-        };
+        let m = Method::op(name).shaped(Shape::Stream).ret(item);
         self.render(self.with_key(m))
     }
 
     /// `pub fn name<'a, S, Q, R>(store: &'a S, key: &Q, params, range: R) -> impl Stream<Item
     /// = Result<ret>> + Send + 'a`: a stream over a time range, `m.ret` its item.
     pub(crate) fn time_range_stream(&self, m: Method) -> TokenStream {
-        let m = Method {
-            shape: Shape::RangeStream,
-            ..m
-        };
-        self.render(self.with_key(m))
+        self.render(self.with_key(m.shaped(Shape::RangeStream)))
     }
 
     /// `pub async fn <name><S>(store: &S) -> Result<()>` calling the function of that name with
     /// the store alone (`ensure_indexes`, `ensure_validator`).
     pub(crate) fn store_only(&self, name: &str) -> TokenStream {
-        self.render(Method {
-            ret: quote!(()),
-            ..Method::op(name)
-        })
+        self.render(Method::op(name).ret(quote!(())))
     }
 }
 

@@ -46,23 +46,21 @@ impl Series<'_> {
     /// `push(key, item)`.
     pub(crate) fn push(&self) -> TokenStream {
         let item = self.item_param;
-        self.w.keyed(Method {
-            params: quote!(item: #item,),
-            ret: quote!(()),
-            args: quote!(&item,),
-            ..Method::op("push")
-        })
+        self.w.keyed(
+            Method::op("push")
+                .takes(quote!(item: #item,), quote!(&item,))
+                .ret(quote!(())),
+        )
     }
 
     /// `push_many(key, items)`.
     pub(crate) fn push_many(&self) -> TokenStream {
         let item = self.item_param;
-        self.w.keyed(Method {
-            params: quote!(items: &[#item],),
-            ret: quote!(()),
-            args: quote!(items,),
-            ..Method::op("push_many")
-        })
+        self.w.keyed(
+            Method::op("push_many")
+                .takes(quote!(items: &[#item],), quote!(items,))
+                .ret(quote!(())),
+        )
     }
 
     /// `items(key)`, a stream of the key's items.
@@ -83,46 +81,37 @@ impl Series<'_> {
 
     /// A method of the key alone, returning `ret`.
     pub(crate) fn keyed(&self, name: &str, ret: TokenStream) -> TokenStream {
-        self.w.keyed(Method {
-            ret,
-            ..Method::op(name)
-        })
+        self.w.keyed(Method::op(name).ret(ret))
     }
 
     /// `analyze(store)`, of the adoption module, returning `ret`.
     pub(crate) fn analyze(&self, ret: TokenStream) -> TokenStream {
-        self.w.render(Method {
-            module: Some(self.adopt),
-            ret,
-            ..Method::op("analyze")
-        })
+        self.w
+            .render(Method::op("analyze").in_module(self.adopt).ret(ret))
     }
 
     /// `migrate(store, params)`, of the adoption module.
     pub(crate) fn migrate(&self, params: TokenStream, args: TokenStream) -> TokenStream {
-        self.w.render(Method {
-            module: Some(self.adopt),
-            params,
-            ret: quote!(::pattern_core::adopt::MigrateReport),
-            args,
-            ..Method::op("migrate")
-        })
+        self.w.render(
+            Method::op("migrate")
+                .in_module(self.adopt)
+                .takes(params, args)
+                .ret(quote!(::pattern_core::adopt::MigrateReport)),
+        )
     }
 
     /// `verify(store)`.
     pub(crate) fn verify(&self) -> TokenStream {
-        self.w.render(Method {
-            ret: quote!(::pattern_core::adopt::Verified),
-            ..Method::op("verify")
-        })
+        self.w
+            .render(Method::op("verify").ret(quote!(::pattern_core::adopt::Verified)))
     }
 
     /// `index_report(store)`.
     pub(crate) fn index_report(&self) -> TokenStream {
-        self.w.render(Method {
-            ret: quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>),
-            ..Method::op("index_report")
-        })
+        self.w.render(
+            Method::op("index_report")
+                .ret(quote!(::std::vec::Vec<::pattern_core::adopt::IndexReport>)),
+        )
     }
 
     /// `ensure_indexes(store)` and `ensure_validator(store)`.

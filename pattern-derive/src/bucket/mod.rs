@@ -250,60 +250,42 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
     let mut methods = vec![
         series.push(),
         series.push_many(),
-        w.keyed(Method {
-            params: quote!(n: u64,),
-            ret: quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>),
-            args: quote!(n,),
-            ..Method::op("page")
-        }),
+        w.keyed(
+            Method::op("page")
+                .takes(quote!(n: u64,), quote!(n,))
+                .ret(quote!(::core::option::Option<::pattern_core::bucket::Page<#item_ret>>)),
+        ),
         w.stream("pages", quote!(::pattern_core::bucket::Page<#item_ret>)),
         series.items(),
         series.all_items(quote!(::std::vec::Vec<#item_ret>)),
     ];
     if time {
-        methods.push(w.time_range_stream(Method {
-            ret: quote!(#item_ret),
-            ..Method::op("range")
-        }));
+        methods.push(w.time_range_stream(Method::op("range").ret(quote!(#item_ret))));
     }
     methods.extend([
-        w.keyed(Method {
-            params: quote!(n: usize,),
-            ret: quote!(::std::vec::Vec<#item_ret>),
-            args: quote!(n,),
-            ..Method::op("latest")
-        }),
+        w.keyed(
+            Method::op("latest")
+                .takes(quote!(n: usize,), quote!(n,))
+                .ret(quote!(::std::vec::Vec<#item_ret>)),
+        ),
         series.counts(),
     ]);
     if let Some(summary) = summary {
-        methods.push(w.keyed(Method {
-            params: quote!(range: #date_range,),
-            ret: quote!(#summary),
-            args: quote!(range,),
-            ..Method::op("summary")
-        }));
+        methods.push(
+            w.keyed(
+                Method::op("summary")
+                    .takes(quote!(range: #date_range,), quote!(range,))
+                    .ret(quote!(#summary)),
+            ),
+        );
     }
     methods.extend([
-        w.render(Method {
-            params: quote!(items: &[(#key_param, #item_param)],),
-            ret: quote!(u64),
-            args: quote!(items,),
-            ..Method::op("ingest")
-        }),
-        w.render(Method {
-            ret: quote!(u64),
-            ..Method::op("backfill")
-        }),
+        w.render(Method::op("ingest").takes(quote!(items: &[(#key_param, #item_param)],), quote!(items,)).ret(quote!(u64))),
+        w.render(Method::op("backfill").ret(quote!(u64))),
         series.analyze(
             quote!(::pattern_core::adopt::BucketAnalysis),
         ),
-        w.render(Method {
-            module: Some("adopt::bucket"),
-            params: quote!(from: &::pattern_core::adopt::Source<'_>,),
-            ret: quote!(::pattern_core::adopt::BucketAnalysis),
-            args: quote!(from,),
-            ..Method::op("analyze_source")
-        }),
+        w.render(Method::op("analyze_source").in_module("adopt::bucket").takes(quote!(from: &::pattern_core::adopt::Source<'_>,), quote!(from,)).ret(quote!(::pattern_core::adopt::BucketAnalysis))),
         series.verify(
         ),
         series.migrate(

@@ -36,244 +36,168 @@ enum On {
 pub(super) fn methods(id_ty: Option<&TokenStream>, has: Has) -> (Vec<TokenStream>, Vec<String>) {
     let module = quote!(::pattern_core::document);
     let list: [(On, Method); 25] = [
+        (On::Every, Method::op("ensure_indexes").ret(quote!(()))),
+        (On::Every, Method::op("ensure_validator").ret(quote!(()))),
         (
             On::Every,
-            Method {
-                ret: quote!(()),
-                ..Method::op("ensure_indexes")
-            },
+            Method::op("insert").of_self().ret(quote!(())).writes(),
         ),
         (
             On::Every,
-            Method {
-                ret: quote!(()),
-                ..Method::op("ensure_validator")
-            },
+            Method::op("save").of_self().ret(quote!(())).writes(),
         ),
         (
             On::Every,
-            Method {
-                receiver: true,
-                ret: quote!(()),
-                args: quote!(self,),
-                writes: true,
-                ..Method::op("insert")
-            },
+            Method::op("get")
+                .by_id(Q::Own)
+                .ret(quote!(::core::option::Option<Self>)),
         ),
         (
             On::Every,
-            Method {
-                receiver: true,
-                ret: quote!(()),
-                args: quote!(self,),
-                writes: true,
-                ..Method::op("save")
-            },
+            Method::op("update_one")
+                .takes(
+                    quote!(filter: #module::Filter<Self>, update: #module::Update<Self>,),
+                    quote!(filter, update,),
+                )
+                .ret(quote!(bool))
+                .writes(),
         ),
         (
             On::Every,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Own,
-                ret: quote!(::core::option::Option<Self>),
-                args: quote!(id,),
-                ..Method::op("get")
-            },
+            Method::op("delete")
+                .by_id(Q::Own)
+                .ret(quote!(bool))
+                .writes(),
         ),
         (
             On::Every,
-            Method {
-                params: quote!(filter: #module::Filter<Self>, update: #module::Update<Self>,),
-                ret: quote!(bool),
-                args: quote!(filter, update,),
-                writes: true,
-                ..Method::op("update_one")
-            },
-        ),
-        (
-            On::Every,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Own,
-                ret: quote!(bool),
-                args: quote!(id,),
-                writes: true,
-                ..Method::op("delete")
-            },
-        ),
-        (
-            On::Every,
-            Method {
-                shape: Shape::Builder,
-                params: quote!(filter: #module::Filter<Self>,),
-                ret: quote!(#module::Find<Self>),
-                args: quote!(filter,),
-                ..Method::op("find")
-            },
+            Method::op("find")
+                .takes(quote!(filter: #module::Filter<Self>,), quote!(filter,))
+                .shaped(Shape::Builder)
+                .ret(quote!(#module::Find<Self>)),
         ),
         (
             On::Versioned,
-            Method {
-                params: quote!(options: &::pattern_core::adopt::Options<'_>,),
-                ret: quote!(#module::Sweep),
-                args: quote!(options,),
-                writes: true,
-                ..Method::op("migrate")
-            },
+            Method::op("migrate")
+                .takes(
+                    quote!(options: &::pattern_core::adopt::Options<'_>,),
+                    quote!(options,),
+                )
+                .ret(quote!(#module::Sweep))
+                .writes(),
         ),
         (
             On::Computed,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Any,
-                ret: quote!(()),
-                args: quote!(id,),
-                writes: true,
-                ..Method::op("recompute")
-            },
+            Method::op("recompute")
+                .by_id(Q::Any)
+                .ret(quote!(()))
+                .writes(),
         ),
         (
             On::Computed,
-            Method {
-                ret: quote!(::std::vec::Vec<#module::Drift>),
-                ..Method::op("verify")
-            },
+            Method::op("verify").ret(quote!(::std::vec::Vec<#module::Drift>)),
         ),
         (
             On::Subset,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Any,
-                ret: quote!(()),
-                args: quote!(id,),
-                writes: true,
-                ..Method::op("resubset")
-            },
+            Method::op("resubset")
+                .by_id(Q::Any)
+                .ret(quote!(()))
+                .writes(),
         ),
         (
             On::Subset,
-            Method {
-                ret: quote!(::std::vec::Vec<::std::string::String>),
-                ..Method::op("verify_subsets")
-            },
+            Method::op("verify_subsets").ret(quote!(::std::vec::Vec<::std::string::String>)),
         ),
         (
             On::Subset,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Any,
-                ret: quote!(::core::option::Option<::std::vec::Vec<Self>>),
-                args: quote!(id,),
-                ..Method::op("subset")
-            },
+            Method::op("subset")
+                .by_id(Q::Any)
+                .ret(quote!(::core::option::Option<::std::vec::Vec<Self>>)),
         ),
         (
             On::References,
-            Method {
-                ret: quote!(::std::vec::Vec<#module::StaleCopy>),
-                ..Method::op("verify_copies")
-            },
+            Method::op("verify_copies").ret(quote!(::std::vec::Vec<#module::StaleCopy>)),
         ),
         (
             On::References,
-            Method {
-                params: quote!(opts: &::pattern_core::adopt::Options<'_>,),
-                ret: quote!(#module::Repaired),
-                args: quote!(opts,),
-                writes: true,
-                ..Method::op("repair_copies")
-            },
+            Method::op("repair_copies")
+                .takes(
+                    quote!(opts: &::pattern_core::adopt::Options<'_>,),
+                    quote!(opts,),
+                )
+                .ret(quote!(#module::Repaired))
+                .writes(),
         ),
         (
             On::Referenced,
-            Method {
-                params: quote!(opts: &::pattern_core::adopt::Options<'_>,),
-                ret: quote!(#module::Propagated),
-                args: quote!(::core::option::Option::None, opts,),
-                writes: true,
-                ..Method::op("propagate")
-            },
+            Method::op("propagate")
+                .takes(
+                    quote!(opts: &::pattern_core::adopt::Options<'_>,),
+                    quote!(::core::option::Option::None, opts,),
+                )
+                .ret(quote!(#module::Propagated))
+                .writes(),
         ),
         (
             On::Referenced,
-            Method {
-                ret: quote!(::std::vec::Vec<#module::Pending>),
-                ..Method::op("pending_propagations")
-            },
+            Method::op("pending_propagations").ret(quote!(::std::vec::Vec<#module::Pending>)),
         ),
         (
             On::WithHistory,
-            Method {
-                params: quote!(id: &__PatternQ,),
-                q: Q::Own,
-                ret: quote!(::core::option::Option<#module::Revision<Self>>),
-                args: quote!(id,),
-                ..Method::op("get_revision")
-            },
+            Method::op("get_revision")
+                .by_id(Q::Own)
+                .ret(quote!(::core::option::Option<#module::Revision<Self>>)),
         ),
         (
             On::WithHistory,
-            Method {
-                receiver: true,
-                params: quote!(expected: u64,),
-                ret: quote!(()),
-                args: quote!(self, expected,),
-                writes: true,
-                ..Method::op("save_if")
-            },
+            Method::op("save_if")
+                .of_self()
+                .takes(quote!(expected: u64,), quote!(expected,))
+                .ret(quote!(()))
+                .writes(),
         ),
         (
             On::WithHistory,
-            Method {
-                params: quote!(id: &__PatternQ, expected: u64, update: #module::Update<Self>,),
-                q: Q::Own,
-                ret: quote!(()),
-                args: quote!(id, expected, update,),
-                writes: true,
-                ..Method::op("update_if")
-            },
+            Method::op("update_if")
+                .by_id(Q::Own)
+                .takes(
+                    quote!(expected: u64, update: #module::Update<Self>,),
+                    quote!(expected, update,),
+                )
+                .ret(quote!(()))
+                .writes(),
         ),
         (
             On::WithHistory,
-            Method {
-                params: quote!(id: &__PatternQ, expected: u64,),
-                q: Q::Own,
-                ret: quote!(()),
-                args: quote!(id, expected,),
-                writes: true,
-                ..Method::op("delete_if")
-            },
+            Method::op("delete_if")
+                .by_id(Q::Own)
+                .takes(quote!(expected: u64,), quote!(expected,))
+                .ret(quote!(()))
+                .writes(),
         ),
         (
             On::WithHistory,
-            Method {
-                shape: Shape::Stream,
-                params: quote!(id: &__PatternQ,),
-                q: Q::Own,
-                ret: quote!(#module::Revision<Self>),
-                args: quote!(id,),
-                ..Method::op("history")
-            },
+            Method::op("history")
+                .by_id(Q::Own)
+                .shaped(Shape::Stream)
+                .ret(quote!(#module::Revision<Self>)),
         ),
         (
             On::WithHistory,
-            Method {
-                params: quote!(id: &__PatternQ, n: u64,),
-                q: Q::Own,
-                ret: quote!(::core::option::Option<Self>),
-                args: quote!(id, n,),
-                ..Method::op("at_revision")
-            },
+            Method::op("at_revision")
+                .by_id(Q::Own)
+                .takes(quote!(n: u64,), quote!(n,))
+                .ret(quote!(::core::option::Option<Self>)),
         ),
         (
             On::WithHistory,
-            Method {
-                params: quote!(id: &__PatternQ, time: ::pattern_core::__private::bson::DateTime,),
-                q: Q::Own,
-                ret: quote!(::core::option::Option<Self>),
-                args: quote!(id, time,),
-                ..Method::op("as_of")
-            },
+            Method::op("as_of")
+                .by_id(Q::Own)
+                .takes(
+                    quote!(time: ::pattern_core::__private::bson::DateTime,),
+                    quote!(time,),
+                )
+                .ret(quote!(::core::option::Option<Self>)),
         ),
     ];
     let wanted = |on: On| match on {

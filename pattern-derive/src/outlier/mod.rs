@@ -82,12 +82,7 @@ fn methods(w: &Wrappers, item_param: &TokenStream, item_ret: &TokenStream) -> Ve
         adopt: "adopt::outlier",
     };
     let mut methods = vec![
-        w.render(Method {
-            receiver: true,
-            ret: quote!(()),
-            args: quote!(self,),
-            ..Method::op("save")
-        }),
+        w.render(Method::op("save").of_self().ret(quote!(()))),
         series.push(),
         series.push_many(),
         series.keyed(
