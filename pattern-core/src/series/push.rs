@@ -415,30 +415,8 @@ async fn push_many<S: Store, P: IdPrefix + Sync + ?Sized>(
     times: &[i64],
     start: Option<i64>,
 ) -> Result<()> {
-    let mut behind = None;
-    push_many_rolling(store, spec, key, prefix, items, times, start, &mut behind).await?;
-    behind.map_or(Ok(()), Err)
-}
-
-/// Keeps the first error of a roll-up whose items are written: the push goes on.
-fn keep_first(behind: &mut Option<Error>, rolled: Result<()>) {
-    if let Err(e) = rolled {
-        behind.get_or_insert(e);
-    }
-}
-
-/// [`push_many`]'s writes; `behind` keeps the first error of a roll-up whose items are written.
-#[allow(clippy::too_many_arguments)]
-async fn push_many_rolling<S: Store, P: IdPrefix + Sync + ?Sized>(
-    store: &S,
-    spec: &SeriesSpec<'_>,
-    key: &Bson,
-    prefix: &P,
-    items: &[Bson],
-    times: &[i64],
-    start: Option<i64>,
-    behind: &mut Option<Error>,
-) -> Result<()> {
+    // The first error of a roll-up whose items are written: the push goes on, and reports it.
+    let behind = &mut None;
     let coll = spec.collection;
     let done = &mut 0usize;
     // A fill with its roll-up refused at this document and count: its next attempt, when it
@@ -687,7 +665,14 @@ async fn push_many_rolling<S: Store, P: IdPrefix + Sync + ?Sized>(
             e => return Err(e.into()),
         }
     }
-    Ok(())
+    behind.take().map_or(Ok(()), Err)
+}
+
+/// Keeps the first error of a roll-up whose items are written: the push goes on.
+fn keep_first(behind: &mut Option<Error>, rolled: Result<()>) {
+    if let Err(e) = rolled {
+        behind.get_or_insert(e);
+    }
 }
 
 /// A document [`push_many`] opens in its batch: its number and `_id`, its first item and how
