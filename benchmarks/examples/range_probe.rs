@@ -11,9 +11,15 @@
 //! library's hour against the driver's find of the day's `_id` range the library sends (no
 //! mark read there).
 //!
+//! Two more kinds split the library's read between the server and the client: the command
+//! the library sent for the customer's hour (caught by a second, monitored client, untimed),
+//! sent again by `run_command`, and its pipeline by the driver's `aggregate` read as raw bytes:
+//! the library's read less the latter is its own work on the client.
+//!
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example range_probe`
 //! (`RANGE_PROBE_TRADES`, default 300,000; `RANGE_PROBE_ROUNDS`, reads of each kind, default
-//! 200).
+//! 200; `RANGE_PROBE_ONLY=k`, kind `k` alone, in the order printed from 0, to profile it;
+//! `RANGE_PROBE_KEEP=1` keeps the database).
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +27,7 @@ use bson::{doc, DateTime, Document, RawDocumentBuf};
 use futures::TryStreamExt;
 use mongodb::Collection;
 use pattern_bench::{market_trade, median, DailyHistory, History, Trade, MARKET_T0};
+use pattern_core::store::MongoStore;
 
 const CUSTOMERS: i64 = 1_000;
 const STEP: i64 = 6_000;
@@ -74,7 +81,24 @@ async fn main() {
         "driver find {_id: {$gte, $lt}}, raw",
         "the mark alone",
         "the floor (an absent _id)",
+        "the library's command, sent again by the driver (`run_command`)",
+        "the library's pipeline, by the driver's `aggregate`, raw",
     ];
+    // A second client on the same database whose commands are kept: what the library sends for
+    // a customer's hour, to send again as it is (the library's work on the client apart).
+    let sent: std::sync::Arc<std::sync::Mutex<Vec<Document>>> = Default::default();
+    let spy = {
+        let sink = sent.clone();
+        let mut opts = pattern_tests::client_options().await;
+        pattern_tests::monitor(&mut opts, move |ev| {
+            if let mongodb::event::command::CommandEvent::Started(s) = ev {
+                if matches!(s.command_name.as_str(), "aggregate" | "find") {
+                    sink.lock().unwrap().push(s.command);
+                }
+            }
+        });
+        MongoStore::with_options(opts, db.name()).expect("client")
+    };
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     let rounds: i64 = std::env::var("RANGE_PROBE_ROUNDS")
         .ok()
@@ -83,27 +107,41 @@ async fn main() {
     for round in 0..rounds {
         let c = (round * 7919) % CUSTOMERS;
         let (a, b) = (format!("{c}_{lo}"), format!("{c}_{hi}"));
+        // The library's command for this customer's hour, untimed (not when another kind is
+        // read alone).
+        let replayed = std::env::var("RANGE_PROBE_ONLY").map_or(true, |k| k == "5" || k == "6");
+        let command = if !replayed {
+            Document::new()
+        } else {
+            sent.lock().unwrap().clear();
+            hour(&spy, by_day, c, from).await;
+            let mut cmd = sent.lock().unwrap().pop().expect("the library's command");
+            for f in [
+                "lsid",
+                "$clusterTime",
+                "$db",
+                "$readPreference",
+                "txnNumber",
+            ] {
+                cmd.remove(f);
+            }
+            if round == 0 {
+                println!("the library's command: {cmd}");
+            }
+            cmd
+        };
         for turn in 0..names.len() {
             let k = (round as usize + turn) % names.len();
+            // `RANGE_PROBE_ONLY=k`: that kind alone (to profile it).
+            let only = std::env::var("RANGE_PROBE_ONLY").ok();
+            if only.is_some_and(|o| o != k.to_string()) {
+                continue;
+            }
             let t = Instant::now();
             match k {
                 0 => {
-                    let range = DateTime::from_millis(from)..DateTime::from_millis(from + HOUR);
                     // An hour holds a customer's trade or none (one every 100 minutes).
-                    let got: Vec<Trade> = match by_day {
-                        true => {
-                            (pattern_core::bucket::range::<DailyHistory, _, _>(&store, &c, range))
-                                .try_collect()
-                                .await
-                        }
-                        false => {
-                            (pattern_core::bucket::range::<History, _, _>(&store, &c, range))
-                                .try_collect()
-                                .await
-                        }
-                    }
-                    .unwrap();
-                    assert!(got.len() <= 1);
+                    assert!(hour(&store, by_day, c, from).await.len() <= 1);
                 }
                 1 => {
                     let f = doc! {"_id": {"$gte": &a, "$lt": &b}};
@@ -120,19 +158,62 @@ async fn main() {
                 3 => {
                     marks.find_one(doc! {"_id": name}).await.unwrap().unwrap();
                 }
-                _ => {
+                5 => {
+                    let reply = db.run_command(command.clone()).await.unwrap();
+                    let batch = reply
+                        .get_document("cursor")
+                        .unwrap()
+                        .get_array("firstBatch");
+                    assert!(!batch.unwrap().is_empty());
+                }
+                4 => {
                     let none = coll
                         .find_one(doc! {"_id": format!("{c}_absent")})
                         .await
                         .unwrap();
                     assert!(none.is_none());
                 }
+                6 => {
+                    let pipeline: Vec<Document> = (command.get_array("pipeline").unwrap().iter())
+                        .map(|s| s.as_document().unwrap().clone())
+                        .collect();
+                    let got: Vec<RawDocumentBuf> = (raw.aggregate(pipeline))
+                        .with_type::<RawDocumentBuf>()
+                        .batch_size(100_000)
+                        .await
+                        .unwrap()
+                        .try_collect()
+                        .await
+                        .unwrap();
+                    assert!(!got.is_empty());
+                }
+                _ => unreachable!(),
             }
             times[k].push(t.elapsed());
         }
     }
-    for (name, t) in names.iter().zip(times) {
+    for (name, t) in names.iter().zip(times).filter(|(_, t)| !t.is_empty()) {
         println!("| {name} | {:.3} ms |", median(t).as_secs_f64() * 1e3);
     }
-    db.drop().await.ok();
+    if std::env::var("RANGE_PROBE_KEEP").is_err() {
+        db.drop().await.ok();
+    }
+}
+
+/// The library's read of customer `c`'s hour from `from`, in the layout asked for.
+async fn hour(store: &MongoStore, by_day: bool, c: i64, from: i64) -> Vec<Trade> {
+    let range = DateTime::from_millis(from)..DateTime::from_millis(from + HOUR);
+    match by_day {
+        true => {
+            (pattern_core::bucket::range::<DailyHistory, _, _>(store, &c, range))
+                .try_collect()
+                .await
+        }
+        false => {
+            (pattern_core::bucket::range::<History, _, _>(store, &c, range))
+                .try_collect()
+                .await
+        }
+    }
+    .unwrap()
 }
