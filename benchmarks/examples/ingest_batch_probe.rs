@@ -109,10 +109,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let n: i64 = std::env::var("INGEST_BATCH_PROBE_TRADES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300_000);
+    let n: i64 = pattern_bench::env_number("INGEST_BATCH_PROBE_TRADES", 300_000);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let on = seen.clone();
     // The driver's command monitoring converts every command to a `Document` for its event,

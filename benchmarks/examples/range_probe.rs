@@ -35,10 +35,7 @@ const HOUR: i64 = 3_600_000;
 
 #[tokio::main]
 async fn main() {
-    let n: i64 = std::env::var("RANGE_PROBE_TRADES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300_000);
+    let n: i64 = pattern_bench::env_number("RANGE_PROBE_TRADES", 300_000);
     let store = pattern_tests::mongo_store("range_probe").await;
     let db = store.database().clone();
     let trades: Vec<(i64, Trade)> = (0..n)
@@ -100,10 +97,7 @@ async fn main() {
         MongoStore::with_options(opts, db.name()).expect("client")
     };
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
-    let rounds: i64 = std::env::var("RANGE_PROBE_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let rounds: i64 = pattern_bench::env_number("RANGE_PROBE_ROUNDS", 200);
     for round in 0..rounds {
         let c = (round * 7919) % CUSTOMERS;
         let (a, b) = (format!("{c}_{lo}"), format!("{c}_{hi}"));

@@ -17,6 +17,15 @@ pub fn scale<T>(full: T, smoke: T) -> T {
     }
 }
 
+/// The number in environment variable `name` (a probe's setting), or `default` when it is unset
+/// or not one.
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The median of `v` (the upper one of an even count).
 pub fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
     v.sort();
