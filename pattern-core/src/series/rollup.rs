@@ -4,10 +4,9 @@
 //! aggregates under the buckets' names). Every write of items adds them to it: a push in the
 //! same command (one round trip, [`Store::push_open_then`]); an ingest, and each write of a
 //! `push_many`, in the ordered batch right after the key's writes ([`Store::write_batch_over`],
-//! [`write_rolled`]). Found by `_id` alone, in a
-//! collection with no other index: the cheapest write a server has (an upsert by key and order
-//! among the buckets, as an older version kept them, costs about three times as much on the
-//! test server: BENCHMARKS section 8).
+//! [`write_rolled`]). Found by `_id` alone, in a collection with no other index: the cheapest
+//! write a server has (an upsert by key and order among the buckets, as an older version kept
+//! them, costs about three times as much on the test server: BENCHMARKS section 8).
 //!
 //! A roll-up is trusted only while the collection's mark in
 //! [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS) lists the same aggregates: set by a
