@@ -29,6 +29,9 @@ pub(crate) struct Context<'a> {
     pub bars: &'a Bars,
 }
 
+/// How long the command waits for the driver's shutdown once it is done.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Connects to the server and runs the command.
 pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
     let Some(uri) = cli.uri.filter(|u| !u.trim().is_empty()) else {
@@ -69,8 +72,11 @@ pub(crate) async fn run(cli: Cli) -> Result<Outcome, Failure> {
     };
     // Let the driver finish what it still has under way (the abort of a transaction that an
     // error dropped, the sessions to end) before the runtime goes: its tasks cut off at exit
-    // panic, on stderr, before the command's own `error:` line.
-    store.database().client().clone().shutdown().await;
+    // panic, on stderr, before the command's own `error:` line. Bounded: the driver's shutdown
+    // can wait forever on a task that never ends (against an unreachable server, about one run
+    // in 360 under load: the process idle, no timer set), and then the command ends without it.
+    let client = store.database().client().clone();
+    let _ = tokio::time::timeout(SHUTDOWN_WAIT, client.shutdown()).await;
     let out = out?;
     bars.finish();
     Ok(out)
