@@ -250,7 +250,44 @@ async fn an_ingest_continues_the_series_by_value(store: AnyStore) {
     assert!(v.is_clean(), "{v:?}");
 }
 
+/// A `push_many` by a process that has not seen the key fills the open bucket another program
+/// rewrote with its key a Double and its count an Int32 (as pymongo stores a small number):
+/// the fill's condition on the count holds by value, the fill and its roll-up go in one batch,
+/// and the series and its roll-up stay exact.
+async fn push_many_fills_a_bucket_counted_in_another_number_type(store: AnyStore) {
+    mixed_series(&store).await;
+    bucket::push::<Ticks, _, _>(&store, &5, &tick(9))
+        .await
+        .unwrap();
+    let open = || Filter::and([Filter::eq("device", 5_i64), Filter::eq("page", 5_i64)]);
+    raw_set(&store, "ticks", open(), "count", Bson::Int32(1)).await;
+    raw_set(&store, "ticks", open(), "device", forms(5)[2].clone()).await;
+    store.extensions().forget();
+    let more: Vec<Tick> = (10..=14).map(tick).collect();
+    bucket::push_many::<Ticks, _, _>(&store, &5, &more)
+        .await
+        .unwrap();
+    let items = bucket::all_items::<Ticks, _, _>(&store, &5).await.unwrap();
+    assert_eq!(items, (1..=14).map(tick).collect::<Vec<_>>());
+    let filled = store
+        .find("ticks", &open(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(filled.len(), 1);
+    assert_eq!(
+        pattern_tests::as_int(filled[0].get("count").unwrap()),
+        Some(2)
+    );
+    let total = bucket::summary::<Ticks, _, _>(&store, &5, ..)
+        .await
+        .unwrap();
+    assert_eq!(total.items, 14);
+    let v = bucket::verify::<Ticks, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
 on_both_stores!(
+    push_many_fills_a_bucket_counted_in_another_number_type,
     an_ingest_continues_the_series_by_value,
     a_series_verifies_as_one_key,
     backfill_rolls_up_one_key,
