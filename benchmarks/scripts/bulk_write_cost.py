@@ -7,7 +7,7 @@ collection with a bucket series' five indexes; 1,000 roll-up upserts by `_id` in
 of their own; 1,000 fills of open buckets by `_id` (`$push`, `$inc`). Each kind sent both ways
 in turn, the order alternating, 14 rounds; medians of the rounds after the first two.
 
-Then an ingest batch with roll-ups (`Store::write_batch_then`): 1,000 bucket inserts and 1,000
+Then an ingest batch with roll-ups (`Store::write_batch_over`): 1,000 bucket inserts and 1,000
 roll-up upserts as one `bulkWrite` over both collections, as the `insert` and `update` commands
 outside a transaction, and as those commands in one transaction (the design TEST-SERVER.md T30
 rules out here), the three in a random order each round, medians of the rounds after the first
@@ -16,26 +16,16 @@ two.
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/bulk_write_cost.py (needs pymongo
 4.9 or later, for `MongoClient.bulk_write`).
 """
-import datetime, os, random, statistics, time
+import os, random, statistics, time
+from bucket_docs import bucket, create_indexes
 from pymongo import MongoClient, InsertOne, UpdateOne
 
 c = MongoClient(os.environ["MONGODB_URI"])
 c.drop_database("bulk_write_cost")
 db = c["bulk_write_cost"]
-T0 = datetime.datetime(2024, 1, 1)
 for v in ("bulk", "cmd"):
     b = db[v]
-    b.create_index([("customerId", 1), ("page", -1), ("_id", -1)], partialFilterExpression={"count": {"$lt": 10}})
-    b.create_index([("customerId", 1), ("bounded", 1), ("date_max", 1), ("date_min", 1)])
-    b.create_index([("customerId", 1), ("page", -1)], unique=True, partialFilterExpression={"page": {"$exists": True}})
-    b.create_index([("customerId", 1), ("page", 1), ("_id", 1)])
-
-def bucket(k, page, n):
-    items = [{"type": "buy", "ticker": "MDB", "qty": random.randint(1, 999), "price": 250.0,
-              "date": T0 + datetime.timedelta(minutes=page * 100 + i)} for i in range(n)]
-    return {"_id": "%d_%d" % (k, 1_700_000_000 + page * 10_000), "customerId": k, "bounded": True,
-            "count": n, "date_min": items[0]["date"], "date_max": items[-1]["date"], "history": items,
-            "page": page, "qty_sum": sum(i["qty"] for i in items), "summarized": ["qty_sum"]}
+    create_indexes(b)
 
 def inserts(r):
     return [bucket(k, 2 * r, 10) for k in range(1000)]

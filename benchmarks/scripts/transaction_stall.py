@@ -12,27 +12,17 @@ waits 60 s and fails with `InternalError` "transaction already closed".
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/transaction_stall.py [ROUNDS]
 (default 140; about 40 minutes once the stall begins).
 """
-import datetime, os, random, sys, time
+import os, sys, time
+from bucket_docs import bucket, create_indexes
 from pymongo import MongoClient, UpdateOne
 
 c = MongoClient(os.environ["MONGODB_URI"])
 c.drop_database("transaction_stall")
 db = c["transaction_stall"]
-T0 = datetime.datetime(2024, 1, 1)
 b = db["b"]
-b.create_index([("customerId", 1), ("page", -1), ("_id", -1)], partialFilterExpression={"count": {"$lt": 10}})
-b.create_index([("customerId", 1), ("bounded", 1), ("date_max", 1), ("date_min", 1)])
-b.create_index([("customerId", 1), ("page", -1)], unique=True, partialFilterExpression={"page": {"$exists": True}})
-b.create_index([("customerId", 1), ("page", 1), ("_id", 1)])
+create_indexes(b)
 rolls = db["b.rollups"]
 rolls.insert_one({"_id": -1})
-
-def bucket(k, page, n):
-    items = [{"type": "buy", "ticker": "MDB", "qty": random.randint(1, 999), "price": 250.0,
-              "date": T0 + datetime.timedelta(minutes=page * 100 + i)} for i in range(n)]
-    return {"_id": "%d_%d" % (k, 1_700_000_000 + page * 10_000), "customerId": k, "bounded": True,
-            "count": n, "date_min": items[0]["date"], "date_max": items[-1]["date"], "history": items,
-            "page": page, "qty_sum": sum(i["qty"] for i in items), "summarized": ["qty_sum"]}
 
 for r in range(int(sys.argv[1]) if len(sys.argv) > 1 else 140):
     docs = [bucket(k, r, 10) for k in range(1000)]
