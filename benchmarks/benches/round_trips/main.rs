@@ -231,7 +231,7 @@ async fn main() {
             format!("  beside them, the width growing with the first bucket ({widened})"),
             widened.max(1),
             marks,
-            Want::Exactly(repeated(&["update pattern_bounded"], widened)),
+            Want::Exactly(repeated(&["findAndModify pattern_bounded"], widened)),
         ));
         let opens = pushes / 10 - 1;
         rows.push(Row::new(
@@ -470,7 +470,7 @@ async fn main() {
         "bucket ingest, 1,000 items over 1,000 keys this store knows (the first fills widen)",
         1,
         &log,
-        &["update pattern_bounded", "update"],
+        &["findAndModify pattern_bounded", "update"],
     ));
     // Rounds 2 and 3 widen it again (each side grows to 1.5x what the fills need); round 4
     // does not.

@@ -61,7 +61,7 @@ pub use archive::{
 pub use ingest::{ingest, INGEST_BATCH};
 pub(crate) use rollup::{keys as rollup_keys, rollup_in_line};
 pub use summary::{backfill, summary};
-pub use time::{latest, range};
+pub use time::{latest, lease_width, range};
 pub use totals::{Number, Totals};
 
 /// A type stored with the bucket pattern. Derive it with `#[derive(Bucket)]`.

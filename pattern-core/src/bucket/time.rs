@@ -238,17 +238,31 @@ async fn by_width<S: Store>(
     let coll = spec.collection;
     let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
     let (opts, fields) = with_overlap_fields(spec, opts.clone())?;
+    // Within a lease on the width (`series::lease`): the range alone, counted only when its
+    // reply arrives while the lease is trusted still.
+    if let Some(trust) = series::lease::trusted(store, coll) {
+        let Some(ids) = span.width_ids(spec, width, key)? else {
+            return Ok(None);
+        };
+        let docs = store.find_raw(coll, &ids, &opts).await?;
+        if trust.holds() {
+            return Ok(Some(keep_overlapping(coll, docs, overlap, fields)?));
+        }
+    }
     loop {
         let Some(ids) = span.width_ids(spec, width, key)? else {
             return Ok(None);
         };
+        let sent = series::lease::Sent::now();
         let (docs, then) =
             (store.find_raw_then(coll, &ids, &opts, BOUNDED_COLLECTIONS, &mark)).await?;
         let now = then.as_ref().and_then(series::width::of_mark);
+        let lease = then.as_ref().map_or(0, series::lease::of_mark);
         let memo = series::memo(store);
         match now {
             Some(now) if width.covers(now) => {
-                return Ok(Some(keep_overlapping(coll, docs, overlap, fields)?))
+                series::lease::trust(store, coll, sent, lease);
+                return Ok(Some(keep_overlapping(coll, docs, overlap, fields)?));
             }
             Some(now) => {
                 let now = now.max(width);
@@ -256,6 +270,7 @@ async fn by_width<S: Store>(
                     width: Some(now),
                     ..m
                 });
+                series::lease::learned(store, coll, lease);
                 width = now;
             }
             // The width no longer kept (or the mark not read): the overlap alone. This
@@ -340,6 +355,53 @@ where
     items_in::<B>(op, spec, span, async move {
         let (bounded, unbounded) = overlapping(store, &spec, &key, span, Vec::new()).await?;
         in_push_order(&spec, bounded, unbounded)
+    })
+}
+
+/// Lets range reads of a series without a span skip the collection's mark for a while: a
+/// lease of `lease` on the collection's width, kept in its mark.
+///
+/// A [`range`] read of buckets not cut by span scans the `_id` range of the widest bucket the
+/// collection has (its width) and reads the collection's mark in the same command, to learn
+/// whether a push widened it meanwhile. With a lease, a reader that read the mark trusts the
+/// width it found for nine tenths of `lease` and sends the `_id` range alone (one `find`),
+/// and writers wait instead: a push returns only once its process has known the width it
+/// relies on for a whole `lease`. So a process's first push to the collection, and every push
+/// that widens it (a few, early in a collection's life), take `lease` longer; the rest wait
+/// for nothing. A read still finds every item whose push returned before it began.
+///
+/// Take it only when every program writing the collection runs a version that knows it, on
+/// Tokio (the waits are Tokio's timers), with clocks that run at rates within a tenth of each
+/// other; a reader whose machine slept, or whose wall clock was set back, reads the mark again.
+/// A lease only grows: a shorter one than the collection's changes nothing, and none can be
+/// taken back. One write (the collection's indexes and mark first, once per process).
+///
+/// # Errors
+///
+/// [`store::Error::InvalidInput`](crate::store::Error::InvalidInput) for a series that keeps no
+/// width (cut by `span`, or without `time`), and for a lease outside 1 ms to 60 s; the store's
+/// errors otherwise.
+pub async fn lease_width<B: Bucket + ?Sized, S: Store>(
+    store: &S,
+    lease: std::time::Duration,
+) -> Result<()> {
+    crate::observe::traced_op!(bucket.lease_width, store, B::SPEC.collection, async {
+        let spec = B::SPEC.series();
+        if !series::width::kept_for(&spec) || spec.span_bounds().is_some() {
+            return Err(Error::invalid(format!(
+                "`{}` keeps no width to lease: only buckets with `time` and no `span` are read \
+                 by it",
+                spec.collection
+            )));
+        }
+        let ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        if !(1..=series::lease::MAX_LEASE_MS).contains(&ms) {
+            return Err(Error::invalid(format!(
+                "a width lease must be from 1 ms to 60 s, got {lease:?}"
+            )));
+        }
+        super::ensure_indexes::<B, S>(store).await?;
+        series::lease::set(store, spec.collection, ms).await
     })
 }
 

@@ -90,6 +90,8 @@ impl SeriesSpec<'_> {
                         let span = super::width::Width::both(span.2);
                         if !width.covers(span) && super::width::kept_for(self) {
                             super::width::raise(store, self.collection, span).await?;
+                            // Its buckets rely on it (`series::lease`).
+                            super::lease::settle(store, self.collection, span).await;
                         }
                     }
                 }
@@ -168,6 +170,10 @@ impl SeriesSpec<'_> {
                 numbered: m.get_bool(NUMBERED_FIELD) == Ok(true),
                 old_rollup: m.get(OLD_ROLLUP_MARK).is_some(),
                 width: super::width::of_mark(m).filter(|_| all_bounded),
+                lease: super::memo::Lease {
+                    ms: super::lease::of_mark(m),
+                    ..Default::default()
+                },
             }
         });
         memo(store).set_bounds_mark(coll, mark);

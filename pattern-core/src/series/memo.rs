@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use bson::Bson;
 
@@ -160,6 +161,32 @@ pub(crate) struct BoundsMark {
     /// `None`: not kept (a collection the library did not create, or one a write could not
     /// keep it for).
     pub(crate) width: Option<Width>,
+    /// The lease on the width, in milliseconds (the mark's `width_lease`; 0: none), and what
+    /// this process holds of it (`series::lease`).
+    pub(crate) lease: Lease,
+}
+
+/// `new`, with the time this process learned its width set when the width is not `old`'s.
+fn stamped(old: BoundsMark, mut new: BoundsMark) -> BoundsMark {
+    if new.width != old.width {
+        new.lease.width_since = Some(Instant::now());
+    }
+    new
+}
+
+/// What a process knows of a collection's width lease (`series::lease`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Lease {
+    /// The lease, in milliseconds, as the mark held it when this process last learned the width
+    /// (it only grows): 0, none.
+    pub(crate) ms: i64,
+    /// When this process learned the width it holds: set by the memo whenever that changes.
+    pub(crate) width_since: Option<Instant>,
+    /// A width the mark has held for a whole lease, by this process's clock: a push within it
+    /// waits for nothing.
+    pub(crate) settled: Width,
+    /// Until when a range read may scan by the width without reading the mark.
+    pub(crate) trusted: Option<super::lease::Trust>,
 }
 
 /// How far a collection's items lie from their bucket's `_id` second, in milliseconds: after
@@ -236,14 +263,14 @@ impl SeriesMemo {
     ) {
         let mut known = lock(&self.bounded);
         if let Some(entry) = known.iter_mut().find(|(c, _)| c == coll) {
-            entry.1 = change(entry.1);
+            entry.1 = stamped(entry.1, change(entry.1));
         }
     }
     pub(crate) fn set_bounds_mark(&self, coll: &str, mark: BoundsMark) {
         let mut known = lock(&self.bounded);
         match known.iter_mut().find(|(c, _)| c == coll) {
-            Some(entry) => entry.1 = mark,
-            None => known.push((coll.to_owned(), mark)),
+            Some(entry) => entry.1 = stamped(entry.1, mark),
+            None => known.push((coll.to_owned(), stamped(BoundsMark::default(), mark))),
         }
     }
     /// What is remembered of `key`'s next document in `coll`.

@@ -18,6 +18,7 @@
 
 mod ids;
 mod indexes;
+pub(crate) mod lease;
 mod memo;
 pub(crate) use ids::{parse_bucket_id, PrefixOf};
 pub(crate) use indexes::{

@@ -22,6 +22,7 @@
 
 use bson::{Bson, Document};
 
+use super::lease::LEASE_FIELD;
 use super::memo::BoundsMark;
 pub(crate) use super::memo::Width;
 use crate::codec::as_int;
@@ -106,12 +107,18 @@ pub(crate) async fn admit<S: Store>(
     let Some(width) = spec.bounds_mark(store).await?.width else {
         return Ok(None);
     };
-    if width.covers(need) {
-        return Ok(Some(width));
-    }
-    let wider = width.grown(need);
-    raise(store, spec.collection, wider).await?;
-    Ok(Some(wider))
+    let width = match width.covers(need) {
+        true => width,
+        false => {
+            let wider = width.grown(need);
+            raise(store, spec.collection, wider).await?;
+            wider
+        }
+    };
+    // Where the width is leased, not before every reader that may trust a narrower one has
+    // stopped (`series::lease`).
+    super::lease::settle(store, spec.collection, width).await;
+    Ok(Some(width))
 }
 
 /// Raises `coll`'s width to at least `wider` (one write; the mark keeps the larger).
@@ -122,7 +129,8 @@ pub(crate) async fn raise<S: Store>(store: &S, coll: &str, wider: Width) -> Resu
         width: m.width.map(|w| w.max(wider)),
         ..m
     })
-    .await
+    .await?;
+    Ok(())
 }
 
 /// Stops keeping `coll`'s width (a write that cannot keep its buckets within one): reads then
@@ -132,7 +140,10 @@ pub(crate) async fn forget<S: Store>(store: &S, coll: &str) -> Result<()> {
         unset: WIDTH_FIELDS.map(Into::into).to_vec(),
         ..Update::default()
     };
-    write_known_mark(store, coll, update, |m| BoundsMark { width: None, ..m }).await
+    let lease = write_known_mark(store, coll, update, |m| BoundsMark { width: None, ..m }).await?;
+    // No reader trusts the width once this returns (`series::lease`).
+    super::lease::wait_out(lease).await;
+    Ok(())
 }
 
 /// How far the times `lo..=hi` lie from the second `start` (epoch milliseconds of a bucket's
@@ -239,17 +250,24 @@ async fn known<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Option<Widt
 
 /// Writes `update` to `coll`'s mark (no `upsert`: the collection's creator wrote it), then
 /// remembers the change over what this process knows of it, when it knows it (not over a mark
-/// it forgot meanwhile, which its next use reads again).
+/// it forgot meanwhile, which its next use reads again), with the lease the mark holds after
+/// it (`series::lease`: learned with every width). Returns that lease (the larger of the
+/// mark's and what this process knew).
 async fn write_known_mark<S: Store>(
     store: &S,
     coll: &str,
     mut update: Update,
     change: impl FnOnce(BoundsMark) -> BoundsMark,
-) -> Result<()> {
+) -> Result<i64> {
     let mark = Filter::Eq("_id".into(), Bson::String(coll.into()));
-    (store.update_one(BOUNDED_COLLECTIONS, &mark, &mut update, false)).await?;
-    super::memo(store).change_bounds_mark(coll, change);
-    Ok(())
+    let fields = [LEASE_FIELD];
+    let after = store.update_returning(BOUNDED_COLLECTIONS, &mark, &mut update, &fields);
+    let lease = (after.await?).as_ref().map_or(0, super::lease::of_mark);
+    let memo = super::memo(store);
+    memo.change_bounds_mark(coll, change);
+    super::lease::learned(store, coll, lease);
+    let known = memo.bounds_mark(coll).map_or(0, |m| m.lease.ms);
+    Ok(lease.max(known))
 }
 
 #[cfg(test)]

@@ -20,10 +20,11 @@ async fn mongo_push_and_page_round_trips() {
     }
     // Each push is one `update`, the seed's conditional upsert, also the 100 that open a
     // bucket (size 3): the store knows the next page number from its earlier pushes. Beside
-    // them, the collection's width grows while the first buckets fill, one `update` of its
-    // mark each time (`series::width`), and then no more.
+    // them, the collection's width grows while the first buckets fill, one `findAndModify` of
+    // its mark each time (`series::width`: the write returns the mark's lease), and then no
+    // more.
     assert_eq!(log.count("update"), 300, "{:?}", log.names());
-    let raises = log.count("update pattern_bounded");
+    let raises = log.count("findAndModify pattern_bounded");
     assert!((1..=3).contains(&raises), "{:?}", log.names());
     assert!(
         (log.names()[100..]).iter().all(|n| n == "update"),
@@ -222,8 +223,8 @@ async fn mongo_same_second_burst_round_trips() {
             .await
             .unwrap();
     }
-    // The collection's width takes the second once (its mark's `update`, first).
-    let mut want = vec!["update pattern_bounded"];
+    // The collection's width takes the second once (its mark's `findAndModify`, first).
+    let mut want = vec!["findAndModify pattern_bounded"];
     want.extend(["update"; 11]);
     assert_eq!(log.names(), want);
     store.extensions().forget();

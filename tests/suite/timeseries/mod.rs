@@ -192,6 +192,19 @@ fn date(ms: i64) -> DateTime {
     DateTime::from_millis(ms)
 }
 
+/// A new process's store over the same data: on MongoDB a store over the same database that
+/// has seen nothing (the in-memory store is its data and its memory: another task of the same process).
+pub(super) async fn new_process(store: &AnyStore) -> AnyStore {
+    match store {
+        AnyStore::Mongo(m) => {
+            let routed = m.routes_by_shard_key().await.unwrap();
+            let fresh = pattern_core::store::MongoStore::new(m.database().clone());
+            AnyStore::Mongo(fresh.with_routing(routed))
+        }
+        other => other.clone(),
+    }
+}
+
 /// Trade `i`, of quantity `qty` (sums near Int64's ends), at `T0 + i` ms.
 fn sized(i: i64, qty: i64) -> Trade {
     Trade {

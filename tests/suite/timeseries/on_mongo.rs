@@ -543,3 +543,45 @@ async fn a_thousand_items_over_a_thousand_keys_is_one_command() {
     }
     let _ = store.database().drop().await;
 }
+
+/// With a lease on the width (`bucket::lease_width`), a range read that follows one that read
+/// the mark is the `_id` range alone, one `find`; the first read of a process reads the mark
+/// (one `aggregate`), and so does a read once the trust it gives has run out. A process's
+/// first push relies on a width it has just learned: it returns a whole lease later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leased_range_read_is_one_find() {
+    use std::time::{Duration, Instant};
+    let (store, log) = recording_mongo_store("ts_lease_read").await;
+    for n in 0..30 {
+        bucket::push::<Ticks, _, _>(&store, &1, &tick(n))
+            .await
+            .unwrap();
+    }
+    let lease = Duration::from_secs(2);
+    bucket::lease_width::<Ticks, _>(&store, lease).await.unwrap();
+    let read = || async {
+        let window = date(T0 + 5 * 60_000)..date(T0 + 15 * 60_000);
+        (bucket::range::<Ticks, _, _>(&store, &1, window).map_ok(|t| t.n))
+            .try_collect::<Vec<i64>>()
+            .await
+            .unwrap()
+    };
+    let names = || commands(&log).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    names();
+    let want: Vec<i64> = (5..15).collect();
+    assert_eq!(read().await, want);
+    assert_eq!(names(), ["aggregate"], "the read that learns the width");
+    assert_eq!(read().await, want);
+    assert_eq!(names(), ["find"], "a read within the lease");
+    tokio::time::sleep(lease).await;
+    assert_eq!(read().await, want);
+    assert_eq!(names(), ["aggregate"], "a read once the trust ran out");
+    // Another process's first push.
+    let other = pattern_tests::second_client(&store).await;
+    let started = Instant::now();
+    bucket::push::<Ticks, _, _>(&other, &1, &tick(30))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= lease, "{:?}", started.elapsed());
+    let _ = store.database().drop().await;
+}

@@ -328,19 +328,6 @@ async fn a_roll_up_another_program_broke_loses_no_item(store: AnyStore) {
     assert_summaries(&store, &all).await;
 }
 
-/// A new process's store over the same data: on MongoDB a store over the same database that
-/// has seen nothing (the in-memory store is its data: there a kill cannot fall inside a write).
-async fn new_process(store: &AnyStore) -> AnyStore {
-    match store {
-        AnyStore::Mongo(m) => {
-            let routed = m.routes_by_shard_key().await.unwrap();
-            let fresh = pattern_core::store::MongoStore::new(m.database().clone());
-            AnyStore::Mongo(fresh.with_routing(routed))
-        }
-        other => other.clone(),
-    }
-}
-
 /// Drops `task` after `after`, then waits up to 10 s for `verify` to come clean: what was sent
 /// carries on without the client for a while (a `bulkWrite` the server is still applying).
 async fn killed_then_clean<T: Send + 'static>(

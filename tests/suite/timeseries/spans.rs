@@ -7,7 +7,7 @@
 use super::*;
 
 /// [`Trades`] cut into days.
-struct Daily;
+pub(super) struct Daily;
 impl Bucket for Daily {
     type Key = i64;
     type Item = Trade;
