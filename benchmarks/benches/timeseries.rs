@@ -94,7 +94,18 @@ async fn run() {
     let slow_reads: usize = scale(5, 3);
     // One trade every 6 s overall: each customer about one every 1.7 h (full scale).
     let step = 6_000;
-    let store = pattern_tests::mongo_store("bench_timeseries").await;
+    // Counting the `aggregate`s on the buckets' collection: a range read without a span that
+    // reads the collection's mark sends one, a read within the width's lease a `find`.
+    let marked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = marked.clone();
+    let store = pattern_tests::monitored_mongo_store("bench_timeseries", move |ev| {
+        if let mongodb::event::command::CommandEvent::Started(s) = ev {
+            if s.command_name == "aggregate" && s.command.get_str("aggregate") == Ok("trades") {
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    })
+    .await;
     let db = store.database().clone();
     let trades: Vec<(i64, Trade)> = (0..n)
         .map(|i| (i % customers, market_trade(i, step)))
@@ -193,6 +204,9 @@ async fn run() {
     let (after, before) = (width("width_after"), width("width_before"));
     println!("the buckets' width: {after} ms after their `_id` second, {before} ms before");
     let mut range_alone: [Vec<Duration>; W] = Default::default();
+    // The buckets' range reads by whether they read the mark: within the lease, and not.
+    let mut leased: [Vec<Duration>; W] = Default::default();
+    let mut with_mark: [Vec<Duration>; W] = Default::default();
     for (i, &c) in picks.iter().enumerate() {
         for (l, name) in names.into_iter().enumerate() {
             let (last10, windows, total) = &mut timed[l];
@@ -258,6 +272,7 @@ async fn run() {
                     range_alone[w].push(t.elapsed());
                     assert!(!docs.is_empty());
                 }
+                let marks_before = marked.load(std::sync::atomic::Ordering::Relaxed);
                 let t = Instant::now();
                 let got: Vec<i64> = match name {
                     "buckets" => range::<History>(&store, c, from..to).await,
@@ -269,6 +284,10 @@ async fn run() {
                     }
                 };
                 windows[w].push(t.elapsed());
+                if name == "buckets" {
+                    let read_mark = marked.load(std::sync::atomic::Ordering::Relaxed) > marks_before;
+                    (if read_mark { &mut with_mark } else { &mut leased })[w].push(t.elapsed());
+                }
                 let want: Vec<i64> = (c..n)
                     .step_by(customers as usize)
                     .map(|i| T0 + i * step)
@@ -406,6 +425,25 @@ async fn run() {
         "the buckets without a span: their read's `_id` range by the driver, the mark not read \
          (medians): {}",
         per_window(&range_alone)
+    );
+    // Reads of each kind, their median and how many (none: `-`).
+    let split = |xs: &[Vec<Duration>; W]| {
+        (WINDOWS.iter().zip(xs))
+            .map(|((name, _, _), x)| match x.is_empty() {
+                true => format!("{name} - (0)"),
+                false => format!("{name} {:.3} ms ({})", ms(median(x.clone())), x.len()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "the buckets without a span, their reads within the width's lease (one `find`; medians, \
+         reads): {}",
+        split(&leased)
+    );
+    println!(
+        "the buckets without a span, their reads of the mark (medians, reads): {}",
+        split(&with_mark)
     );
     println!(
         "the by-day read's `_id` range by the driver (medians): {}",

@@ -19,7 +19,8 @@
 //! Run: `MONGODB_URI=... cargo run --release -p pattern-bench --example range_probe`
 //! (`RANGE_PROBE_TRADES`, default 300,000; `RANGE_PROBE_ROUNDS`, reads of each kind, default
 //! 200; `RANGE_PROBE_ONLY=k`, kind `k` alone, in the order printed from 0, to profile it;
-//! `RANGE_PROBE_KEEP=1` keeps the database).
+//! `RANGE_PROBE_KEEP=1` keeps the database; `RANGE_PROBE_LEASE_MS=n`, a lease of `n` ms on
+//! the width, so that the library's hour is one `find` of its range).
 
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,13 @@ async fn main() {
             false => History::ingest(&store, chunk).await.map(|_| ()),
         }
         .unwrap();
+    }
+    // `RANGE_PROBE_LEASE_MS`: a lease on the width (`History::lease_width`), so that the
+    // library's reads, back to back, are the `_id` range alone.
+    let lease_ms: u64 = pattern_bench::env_number("RANGE_PROBE_LEASE_MS", 0);
+    if lease_ms > 0 && !by_day {
+        let lease = Duration::from_millis(lease_ms);
+        History::lease_width(&store, lease).await.unwrap();
     }
     let name = if by_day { "trades_daily" } else { "trades" };
     let coll: Collection<Document> = db.collection(name);
@@ -103,7 +111,9 @@ async fn main() {
         let (a, b) = (format!("{c}_{lo}"), format!("{c}_{hi}"));
         // The library's command for this customer's hour, untimed (not when another kind is
         // read alone).
-        let replayed = std::env::var("RANGE_PROBE_ONLY").map_or(true, |k| k == "5" || k == "6");
+        // Not with a lease: the library's command is then a `find` (timed as kind 2 is).
+        let replayed = lease_ms == 0
+            && std::env::var("RANGE_PROBE_ONLY").map_or(true, |k| k == "5" || k == "6");
         let command = if !replayed {
             Document::new()
         } else {
@@ -128,7 +138,7 @@ async fn main() {
             let k = (round as usize + turn) % names.len();
             // `RANGE_PROBE_ONLY=k`: that kind alone (to profile it).
             let only = std::env::var("RANGE_PROBE_ONLY").ok();
-            if only.is_some_and(|o| o != k.to_string()) {
+            if only.is_some_and(|o| o != k.to_string()) || (k >= 5 && !replayed) {
                 continue;
             }
             let t = Instant::now();

@@ -33,9 +33,23 @@ macro_rules! __bucket_doc {
     (range) => {
         "Every item of `key` whose time is in `range` (`from..to`, `from..=to`, `from..`, `..to`), \
          in push order, reading only the buckets whose time bounds overlap it (and buckets without \
-         complete bounds, which may hold anything). Two finds sent together, each one round trip \
-         per batch of the driver's cursor; items without a time are left out. Needs \
-         `#[bucket(time = \"...\")]` (otherwise `InvalidInput`)."
+         complete bounds, which may hold anything). In a collection whose every bucket is \
+         bounded, one read: the buckets' `_id` range by window (cut by span), or by the \
+         collection's width followed by its mark in the same command (one `find` within a \
+         `lease_width`); otherwise two finds sent together. Items without a time are left out. \
+         Needs `#[bucket(time = \"...\")]` (otherwise `InvalidInput`)."
+    };
+    (lease_width) => {
+        "Lets range reads skip the collection's mark for a while: a lease of `lease` (1 ms to \
+         60 s) on the collection's width, kept in its mark. A reader that read the mark trusts \
+         the width it found for nine tenths of `lease` and sends the `_id` range alone (one \
+         `find`); a push returns only once its process has known the width it relies on for a \
+         whole `lease`, so a process's first push, and every push that widens the collection, \
+         take `lease` longer. A read still finds every item whose push returned before it \
+         began. Take it only when every program writing the collection runs a version that \
+         knows it, on Tokio, with clocks that run at rates within a tenth of each other. A \
+         lease only grows. Needs `#[bucket(time = \"...\")]` without `span` (otherwise \
+         `InvalidInput`, as for a lease outside 1 ms to 60 s). One write."
     };
     (latest) => {
         "The last `n` items pushed to `key`, in push order: one find of the newest bucket, and one \

@@ -358,29 +358,11 @@ where
     })
 }
 
-/// Lets range reads of a series without a span skip the collection's mark for a while: a
-/// lease of `lease` on the collection's width, kept in its mark.
+#[doc = crate::__bucket_doc!(lease_width)]
 ///
-/// A [`range`] read of buckets not cut by span scans the `_id` range of the widest bucket the
-/// collection has (its width) and reads the collection's mark in the same command, to learn
-/// whether a push widened it meanwhile. With a lease, a reader that read the mark trusts the
-/// width it found for nine tenths of `lease` and sends the `_id` range alone (one `find`),
-/// and writers wait instead: a push returns only once its process has known the width it
-/// relies on for a whole `lease`. So a process's first push to the collection, and every push
-/// that widens it (a few, early in a collection's life), take `lease` longer; the rest wait
-/// for nothing. A read still finds every item whose push returned before it began.
-///
-/// Take it only when every program writing the collection runs a version that knows it, on
-/// Tokio (the waits are Tokio's timers), with clocks that run at rates within a tenth of each
-/// other; a reader whose machine slept, or whose wall clock was set back, reads the mark again.
-/// A lease only grows: a shorter one than the collection's changes nothing, and none can be
-/// taken back. One write (the collection's indexes and mark first, once per process).
-///
-/// # Errors
-///
-/// [`store::Error::InvalidInput`](crate::store::Error::InvalidInput) for a series that keeps no
-/// width (cut by `span`, or without `time`), and for a lease outside 1 ms to 60 s; the store's
-/// errors otherwise.
+/// Kept in the collection's mark as `width_lease`: a shorter lease than the mark's changes
+/// nothing, and none can be taken back. A reader whose machine slept, or whose wall clock was
+/// set back, reads the mark again. pattern-core/docs/time-series.md has the whole rule.
 pub async fn lease_width<B: Bucket + ?Sized, S: Store>(
     store: &S,
     lease: std::time::Duration,

@@ -30,8 +30,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bson::{Bson, Document};
 
-use super::memo::{memo, BoundsMark, Lease};
-use super::width::Width;
+use super::memo::{memo, BoundsMark, Lease, Trust, Width};
 use crate::codec::as_int;
 use crate::spec::BOUNDED_COLLECTIONS;
 use crate::store::query::{Filter, Update};
@@ -64,16 +63,9 @@ impl Sent {
     }
 }
 
-/// A reader's trust in the width its process holds: until nine tenths of the lease after the
-/// read that found it, by both clocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Trust {
-    until: Instant,
-    wall_from: SystemTime,
-    wall_for: Duration,
-}
-
 impl Trust {
+    /// The trust a read sent at `sent` gives under a lease of `lease_ms`: nine tenths of it, by
+    /// both clocks (`None`: no lease).
     fn after(sent: Sent, lease_ms: i64) -> Option<Trust> {
         let share = Duration::from_millis(u64::try_from(lease_ms).ok()?) * 9 / 10;
         (!share.is_zero()).then(|| Trust {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 use bson::Bson;
 
@@ -186,7 +186,16 @@ pub(crate) struct Lease {
     /// waits for nothing.
     pub(crate) settled: Width,
     /// Until when a range read may scan by the width without reading the mark.
-    pub(crate) trusted: Option<super::lease::Trust>,
+    pub(crate) trusted: Option<Trust>,
+}
+
+/// A reader's trust in the width its process holds (`series::lease`): until `until` by the
+/// monotonic clock, and for `wall_for` from `wall_from` by the wall clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Trust {
+    pub(crate) until: Instant,
+    pub(crate) wall_from: SystemTime,
+    pub(crate) wall_for: Duration,
 }
 
 /// How far a collection's items lie from their bucket's `_id` second, in milliseconds: after

@@ -100,7 +100,10 @@ pub(crate) fn expand(b: &Container) -> TokenStream {
             key_param: &key,
             summary: (!summary.is_empty()).then_some(&summary_ty),
         },
-        time.is_some(),
+        Reads {
+            time: time.is_some(),
+            by_width: time.is_some() && a.span_ms().is_none(),
+        },
     );
     quote! {
         #[automatically_derived]
@@ -231,8 +234,15 @@ struct Types<'a> {
     summary: Option<&'a TokenStream>,
 }
 
-/// The wrappers; `range` only when `time`.
-fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
+/// What a series' time reads are: `range` only with `time`; `lease_width` only for buckets
+/// with `time` and no span, which a range read finds by the collection's width.
+struct Reads {
+    time: bool,
+    by_width: bool,
+}
+
+/// The wrappers.
+fn methods(w: &Wrappers, t: Types, reads: Reads) -> Vec<TokenStream> {
     let Types {
         item_param,
         item_ret,
@@ -259,8 +269,15 @@ fn methods(w: &Wrappers, t: Types, time: bool) -> Vec<TokenStream> {
         series.items(),
         series.all_items(quote!(::std::vec::Vec<#item_ret>)),
     ];
-    if time {
+    if reads.time {
         methods.push(w.time_range_stream(Method::op("range").ret(quote!(#item_ret))));
+    }
+    if reads.by_width {
+        let lease = Method::op("lease_width").takes(
+            quote!(lease: ::core::time::Duration,),
+            quote!(lease,),
+        );
+        methods.push(w.render(lease.ret(quote!(()))));
     }
     methods.extend([
         w.keyed(
@@ -346,7 +363,11 @@ pub(crate) fn fallback(b: &Container) -> TokenStream {
         key_param: &key.param,
         summary: Some(&summary_ty),
     };
-    let stubs = methods(&w, types, true);
+    let all = Reads {
+        time: true,
+        by_width: true,
+    };
+    let stubs = methods(&w, types, all);
     let mut code = codegen::fallback(b.input, quote!(::pattern_core::Bucket), body, &stubs);
     code.extend(summary_struct);
     code
