@@ -104,20 +104,23 @@ pub(crate) async fn admit<S: Store>(
     if !kept_for(spec) {
         return Ok(None);
     }
-    let Some(width) = spec.bounds_mark(store).await?.width else {
+    let mark = spec.bounds_mark(store).await?;
+    let Some(width) = mark.width else {
         return Ok(None);
     };
-    let width = match width.covers(need) {
-        true => width,
+    let (width, raised) = match width.covers(need) {
+        true => (width, false),
         false => {
             let wider = width.grown(need);
             raise(store, spec.collection, wider).await?;
-            wider
+            (wider, true)
         }
     };
-    // Where the width is leased, not before every reader that may trust a narrower one has
-    // stopped (`series::lease`).
-    super::lease::settle(store, spec.collection, width).await;
+    // Where the width is leased (known with it, or learned by the raise), not before every
+    // reader that may trust a narrower one has stopped (`series::lease`).
+    if raised || mark.lease.ms > 0 {
+        super::lease::settle(store, spec.collection, width).await;
+    }
     Ok(Some(width))
 }
 
