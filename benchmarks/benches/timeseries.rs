@@ -285,8 +285,13 @@ async fn run() {
                 };
                 windows[w].push(t.elapsed());
                 if name == "buckets" {
-                    let read_mark = marked.load(std::sync::atomic::Ordering::Relaxed) > marks_before;
-                    (if read_mark { &mut with_mark } else { &mut leased })[w].push(t.elapsed());
+                    let now = marked.load(std::sync::atomic::Ordering::Relaxed);
+                    let kind = if now > marks_before {
+                        &mut with_mark
+                    } else {
+                        &mut leased
+                    };
+                    kind[w].push(t.elapsed());
                 }
                 let want: Vec<i64> = (c..n)
                     .step_by(customers as usize)

@@ -273,10 +273,8 @@ fn methods(w: &Wrappers, t: Types, reads: Reads) -> Vec<TokenStream> {
         methods.push(w.time_range_stream(Method::op("range").ret(quote!(#item_ret))));
     }
     if reads.by_width {
-        let lease = Method::op("lease_width").takes(
-            quote!(lease: ::core::time::Duration,),
-            quote!(lease,),
-        );
+        let lease =
+            Method::op("lease_width").takes(quote!(lease: ::core::time::Duration,), quote!(lease,));
         methods.push(w.render(lease.ret(quote!(()))));
     }
     methods.extend([

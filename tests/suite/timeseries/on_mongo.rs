@@ -559,7 +559,9 @@ async fn a_leased_range_read_is_one_find() {
     }
     // Long enough that a loaded machine still sends the second read within it.
     let lease = Duration::from_secs(5);
-    bucket::lease_width::<Ticks, _>(&store, lease).await.unwrap();
+    bucket::lease_width::<Ticks, _>(&store, lease)
+        .await
+        .unwrap();
     let read = || async {
         let window = date(T0 + 5 * 60_000)..date(T0 + 15 * 60_000);
         (bucket::range::<Ticks, _, _>(&store, &1, window).map_ok(|t| t.n))
@@ -567,7 +569,12 @@ async fn a_leased_range_read_is_one_find() {
             .await
             .unwrap()
     };
-    let names = || commands(&log).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    let names = || {
+        commands(&log)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
+    };
     names();
     let want: Vec<i64> = (5..15).collect();
     assert_eq!(read().await, want);

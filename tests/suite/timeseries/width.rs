@@ -79,7 +79,9 @@ async fn reads_apart_find_every_item_pushed_before_them(store: AnyStore) {
 /// skip the mark while they trust the width they read, writers that wait instead.
 async fn leased_reads_find_every_item_pushed_before_them(store: AnyStore) {
     let lease = std::time::Duration::from_millis(100);
-    bucket::lease_width::<Trades, _>(&store, lease).await.unwrap();
+    bucket::lease_width::<Trades, _>(&store, lease)
+        .await
+        .unwrap();
     stays_in_reach(store, Apart::Processes).await
 }
 
@@ -285,19 +287,47 @@ async fn a_lease_needs_a_width(store: AnyStore) {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("keeps no width"), "{err}");
-    for wrong in [Duration::ZERO, Duration::from_micros(999), Duration::from_secs(61)] {
-        let err = bucket::lease_width::<Trades, _>(&store, wrong).await.unwrap_err();
-        assert!(err.to_string().contains("from 1 ms to 60 s"), "{wrong:?}: {err}");
+    for wrong in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        Duration::from_secs(61),
+    ] {
+        let err = bucket::lease_width::<Trades, _>(&store, wrong)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("from 1 ms to 60 s"),
+            "{wrong:?}: {err}"
+        );
     }
     let by_name = pattern_core::store::query::Filter::Eq("_id".into(), "trades".into());
     let opts = Default::default();
-    let marks = store.find("pattern_bounded", &by_name, &opts).await.unwrap();
-    assert!(marks.iter().all(|m| !m.contains_key("width_lease")), "{marks:?}");
+    let marks = store
+        .find("pattern_bounded", &by_name, &opts)
+        .await
+        .unwrap();
+    assert!(
+        marks.iter().all(|m| !m.contains_key("width_lease")),
+        "{marks:?}"
+    );
     // A lease only grows.
-    bucket::lease_width::<Trades, _>(&store, Duration::from_millis(300)).await.unwrap();
-    bucket::lease_width::<Trades, _>(&store, Duration::from_millis(200)).await.unwrap();
-    let mark = store.find("pattern_bounded", &by_name, &opts).await.unwrap().pop().unwrap();
-    assert_eq!(mark.get("width_lease").and_then(as_int), Some(300), "{mark}");
+    bucket::lease_width::<Trades, _>(&store, Duration::from_millis(300))
+        .await
+        .unwrap();
+    bucket::lease_width::<Trades, _>(&store, Duration::from_millis(200))
+        .await
+        .unwrap();
+    let mark = store
+        .find("pattern_bounded", &by_name, &opts)
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(
+        mark.get("width_lease").and_then(as_int),
+        Some(300),
+        "{mark}"
+    );
 }
 
 on_both_stores!(
