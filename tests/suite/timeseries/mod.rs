@@ -192,12 +192,21 @@ fn date(ms: i64) -> DateTime {
     DateTime::from_millis(ms)
 }
 
-/// A new process's store over the same data: on MongoDB a store over the same database that
-/// has seen nothing (the in-memory store is its data and its memory: another task of the same process).
+/// A new process's store over the same data, routed as `store` is: on MongoDB a store over the
+/// same database that has seen nothing (the in-memory store is its data and its memory: another
+/// task of the same process).
 pub(super) async fn new_process(store: &AnyStore) -> AnyStore {
+    let routed = match store {
+        AnyStore::Mongo(m) => m.routes_by_shard_key().await.unwrap(),
+        _ => false,
+    };
+    process_routed(store, routed)
+}
+
+/// [`new_process`], behind a router (`routed`) or not.
+pub(super) fn process_routed(store: &AnyStore, routed: bool) -> AnyStore {
     match store {
         AnyStore::Mongo(m) => {
-            let routed = m.routes_by_shard_key().await.unwrap();
             let fresh = pattern_core::store::MongoStore::new(m.database().clone());
             AnyStore::Mongo(fresh.with_routing(routed))
         }

@@ -93,32 +93,16 @@ enum Apart {
     Processes,
 }
 
-/// A process of its own over `store`'s data, not behind a router (the in-memory store: itself).
-async fn unrouted_process(store: &AnyStore) -> AnyStore {
-    match store {
-        AnyStore::Mongo(m) => {
-            let fresh = pattern_core::store::MongoStore::new(m.database().clone());
-            AnyStore::Mongo(fresh.with_routing(false))
-        }
-        other => other.clone(),
-    }
-}
-
 async fn stays_in_reach(store: AnyStore, apart: Apart) {
-    let process = |store: &AnyStore| {
-        let store = store.clone();
-        async move {
-            match apart {
-                Apart::Processes => unrouted_process(&store).await,
-                Apart::OneStore => store,
-            }
-        }
+    let process = |store: &AnyStore| match apart {
+        Apart::Processes => process_routed(store, false),
+        Apart::OneStore => store.clone(),
     };
     let pushed: Arc<Mutex<Vec<(i64, Trade)>>> = Arc::default();
     let writing = Arc::new(AtomicBool::new(true));
     let mut writers = Vec::new();
     for w in 0..WRITERS {
-        let (mut store, pushed) = (process(&store).await, pushed.clone());
+        let (mut store, pushed) = (process(&store), pushed.clone());
         writers.push(tokio::spawn(async move {
             let mut rng = Lcg(7_000 + w as u64);
             for n in 0..24 {
@@ -128,7 +112,7 @@ async fn stays_in_reach(store: AnyStore, apart: Apart) {
                 if rng.below(6) == 0 {
                     store.extensions().forget();
                     if apart == Apart::Processes {
-                        store = unrouted_process(&store).await;
+                        store = process_routed(&store, false);
                     }
                 }
                 let (key, t) = (n % KEYS, scattered(&mut rng, w, n));
@@ -142,7 +126,7 @@ async fn stays_in_reach(store: AnyStore, apart: Apart) {
     }
     let mut readers = Vec::new();
     for r in 0..2_u64 {
-        let (store, pushed, writing) = (process(&store).await, pushed.clone(), writing.clone());
+        let (store, pushed, writing) = (process(&store), pushed.clone(), writing.clone());
         readers.push(tokio::spawn(async move {
             let mut rng = Lcg(9_000 + r);
             let mut reads = 0;
