@@ -159,3 +159,21 @@ pub(crate) async fn wait_out(lease_ms: i64) {
         tokio::time::sleep(Duration::from_millis(lease_ms as u64)).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A mark's lease read as MongoDB compares numbers: another program may have written it as
+    /// an Int32 or a whole Double; what is not a whole number of milliseconds is no lease, and
+    /// one past the longest is the longest.
+    #[test]
+    fn a_lease_written_in_another_number_type_reads_alike() {
+        let of = |v: bson::Bson| super::of_mark(&bson::doc! {"width_lease": v});
+        assert_eq!(of(bson::Bson::Int32(1_000)), 1_000);
+        assert_eq!(of(bson::Bson::Int64(1_000)), 1_000);
+        assert_eq!(of(bson::Bson::Double(1_000.0)), 1_000);
+        assert_eq!(of(bson::Bson::Double(1_000.5)), 0);
+        assert_eq!(of(bson::Bson::Int32(-5)), 0);
+        assert_eq!(of(bson::Bson::Int64(i64::MAX)), super::MAX_LEASE_MS);
+        assert_eq!(super::of_mark(&bson::doc! {}), 0);
+    }
+}
