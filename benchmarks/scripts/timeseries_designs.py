@@ -20,9 +20,19 @@ among the buckets (an older version's layout), by a string `_id` among the bucke
 key as `_id` in a collection of their own (the layout now); the three copies in turn, the order
 rotating; the roll-ups' part timed alone, medians.
 
+Part 4, an exact roll-up without a `bulkWrite` (issue 70 point 2): 40 batches of 10,000 trades,
+the layouts in turn, the order rotating, each batch built before it is timed: the time-series
+collection's `insert_many`; the layout today (one client `bulkWrite`: each key's bucket insert,
+then its roll-up upsert by `_id` in `<collection>.rollups`); a pending token per key (an
+`update` command of 1,000 `$addToSet`s on the roll-ups, the buckets' `insert`, then an `update`
+of the increments, each `$pull`ing its token); one pending document a batch (its keys, inserted
+in the roll-ups' collection, then the buckets' `insert`, the increments' `update`, and its
+`delete`); and the `insert` then the `update` with no mark (not exact: a process dying between
+them leaves the roll-ups behind).
+
 Run: MONGODB_URI=mongodb://... python3 benchmarks/scripts/timeseries_designs.py
-[reads|ingest|rollups] (needs pymongo; every part by default; about 6, 2 and 1 minutes on the
-test server).
+[reads|ingest|rollups|pending] (needs pymongo; every part by default; about 6, 2, 1 and 2
+minutes on the test server).
 """
 import datetime
 import os
@@ -65,6 +75,15 @@ def batches(n, size):
         for i in range(b, b + size):
             groups.setdefault(i % KEYS, []).append(trade(i))
         yield b // size, groups
+
+
+def rotate(b, order, times):
+    """Runs batch `b` of each layout, timed, the order rotating by one every batch."""
+    r = b % len(order)
+    for name, f in order[r:] + order[:r]:
+        s = time.perf_counter()
+        f()
+        times[name].append(time.perf_counter() - s)
 
 
 def reads(client):
@@ -187,11 +206,7 @@ def ingest(client):
                  ("inserts + roll-up upserts", lambda: db.rollups.bulk_write(rollups)),
                  ("inserts, roll-up upserts beside them", beside),
                  ("inserts carrying running totals", lambda: db.totals.insert_many(carried))]
-        r = b % len(order)
-        for name, f in order[r:] + order[:r]:
-            s = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - s)
+        rotate(b, order, times)
     print("\n| layout | a batch of 10,000 trades (median of 40) | items/s |")
     for k, v in times.items():
         print(f"| {k} | {statistics.median(v) * 1000:.1f} ms | {len(v) * 10_000 / sum(v):,.0f} |")
@@ -238,12 +253,84 @@ def rollups(client):
     client.drop_database("designs_rollups")
 
 
+def pending(client):
+    from pymongo import DeleteOne
+    from pymongo.operations import InsertOne as CInsert, UpdateOne as CUpdate
+    db = client["designs_pending"]
+    client.drop_database("designs_pending")
+    db.create_collection("ts", timeseries={"timeField": "date", "metaField": "customerId", "granularity": "hours"})
+    names = ["today", "token", "token, one update", "document", "no mark"]
+    for name in names:
+        for ix in BASE:
+            db[name].create_index(ix)
+        db[name].create_index([("customerId", 1), ("page", 1)], unique=True)
+        db.create_collection(name + ".rollups")
+    times = {k: [] for k in ["time-series insert_many"] + names}
+    for b, groups in batches(400_000, 10_000):
+        ts = [dict(t, customerId=k) for k, items in groups.items() for t in items]
+        inserts = [bucket(k, b + 1, items)[0] for k, items in groups.items()]
+        token = f"t{b}"
+
+        def inc(k, items, pull=None):
+            u = {"$inc": {"rollup_items": len(items), "qty_sum": sum(x["qty"] for x in items)},
+                 "$min": {"date_min": items[0]["date"]}, "$max": {"date_max": items[-1]["date"]}}
+            if pull:
+                u["$pull"] = {"rollup_pending": pull}
+            return u
+
+        def today(n="today"):
+            ops = []
+            for d, (k, items) in zip(inserts, groups.items()):
+                ops.append(CInsert(namespace=f"designs_pending.{n}", document=dict(d)))
+                ops.append(CUpdate(namespace=f"designs_pending.{n}.rollups", filter={"_id": k},
+                                   update=inc(k, items), upsert=True))
+            client.bulk_write(ops)
+
+        def token_way(n="token"):
+            r = db[n + ".rollups"]
+            r.bulk_write([UpdateOne({"_id": k}, {"$addToSet": {"rollup_pending": token}}, upsert=True)
+                          for k in groups])
+            db[n].insert_many([dict(d) for d in inserts])
+            r.bulk_write([UpdateOne({"_id": k}, inc(k, items, token)) for k, items in groups.items()])
+
+        def token_many(n="token, one update"):
+            r = db[n + ".rollups"]
+            r.update_many({"_id": {"$in": list(groups)}}, {"$addToSet": {"rollup_pending": token}})
+            db[n].insert_many([dict(d) for d in inserts])
+            r.bulk_write([UpdateOne({"_id": k}, inc(k, items, token), upsert=True)
+                          for k, items in groups.items()])
+
+        def document_way(n="document"):
+            r = db[n + ".rollups"]
+            r.insert_one({"_id": {"rollup_pending": token}, "keys": list(groups)})
+            db[n].insert_many([dict(d) for d in inserts])
+            r.bulk_write([UpdateOne({"_id": k}, inc(k, items), upsert=True) for k, items in groups.items()]
+                         + [DeleteOne({"_id": {"rollup_pending": token}})])
+
+        def no_mark(n="no mark"):
+            db[n].insert_many([dict(d) for d in inserts])
+            db[n + ".rollups"].bulk_write([UpdateOne({"_id": k}, inc(k, items), upsert=True)
+                                           for k, items in groups.items()])
+        order = [("time-series insert_many", lambda: db.ts.insert_many(ts)), ("today", today),
+                 ("token", token_way), ("token, one update", token_many), ("document", document_way),
+                 ("no mark", no_mark)]
+        rotate(b, order, times)
+    print("\n| an ingest batch of 10,000 trades | median of 40 | items/s | against the time-series collection |")
+    base = statistics.median(times["time-series insert_many"])
+    for k, v in times.items():
+        m = statistics.median(v)
+        print(f"| {k} | {m * 1000:.1f} ms | {len(v) * 10_000 / sum(v):,.0f} | {base / m:.2f}x |")
+    client.drop_database("designs_pending")
+
+
 if __name__ == "__main__":
     client = pymongo.MongoClient(os.environ["MONGODB_URI"])
-    parts = sys.argv[1:] or ["reads", "ingest", "rollups"]
+    parts = sys.argv[1:] or ["reads", "ingest", "rollups", "pending"]
     if "reads" in parts:
         reads(client)
     if "ingest" in parts:
         ingest(client)
     if "rollups" in parts:
         rollups(client)
+    if "pending" in parts:
+        pending(client)

@@ -5,7 +5,9 @@
 //! gives it (the series push as the seed's conditional upsert through `update_first`, batches
 //! one write at a time, scans as one find...). The patterns run on it as on the stores of the
 //! crate, with the same results, and what it records shows what they asked of it. Told to, it
-//! loses the reply of an insert it applied (`lose_reply`), as a broken connection does.
+//! loses the reply of an insert it applied (`lose_reply`), as a broken connection does, or
+//! refuses every update of a collection (`refuse_updates_of`), as when a writer's connection
+//! breaks, or the writer dies, between two commands.
 
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +30,8 @@ struct Recording<S> {
     /// `Some(n)`: the `n`th `insert_one` from now is applied, then answered with
     /// `Unavailable`, as when the connection breaks before the reply.
     lose_reply: Arc<Mutex<Option<usize>>>,
+    /// `Some(coll)`: every `update_one` of `coll` fails with `Unavailable`, applying nothing.
+    refuse_updates_of: Arc<Mutex<Option<String>>>,
 }
 
 impl Recording<MemoryStore> {
@@ -37,6 +41,7 @@ impl Recording<MemoryStore> {
             log: Log::default(),
             extensions: Arc::default(),
             lose_reply: Arc::default(),
+            refuse_updates_of: Arc::default(),
         }
     }
 }
@@ -81,6 +86,12 @@ impl<S: Store> Store for Recording<S> {
         upsert: bool,
     ) -> Result<UpdateOutcome> {
         self.record("update_one");
+        if self.refuse_updates_of.lock().unwrap().as_deref() == Some(coll) {
+            return Err(pattern_store::Error::Unavailable {
+                message: "refused (Recording::refuse_updates_of)".into(),
+                source: None,
+            });
+        }
         self.inner.update_one(coll, filter, update, upsert).await
     }
 
@@ -174,6 +185,7 @@ impl<S: Store> Store for Recording<S> {
             log: self.log.clone(),
             extensions: self.extensions.clone(),
             lose_reply: self.lose_reply.clone(),
+            refuse_updates_of: self.refuse_updates_of.clone(),
         })
     }
 }
@@ -281,6 +293,78 @@ async fn a_lost_reply_in_a_batch_of_buckets_keeps_the_roll_up_exact() {
         .expect("a roll-up");
     assert_eq!(rollup.get_i64("qty_sum").ok(), Some(21), "{rollup}");
     assert_eq!(rollup.get_i64("rollup_items").ok(), Some(6), "{rollup}");
+}
+
+/// An ingest whose buckets are written and whose roll-ups are not (their updates refused, as
+/// when the writer's connection breaks or it dies between the two commands): the error says
+/// the items are written and no item is reported unwritten; the batch's pending mark stays,
+/// so each key's whole-history summary counts its buckets and is exact, and `verify` is
+/// clean. `backfill` recomputes the roll-ups and deletes the mark: the summary then reads the
+/// roll-up again (the roll-up, then the marks, and no bucket).
+#[tokio::test]
+async fn an_ingest_whose_roll_ups_never_arrive_reads_its_buckets() {
+    let third = Recording::new();
+    let batch = |from: i64| -> Vec<(i64, Trade)> {
+        (from..from + 12)
+            .map(|qty| (qty % 3, Trade { qty }))
+            .collect()
+    };
+    Rolled::ingest(&third, &batch(1)).await.unwrap();
+    *third.refuse_updates_of.lock().unwrap() = Some("tp_rolled.rollups".into());
+    let e = Rolled::ingest(&third, &batch(13)).await.unwrap_err();
+    *third.refuse_updates_of.lock().unwrap() = None;
+    match &e {
+        pattern_core::Error::Ingest {
+            written,
+            unwritten,
+            source,
+        } => {
+            assert_eq!((*written, unwritten.len()), (12, 0), "{e:?}");
+            assert!(
+                matches!(**source, pattern_core::Error::RollupBehind { .. }),
+                "{e:?}"
+            );
+        }
+        _ => panic!("{e:?}"),
+    }
+    let summaries_exact = || async {
+        for key in 0..3i64 {
+            let items = Rolled::all_items(&third, &key).await.unwrap();
+            assert_eq!(items.len(), 8, "key {key}");
+            let got = Rolled::summary(&third, &key, ..).await.unwrap();
+            let qty: i64 = items.iter().map(|t| t.qty).sum();
+            assert_eq!(got.items, 8, "key {key}");
+            assert_eq!(got.qty_sum.as_i64(), Some(qty), "key {key}");
+        }
+    };
+    // The roll-ups count the first batch alone; the mark lists the second's keys.
+    let rolled = stored(&third, "tp_rolled.rollups").await;
+    let counts: Vec<i64> = (rolled.iter())
+        .map(|d| d.get_i64("rollup_items").unwrap())
+        .collect();
+    assert_eq!(counts, [4, 4, 4]);
+    let marks: Vec<BsonDocument> = (stored(&third, "pattern_bounded").await.into_iter())
+        .map(|d| d.to_document().unwrap())
+        .filter(|d| d.contains_key("rollup_pending"))
+        .collect();
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    summaries_exact().await;
+    assert!(Rolled::verify(&third).await.unwrap().is_clean());
+    Rolled::backfill(&third).await.unwrap();
+    let marks = stored(&third, "pattern_bounded").await;
+    assert!(
+        (marks.iter()).all(|d| d.get("rollup_pending").unwrap().is_none()),
+        "{marks:?}"
+    );
+    summaries_exact().await;
+    third.take();
+    Rolled::summary(&third, &1, ..).await.unwrap();
+    assert_eq!(third.take(), ["find", "find"]);
+    let rolled = stored(&third, "tp_rolled.rollups").await;
+    let counts: Vec<i64> = (rolled.iter())
+        .map(|d| d.get_i64("rollup_items").unwrap())
+        .collect();
+    assert_eq!(counts, [8, 8, 8]);
 }
 
 #[derive(Outlier, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use super::totals::{Number, Totals};
 use crate::codec::order::{compare_values, values_equal};
 use crate::codec::raw::raw_value;
 use crate::series::{self, ROLLUP_ITEMS, ROLLUP_STALE, ROLLUP_SUMMARIZED};
-use crate::spec::SeriesSpec;
+use crate::spec::{SeriesSpec, BOUNDED_COLLECTIONS};
 use crate::store::query::{Filter, FindOptions, Path, Update};
 use crate::store::Store;
 use crate::{Error, Result};
@@ -31,7 +31,9 @@ pub(crate) enum Rollup {
 }
 
 /// The key's whole-history totals from its roll-up; `None` when they must be counted from
-/// its buckets (no roll-up kept, not trusted, stale, or none for the key). One `find`.
+/// its buckets (no roll-up kept, not trusted, stale, none for the key, or an ingest batch's
+/// pending mark lists the key). One round trip where the store can
+/// ([`Store::find_raw_then`]).
 pub(super) async fn rolled_up<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
@@ -57,10 +59,19 @@ pub(super) async fn rolled_up<S: Store>(
         limit: Some(1),
         ..FindOptions::default()
     };
-    let found = store
-        .find_raw(spec.rollups(), &spec.rollup_of(key), &opts)
-        .await?;
-    let Some(r) = found.first() else {
+    // The roll-up, then any pending mark of an ingest batch that lists the key
+    // (`series::pending`), in one round trip where the store can (on MongoDB one `aggregate`;
+    // two `find`s sent at once took longer on the test server: BENCHMARKS section 8).
+    let pending = series::pending::of_key(spec, key);
+    let (found, then) = (store.find_raw_then(
+        spec.rollups(),
+        &spec.rollup_of(key),
+        &opts,
+        BOUNDED_COLLECTIONS,
+        &pending,
+    ))
+    .await?;
+    let Some(r) = found.first().filter(|_| then.is_none()) else {
         return Ok(None);
     };
     if matches!(r.get(ROLLUP_STALE), Ok(Some(RawBsonRef::Boolean(true)))) {
@@ -159,7 +170,8 @@ pub(super) async fn archives_counted<S: Store>(
 /// completed first) in the live collection and in its archives (`here`: archive collections on
 /// the live store; `other`: one on another store), then marks the collection's roll-ups
 /// trusted. One pass over each collection's buckets in key order, merged by key, and one write
-/// per key (a key whose buckets are all archived included). Not exact beside pushes to the
+/// per key (a key whose buckets are all archived included); then deletes the collection's
+/// pending marks (`series::pending`). Not exact beside pushes to the
 /// same collection (a push between the pass and the write counts twice, or not at all), nor
 /// beside an archive run (a bucket moved during the pass likewise): run it with writers
 /// stopped, then `verify`.
@@ -226,6 +238,8 @@ pub(super) async fn recompute_all<S: Store, A: Store>(
     drop(sides);
     delete_old(store, spec, &done).await?;
     series::mark_rollup(store, spec, true).await?;
+    // Every roll-up is now what the buckets say: no batch's mark still stands for them.
+    series::pending::clear(store, spec).await?;
     Ok(written)
 }
 

@@ -20,6 +20,7 @@ mod ids;
 mod indexes;
 pub(crate) mod lease;
 mod memo;
+pub(crate) mod pending;
 pub(crate) use ids::{parse_bucket_id, PrefixOf};
 pub(crate) use indexes::{
     archives_in, mark_archived, mark_bounded, mark_bounded_probed, mark_rollup, read_marks,

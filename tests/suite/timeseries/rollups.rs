@@ -356,13 +356,14 @@ async fn killed_then_clean<T: Send + 'static>(
 
 /// An ingest killed anywhere (its task dropped at a point that moves from round to round, then
 /// the next batch written by a new process: a store that remembers nothing) leaves every
-/// roll-up exact once the server has done with what was sent: a batch's buckets and their
-/// roll-ups apply together or not at all. What was sent carries on without the client for a
-/// while (a `bulkWrite` the server is still applying), so each round waits for `verify` to
-/// come clean; a roll-up left behind its buckets never would. On MongoDB the batch is one
-/// `bulkWrite` over both collections, which the server applies whole once sent; sent as two
-/// commands (the buckets', then the roll-ups'), a kill between them leaves the roll-ups behind
-/// and this test fails.
+/// whole-history summary exact: each key's, read through its roll-up where a read trusts it,
+/// equals what its buckets hold. A batch sends its buckets, then their roll-ups; a kill between
+/// the two leaves the batch's pending mark, and reads of its keys count their buckets, as
+/// `verify` leaves their roll-ups out. What was sent carries on without the client for a while
+/// (a command the server is still applying), so each round first waits for `verify` to come
+/// clean. Without the pending mark (the roll-ups trusted as soon as the buckets are written),
+/// a round killed between the two commands reads a summary behind its buckets and this test
+/// fails.
 async fn an_ingest_killed_anywhere_leaves_the_rollups_exact(store: AnyStore) {
     let mut rng = Lcg(16);
     let mut batch = |round: i64| -> Vec<(i64, Trade)> {
@@ -381,6 +382,19 @@ async fn an_ingest_killed_anywhere_leaves_the_rollups_exact(store: AnyStore) {
         let items = batch(round);
         let task = tokio::spawn(async move { bucket::ingest::<Rolled, _>(&writer, &items).await });
         killed_then_clean(&store, task, whole * round as u32 / 20, round).await;
+        // Read by a new process, which knows nothing of the batch.
+        let reader = new_process(&store).await;
+        for key in 0..8i64 {
+            let items: Vec<Trade> = bucket::items::<Rolled, _, _>(&reader, &key)
+                .try_collect()
+                .await
+                .unwrap();
+            let got = bucket::summary::<Rolled, _, _>(&reader, &key, ..)
+                .await
+                .unwrap();
+            let want = expected(&items.iter().collect::<Vec<_>>());
+            assert_eq!(observed(&got), want, "round {round}, key {key}");
+        }
     }
 }
 
@@ -541,8 +555,9 @@ on_both_stores!(
 );
 
 /// On MongoDB: a push and its roll-up are one command (a client `bulkWrite`), a whole-history
-/// summary is one `find` of one document, an ingest batch stays one `bulkWrite`, and each
-/// write of a `push_many` is one `bulkWrite` with its roll-up.
+/// summary is one `aggregate` (the roll-up, then any pending mark), an ingest batch is a command
+/// per kind of write between its pending mark's insert and delete, and each write of a
+/// `push_many` is one `bulkWrite` with its roll-up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_push_with_its_rollup_is_one_command() {
     let (store, log) = recording_mongo_store("ts_rollup").await;
@@ -584,21 +599,39 @@ async fn a_push_with_its_rollup_is_one_command() {
         .unwrap();
     let sent: Vec<(String, Document)> = std::mem::take(&mut *log.lock().unwrap());
     assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(sent[0].0, "find");
+    // The roll-up, then any pending mark that lists the key, in one `aggregate`.
+    assert_eq!(sent[0].0, "aggregate");
+    assert_eq!(sent[0].1.get_str("aggregate"), Ok("rolled.rollups"));
     assert_eq!(observed(&got), expected(&items.iter().collect::<Vec<_>>()));
     let batch: Vec<(i64, Trade)> = (0..100)
         .map(|i| (i % 4 + 5, trade(&mut rng, 100 + i)))
         .collect();
     bucket::ingest::<Rolled, _>(&store, &batch).await.unwrap();
-    // Keys 6 to 8 first seen: learned in two reads. Then one command: the fill of key 5's
-    // open bucket, the new buckets and the roll-ups, so that the roll-ups apply exactly when
-    // the buckets' writes did, should this process die once it is sent.
+    // Keys 6 to 8 first seen: learned in two reads. Then the batch's pending mark, the fill of
+    // key 5's open bucket, the new buckets, the four roll-ups in one command, and the mark
+    // deleted: a process that dies between the buckets and the roll-ups leaves the mark, and
+    // reads count those keys' buckets.
     let sent: Vec<String> = std::mem::take(&mut *log.lock().unwrap())
         .into_iter()
-        .filter(|(n, c)| !pattern_tests::on_marks(n, c))
-        .map(|(n, _)| n)
+        .map(|(n, c)| match pattern_tests::on_marks(&n, &c) {
+            true => format!("{n} marks"),
+            false => format!("{n} {}", c.get_str(&n).unwrap_or("")),
+        })
+        // The width's raise, as the trades go back in time.
+        .filter(|n| n != "findAndModify marks")
         .collect();
-    assert_eq!(sent, ["find", "aggregate", "bulkWrite"]);
+    assert_eq!(
+        sent,
+        [
+            "find rolled",
+            "aggregate rolled",
+            "insert marks",
+            "update rolled",
+            "insert rolled",
+            "update rolled.rollups",
+            "delete marks"
+        ]
+    );
     items.extend(
         batch
             .iter()
@@ -637,11 +670,11 @@ async fn a_push_with_its_rollup_is_one_command() {
     let _ = store.database().drop().await;
 }
 
-/// On MongoDB: an ingest batch with roll-ups holds each key's roll-up right after the key's
-/// writes, in its one `bulkWrite`. Refused at key 2 (another process filled its open bucket),
-/// it leaves keys 0 and 1 whole, roll-ups included, and sends no roll-up for them afterwards
-/// (a process dying after the batch would leave them exact); keys 2 to 4 go through the
-/// ordinary push, with theirs. Every whole-history summary is exact.
+/// On MongoDB: an ingest batch with roll-ups sends its pending mark, its buckets' writes, the
+/// roll-ups of the writes that applied, then deletes the mark. Refused at key 2's fill (another
+/// process filled its open bucket), it rolls up the items of keys 0 and 1's fills only, in one
+/// `update` before the mark is deleted; the rest of every key goes through the ordinary push,
+/// with its roll-ups, after it. Every whole-history summary is exact and `verify` is clean.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refused_ingest_batch_leaves_the_keys_before_it_whole() {
     let (m, log) = recording_mongo_store("ingest_refused_keys_whole").await;
@@ -668,47 +701,38 @@ async fn a_refused_ingest_batch_leaves_the_keys_before_it_whole() {
         all.entry(k).or_default().push(t);
     }
     let sent = std::mem::take(&mut *log.lock().unwrap());
-    let at = sent
-        .iter()
-        .position(|(n, _)| n == "bulkWrite")
-        .expect("a bulkWrite");
-    // In the batch: each key's writes, then its roll-up.
-    let ops = sent[at].1.get_array("ops").unwrap();
-    let key_of = |op: &Document| -> (i32, i64) {
-        let ns = op
-            .get_i32("update")
-            .or_else(|_| op.get_i32("insert"))
-            .unwrap();
-        let id = match op.get_document("filter") {
-            Ok(f) => f.get("_id").cloned().unwrap(),
-            Err(_) => op
-                .get_document("document")
-                .unwrap()
-                .get("_id")
-                .cloned()
-                .unwrap(),
-        };
-        let key = match id {
-            Bson::Int64(k) => k,
-            Bson::String(s) => s.split('_').next().unwrap().parse().unwrap(),
-            other => panic!("{other:?}"),
-        };
-        (ns, key)
+    let named = |(n, c): &(String, Document)| match pattern_tests::on_marks(n, c) {
+        true => format!("{n} marks"),
+        false => format!("{n} {}", c.get_str(n).unwrap_or("")),
     };
-    let places: Vec<(i32, i64)> = (ops.iter())
-        .map(|op| key_of(op.as_document().unwrap()))
-        .collect();
-    for (i, (ns, key)) in places.iter().enumerate() {
-        match ns {
-            1 => assert_eq!(places[i - 1], (0, *key), "{places:?}"),
-            _ if places.get(i + 1).is_none_or(|(n, k)| *n == 0 && k != key) => {
-                panic!("key {key}'s roll-up is not after its writes: {places:?}")
-            }
-            _ => {}
-        }
+    let at = |name: &str| {
+        (sent.iter().position(|c| named(c) == name)).unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (mark, rolled, unmark) = (
+        at("insert marks"),
+        at("update rolled.rollups"),
+        at("delete marks"),
+    );
+    assert!(
+        mark < rolled && rolled + 1 == unmark,
+        "{:?}",
+        sent.iter().map(named).collect::<Vec<_>>()
+    );
+    // Between the mark and the roll-ups: the buckets' writes alone (a command per kind, or
+    // one `bulkWrite` on their collection when the runs are short).
+    for c in &sent[mark + 1..rolled] {
+        let on_buckets = match c.0.as_str() {
+            "bulkWrite" => (c.1.get_array("nsInfo").unwrap().iter()).all(|n| {
+                n.as_document()
+                    .unwrap()
+                    .get_str("ns")
+                    .unwrap()
+                    .ends_with(".rolled")
+            }),
+            _ => named(c).ends_with(" rolled"),
+        };
+        assert!(on_buckets, "{c:?}");
     }
-    // After it: roll-ups for keys 2 to 4 only (an `update`, or in a `bulkWrite` after the
-    // push's writes).
     let rollup_keys = |(name, c): &(String, Document)| -> Vec<i64> {
         let key = |q: &Document| as_int(q.get("_id").unwrap()).unwrap();
         match name.as_str() {
@@ -732,10 +756,25 @@ async fn a_refused_ingest_batch_leaves_the_keys_before_it_whole() {
             _ => Vec::new(),
         }
     };
-    let mut rolled_after: Vec<i64> = sent[at + 1..].iter().flat_map(rollup_keys).collect();
+    // The batch's roll-ups: the keys whose writes applied before the refused one (the fills
+    // stand first: keys 0 and 1 filled their open buckets), each with the two items its fill
+    // wrote.
+    assert_eq!(rollup_keys(&sent[rolled]), [0, 1]);
+    for u in sent[rolled].1.get_array("updates").unwrap() {
+        let inc = u.as_document().unwrap().get_document("u").unwrap();
+        let items = inc
+            .get_document("$inc")
+            .unwrap()
+            .get("rollup_items")
+            .unwrap();
+        assert_eq!(as_int(items), Some(2), "{u:?}");
+    }
+    // After it, through the ordinary push with their roll-ups: the rest of every key (keys 0
+    // and 1's new buckets; all of keys 2 to 4).
+    let mut rolled_after: Vec<i64> = sent[unmark + 1..].iter().flat_map(rollup_keys).collect();
     rolled_after.sort_unstable();
     rolled_after.dedup(); // a push's fill and its new buckets each carry one
-    assert_eq!(rolled_after, [2, 3, 4]);
+    assert_eq!(rolled_after, [0, 1, 2, 3, 4]);
     assert_summaries(&store, &all).await;
     let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
     assert!(v.is_clean(), "{v:?}");

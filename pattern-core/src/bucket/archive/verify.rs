@@ -107,7 +107,8 @@ pub async fn verify_archive_layout<S: Store, A: Store>(
     })
 }
 
-/// The roll-up count of each of `keys` that has one, stale ones left out: by `_id` in the
+/// The roll-up count of each of `keys` that has one, stale ones and those an ingest batch's
+/// pending mark lists left out: by `_id` in the
 /// roll-ups' collection, a batch of keys at a time.
 async fn rollup_counts<S: Store>(
     store: &S,
@@ -115,12 +116,18 @@ async fn rollup_counts<S: Store>(
     keys: Vec<Bson>,
 ) -> Result<Vec<(Bson, u64)>> {
     let mut out = Vec::new();
+    // Listed by an ingest batch's pending mark: reads count the buckets, left out too.
+    let pending = series::pending::keys(store, spec).await?;
     for chunk in keys.chunks(1_000) {
         let filter = Filter::In(Path::from("_id"), chunk.to_vec());
         let docs = (store.find(spec.rollups(), &filter, &FindOptions::default())).await?;
         out.extend(
             (docs.into_iter())
                 .filter(|d| d.get_bool(series::ROLLUP_STALE) != Ok(true))
+                .filter(|d| {
+                    d.get("_id")
+                        .is_some_and(|k| !pending.contains(&value_key(k)))
+                })
                 .filter_map(|d| {
                     let n = d.get(series::ROLLUP_ITEMS).and_then(as_int)?;
                     Some((d.get("_id")?.clone(), u64::try_from(n).unwrap_or(0)))

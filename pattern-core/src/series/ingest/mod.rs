@@ -183,67 +183,59 @@ async fn ingest_batch<S: Store>(
             Err(e) => return Err((0, all_indexes(&groups), e)),
         }
     }
-    // Each key's roll-up (in the roll-ups' collection), of all its items in the batch.
+    // Each key's roll-up (in the roll-ups' collection), of all its items in the batch: its
+    // aggregates computed before anything is written, and the keys to mark pending.
     let rolls = match rollups::rolls(spec, &groups, &planned, planned.len()) {
         Ok(rolls) => rolls,
         Err(e) => return Err((0, all_indexes(&groups), e)),
     };
-    // Without roll-ups like writes stand together (on MongoDB a command per kind); with them
-    // each key's writes stay together, its roll-up right after them.
-    let (ops, planned) = match rolls.is_empty() {
-        true => like_writes_together(ops, planned),
-        false => (ops, planned),
-    };
+    // Like writes together (on MongoDB a command per kind).
+    let (ops, planned) = like_writes_together(ops, planned);
     if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
         return Err((0, all_indexes(&groups), e));
     }
-    let mut slots = Vec::new();
+    // With roll-ups: the batch's pending mark first, so that a roll-up is never read behind
+    // buckets written before it (`series::pending`).
+    let pending = match rolls.is_empty() {
+        true => None,
+        false => {
+            let keys = rolls.iter().map(|r| groups[r.group].key.clone()).collect();
+            match super::pending::open(store, spec, keys).await {
+                Ok(p) => Some(p),
+                Err(e) => return Err((0, all_indexes(&groups), e)),
+            }
+        }
+    };
     let outcome = if ops.is_empty() {
         BatchOutcome {
             applied: 0,
             error: None,
         }
-    } else if rolls.is_empty() {
-        store.write_batch(spec.collection, ops).await
     } else {
-        let batch;
-        (batch, slots) = rollups::interleave(spec, &groups, &planned, ops, &rolls);
-        let colls = [spec.collection, spec.rollups()];
-        store.write_batch_over(&colls, batch).await
+        store.write_batch(spec.collection, ops).await
     };
-    // The planned writes before the batch's stop (a write of the batch, or a roll-up).
-    let writes_before = |stop: usize| match slots.is_empty() {
-        true => stop.min(planned.len()),
-        false => (slots[..stop.min(slots.len())].iter())
-            .filter(|s| matches!(s, rollups::Slot::Write))
-            .count(),
-    };
-    let (applied, unknown) = match outcome.error {
-        None => (planned.len(), None),
+    let applied = match outcome.error {
+        None => planned.len(),
         // Unknown how far it got (the connection broke): read the documents back.
         Some(StoreError::Unavailable { .. }) => {
             match verify(store, spec, &groups, &planned).await {
-                Ok(n) => (n, Some(n)),
+                Ok(n) => n,
+                // The pending mark stays: reads count these keys' buckets until `backfill`.
                 Err(_) => {
                     let e = outcome.error.expect("an error");
                     return Err((0, all_indexes(&groups), e.into()));
                 }
             }
         }
-        Some(_) => (writes_before(outcome.applied), None),
+        Some(_) => outcome.applied.min(planned.len()),
     };
-    let settled = rollups::settle(
-        store,
-        spec,
-        &groups,
-        &planned,
-        &rolls,
-        &slots,
-        outcome.applied,
-        outcome.error.as_ref(),
-        unknown,
-    )
-    .await;
+    // The roll-ups of the writes that applied, then the pending mark deleted.
+    let settled = match pending {
+        Some(pending) => {
+            rollups::send(store, spec, &groups, &planned, applied, rolls, pending).await
+        }
+        None => Ok(()),
+    };
 
     let mut written = 0u64;
     // Keys whose writes all applied: remembered as planned.

@@ -1,18 +1,19 @@
 //! An ingest's roll-ups (`#[bucket(rollup)]`): each key's items of the batch added to its
-//! roll-up by one more write per key, in the roll-ups' collection, right after the key's
-//! writes in the same ordered batch
-//! ([`Store::write_batch_over`](crate::store::Store::write_batch_over)). A batch that stops
-//! early leaves the keys before the stop whole, roll-ups included; the key it stopped in gets
-//! the items of its writes that applied afterwards, and a roll-up whose fate is unknown is
-//! marked stale (reads then count the key's buckets).
+//! roll-up by one write per key in the roll-ups' collection, all sent as one ordered batch
+//! after the batch's buckets (on MongoDB an `insert` command for the buckets, then an `update`
+//! for the roll-ups: the fastest the server takes them). The batch's pending mark
+//! (`series::pending`), inserted before the buckets and deleted after the roll-ups, keeps reads
+//! from trusting a roll-up behind its buckets meanwhile, or after a writer died between the two.
+//! A batch that stops early rolls up the items of the writes that applied.
 
 use super::{Group, Planned};
-use crate::series::rollup::{mark_stale, roll_up};
+use crate::series::pending::{self, Pending};
+use crate::series::rollup::roll_up;
 use crate::series::Kept;
 use crate::spec::SeriesSpec;
 use crate::store::Error as StoreError;
 use crate::store::{Store, WriteOp};
-use crate::Result;
+use crate::{Error, Result};
 
 /// One key's roll-up write: its group, and what the batch's first `upto` writes add for it.
 pub(super) struct Roll {
@@ -65,131 +66,66 @@ fn rolls_of(spec: &SeriesSpec<'_>, groups: &[Group<'_>], writes: &[&Planned]) ->
     Ok(rolls)
 }
 
-/// What a place of an ingest batch with roll-ups holds: a planned write, in their order, or
-/// the roll-up `rolls[n]`.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Slot {
-    Write,
-    Roll(usize),
-}
-
-/// The batch with each key's roll-up right after the key's last write (`ops` on collection 0,
-/// the roll-ups on 1), and what each place holds. `planned` holds each key's writes together,
-/// the keys in the order of `rolls`; a roll-up whose key's writes were not found together goes
-/// at the end.
-pub(super) fn interleave(
-    spec: &SeriesSpec<'_>,
-    groups: &[Group<'_>],
-    planned: &[Planned],
-    ops: Vec<WriteOp>,
-    rolls: &[Roll],
-) -> (Vec<(usize, WriteOp)>, Vec<Slot>) {
-    let roll_op = |r: &Roll| WriteOp::Update {
-        filter: spec.rollup_of(groups[r.group].key),
-        update: Box::new(spec.rollup_update(&r.kept, r.items)),
-        upsert: true,
-    };
-    let mut batch = Vec::with_capacity(ops.len() + rolls.len());
-    let mut slots = Vec::with_capacity(ops.len() + rolls.len());
-    let mut sent = vec![false; rolls.len()];
-    let mut next = rolls.iter().enumerate().peekable();
-    for (i, op) in ops.into_iter().enumerate() {
-        batch.push((0, op));
-        slots.push(Slot::Write);
-        let g = planned[i].group;
-        if planned.get(i + 1).is_some_and(|p| p.group == g) {
-            continue;
-        }
-        if let Some((n, r)) = next.next_if(|(_, r)| r.group == g) {
-            batch.push((1, roll_op(r)));
-            slots.push(Slot::Roll(n));
-            sent[n] = true;
-        }
-    }
-    for (n, r) in rolls.iter().enumerate().filter(|(n, _)| !sent[*n]) {
-        batch.push((1, roll_op(r)));
-        slots.push(Slot::Roll(n));
-    }
-    (batch, slots)
-}
-
-/// After the batch: what it did not apply of the roll-ups. It stopped at place `stop` of
-/// `slots` with `error` (`None`: all applied); `unknown`: its fate was unknown, and that many
-/// planned writes were found applied by reading the documents back. A key's roll-up follows
-/// its writes in the batch, so the keys before the stop are whole; the key the batch stopped
-/// in gets the items of its writes that applied, or, when its roll-up was the write refused,
-/// is retried or marked stale.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn settle<S: Store>(
+/// After the batch's writes, of which the first `applied` applied: the roll-ups of their items
+/// (`all`: those of every planned write, computed before the batch), as one ordered batch on
+/// the roll-ups' collection, then the batch's pending mark deleted. A roll-up refused goes
+/// through [`roll_up`] (retried without the upsert when another writer created it meanwhile,
+/// otherwise marked stale) and the batch goes on after it. The mark stays when a roll-up's fate
+/// is unknown, or one could be neither written nor marked stale: reads then count those keys'
+/// buckets until `backfill`, and the error is the first such roll-up's
+/// ([`Error::RollupBehind`](crate::Error::RollupBehind): the items are written).
+pub(super) async fn send<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
     groups: &[Group<'_>],
     planned: &[Planned],
-    rolls: &[Roll],
-    slots: &[Slot],
-    stop: usize,
-    error: Option<&StoreError>,
-    unknown: Option<usize>,
+    applied: usize,
+    all: Vec<Roll>,
+    pending: Pending,
 ) -> Result<()> {
-    let Some(error) = error.filter(|_| !rolls.is_empty()) else {
-        return Ok(());
+    let rolls = match applied == planned.len() {
+        true => all,
+        false => rolls(spec, groups, planned, applied)?,
     };
-    let key = |g: usize| groups[g].key;
-    // The roll-up of key `g`'s items in the first `upto` planned writes.
-    let roll_of = |g: usize, upto: usize| -> Result<Option<Roll>> {
-        let of_g: Vec<&Planned> = planned[..upto].iter().filter(|p| p.group == g).collect();
-        Ok(rolls_of(spec, groups, &of_g)?.pop())
+    let op = |r: &Roll| WriteOp::Update {
+        filter: spec.rollup_of(groups[r.group].key),
+        update: Box::new(spec.rollup_update(&r.kept, r.items)),
+        upsert: true,
     };
-    if let Some(written) = unknown {
-        // The last key written to: stopped inside its writes (its roll-up not sent), or after
-        // them (its roll-up's fate unknown).
-        let Some(last) = written.checked_sub(1).map(|w| planned[w].group) else {
-            return Ok(());
-        };
-        if planned.get(written).is_some_and(|p| p.group == last) {
-            return match roll_of(last, written)? {
-                Some(r) => roll_up(store, spec, key(last), &r.kept, r.items, None).await,
-                None => Ok(()),
-            };
+    let mut failed: Option<Error> = None;
+    let mut from = 0;
+    while from < rolls.len() {
+        let ops = rolls[from..].iter().map(op).collect();
+        let outcome = store.write_batch(spec.rollups(), ops).await;
+        let Some(e) = outcome.error else { break };
+        let at = from + outcome.applied;
+        let Some(r) = rolls.get(at) else { break };
+        let key = groups[r.group].key;
+        if let StoreError::Unavailable { .. } = e {
+            // Which of the rest applied is unknown: the mark stays.
+            return Err(behind(spec, key, e));
         }
-        return mark_stale(store, spec, key(last)).await;
+        if let Err(e) = roll_up(store, spec, key, &r.kept, r.items, Some(Err(e))).await {
+            failed.get_or_insert(e);
+        }
+        from = at + 1;
     }
-    match slots.get(stop) {
-        // Refused: that key's roll-up (retried without the upsert, or marked stale).
-        Some(Slot::Roll(n)) => {
-            let r = &rolls[*n];
-            let failed = Some(Err(clone_refusal(Some(error))));
-            roll_up(store, spec, key(r.group), &r.kept, r.items, failed).await
+    match failed {
+        None => {
+            // Every roll-up written: a mark left by a failed delete only slows reads of these
+            // keys (they count the buckets) until `backfill`.
+            let _ = pending::close(store, pending).await;
+            Ok(())
         }
-        // Refused: a write of a key whose earlier writes applied. Their items, now.
-        Some(Slot::Write) => {
-            let i = (slots[..stop].iter())
-                .filter(|s| matches!(s, Slot::Write))
-                .count();
-            match roll_of(planned[i].group, i)? {
-                Some(r) => roll_up(store, spec, key(r.group), &r.kept, r.items, None).await,
-                None => Ok(()),
-            }
-        }
-        None => Ok(()),
+        Some(e) => Err(e),
     }
 }
 
-/// The batch's error as `roll_up` reads it: a refusal on a unique index is retried without
-/// the upsert; anything else marks the roll-up stale.
-fn clone_refusal(error: Option<&StoreError>) -> StoreError {
-    match error {
-        Some(StoreError::DuplicateKey {
-            collection,
-            message,
-        }) => StoreError::DuplicateKey {
-            collection: collection.clone(),
-            message: message.clone(),
-        },
-        Some(e) => StoreError::Server {
-            message: e.to_string(),
-            source: None,
-        },
-        None => StoreError::invalid("no error"),
+/// [`Error::RollupBehind`] of `key`'s roll-up, refused with `e`.
+fn behind(spec: &SeriesSpec<'_>, key: &bson::Bson, e: StoreError) -> Error {
+    Error::RollupBehind {
+        collection: spec.collection.to_owned(),
+        key: crate::error::display_bson(key),
+        source: Box::new(e.into()),
     }
 }
