@@ -542,7 +542,55 @@ async fn racing_writers_keep_the_rollups_exact(store: AnyStore) {
     assert!(v.is_clean(), "{v:?}");
 }
 
+/// An ingest batch's pending mark lists its keys as the writer's key type stores them: one
+/// that lists the Int32 3 (a writer whose key is an `i32`) holds for key 3 read as an Int64.
+/// While it stands, the whole-history summary counts the key's buckets (the roll-up, broken
+/// here on purpose, is not read) and `verify` leaves the roll-up out; `backfill` recomputes the
+/// roll-up and deletes the mark, and the summary reads the roll-up again.
+async fn a_pending_mark_lists_its_keys_by_value(store: AnyStore) {
+    let mut rng = Lcg(23);
+    let items: Vec<(i64, Trade)> = (0..30).map(|i| (i % 3 + 2, trade(&mut rng, i))).collect();
+    bucket::ingest::<Rolled, _>(&store, &items).await.unwrap();
+    let threes: Vec<&Trade> = (items.iter())
+        .filter(|(k, _)| *k == 3)
+        .map(|(_, t)| t)
+        .collect();
+    let mark = doc! {
+        "_id": {"rollup_pending_of": "rolled", "batch": bson::oid::ObjectId::new()},
+        "rollup_pending": [4i64, 3i32],
+    };
+    (store.insert_one(pattern_core::spec::BOUNDED_COLLECTIONS, mark))
+        .await
+        .unwrap();
+    let mut broken = Update {
+        set: vec![("rollup_items".into(), Bson::Int64(999))],
+        ..Update::default()
+    };
+    let three = Filter::Eq("_id".into(), Bson::Int64(3));
+    (store.update_one("rolled.rollups", &three, &mut broken, false))
+        .await
+        .unwrap();
+    let got = bucket::summary::<Rolled, _, _>(&store, &3, ..)
+        .await
+        .unwrap();
+    assert_eq!(observed(&got), expected(&threes));
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    let marks = documents(&store, pattern_core::spec::BOUNDED_COLLECTIONS).await;
+    assert!(
+        marks.iter().all(|m| !m.contains_key("rollup_pending")),
+        "{marks:?}"
+    );
+    assert_eq!(rollups(&store).await[&3].get_i64("rollup_items"), Ok(10));
+    let got = bucket::summary::<Rolled, _, _>(&store, &3, ..)
+        .await
+        .unwrap();
+    assert_eq!(observed(&got), expected(&threes));
+}
+
 on_both_stores!(
+    a_pending_mark_lists_its_keys_by_value,
     racing_writers_keep_the_rollups_exact,
     a_push_many_that_would_overflow_leaves_the_rollup_as_it_was,
     a_push_many_killed_anywhere_leaves_the_rollups_exact,
