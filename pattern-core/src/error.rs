@@ -92,8 +92,9 @@ pub enum Error {
 
     /// A push to a `#[bucket(rollup)]` series wrote its items, but the key's roll-up (the
     /// summary of its whole history) could not be updated: do not push the items again. The
-    /// roll-up is marked stale when that could be written, and reads then count the key's
-    /// buckets instead; `pattern_core::bucket::backfill` recomputes it.
+    /// roll-up is marked stale when that could be written (an ingest leaves its batch's pending
+    /// mark instead), and reads then count the key's buckets; `pattern_core::bucket::backfill`
+    /// recomputes it.
     #[error("the items were written to `{collection}`, but the roll-up of key {key} was not updated: {source}")]
     RollupBehind {
         /// The buckets' collection.

@@ -2,9 +2,10 @@
 //! of their own, `<collection>.rollups`, keeps the summary of the key's whole history,
 //! `{_id: <key>, rollup_items: n, rollup_summarized: [...], <aggregate fields>...}` (the
 //! aggregates under the buckets' names). Every write of items adds them to it: a push in the
-//! same command (one round trip, [`Store::push_open_then`]); an ingest, and each write of a
-//! `push_many`, in the ordered batch right after the key's writes ([`Store::write_batch_over`],
-//! [`write_rolled`]). Found by `_id` alone, in a collection with no other index: the cheapest
+//! same command (one round trip, [`Store::push_open_then`]); each write of a `push_many` in the
+//! ordered batch right after the key's writes ([`Store::write_batch_over`], [`write_rolled`]);
+//! an ingest batch's all in one batch after its buckets, between the insert and the delete of
+//! its pending mark (`series::pending`). Found by `_id` alone, in a collection with no other index: the cheapest
 //! write a server has (an upsert by key and order among the buckets, as an older version kept
 //! them, costs about three times as much on the test server: BENCHMARKS section 8).
 //!

@@ -2,8 +2,9 @@
 //! ([`Store::write_batch`]) once each key's newest document is known (the memo): per key, a
 //! compare-and-set push filling its open document, then inserts of whole new documents; the
 //! keys' fills first, so that like writes stand together (on MongoDB one command a kind of
-//! write, or one `bulkWrite`). With roll-ups, each key's writes then its roll-up, in one batch
-//! over both collections ([`Store::write_batch_over`]: on MongoDB one `bulkWrite`).
+//! write, or one `bulkWrite`). With roll-ups, the keys' roll-ups then go in one more batch, on
+//! their collection, between the insert and the delete of the batch's pending mark
+//! (`series::pending`, `rollups.rs`).
 //! Any write the batch could not apply (another writer got there first, an `_id` taken) stops
 //! the batch there; the keys from there on go through the ordinary push, which learns the
 //! truth. So nothing is lost, nothing is written twice, and each key's items keep their order.
