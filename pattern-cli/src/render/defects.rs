@@ -68,6 +68,13 @@ pub(super) fn describe(d: &LayoutDefect) -> String {
         } => {
             format!("{collection} key {key}: the roll-up counts {rollup} items, the buckets hold {buckets} (backfill recomputes it)")
         }
+        LayoutDefect::RollupPending {
+            collection,
+            since,
+            keys,
+        } => {
+            format!("{collection}: an ingest batch begun at {since} left its roll-ups of {keys} keys unwritten (reads count their buckets; backfill recomputes them)")
+        }
         LayoutDefect::WrongBounds {
             collection,
             id,

@@ -83,6 +83,18 @@ pub enum LayoutDefect {
         /// Items the key's buckets hold.
         buckets: u64,
     },
+    /// An ingest batch's pending mark (`#[bucket(rollup)]`) that has stood longer than a
+    /// batch takes (a minute): its writer died, or lost its connection, between the batch's
+    /// buckets and their roll-ups. Reads of the keys it lists count their buckets, exact, until
+    /// `backfill` recomputes the roll-ups and deletes the mark.
+    RollupPending {
+        /// The collection.
+        collection: String,
+        /// When the batch began (its writer's clock).
+        since: bson::DateTime,
+        /// How many keys it lists.
+        keys: usize,
+    },
     /// A key's documents are not numbered 1, 2, 3...: the first number out of place.
     NotDense {
         /// The collection.

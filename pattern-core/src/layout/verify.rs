@@ -298,7 +298,8 @@ async fn check_series<'s, S: Store>(
 
 /// Each roll-up against its key's items in the buckets ([`LayoutDefect::RollupDrift`]): one
 /// pass over the roll-ups' collection. A stale roll-up, or one an ingest batch's pending mark
-/// lists (reads count the buckets), is not compared; a key without one has nothing to drift.
+/// lists (reads count the buckets), is not compared; a key without one has nothing to drift. A
+/// pending mark a writer left ([`LayoutDefect::RollupPending`]) is reported.
 async fn check_rollups<S: Store>(
     store: &S,
     spec: &SeriesSpec<'_>,
@@ -309,7 +310,16 @@ async fn check_rollups<S: Store>(
 ) -> Result<u64> {
     let coll = spec.collection;
     // The keys an ingest batch's pending mark lists: reads count their buckets, not compared.
-    let pending = crate::series::pending::keys(store, spec).await?;
+    // A mark older than a batch takes was left by a writer that died: reported.
+    let marks = crate::series::pending::read(store, spec).await?;
+    for (since, keys) in &marks.left {
+        check.defects.push(LayoutDefect::RollupPending {
+            collection: coll.to_owned(),
+            since: *since,
+            keys: *keys,
+        });
+    }
+    let pending = marks.keys;
     scan(
         store,
         rollups,

@@ -79,19 +79,45 @@ pub(crate) async fn close<S: Store>(store: &S, pending: Pending) -> Result<()> {
     Ok(())
 }
 
-/// The keys some pending mark of `spec`'s collection lists, by value
-/// ([`value_key`](crate::codec::order::value_key)).
-pub(crate) async fn keys<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<HashSet<Vec<u8>>> {
+/// How long a batch's mark may stand before `verify` reports it as left by a writer that died
+/// (a batch takes well under a second; its mark's `batch` is an ObjectId, whose first bytes are
+/// the seconds of the writer's clock when it began).
+pub(crate) const LEFT_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What the pending marks of a collection say.
+#[derive(Default)]
+pub(crate) struct Marks {
+    /// The keys some mark lists, by value ([`value_key`](crate::codec::order::value_key)).
+    pub(crate) keys: HashSet<Vec<u8>>,
+    /// The marks older than [`LEFT_AFTER`]: each one's batch's start, and how many keys it lists.
+    pub(crate) left: Vec<(bson::DateTime, usize)>,
+}
+
+/// The pending marks of `spec`'s collection (one `find`).
+pub(crate) async fn read<S: Store>(store: &S, spec: &SeriesSpec<'_>) -> Result<Marks> {
     let marks = (store.find(
         BOUNDED_COLLECTIONS,
         &Filter::and(of_collection(spec)),
         &FindOptions::default(),
     ))
     .await?;
-    let listed = (marks.iter())
-        .filter_map(|m| m.get_array(PENDING_KEYS).ok())
-        .flatten();
-    Ok(listed.map(crate::codec::order::value_key).collect())
+    let now = std::time::SystemTime::now();
+    let mut out = Marks::default();
+    for mark in &marks {
+        let keys = mark.get_array(PENDING_KEYS).map_or(&[][..], Vec::as_slice);
+        out.keys
+            .extend(keys.iter().map(crate::codec::order::value_key));
+        let batch = (mark.get_document("_id").ok()).and_then(|id| id.get_object_id(BATCH).ok());
+        if let Some(began) = batch.map(|b| b.timestamp()) {
+            let age = now
+                .duration_since(began.to_system_time())
+                .unwrap_or_default();
+            if age > LEFT_AFTER {
+                out.left.push((began, keys.len()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Deletes every pending mark of `spec`'s collection (`backfill`, once the roll-ups are

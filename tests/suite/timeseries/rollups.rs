@@ -545,8 +545,9 @@ async fn racing_writers_keep_the_rollups_exact(store: AnyStore) {
 /// An ingest batch's pending mark lists its keys as the writer's key type stores them: one
 /// that lists the Int32 3 (a writer whose key is an `i32`) holds for key 3 read as an Int64.
 /// While it stands, the whole-history summary counts the key's buckets (the roll-up, broken
-/// here on purpose, is not read) and `verify` leaves the roll-up out; `backfill` recomputes the
-/// roll-up and deletes the mark, and the summary reads the roll-up again.
+/// here on purpose, is not read) and `verify` leaves the roll-up out; a mark older than a
+/// minute `verify` reports as left by a writer that died. `backfill` recomputes the roll-up
+/// and deletes the marks, and the summary reads the roll-up again.
 async fn a_pending_mark_lists_its_keys_by_value(store: AnyStore) {
     let mut rng = Lcg(23);
     let items: Vec<(i64, Trade)> = (0..30).map(|i| (i % 3 + 2, trade(&mut rng, i))).collect();
@@ -576,7 +577,36 @@ async fn a_pending_mark_lists_its_keys_by_value(store: AnyStore) {
     assert_eq!(observed(&got), expected(&threes));
     let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
     assert!(v.is_clean(), "{v:?}");
+    // A mark begun two minutes ago: left by a writer that died. `verify` reports it.
+    let began = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+    let secs = began
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as u32;
+    let mut oid = bson::oid::ObjectId::new().bytes();
+    oid[..4].copy_from_slice(&secs.to_be_bytes());
+    let left = doc! {
+        "_id": {"rollup_pending_of": "rolled", "batch": bson::oid::ObjectId::from_bytes(oid)},
+        "rollup_pending": [2i64],
+    };
+    (store.insert_one(pattern_core::spec::BOUNDED_COLLECTIONS, left))
+        .await
+        .unwrap();
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    match v.defects.as_slice() {
+        [pattern_core::adopt::LayoutDefect::RollupPending {
+            collection,
+            since,
+            keys: 1,
+        }] => {
+            assert_eq!(collection, "rolled");
+            assert_eq!(since.timestamp_millis(), i64::from(secs) * 1_000);
+        }
+        other => panic!("{other:?}"),
+    }
     bucket::backfill::<Rolled, _>(&store).await.unwrap();
+    let v = bucket::verify::<Rolled, _>(&store).await.unwrap();
+    assert!(v.is_clean(), "{v:?}");
     let marks = documents(&store, pattern_core::spec::BOUNDED_COLLECTIONS).await;
     assert!(
         marks.iter().all(|m| !m.contains_key("rollup_pending")),

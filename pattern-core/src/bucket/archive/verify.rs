@@ -117,7 +117,7 @@ async fn rollup_counts<S: Store>(
 ) -> Result<Vec<(Bson, u64)>> {
     let mut out = Vec::new();
     // Listed by an ingest batch's pending mark: reads count the buckets, left out too.
-    let pending = series::pending::keys(store, spec).await?;
+    let pending = series::pending::read(store, spec).await?.keys;
     for chunk in keys.chunks(1_000) {
         let filter = Filter::In(Path::from("_id"), chunk.to_vec());
         let docs = (store.find(spec.rollups(), &filter, &FindOptions::default())).await?;
