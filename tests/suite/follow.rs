@@ -1174,3 +1174,74 @@ async fn roll_ups_follow_buckets_other_programs_write() {
         (10, Some(55))
     );
 }
+
+/// A bucket written while an ingest batch's pending mark lists its key (the batch's own, or
+/// another program's beside it) is left to the batch: the follower does not write the key's
+/// roll-up, which the batch brings up to its buckets next (the whole-history summary counts
+/// the buckets meanwhile). Once the batch's roll-up arrives and the mark is gone, the
+/// follower's look at that change finds the roll-up in line.
+#[tokio::test]
+async fn a_key_an_ingest_batch_lists_is_left_to_the_batch() {
+    let store = pattern_tests::mongo_store("follow_rollups_pending").await;
+    let day = |d: i64| bson::DateTime::from_millis(1_698_278_400_000 + d * 86_400_000);
+    for d in 0..10 {
+        let sale = Sale {
+            qty: d + 1,
+            date: day(d),
+        };
+        SaleHistory::push(&store, &3, sale).await.unwrap();
+    }
+    let f = Follower::new(store.clone(), "sales").follow_buckets::<SaleHistory>();
+    f.catch_up().await.unwrap();
+    let raw = raw(&store).await;
+    // A batch in flight: its mark, then its bucket (page 4: shop 3's 10 sales fill 2.5 buckets
+    // of 4, so the batch's sale goes in a fourth).
+    let marks = raw.db.collection::<BsonDocument>("pattern_bounded");
+    let mark = doc! {"rollup_pending_of": "sales", "batch": bson::oid::ObjectId::new()};
+    marks
+        .insert_one(doc! {"_id": mark.clone(), "rollup_pending": [3_i64]})
+        .await
+        .unwrap();
+    let sales = raw.db.collection::<BsonDocument>("sales");
+    let sale = bson::to_bson(&Sale {
+        qty: 100,
+        date: day(20),
+    })
+    .unwrap();
+    sales
+        .update_one(
+            doc! {"shop": 3_i64, "count": {"$lt": 4}},
+            doc! {"$push": {"history": sale}, "$inc": {"count": 1, "qty_sum": 100_i64},
+            "$max": {"date_max": day(20)}},
+        )
+        .await
+        .unwrap();
+    f.catch_up().await.unwrap();
+    let rollups = raw.db.collection::<BsonDocument>("sales.rollups");
+    let items = || async {
+        let r = rollups
+            .find_one(doc! {"_id": 3_i64})
+            .await
+            .unwrap()
+            .unwrap();
+        r.get_i64("rollup_items").unwrap()
+    };
+    assert_eq!(items().await, 10, "left to the batch");
+    let total = SaleHistory::summary(&store, &3, ..).await.unwrap();
+    assert_eq!((total.items, total.qty_sum.as_i64()), (11, Some(155)));
+    // The batch's roll-up, then its mark deleted.
+    rollups
+        .update_one(
+            doc! {"_id": 3_i64},
+            doc! {"$inc": {"rollup_items": 1_i64, "qty_sum": 100_i64}},
+        )
+        .await
+        .unwrap();
+    marks.delete_one(doc! {"_id": mark}).await.unwrap();
+    f.catch_up().await.unwrap();
+    assert_eq!(items().await, 11);
+    let total = SaleHistory::summary(&store, &3, ..).await.unwrap();
+    assert_eq!((total.items, total.qty_sum.as_i64()), (11, Some(155)));
+    let report = SaleHistory::verify(&store).await.unwrap();
+    assert!(report.is_clean(), "{report:?}");
+}

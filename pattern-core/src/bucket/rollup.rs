@@ -380,12 +380,25 @@ async fn write<S: Store>(
 /// kept summaries (the live collection's and the archives' its mark records on this store),
 /// and written when the stored one differs, is stale or is missing; whether it was written.
 /// After writes by other programs (a follower: `crate::follow`). A bucket edited without its
-/// count or summary is counted as it says (`verify` reports such a bucket).
+/// count or summary is counted as it says (`verify` reports such a bucket). Nothing is written
+/// while an ingest batch's pending mark lists the key.
 pub(crate) async fn rollup_in_line<T: Store>(
     tx: &T,
     spec: &SeriesSpec<'_>,
     key: &Bson,
 ) -> Result<bool> {
+    // An ingest batch in flight that lists the key writes its roll-up after its buckets: left
+    // to it (its roll-up's change comes next). One that a dead writer left: reads count the
+    // key's buckets until `backfill`.
+    let one = FindOptions {
+        projection: vec![Path::from("_id")],
+        limit: Some(1),
+        ..FindOptions::default()
+    };
+    let listing = series::pending::of_key(spec, key);
+    if !(tx.find_raw(BOUNDED_COLLECTIONS, &listing, &one).await?).is_empty() {
+        return Ok(false);
+    }
     let mut wanted: Vec<Path> = vec![Path::from(spec.count_field)];
     wanted.extend(spec.keeps.summary.iter().map(|a| Path::from(a.field)));
     let opts = FindOptions {
