@@ -5,13 +5,16 @@
 //! the buckets it inserts one document into
 //! [`BOUNDED_COLLECTIONS`](crate::spec::BOUNDED_COLLECTIONS), `{_id: {rollup_pending_of:
 //! <collection>, batch: <ObjectId>}, rollup_pending: [<keys>]}`, and deletes it once every
-//! roll-up of the batch is written or marked stale. While it stands, a whole-history read of
-//! one of its keys counts the key's buckets ([`of_key`], read after the roll-up in the same round trip), `verify`
-//! leaves those roll-ups out, and `backfill` (which recomputes every roll-up) deletes the
-//! collection's pending marks. So a writer that dies between its buckets and their roll-ups
-//! leaves no read behind the buckets, and a batch costs one small document more, not a write
-//! per key. A read beside a batch in flight gives the key's totals before the batch or after
-//! it.
+//! roll-up of the batch is written or marked stale. While it stands:
+//! - a whole-history read of one of its keys counts the key's buckets ([`of_key`], read after
+//!   the roll-up in the same round trip);
+//! - `verify` leaves those roll-ups out, and reports a mark older than [`LEFT_AFTER`];
+//! - a follower leaves those keys to the batch (its roll-up's change comes next);
+//! - `backfill` (which recomputes every roll-up) deletes the collection's marks.
+//!
+//! So a writer that dies between its buckets and their roll-ups leaves no read behind the
+//! buckets, and a batch costs one small document more, not a write per key. A read beside a
+//! batch in flight gives the key's totals before the batch or after it.
 //!
 //! The marks' collection is not sharded (its name starts with `pattern_`): the mark of any
 //! batch is one shard's read away from every reader.

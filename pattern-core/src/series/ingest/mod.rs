@@ -195,8 +195,8 @@ async fn ingest_batch<S: Store>(
     if let Err(e) = Box::pin(keep_width(store, spec, &groups, &planned)).await {
         return Err((0, all_indexes(&groups), e));
     }
-    // With roll-ups: the batch's pending mark first, so that a roll-up is never read behind
-    // buckets written before it (`series::pending`).
+    // With roll-ups: the batch's pending mark first, so that no read trusts a roll-up this
+    // batch could leave behind its buckets (`series::pending`).
     let pending = match rolls.is_empty() {
         true => None,
         false => {

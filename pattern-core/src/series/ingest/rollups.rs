@@ -3,7 +3,7 @@
 //! after the batch's buckets (on MongoDB an `insert` command for the buckets, then an `update`
 //! for the roll-ups: the fastest the server takes them). The batch's pending mark
 //! (`series::pending`), inserted before the buckets and deleted after the roll-ups, keeps reads
-//! from trusting a roll-up behind its buckets meanwhile, or after a writer died between the two.
+//! from trusting a roll-up that a writer dying between the two would leave behind its buckets.
 //! A batch that stops early rolls up the items of the writes that applied.
 
 use super::{Group, Planned};
