@@ -24,6 +24,15 @@ fn scattered(rng: &mut Lcg, w: i64, n: i64) -> Trade {
     }
 }
 
+/// The `trades` collection's mark in `pattern_bounded`, as stored (`None`: none yet).
+async fn trades_mark(store: &AnyStore) -> Option<bson::Document> {
+    let by_name = pattern_core::store::query::Filter::Eq("_id".into(), "trades".into());
+    (store.find("pattern_bounded", &by_name, &Default::default()))
+        .await
+        .unwrap()
+        .pop()
+}
+
 /// Once its push returned, item `t` lies within the collection's width of the second its
 /// bucket's `_id` names: a read of any range holding it finds its bucket.
 async fn covered(store: &AnyStore, key: i64, t: &Trade) {
@@ -41,13 +50,7 @@ async fn covered(store: &AnyStore, key: i64, t: &Trade) {
         .unwrap();
     let id = bucket.get_str("_id").unwrap();
     let start = id.split('_').nth(1).unwrap().parse::<i64>().unwrap() * 1_000;
-    let by_name = Filter::Eq("_id".into(), "trades".into());
-    let mark = store
-        .find("pattern_bounded", &by_name, &opts)
-        .await
-        .unwrap()
-        .pop()
-        .unwrap();
+    let mark = trades_mark(store).await.unwrap();
     let side = |k: &str| mark.get(format!("width_{k}")).and_then(as_int).unwrap();
     let at = t.date.timestamp_millis();
     let (after, before) = (at - (start + 999), start - at);
@@ -284,15 +287,10 @@ async fn a_lease_needs_a_width(store: AnyStore) {
             "{wrong:?}: {err}"
         );
     }
-    let by_name = pattern_core::store::query::Filter::Eq("_id".into(), "trades".into());
-    let opts = Default::default();
-    let marks = store
-        .find("pattern_bounded", &by_name, &opts)
-        .await
-        .unwrap();
+    let mark = trades_mark(&store).await;
     assert!(
-        marks.iter().all(|m| !m.contains_key("width_lease")),
-        "{marks:?}"
+        mark.iter().all(|m| !m.contains_key("width_lease")),
+        "{mark:?}"
     );
     // A lease only grows.
     bucket::lease_width::<Trades, _>(&store, Duration::from_millis(300))
@@ -301,12 +299,7 @@ async fn a_lease_needs_a_width(store: AnyStore) {
     bucket::lease_width::<Trades, _>(&store, Duration::from_millis(200))
         .await
         .unwrap();
-    let mark = store
-        .find("pattern_bounded", &by_name, &opts)
-        .await
-        .unwrap()
-        .pop()
-        .unwrap();
+    let mark = trades_mark(&store).await.unwrap();
     assert_eq!(
         mark.get("width_lease").and_then(as_int),
         Some(300),
