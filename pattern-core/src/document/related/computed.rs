@@ -131,12 +131,7 @@ pub(crate) async fn adjust<D: Document, T: Store>(
     before: Option<&BsonDocument>,
     after: Option<&BsonDocument>,
 ) -> Result<()> {
-    let key_of = |d: Option<&BsonDocument>| {
-        d.and_then(|d| d.get(c.key))
-            .filter(|k| **k != Bson::Null)
-            .cloned()
-    };
-    let (kb, ka) = (key_of(before), key_of(after));
+    let (kb, ka) = super::parent_keys(c.key, before, after);
     // The same parent whatever the key's number type (numbers by value).
     if same_value(kb.as_ref(), ka.as_ref()) {
         if let Some(k) = kb {

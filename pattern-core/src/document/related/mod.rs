@@ -13,6 +13,21 @@ pub(crate) mod computed;
 pub(crate) mod reference;
 pub(crate) mod subset;
 
+/// The parent keys of a child write: the child's `key` field before and after it, each `None`
+/// where the document or the field is absent or `null` (no parent).
+pub(crate) fn parent_keys(
+    key: &str,
+    before: Option<&bson::Document>,
+    after: Option<&bson::Document>,
+) -> (Option<Bson>, Option<Bson>) {
+    let key_of = |d: Option<&bson::Document>| {
+        (d.and_then(|d| d.get(key)))
+            .filter(|k| **k != Bson::Null)
+            .cloned()
+    };
+    (key_of(before), key_of(after))
+}
+
 /// Parents brought in line by a batch (a follower's keys): `sets` (each parent's `_id` and the
 /// fields to set) written to `coll` in one round trip (`write_across`: one `bulkWrite` in a
 /// MongoDB transaction); per key of `keys`, whether its parent was among them (by value).

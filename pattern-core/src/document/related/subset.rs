@@ -121,12 +121,7 @@ pub(crate) async fn adjust<D: Document, T: Store>(
     before: Option<&BsonDocument>,
     after: Option<&BsonDocument>,
 ) -> Result<()> {
-    let key_of = |d: Option<&BsonDocument>| {
-        d.and_then(|d| d.get(s.key))
-            .filter(|k| **k != Bson::Null)
-            .cloned()
-    };
-    let (kb, ka) = (key_of(before), key_of(after));
+    let (kb, ka) = super::parent_keys(s.key, before, after);
     if let Some(key) = &kb {
         rewrite::<D, T>(tx, s, key, false).await?;
     }
