@@ -186,3 +186,12 @@ fn checked<A: ast::Attrs>(input: &DeriveInput, check: Check<A>) -> ast::Containe
     }
     cont
 }
+
+/// For the in-process tests: asserts that the generated `code` holds each of `parts`.
+#[cfg(test)]
+#[track_caller]
+fn assert_contains(code: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
+}
