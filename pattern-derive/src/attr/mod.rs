@@ -63,6 +63,11 @@ impl<T> Slot<T> {
         Ok(())
     }
 
+    /// Whether the key was given, with a valid value or not.
+    pub(crate) fn seen(&self) -> bool {
+        self.seen
+    }
+
     pub(crate) fn get(self) -> Option<T> {
         self.value
     }
@@ -132,6 +137,30 @@ pub(crate) fn unknown(
         key_name(meta)
     );
     refuse(cx, meta, msg)
+}
+
+/// `key(option)`, a key whose one option is `name`: the option read with `parse`; any other
+/// is an error at it.
+pub(crate) fn sole_option<T>(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    name: &str,
+    parse: fn(&Ctxt, &ParseNestedMeta) -> syn::Result<Option<T>>,
+) -> syn::Result<Slot<T>> {
+    let mut slot = Slot::default();
+    meta.parse_nested_meta(|option| {
+        if option.path.is_ident(name) {
+            slot.parse(cx, &option, parse)
+        } else {
+            let msg = format!(
+                "unknown {} option `{}`; expected `{name}`",
+                key_name(meta),
+                key_name(&option)
+            );
+            refuse(cx, &option, msg)
+        }
+    })?;
+    Ok(slot)
 }
 
 /// Whether the key is followed by a list, `key(...)`; else the error `msg` at the key, and

@@ -213,18 +213,7 @@ fn keywords_options(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Nor
         return Ok(None);
     }
     // #[document(keywords(lowercase))]
-    let mut lowercase = Slot::default();
-    meta.parse_nested_meta(|option| {
-        if option.path.is_ident("lowercase") {
-            lowercase.parse(cx, &option, attr::flag)
-        } else {
-            let msg = format!(
-                "unknown keywords option `{}`; expected `lowercase`",
-                attr::key_name(&option)
-            );
-            attr::refuse(cx, &option, msg)
-        }
-    })?;
+    let lowercase = attr::sole_option(cx, meta, "lowercase", attr::flag)?;
     Ok(Some(match lowercase.get() {
         Some(()) => Normalize::Lowercase,
         None => Normalize::AsIs,

@@ -43,20 +43,8 @@ pub(super) fn approximate_options(
     )? {
         return Ok(None);
     }
-    let mut every = Slot::default();
-    let mut given = false;
-    meta.parse_nested_meta(|option| {
-        if option.path.is_ident("every") {
-            given = true;
-            every.parse(cx, &option, attr::positive_int)
-        } else {
-            let msg = format!(
-                "unknown approximate option `{}`; expected `every`",
-                attr::key_name(&option)
-            );
-            attr::refuse(cx, &option, msg)
-        }
-    })?;
+    let every = attr::sole_option(cx, meta, "every", attr::positive_int)?;
+    let given = every.seen();
     match every.get() {
         Some(n) => Ok(Some((n, span))),
         None if given => Ok(None),
