@@ -4,7 +4,7 @@
 //! Every path is absolute (`::pattern_core::...`, `::core::...`), so the code compiles in a
 //! module that imports nothing and beside a user's own `Result`.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::{DeriveInput, Type};
 
@@ -403,13 +403,14 @@ pub(crate) fn validate(on: bool) -> Option<TokenStream> {
     })
 }
 
-/// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_keys`):
-/// `pub const fn shard_keys() -> <ret>`, the same with or without errors in the attributes (the
-/// fallback's impl has a `SPEC` too); nothing for a generic type.
+/// The shard keys of a layout, as data (`pattern_core`'s `*Spec::shard_keys`): `pub const fn
+/// shard_keys() -> [ShardKey<'static>; keys]`, read from the `SPEC` of the trait `derive`
+/// implements, the same with or without errors in the attributes (the fallback's impl has a
+/// `SPEC` too); nothing for a generic type.
 pub(crate) fn shard_keys(
     input: &syn::DeriveInput,
-    trait_path: TokenStream,
-    ret: TokenStream,
+    derive: &str,
+    keys: usize,
     doc: &str,
 ) -> TokenStream {
     // The derives refuse generic types (their error is the one the user should see).
@@ -418,11 +419,13 @@ pub(crate) fn shard_keys(
     }
     let name = ident("shard_keys");
     let ty = &input.ident;
+    let trait_name = ident(derive);
+    let keys = Literal::usize_unsuffixed(keys);
     quote! {
         impl #ty {
             #[doc = #doc]
-            pub const fn #name() -> #ret {
-                <Self as #trait_path>::SPEC.#name()
+            pub const fn #name() -> [::pattern_core::spec::ShardKey<'static>; #keys] {
+                <Self as ::pattern_core::#trait_name>::SPEC.#name()
             }
         }
     }

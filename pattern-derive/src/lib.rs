@@ -42,32 +42,30 @@ mod tree;
 /// BSON name also on a struct that does not derive serde's traits.
 #[proc_macro_derive(Bucket, attributes(bucket, serde))]
 pub fn derive_bucket(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    let mut out = derive(&input, check::bucket, bucket::expand, bucket::fallback);
-    out.extend(codegen::shard_keys(
-        &input,
-        quote::quote!(::pattern_core::Bucket),
-        quote::quote!([::pattern_core::spec::ShardKey<'static>; 1]),
+    derive_sharded(
+        input,
+        check::bucket,
+        bucket::expand,
+        bucket::fallback,
+        1,
         "The bucket collection's shard key (one), as data: the series key (a key's buckets on one \
          shard; every per-key operation reaches only it). See `pattern_core::guide::sharding`.",
-    ));
-    out.into()
+    )
 }
 
 /// `#[derive(Outlier)]`: the outlier pattern. Use it as `pattern_core::Outlier`; the attribute
 /// reference is in pattern_core's documentation of the re-export (`docs/outlier.md`).
 #[proc_macro_derive(Outlier, attributes(outlier, serde))]
 pub fn derive_outlier(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    let mut out = derive(&input, check::outlier, outlier::expand, outlier::fallback);
-    out.extend(codegen::shard_keys(
-        &input,
-        quote::quote!(::pattern_core::Outlier),
-        quote::quote!([::pattern_core::spec::ShardKey<'static>; 2]),
+    derive_sharded(
+        input,
+        check::outlier,
+        outlier::expand,
+        outlier::fallback,
+        2,
         "The shard keys of the main collection (`_id`) and of the overflow collection (the \
          parent reference), as data. See `pattern_core::guide::sharding`.",
-    ));
-    out.into()
+    )
 }
 
 /// `#[derive(Tree)]`: a tree stored in one of the five models of MongoDB's data-modeling
@@ -75,17 +73,16 @@ pub fn derive_outlier(input: TokenStream) -> TokenStream {
 /// documentation of the re-export (`docs/tree.md`).
 #[proc_macro_derive(Tree, attributes(tree, serde))]
 pub fn derive_tree(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    let mut out = derive(&input, check::tree, tree::expand, tree::fallback);
-    out.extend(codegen::shard_keys(
-        &input,
-        quote::quote!(::pattern_core::Tree),
-        quote::quote!([::pattern_core::spec::ShardKey<'static>; 0]),
+    derive_sharded(
+        input,
+        check::tree,
+        tree::expand,
+        tree::fallback,
+        0,
         "None: a tree's collection is best left unsharded (on the database's primary shard, \
          where every operation and transaction reaches one shard). See `pattern_core::guide::sharding` \
          for what each operation would reach on a tree sharded by `_id`.",
-    ));
-    out.into()
+    )
 }
 
 /// `#[derive(Document)]`: a plain document with typed field paths (serde's renames applied),
@@ -157,6 +154,22 @@ fn derive<A: ast::Attrs>(
     codegen::or_fallback(checked.map(|()| expand(&cont)), || fallback(&cont))
 }
 
+/// A derive whose type also gets `shard_keys()` (`codegen::shard_keys`): its `keys` shard keys
+/// as data, documented by `doc`.
+fn derive_sharded<A: ast::Attrs>(
+    input: TokenStream,
+    check: Check<A>,
+    expand: Expand<A>,
+    fallback: Expand<A>,
+    keys: usize,
+    doc: &str,
+) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let mut out = derive(&input, check, expand, fallback);
+    out.extend(codegen::shard_keys(&input, A::DERIVE, keys, doc));
+    out.into()
+}
+
 /// For the in-process tests: the messages of every mistake in `input`.
 #[cfg(test)]
 fn errors<A: ast::Attrs>(input: &DeriveInput, check: Check<A>) -> Vec<String> {
@@ -172,4 +185,13 @@ fn checked<A: ast::Attrs>(input: &DeriveInput, check: Check<A>) -> ast::Containe
         panic!("{:?}", ctxt::messages::<()>(Err(e)));
     }
     cont
+}
+
+/// For the in-process tests: asserts that the generated `code` holds each of `parts`.
+#[cfg(test)]
+#[track_caller]
+fn assert_contains(code: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(code.contains(part), "{part} not in {code}");
+    }
 }

@@ -3,7 +3,6 @@
 use proc_macro2::{Group, Ident, Span};
 use quote::quote;
 use syn::meta::ParseNestedMeta;
-use syn::spanned::Spanned;
 use syn::{token, Member};
 
 use super::Slot;
@@ -77,9 +76,7 @@ impl ast::Attrs for Bucket {
             // #[bucket(granularity = "hours")]
             "granularity" => self.granularity.parse(cx, meta, granularity),
             // #[bucket(rollup)]
-            "rollup" => self.rollup.parse(cx, meta, |cx, meta| {
-                Ok(super::flag(cx, meta)?.map(|()| meta.path.span()))
-            }),
+            "rollup" => self.rollup.parse(cx, meta, super::flag_at),
             _ => super::unknown(cx, meta, ATTR, KEYS),
         }
     }

@@ -16,11 +16,14 @@ pub(crate) mod reference;
 pub(crate) mod serde;
 pub(crate) mod tree;
 
-use proc_macro2::{TokenStream, TokenTree};
+use std::fmt::Display;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
-use syn::{Attribute, Ident, Lit, LitStr, Token};
+use syn::spanned::Spanned;
+use syn::{token, Attribute, Ident, Lit, LitStr, Token};
 
 use crate::ctxt::Ctxt;
 use crate::names::{self, Name};
@@ -58,6 +61,11 @@ impl<T> Slot<T> {
             self.value = value;
         }
         Ok(())
+    }
+
+    /// Whether the key was given, with a valid value or not.
+    pub(crate) fn seen(&self) -> bool {
+        self.seen
     }
 
     pub(crate) fn get(self) -> Option<T> {
@@ -106,6 +114,12 @@ pub(crate) fn key_name(meta: &ParseNestedMeta) -> String {
     meta.path.to_token_stream().to_string().replace(' ', "")
 }
 
+/// A key refused: the error `msg` at the key; its value is skipped.
+pub(crate) fn refuse(cx: &Ctxt, meta: &ParseNestedMeta, msg: impl Display) -> syn::Result<()> {
+    cx.syn_error(meta.error(msg));
+    skip_value(meta.input)
+}
+
 /// An unknown key: an error at the key, listing the `expected` ones; its value is skipped.
 pub(crate) fn unknown(
     cx: &Ctxt,
@@ -118,11 +132,45 @@ pub(crate) fn unknown(
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    cx.syn_error(meta.error(format!(
+    let msg = format!(
         "unknown key `{}` in #[{attr}(...)]; expected one of: {list}",
         key_name(meta)
-    )));
-    skip_value(meta.input)
+    );
+    refuse(cx, meta, msg)
+}
+
+/// `key(option)`, a key whose one option is `name`: the option read with `parse`; any other
+/// is an error at it.
+pub(crate) fn sole_option<T>(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    name: &str,
+    parse: fn(&Ctxt, &ParseNestedMeta) -> syn::Result<Option<T>>,
+) -> syn::Result<Slot<T>> {
+    let mut slot = Slot::default();
+    meta.parse_nested_meta(|option| {
+        if option.path.is_ident(name) {
+            slot.parse(cx, &option, parse)
+        } else {
+            let msg = format!(
+                "unknown {} option `{}`; expected `{name}`",
+                key_name(meta),
+                key_name(&option)
+            );
+            refuse(cx, &option, msg)
+        }
+    })?;
+    Ok(slot)
+}
+
+/// Whether the key is followed by a list, `key(...)`; else the error `msg` at the key, and
+/// its value is skipped.
+pub(crate) fn has_list(cx: &Ctxt, meta: &ParseNestedMeta, msg: impl Display) -> syn::Result<bool> {
+    if meta.input.peek(token::Paren) {
+        return Ok(true);
+    }
+    refuse(cx, meta, msg)?;
+    Ok(false)
 }
 
 /// Consumes what follows a key up to the next comma at its level (`= value`, `(...)`).
@@ -161,9 +209,18 @@ pub(crate) fn flag(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<()>>
     if meta.input.is_empty() || meta.input.peek(Token![,]) {
         return Ok(Some(()));
     }
-    cx.syn_error(meta.error(format!("`{}` takes no value", key_name(meta))));
-    skip_value(meta.input)?;
+    refuse(cx, meta, format!("`{}` takes no value", key_name(meta)))?;
     Ok(None)
+}
+
+/// A key that takes no value, at its span: `#[document(deferred)]`.
+pub(crate) fn flag_at(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Span>> {
+    Ok(flag(cx, meta)?.map(|()| meta.path.span()))
+}
+
+/// `key = Type`: a type's path.
+pub(crate) fn type_path(_: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<syn::Path>> {
+    Ok(Some(meta.value()?.parse::<syn::Path>()?))
 }
 
 /// `key = "string"`.

@@ -64,14 +64,13 @@ impl ast::Attrs for Outlier {
             // #[outlier(owner = "book_id")]
             "owner" => self.owner.parse(cx, meta, super::field_name),
             // The key's name before 0.1: `reference` is an extended reference on Document.
-            "reference" => {
-                cx.syn_error(meta.error(
-                    "`reference` is now `owner`: #[outlier(owner = \"book_id\")] names the overflow \
-                     chunk's field holding its main document's `_id` (`reference` is \
-                     #[derive(Document)]'s extended reference)",
-                ));
-                super::skip_value(meta.input)
-            }
+            "reference" => super::refuse(
+                cx,
+                meta,
+                "`reference` is now `owner`: #[outlier(owner = \"book_id\")] names the overflow \
+                 chunk's field holding its main document's `_id` (`reference` is \
+                 #[derive(Document)]'s extended reference)",
+            ),
             // #[outlier(extra = "customers_purchased_extra")]
             "extra" => self.extra.parse(cx, meta, super::field_name),
             // #[outlier(count = "count")]

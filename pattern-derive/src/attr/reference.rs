@@ -38,7 +38,7 @@ impl ast::Attrs for Reference {
 
     fn key(&mut self, cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<()> {
         if meta.path.is_ident("source") {
-            (self.source).parse(cx, meta, |_, m| Ok(Some(m.value()?.parse::<syn::Path>()?)))
+            self.source.parse(cx, meta, super::type_path)
         } else {
             super::unknown(cx, meta, ATTR, &["source"])
         }
@@ -67,10 +67,11 @@ impl ast::Attrs for Reference {
             );
         }
         super::each_key(cx, &field.attrs, ATTR, |meta| {
-            cx.syn_error(
-                meta.error("#[reference(...)] goes on the struct: #[reference(source = Director)]"),
-            );
-            super::skip_value(meta.input)
+            super::refuse(
+                cx,
+                meta,
+                "#[reference(...)] goes on the struct: #[reference(source = Director)]",
+            )
         });
     }
 }

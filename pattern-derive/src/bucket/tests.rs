@@ -43,7 +43,7 @@ fn reads_the_model() {
     assert_eq!(names(&b)[..3], ["customerId", "history", "count"]);
     assert!(b.attrs.time.value().is_some());
     let code = expand(&b).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: Bucket for TradeHistory",
         "type Key = i64",
         "type Item = Trade",
@@ -53,9 +53,8 @@ fn reads_the_model() {
         "__epoch_millis (& (* __pattern_item) . date)",
         "pub async fn push_many",
         "pub fn items",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
 }
 
 #[test]
@@ -202,7 +201,7 @@ fn fallback_stubs_every_method() {
     };
     assert_eq!(errors(input.clone()), ["size must be at least 1"]);
     let code = fallback(&read(&input, check).0).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: Bucket for TradeHistory",
         "type Item = ()",
         "impl TradeHistory",
@@ -223,9 +222,8 @@ fn fallback_stubs_every_method() {
         "pub async fn backfill < __PatternS > (store : & __PatternS)",
         "pub async fn ensure_indexes < __PatternS > (store : & __PatternS)",
         ":: core :: unreachable ! ()",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     assert!(!code.contains(":: < Self ,"), "a stub calls: {code}");
     assert!(!code.contains("# [doc ="), "a stub is documented: {code}");
 }
@@ -258,14 +256,13 @@ fn fallback_stubs_take_any_item_when_it_cannot_be_read() {
         let (s, _) = read(&input, check);
         assert!(s.marked(ITEMS).and_then(|f| vec_arg(f.ty)).is_none());
         let code = fallback(&s).to_string();
-        for part in [
+        let parts = [
             "item : impl :: core :: marker :: Sized ,",
             "items : & [impl :: core :: marker :: Sized] ,",
             ", impl :: core :: marker :: Sized)] ,",
             ":: pattern_core :: bucket :: Page < () >",
-        ] {
-            assert!(code.contains(part), "{part} not in {code}");
-        }
+        ];
+        crate::assert_contains(&code, &parts);
     }
 }
 
@@ -305,7 +302,7 @@ fn reads_the_summary() {
         ]
     );
     let code = expand(&b).to_string();
-    for part in [
+    let parts = [
         "type Summary = TradeHistorySummary ;",
         "bounds : :: core :: option :: Option :: Some ((\"date_min\" , \"date_max\"))",
         "summary : & [:: pattern_core :: spec :: SummaryField { op : :: pattern_core :: spec :: SummaryOp :: Sum , \
@@ -338,9 +335,8 @@ fn reads_the_summary() {
          :: pattern_core :: Result < u64 > where __PatternS : :: pattern_core :: store :: Store , \
          { :: pattern_core :: bucket :: ingest :: < Self , __PatternS > (store , items ,) . await }",
         "pub async fn backfill < __PatternS > (store : & __PatternS) -> :: pattern_core :: Result < u64 >",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
 }
 
 #[test]
@@ -357,15 +353,14 @@ fn no_summary_no_time() {
     let b = parse(&input, check);
     assert!(b.attrs.summary().is_empty());
     let code = expand(&b).to_string();
-    for part in [
+    let parts = [
         "type Summary = :: pattern_core :: bucket :: Totals ;",
         "keeps : :: pattern_core :: spec :: Keeps { bounds : :: core :: option :: Option :: None , summary : & [] , span : :: core :: option :: Option :: None , rollup : :: core :: option :: Option :: None , }",
         "pub async fn latest <",
         "pub async fn ingest < __PatternS > (store : & __PatternS , items : & [(String , f64)] ,)",
         "pub async fn backfill <",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     for absent in [
         "pub fn range",
         "pub async fn summary",
@@ -499,16 +494,15 @@ fn fallback_keeps_the_summary_type() {
     };
     assert_eq!(errors(input.clone()).len(), 3);
     let code = fallback(&read(&input, check).0).to_string();
-    for part in [
+    let parts = [
         "type Summary = TradeHistorySummary ;",
         "pub struct TradeHistorySummary {",
         "pub qty_sum : :: pattern_core :: bucket :: Number ,",
         "pub a_b_max : :: core :: option :: Option < :: pattern_core :: bucket :: Number > ,",
         "Result < TradeHistorySummary >",
         "pub fn range <",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     assert_eq!(code.matches("pub a_b_max").count(), 1, "{code}");
 }
 

@@ -62,7 +62,7 @@ fn reads_the_model_with_defaults() {
         ]
     );
     let code = expand(&o).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: Outlier for Book",
         "type Id = i64",
         "type Item = String",
@@ -74,9 +74,8 @@ fn reads_the_model_with_defaults() {
         "pub async fn all_items <",
         "pub fn items <",
         "pub async fn counts <",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
 }
 
 #[test]
@@ -230,7 +229,7 @@ fn fallback_stubs_every_method() {
     };
     assert_eq!(errors(input.clone()), ["threshold must be at least 1"]);
     let code = fallback(&read(&input, check).0).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: Outlier for Book",
         "impl Book",
         "pub async fn save < __PatternS > (& self , store : & __PatternS)",
@@ -248,9 +247,8 @@ fn fallback_stubs_every_method() {
         "pub async fn is_outlier <",
         "pub async fn delete <",
         "pub async fn ensure_indexes <",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     // The stubs name the module's types (`Typical`, `Counts`), never call its functions.
     let calls = code
         .replace(":: pattern_core :: outlier :: Typical", "")
@@ -274,7 +272,7 @@ fn fallback_stubs_without_the_items_field_take_any_item() {
     let (s, _) = read(&input, check);
     assert!(s.marked(ITEMS).and_then(|f| vec_arg(f.ty)).is_none());
     let code = fallback(&s).to_string();
-    for part in [
+    let parts = [
         "pub async fn save",
         "pub async fn push <",
         "item : impl :: core :: marker :: Sized ,",
@@ -282,9 +280,8 @@ fn fallback_stubs_without_the_items_field_take_any_item() {
         "pub async fn full",
         "pub async fn all_items <",
         "pub async fn is_outlier",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     // Named, but not a `Vec`: any item in, `()` out.
     let input: DeriveInput = parse_quote! {
         struct Book {
@@ -295,13 +292,12 @@ fn fallback_stubs_without_the_items_field_take_any_item() {
         }
     };
     let code = fallback(&read(&input, check).0).to_string();
-    for part in [
+    let parts = [
         "pub async fn push <",
         "item : impl :: core :: marker :: Sized ,",
         "Option < :: std :: vec :: Vec < () >>",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
 }
 
 #[test]

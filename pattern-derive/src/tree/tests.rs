@@ -82,7 +82,7 @@ fn reads_the_model_with_defaults() {
     assert_eq!(names(&t), FIELDS.map(String::from));
     assert_eq!(id(&t), "name");
     let code = expand(&t).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: tree :: Tree for Category",
         "collection : \"categories\"",
         "model : :: pattern_core :: spec :: TreeModel :: ParentRefs",
@@ -108,9 +108,8 @@ fn reads_the_model_with_defaults() {
         "Result < :: pattern_core :: tree :: Verified >",
         "Result < :: pattern_core :: tree :: Repair >",
         "const ID_TYPES : & 'static [:: pattern_core :: spec :: BsonType] = & [:: pattern_core :: spec :: BsonType :: String] ;",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     for m in METHODS {
         let call = format!(":: pattern_core :: tree :: {m} :: < Self , __PatternS > (store");
         let by_id =
@@ -144,16 +143,15 @@ fn every_key() {
         ["up", "children", "ancestors", "path", "lft", "rgt"].map(String::from)
     );
     let code = expand(&t).to_string();
-    for part in [
+    let parts = [
         "TreeModel :: NestedSet",
         "parent : \"up\" , children : \"children\"",
         "left : \"lft\" , right : \"rgt\"",
         "max_depth : :: core :: option :: Option :: Some (7u32)",
         "type Id = i64",
         "& self . node_id",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
 }
 
 #[test]
@@ -459,7 +457,7 @@ fn fallback_stubs_every_method() {
     };
     assert_eq!(errors(input.clone()), ["max_depth must be at least 1"]);
     let code = fallback(&read(&input).0).to_string();
-    for part in [
+    let parts = [
         "impl :: pattern_core :: tree :: Tree for Category",
         "type Id = () ;",
         "impl Category",
@@ -468,9 +466,8 @@ fn fallback_stubs_every_method() {
          core :: marker :: Sized , { :: core :: unreachable ! () }",
         "pub async fn insert_child < __PatternS > (& self , store : & __PatternS , parent : & String ,)",
         "new_parent : :: core :: option :: Option < & String > ,",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     for m in METHODS {
         assert!(
             code.contains(&format!("pub async fn {m} <")),
@@ -504,16 +501,15 @@ fn fallback_stubs_take_the_marked_id_else_any() {
         }
     };
     let code = fallback(&read(&none).0).to_string();
-    for part in [
+    let parts = [
         "pub async fn get < __PatternS , __PatternQ > (store : & __PatternS , id : & __PatternQ ,)",
         "where __PatternS : ? :: core :: marker :: Sized , __PatternQ : ? :: core :: marker :: Sized ,",
         "new_parent : :: core :: option :: Option < & __PatternQ > ,",
         // No id, no `__PatternQ` to infer.
         "pub async fn ensure_indexes < __PatternS > (store",
         "pub async fn walk < __PatternS > (store",
-    ] {
-        assert!(code.contains(part), "{part} not in {code}");
-    }
+    ];
+    crate::assert_contains(&code, &parts);
     let on_enum: DeriveInput = parse_quote! {
         enum Node { A }
     };

@@ -126,9 +126,9 @@ pub(super) fn read(cx: &Ctxt, f: &syn::Field) -> Field {
         } else if meta.path.is_ident("reference") {
             reference.parse(cx, meta, |cx, m| reference_options(cx, m, span))
         } else if meta.path.is_ident("attributes") {
-            attributes.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+            attributes.parse(cx, meta, attr::flag_at)
         } else if meta.path.is_ident("index") {
-            index.parse(cx, meta, |cx, m| Ok(attr::flag(cx, m)?.map(|()| span)))
+            index.parse(cx, meta, attr::flag_at)
         } else {
             attr::unknown(
                 cx,
@@ -205,25 +205,15 @@ fn keywords_options(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Nor
         return Ok(Some(Normalize::AsIs));
     }
     if meta.input.peek(Token![=]) {
-        cx.syn_error(meta.error(
+        attr::refuse(
+            cx,
+            meta,
             "`keywords` takes no value: #[document(keywords)] or #[document(keywords(lowercase))]",
-        ));
-        attr::skip_value(meta.input)?;
+        )?;
         return Ok(None);
     }
     // #[document(keywords(lowercase))]
-    let mut lowercase = Slot::default();
-    meta.parse_nested_meta(|option| {
-        if option.path.is_ident("lowercase") {
-            lowercase.parse(cx, &option, attr::flag)
-        } else {
-            cx.syn_error(option.error(format!(
-                "unknown keywords option `{}`; expected `lowercase`",
-                attr::key_name(&option)
-            )));
-            attr::skip_value(option.input)
-        }
-    })?;
+    let lowercase = attr::sole_option(cx, meta, "lowercase", attr::flag)?;
     Ok(Some(match lowercase.get() {
         Some(()) => Normalize::Lowercase,
         None => Normalize::AsIs,
@@ -248,8 +238,7 @@ fn reference_options(
         let each = m.path.is_ident("each");
         if !each && !m.path.is_ident("in") {
             reported = true;
-            cx.syn_error(m.error(format!("unknown key: {syntax}")));
-            return attr::skip_value(m.input);
+            return attr::refuse(cx, &m, format!("unknown key: {syntax}"));
         }
         let field: syn::Ident = m.value()?.call(syn::Ident::parse_any)?;
         if within.is_some() {

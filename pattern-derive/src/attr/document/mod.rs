@@ -74,9 +74,7 @@ impl ast::Attrs for Document {
             // #[document(previous(PersonV1 = 1, PersonV2 = 2))]
             self.previous.parse(cx, meta, versions::previous)
         } else if meta.path.is_ident("write_back") {
-            let span = meta.path.span();
-            self.write_back
-                .parse(cx, meta, |cx, m| Ok(super::flag(cx, m)?.map(|()| span)))
+            self.write_back.parse(cx, meta, super::flag_at)
         } else if meta.path.is_ident("history") {
             // #[document(history = "books_history")]
             self.history.parse(cx, meta, super::collection)
@@ -96,27 +94,26 @@ impl ast::Attrs for Document {
                 Ok(super::positive_int(cx, m)?.map(|n| (n, span)))
             })
         } else if meta.path.is_ident("deferred") {
-            let span = meta.path.span();
-            self.deferred
-                .parse(cx, meta, |cx, m| Ok(super::flag(cx, m)?.map(|()| span)))
+            self.deferred.parse(cx, meta, super::flag_at)
         } else if meta.path.is_ident("archive") {
             // #[document(archive(age = created, pin = pinned))]
             self.archive.parse(cx, meta, related::archive_attr)
         } else if meta.path.is_ident("variant_of") {
             // #[document(variant_of = Product)]
-            self.variant_of
-                .parse(cx, meta, |_, m| Ok(Some(m.value()?.parse::<syn::Path>()?)))
+            self.variant_of.parse(cx, meta, super::type_path)
         } else if meta.path.is_ident("reference") {
-            cx.syn_error(meta.error(
+            super::refuse(
+                cx,
+                meta,
                 "`reference` goes on a field: #[document(reference)] above a field holding a \
                  #[derive(Reference)] type",
-            ));
-            super::skip_value(meta.input)
+            )
         } else if meta.path.is_ident("keywords") {
-            cx.syn_error(meta.error(
+            super::refuse(
+                cx,
+                meta,
                 "`keywords` goes on a field: #[document(keywords)] above a `Vec<String>` field",
-            ));
-            super::skip_value(meta.input)
+            )
         } else {
             super::unknown(
                 cx,

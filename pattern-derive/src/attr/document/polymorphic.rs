@@ -2,6 +2,7 @@
 //! `shared(field: Type, ...)`, `variant_derive(Trait, ...)` and `history = "..."`.
 
 use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
 use syn::{Ident, Token, Type};
 
 use super::ATTR;
@@ -40,26 +41,16 @@ impl ast::Attrs for Polymorphic {
         } else if meta.path.is_ident("shared") {
             // #[document(shared(name: String, price: i64))]
             self.shared.parse(cx, meta, |_, m| {
-                let content;
-                syn::parenthesized!(content in m.input);
-                let list = content.parse_terminated(
-                    |p: syn::parse::ParseStream| {
-                        let ident: Ident = p.parse()?;
-                        p.parse::<Token![:]>()?;
-                        Ok((ident, p.parse::<Type>()?))
-                    },
-                    Token![,],
-                )?;
-                Ok(Some(list.into_iter().collect::<Vec<_>>()))
+                list(m, |p| {
+                    let ident: Ident = p.parse()?;
+                    p.parse::<Token![:]>()?;
+                    Ok((ident, p.parse::<Type>()?))
+                })
             })
         } else if meta.path.is_ident("variant_derive") {
             // #[document(variant_derive(Debug, Clone, PartialEq))]
-            self.derives.parse(cx, meta, |_, m| {
-                let content;
-                syn::parenthesized!(content in m.input);
-                let list = content.parse_terminated(syn::Path::parse_mod_style, Token![,])?;
-                Ok(Some(list.into_iter().collect::<Vec<_>>()))
-            })
+            self.derives
+                .parse(cx, meta, |_, m| list(m, syn::Path::parse_mod_style))
         } else {
             attr::unknown(
                 cx,
@@ -76,4 +67,15 @@ impl ast::Attrs for Polymorphic {
     }
 
     fn field(_: &Ctxt, _: &syn::Field) {}
+}
+
+/// `key(a, b, ...)`: the items, each read by `item`.
+fn list<T>(
+    meta: &ParseNestedMeta,
+    item: fn(ParseStream) -> syn::Result<T>,
+) -> syn::Result<Option<Vec<T>>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let list = content.parse_terminated(item, Token![,])?;
+    Ok(Some(list.into_iter().collect()))
 }

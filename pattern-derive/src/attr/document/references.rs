@@ -35,9 +35,11 @@ pub(super) fn referenced_by(
     use syn::spanned::Spanned;
     let span = meta.path.span();
     let syntax = "referenced_by(Film = director): each type holding copies and its field";
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(format!("`referenced_by` lists the copies: {syntax}")));
-        attr::skip_value(meta.input)?;
+    if !attr::has_list(
+        cx,
+        meta,
+        format!("`referenced_by` lists the copies: {syntax}"),
+    )? {
         return Ok(None);
     }
     let mut out: Vec<(syn::Path, Ident, Option<Ident>)> = Vec::new();
@@ -45,8 +47,11 @@ pub(super) fn referenced_by(
     meta.parse_nested_meta(|pair| {
         if !pair.input.peek(syn::Token![=]) {
             reported = true;
-            cx.syn_error(pair.error(format!("name the field holding the copy: {syntax}")));
-            return attr::skip_value(pair.input);
+            return attr::refuse(
+                cx,
+                &pair,
+                format!("name the field holding the copy: {syntax}"),
+            );
         }
         let input = pair.value()?;
         let field = input.parse::<Ident>()?;

@@ -36,27 +36,15 @@ pub(super) fn approximate_options(
     meta: &ParseNestedMeta,
 ) -> syn::Result<Option<(u32, Span)>> {
     let span = meta.path.span();
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(
-            "`approximate` says how many increments make one write: #[document(approximate(every = 100))]",
-        ));
-        attr::skip_value(meta.input)?;
+    if !attr::has_list(
+        cx,
+        meta,
+        "`approximate` says how many increments make one write: #[document(approximate(every = 100))]",
+    )? {
         return Ok(None);
     }
-    let mut every = Slot::default();
-    let mut given = false;
-    meta.parse_nested_meta(|option| {
-        if option.path.is_ident("every") {
-            given = true;
-            every.parse(cx, &option, attr::positive_int)
-        } else {
-            cx.syn_error(option.error(format!(
-                "unknown approximate option `{}`; expected `every`",
-                attr::key_name(&option)
-            )));
-            attr::skip_value(option.input)
-        }
-    })?;
+    let every = attr::sole_option(cx, meta, "every", attr::positive_int)?;
+    let given = every.seen();
     match every.get() {
         Some(n) => Ok(Some((n, span))),
         None if given => Ok(None),
@@ -77,12 +65,12 @@ pub(super) fn computed_attr(
     meta: &ParseNestedMeta,
 ) -> syn::Result<Option<(ComputedAttr, Span)>> {
     let span = meta.path.span();
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(
-            "`computed` names the parent and what it keeps: computed(parent = Film, key = film_id, \
-             count = reviews, sum(rating = rating_sum))",
-        ));
-        attr::skip_value(meta.input)?;
+    if !attr::has_list(
+        cx,
+        meta,
+        "`computed` names the parent and what it keeps: computed(parent = Film, key = film_id, \
+         count = reviews, sum(rating = rating_sum))",
+    )? {
         return Ok(None);
     }
     let (mut parent, mut key, mut count) = (None, None, None);
@@ -122,13 +110,14 @@ pub(super) fn computed_attr(
                     Ok(())
                 })
             }
-            _ => {
-                cx.syn_error(option.error(format!(
+            _ => attr::refuse(
+                cx,
+                &option,
+                format!(
                     "unknown computed option `{name}`; expected one of: `parent`, `key`, `count`, \
                      `sum`, `min`, `max`, `avg`"
-                )));
-                attr::skip_value(option.input)
-            }
+                ),
+            ),
         }
     })?;
     let (Some(parent), Some(key)) = (parent, key) else {
@@ -169,11 +158,8 @@ pub(super) fn subset_attr(
 ) -> syn::Result<Option<(SubsetAttr, Span)>> {
     let span = meta.path.span();
     let syntax = "subset(parent = Film, key = film_id, into = recent, keep = 10, order = date)";
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(format!(
-            "`subset` names the parent and what it keeps: {syntax}"
-        )));
-        attr::skip_value(meta.input)?;
+    let msg = format!("`subset` names the parent and what it keeps: {syntax}");
+    if !attr::has_list(cx, meta, msg)? {
         return Ok(None);
     }
     let (mut parent, mut key, mut into, mut order) = (None, None, None, None);
@@ -187,10 +173,10 @@ pub(super) fn subset_attr(
             "order" => order = Some(option.value()?.parse::<Ident>()?),
             "keep" => return keep.parse(cx, &option, attr::positive_int),
             _ => {
-                cx.syn_error(option.error(format!(
+                let msg = format!(
                     "unknown subset option `{name}`; expected one of: `parent`, `key`, `into`, `keep`, `order`"
-                )));
-                return attr::skip_value(option.input);
+                );
+                return attr::refuse(cx, &option, msg);
             }
         }
         Ok(())
@@ -224,11 +210,10 @@ pub(crate) type ArchiveAttr = ((Ident, Option<Ident>), Span);
 pub(super) fn archive_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<ArchiveAttr>> {
     let span = meta.path.span();
     let syntax = "archive(age = created, pin = pinned)";
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(format!(
-            "`archive` names the date field that ages a document (and optionally a flag that pins it live): {syntax}"
-        )));
-        attr::skip_value(meta.input)?;
+    let msg = format!(
+        "`archive` names the date field that ages a document (and optionally a flag that pins it live): {syntax}"
+    );
+    if !attr::has_list(cx, meta, msg)? {
         return Ok(None);
     }
     let (mut age, mut pin) = (None, None);
@@ -239,17 +224,16 @@ pub(super) fn archive_attr(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Opt
             "pin" => pin = Some(option.value()?.parse::<Ident>()?),
             // The option's name before 0.1: `keep` is a subset's count.
             "keep" => {
-                cx.syn_error(option.error(
+                return attr::refuse(
+                    cx,
+                    &option,
                     "`keep` is now `pin`: archive(age = created, pin = pinned) names the flag that \
                      keeps a document live (`keep` is how many children a `subset` embeds)",
-                ));
-                return attr::skip_value(option.input);
+                );
             }
             _ => {
-                cx.syn_error(option.error(format!(
-                    "unknown archive option `{name}`; expected one of: `age`, `pin`"
-                )));
-                return attr::skip_value(option.input);
+                let msg = format!("unknown archive option `{name}`; expected one of: `age`, `pin`");
+                return attr::refuse(cx, &option, msg);
             }
         }
         Ok(())

@@ -80,22 +80,22 @@ pub(super) fn previous(
     meta: &ParseNestedMeta,
 ) -> syn::Result<Option<Vec<(syn::Path, u32, Span)>>> {
     let mut out = Vec::new();
-    if !meta.input.peek(syn::token::Paren) {
-        cx.syn_error(meta.error(
-            "`previous` lists the previous versions' types with their numbers: previous(PersonV1 = 1, PersonV2 = 2)",
-        ));
-        attr::skip_value(meta.input)?;
+    if !attr::has_list(
+        cx,
+        meta,
+        "`previous` lists the previous versions' types with their numbers: previous(PersonV1 = 1, PersonV2 = 2)",
+    )? {
         return Ok(None);
     }
     meta.parse_nested_meta(|entry| {
         let ty = entry.path.clone();
         if !entry.input.peek(Token![=]) {
-            cx.syn_error(entry.error(format!(
+            let msg = format!(
                 "give `{}` its version number: previous({} = 1, ...)",
                 quote::quote!(#ty).to_string().replace(' ', ""),
                 quote::quote!(#ty).to_string().replace(' ', ""),
-            )));
-            return attr::skip_value(entry.input);
+            );
+            return attr::refuse(cx, &entry, msg);
         }
         let value = entry.value()?;
         match value.parse::<syn::Lit>() {
