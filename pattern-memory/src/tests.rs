@@ -179,13 +179,9 @@ async fn first_in_order_through_an_index_is_the_scan_s() {
 #[tokio::test]
 async fn secondary_index_narrows_and_sorts_like_a_scan() {
     let s = MemoryStore::new();
-    let ix = IndexSpec {
-        name: "k_id".into(),
-        keys: vec![("k".into(), 1), ("_id".into(), 1)],
-        unique: false,
-        partial: None,
-    };
-    s.create_index("c", &ix).await.unwrap();
+    s.create_index("c", &index("k_id", &["k", "_id"], false))
+        .await
+        .unwrap();
     for i in 0..50 {
         s.insert_one("c", doc! {"_id": format!("{:02}", 49 - i), "k": i % 3})
             .await
@@ -238,7 +234,8 @@ async fn symbols_and_binaries_are_told_apart_by_their_contents() {
     assert_eq!(ids, [Some(Bson::Int32(1))]);
 }
 
-fn index(name: &str, keys: &[&str], unique: bool) -> IndexSpec {
+/// An index on `keys`, each ascending, not partial.
+pub(crate) fn index(name: &str, keys: &[&str], unique: bool) -> IndexSpec {
     IndexSpec {
         name: name.into(),
         keys: keys.iter().map(|k| (k.to_string(), 1)).collect(),
@@ -693,13 +690,9 @@ async fn graph_lookup_is_mongodb_s() {
 #[tokio::test]
 async fn empty_ranges_and_or_plans() {
     let s = MemoryStore::new();
-    let ix = IndexSpec {
-        name: "k_1".into(),
-        keys: vec![("k".into(), 1)],
-        unique: false,
-        partial: None,
-    };
-    s.create_index("c", &ix).await.unwrap();
+    s.create_index("c", &index("k_1", &["k"], false))
+        .await
+        .unwrap();
     for i in 0..20_i64 {
         s.insert_one("c", doc! {"_id": i, "k": i % 7, "u": i % 2})
             .await

@@ -46,6 +46,8 @@ macro_rules! in_session {
 }
 
 mod across;
+#[macro_use]
+mod delegate;
 mod errors;
 mod ops;
 mod push;

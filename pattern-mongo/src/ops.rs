@@ -14,10 +14,11 @@ use pattern_store::{Error, Result};
 const THEN_FIELD: &str = "__pattern_then";
 
 /// Every document of a find or an aggregation's cursor (`$action`), in `$session` when there is
-/// one: the driver's two cursor types read alike.
-macro_rules! collect {
-    ($action:expr, $session:expr) => {
-        match $session {
+/// one (the driver's two cursor types read alike), counted as the command's documents; an
+/// error mapped for collection `$coll`.
+macro_rules! read_all {
+    ($action:expr, $session:expr, $coll:expr) => {{
+        let read: std::result::Result<Vec<_>, mongodb::error::Error> = match $session {
             None => match $action.await {
                 Ok(cursor) => cursor.try_collect().await,
                 Err(e) => Err(e),
@@ -26,8 +27,15 @@ macro_rules! collect {
                 Ok(mut cursor) => cursor.stream(s).try_collect().await,
                 Err(e) => Err(e),
             },
+        };
+        match read {
+            Ok(docs) => {
+                pattern_store::observe::command(docs.len() as u64);
+                Ok(docs)
+            }
+            Err(e) => Err(map_err($coll, e)),
         }
-    };
+    }};
 }
 
 impl MongoStore {
@@ -233,10 +241,7 @@ impl MongoStore {
             }
             _ => action = action.batch_size(READ_ALL_BATCH),
         }
-        let read = collect!(action, session);
-        let docs: Vec<T> = read.map_err(|e| map_err(coll, e))?;
-        pattern_store::observe::command(docs.len() as u64);
-        Ok(docs)
+        read_all!(action, session, coll)
     }
 
     /// [`Store::find_raw_then`](pattern_store::Store::find_raw_then): one `aggregate`, the
@@ -281,9 +286,7 @@ impl MongoStore {
         if let Some(c) = opts.comment {
             action = action.comment(c);
         }
-        let read = collect!(action, session);
-        let mut docs: Vec<bson::RawDocumentBuf> = read.map_err(|e| map_err(coll, e))?;
-        pattern_store::observe::command(docs.len() as u64);
+        let mut docs: Vec<bson::RawDocumentBuf> = read_all!(action, session, coll)?;
         // Last, where a server sends the union's documents after the pipeline's; looked for
         // anywhere, should one not.
         let wrapped = |d: &bson::RawDocumentBuf| {
@@ -314,10 +317,7 @@ impl MongoStore {
     ) -> Result<Vec<Document>> {
         let collection = self.coll(coll);
         let action = collection.aggregate(pipeline).batch_size(READ_ALL_BATCH);
-        let read = collect!(action, session);
-        let docs: Vec<Document> = read.map_err(|e| map_err(coll, e))?;
-        pattern_store::observe::command(docs.len() as u64);
-        Ok(docs)
+        read_all!(action, session, coll)
     }
 
     /// [`Store::first_per`](pattern_store::Store::first_per): one `aggregate`, `$match`,

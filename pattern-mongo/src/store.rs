@@ -10,10 +10,8 @@ use mongodb::IndexModel;
 use super::errors::refused_or_server;
 use super::ops::driver_find_options;
 use super::{map_err, server_code, MongoStore, MongoTxn, NO, UNKNOWN, YES};
-use pattern_store::query::{
-    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
-};
-use pattern_store::{ArrayStats, ChangeFeed, Extensions, Store, UpdateOutcome, Watch};
+use pattern_store::query::{Filter, FindOptions, IndexSpec, Path, Schema, Update};
+use pattern_store::{ChangeFeed, Extensions, Store, Watch};
 use pattern_store::{Error, Result};
 
 impl MongoStore {
@@ -199,45 +197,16 @@ impl MongoStore {
     }
 }
 
+/// `$call` with `$store` the store itself and `$s` no session (the store's own, implicit).
+macro_rules! on_store {
+    ($self:ident, |$store:ident, $s:ident| $call:expr) => {{
+        let ($store, $s) = ($self, None);
+        $call.await
+    }};
+}
+
 impl Store for MongoStore {
-    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        self.insert_one_in(None, coll, doc).await
-    }
-
-    async fn update_one(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        update: &mut Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        self.update_one_in(None, coll, filter, update, upsert).await
-    }
-
-    async fn update_first(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        sort: &[(pattern_store::query::Path, i32)],
-        hint: &str,
-        update: &mut Update,
-        upsert: bool,
-        fields: &[&str],
-    ) -> Result<Option<Document>> {
-        self.update_first_in(None, coll, filter, sort, hint, update, upsert, fields)
-            .await
-    }
-
-    async fn update_returning(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        update: &mut Update,
-        fields: &[&str],
-    ) -> Result<Option<Document>> {
-        self.update_returning_in(None, coll, filter, update, fields)
-            .await
-    }
+    session_ops!(on_store);
 
     /// One `bulkWrite` (MongoDB 8.0; before it, one write at a time).
     async fn write_across(
@@ -251,16 +220,6 @@ impl Store for MongoStore {
             }
         }
         pattern_store::write_across_one_by_one(self, writes).await
-    }
-
-    async fn replace_one(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        doc: Document,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        self.replace_one_in(None, coll, filter, doc, upsert).await
     }
 
     fn system_name(&self) -> &'static str {
@@ -284,10 +243,6 @@ impl Store for MongoStore {
         let known = if mongos { YES } else { NO };
         self.routed.store(known, Ordering::Relaxed);
         Ok(mongos)
-    }
-
-    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
-        self.find_in(None, coll, filter, opts).await
     }
 
     /// One `aggregate`: the find's stages, then `$unionWith` the other collection's document.
@@ -345,25 +300,6 @@ impl Store for MongoStore {
             }
             _ => self.write_batch_in(colls, ops).await,
         }
-    }
-
-    /// The reply's documents as the driver received them (no `Document` built).
-    async fn find_raw(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        opts: &FindOptions,
-    ) -> Result<Vec<RawDocumentBuf>> {
-        self.find_in(None, coll, filter, opts).await
-    }
-
-    async fn array_stats(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        array_field: &str,
-    ) -> Result<ArrayStats> {
-        self.array_stats_in(None, coll, filter, array_field).await
     }
 
     /// One `aggregate`.
@@ -454,10 +390,6 @@ impl Store for MongoStore {
             .boxed()
     }
 
-    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
-        self.insert_many_in(None, coll, docs).await
-    }
-
     /// `killSessions`: ends them and aborts their transactions.
     async fn kill_sessions(&self, ids: &[Document]) -> Result<()> {
         if ids.is_empty() {
@@ -471,18 +403,6 @@ impl Store for MongoStore {
             .await
             .map_err(|e| map_err("(killSessions)", e))?;
         Ok(())
-    }
-
-    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
-        self.update_many_in(None, coll, filter, update).await
-    }
-
-    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
-        self.graph_lookup_in(None, coll, q).await
-    }
-
-    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        self.delete_many_in(None, coll, filter).await
     }
 
     async fn create_index(&self, coll: &str, index: &IndexSpec) -> Result<()> {

@@ -2,17 +2,15 @@
 
 use std::fmt;
 
-use bson::{Document, RawDocumentBuf};
+use bson::Document;
 use mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT;
 use mongodb::ClientSession;
 use tokio::sync::Mutex;
 
 use super::{map_err, server_code, MongoStore};
-use pattern_store::query::{
-    Filter, FindOptions, Graph, GraphLookup, IndexSpec, Path, Schema, Update,
-};
-use pattern_store::{ArrayStats, Extensions, Store, Transaction, UpdateOutcome, WriteOp};
+use pattern_store::query::{IndexSpec, Schema};
 use pattern_store::{Error, Result};
+use pattern_store::{Extensions, Store, Transaction, WriteOp};
 
 /// How many times a commit is sent when its outcome is unknown (the server may or may not
 /// have committed: a network error, a write concern timeout). The driver's own retry of the
@@ -78,14 +76,14 @@ impl fmt::Debug for MongoTxn {
     }
 }
 
-/// Runs `$call` with `$s`, the transaction's session, bound, and applies the transaction's
-/// bookkeeping to its result.
+/// Runs `$call` with `$store` the transaction's store and `$s` its session, and applies the
+/// transaction's bookkeeping to its result.
 macro_rules! in_txn {
-    ($self:ident, |$s:ident| $call:expr) => {{
+    ($self:ident, |$store:ident, $s:ident| $call:expr) => {{
         let mut state = $self.state.lock().await;
         state.open()?;
         let result = {
-            let $s = Some(&mut *state.session);
+            let ($store, $s) = (&$self.store, Some(&mut *state.session));
             $call.await
         };
         state.sent = true;
@@ -176,51 +174,7 @@ fn driver_code(e: &Error) -> Option<i32> {
 }
 
 impl Store for MongoTxn {
-    async fn insert_one(&self, coll: &str, doc: Document) -> Result<()> {
-        in_txn!(self, |s| self.store.insert_one_in(s, coll, doc))
-    }
-    async fn insert_many(&self, coll: &str, docs: Vec<Document>) -> Result<()> {
-        in_txn!(self, |s| self.store.insert_many_in(s, coll, docs))
-    }
-
-    async fn update_one(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        update: &mut Update,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        in_txn!(self, |s| self
-            .store
-            .update_one_in(s, coll, filter, update, upsert))
-    }
-
-    async fn update_first(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        sort: &[(Path, i32)],
-        hint: &str,
-        update: &mut Update,
-        upsert: bool,
-        fields: &[&str],
-    ) -> Result<Option<Document>> {
-        in_txn!(self, |s| self.store.update_first_in(
-            s, coll, filter, sort, hint, update, upsert, fields
-        ))
-    }
-
-    async fn update_returning(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        update: &mut Update,
-        fields: &[&str],
-    ) -> Result<Option<Document>> {
-        in_txn!(self, |s| self
-            .store
-            .update_returning_in(s, coll, filter, update, fields))
-    }
+    session_ops!(in_txn);
 
     /// One `bulkWrite` in the transaction's session (MongoDB 8.0; before it, one write at a
     /// time).
@@ -244,62 +198,11 @@ impl Store for MongoTxn {
             let first = writes.remove(0);
             matched = pattern_store::write_across_one_by_one(self, vec![first]).await?;
         }
-        match in_txn!(self, |s| self.store.write_across_in(s, &writes, comment))? {
+        match in_txn!(self, |store, s| store.write_across_in(s, &writes, comment))? {
             Some(rest) => matched.extend(rest),
             None => matched.extend(pattern_store::write_across_one_by_one(self, writes).await?),
         }
         Ok(matched)
-    }
-
-    async fn replace_one(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        doc: Document,
-        upsert: bool,
-    ) -> Result<UpdateOutcome> {
-        in_txn!(self, |s| self
-            .store
-            .replace_one_in(s, coll, filter, doc, upsert))
-    }
-
-    async fn find(&self, coll: &str, filter: &Filter, opts: &FindOptions) -> Result<Vec<Document>> {
-        in_txn!(self, |s| self.store.find_in(s, coll, filter, opts))
-    }
-
-    async fn find_raw(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        opts: &FindOptions,
-    ) -> Result<Vec<RawDocumentBuf>> {
-        in_txn!(self, |s| self.store.find_in(s, coll, filter, opts))
-    }
-
-    async fn array_stats(
-        &self,
-        coll: &str,
-        filter: &Filter,
-        array_field: &str,
-    ) -> Result<ArrayStats> {
-        in_txn!(self, |s| self.store.array_stats_in(
-            s,
-            coll,
-            filter,
-            array_field
-        ))
-    }
-
-    async fn update_many(&self, coll: &str, filter: &Filter, update: &Update) -> Result<u64> {
-        in_txn!(self, |s| self.store.update_many_in(s, coll, filter, update))
-    }
-
-    async fn graph_lookup(&self, coll: &str, q: &GraphLookup) -> Result<Option<Graph>> {
-        in_txn!(self, |s| self.store.graph_lookup_in(s, coll, q))
-    }
-
-    async fn delete_many(&self, coll: &str, filter: &Filter) -> Result<u64> {
-        in_txn!(self, |s| self.store.delete_many_in(s, coll, filter))
     }
 
     /// On the store, outside the transaction (see [`MongoTxn`]).

@@ -2,13 +2,12 @@
 
 use clap::{Args, Subcommand};
 
-use super::layout::BucketFields;
-use super::verify::VerifyOutlier;
+use super::layout::{BucketFields, OutlierArgs};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Indexes {
     /// The main collection (the layout needs no index there) and the overflow collection.
-    Outlier(VerifyOutlier),
+    Outlier(OutlierArgs),
     /// The bucket collection.
     Bucket(IndexesBucket),
 }

@@ -35,6 +35,21 @@ pub(crate) struct OutlierLayout {
     pub seq: String,
 }
 
+// The outlier layout with its threshold and overflow collection: `verify outlier`'s and
+// `indexes outlier`'s arguments, and `migrate outlier`'s before how it runs. A plain comment:
+// a doc comment would be clap's `about`.
+#[derive(Args, Debug)]
+pub(crate) struct OutlierArgs {
+    #[command(flatten)]
+    pub layout: OutlierLayout,
+    /// Items kept in the main document at most.
+    #[arg(long, value_parser = threshold_parser())]
+    pub threshold: u32,
+    /// The overflow collection.
+    #[arg(long)]
+    pub overflow: String,
+}
+
 /// The bucket layout's fields (the derive's attributes, with its defaults).
 #[derive(Args, Debug)]
 pub(crate) struct BucketFields {

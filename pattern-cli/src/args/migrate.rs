@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 
 use super::attributes::MigrateAttributes;
-use super::layout::{threshold_parser, BucketFields, OutlierLayout, RunArgs};
+use super::layout::{BucketFields, OutlierArgs, RunArgs};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Migrate {
@@ -19,13 +19,7 @@ pub(crate) enum Migrate {
 #[derive(Args, Debug)]
 pub(crate) struct MigrateOutlier {
     #[command(flatten)]
-    pub layout: OutlierLayout,
-    /// Items kept in the main document at most.
-    #[arg(long, value_parser = threshold_parser())]
-    pub threshold: u32,
-    /// The overflow collection.
-    #[arg(long)]
-    pub overflow: String,
+    pub outlier: OutlierArgs,
     #[command(flatten)]
     pub run: RunArgs,
 }

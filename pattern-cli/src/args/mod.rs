@@ -22,9 +22,9 @@ pub(crate) use attributes::MigrateAttributes;
 pub(crate) use convert::{Convert, ConvertMoney, FinishArg};
 pub(crate) use follow::Follow;
 pub(crate) use indexes::{Indexes, IndexesBucket};
-pub(crate) use layout::{BucketFields, MoneyFields, OutlierLayout, RunArgs};
+pub(crate) use layout::{BucketFields, MoneyFields, OutlierArgs, OutlierLayout, RunArgs};
 pub(crate) use migrate::{Migrate, MigrateBucket, MigrateOutlier};
-pub(crate) use verify::{Verify, VerifyBucket, VerifyOutlier};
+pub(crate) use verify::{Verify, VerifyBucket};
 
 const EXIT_CODES: &str = "\
 Exit codes:

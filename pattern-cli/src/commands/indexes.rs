@@ -3,7 +3,7 @@
 use pattern_core::adopt;
 
 use super::Context;
-use crate::args::{Indexes, IndexesBucket, VerifyOutlier};
+use crate::args::{Indexes, IndexesBucket, OutlierArgs};
 use crate::exit::{outcome, Failure, Outcome};
 use crate::render::render_indexes;
 use crate::specs::{bucket_spec, KeptNames, OutlierNames};
@@ -17,7 +17,7 @@ pub(super) async fn run(cmd: Indexes, cx: &Context<'_>) -> Result<Outcome, Failu
     outcome(&r, render_indexes(&r), drift)
 }
 
-async fn outlier(a: &VerifyOutlier, cx: &Context<'_>) -> Result<Vec<adopt::IndexReport>, Failure> {
+async fn outlier(a: &OutlierArgs, cx: &Context<'_>) -> Result<Vec<adopt::IndexReport>, Failure> {
     let names = OutlierNames::new(&a.layout)?;
     let spec = names.spec(a.threshold, &a.overflow);
     adopt::index_report_outlier(cx.store, &spec)

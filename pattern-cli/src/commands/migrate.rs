@@ -18,8 +18,8 @@ pub(super) async fn run(cmd: Migrate, cx: &Context<'_>) -> Result<Outcome, Failu
 }
 
 async fn outlier(a: &MigrateOutlier, cx: &Context<'_>) -> Result<Outcome, Failure> {
-    let names = OutlierNames::new(&a.layout)?;
-    let spec = names.spec(a.threshold, &a.overflow);
+    let names = OutlierNames::new(&a.outlier.layout)?;
+    let spec = names.spec(a.outlier.threshold, &a.outlier.overflow);
     let opts = run_options(&a.run, cx.base, false);
     let r = adopt::migrate_outlier(cx.store, &spec, &opts)
         .await

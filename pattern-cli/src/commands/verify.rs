@@ -4,7 +4,7 @@ use pattern_core::adopt;
 use pattern_core::spec::Keeps;
 
 use super::Context;
-use crate::args::{FinishArg, MoneyFields, Verify, VerifyBucket, VerifyOutlier};
+use crate::args::{FinishArg, MoneyFields, OutlierArgs, Verify, VerifyBucket};
 use crate::exit::{outcome, Failure, Outcome};
 use crate::render::{render_money_verified, render_verified};
 use crate::specs::{bucket_spec, money_conversion, OutlierNames};
@@ -17,7 +17,7 @@ pub(super) async fn run(cmd: Verify, cx: &Context<'_>) -> Result<Outcome, Failur
     }
 }
 
-async fn outlier(a: &VerifyOutlier, cx: &Context<'_>) -> Result<Outcome, Failure> {
+async fn outlier(a: &OutlierArgs, cx: &Context<'_>) -> Result<Outcome, Failure> {
     let names = OutlierNames::new(&a.layout)?;
     let spec = names.spec(a.threshold, &a.overflow);
     let r = adopt::verify_outlier(cx.store, &spec, &cx.base)

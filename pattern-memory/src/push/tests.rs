@@ -3,6 +3,7 @@
 use super::super::index::MemIndex;
 use super::super::MemoryStore;
 use super::*;
+use crate::tests::index;
 use bson::doc;
 use pattern_store::error::MAX_DOCUMENT_BYTES;
 use pattern_store::query::{Filter, IndexSpec, Path};
@@ -265,12 +266,7 @@ fn in_place_is_generic(
 /// sizes, index entries), and declines what it does not handle.
 #[test]
 pub(super) fn in_place_push_is_the_generic_update() {
-    let by_count = IndexSpec {
-        name: "by_count".into(),
-        keys: vec![("count".into(), 1)],
-        unique: false,
-        partial: None,
-    };
+    let by_count = index("by_count", &["count"], false);
     let unique_open = IndexSpec {
         name: "unique_open".into(),
         keys: vec![("k".into(), 1)],
@@ -326,22 +322,8 @@ pub(super) fn in_place_push_is_the_generic_update() {
 #[test]
 pub(super) fn in_place_keeping_push_is_the_generic_update() {
     let date = |s: i64| Bson::DateTime(bson::DateTime::from_millis(s * 1_000));
-    let bounds = IndexSpec {
-        name: "bounds".into(),
-        keys: vec![
-            ("k".into(), 1),
-            ("date_max".into(), 1),
-            ("date_min".into(), 1),
-        ],
-        unique: false,
-        partial: None,
-    };
-    let unique_max = IndexSpec {
-        name: "unique_max".into(),
-        keys: vec![("_id".into(), 1), ("date_max".into(), 1)],
-        unique: true,
-        partial: None,
-    };
+    let bounds = index("bounds", &["k", "date_max", "date_min"], false);
+    let unique_max = index("unique_max", &["_id", "date_max"], true);
     let kept = [
         doc! {"date_min": date(10), "date_max": date(20), "qty": 5_i64},
         doc! {"date_min": date(10), "date_max": date(20), "qty": 5_i32},

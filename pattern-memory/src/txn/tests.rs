@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 
+use crate::tests::index;
 use crate::*;
 use pattern_store::Error;
 use pattern_store::{run_transaction, BoxFuture, Transaction, TRANSACTION_ATTEMPTS};
@@ -469,13 +470,9 @@ async fn write_skew_and_its_cure() {
 #[tokio::test]
 async fn unique_indexes_at_the_write_and_at_the_commit() {
     let s = store_with(&[doc! {"_id": 1, "k": 1}, doc! {"_id": 2, "k": 2}]).await;
-    let unique = IndexSpec {
-        name: "k".into(),
-        keys: vec![("k".into(), 1)],
-        unique: true,
-        partial: None,
-    };
-    s.create_index("c", &unique).await.unwrap();
+    s.create_index("c", &index("k", &["k"], true))
+        .await
+        .unwrap();
     let bad = s.start_transaction().await.unwrap();
     let dup = bad.insert_one("c", doc! {"_id": 3, "k": 1}).await;
     assert!(matches!(dup, Err(Error::DuplicateKey { .. })), "{dup:?}");
@@ -520,12 +517,7 @@ async fn unique_indexes_at_the_write_and_at_the_commit() {
 /// entries are those a single store would have after both.
 #[tokio::test]
 async fn commit_merges_into_a_changed_collection() {
-    let ix = IndexSpec {
-        name: "anc".into(),
-        keys: vec![("ancestors".into(), 1)],
-        unique: false,
-        partial: None,
-    };
+    let ix = index("anc", &["ancestors"], false);
     let s = MemoryStore::new();
     s.create_index("t", &ix).await.unwrap();
     for i in 0..20 {
@@ -574,6 +566,29 @@ async fn commit_merges_into_a_changed_collection() {
     assert_eq!(eight.len(), 5);
 }
 
+/// Three pushes of one item each to `key` of `spec`'s series on `store` (its documents
+/// `<prefix>_1`, holding two, and `<prefix>_2`).
+async fn push_three<S: Store>(
+    store: &S,
+    spec: &crate::push::tests::TestSeries,
+    key: i32,
+    prefix: &str,
+) {
+    for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
+        let new_id = move || Bson::String(format!("{prefix}_{seq}"));
+        let mut items = vec![Bson::Int32(i)];
+        let (key, marks) = (Bson::Int32(key), || spec.marks());
+        let push = spec.open_push(
+            &key,
+            &crate::push::tests::TestKept::NONE,
+            seq,
+            &new_id,
+            &marks,
+        );
+        store.push_open(&push, &mut items).await.unwrap();
+    }
+}
+
 /// Work inside a transaction: the series push (the contract's default, through the
 /// transaction's conditional upsert), graph lookups and raw finds of its own writes.
 #[tokio::test]
@@ -590,33 +605,9 @@ async fn the_whole_contract_inside_a_transaction() {
     let s = MemoryStore::new();
     spec.ensure_indexes(&s).await.unwrap();
     let t = s.start_transaction().await.unwrap();
-    for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
-        let new_id = move || Bson::String(format!("k_{seq}"));
-        let mut items = vec![Bson::Int32(i)];
-        let (key, marks) = (Bson::Int32(7), || spec.marks());
-        let push = spec.open_push(
-            &key,
-            &crate::push::tests::TestKept::NONE,
-            seq,
-            &new_id,
-            &marks,
-        );
-        t.push_open(&push, &mut items).await.unwrap();
-    }
+    push_three(&t, &spec, 7, "k").await;
     // The store does the same natively while the transaction holds nothing of its key.
-    for (i, seq) in [(1, 1), (2, 1), (3, 2)] {
-        let new_id = move || Bson::String(format!("j_{seq}"));
-        let mut items = vec![Bson::Int32(i)];
-        let (key, marks) = (Bson::Int32(8), || spec.marks());
-        let push = spec.open_push(
-            &key,
-            &crate::push::tests::TestKept::NONE,
-            seq,
-            &new_id,
-            &marks,
-        );
-        s.push_open(&push, &mut items).await.unwrap();
-    }
+    push_three(&s, &spec, 8, "j").await;
     assert_eq!(all(&s, "s").await.len(), 2);
     assert_eq!(all(&t, "s").await.len(), 2);
     let raw = t
@@ -643,12 +634,7 @@ async fn the_whole_contract_inside_a_transaction() {
     );
     assert_eq!(s.graph_lookup("g", &q).await.unwrap(), None);
     // Index changes apply to the store at once and to the transaction's copies.
-    let ix = IndexSpec {
-        name: "p".into(),
-        keys: vec![("parent".into(), 1)],
-        unique: true,
-        partial: None,
-    };
+    let ix = index("p", &["parent"], true);
     t.create_index("g", &ix).await.unwrap();
     assert_eq!(s.index_names("g").await.unwrap(), ["_id_", "p"]);
     // The transaction's copy has the index: a duplicate of its own document is refused, and
