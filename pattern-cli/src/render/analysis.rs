@@ -4,7 +4,7 @@
 use pattern_core::adopt::{
     shapes::{ShapesAnalysis, ValueShape},
     versions::VersionsAnalysis,
-    BucketAnalysis, OutlierAnalysis,
+    BucketAnalysis, OutlierAnalysis, Suggestion,
 };
 
 use super::{distribution, largest, n};
@@ -33,10 +33,7 @@ pub(crate) fn render_outlier_analysis(r: &OutlierAnalysis, with_overflow: bool) 
         n(r.flagged),
         n(r.without_array)
     ));
-    out.push_str(&format!(
-        "Suggested threshold: {}\n  {}\n",
-        r.suggestion.value, r.suggestion.reason
-    ));
+    suggestion(&mut out, "threshold", &r.suggestion);
     out
 }
 
@@ -67,11 +64,13 @@ pub(crate) fn render_bucket_analysis(r: &BucketAnalysis, buckets: bool) -> Strin
         n(r.buckets_at_size),
         n(r.without_key)
     ));
-    out.push_str(&format!(
-        "Suggested bucket size: {}\n  {}\n",
-        r.suggestion.value, r.suggestion.reason
-    ));
+    suggestion(&mut out, "bucket size", &r.suggestion);
     out
+}
+
+/// The suggested threshold or bucket size (`what`), and why on the line below.
+fn suggestion(out: &mut String, what: &str, s: &Suggestion) {
+    out.push_str(&format!("Suggested {what}: {}\n  {}\n", s.value, s.reason));
 }
 
 /// One line per version stored (its documents and their share), then the documents without
